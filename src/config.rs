@@ -1,0 +1,205 @@
+//! Configuration: the CLI (`serve`, `read`, `migrate`, `openapi`) with every flag also
+//! settable as a `DOCREADER_*` environment variable, and `Limits`, every cap in one place.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "docreader",
+    version,
+    about = "Reads any document and hands back its text in one JSON envelope"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP service.
+    Serve(ServeArgs),
+    /// Read one file and print the envelope on stdout (no server).
+    Read(ReadArgs),
+    /// Create or upgrade the SQLite database under the data dir, then exit.
+    Migrate {
+        #[arg(long, env = "DOCREADER_DATA_DIR", default_value = "./data")]
+        data_dir: PathBuf,
+    },
+    /// Print the OpenAPI description (or write it to a file).
+    Openapi {
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Without API keys only loopback addresses are allowed.
+    #[arg(long, env = "DOCREADER_ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// Where the database and the uploaded files live.
+    #[arg(long, env = "DOCREADER_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// API keys as `key:tenant` pairs separated by commas. When set, Bearer auth is required.
+    #[arg(long, env = "DOCREADER_API_KEYS", hide_env_values = true)]
+    pub api_keys: Option<String>,
+    /// Serve on a non-loopback address without API keys (only behind a gateway that authenticates).
+    #[arg(long, env = "DOCREADER_ALLOW_UNAUTHENTICATED", default_value_t = false)]
+    pub allow_unauthenticated: bool,
+    /// Folders (`:`-separated) from which `path` reads are allowed. Unset: `path` is refused.
+    #[arg(long, env = "DOCREADER_ALLOWED_ROOTS")]
+    pub allowed_roots: Option<String>,
+    /// Browser origins (comma-separated) allowed by CORS. Unset: CORS is closed.
+    #[arg(long, env = "DOCREADER_CORS_ORIGINS")]
+    pub cors_origins: Option<String>,
+    /// Log format: `text` or `json`.
+    #[arg(long, env = "DOCREADER_LOG_FORMAT", default_value = "text")]
+    pub log_format: String,
+    #[command(flatten)]
+    pub limits: Limits,
+}
+
+/// Every cap the service enforces, with its default.
+#[derive(Debug, Clone, Args)]
+pub struct Limits {
+    /// Largest accepted file, in bytes.
+    #[arg(long, env = "DOCREADER_MAX_FILE_BYTES", default_value_t = 100 * 1024 * 1024)]
+    pub max_file_bytes: u64,
+    /// Largest upload request (all its files together), in bytes.
+    #[arg(long, env = "DOCREADER_MAX_REQUEST_BYTES", default_value_t = 512 * 1024 * 1024)]
+    pub max_request_bytes: u64,
+    /// Files in one upload request.
+    #[arg(long, env = "DOCREADER_MAX_FILES_PER_UPLOAD", default_value_t = 64)]
+    pub max_files_per_upload: usize,
+    /// Default truncation budget in characters (`max_chars`).
+    #[arg(long, env = "DOCREADER_MAX_CHARS", default_value_t = 15_000)]
+    pub max_chars: usize,
+    /// Bytes read by `byte_offset` when `byte_length` is not given.
+    #[arg(long, env = "DOCREADER_DEFAULT_BYTE_LENGTH", default_value_t = 1024 * 1024)]
+    pub default_byte_length: u64,
+    /// Default deadline of one read, in milliseconds (`deadline_ms`).
+    #[arg(long, env = "DOCREADER_DEADLINE_MS", default_value_t = 120_000)]
+    pub deadline_ms: u64,
+    /// Reads extracted at once; more wait their turn.
+    #[arg(long, env = "DOCREADER_MAX_CONCURRENT_READS", default_value_t = default_concurrency())]
+    pub max_concurrent_reads: usize,
+}
+
+fn default_concurrency() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        * 2
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_file_bytes: 100 * 1024 * 1024,
+            max_request_bytes: 512 * 1024 * 1024,
+            max_files_per_upload: 64,
+            max_chars: 15_000,
+            default_byte_length: 1024 * 1024,
+            deadline_ms: 120_000,
+            max_concurrent_reads: default_concurrency(),
+        }
+    }
+}
+
+/// Options of `docreader read`: the same names as the JSON options of `POST /read`.
+#[derive(Debug, Clone, Args)]
+pub struct ReadArgs {
+    /// The file to read.
+    pub file: PathBuf,
+    #[arg(long, alias = "page-range")]
+    pub pages: Option<String>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub offset: Option<i64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub limit: Option<i64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub byte_offset: Option<i64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub byte_length: Option<i64>,
+    #[arg(long)]
+    pub sheet: Option<String>,
+    #[arg(long)]
+    pub range: Option<String>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_cells: Option<i64>,
+    #[arg(long)]
+    pub mode: Option<String>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_paragraphs: Option<i64>,
+    #[arg(long)]
+    pub query: Option<String>,
+    #[arg(long)]
+    pub query_mode: Option<String>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub context_lines: Option<i64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub min_text_per_page: Option<i64>,
+    #[arg(long)]
+    pub ocr: Option<String>,
+    #[arg(long)]
+    pub ocr_lang: Option<String>,
+    #[arg(long)]
+    pub password: Option<String>,
+    #[arg(long)]
+    pub include_boxes: Option<bool>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub deadline_ms: Option<i64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_chars: Option<i64>,
+    /// Pretty-print the envelope.
+    #[arg(long)]
+    pub pretty: bool,
+}
+
+impl ReadArgs {
+    pub fn to_request(&self) -> crate::options::ReadRequest {
+        crate::options::ReadRequest {
+            file_id: None,
+            path: None,
+            pages: self.pages.clone(),
+            offset: self.offset,
+            limit: self.limit,
+            byte_offset: self.byte_offset,
+            byte_length: self.byte_length,
+            sheet: self.sheet.clone(),
+            range: self.range.clone(),
+            max_cells: self.max_cells,
+            mode: self.mode.clone(),
+            max_paragraphs: self.max_paragraphs,
+            query: self.query.clone(),
+            query_mode: self.query_mode.clone(),
+            context_lines: self.context_lines,
+            min_text_per_page: self.min_text_per_page,
+            ocr: self.ocr.clone(),
+            ocr_lang: self.ocr_lang.clone(),
+            password: self.password.clone(),
+            include_boxes: self.include_boxes,
+            deadline_ms: self.deadline_ms,
+            max_chars: self.max_chars,
+        }
+    }
+}
+
+impl ServeArgs {
+    /// Defaults for tests and embedding: a data dir, nothing else configured.
+    pub fn with_data_dir(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            addr: "127.0.0.1:0".parse().expect("static addr"),
+            data_dir: data_dir.into(),
+            api_keys: None,
+            allow_unauthenticated: false,
+            allowed_roots: None,
+            cors_origins: None,
+            log_format: "text".into(),
+            limits: Limits::default(),
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! SQLite through sqlx: the `files` table (who uploaded what, under which id).
+
+use std::path::Path;
+use std::str::FromStr;
+
+use serde::Serialize;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+use sqlx::SqlitePool;
+use utoipa::ToSchema;
+
+/// One upload, as listed by `/files` and returned by `/upload`.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct FileRecord {
+    pub file_id: String,
+    /// The client's file name (metadata only; it never decides where bytes are stored).
+    pub name: String,
+    pub size: i64,
+    pub sha256: String,
+    /// Format family: pdf, docx, pptx, excel, image, email, text.
+    pub format: String,
+    pub mime: String,
+    /// RFC 3339 UTC.
+    pub created_at: String,
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub tenant: String,
+}
+
+/// Open (creating if needed) the database under the data dir and apply migrations.
+pub async fn open(data_dir: &Path) -> Result<SqlitePool, sqlx::Error> {
+    std::fs::create_dir_all(data_dir).map_err(sqlx::Error::Io)?;
+    let url = format!("sqlite://{}", data_dir.join("docreader.db").display());
+    let opts = SqliteConnectOptions::from_str(&url)?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .busy_timeout(std::time::Duration::from_secs(10));
+    let pool = SqlitePoolOptions::new()
+        .max_connections(8)
+        .connect_with(opts)
+        .await?;
+    sqlx::migrate!("./migrations").run(&pool).await?;
+    Ok(pool)
+}
+
+const COLS: &str = "id AS file_id, tenant, name, size, sha256, format, mime, created_at";
+
+pub async fn insert(pool: &SqlitePool, r: &FileRecord) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT INTO files (id, tenant, name, size, sha256, format, mime, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        .bind(&r.file_id)
+        .bind(&r.tenant)
+        .bind(&r.name)
+        .bind(r.size)
+        .bind(&r.sha256)
+        .bind(&r.format)
+        .bind(&r.mime)
+        .bind(&r.created_at)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// A tenant's file; another tenant's id is simply not found.
+pub async fn get(
+    pool: &SqlitePool,
+    tenant: &str,
+    id: &str,
+) -> Result<Option<FileRecord>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLS} FROM files WHERE id = ? AND tenant = ?"
+    ))
+    .bind(id)
+    .bind(tenant)
+    .fetch_optional(pool)
+    .await
+}
+
+pub async fn list(
+    pool: &SqlitePool,
+    tenant: &str,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<FileRecord>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLS} FROM files WHERE tenant = ? ORDER BY created_at DESC, id LIMIT ? OFFSET ?"
+    ))
+    .bind(tenant)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(pool)
+    .await
+}
+
+/// Delete a tenant's file row; returns its sha256 when a row was deleted.
+pub async fn delete(
+    pool: &SqlitePool,
+    tenant: &str,
+    id: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    let row: Option<(String,)> =
+        sqlx::query_as("DELETE FROM files WHERE id = ? AND tenant = ? RETURNING sha256")
+            .bind(id)
+            .bind(tenant)
+            .fetch_optional(pool)
+            .await?;
+    Ok(row.map(|r| r.0))
+}
+
+/// How many uploads (of any tenant) still reference these bytes.
+pub async fn refs(pool: &SqlitePool, sha256: &str) -> Result<i64, sqlx::Error> {
+    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM files WHERE sha256 = ?")
+        .bind(sha256)
+        .fetch_one(pool)
+        .await?;
+    Ok(n)
+}

@@ -1,0 +1,266 @@
+//! The one table of error codes: stable snake_case code → HTTP status → default hint,
+//! and `ApiError`, the error every handler and extractor returns.
+//!
+//! Codes are published in the OpenAPI description; never rename one, only add.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Every error code a client can rely on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    InvalidRequest,
+    InvalidOption,
+    UnsupportedOption,
+    InvalidRange,
+    InvertedRange,
+    OutOfRange,
+    Unauthorized,
+    NotFound,
+    MethodNotAllowed,
+    OutsideAllowedRoots,
+    TooLarge,
+    BlockedType,
+    BinaryContent,
+    LegacyFormat,
+    UnsupportedFormat,
+    Encrypted,
+    Corrupt,
+    NoOcrEngine,
+    Timeout,
+    ExtractionCrashed,
+    Internal,
+    Unavailable,
+}
+
+impl ErrorCode {
+    /// All codes, for documentation and tests.
+    pub const ALL: &'static [ErrorCode] = &[
+        Self::InvalidRequest,
+        Self::InvalidOption,
+        Self::UnsupportedOption,
+        Self::InvalidRange,
+        Self::InvertedRange,
+        Self::OutOfRange,
+        Self::Unauthorized,
+        Self::NotFound,
+        Self::MethodNotAllowed,
+        Self::OutsideAllowedRoots,
+        Self::TooLarge,
+        Self::BlockedType,
+        Self::BinaryContent,
+        Self::LegacyFormat,
+        Self::UnsupportedFormat,
+        Self::Encrypted,
+        Self::Corrupt,
+        Self::NoOcrEngine,
+        Self::Timeout,
+        Self::ExtractionCrashed,
+        Self::Internal,
+        Self::Unavailable,
+    ];
+
+    /// The snake_case code as it appears on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "invalid_request",
+            Self::InvalidOption => "invalid_option",
+            Self::UnsupportedOption => "unsupported_option",
+            Self::InvalidRange => "invalid_range",
+            Self::InvertedRange => "inverted_range",
+            Self::OutOfRange => "out_of_range",
+            Self::Unauthorized => "unauthorized",
+            Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::OutsideAllowedRoots => "outside_allowed_roots",
+            Self::TooLarge => "too_large",
+            Self::BlockedType => "blocked_type",
+            Self::BinaryContent => "binary_content",
+            Self::LegacyFormat => "legacy_format",
+            Self::UnsupportedFormat => "unsupported_format",
+            Self::Encrypted => "encrypted",
+            Self::Corrupt => "corrupt",
+            Self::NoOcrEngine => "no_ocr_engine",
+            Self::Timeout => "timeout",
+            Self::ExtractionCrashed => "extraction_crashed",
+            Self::Internal => "internal",
+            Self::Unavailable => "unavailable",
+        }
+    }
+
+    /// The HTTP status that goes with the code.
+    pub fn status(self) -> StatusCode {
+        match self {
+            Self::InvalidRequest
+            | Self::InvalidOption
+            | Self::UnsupportedOption
+            | Self::InvalidRange
+            | Self::InvertedRange => StatusCode::BAD_REQUEST,
+            Self::OutOfRange => StatusCode::RANGE_NOT_SATISFIABLE,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::OutsideAllowedRoots => StatusCode::FORBIDDEN,
+            Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::BlockedType
+            | Self::BinaryContent
+            | Self::LegacyFormat
+            | Self::UnsupportedFormat => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Encrypted | Self::Corrupt | Self::NoOcrEngine => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Timeout => StatusCode::GATEWAY_TIMEOUT,
+            Self::ExtractionCrashed | Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// What to do next, when the site of the error has nothing more specific to say.
+    pub fn default_hint(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "Send a JSON body such as {\"file_id\": \"f_…\"} with Content-Type: application/json; see /docs.",
+            Self::InvalidOption => "Check the option's value against /docs.",
+            Self::UnsupportedOption => "Remove the option; the hint lists the options this format accepts.",
+            Self::InvalidRange => "Use a range such as \"5\", \"1-10\" or \"1,3,5-8\".",
+            Self::InvertedRange => "Write the range from low to high, e.g. \"1-5\".",
+            Self::OutOfRange => "Ask for a position inside the document; the message states its real size.",
+            Self::Unauthorized => "Send the header Authorization: Bearer <api key>.",
+            Self::NotFound => "List your files with GET /files, or upload the file again with POST /upload.",
+            Self::MethodNotAllowed => "See /docs for the methods each endpoint accepts.",
+            Self::OutsideAllowedRoots => "Upload the file with POST /upload, or ask the operator to add its folder to DOCREADER_ALLOWED_ROOTS.",
+            Self::TooLarge => "Split the document, or ask the operator to raise the limit.",
+            Self::BlockedType => "Executables and archives are not read. For an archive, extract it locally and upload the documents inside.",
+            Self::BinaryContent => "This file holds no readable text. Upload a document (PDF, Office, e-mail, image or text).",
+            Self::LegacyFormat => "Open the file in Word or PowerPoint and save it as .docx / .pptx, then upload that.",
+            Self::UnsupportedFormat => "This build cannot read that format yet; convert it to PDF or plain text.",
+            Self::Encrypted => "Supply the document's password with the `password` option.",
+            Self::Corrupt => "The file is damaged or is not really of its format; re-export it from the program that made it.",
+            Self::NoOcrEngine => "Run `make native` to install the built-in OCR engine, then retry.",
+            Self::Timeout => "Raise `deadline_ms`, or read fewer pages at once.",
+            Self::ExtractionCrashed => "Retry once; if it fails again the file is probably hostile or damaged.",
+            Self::Internal => "Retry; if it persists, report the request id to the operator.",
+            Self::Unavailable => "Retry after the number of seconds in the Retry-After header.",
+        }
+    }
+}
+
+/// An error on its way to a client.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub hint: String,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            hint: code.default_hint().to_string(),
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = hint.into();
+        self
+    }
+
+    pub fn invalid_request(msg: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidRequest, msg)
+    }
+    pub fn invalid_option(msg: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidOption, msg)
+    }
+    pub fn out_of_range(msg: impl Into<String>) -> Self {
+        Self::new(ErrorCode::OutOfRange, msg)
+    }
+    pub fn not_found() -> Self {
+        Self::new(ErrorCode::NotFound, "no such file")
+    }
+    /// A failure inside the service. The detail goes to the log, never to the client.
+    pub fn internal(detail: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %detail, "internal error");
+        Self::new(
+            ErrorCode::Internal,
+            "the service failed to handle this request",
+        )
+    }
+
+    /// The JSON body, as the envelope's error shape.
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            status: "error",
+            error: ErrorDetail {
+                code: self.code,
+                message: self.message.clone(),
+                hint: self.hint.clone(),
+                request_id: crate::http::request_id::current(),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+/// `{"status":"error","error":{…}}`
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// Always `error`.
+    #[schema(value_type = String, example = "error")]
+    pub status: &'static str,
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// Stable snake_case code.
+    pub code: ErrorCode,
+    /// For people.
+    pub message: String,
+    /// What to do next.
+    pub hint: String,
+    /// The request id (also in the `x-request-id` response header), for the logs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.code.status();
+        if status.is_server_error() {
+            tracing::warn!(code = self.code.as_str(), "request failed");
+        }
+        let mut resp = (status, axum::Json(self.body())).into_response();
+        if self.code == ErrorCode::Unavailable {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        }
+        if self.code == ErrorCode::Unauthorized {
+            resp.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        resp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_serialize_as_their_wire_names() {
+        for code in ErrorCode::ALL {
+            let v = serde_json::to_value(code).unwrap();
+            assert_eq!(v, code.as_str(), "serde and as_str disagree");
+            assert!(!code.default_hint().is_empty());
+        }
+    }
+}

@@ -1,0 +1,497 @@
+//! Text decoding, decided on the whole file (SPEC §4): BOM, BOM-less UTF-16, UTF-8,
+//! declared HTML/XML charsets, EBCDIC, then a statistical choice among legacy encodings.
+//!
+//! encoding_rs decodes; chardetng (Firefox's detector) makes the statistical choice; a
+//! Cyrillic tie-breaker and EBCDIC tables cover what chardetng does not.
+
+use std::borrow::Cow;
+
+use encoding_rs::Encoding;
+
+/// How a file's bytes become text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextEncoding {
+    Rs(&'static Encoding),
+    Ebcdic(Ebcdic),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ebcdic {
+    Cp500,
+    Cp037,
+}
+
+/// How the encoding was chosen, reported as `encoding_confidence`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confidence {
+    /// A byte-order mark said so.
+    Bom,
+    /// The bytes are valid in an encoding that has no rival (UTF-8, UTF-16 by its NUL pattern, ASCII).
+    Certain,
+    /// An HTML/XML declaration said so and the bytes agree.
+    Declared,
+    /// The statistical detector is confident.
+    High,
+    /// The statistical detector's best guess.
+    Low,
+}
+
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Bom => "bom",
+            Self::Certain => "certain",
+            Self::Declared => "declared",
+            Self::High => "high",
+            Self::Low => "low",
+        }
+    }
+}
+
+/// The result of detection: which encoding, how sure, and how many BOM bytes to skip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Detected {
+    pub encoding: TextEncoding,
+    pub confidence: Confidence,
+    pub bom_len: usize,
+}
+
+impl TextEncoding {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rs(e) => e.name(),
+            Self::Ebcdic(Ebcdic::Cp500) => "IBM500",
+            Self::Ebcdic(Ebcdic::Cp037) => "IBM037",
+        }
+    }
+
+    /// Decode bytes (no BOM) to text; malformed sequences become U+FFFD.
+    pub fn decode<'a>(self, bytes: &'a [u8]) -> Cow<'a, str> {
+        match self {
+            Self::Rs(e) => e.decode_without_bom_handling(bytes).0,
+            Self::Ebcdic(t) => {
+                let table = t.table();
+                Cow::Owned(bytes.iter().map(|b| table[*b as usize]).collect())
+            }
+        }
+    }
+
+    /// Decode strictly: `None` when the bytes are malformed in this encoding.
+    pub fn decode_strict(self, bytes: &[u8]) -> Option<Cow<'_, str>> {
+        match self {
+            Self::Rs(e) => e.decode_without_bom_handling_and_without_replacement(bytes),
+            Self::Ebcdic(_) => Some(self.decode(bytes)),
+        }
+    }
+
+    /// How many bytes `text` takes in this encoding (for byte cursors).
+    pub fn encoded_len(self, text: &str) -> usize {
+        match self {
+            Self::Rs(e) if e == encoding_rs::UTF_8 => text.len(),
+            Self::Rs(e) if e == encoding_rs::UTF_16LE || e == encoding_rs::UTF_16BE => {
+                text.chars().map(|c| c.len_utf16() * 2).sum()
+            }
+            Self::Rs(e) if e.is_single_byte() => text.chars().count(),
+            Self::Rs(e) => e.encode(text).0.len(),
+            Self::Ebcdic(_) => text.chars().count(),
+        }
+    }
+
+    /// Code-unit size: byte positions must be multiples of it (after the BOM).
+    pub fn unit(self) -> usize {
+        match self {
+            Self::Rs(e) if e == encoding_rs::UTF_16LE || e == encoding_rs::UTF_16BE => 2,
+            _ => 1,
+        }
+    }
+}
+
+impl Ebcdic {
+    fn table(self) -> &'static [char; 256] {
+        match self {
+            Self::Cp500 => &CP500,
+            Self::Cp037 => &CP037,
+        }
+    }
+}
+
+/// UTF-16 without a BOM, recognised by where the NUL bytes fall: ASCII-range characters
+/// have a zero high byte, so LE text has NULs at odd offsets and BE at even ones.
+pub fn utf16_kind(bytes: &[u8]) -> Option<&'static Encoding> {
+    let sample = &bytes[..bytes.len().min(64 * 1024) & !1];
+    if sample.len() < 4 {
+        return None;
+    }
+    let pairs = sample.len() / 2;
+    let (mut even, mut odd) = (0usize, 0usize);
+    for pair in sample.chunks_exact(2) {
+        even += (pair[0] == 0) as usize;
+        odd += (pair[1] == 0) as usize;
+    }
+    let enc = if odd * 10 >= pairs && even * 20 <= odd {
+        encoding_rs::UTF_16LE
+    } else if even * 10 >= pairs && odd * 20 <= even {
+        encoding_rs::UTF_16BE
+    } else {
+        return None;
+    };
+    // The whole of it must be well-formed UTF-16 (no lone surrogates).
+    let whole = &bytes[..bytes.len() & !1];
+    enc.decode_without_bom_handling_and_without_replacement(whole)
+        .map(|_| enc)
+}
+
+/// Misread Cyrillic comes out as words made only of accented Latin letters, where real
+/// Western text has an accent here and there among ASCII letters.
+fn mostly_non_ascii_letters(bytes: &[u8], enc: &'static Encoding) -> bool {
+    let (text, _, _) = enc.decode(&bytes[..bytes.len().min(256 * 1024)]);
+    let (mut ascii, mut other) = (0usize, 0usize);
+    for c in text.chars().filter(|c| c.is_alphabetic()) {
+        if c.is_ascii() {
+            ascii += 1
+        } else {
+            other += 1
+        }
+    }
+    other > 20 && other > ascii
+}
+
+/// Decide the encoding of a whole file. `markup` says whether to honour HTML/XML declarations.
+pub fn detect(bytes: &[u8], markup: bool) -> Detected {
+    let det = |encoding, confidence, bom_len| Detected {
+        encoding,
+        confidence,
+        bom_len,
+    };
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        return det(TextEncoding::Rs(encoding_rs::UTF_8), Confidence::Bom, 3);
+    }
+    if bytes.starts_with(&[0xFF, 0xFE]) {
+        return det(TextEncoding::Rs(encoding_rs::UTF_16LE), Confidence::Bom, 2);
+    }
+    if bytes.starts_with(&[0xFE, 0xFF]) {
+        return det(TextEncoding::Rs(encoding_rs::UTF_16BE), Confidence::Bom, 2);
+    }
+    if let Some(enc) = utf16_kind(bytes) {
+        return det(TextEncoding::Rs(enc), Confidence::Certain, 0);
+    }
+    if std::str::from_utf8(bytes).is_ok() {
+        return det(TextEncoding::Rs(encoding_rs::UTF_8), Confidence::Certain, 0);
+    }
+    if markup || looks_like_markup(bytes) {
+        if let Some(enc) = declared_charset(bytes) {
+            let te = TextEncoding::Rs(enc);
+            // Honoured unless the bytes contradict it.
+            if enc != encoding_rs::UTF_8 && te.decode_strict(bytes).is_some() {
+                return det(te, Confidence::Declared, 0);
+            }
+        }
+    }
+    if let Some(e) = ebcdic(bytes) {
+        return det(TextEncoding::Ebcdic(e), Confidence::High, 0);
+    }
+    let mut d = chardetng::EncodingDetector::new();
+    d.feed(bytes, true);
+    let (guess, sure) = d.guess_assess(None, false);
+    let guess = refine_cyrillic(bytes, guess);
+    det(
+        TextEncoding::Rs(guess),
+        if sure {
+            Confidence::High
+        } else {
+            Confidence::Low
+        },
+        0,
+    )
+}
+
+fn looks_like_markup(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(1024)];
+    let trimmed = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map(|i| &head[i..]);
+    trimmed.is_some_and(|t| t.starts_with(b"<"))
+}
+
+/// The charset an HTML `<meta>` or an XML declaration names, anywhere in the file.
+fn declared_charset(bytes: &[u8]) -> Option<&'static Encoding> {
+    use std::sync::OnceLock;
+    static RE: OnceLock<regex::bytes::Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::bytes::Regex::new(
+            r#"(?i-u)<\?xml[^>]*?encoding\s*=\s*["']?([A-Za-z0-9._:-]+)|<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)"#,
+        )
+        .expect("static regex")
+    });
+    // Only the markup before the body matters; cap the scan so a huge file stays cheap.
+    let scan = &bytes[..bytes.len().min(4 * 1024 * 1024)];
+    for caps in re.captures_iter(scan) {
+        let label = caps.get(1).or_else(|| caps.get(2))?.as_bytes();
+        if let Some(enc) = Encoding::for_label(label) {
+            // A UTF-16 declaration in bytes that are not UTF-16 is a lie by construction.
+            if enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE {
+                continue;
+            }
+            return Some(enc);
+        }
+    }
+    None
+}
+
+/// EBCDIC text: spaces are 0x40, letters and digits live above 0x80, lines end in 0x25
+/// or 0x15, so ASCII letters are rare and the EBCDIC "text bytes" are nearly everything.
+fn ebcdic(bytes: &[u8]) -> Option<Ebcdic> {
+    if bytes.len() < 16 {
+        return None;
+    }
+    let n = bytes.len();
+    let spaces = bytes.iter().filter(|b| **b == 0x40).count();
+    let ascii_letters = bytes.iter().filter(|b| b.is_ascii_alphabetic()).count();
+    let texty = bytes
+        .iter()
+        .filter(|b| {
+            matches!(**b, 0x81..=0x89 | 0x91..=0x99 | 0xA2..=0xA9 | 0xC1..=0xC9 | 0xD1..=0xD9 | 0xE2..=0xE9
+                | 0xF0..=0xF9 | 0x40 | 0x4B | 0x6B | 0x7D | 0x4D | 0x5D | 0x60 | 0x61 | 0x7A | 0x5E
+                | 0x25 | 0x15 | 0x0D | 0x05)
+        })
+        .count();
+    if spaces * 20 < n || texty * 10 < n * 9 || ascii_letters * 5 > n {
+        return None;
+    }
+    // cp037 and cp500 differ only in a few punctuation bytes; pick the one whose brackets pair.
+    let text500: String = bytes.iter().map(|b| CP500[*b as usize]).collect();
+    let text037: String = bytes.iter().map(|b| CP037[*b as usize]).collect();
+    let balance = |t: &str| {
+        let o = t.matches(['[', '(']).count() as i64;
+        let c = t.matches([']', ')']).count() as i64;
+        (o - c).abs()
+    };
+    Some(if balance(&text037) < balance(&text500) {
+        Ebcdic::Cp037
+    } else {
+        Ebcdic::Cp500
+    })
+}
+
+/// chardetng mixes up the Cyrillic single-byte encodings (and has no Mac Cyrillic).
+/// They share lowercase letters in places but not capitals, so score each candidate by
+/// how word-like its Cyrillic comes out: capitals inside words and stray symbols lose.
+fn refine_cyrillic(bytes: &[u8], guess: &'static Encoding) -> &'static Encoding {
+    use encoding_rs::*;
+    // Order matters on ties: KOI8-R before KOI8-U (they differ only in Ukrainian letters).
+    let cyrillic = [
+        WINDOWS_1251,
+        KOI8_R,
+        IBM866,
+        X_MAC_CYRILLIC,
+        ISO_8859_5,
+        KOI8_U,
+    ];
+    let latin = [
+        WINDOWS_1252,
+        WINDOWS_1250,
+        WINDOWS_1254,
+        WINDOWS_1257,
+        ISO_8859_2,
+        ISO_8859_4,
+        ISO_8859_13,
+    ];
+    if !cyrillic.contains(&guess)
+        && !(latin.contains(&guess) && mostly_non_ascii_letters(bytes, guess))
+    {
+        return guess;
+    }
+    let sample = &bytes[..bytes.len().min(256 * 1024)];
+    let score = |enc: &'static Encoding| -> i64 {
+        let (text, _, _) = enc.decode(sample);
+        let mut s = 0i64;
+        let mut prev_lower = false;
+        for c in text.chars() {
+            let is_cyr = ('\u{0400}'..='\u{04FF}').contains(&c);
+            if is_cyr {
+                s += 1;
+                if c.is_uppercase() && prev_lower {
+                    s -= 4;
+                }
+            } else if !c.is_ascii()
+                && !c.is_alphabetic()
+                && c != '\u{00A0}'
+                && c != '«'
+                && c != '»'
+                && c != '—'
+                && c != '–'
+                && c != '№'
+            {
+                s -= 3;
+            }
+            prev_lower = is_cyr && c.is_lowercase();
+        }
+        s
+    };
+    let mut best = (guess, score(guess));
+    if cyrillic.contains(&guess) {
+        best = (cyrillic[0], score(cyrillic[0]));
+    }
+    for enc in cyrillic {
+        let sc = score(enc);
+        if sc > best.1 {
+            best = (enc, sc);
+        }
+    }
+    best.0
+}
+
+/// cp500 byte → char, generated from Python's codecs.cp500.
+pub const CP500: [char; 256] = [
+    '\u{0000}', '\u{0001}', '\u{0002}', '\u{0003}', '\u{009c}', '\u{0009}', '\u{0086}', '\u{007f}',
+    '\u{0097}', '\u{008d}', '\u{008e}', '\u{000b}', '\u{000c}', '\u{000d}', '\u{000e}', '\u{000f}',
+    '\u{0010}', '\u{0011}', '\u{0012}', '\u{0013}', '\u{009d}', '\u{0085}', '\u{0008}', '\u{0087}',
+    '\u{0018}', '\u{0019}', '\u{0092}', '\u{008f}', '\u{001c}', '\u{001d}', '\u{001e}', '\u{001f}',
+    '\u{0080}', '\u{0081}', '\u{0082}', '\u{0083}', '\u{0084}', '\u{000a}', '\u{0017}', '\u{001b}',
+    '\u{0088}', '\u{0089}', '\u{008a}', '\u{008b}', '\u{008c}', '\u{0005}', '\u{0006}', '\u{0007}',
+    '\u{0090}', '\u{0091}', '\u{0016}', '\u{0093}', '\u{0094}', '\u{0095}', '\u{0096}', '\u{0004}',
+    '\u{0098}', '\u{0099}', '\u{009a}', '\u{009b}', '\u{0014}', '\u{0015}', '\u{009e}', '\u{001a}',
+    '\u{0020}', '\u{00a0}', '\u{00e2}', '\u{00e4}', '\u{00e0}', '\u{00e1}', '\u{00e3}', '\u{00e5}',
+    '\u{00e7}', '\u{00f1}', '\u{005b}', '\u{002e}', '\u{003c}', '\u{0028}', '\u{002b}', '\u{0021}',
+    '\u{0026}', '\u{00e9}', '\u{00ea}', '\u{00eb}', '\u{00e8}', '\u{00ed}', '\u{00ee}', '\u{00ef}',
+    '\u{00ec}', '\u{00df}', '\u{005d}', '\u{0024}', '\u{002a}', '\u{0029}', '\u{003b}', '\u{005e}',
+    '\u{002d}', '\u{002f}', '\u{00c2}', '\u{00c4}', '\u{00c0}', '\u{00c1}', '\u{00c3}', '\u{00c5}',
+    '\u{00c7}', '\u{00d1}', '\u{00a6}', '\u{002c}', '\u{0025}', '\u{005f}', '\u{003e}', '\u{003f}',
+    '\u{00f8}', '\u{00c9}', '\u{00ca}', '\u{00cb}', '\u{00c8}', '\u{00cd}', '\u{00ce}', '\u{00cf}',
+    '\u{00cc}', '\u{0060}', '\u{003a}', '\u{0023}', '\u{0040}', '\u{0027}', '\u{003d}', '\u{0022}',
+    '\u{00d8}', '\u{0061}', '\u{0062}', '\u{0063}', '\u{0064}', '\u{0065}', '\u{0066}', '\u{0067}',
+    '\u{0068}', '\u{0069}', '\u{00ab}', '\u{00bb}', '\u{00f0}', '\u{00fd}', '\u{00fe}', '\u{00b1}',
+    '\u{00b0}', '\u{006a}', '\u{006b}', '\u{006c}', '\u{006d}', '\u{006e}', '\u{006f}', '\u{0070}',
+    '\u{0071}', '\u{0072}', '\u{00aa}', '\u{00ba}', '\u{00e6}', '\u{00b8}', '\u{00c6}', '\u{00a4}',
+    '\u{00b5}', '\u{007e}', '\u{0073}', '\u{0074}', '\u{0075}', '\u{0076}', '\u{0077}', '\u{0078}',
+    '\u{0079}', '\u{007a}', '\u{00a1}', '\u{00bf}', '\u{00d0}', '\u{00dd}', '\u{00de}', '\u{00ae}',
+    '\u{00a2}', '\u{00a3}', '\u{00a5}', '\u{00b7}', '\u{00a9}', '\u{00a7}', '\u{00b6}', '\u{00bc}',
+    '\u{00bd}', '\u{00be}', '\u{00ac}', '\u{007c}', '\u{00af}', '\u{00a8}', '\u{00b4}', '\u{00d7}',
+    '\u{007b}', '\u{0041}', '\u{0042}', '\u{0043}', '\u{0044}', '\u{0045}', '\u{0046}', '\u{0047}',
+    '\u{0048}', '\u{0049}', '\u{00ad}', '\u{00f4}', '\u{00f6}', '\u{00f2}', '\u{00f3}', '\u{00f5}',
+    '\u{007d}', '\u{004a}', '\u{004b}', '\u{004c}', '\u{004d}', '\u{004e}', '\u{004f}', '\u{0050}',
+    '\u{0051}', '\u{0052}', '\u{00b9}', '\u{00fb}', '\u{00fc}', '\u{00f9}', '\u{00fa}', '\u{00ff}',
+    '\u{005c}', '\u{00f7}', '\u{0053}', '\u{0054}', '\u{0055}', '\u{0056}', '\u{0057}', '\u{0058}',
+    '\u{0059}', '\u{005a}', '\u{00b2}', '\u{00d4}', '\u{00d6}', '\u{00d2}', '\u{00d3}', '\u{00d5}',
+    '\u{0030}', '\u{0031}', '\u{0032}', '\u{0033}', '\u{0034}', '\u{0035}', '\u{0036}', '\u{0037}',
+    '\u{0038}', '\u{0039}', '\u{00b3}', '\u{00db}', '\u{00dc}', '\u{00d9}', '\u{00da}', '\u{009f}',
+];
+/// cp037 byte → char, generated from Python's codecs.cp037.
+pub const CP037: [char; 256] = [
+    '\u{0000}', '\u{0001}', '\u{0002}', '\u{0003}', '\u{009c}', '\u{0009}', '\u{0086}', '\u{007f}',
+    '\u{0097}', '\u{008d}', '\u{008e}', '\u{000b}', '\u{000c}', '\u{000d}', '\u{000e}', '\u{000f}',
+    '\u{0010}', '\u{0011}', '\u{0012}', '\u{0013}', '\u{009d}', '\u{0085}', '\u{0008}', '\u{0087}',
+    '\u{0018}', '\u{0019}', '\u{0092}', '\u{008f}', '\u{001c}', '\u{001d}', '\u{001e}', '\u{001f}',
+    '\u{0080}', '\u{0081}', '\u{0082}', '\u{0083}', '\u{0084}', '\u{000a}', '\u{0017}', '\u{001b}',
+    '\u{0088}', '\u{0089}', '\u{008a}', '\u{008b}', '\u{008c}', '\u{0005}', '\u{0006}', '\u{0007}',
+    '\u{0090}', '\u{0091}', '\u{0016}', '\u{0093}', '\u{0094}', '\u{0095}', '\u{0096}', '\u{0004}',
+    '\u{0098}', '\u{0099}', '\u{009a}', '\u{009b}', '\u{0014}', '\u{0015}', '\u{009e}', '\u{001a}',
+    '\u{0020}', '\u{00a0}', '\u{00e2}', '\u{00e4}', '\u{00e0}', '\u{00e1}', '\u{00e3}', '\u{00e5}',
+    '\u{00e7}', '\u{00f1}', '\u{00a2}', '\u{002e}', '\u{003c}', '\u{0028}', '\u{002b}', '\u{007c}',
+    '\u{0026}', '\u{00e9}', '\u{00ea}', '\u{00eb}', '\u{00e8}', '\u{00ed}', '\u{00ee}', '\u{00ef}',
+    '\u{00ec}', '\u{00df}', '\u{0021}', '\u{0024}', '\u{002a}', '\u{0029}', '\u{003b}', '\u{00ac}',
+    '\u{002d}', '\u{002f}', '\u{00c2}', '\u{00c4}', '\u{00c0}', '\u{00c1}', '\u{00c3}', '\u{00c5}',
+    '\u{00c7}', '\u{00d1}', '\u{00a6}', '\u{002c}', '\u{0025}', '\u{005f}', '\u{003e}', '\u{003f}',
+    '\u{00f8}', '\u{00c9}', '\u{00ca}', '\u{00cb}', '\u{00c8}', '\u{00cd}', '\u{00ce}', '\u{00cf}',
+    '\u{00cc}', '\u{0060}', '\u{003a}', '\u{0023}', '\u{0040}', '\u{0027}', '\u{003d}', '\u{0022}',
+    '\u{00d8}', '\u{0061}', '\u{0062}', '\u{0063}', '\u{0064}', '\u{0065}', '\u{0066}', '\u{0067}',
+    '\u{0068}', '\u{0069}', '\u{00ab}', '\u{00bb}', '\u{00f0}', '\u{00fd}', '\u{00fe}', '\u{00b1}',
+    '\u{00b0}', '\u{006a}', '\u{006b}', '\u{006c}', '\u{006d}', '\u{006e}', '\u{006f}', '\u{0070}',
+    '\u{0071}', '\u{0072}', '\u{00aa}', '\u{00ba}', '\u{00e6}', '\u{00b8}', '\u{00c6}', '\u{00a4}',
+    '\u{00b5}', '\u{007e}', '\u{0073}', '\u{0074}', '\u{0075}', '\u{0076}', '\u{0077}', '\u{0078}',
+    '\u{0079}', '\u{007a}', '\u{00a1}', '\u{00bf}', '\u{00d0}', '\u{00dd}', '\u{00de}', '\u{00ae}',
+    '\u{005e}', '\u{00a3}', '\u{00a5}', '\u{00b7}', '\u{00a9}', '\u{00a7}', '\u{00b6}', '\u{00bc}',
+    '\u{00bd}', '\u{00be}', '\u{005b}', '\u{005d}', '\u{00af}', '\u{00a8}', '\u{00b4}', '\u{00d7}',
+    '\u{007b}', '\u{0041}', '\u{0042}', '\u{0043}', '\u{0044}', '\u{0045}', '\u{0046}', '\u{0047}',
+    '\u{0048}', '\u{0049}', '\u{00ad}', '\u{00f4}', '\u{00f6}', '\u{00f2}', '\u{00f3}', '\u{00f5}',
+    '\u{007d}', '\u{004a}', '\u{004b}', '\u{004c}', '\u{004d}', '\u{004e}', '\u{004f}', '\u{0050}',
+    '\u{0051}', '\u{0052}', '\u{00b9}', '\u{00fb}', '\u{00fc}', '\u{00f9}', '\u{00fa}', '\u{00ff}',
+    '\u{005c}', '\u{00f7}', '\u{0053}', '\u{0054}', '\u{0055}', '\u{0056}', '\u{0057}', '\u{0058}',
+    '\u{0059}', '\u{005a}', '\u{00b2}', '\u{00d4}', '\u{00d6}', '\u{00d2}', '\u{00d3}', '\u{00d5}',
+    '\u{0030}', '\u{0031}', '\u{0032}', '\u{0033}', '\u{0034}', '\u{0035}', '\u{0036}', '\u{0037}',
+    '\u{0038}', '\u{0039}', '\u{00b3}', '\u{00db}', '\u{00dc}', '\u{00d9}', '\u{00da}', '\u{009f}',
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(enc: &'static Encoding, text: &str) {
+        let (bytes, _, unmappable) = enc.encode(text);
+        assert!(!unmappable);
+        let d = detect(&bytes, false);
+        assert_eq!(d.encoding.name(), enc.name(), "detecting {}", enc.name());
+        assert_eq!(d.encoding.decode(&bytes[d.bom_len..]), text);
+    }
+
+    #[test]
+    fn legacy_encodings() {
+        let zh = "简体中文是中华人民共和国的官方文字，这是一个测试文件，用于检测编码是否正确。"
+            .repeat(4);
+        roundtrip(encoding_rs::GBK, &zh);
+        let ru = "В гимназии он не был в числе первых учеников, но и не последним. Однажды зимой он пришёл домой поздно. ".repeat(4);
+        roundtrip(encoding_rs::KOI8_R, &ru);
+        roundtrip(encoding_rs::WINDOWS_1251, &ru);
+        roundtrip(encoding_rs::IBM866, &ru);
+        roundtrip(encoding_rs::X_MAC_CYRILLIC, &ru);
+    }
+
+    #[test]
+    fn boms_and_utf16() {
+        let d = detect(b"\xEF\xBB\xBFhi", false);
+        assert_eq!((d.encoding.name(), d.bom_len), ("UTF-8", 3));
+        let le: Vec<u8> = "plain ascii text here"
+            .encode_utf16()
+            .flat_map(|u| u.to_le_bytes())
+            .collect();
+        assert_eq!(detect(&le, false).encoding.name(), "UTF-16LE");
+        let be: Vec<u8> = "plain ascii text here"
+            .encode_utf16()
+            .flat_map(|u| u.to_be_bytes())
+            .collect();
+        assert_eq!(detect(&be, false).encoding.name(), "UTF-16BE");
+    }
+
+    #[test]
+    fn ebcdic_text() {
+        let text = "IntelliStation POWER workstations (and more) are described here.";
+        let bytes: Vec<u8> = text
+            .chars()
+            .map(|c| CP500.iter().position(|t| *t == c).unwrap() as u8)
+            .collect();
+        let d = detect(&bytes, false);
+        assert!(matches!(d.encoding, TextEncoding::Ebcdic(_)));
+        assert_eq!(d.encoding.decode(&bytes), text);
+    }
+
+    #[test]
+    fn declared_charset_far_into_file() {
+        let mut html = b"<html><head>".to_vec();
+        html.extend(std::iter::repeat_n(b' ', 10_000));
+        html.extend(b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1251\"></head><body>");
+        html.extend(encoding_rs::WINDOWS_1251.encode("Аренда квартир").0.iter());
+        let d = detect(&html, true);
+        assert_eq!(
+            (d.encoding.name(), d.confidence),
+            ("windows-1251", Confidence::Declared)
+        );
+    }
+
+    #[test]
+    fn encoded_len_matches() {
+        for (enc, t) in [
+            (encoding_rs::GBK, "中文abc"),
+            (encoding_rs::UTF_16LE, "a𝓼b"),
+            (encoding_rs::UTF_8, "é𝓼"),
+        ] {
+            let te = TextEncoding::Rs(enc);
+            let bytes: Vec<u8> = if enc == encoding_rs::UTF_16LE {
+                t.encode_utf16().flat_map(|u| u.to_le_bytes()).collect()
+            } else {
+                enc.encode(t).0.into_owned()
+            };
+            assert_eq!(te.encoded_len(t), bytes.len());
+        }
+    }
+}

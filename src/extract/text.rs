@@ -1,0 +1,374 @@
+//! The text family (plain, CSV/TSV, config, markup, source): raw text, byte-exact after
+//! decoding, with line and byte windows, queries, and truncation with exact `next` cursors.
+
+use serde_json::{json, Map, Value};
+
+use super::encoding::{self, Detected, TextEncoding};
+use super::{Extractor, Input};
+use crate::config::Limits;
+use crate::envelope::{close_truncated, Extraction};
+use crate::error::ApiError;
+use crate::options::{self, grep, ReadRequest};
+use crate::sniff::{Format, TextKind};
+
+pub struct TextExtractor;
+
+impl Extractor for TextExtractor {
+    fn extract(
+        &self,
+        input: &Input,
+        req: &ReadRequest,
+        limits: &Limits,
+    ) -> Result<Extraction, ApiError> {
+        let bytes = std::fs::read(&input.path).map_err(ApiError::internal)?;
+        let markup = matches!(input.format, Format::Text(TextKind::Html | TextKind::Xml));
+        extract_bytes(&bytes, markup, req, limits)
+    }
+}
+
+/// Split text into lines, each keeping its terminator (`\n`, `\r\n` or a lone `\r`), so
+/// that concatenating any run of lines gives back the text exactly.
+pub fn split_lines(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => {
+                lines.push(&text[start..=i]);
+                start = i + 1;
+            }
+            b'\r' => {
+                let end = if b.get(i + 1) == Some(&b'\n') {
+                    i + 1
+                } else {
+                    i
+                };
+                lines.push(&text[start..=end]);
+                i = end;
+                start = end + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if start < b.len() {
+        lines.push(&text[start..]);
+    }
+    lines
+}
+
+fn strip_eol(line: &str) -> &str {
+    line.trim_end_matches(['\n', '\r'])
+}
+
+/// Extract from bytes already in memory (the whole file).
+pub fn extract_bytes(
+    bytes: &[u8],
+    markup: bool,
+    req: &ReadRequest,
+    limits: &Limits,
+) -> Result<Extraction, ApiError> {
+    let max_chars = req.max_chars(limits.max_chars)?;
+    let query = req.query()?;
+    let offset = options::count("offset", req.offset, 0)?;
+    let limit = options::count("limit", req.limit, 1)?;
+    let byte_offset = options::count("byte_offset", req.byte_offset, 0)?;
+    let byte_length = options::count("byte_length", req.byte_length, 1)?;
+    let byte_mode = byte_offset.is_some() || byte_length.is_some();
+    if byte_mode && (offset.is_some() || limit.is_some()) {
+        return Err(ApiError::invalid_option(
+            "byte_offset/byte_length and offset/limit exclude each other",
+        )
+        .with_hint("Use offset/limit for lines, or byte_offset/byte_length for bytes, not both."));
+    }
+    if byte_mode && query.is_some() {
+        return Err(ApiError::invalid_option(
+            "query searches lines and cannot be combined with byte_offset/byte_length",
+        )
+        .with_hint("Use query with offset/limit, or drop the query."));
+    }
+
+    let det = encoding::detect(bytes, markup);
+    let mut extra = Map::new();
+    extra.insert("encoding".into(), json!(det.encoding.name()));
+    extra.insert("encoding_confidence".into(), json!(det.confidence.as_str()));
+    extra.insert("size".into(), json!(bytes.len()));
+
+    if byte_mode {
+        let full_lines = split_lines(&det.encoding.decode(&bytes[det.bom_len..])).len();
+        extra.insert("total_lines".into(), json!(full_lines));
+        return byte_window(
+            bytes,
+            det,
+            byte_offset.unwrap_or(0),
+            byte_length,
+            max_chars,
+            limits,
+            extra,
+        );
+    }
+
+    let text = det.encoding.decode(&bytes[det.bom_len..]);
+    let lines = split_lines(&text);
+    let total = lines.len() as u64;
+    extra.insert("total_lines".into(), json!(total));
+    if let Some(off) = offset {
+        if off >= total {
+            return Err(ApiError::out_of_range(format!(
+                "offset {off} but the file has {total} line{}",
+                if total == 1 { "" } else { "s" }
+            ))
+            .with_hint(if total == 0 {
+                "The file is empty; read it without offset.".to_string()
+            } else {
+                format!("Use an offset from 0 to {}.", total - 1)
+            }));
+        }
+    }
+    let start = offset.unwrap_or(0) as usize;
+    let end = match limit {
+        Some(l) => (start as u64).saturating_add(l).min(total) as usize,
+        None => lines.len(),
+    };
+    let window = &lines[start..end];
+
+    if let Some(q) = query {
+        let bare: Vec<&str> = window.iter().map(|l| strip_eol(l)).collect();
+        let (out, hits) = grep(&bare, start as u64 + 1, &q);
+        let mut ex = cut_grep(out, max_chars, limit.map(|_| end as u64));
+        ex.matches = Some(hits as u64);
+        ex.extra = extra;
+        return Ok(ex);
+    }
+
+    let char_count: usize = window.iter().map(|l| l.chars().count()).sum();
+    let mut ex = Extraction {
+        char_count: char_count as u64,
+        extra,
+        ..Default::default()
+    };
+    if char_count <= max_chars {
+        ex.text = window.concat();
+        return Ok(ex);
+    }
+    // Cut at a line boundary when at least one line fits.
+    let mut used = 0usize;
+    let mut k = 0usize;
+    while k < window.len() {
+        let n = window[k].chars().count();
+        if used + n > max_chars {
+            break;
+        }
+        used += n;
+        k += 1;
+    }
+    ex.truncated = true;
+    let mut next = Map::new();
+    if k > 0 {
+        ex.text = close_truncated(window[..k].concat(), char_count as u64);
+        next.insert("offset".into(), json!(start + k));
+        if limit.is_some() {
+            next.insert("limit".into(), json!(end - start - k));
+        }
+    } else {
+        // One line longer than the whole budget: return its start and read on by bytes.
+        let line = window[0];
+        let cut = line
+            .char_indices()
+            .nth(max_chars)
+            .map(|(i, _)| i)
+            .unwrap_or(line.len());
+        let before: String = lines[..start].concat();
+        let pos = det.bom_len
+            + det.encoding.encoded_len(&before)
+            + det.encoding.encoded_len(&line[..cut]);
+        ex.text = close_truncated(line[..cut].to_string(), char_count as u64);
+        next.insert("byte_offset".into(), json!(pos));
+        ex.warnings.push(format!(
+            "line {} alone is longer than max_chars ({max_chars}); `next` continues by bytes",
+            start + 1
+        ));
+    }
+    ex.next = Some(next);
+    Ok(ex)
+}
+
+/// Cut grep output at a whole output line; `next.offset` restarts the search after the
+/// last line shown.
+fn cut_grep(out: String, max_chars: usize, window_end: Option<u64>) -> Extraction {
+    let char_count = out.chars().count() as u64;
+    if char_count as usize <= max_chars {
+        return Extraction {
+            text: out,
+            char_count,
+            ..Default::default()
+        };
+    }
+    let mut used = 0usize;
+    let mut kept_bytes = 0usize;
+    let mut last_line_no: Option<u64> = None;
+    for line in out.split_inclusive('\n') {
+        let n = line.chars().count();
+        if used + n > max_chars {
+            break;
+        }
+        used += n;
+        kept_bytes += line.len();
+        let num: String = line.chars().take_while(|c| c.is_ascii_digit()).collect();
+        if let Ok(n) = num.parse::<u64>() {
+            last_line_no = Some(n);
+        }
+    }
+    // Even the first output line does not fit: cut inside it, and restart on that line.
+    let (kept, resume) = match last_line_no {
+        Some(n) => (out[..kept_bytes].to_string(), n),
+        None => {
+            let cut = out
+                .char_indices()
+                .nth(max_chars)
+                .map(|(i, _)| i)
+                .unwrap_or(out.len());
+            let first: String = out.chars().take_while(|c| c.is_ascii_digit()).collect();
+            (out[..cut].to_string(), first.parse::<u64>().unwrap_or(1))
+        }
+    };
+    let mut next = Map::new();
+    // Line numbers are 1-based; `resume` is the 0-based offset of the line after it.
+    next.insert("offset".into(), json!(resume));
+    if let Some(end) = window_end {
+        next.insert("limit".into(), json!(end.saturating_sub(resume).max(1)));
+    }
+    Extraction {
+        text: close_truncated(kept, char_count),
+        char_count,
+        truncated: true,
+        next: Some(next),
+        ..Default::default()
+    }
+}
+
+/// A byte window `[byte_offset, byte_offset + length)` of the file, snapped to character
+/// boundaries of its encoding.
+fn byte_window(
+    bytes: &[u8],
+    det: Detected,
+    byte_offset: u64,
+    byte_length: Option<u64>,
+    max_chars: usize,
+    limits: &Limits,
+    mut extra: Map<String, Value>,
+) -> Result<Extraction, ApiError> {
+    let size = bytes.len() as u64;
+    if byte_offset >= size {
+        return Err(ApiError::out_of_range(format!(
+            "byte_offset {byte_offset} but the file has {size} bytes"
+        ))
+        .with_hint(if size == 0 {
+            "The file is empty; read it without byte_offset.".to_string()
+        } else {
+            format!("Use a byte_offset from 0 to {}.", size - 1)
+        }));
+    }
+    let enc = det.encoding;
+    let unit = enc.unit();
+    let bom = det.bom_len;
+    let mut start = (byte_offset as usize).max(bom);
+    start = bom + (start - bom).div_ceil(unit) * unit;
+    let want_end = byte_length
+        .map(|l| byte_offset.saturating_add(l))
+        .unwrap_or(byte_offset.saturating_add(limits.default_byte_length))
+        .min(size) as usize;
+    let mut end = if want_end == bytes.len() {
+        want_end
+    } else {
+        bom + (want_end.max(start) - bom) / unit * unit
+    };
+    end = end.max(start);
+    let mut warnings = Vec::new();
+    // Snap to character boundaries: move the start forward and the end back by at most
+    // three bytes until the window decodes cleanly.
+    let (s2, e2) = snap(bytes, enc, start, end);
+    if s2 != start {
+        warnings.push(format!(
+            "byte_offset {byte_offset} falls inside a character; reading from byte {s2}"
+        ));
+    }
+    let (start, end) = (s2, e2.max(s2));
+    let text = enc.decode(&bytes[start..end]).into_owned();
+    let char_count = text.chars().count() as u64;
+    let mut ex = Extraction {
+        char_count,
+        ..Default::default()
+    };
+    let mut next = Map::new();
+    if char_count as usize > max_chars {
+        let cut = text
+            .char_indices()
+            .nth(max_chars)
+            .map(|(i, _)| i)
+            .unwrap_or(text.len());
+        let resume = start + enc.encoded_len(&text[..cut]);
+        ex.truncated = true;
+        ex.text = close_truncated(text[..cut].to_string(), char_count);
+        next.insert("byte_offset".into(), json!(resume));
+        if byte_length.is_some() {
+            next.insert("byte_length".into(), json!(end - resume));
+        }
+    } else {
+        ex.text = text;
+        if byte_length.is_none() && end < bytes.len() {
+            // The default window stopped before the end of the file: say how to read on.
+            next.insert("byte_offset".into(), json!(end));
+            warnings.push(format!(
+                "read bytes {start}..{end} of {size}; `next` continues with the following bytes"
+            ));
+        }
+    }
+    if !next.is_empty() {
+        ex.next = Some(next);
+    }
+    extra.insert("byte_range".into(), json!([start, end]));
+    ex.warnings = warnings;
+    ex.extra = extra;
+    Ok(ex)
+}
+
+fn snap(bytes: &[u8], enc: TextEncoding, start: usize, end: usize) -> (usize, usize) {
+    if enc.unit() != 1 || start >= end {
+        return (start, end);
+    }
+    for ds in 0..4usize {
+        let s = start + ds;
+        if s > end {
+            break;
+        }
+        for de in 0..4usize {
+            let e = end.saturating_sub(de);
+            if e < s {
+                break;
+            }
+            if enc.decode_strict(&bytes[s..e]).is_some() {
+                return (s, e);
+            }
+        }
+    }
+    (start, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_keep_their_terminators() {
+        assert_eq!(
+            split_lines("a\nb\r\nc\rd"),
+            vec!["a\n", "b\r\n", "c\r", "d"]
+        );
+        assert_eq!(split_lines("a\n"), vec!["a\n"]);
+        assert!(split_lines("").is_empty());
+        assert_eq!(split_lines("\n\n"), vec!["\n", "\n"]);
+    }
+}

@@ -1,0 +1,322 @@
+//! `POST /upload`, `GET /files`, `GET /files/{id}`, `DELETE /files/{id}`.
+
+use axum::extract::multipart::MultipartRejection;
+use axum::extract::{DefaultBodyLimit, Multipart, Path, Query, State};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::auth::Tenant;
+use super::AppState;
+use crate::db::{self, FileRecord};
+use crate::error::{ApiError, ErrorBody, ErrorCode};
+use crate::sniff;
+use crate::store::{clean_name, random_hex};
+
+pub fn router(max_request_bytes: u64) -> Router<AppState> {
+    Router::new()
+        .route(
+            "/upload",
+            // A little slack over the limit for multipart framing; our own count decides.
+            post(upload).layer(DefaultBodyLimit::max(
+                (max_request_bytes as usize).saturating_add(64 * 1024),
+            )),
+        )
+        .route("/files", get(list))
+        .route("/files/{id}", get(show).delete(remove))
+}
+
+/// `{"status":"ok","files":[…]}`
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UploadResponse {
+    #[schema(value_type = String, example = "ok")]
+    pub status: &'static str,
+    pub files: Vec<FileRecord>,
+}
+
+/// The multipart form of `POST /upload`: one or more parts with a file name.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct UploadForm {
+    /// The file(s) to upload; repeat the part for several.
+    #[schema(value_type = Vec<String>, format = Binary)]
+    file: Vec<u8>,
+}
+
+/// Upload one or more files (multipart). Each file's type is decided from its bytes;
+/// executables and archives are refused and nothing of the request is kept.
+#[utoipa::path(post, path = "/upload", tag = "files",
+    request_body(content = UploadForm, content_type = "multipart/form-data"),
+    responses(
+        (status = 200, description = "stored", body = UploadResponse),
+        (status = 400, description = "invalid_request", body = ErrorBody),
+        (status = 401, description = "unauthorized", body = ErrorBody),
+        (status = 413, description = "too_large", body = ErrorBody),
+        (status = 415, description = "blocked_type, binary_content, legacy_format", body = ErrorBody),
+        (status = 422, description = "encrypted", body = ErrorBody)),
+    security((), ("bearer" = [])))]
+pub async fn upload(
+    State(st): State<AppState>,
+    Tenant(tenant): Tenant,
+    form: Result<Multipart, MultipartRejection>,
+) -> Result<Json<UploadResponse>, ApiError> {
+    let mut form = form.map_err(|e| {
+        ApiError::invalid_request(format!("expected a multipart/form-data body: {e}")).with_hint(
+            "Send the file as a multipart form field, e.g. curl -F file=@report.pdf …/upload",
+        )
+    })?;
+    let mut stored: Vec<FileRecord> = Vec::new();
+    let result = receive_all(&st, &tenant, &mut form, &mut stored).await;
+    match result {
+        Ok(()) if stored.is_empty() => Err(ApiError::invalid_request("the upload holds no file")
+            .with_hint("Send at least one multipart part with a file name, e.g. curl -F file=@report.pdf …/upload")),
+        Ok(()) => Ok(Json(UploadResponse { status: "ok", files: stored })),
+        Err(e) => {
+            // Nothing of a failed request is kept.
+            for rec in &stored {
+                let _ = forget(&st, &rec.tenant, &rec.file_id).await;
+            }
+            Err(e)
+        }
+    }
+}
+
+async fn receive_all(
+    st: &AppState,
+    tenant: &str,
+    form: &mut Multipart,
+    stored: &mut Vec<FileRecord>,
+) -> Result<(), ApiError> {
+    let limits = &st.limits;
+    let mut total: u64 = 0;
+    loop {
+        let field = match form.next_field().await {
+            Ok(Some(f)) => f,
+            Ok(None) => return Ok(()),
+            Err(e) => return Err(multipart_error(e, limits.max_request_bytes)),
+        };
+        let Some(raw_name) = field.file_name().map(str::to_string) else {
+            // Plain form fields carry no file; they are ignored.
+            continue;
+        };
+        if stored.len() >= limits.max_files_per_upload {
+            return Err(ApiError::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "more than {} files in one upload",
+                    limits.max_files_per_upload
+                ),
+            )
+            .with_hint("Upload the files in several requests."));
+        }
+        let name = clean_name(&raw_name);
+        let rec = receive_one(st, tenant, &name, field, &mut total).await?;
+        stored.push(rec);
+    }
+}
+
+async fn receive_one(
+    st: &AppState,
+    tenant: &str,
+    name: &str,
+    mut field: axum::extract::multipart::Field<'_>,
+    total: &mut u64,
+) -> Result<FileRecord, ApiError> {
+    let limits = &st.limits;
+    let mut inc = st.store.incoming().await.map_err(ApiError::internal)?;
+    loop {
+        let chunk = match field.chunk().await {
+            Ok(Some(c)) => c,
+            Ok(None) => break,
+            Err(e) => {
+                inc.discard().await;
+                return Err(multipart_error(e, limits.max_request_bytes));
+            }
+        };
+        *total += chunk.len() as u64;
+        if inc.size + chunk.len() as u64 > limits.max_file_bytes
+            || *total > limits.max_request_bytes
+        {
+            inc.discard().await;
+            let (what, lim) = if *total > limits.max_request_bytes {
+                ("the upload request", limits.max_request_bytes)
+            } else {
+                ("the file", limits.max_file_bytes)
+            };
+            return Err(ApiError::new(
+                ErrorCode::TooLarge,
+                format!("{name}: {what} is over the limit of {} bytes", lim),
+            )
+            .with_hint("Split the document, or ask the operator to raise DOCREADER_MAX_FILE_BYTES / DOCREADER_MAX_REQUEST_BYTES."));
+        }
+        if let Err(e) = inc.write(&chunk).await {
+            inc.discard().await;
+            return Err(ApiError::internal(e));
+        }
+    }
+    let size = inc.size;
+    let (tmp, sha256) = inc.finish().await.map_err(ApiError::internal)?;
+
+    // Decide the type from the bytes, off the async runtime (it may read the zip directory).
+    let hint = name.to_string();
+    let tmp2 = tmp.clone();
+    let sniffed = tokio::task::spawn_blocking(move || {
+        let mut f = std::fs::File::open(&tmp2)?;
+        Ok::<_, std::io::Error>(sniff::sniff_file(&mut f, &hint))
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(ApiError::internal)?;
+    let format = match sniffed {
+        Ok(f) => f,
+        Err(refusal) => {
+            let _ = tokio::fs::remove_file(&tmp).await;
+            let mut e = refusal.into_error();
+            e.message = format!("{name}: {}", e.message);
+            tracing::info!(code = e.code.as_str(), size, "upload refused");
+            return Err(e);
+        }
+    };
+
+    let rec = FileRecord {
+        file_id: format!("f_{}", random_hex(16)),
+        tenant: tenant.to_string(),
+        name: name.to_string(),
+        size: size as i64,
+        sha256: sha256.clone(),
+        format: format.family().as_str().to_string(),
+        mime: format.mime().to_string(),
+        created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    };
+    let _g = st.store.refs_lock.lock().await;
+    if let Err(e) = st.store.commit(&tmp, &sha256).await {
+        let _ = tokio::fs::remove_file(&tmp).await;
+        return Err(ApiError::internal(e));
+    }
+    if let Err(e) = db::insert(&st.db, &rec).await {
+        if db::refs(&st.db, &sha256).await.unwrap_or(1) == 0 {
+            let _ = st.store.remove(&sha256).await;
+        }
+        return Err(ApiError::internal(e));
+    }
+    tracing::info!(file_id = %rec.file_id, format = %rec.format, size, "stored");
+    Ok(rec)
+}
+
+fn multipart_error(e: axum::extract::multipart::MultipartError, limit: u64) -> ApiError {
+    if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(
+            ErrorCode::TooLarge,
+            format!("the upload request is over the limit of {limit} bytes"),
+        )
+    } else {
+        ApiError::invalid_request(format!("malformed multipart body: {}", e.body_text()))
+            .with_hint("Send a multipart/form-data body with one part per file.")
+    }
+}
+
+/// Delete a row and, when no upload references the bytes any more, the bytes.
+async fn forget(st: &AppState, tenant: &str, id: &str) -> Result<bool, ApiError> {
+    let _g = st.store.refs_lock.lock().await;
+    let Some(sha) = db::delete(&st.db, tenant, id)
+        .await
+        .map_err(ApiError::internal)?
+    else {
+        return Ok(false);
+    };
+    if db::refs(&st.db, &sha).await.map_err(ApiError::internal)? == 0 {
+        st.store.remove(&sha).await.map_err(ApiError::internal)?;
+    }
+    Ok(true)
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct ListParams {
+    /// At most this many files (default 100, at most 1000).
+    pub limit: Option<i64>,
+    /// Skip this many files.
+    pub offset: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FileList {
+    #[schema(value_type = String, example = "ok")]
+    pub status: &'static str,
+    pub files: Vec<FileRecord>,
+}
+
+/// The caller's files, newest first.
+#[utoipa::path(get, path = "/files", tag = "files", params(ListParams),
+    responses((status = 200, body = FileList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
+    security((), ("bearer" = [])))]
+pub async fn list(
+    State(st): State<AppState>,
+    Tenant(tenant): Tenant,
+    params: Result<Query<ListParams>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<FileList>, ApiError> {
+    let Query(p) = params.map_err(|e| ApiError::invalid_option(e.body_text()))?;
+    let limit = p.limit.unwrap_or(100);
+    let offset = p.offset.unwrap_or(0);
+    if !(1..=1000).contains(&limit) || offset < 0 {
+        return Err(ApiError::invalid_option(
+            "limit must be 1..1000 and offset ≥ 0",
+        ));
+    }
+    let files = db::list(&st.db, &tenant, limit, offset)
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(Json(FileList {
+        status: "ok",
+        files,
+    }))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FileInfo {
+    #[schema(value_type = String, example = "ok")]
+    pub status: &'static str,
+    pub file: FileRecord,
+}
+
+/// One of the caller's files.
+#[utoipa::path(get, path = "/files/{id}", tag = "files", params(("id" = String, Path, description = "file id")),
+    responses((status = 200, body = FileInfo), (status = 404, body = ErrorBody)),
+    security((), ("bearer" = [])))]
+pub async fn show(
+    State(st): State<AppState>,
+    Tenant(tenant): Tenant,
+    Path(id): Path<String>,
+) -> Result<Json<FileInfo>, ApiError> {
+    let file = db::get(&st.db, &tenant, &id)
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(ApiError::not_found)?;
+    Ok(Json(FileInfo { status: "ok", file }))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Deleted {
+    #[schema(value_type = String, example = "ok")]
+    pub status: &'static str,
+    pub deleted: String,
+}
+
+/// Delete one of the caller's files. The bytes go when no other upload references them.
+#[utoipa::path(delete, path = "/files/{id}", tag = "files", params(("id" = String, Path, description = "file id")),
+    responses((status = 200, body = Deleted), (status = 404, body = ErrorBody)),
+    security((), ("bearer" = [])))]
+pub async fn remove(
+    State(st): State<AppState>,
+    Tenant(tenant): Tenant,
+    Path(id): Path<String>,
+) -> Result<Json<Deleted>, ApiError> {
+    if forget(&st, &tenant, &id).await? {
+        Ok(Json(Deleted {
+            status: "ok",
+            deleted: id,
+        }))
+    } else {
+        Err(ApiError::not_found())
+    }
+}

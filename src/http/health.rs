@@ -1,0 +1,40 @@
+//! `/healthz` (the process answers) and `/readyz` (the database and data dir work).
+
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use super::AppState;
+use crate::error::{ApiError, ErrorCode};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+}
+
+/// Liveness: the process is up.
+#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, description = "alive", body = Object)))]
+pub async fn healthz() -> Json<Value> {
+    Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+}
+
+/// Readiness: the database answers and the upload directory is writable.
+#[utoipa::path(get, path = "/readyz", tag = "health", responses(
+    (status = 200, description = "ready", body = Object),
+    (status = 503, description = "not ready", body = crate::error::ErrorBody)))]
+pub async fn readyz(State(st): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let unavailable =
+        |what: &str| ApiError::new(ErrorCode::Unavailable, format!("not ready: {what}"));
+    sqlx::query("SELECT 1")
+        .execute(&st.db)
+        .await
+        .map_err(|_| unavailable("database"))?;
+    let probe = st.data_dir.join("tmp").join(".ready");
+    tokio::fs::write(&probe, b"")
+        .await
+        .map_err(|_| unavailable("data directory not writable"))?;
+    let _ = tokio::fs::remove_file(&probe).await;
+    Ok(Json(json!({"status": "ok"})))
+}

@@ -1,0 +1,158 @@
+//! The HTTP service: `AppState`, `app(state) -> Router`, and the OpenAPI description.
+//! Each endpoint family lives in its own module with its own `router()`.
+
+pub mod auth;
+pub mod files;
+pub mod health;
+pub mod read;
+pub mod request_id;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::http::{header, HeaderName, Method};
+use axum::Router;
+use sqlx::SqlitePool;
+use tokio::sync::Semaphore;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::config::{Limits, ServeArgs};
+use crate::error::{ApiError, ErrorCode};
+
+/// Everything a handler needs, cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: SqlitePool,
+    pub store: Arc<crate::store::Store>,
+    pub data_dir: PathBuf,
+    pub limits: Limits,
+    /// `Some` when API keys are configured: key → tenant.
+    pub api_keys: Option<Arc<HashMap<String, String>>>,
+    /// Canonical folders `path` reads may come from; empty: `path` is refused.
+    pub allowed_roots: Arc<Vec<PathBuf>>,
+    pub cors_origins: Vec<String>,
+    /// Bounded concurrency of extraction.
+    pub read_slots: Arc<Semaphore>,
+}
+
+impl AppState {
+    /// Open the database (applying migrations) and the upload directory.
+    pub async fn new(args: &ServeArgs) -> Result<Self, String> {
+        let db = crate::db::open(&args.data_dir).await.map_err(|e| {
+            format!(
+                "cannot open the database under {}: {e}",
+                args.data_dir.display()
+            )
+        })?;
+        let store = crate::store::Store::open(&args.data_dir)
+            .map_err(|e| format!("cannot use the data dir {}: {e}", args.data_dir.display()))?;
+        let api_keys = match &args.api_keys {
+            Some(spec) if !spec.trim().is_empty() => Some(Arc::new(auth::parse_keys(spec)?)),
+            _ => None,
+        };
+        let mut roots = Vec::new();
+        for r in args
+            .allowed_roots
+            .iter()
+            .flat_map(|s| s.split(':'))
+            .filter(|s| !s.is_empty())
+        {
+            let c = std::fs::canonicalize(r).map_err(|e| format!("allowed root {r}: {e}"))?;
+            roots.push(c);
+        }
+        let cors_origins = args
+            .cors_origins
+            .iter()
+            .flat_map(|s| s.split(','))
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        Ok(Self {
+            db,
+            store: Arc::new(store),
+            data_dir: args.data_dir.clone(),
+            limits: args.limits.clone(),
+            api_keys,
+            allowed_roots: Arc::new(roots),
+            cors_origins,
+            read_slots: Arc::new(Semaphore::new(args.limits.max_concurrent_reads.max(1))),
+        })
+    }
+}
+
+/// The whole service as a router: what `serve` runs and tests drive.
+pub fn app(state: AppState) -> Router {
+    let mut router = Router::new()
+        .merge(health::router())
+        .merge(files::router(state.limits.max_request_bytes))
+        .merge(read::router())
+        .merge(SwaggerUi::new("/docs").url("/openapi.json", ApiDoc::openapi()))
+        .fallback(|| async {
+            ApiError::new(ErrorCode::NotFound, "no such endpoint")
+                .with_hint("See /docs for the endpoints.")
+        })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(
+                ErrorCode::MethodNotAllowed,
+                "method not allowed on this endpoint",
+            )
+        });
+    if !state.cors_origins.is_empty() {
+        let origins: Vec<_> = state
+            .cors_origins
+            .iter()
+            .filter_map(|o| o.parse().ok())
+            .collect();
+        router = router.layer(
+            CorsLayer::new()
+                .allow_origin(AllowOrigin::list(origins))
+                .allow_methods([Method::GET, Method::POST, Method::DELETE])
+                .allow_headers([
+                    header::AUTHORIZATION,
+                    header::CONTENT_TYPE,
+                    HeaderName::from_static("x-request-id"),
+                ])
+                .expose_headers([HeaderName::from_static("x-request-id")]),
+        );
+    }
+    router
+        .layer(axum::middleware::from_fn(request_id::layer))
+        .with_state(state)
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "docreader", description = "Reads any document and hands back its text in one JSON envelope. Upload with POST /upload, then POST /read. Every error is {\"status\":\"error\",\"error\":{\"code\",\"message\",\"hint\"}} with a stable code (see the ErrorCode schema)."),
+    paths(files::upload, files::list, files::show, files::remove, read::read, health::healthz, health::readyz),
+    components(schemas(crate::error::ErrorCode, crate::error::ErrorBody, crate::error::ErrorDetail,
+        crate::envelope::Envelope, crate::options::ReadRequest, crate::db::FileRecord, crate::sniff::Family,
+        files::UploadResponse, files::FileList, files::FileInfo, files::Deleted)),
+    modifiers(&BearerAuth),
+    tags((name = "files", description = "Upload and manage files"), (name = "read", description = "Read a document"), (name = "health", description = "Probes"))
+)]
+pub struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        );
+    }
+}
+
+/// The OpenAPI description as committed in `openapi/openapi.json`.
+pub fn openapi_json() -> String {
+    let mut s = ApiDoc::openapi()
+        .to_pretty_json()
+        .expect("the OpenAPI description serializes");
+    s.push('\n');
+    s
+}

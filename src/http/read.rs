@@ -1,0 +1,200 @@
+//! `POST /read`: resolve the file (an upload of the caller's tenant, or an allowed server
+//! path), then hand it to `extract::run`.
+
+use std::path::{Path, PathBuf};
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::State;
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::Value;
+
+use super::auth::Tenant;
+use super::AppState;
+use crate::db;
+use crate::envelope::Envelope;
+use crate::error::{ApiError, ErrorBody, ErrorCode};
+use crate::extract::{self, Input};
+use crate::options::ReadRequest;
+use crate::sniff::{self, Format};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/read", post(read))
+}
+
+/// Read a file: text and format metadata in one envelope. Options that do not fit the
+/// file's format are refused (`unsupported_option`); positions past the end are
+/// `out_of_range`; a cut text says how to read on in `next`.
+#[utoipa::path(post, path = "/read", tag = "read", request_body = ReadRequest,
+    responses(
+        (status = 200, description = "the envelope", body = Envelope),
+        (status = 400, description = "invalid_request, invalid_option, unsupported_option, invalid_range, inverted_range", body = ErrorBody),
+        (status = 401, description = "unauthorized", body = ErrorBody),
+        (status = 403, description = "outside_allowed_roots", body = ErrorBody),
+        (status = 404, description = "not_found", body = ErrorBody),
+        (status = 415, description = "blocked_type, binary_content, legacy_format, unsupported_format", body = ErrorBody),
+        (status = 416, description = "out_of_range", body = ErrorBody),
+        (status = 422, description = "encrypted, corrupt, no_ocr_engine", body = ErrorBody),
+        (status = 500, description = "extraction_crashed, internal", body = ErrorBody),
+        (status = 503, description = "unavailable", body = ErrorBody),
+        (status = 504, description = "timeout", body = ErrorBody)),
+    security((), ("bearer" = [])))]
+pub async fn read(
+    State(st): State<AppState>,
+    Tenant(tenant): Tenant,
+    body: Result<Json<Value>, JsonRejection>,
+) -> Result<Json<Envelope>, ApiError> {
+    let Json(body) = body.map_err(|e| {
+        ApiError::invalid_request(format!("the body is not valid JSON: {}", e.body_text()))
+    })?;
+    if !body.is_object() {
+        return Err(ApiError::invalid_request(
+            "the body must be a JSON object such as {\"file_id\": \"f_…\"}",
+        ));
+    }
+    let req: ReadRequest = serde_json::from_value(body).map_err(|e| {
+        ApiError::invalid_option(format!("bad option: {e}"))
+            .with_hint("See the ReadRequest schema at /docs for option names and types.")
+    })?;
+    let (input, file_id) = match (&req.file_id, &req.path) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid_request(
+                "give either file_id or path, not both",
+            ))
+        }
+        (None, None) => {
+            return Err(ApiError::invalid_request("missing file_id")
+                .with_hint("Upload the file with POST /upload and pass the file_id it returns."))
+        }
+        (Some(id), None) => {
+            let rec = db::get(&st.db, &tenant, id)
+                .await
+                .map_err(ApiError::internal)?
+                .ok_or_else(ApiError::not_found)?;
+            let format = Format::from_mime(&rec.mime, &rec.name)
+                .ok_or_else(|| ApiError::internal(format!("unknown stored mime {}", rec.mime)))?;
+            let input = Input {
+                path: st.store.blob_path(&rec.sha256),
+                name: rec.name,
+                format,
+                size: rec.size as u64,
+            };
+            (input, Some(rec.file_id))
+        }
+        (None, Some(p)) => (server_path_input(&st, p).await?, None),
+    };
+    let format = input.format.family().as_str();
+    let size = input.size;
+    let out = extract::run(&st.read_slots, &st.limits, input, file_id, req).await;
+    match &out {
+        Ok(env) => tracing::info!(
+            format,
+            size,
+            chars = env.char_count,
+            truncated = env.truncated,
+            elapsed_ms = env.elapsed_ms,
+            "read"
+        ),
+        Err(e) => tracing::info!(format, size, code = e.code.as_str(), "read failed"),
+    }
+    out.map(Json)
+}
+
+/// A server-side path: only under an allowed root, after resolving `~`, `..` and symlinks.
+async fn server_path_input(st: &AppState, raw: &str) -> Result<Input, ApiError> {
+    let outside = || {
+        ApiError::new(
+            ErrorCode::OutsideAllowedRoots,
+            "that path is outside the folders this service may read",
+        )
+    };
+    if st.allowed_roots.is_empty() {
+        return Err(ApiError::new(ErrorCode::OutsideAllowedRoots, "reading server paths is disabled on this service")
+            .with_hint("Upload the file with POST /upload, or ask the operator to set DOCREADER_ALLOWED_ROOTS."));
+    }
+    if raw.starts_with("\\\\") || raw.starts_with("//") || raw.contains("://") || raw.contains('\0')
+    {
+        return Err(outside().with_hint(
+            "UNC paths and URLs are not read; give a local path under an allowed root.",
+        ));
+    }
+    let expanded = expand_home(raw);
+    let resolved = tokio::fs::canonicalize(&expanded).await.map_err(|_| {
+        // Do not reveal whether a path outside the roots exists.
+        if st
+            .allowed_roots
+            .iter()
+            .any(|r| lexically_under(&expanded, r))
+        {
+            ApiError::new(ErrorCode::NotFound, "no such file under the allowed roots")
+        } else {
+            outside()
+        }
+    })?;
+    if !st
+        .allowed_roots
+        .iter()
+        .any(|root| resolved.starts_with(root))
+    {
+        return Err(outside());
+    }
+    let meta = tokio::fs::metadata(&resolved)
+        .await
+        .map_err(ApiError::internal)?;
+    if !meta.is_file() {
+        return Err(ApiError::invalid_request("that path is not a file"));
+    }
+    if meta.len() > st.limits.max_file_bytes {
+        return Err(ApiError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "the file is over the limit of {} bytes",
+                st.limits.max_file_bytes
+            ),
+        ));
+    }
+    let name = resolved
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (p, n) = (resolved.clone(), name.clone());
+    let format = tokio::task::spawn_blocking(move || {
+        let mut f = std::fs::File::open(&p)?;
+        Ok::<_, std::io::Error>(sniff::sniff_file(&mut f, &n))
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(ApiError::internal)?
+    .map_err(|r| r.into_error())?;
+    Ok(Input {
+        path: resolved,
+        name,
+        format,
+        size: meta.len(),
+    })
+}
+
+fn expand_home(p: &str) -> PathBuf {
+    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ if p == "~" => std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(p)),
+        _ => PathBuf::from(p),
+    }
+}
+
+fn lexically_under(p: &Path, root: &Path) -> bool {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out.starts_with(root)
+}

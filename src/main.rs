@@ -1,0 +1,191 @@
+//! The `docreader` binary: `serve`, `read`, `migrate`, `openapi`.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use docreader::config::{Cli, Command, ReadArgs, ServeArgs};
+use docreader::extract::{self, Input};
+use docreader::{app, sniff, AppState};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => {
+            init_tracing(&args.log_format);
+            runtime().block_on(serve(args))
+        }
+        Command::Read(args) => read(args),
+        Command::Migrate { data_dir } => {
+            init_tracing("text");
+            runtime().block_on(async {
+                match docreader::db::open(&data_dir).await {
+                    Ok(_) => {
+                        println!("database ready under {}", data_dir.display());
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        eprintln!("docreader: {e}");
+                        ExitCode::FAILURE
+                    }
+                }
+            })
+        }
+        Command::Openapi { out } => {
+            let json = docreader::http::openapi_json();
+            match out {
+                Some(p) => match std::fs::write(&p, json) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("docreader: cannot write {}: {e}", p.display());
+                        ExitCode::FAILURE
+                    }
+                },
+                None => {
+                    print!("{json}");
+                    ExitCode::SUCCESS
+                }
+            }
+        }
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+fn init_tracing(format: &str) {
+    use tracing_subscriber::EnvFilter;
+    let filter =
+        EnvFilter::try_from_env("DOCREADER_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if format == "json" {
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn serve(args: ServeArgs) -> ExitCode {
+    let keys_set = args
+        .api_keys
+        .as_deref()
+        .is_some_and(|k| !k.trim().is_empty());
+    if !keys_set && !args.addr.ip().is_loopback() && !args.allow_unauthenticated {
+        eprintln!(
+            "docreader: refusing to serve on {} without API keys. Set DOCREADER_API_KEYS=key:tenant, \
+             or pass --allow-unauthenticated when a gateway in front authenticates.",
+            args.addr
+        );
+        return ExitCode::FAILURE;
+    }
+    let state = match AppState::new(&args).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("docreader: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(args.addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("docreader: cannot listen on {}: {e}", args.addr);
+            return ExitCode::FAILURE;
+        }
+    };
+    let addr = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    tracing::info!(%addr, data_dir = %args.data_dir.display(), auth = keys_set, "docreader listening");
+    // Printed plainly too, so scripts and people see where to go.
+    eprintln!("docreader listening on http://{addr} (docs at http://{addr}/docs)");
+    let served = axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await;
+    match served {
+        Ok(()) => {
+            tracing::info!("docreader stopped");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("docreader: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// SIGTERM or Ctrl-C: stop accepting, let in-flight requests finish.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+fn read(args: ReadArgs) -> ExitCode {
+    let limits = docreader::config::Limits::default();
+    let req = args.to_request();
+    let result = (|| {
+        let meta = std::fs::metadata(&args.file).map_err(|e| {
+            docreader::error::ApiError::new(
+                docreader::error::ErrorCode::NotFound,
+                format!("{}: {e}", args.file.display()),
+            )
+        })?;
+        let name = args
+            .file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut f =
+            std::fs::File::open(&args.file).map_err(docreader::error::ApiError::internal)?;
+        let format = sniff::sniff_file(&mut f, &name).map_err(|r| r.into_error())?;
+        let input = Input {
+            path: args.file.clone(),
+            name,
+            format,
+            size: meta.len(),
+        };
+        extract::read_blocking(&input, None, &req, &limits)
+    })();
+    let (value, ok) = match result {
+        Ok(env) => (
+            serde_json::to_value(env).expect("envelope serializes"),
+            true,
+        ),
+        Err(e) => (
+            serde_json::to_value(e.body()).expect("error serializes"),
+            false,
+        ),
+    };
+    let out = if args.pretty {
+        serde_json::to_string_pretty(&value)
+    } else {
+        serde_json::to_string(&value)
+    };
+    println!("{}", out.expect("json"));
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

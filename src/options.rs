@@ -1,0 +1,488 @@
+//! Read options: the request body, which options fit which format (the strict rule of
+//! SPEC §5), the page-range parser, and the in-document query matcher.
+
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use crate::error::{ApiError, ErrorCode};
+use crate::sniff::Family;
+
+/// Body of `POST /read`. Give `file_id` (or `path`, when the operator allows server paths),
+/// plus the options that fit the file's format. An option that does not fit is an error.
+#[derive(Debug, Default, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadRequest {
+    /// Id returned by `POST /upload`.
+    pub file_id: Option<String>,
+    /// A server-side path; only when `DOCREADER_ALLOWED_ROOTS` is set.
+    pub path: Option<String>,
+    /// Pages (pdf) or slides (pptx): `"5"`, `"1-10"`, `"1,3,5-8"`. Alias: `page_range`.
+    #[serde(alias = "page_range")]
+    pub pages: Option<String>,
+    /// Text family, e-mail body: 0-based line offset.
+    pub offset: Option<i64>,
+    /// Text family, e-mail body: number of lines.
+    pub limit: Option<i64>,
+    /// Text family: 0-based byte offset into the file (exclusive with offset/limit).
+    pub byte_offset: Option<i64>,
+    /// Text family: number of bytes to read from `byte_offset` (default 1 MiB).
+    pub byte_length: Option<i64>,
+    /// Excel: sheet name.
+    pub sheet: Option<String>,
+    /// Excel: cell range such as `A1:D10`.
+    pub range: Option<String>,
+    /// Excel: cell budget across the workbook (default 1000).
+    pub max_cells: Option<i64>,
+    /// Word: `text` or `text+tables` (default).
+    pub mode: Option<String>,
+    /// Word: paragraph budget (default 200).
+    pub max_paragraphs: Option<i64>,
+    /// Return only lines that match (pdf, text family, docx).
+    pub query: Option<String>,
+    /// `substring` (default, case-insensitive), `regex` or `iregex`.
+    pub query_mode: Option<String>,
+    /// Lines of context around each hit (default 2, at most 20).
+    pub context_lines: Option<i64>,
+    /// PDF, image: pages with fewer characters are OCR'd (default 50).
+    pub min_text_per_page: Option<i64>,
+    /// PDF, image: `auto` (default, local engines only), an engine name, or `none`.
+    pub ocr: Option<String>,
+    /// PDF, image: languages/scripts to expect, e.g. `en,zh`, `ko`, `ja-vert`.
+    pub ocr_lang: Option<String>,
+    /// PDF: password for an encrypted file.
+    pub password: Option<String>,
+    /// Image, PDF: also return OCR lines with boxes and confidences.
+    pub include_boxes: Option<bool>,
+    /// All formats: stop work after this many milliseconds.
+    pub deadline_ms: Option<i64>,
+    /// All formats: truncation budget in characters (default 15000).
+    pub max_chars: Option<i64>,
+}
+
+/// Options every format accepts.
+const UNIVERSAL: &[&str] = &["deadline_ms", "max_chars"];
+
+/// The options that fit each format family (besides `deadline_ms` and `max_chars`).
+pub fn options_for(family: Family) -> &'static [&'static str] {
+    match family {
+        Family::Text => &[
+            "offset",
+            "limit",
+            "byte_offset",
+            "byte_length",
+            "query",
+            "query_mode",
+            "context_lines",
+        ],
+        Family::Pdf => &[
+            "pages",
+            "query",
+            "query_mode",
+            "context_lines",
+            "min_text_per_page",
+            "ocr",
+            "ocr_lang",
+            "password",
+            "include_boxes",
+        ],
+        Family::Pptx => &["pages"],
+        Family::Docx => &[
+            "mode",
+            "max_paragraphs",
+            "query",
+            "query_mode",
+            "context_lines",
+        ],
+        Family::Excel => &["sheet", "range", "max_cells"],
+        Family::Image => &["min_text_per_page", "ocr", "ocr_lang", "include_boxes"],
+        Family::Email => &["offset", "limit"],
+    }
+}
+
+impl ReadRequest {
+    /// Names of the options that were given (not `file_id`/`path`).
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let mut add = |set: bool, name| {
+            if set {
+                v.push(name)
+            }
+        };
+        add(self.pages.is_some(), "pages");
+        add(self.offset.is_some(), "offset");
+        add(self.limit.is_some(), "limit");
+        add(self.byte_offset.is_some(), "byte_offset");
+        add(self.byte_length.is_some(), "byte_length");
+        add(self.sheet.is_some(), "sheet");
+        add(self.range.is_some(), "range");
+        add(self.max_cells.is_some(), "max_cells");
+        add(self.mode.is_some(), "mode");
+        add(self.max_paragraphs.is_some(), "max_paragraphs");
+        add(self.query.is_some(), "query");
+        add(self.query_mode.is_some(), "query_mode");
+        add(self.context_lines.is_some(), "context_lines");
+        add(self.min_text_per_page.is_some(), "min_text_per_page");
+        add(self.ocr.is_some(), "ocr");
+        add(self.ocr_lang.is_some(), "ocr_lang");
+        add(self.password.is_some(), "password");
+        add(self.include_boxes.is_some(), "include_boxes");
+        add(self.deadline_ms.is_some(), "deadline_ms");
+        add(self.max_chars.is_some(), "max_chars");
+        v
+    }
+
+    /// The strict rule: every given option must fit the format, or nothing is read.
+    pub fn check_fit(&self, family: Family) -> Result<(), ApiError> {
+        let fits = options_for(family);
+        let misfits: Vec<&str> = self
+            .given()
+            .into_iter()
+            .filter(|o| !fits.contains(o) && !UNIVERSAL.contains(o))
+            .collect();
+        if misfits.is_empty() {
+            return Ok(());
+        }
+        let mut ok: Vec<&str> = fits.to_vec();
+        ok.extend_from_slice(UNIVERSAL);
+        Err(ApiError::new(
+            ErrorCode::UnsupportedOption,
+            format!(
+                "option{} {} do{} not apply to {} files",
+                if misfits.len() > 1 { "s" } else { "" },
+                misfits
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if misfits.len() > 1 { "" } else { "es" },
+                family.as_str()
+            ),
+        )
+        .with_hint(format!(
+            "Options for {} files: {}.",
+            family.as_str(),
+            ok.join(", ")
+        )))
+    }
+
+    /// The truncation budget, validated.
+    pub fn max_chars(&self, default: usize) -> Result<usize, ApiError> {
+        match self.max_chars {
+            None => Ok(default),
+            Some(n) if n >= 1 && n <= 50_000_000 => Ok(n as usize),
+            Some(n) => Err(ApiError::invalid_option(format!(
+                "max_chars must be between 1 and 50000000, got {n}"
+            ))),
+        }
+    }
+
+    /// The query, when one was asked for, validated with its mode and context.
+    pub fn query(&self) -> Result<Option<Query>, ApiError> {
+        let Some(q) = &self.query else {
+            if self.query_mode.is_some() || self.context_lines.is_some() {
+                return Err(
+                    ApiError::invalid_option("query_mode and context_lines need a query")
+                        .with_hint("Add `query`, or drop query_mode/context_lines."),
+                );
+            }
+            return Ok(None);
+        };
+        Query::new(q, self.query_mode.as_deref(), self.context_lines).map(Some)
+    }
+}
+
+/// Check an optional count option: a non-negative integer (`min` is the smallest allowed).
+pub fn count(name: &str, v: Option<i64>, min: i64) -> Result<Option<u64>, ApiError> {
+    match v {
+        None => Ok(None),
+        Some(n) if n >= min => Ok(Some(n as u64)),
+        Some(n) => Err(ApiError::invalid_option(format!(
+            "{name} must be an integer ≥ {min}, got {n}"
+        ))),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Page ranges
+// ---------------------------------------------------------------------------------------
+
+/// Parse a page/slide spec into inclusive 1-based spans, checking only its syntax.
+pub fn parse_spans(spec: &str) -> Result<Vec<(u64, u64)>, ApiError> {
+    let invalid = |why: &str| {
+        ApiError::new(
+            ErrorCode::InvalidRange,
+            format!("invalid page range {spec:?}: {why}"),
+        )
+    };
+    let norm: String = spec
+        .chars()
+        .map(|c| match c {
+            '\u{2013}' | '\u{2014}' | '\u{2212}' | '\u{2010}' | '\u{2011}' => '-',
+            c => c,
+        })
+        .collect();
+    if norm.trim().is_empty() {
+        return Err(invalid("it is empty"));
+    }
+    let num = |s: &str| -> Result<u64, ApiError> {
+        let s = s.trim();
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(invalid("expected page numbers such as 5, 1-10 or 1,3,5-8"));
+        }
+        let n: u64 = s.parse().map_err(|_| invalid("page number too large"))?;
+        if n == 0 {
+            return Err(invalid("pages are numbered from 1"));
+        }
+        Ok(n)
+    };
+    let mut spans = Vec::new();
+    for part in norm.split(',') {
+        let span = match part.split_once('-') {
+            None => {
+                let n = num(part)?;
+                (n, n)
+            }
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(ApiError::new(
+                        ErrorCode::InvertedRange,
+                        format!("page range {spec:?} runs backwards ({a} > {b})"),
+                    )
+                    .with_hint(format!("Write it from low to high: \"{b}-{a}\".")));
+                }
+                (a, b)
+            }
+        };
+        spans.push(span);
+    }
+    Ok(spans)
+}
+
+/// A resolved selection: sorted, deduplicated page numbers, plus a warning when clipped.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Selection {
+    pub pages: Vec<u64>,
+    pub warning: Option<String>,
+}
+
+/// Resolve a spec against a document of `total` pages (`unit` is "page" or "slide").
+pub fn resolve_pages(
+    spec: &str,
+    total: u64,
+    unit: &str,
+    container: &str,
+) -> Result<Selection, ApiError> {
+    let spans = parse_spans(spec)?;
+    let mut pages = Vec::new();
+    let mut clipped = false;
+    for (a, b) in spans {
+        if b > total {
+            clipped = true;
+        }
+        if a <= total {
+            pages.extend(a..=b.min(total));
+        }
+    }
+    pages.sort_unstable();
+    pages.dedup();
+    if pages.is_empty() {
+        return Err(ApiError::out_of_range(format!(
+            "{unit}s {spec} are past the end: the {container} has {total} {unit}{}",
+            if total == 1 { "" } else { "s" }
+        ))
+        .with_hint(if total == 0 {
+            format!("The {container} has no {unit}s to read.")
+        } else {
+            format!("Ask for {unit}s 1-{total}.")
+        }));
+    }
+    let warning = clipped
+        .then(|| format!("{unit} range {spec} clipped to the {container}'s {total} {unit}s"));
+    Ok(Selection { pages, warning })
+}
+
+/// Write page numbers back as a compact spec: `[1,2,3,5,7,8]` → `"1-3,5,7-8"`.
+pub fn format_pages(pages: &[u64]) -> String {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < pages.len() {
+        let start = pages[i];
+        let mut end = start;
+        while i + 1 < pages.len() && pages[i + 1] == end + 1 {
+            i += 1;
+            end = pages[i];
+        }
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    out.join(",")
+}
+
+// ---------------------------------------------------------------------------------------
+// Query
+// ---------------------------------------------------------------------------------------
+
+/// A validated in-document query.
+#[derive(Debug, Clone)]
+pub struct Query {
+    pub re: regex::Regex,
+    pub context: usize,
+}
+
+impl Query {
+    pub fn new(text: &str, mode: Option<&str>, context: Option<i64>) -> Result<Self, ApiError> {
+        if text.is_empty() {
+            return Err(
+                ApiError::invalid_option("query is empty").with_hint("Give the text to look for.")
+            );
+        }
+        let context = match context {
+            None => 2,
+            Some(n @ 0..=20) => n as usize,
+            Some(n) => {
+                return Err(ApiError::invalid_option(format!(
+                    "context_lines must be between 0 and 20, got {n}"
+                )))
+            }
+        };
+        let (pattern, ci) = match mode.unwrap_or("substring") {
+            "substring" => (regex::escape(text), true),
+            "regex" => (text.to_string(), false),
+            "iregex" => (text.to_string(), true),
+            other => {
+                return Err(
+                    ApiError::invalid_option(format!("unknown query_mode {other:?}"))
+                        .with_hint("Use substring (default), regex or iregex."),
+                )
+            }
+        };
+        let re = regex::RegexBuilder::new(&pattern)
+            .case_insensitive(ci)
+            .size_limit(2 * 1024 * 1024)
+            .build()
+            .map_err(|e| {
+                ApiError::invalid_option(format!("query is not a valid regular expression: {e}"))
+                    .with_hint(
+                        "Fix the pattern, or use query_mode \"substring\" to match it literally.",
+                    )
+            })?;
+        Ok(Self { re, context })
+    }
+}
+
+/// Lines that match, grep -n style: `N:line` for hits, `N-line` for context, `--` between
+/// groups. `first_line` is the number of `lines[0]` (1-based). Returns the text and the hit count.
+pub fn grep(lines: &[&str], first_line: u64, q: &Query) -> (String, usize) {
+    let hits: Vec<usize> = (0..lines.len())
+        .filter(|&i| q.re.is_match(lines[i]))
+        .collect();
+    let mut out = String::new();
+    let mut last_end: Option<usize> = None;
+    let mut i = 0;
+    while i < hits.len() {
+        let start = hits[i].saturating_sub(q.context);
+        let mut end = (hits[i] + q.context).min(lines.len() - 1);
+        // Merge overlapping or touching groups.
+        while i + 1 < hits.len() && hits[i + 1].saturating_sub(q.context) <= end + 1 {
+            i += 1;
+            end = (hits[i] + q.context).min(lines.len() - 1);
+        }
+        if last_end.is_some() {
+            out.push_str("--\n");
+        }
+        for (j, line) in lines.iter().enumerate().take(end + 1).skip(start) {
+            let sep = if q.re.is_match(line) { ':' } else { '-' };
+            out.push_str(&format!("{}{sep}{}\n", first_line + j as u64, line));
+        }
+        last_end = Some(end);
+        i += 1;
+    }
+    (out, hits.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_table() {
+        let ok = |spec: &str, total: u64| {
+            resolve_pages(spec, total, "page", "document").map(|s| s.pages)
+        };
+        let code = |spec: &str, total: u64| {
+            resolve_pages(spec, total, "page", "document")
+                .unwrap_err()
+                .code
+        };
+        assert_eq!(ok("5", 10).unwrap(), vec![5]);
+        assert_eq!(ok("1-3", 10).unwrap(), vec![1, 2, 3]);
+        assert_eq!(ok("1,3,5-8", 10).unwrap(), vec![1, 3, 5, 6, 7, 8]);
+        assert_eq!(
+            ok("8-6,1", 10).map_err(|e| e.code),
+            Err(ErrorCode::InvertedRange)
+        );
+        assert_eq!(ok("2\u{2013}3", 10).unwrap(), vec![2, 3]);
+        assert_eq!(ok("2\u{2014}3", 10).unwrap(), vec![2, 3]);
+        assert_eq!(ok("2\u{2212}3", 10).unwrap(), vec![2, 3]);
+        assert_eq!(ok(" 3 , 1-2 ,2", 10).unwrap(), vec![1, 2, 3]);
+        assert_eq!(code("5-1", 10), ErrorCode::InvertedRange);
+        for bad in [
+            "abc", "2-", "-2", "", " ", "1,,2", "0", "1-0", "1.5", "1-2-3",
+        ] {
+            assert!(
+                matches!(
+                    code(bad, 10),
+                    ErrorCode::InvalidRange | ErrorCode::InvertedRange
+                ),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(code("11-20", 10), ErrorCode::OutOfRange);
+        let e = resolve_pages("11", 10, "page", "document").unwrap_err();
+        assert!(e.message.contains("has 10 pages"), "{}", e.message);
+        let s = resolve_pages("8-12", 10, "page", "document").unwrap();
+        assert_eq!(s.pages, vec![8, 9, 10]);
+        assert!(s.warning.is_some());
+        // A huge span does not allocate past the document.
+        assert_eq!(ok("1-99999999999", 3).unwrap(), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn pages_format_back() {
+        assert_eq!(format_pages(&[1, 2, 3, 5, 7, 8]), "1-3,5,7-8");
+        assert_eq!(format_pages(&[4]), "4");
+        for spec in ["1-3,5,7-8", "2", "1,3"] {
+            let s = resolve_pages(spec, 10, "page", "document").unwrap();
+            assert_eq!(format_pages(&s.pages), spec);
+        }
+    }
+
+    #[test]
+    fn grep_groups_with_context() {
+        let lines = ["a", "hit one", "b", "c", "d", "e", "f", "HIT two", "g"];
+        let q = Query::new("hit", None, Some(1)).unwrap();
+        let (out, n) = grep(&lines, 1, &q);
+        assert_eq!(n, 2);
+        assert_eq!(out, "1-a\n2:hit one\n3-b\n--\n7-f\n8:HIT two\n9-g\n");
+        assert!(Query::new("(", Some("regex"), None).is_err());
+        assert!(Query::new("x", Some("fuzzy"), None).is_err());
+        assert!(Query::new("x", None, Some(21)).is_err());
+    }
+
+    #[test]
+    fn fit_is_strict() {
+        let r = ReadRequest {
+            pages: Some("1".into()),
+            ..Default::default()
+        };
+        let e = r.check_fit(Family::Text).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnsupportedOption);
+        assert!(e.hint.contains("offset"));
+        assert!(r.check_fit(Family::Pdf).is_ok());
+    }
+}

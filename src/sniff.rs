@@ -1,0 +1,690 @@
+//! Decides what a file is from its bytes: `enum Format` and `sniff()`.
+//!
+//! The file name is only a hint, used where content is ambiguous (the plain-text
+//! family, and telling .docm from .docx). Executables and archives are blocked here.
+
+use std::io::{Read, Seek};
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// The family reported as `format` in the envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    Pdf,
+    Docx,
+    Pptx,
+    Excel,
+    Image,
+    Email,
+    Text,
+}
+
+impl Family {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pdf => "pdf",
+            Self::Docx => "docx",
+            Self::Pptx => "pptx",
+            Self::Excel => "excel",
+            Self::Image => "image",
+            Self::Email => "email",
+            Self::Text => "text",
+        }
+    }
+}
+
+/// Every readable format, a closed set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    Pdf,
+    Docx { macros: bool },
+    Pptx { macros: bool },
+    Xlsx { macros: bool },
+    Xls,
+    Ods,
+    Odt,
+    Odp,
+    Msg,
+    Eml,
+    Image(ImageKind),
+    Text(TextKind),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ImageKind {
+    Png,
+    Jpeg,
+    Gif,
+    Bmp,
+    Webp,
+    Tiff,
+}
+
+/// The plain-text family: what kind of text, from the name hint and the content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TextKind {
+    Plain,
+    Markdown,
+    Csv,
+    Tsv,
+    Json,
+    Yaml,
+    Toml,
+    Ini,
+    Html,
+    Xml,
+    Source,
+}
+
+impl Format {
+    pub fn family(self) -> Family {
+        match self {
+            Self::Pdf => Family::Pdf,
+            Self::Docx { .. } | Self::Odt => Family::Docx,
+            Self::Pptx { .. } | Self::Odp => Family::Pptx,
+            Self::Xlsx { .. } | Self::Xls | Self::Ods => Family::Excel,
+            Self::Msg | Self::Eml => Family::Email,
+            Self::Image(_) => Family::Image,
+            Self::Text(_) => Family::Text,
+        }
+    }
+
+    /// The exact media type.
+    pub fn mime(self) -> &'static str {
+        match self {
+            Self::Pdf => "application/pdf",
+            Self::Docx { macros: false } => {
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+            }
+            Self::Docx { macros: true } => "application/vnd.ms-word.document.macroEnabled.12",
+            Self::Pptx { macros: false } => {
+                "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+            }
+            Self::Pptx { macros: true } => {
+                "application/vnd.ms-powerpoint.presentation.macroEnabled.12"
+            }
+            Self::Xlsx { macros: false } => {
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+            }
+            Self::Xlsx { macros: true } => "application/vnd.ms-excel.sheet.macroEnabled.12",
+            Self::Xls => "application/vnd.ms-excel",
+            Self::Ods => "application/vnd.oasis.opendocument.spreadsheet",
+            Self::Odt => "application/vnd.oasis.opendocument.text",
+            Self::Odp => "application/vnd.oasis.opendocument.presentation",
+            Self::Msg => "application/vnd.ms-outlook",
+            Self::Eml => "message/rfc822",
+            Self::Image(k) => match k {
+                ImageKind::Png => "image/png",
+                ImageKind::Jpeg => "image/jpeg",
+                ImageKind::Gif => "image/gif",
+                ImageKind::Bmp => "image/bmp",
+                ImageKind::Webp => "image/webp",
+                ImageKind::Tiff => "image/tiff",
+            },
+            Self::Text(k) => match k {
+                TextKind::Plain => "text/plain",
+                TextKind::Markdown => "text/markdown",
+                TextKind::Csv => "text/csv",
+                TextKind::Tsv => "text/tab-separated-values",
+                TextKind::Json => "application/json",
+                TextKind::Yaml => "application/yaml",
+                TextKind::Toml => "application/toml",
+                TextKind::Ini => "text/plain",
+                TextKind::Html => "text/html",
+                TextKind::Xml => "application/xml",
+                TextKind::Source => "text/plain",
+            },
+        }
+    }
+
+    /// The inverse of `mime()`, for formats read back from the database.
+    pub fn from_mime(mime: &str, name: &str) -> Option<Format> {
+        if mime == "text/plain" {
+            return Some(Format::Text(text_kind_from_name(name)));
+        }
+        ALL_FORMATS.iter().copied().find(|f| f.mime() == mime)
+    }
+}
+
+const ALL_FORMATS: &[Format] = &[
+    Format::Pdf,
+    Format::Docx { macros: false },
+    Format::Docx { macros: true },
+    Format::Pptx { macros: false },
+    Format::Pptx { macros: true },
+    Format::Xlsx { macros: false },
+    Format::Xlsx { macros: true },
+    Format::Xls,
+    Format::Ods,
+    Format::Odt,
+    Format::Odp,
+    Format::Msg,
+    Format::Eml,
+    Format::Image(ImageKind::Png),
+    Format::Image(ImageKind::Jpeg),
+    Format::Image(ImageKind::Gif),
+    Format::Image(ImageKind::Bmp),
+    Format::Image(ImageKind::Webp),
+    Format::Image(ImageKind::Tiff),
+    Format::Text(TextKind::Markdown),
+    Format::Text(TextKind::Csv),
+    Format::Text(TextKind::Tsv),
+    Format::Text(TextKind::Json),
+    Format::Text(TextKind::Yaml),
+    Format::Text(TextKind::Toml),
+    Format::Text(TextKind::Html),
+    Format::Text(TextKind::Xml),
+];
+
+/// Why a file is refused at the door.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// An executable or library: what was detected.
+    Executable(&'static str),
+    /// An archive: what was detected.
+    Archive(&'static str),
+    /// Binary content that is no document (audio, video, a database, …).
+    Binary(String),
+    /// Binary Office 97-2003 Word or PowerPoint.
+    Legacy(&'static str),
+    /// An encrypted Office package (OLE2 `EncryptedPackage`).
+    EncryptedOffice,
+}
+
+impl Refusal {
+    pub fn into_error(self) -> crate::error::ApiError {
+        use crate::error::{ApiError, ErrorCode};
+        match self {
+            Refusal::Executable(what) => ApiError::new(
+                ErrorCode::BlockedType,
+                format!("{what} detected: executables and libraries are not accepted"),
+            )
+            .with_hint("Upload documents only (PDF, Office, e-mail, images, text). A script is accepted as text when it starts with a #! line."),
+            Refusal::Archive(what) => ApiError::new(
+                ErrorCode::BlockedType,
+                format!("{what} archive detected: archives are not accepted"),
+            )
+            .with_hint("Extract the archive locally and upload the documents inside it one by one."),
+            Refusal::Binary(what) => ApiError::new(
+                ErrorCode::BinaryContent,
+                format!("{what}: binary content that is no document"),
+            ),
+            Refusal::Legacy(what) => ApiError::new(
+                ErrorCode::LegacyFormat,
+                format!("{what} (Office 97-2003 binary format) is not read"),
+            )
+            .with_hint(if what.contains("PowerPoint") {
+                "Open it in PowerPoint (or LibreOffice) and save it as .pptx, then upload that."
+            } else {
+                "Open it in Word (or LibreOffice) and save it as .docx, then upload that."
+            }),
+            Refusal::EncryptedOffice => ApiError::new(
+                ErrorCode::Encrypted,
+                "the Office document is password-protected",
+            )
+            .with_hint("Remove the password in the program that made the file (or save an unprotected copy) and upload that."),
+        }
+    }
+}
+
+/// The lowercased extension of a client-supplied name, if any.
+pub fn extension(name: &str) -> Option<String> {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let (stem, ext) = base.rsplit_once('.')?;
+    if stem.is_empty() && !base.starts_with('.') {
+        return None;
+    }
+    Some(ext.to_ascii_lowercase())
+}
+
+/// The text kind a name suggests.
+pub fn text_kind_from_name(name: &str) -> TextKind {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    if matches!(
+        base,
+        "Dockerfile" | "Makefile" | "GNUmakefile" | "CMakeLists.txt"
+    ) {
+        return TextKind::Source;
+    }
+    match extension(name).as_deref() {
+        Some("md" | "markdown") => TextKind::Markdown,
+        Some("csv") => TextKind::Csv,
+        Some("tsv" | "tab") => TextKind::Tsv,
+        Some("json" | "jsonl" | "ndjson") => TextKind::Json,
+        Some("yaml" | "yml") => TextKind::Yaml,
+        Some("toml") => TextKind::Toml,
+        Some("ini" | "cfg" | "conf" | "env") => TextKind::Ini,
+        Some("html" | "htm" | "xhtml") => TextKind::Html,
+        Some("xml" | "rss" | "atom" | "svg" | "xsd" | "xsl") => TextKind::Xml,
+        Some(
+            "py" | "pyi" | "js" | "jsx" | "mjs" | "cjs" | "ts" | "tsx" | "go" | "rs" | "java"
+            | "kt" | "swift" | "c" | "h" | "cc" | "cpp" | "hpp" | "cxx" | "rb" | "php" | "pl"
+            | "lua" | "sh" | "bash" | "zsh" | "ps1" | "bat" | "r" | "m" | "sql" | "cmake" | "cs"
+            | "scala" | "dart",
+        ) => TextKind::Source,
+        _ => TextKind::Plain,
+    }
+}
+
+/// How many leading bytes `sniff` looks at for signatures.
+pub const HEAD_LEN: usize = 64 * 1024;
+
+/// Decide the format of a stored file. `file` is rewound and read as needed:
+/// the head for signatures, the central directory of a zip, the directory of an OLE2 file.
+pub fn sniff_file(file: &mut std::fs::File, name_hint: &str) -> Result<Format, Refusal> {
+    let mut head = Vec::with_capacity(HEAD_LEN);
+    file.rewind()
+        .map_err(|e| Refusal::Binary(format!("unreadable file ({e})")))?;
+    file.by_ref()
+        .take(HEAD_LEN as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| Refusal::Binary(format!("unreadable file ({e})")))?;
+    let total = file
+        .metadata()
+        .map(|m| m.len())
+        .unwrap_or(head.len() as u64);
+    sniff(&head, total, name_hint, || {
+        let _ = file.rewind();
+        file
+    })
+}
+
+/// Decide the format from the head of a file. `open` gives random access to the whole
+/// file when the head is not enough (zip and OLE2 containers).
+pub fn sniff<R: Read + Seek>(
+    head: &[u8],
+    total_len: u64,
+    name_hint: &str,
+    open: impl FnOnce() -> R,
+) -> Result<Format, Refusal> {
+    // Executables first: a name can never make them acceptable.
+    if head.starts_with(b"\x7fELF") {
+        return Err(Refusal::Executable("ELF executable or shared library"));
+    }
+    if head.starts_with(b"MZ") && is_pe(head) {
+        return Err(Refusal::Executable("Windows PE/MZ executable"));
+    }
+    if head.len() >= 4 {
+        let m = [head[0], head[1], head[2], head[3]];
+        match m {
+            [0xFE, 0xED, 0xFA, 0xCE]
+            | [0xFE, 0xED, 0xFA, 0xCF]
+            | [0xCE, 0xFA, 0xED, 0xFE]
+            | [0xCF, 0xFA, 0xED, 0xFE] => return Err(Refusal::Executable("Mach-O executable")),
+            [0xCA, 0xFE, 0xBA, 0xBE] => {
+                // Java class files and Mach-O fat binaries share this magic.
+                return Err(Refusal::Executable(if head.len() >= 8 && head[7] >= 45 {
+                    "Java class file"
+                } else {
+                    "Mach-O universal binary"
+                }));
+            }
+            [0x00, 0x61, 0x73, 0x6D] => return Err(Refusal::Executable("WebAssembly module")),
+            _ => {}
+        }
+    }
+    if head.starts_with(b"dex\n") {
+        return Err(Refusal::Executable("Android DEX executable"));
+    }
+
+    // Documents with unambiguous signatures.
+    if find(&head[..head.len().min(1024)], b"%PDF-").is_some() {
+        return Ok(Format::Pdf);
+    }
+    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        return sniff_zip(head, open(), total_len, name_hint);
+    }
+    if head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) {
+        return sniff_ole(open());
+    }
+    if let Some(img) = image_kind(head) {
+        return Ok(Format::Image(img));
+    }
+
+    // Archives and compressed streams.
+    if let Some(what) = archive_kind(head) {
+        return Err(Refusal::Archive(what));
+    }
+
+    // Other binary kinds people drop by mistake.
+    if let Some(t) = infer::get(head) {
+        use infer::MatcherType as M;
+        match t.matcher_type() {
+            M::Audio | M::Video | M::Font | M::Image => {
+                return Err(Refusal::Binary(format!(
+                    "{} ({})",
+                    t.mime_type(),
+                    t.extension()
+                )))
+            }
+            M::App if t.mime_type() == "application/vnd.sqlite3" => {
+                return Err(Refusal::Binary("SQLite database".into()))
+            }
+            _ => {}
+        }
+    }
+
+    // The text family: decided by the bytes, kind by the name.
+    if looks_binary(head) {
+        return Err(Refusal::Binary("unrecognised binary data".into()));
+    }
+    if matches!(
+        extension(name_hint).as_deref(),
+        Some("eml" | "mht" | "mhtml")
+    ) || looks_like_email(head)
+    {
+        return Ok(Format::Eml);
+    }
+    Ok(Format::Text(text_kind_from_name(name_hint)))
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+fn is_pe(head: &[u8]) -> bool {
+    // A real DOS/PE header: e_lfanew points at "PE\0\0", or at least the DOS stub is there.
+    if head.len() < 64 {
+        return head.len() >= 2;
+    }
+    let off = u32::from_le_bytes([head[60], head[61], head[62], head[63]]) as usize;
+    if off + 4 <= head.len() && &head[off..off + 4] == b"PE\0\0" {
+        return true;
+    }
+    // Old DOS executables have no PE header; a text file starting "MZ" has printable bytes here.
+    head[2..64].iter().filter(|b| **b == 0).count() > 8
+}
+
+fn image_kind(head: &[u8]) -> Option<ImageKind> {
+    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some(ImageKind::Png)
+    } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some(ImageKind::Jpeg)
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some(ImageKind::Gif)
+    } else if head.starts_with(b"BM") && head.len() > 14 && head[6..10] == [0, 0, 0, 0] {
+        Some(ImageKind::Bmp)
+    } else if head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP" {
+        Some(ImageKind::Webp)
+    } else if head.starts_with(b"II*\0") || head.starts_with(b"MM\0*") {
+        Some(ImageKind::Tiff)
+    } else {
+        None
+    }
+}
+
+fn archive_kind(head: &[u8]) -> Option<&'static str> {
+    let starts = |m: &[u8]| head.starts_with(m);
+    if starts(&[0x1F, 0x8B]) {
+        Some("gzip")
+    } else if starts(b"BZh") && head.len() > 3 && head[3].is_ascii_digit() {
+        Some("bzip2")
+    } else if starts(&[0xFD, b'7', b'z', b'X', b'Z', 0x00]) {
+        Some("xz")
+    } else if starts(&[0x28, 0xB5, 0x2F, 0xFD]) {
+        Some("zstd")
+    } else if starts(&[b'7', b'z', 0xBC, 0xAF, 0x27, 0x1C]) {
+        Some("7z")
+    } else if starts(b"Rar!\x1a\x07") {
+        Some("RAR")
+    } else if starts(b"MSCF\0\0\0\0") {
+        Some("Microsoft cabinet (CAB)")
+    } else if starts(b"PK\x07\x08") || starts(b"PK00") {
+        Some("zip")
+    } else if starts(&[0x04, 0x22, 0x4D, 0x18]) {
+        Some("lz4")
+    } else if starts(b"\x1f\x9d") || starts(b"\x1f\xa0") {
+        Some("compress (.Z)")
+    } else if head.len() >= 262 && (&head[257..262] == b"ustar") {
+        Some("tar")
+    } else if starts(b"!<arch>\n") {
+        Some("ar")
+    } else if starts(b"xar!") {
+        Some("xar")
+    } else if head.len() >= 0x8006
+        && [0x8001usize, 0x8801, 0x9001]
+            .iter()
+            .any(|&o| head.len() >= o + 5 && &head[o..o + 5] == b"CD001")
+    {
+        Some("ISO 9660 disk image")
+    } else {
+        None
+    }
+}
+
+/// Binary when the head has NUL bytes (that are not UTF-16 text) or many control bytes.
+fn looks_binary(head: &[u8]) -> bool {
+    if head.is_empty() {
+        return false;
+    }
+    if crate::extract::encoding::utf16_kind(head).is_some() {
+        return false;
+    }
+    let sample = &head[..head.len().min(8192)];
+    let nul = sample.iter().filter(|b| **b == 0).count();
+    if nul > 0 {
+        return true;
+    }
+    let ctrl = sample
+        .iter()
+        .filter(|b| matches!(**b, 0x01..=0x08 | 0x0E..=0x1A | 0x1C..=0x1F))
+        .count();
+    ctrl * 10 > sample.len()
+}
+
+/// An RFC 822 message: the first line is a header and the head carries several
+/// headers that only mail has.
+fn looks_like_email(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+    let mut lines = text.lines();
+    let Some(first) = lines.next() else {
+        return false;
+    };
+    let is_header = |l: &str| {
+        l.split_once(':').is_some_and(|(k, _)| {
+            !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+    };
+    if !is_header(first) && !first.starts_with("From ") {
+        return false;
+    }
+    let known = [
+        "from:",
+        "to:",
+        "subject:",
+        "date:",
+        "message-id:",
+        "received:",
+        "return-path:",
+        "mime-version:",
+        "delivered-to:",
+    ];
+    let mut seen = 0;
+    for l in text.lines().take(60) {
+        if l.is_empty() {
+            break;
+        }
+        let low = l.to_ascii_lowercase();
+        if known.iter().any(|k| low.starts_with(k)) {
+            seen += 1;
+        }
+    }
+    seen >= 3
+}
+
+/// A zip is accepted only as an Office Open XML or OpenDocument package.
+fn sniff_zip<R: Read + Seek>(
+    head: &[u8],
+    mut r: R,
+    total_len: u64,
+    name_hint: &str,
+) -> Result<Format, Refusal> {
+    let names = crate::extract::zipdir::entry_names(&mut r, total_len, 10_000).unwrap_or_default();
+    let has = |n: &str| names.iter().any(|e| e == n);
+    let ext = extension(name_hint);
+    if has("[Content_Types].xml") {
+        let macros = names.iter().any(|n| n.ends_with("vbaProject.bin"))
+            || matches!(ext.as_deref(), Some("docm" | "xlsm" | "pptm"));
+        if has("word/document.xml") || names.iter().any(|n| n.starts_with("word/document")) {
+            return Ok(Format::Docx { macros });
+        }
+        if has("xl/workbook.xml") || has("xl/workbook.bin") {
+            return Ok(Format::Xlsx { macros });
+        }
+        if has("ppt/presentation.xml") {
+            return Ok(Format::Pptx { macros });
+        }
+    }
+    if has("mimetype") && has("content.xml") {
+        // ODF stores `mimetype` first and uncompressed, so its bytes follow the local header.
+        let declared = (head.len() > 38 && &head[30..38] == b"mimetype")
+            .then(|| String::from_utf8_lossy(&head[38..head.len().min(38 + 80)]).into_owned())
+            .unwrap_or_default();
+        let odf = |kind: &str| {
+            declared.starts_with(&format!("application/vnd.oasis.opendocument.{kind}"))
+        };
+        if odf("spreadsheet") || ext.as_deref() == Some("ods") {
+            return Ok(Format::Ods);
+        }
+        if odf("presentation") || ext.as_deref() == Some("odp") {
+            return Ok(Format::Odp);
+        }
+        if odf("text") || ext.as_deref() == Some("odt") {
+            return Ok(Format::Odt);
+        }
+    }
+    Err(Refusal::Archive("zip"))
+}
+
+/// OLE2 compound files: Excel 97-2003 is read; Word/PowerPoint 97-2003 are legacy;
+/// Outlook messages are mail; an encrypted OOXML package is encrypted.
+fn sniff_ole<R: Read + Seek>(r: R) -> Result<Format, Refusal> {
+    let Ok(cf) = cfb::CompoundFile::open(r) else {
+        return Err(Refusal::Binary("damaged OLE2 compound file".into()));
+    };
+    let mut names = Vec::new();
+    for e in cf.walk() {
+        names.push(e.name().to_string());
+        if names.len() > 10_000 {
+            break;
+        }
+    }
+    let has = |n: &str| names.iter().any(|e| e == n);
+    if has("EncryptedPackage") && has("EncryptionInfo") {
+        return Err(Refusal::EncryptedOffice);
+    }
+    if has("Workbook") || has("Book") {
+        return Ok(Format::Xls);
+    }
+    if names.iter().any(|n| n.starts_with("__substg1.0_")) || has("__properties_version1.0") {
+        return Ok(Format::Msg);
+    }
+    if has("WordDocument") {
+        return Err(Refusal::Legacy("Word 97-2003 document (.doc)"));
+    }
+    if has("PowerPoint Document") {
+        return Err(Refusal::Legacy("PowerPoint 97-2003 presentation (.ppt)"));
+    }
+    Err(Refusal::Binary(
+        "OLE2 compound file that is no known document".into(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn s(bytes: &[u8], name: &str) -> Result<Format, Refusal> {
+        sniff(bytes, bytes.len() as u64, name, || {
+            Cursor::new(bytes.to_vec())
+        })
+    }
+
+    #[test]
+    fn content_beats_name() {
+        assert!(matches!(
+            s(b"\x7fELF\x02\x01\x01", "report.pdf"),
+            Err(Refusal::Executable(_))
+        ));
+        assert_eq!(s(b"%PDF-1.7\n", "notes.txt"), Ok(Format::Pdf));
+        assert!(matches!(
+            s(&[0x1F, 0x8B, 8, 0], "a.csv"),
+            Err(Refusal::Archive("gzip"))
+        ));
+    }
+
+    #[test]
+    fn scripts_are_text() {
+        assert_eq!(
+            s(b"#!/bin/sh\necho hi\n", "run.sh"),
+            Ok(Format::Text(TextKind::Source))
+        );
+    }
+
+    #[test]
+    fn text_kinds_follow_the_name() {
+        assert_eq!(s(b"a,b\n1,2\n", "x.csv"), Ok(Format::Text(TextKind::Csv)));
+        assert_eq!(
+            s(b"key = 1\n", "Cargo.toml"),
+            Ok(Format::Text(TextKind::Toml))
+        );
+        assert_eq!(
+            s(b"FROM debian\n", "Dockerfile"),
+            Ok(Format::Text(TextKind::Source))
+        );
+        assert_eq!(
+            s(b"whatever\n", "file.weird"),
+            Ok(Format::Text(TextKind::Plain))
+        );
+        assert_eq!(s(b"", "empty.txt"), Ok(Format::Text(TextKind::Plain)));
+    }
+
+    #[test]
+    fn binary_is_refused() {
+        assert!(matches!(
+            s(b"abc\0\x01\x02\x03\0\0\x05", "a.txt"),
+            Err(Refusal::Binary(_))
+        ));
+    }
+
+    #[test]
+    fn utf16_is_not_binary() {
+        let bytes: Vec<u8> = "hello world, this is text\n"
+            .encode_utf16()
+            .flat_map(|u| u.to_le_bytes())
+            .collect();
+        assert_eq!(s(&bytes, "a.txt"), Ok(Format::Text(TextKind::Plain)));
+    }
+
+    #[test]
+    fn email_headers_are_email() {
+        let m =
+            b"From: a@b.c\nTo: d@e.f\nSubject: hi\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nbody\n";
+        assert_eq!(s(m, "message"), Ok(Format::Eml));
+        assert_eq!(
+            s(b"Subject: notes\nplain text after\n", "n.txt"),
+            Ok(Format::Text(TextKind::Plain))
+        );
+    }
+
+    #[test]
+    fn mime_round_trips() {
+        for f in ALL_FORMATS {
+            assert_eq!(Format::from_mime(f.mime(), "x"), Some(*f), "{f:?}");
+        }
+        assert_eq!(
+            Format::from_mime("text/plain", "a.py"),
+            Some(Format::Text(TextKind::Source))
+        );
+    }
+
+    #[test]
+    fn extensions() {
+        assert_eq!(extension("a/b.TXT").as_deref(), Some("txt"));
+        assert_eq!(extension("noext"), None);
+        assert_eq!(extension(".env").as_deref(), Some("env"));
+    }
+}

@@ -1,0 +1,140 @@
+//! The scoped upload directory: bytes stream into a temp file under `<data>/tmp`, are
+//! checked, then renamed atomically to `<data>/blobs/<sha256[..2]>/<sha256>`. Names the
+//! client sends never touch a path.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::Mutex;
+
+/// The blob directory and the lock that keeps "is this blob still referenced?" and
+/// "store this blob" from interleaving.
+#[derive(Debug)]
+pub struct Store {
+    root: PathBuf,
+    /// Held while a blob gains or loses a reference.
+    pub refs_lock: Mutex<()>,
+}
+
+/// A file being received.
+pub struct Incoming {
+    path: PathBuf,
+    file: tokio::fs::File,
+    hasher: Sha256,
+    pub size: u64,
+}
+
+impl Store {
+    pub fn open(data_dir: &Path) -> std::io::Result<Self> {
+        std::fs::create_dir_all(data_dir.join("blobs"))?;
+        let tmp = data_dir.join("tmp");
+        // Leftovers of an interrupted upload are garbage.
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp)?;
+        Ok(Self {
+            root: data_dir.to_path_buf(),
+            refs_lock: Mutex::new(()),
+        })
+    }
+
+    pub fn blob_path(&self, sha256: &str) -> PathBuf {
+        debug_assert!(sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit()));
+        self.root.join("blobs").join(&sha256[..2]).join(sha256)
+    }
+
+    /// Start receiving a file into a fresh temp file.
+    pub async fn incoming(&self) -> std::io::Result<Incoming> {
+        let path = self.root.join("tmp").join(format!("up-{}", random_hex(16)));
+        let file = tokio::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .await?;
+        Ok(Incoming {
+            path,
+            file,
+            hasher: Sha256::new(),
+            size: 0,
+        })
+    }
+
+    /// Move a received file into place under its hash (or drop it when the bytes are
+    /// already stored). The caller holds `refs_lock`.
+    pub async fn commit(&self, tmp: &Path, sha256: &str) -> std::io::Result<PathBuf> {
+        let dest = self.blob_path(sha256);
+        if tokio::fs::try_exists(&dest).await? {
+            tokio::fs::remove_file(tmp).await?;
+        } else {
+            tokio::fs::create_dir_all(dest.parent().expect("blob has a parent")).await?;
+            tokio::fs::rename(tmp, &dest).await?;
+        }
+        Ok(dest)
+    }
+
+    /// Remove a blob's bytes. The caller holds `refs_lock` and has checked no row refers to it.
+    pub async fn remove(&self, sha256: &str) -> std::io::Result<()> {
+        match tokio::fs::remove_file(self.blob_path(sha256)).await {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Incoming {
+    pub async fn write(&mut self, chunk: &[u8]) -> std::io::Result<()> {
+        self.hasher.update(chunk);
+        self.size += chunk.len() as u64;
+        self.file.write_all(chunk).await
+    }
+
+    /// Finish writing; returns the temp path and the hex sha256.
+    pub async fn finish(mut self) -> std::io::Result<(PathBuf, String)> {
+        self.file.flush().await?;
+        self.file.sync_data().await?;
+        Ok((self.path, hex::encode(self.hasher.finalize())))
+    }
+
+    /// Give up: remove the temp file.
+    pub async fn discard(self) {
+        drop(self.file);
+        let _ = tokio::fs::remove_file(&self.path).await;
+    }
+}
+
+/// Random hex from the OS generator (file ids, temp names, request ids).
+pub fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).expect("the OS random generator is available");
+    hex::encode(buf)
+}
+
+/// The client's name reduced to a safe label: last path component, no control
+/// characters, at most 255 characters. Used as metadata only.
+pub fn clean_name(raw: &str) -> String {
+    let base = raw
+        .rsplit(['/', '\\'])
+        .find(|s| !s.is_empty())
+        .unwrap_or("");
+    let cleaned: String = base.chars().filter(|c| !c.is_control()).take(255).collect();
+    let cleaned = cleaned.trim();
+    if cleaned.is_empty() || cleaned == "." || cleaned == ".." {
+        "upload".to_string()
+    } else {
+        cleaned.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_labels_not_paths() {
+        assert_eq!(clean_name("../../etc/passwd"), "passwd");
+        assert_eq!(clean_name("C:\\Users\\x\\report.pdf"), "report.pdf");
+        assert_eq!(clean_name(".."), "upload");
+        assert_eq!(clean_name("a\u{0}b.txt"), "ab.txt");
+        assert_eq!(clean_name("dir/"), "dir");
+    }
+}
