@@ -209,11 +209,11 @@ impl Refusal {
             .with_hint("Extract the archive locally and upload the documents inside it one by one."),
             Refusal::Binary(what) => ApiError::new(
                 ErrorCode::BinaryContent,
-                format!("{what}: binary content that is no document"),
+                format!("{what}: no text can be read from it"),
             ),
             Refusal::Legacy(what) => ApiError::new(
                 ErrorCode::LegacyFormat,
-                format!("{what} (Office 97-2003 binary format) is not read"),
+                format!("{what} detected: the binary Office 97-2003 format is not read"),
             )
             .with_hint(if what.contains("PowerPoint") {
                 "Open it in PowerPoint (or LibreOffice) and save it as .pptx, then upload that."

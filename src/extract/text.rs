@@ -186,6 +186,16 @@ pub fn extract_bytes(
             + det.encoding.encoded_len(&line[..cut]);
         ex.text = close_truncated(line[..cut].to_string(), char_count as u64);
         next.insert("byte_offset".into(), json!(pos));
+        if end < lines.len() {
+            // Stay inside the line window: stop where its last line ends.
+            let window_end = pos
+                + det.encoding.encoded_len(&line[cut..])
+                + window[1..]
+                    .iter()
+                    .map(|l| det.encoding.encoded_len(l))
+                    .sum::<usize>();
+            next.insert("byte_length".into(), json!(window_end - pos));
+        }
         ex.warnings.push(format!(
             "line {} alone is longer than max_chars ({max_chars}); `next` continues by bytes",
             start + 1

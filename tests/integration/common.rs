@@ -1,0 +1,222 @@
+//! Helpers: a fresh service on a temp data dir, multipart uploads, JSON requests.
+
+use std::path::{Path, PathBuf};
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Request, StatusCode};
+use axum::Router;
+use docreader::config::ServeArgs;
+use docreader::{app, AppState};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+pub struct TestApp {
+    pub router: Router,
+    pub dir: tempfile::TempDir,
+    pub token: Option<String>,
+}
+
+pub struct Resp {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub json: Value,
+}
+
+impl TestApp {
+    pub async fn new() -> Self {
+        Self::with(|_| {}).await
+    }
+
+    pub async fn with(configure: impl FnOnce(&mut ServeArgs)) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut args = ServeArgs::with_data_dir(dir.path().join("data"));
+        configure(&mut args);
+        let state = AppState::new(&args).await.expect("state");
+        Self {
+            router: app(state),
+            dir,
+            token: None,
+        }
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// Files under the data dir's blob store.
+    pub fn stored_blobs(&self) -> usize {
+        walk(&self.data_dir().join("blobs"))
+    }
+
+    /// Files left in the temp dir of uploads.
+    pub fn temp_files(&self) -> usize {
+        walk(&self.data_dir().join("tmp"))
+    }
+
+    pub async fn send(&self, mut req: Request<Body>) -> Resp {
+        if let Some(t) = &self.token {
+            if !req.headers().contains_key("authorization") {
+                req.headers_mut()
+                    .insert("authorization", format!("Bearer {t}").parse().unwrap());
+            }
+        }
+        let resp = self.router.clone().oneshot(req).await.expect("infallible");
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+        let json = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+        };
+        Resp {
+            status,
+            headers,
+            json,
+        }
+    }
+
+    pub async fn upload_many(&self, files: &[(&str, &[u8])]) -> Resp {
+        let boundary = "----docreader-test-boundary-7MA4YWxkTrZu0gW";
+        let mut body = Vec::new();
+        for (name, bytes) in files {
+            body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes());
+            body.extend_from_slice(bytes);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+        let req = Request::post("/upload")
+            .header(
+                "content-type",
+                format!("multipart/form-data; boundary={boundary}"),
+            )
+            .body(Body::from(body))
+            .unwrap();
+        self.send(req).await
+    }
+
+    pub async fn upload(&self, name: &str, bytes: &[u8]) -> Resp {
+        self.upload_many(&[(name, bytes)]).await
+    }
+
+    /// Upload and return the file id, failing the test when the upload is refused.
+    pub async fn upload_id(&self, name: &str, bytes: &[u8]) -> String {
+        let r = self.upload(name, bytes).await;
+        assert_eq!(
+            r.status,
+            StatusCode::OK,
+            "upload of {name} failed: {}",
+            r.json
+        );
+        r.json["files"][0]["file_id"]
+            .as_str()
+            .expect("file_id")
+            .to_string()
+    }
+
+    pub async fn read(&self, body: Value) -> Resp {
+        let req = Request::post("/read")
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap();
+        self.send(req).await
+    }
+
+    /// Upload then read with options; returns the read's response.
+    pub async fn upload_and_read(&self, name: &str, bytes: &[u8], opts: Value) -> Resp {
+        let id = self.upload_id(name, bytes).await;
+        let mut body = json!({ "file_id": id });
+        if let Value::Object(o) = opts {
+            body.as_object_mut().unwrap().extend(o);
+        }
+        self.read(body).await
+    }
+
+    pub async fn get(&self, uri: &str) -> Resp {
+        self.send(Request::get(uri).body(Body::empty()).unwrap())
+            .await
+    }
+
+    pub async fn delete(&self, uri: &str) -> Resp {
+        self.send(Request::delete(uri).body(Body::empty()).unwrap())
+            .await
+    }
+}
+
+fn walk(p: &Path) -> usize {
+    let Ok(rd) = std::fs::read_dir(p) else {
+        return 0;
+    };
+    rd.flatten()
+        .map(|e| {
+            if e.path().is_dir() {
+                walk(&e.path())
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn fixture(rel: &str) -> Vec<u8> {
+    let p = repo().join("fixtures").join(rel);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("missing fixture {}: {e}", p.display()))
+}
+
+/// The shared corpus: `DOCREADER_CORPUS`, or `../shared/corpus` beside the repository.
+pub fn corpus_dir() -> PathBuf {
+    std::env::var_os("DOCREADER_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("../shared/corpus"))
+}
+
+/// Assert an error envelope: status, code, and that message and hint are present.
+pub fn assert_error(r: &Resp, status: u16, code: &str) {
+    assert_eq!(
+        r.status.as_u16(),
+        status,
+        "expected {status} {code}, got {}",
+        r.json
+    );
+    assert_eq!(r.json["status"], "error", "{}", r.json);
+    assert_eq!(r.json["error"]["code"], code, "{}", r.json);
+    assert!(
+        r.json["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{}",
+        r.json
+    );
+    assert!(
+        r.json["error"]["hint"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{}",
+        r.json
+    );
+}
+
+/// A copy of a real executable of this machine (the `true` binary).
+pub fn real_executable() -> Vec<u8> {
+    for p in ["/usr/bin/true", "/bin/true"] {
+        if let Ok(b) = std::fs::read(p) {
+            return b;
+        }
+    }
+    panic!("no /usr/bin/true on this machine to use as a real ELF executable");
+}
+
+/// Strip the closing truncation line a cut text carries.
+pub fn strip_truncation(text: &str) -> &str {
+    match text.rfind("\n... (truncated, total ") {
+        Some(i) => &text[..i],
+        None => text,
+    }
+}

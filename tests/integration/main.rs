@@ -1,0 +1,9 @@
+//! All integration tests, in one binary: they drive `app()` (and one runs the real binary).
+
+mod common;
+mod corpus;
+mod errors;
+mod openapi;
+mod read_text;
+mod server;
+mod upload;

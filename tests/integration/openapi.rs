@@ -1,0 +1,49 @@
+//! The committed OpenAPI description is the one the code generates; /docs works offline.
+
+use crate::common::*;
+
+#[tokio::test]
+async fn committed_openapi_matches_the_code() {
+    let generated = docreader::http::openapi_json();
+    let path = repo().join("openapi/openapi.json");
+    if std::env::var_os("UPDATE_OPENAPI").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).expect("openapi/openapi.json is committed");
+    assert!(
+        committed == generated,
+        "openapi/openapi.json drifted from the code: run `make openapi` (or UPDATE_OPENAPI=1 make test) and commit it"
+    );
+    // Every error code is published.
+    for code in docreader::error::ErrorCode::ALL {
+        assert!(
+            generated.contains(&format!("\"{}\"", code.as_str())),
+            "{} missing",
+            code.as_str()
+        );
+    }
+}
+
+#[tokio::test]
+async fn served_description_and_docs_page() {
+    let app = TestApp::new().await;
+    let r = app.get("/openapi.json").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.json,
+        serde_json::from_str::<serde_json::Value>(&docreader::http::openapi_json()).unwrap()
+    );
+    let r = app.get("/docs/").await;
+    assert_eq!(r.status, 200);
+    assert!(r.json.as_str().unwrap().contains("swagger-ui"));
+    // The page's script is served by us, not a CDN.
+    let r = app.get("/docs/swagger-ui-bundle.js").await;
+    assert_eq!(r.status, 200);
+}
+
+#[tokio::test]
+async fn probes() {
+    let app = TestApp::new().await;
+    assert_eq!(app.get("/healthz").await.json["status"], "ok");
+    assert_eq!(app.get("/readyz").await.json["status"], "ok");
+}

@@ -1,0 +1,352 @@
+//! The text family through `POST /read`: exact decoding, windows, queries, truncation
+//! and the `next` property, and the strict option rule.
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+#[tokio::test]
+async fn every_encoding_fixture_decodes_exactly() {
+    let cases: Vec<Value> = serde_json::from_slice(&fixture("text/cases.json")).unwrap();
+    assert!(cases.len() >= 12);
+    let app = TestApp::new().await;
+    for c in cases {
+        let name = c["file"].as_str().unwrap();
+        let r = app
+            .upload_and_read(name, &fixture(&format!("text/{name}")), json!({}))
+            .await;
+        assert_eq!(r.status, 200, "{name}: {}", r.json);
+        assert_eq!(r.json["encoding"], c["encoding"], "{name}");
+        assert_eq!(r.json["text"], c["text"], "{name} decoded differently");
+        assert_eq!(r.json["format"], "text");
+        assert_eq!(r.json["truncated"], false);
+        assert!(r.json.get("next").is_none());
+    }
+}
+
+#[tokio::test]
+async fn source_code_is_byte_exact() {
+    let app = TestApp::new().await;
+    let bytes = fixture("text/tabs_crlf.py");
+    let r = app.upload_and_read("tabs_crlf.py", &bytes, json!({})).await;
+    assert_eq!(r.json["text"].as_str().unwrap().as_bytes(), &bytes[..]);
+    assert_eq!(r.json["total_lines"], 4);
+    assert_eq!(r.json["size"], bytes.len());
+    // Config files are never parsed or pretty-printed.
+    let cfg = b"{\"a\":1,   \"b\" :[1,2]}\n# not json\n";
+    let r = app.upload_and_read("settings.json", cfg, json!({})).await;
+    assert_eq!(r.json["text"].as_str().unwrap().as_bytes(), cfg);
+    assert_eq!(r.json["mime"], "application/json");
+}
+
+fn numbered(n: usize) -> String {
+    (0..n).map(|i| format!("line {i} of the file\n")).collect()
+}
+
+#[tokio::test]
+async fn offset_and_limit() {
+    let app = TestApp::new().await;
+    let id = app.upload_id("log.txt", numbered(97).as_bytes()).await;
+    let r = app
+        .read(json!({"file_id": id, "offset": 10, "limit": 2}))
+        .await;
+    assert_eq!(r.json["text"], "line 10 of the file\nline 11 of the file\n");
+    assert_eq!(r.json["total_lines"], 97);
+    let r = app.read(json!({"file_id": id, "offset": 96})).await;
+    assert_eq!(r.json["text"], "line 96 of the file\n");
+    let r = app.read(json!({"file_id": id, "offset": 120})).await;
+    assert_error(&r, 416, "out_of_range");
+    assert_eq!(
+        r.json["error"]["message"],
+        "offset 120 but the file has 97 lines"
+    );
+    assert_error(
+        &app.read(json!({"file_id": id, "offset": 97})).await,
+        416,
+        "out_of_range",
+    );
+    assert_error(
+        &app.read(json!({"file_id": id, "limit": -1})).await,
+        400,
+        "invalid_option",
+    );
+    assert_error(
+        &app.read(json!({"file_id": id, "limit": 0})).await,
+        400,
+        "invalid_option",
+    );
+    assert_error(
+        &app.read(json!({"file_id": id, "offset": "ten"})).await,
+        400,
+        "invalid_option",
+    );
+}
+
+#[tokio::test]
+async fn empty_file() {
+    let app = TestApp::new().await;
+    let id = app.upload_id("empty.txt", b"").await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["text"], "");
+    assert_eq!(r.json["total_lines"], 0);
+    assert_eq!(r.json["char_count"], 0);
+    let r = app.read(json!({"file_id": id, "offset": 0})).await;
+    assert_error(&r, 416, "out_of_range");
+    assert_eq!(
+        r.json["error"]["message"],
+        "offset 0 but the file has 0 lines"
+    );
+    assert_error(
+        &app.read(json!({"file_id": id, "byte_offset": 0})).await,
+        416,
+        "out_of_range",
+    );
+}
+
+#[tokio::test]
+async fn line_endings_cr_only_and_crlf_count_as_lines() {
+    let app = TestApp::new().await;
+    let id = app.upload_id("mac.csv", b"a,b\rc,d\re,f\r").await;
+    let r = app
+        .read(json!({"file_id": id, "offset": 1, "limit": 1}))
+        .await;
+    assert_eq!(r.json["text"], "c,d\r");
+    assert_eq!(r.json["total_lines"], 3);
+}
+
+#[tokio::test]
+async fn byte_windows() {
+    let app = TestApp::new().await;
+    let text = "héllo wörld ".repeat(10);
+    let id = app.upload_id("u.txt", text.as_bytes()).await;
+    let r = app
+        .read(json!({"file_id": id, "byte_offset": 0, "byte_length": 6}))
+        .await;
+    assert_eq!(r.json["text"], "héllo");
+    // Starting inside "é" moves forward to the next character, with a warning.
+    let r = app
+        .read(json!({"file_id": id, "byte_offset": 2, "byte_length": 5}))
+        .await;
+    assert_eq!(r.json["text"], "llo ");
+    assert_eq!(r.json["warnings"].as_array().unwrap().len(), 1);
+    let size = text.len();
+    let r = app.read(json!({"file_id": id, "byte_offset": size})).await;
+    assert_error(&r, 416, "out_of_range");
+    assert_eq!(
+        r.json["error"]["message"],
+        format!("byte_offset {size} but the file has {size} bytes")
+    );
+    let r = app
+        .read(json!({"file_id": id, "byte_offset": 0, "offset": 1}))
+        .await;
+    assert_error(&r, 400, "invalid_option");
+    assert!(r.json["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("exclude each other"));
+}
+
+#[tokio::test]
+async fn queries() {
+    let app = TestApp::new().await;
+    let body = "alpha\nbeta\nGamma ray\ndelta\nepsilon\nzeta\neta\ntheta gamma\n";
+    let id = app.upload_id("greek.txt", body.as_bytes()).await;
+    let r = app
+        .read(json!({"file_id": id, "query": "gamma", "context_lines": 1}))
+        .await;
+    assert_eq!(r.json["matches"], 2);
+    assert_eq!(
+        r.json["text"],
+        "2-beta\n3:Gamma ray\n4-delta\n--\n7-eta\n8:theta gamma\n"
+    );
+    let r = app.read(json!({"file_id": id, "query": "^[a-z]eta$", "query_mode": "regex", "context_lines": 0})).await;
+    assert_eq!(r.json["text"], "2:beta\n--\n6:zeta\n");
+    let r = app
+        .read(json!({"file_id": id, "query": "^GAMMA", "query_mode": "iregex", "context_lines": 0}))
+        .await;
+    assert_eq!(r.json["text"], "3:Gamma ray\n");
+    let r = app.read(json!({"file_id": id, "query": "omega"})).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        (r.json["matches"].clone(), r.json["text"].clone()),
+        (json!(0), json!(""))
+    );
+    let r = app
+        .read(json!({"file_id": id, "query": "(", "query_mode": "regex"}))
+        .await;
+    assert_error(&r, 400, "invalid_option");
+    assert!(r.json["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("regular expression"));
+    assert_error(
+        &app.read(json!({"file_id": id, "query": "a", "context_lines": 21}))
+            .await,
+        400,
+        "invalid_option",
+    );
+    assert_error(
+        &app.read(json!({"file_id": id, "query_mode": "regex"}))
+            .await,
+        400,
+        "invalid_option",
+    );
+    // A query within a line window reports real line numbers.
+    let r = app
+        .read(json!({"file_id": id, "query": "eta", "offset": 5, "context_lines": 0}))
+        .await;
+    assert_eq!(r.json["text"], "6:zeta\n7:eta\n8:theta gamma\n");
+}
+
+#[tokio::test]
+async fn options_that_do_not_fit_are_refused_with_no_text() {
+    let app = TestApp::new().await;
+    let id = app.upload_id("a.txt", b"text\n").await;
+    for opt in [
+        json!({"pages": "1"}),
+        json!({"sheet": "Sheet1"}),
+        json!({"password": "x"}),
+        json!({"page_range": "1-2"}),
+    ] {
+        let mut body = json!({"file_id": id});
+        body.as_object_mut()
+            .unwrap()
+            .extend(opt.as_object().unwrap().clone());
+        let r = app.read(body).await;
+        assert_error(&r, 400, "unsupported_option");
+        assert!(r.json.get("text").is_none());
+        assert!(
+            r.json["error"]["hint"].as_str().unwrap().contains("offset"),
+            "{}",
+            r.json
+        );
+    }
+    let r = app.read(json!({"file_id": id, "colour": "red"})).await;
+    assert_error(&r, 400, "invalid_option");
+    assert!(r.json["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("colour"));
+}
+
+#[tokio::test]
+async fn truncation_marks_and_counts() {
+    let app = TestApp::new().await;
+    let body = numbered(50);
+    let r = app
+        .upload_and_read("n.txt", body.as_bytes(), json!({"max_chars": 100}))
+        .await;
+    assert_eq!(r.json["truncated"], true);
+    assert_eq!(r.json["char_count"], body.chars().count());
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.ends_with(&format!(
+            "\n... (truncated, total {} chars)",
+            body.chars().count()
+        )),
+        "{text}"
+    );
+    assert_eq!(r.json["next"], json!({"offset": 5}));
+    // The default budget is 15000.
+    let big = numbered(2000);
+    let r = app
+        .upload_and_read("big.txt", big.as_bytes(), json!({}))
+        .await;
+    assert_eq!(r.json["truncated"], true);
+    assert!(
+        strip_truncation(r.json["text"].as_str().unwrap())
+            .chars()
+            .count()
+            <= 15000
+    );
+}
+
+/// Follow `next` until it is absent; the pieces must rebuild the selection exactly.
+async fn follow(app: &TestApp, id: &str, first: Value) -> (String, usize) {
+    let mut body = first.clone();
+    body["file_id"] = json!(id);
+    let mut out = String::new();
+    let mut reads = 0;
+    loop {
+        reads += 1;
+        assert!(reads < 10_000, "next never ends");
+        let r = app.read(body.clone()).await;
+        assert_eq!(r.status, 200, "{} for {body}", r.json);
+        let text = r.json["text"].as_str().unwrap();
+        out.push_str(if r.json["truncated"] == true {
+            strip_truncation(text)
+        } else {
+            text
+        });
+        let Some(next) = r.json.get("next") else {
+            break;
+        };
+        let mut b = json!({"file_id": id});
+        if let Some(mc) = first.get("max_chars") {
+            b["max_chars"] = mc.clone();
+        }
+        b.as_object_mut()
+            .unwrap()
+            .extend(next.as_object().unwrap().clone());
+        body = b;
+    }
+    (out, reads)
+}
+
+#[tokio::test]
+async fn following_next_reproduces_the_whole_file() {
+    let app = TestApp::new().await;
+    let long_line = "x".repeat(777);
+    let mixed = format!(
+        "short\r\n{long_line}\nmid line here\r{}\nend",
+        "ü".repeat(300)
+    );
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("numbered.txt", numbered(300).into_bytes()),
+        ("mixed.txt", mixed.clone().into_bytes()),
+        ("gbk.csv", fixture("text/gbk.csv")),
+        ("utf16.txt", fixture("text/utf16le_bom.txt")),
+        ("sjis.txt", fixture("text/shift_jis.txt")),
+    ];
+    for (name, bytes) in files {
+        let id = app.upload_id(name, &bytes).await;
+        let whole = app
+            .read(json!({"file_id": id, "max_chars": 10_000_000}))
+            .await
+            .json["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        for max_chars in [37, 100, 1000] {
+            let (got, reads) = follow(&app, &id, json!({"max_chars": max_chars})).await;
+            assert_eq!(got, whole, "{name} with max_chars {max_chars}");
+            if whole.chars().count() > max_chars {
+                assert!(reads > 1);
+            }
+            // Byte windows followed with next rebuild it too.
+            let (got, _) =
+                follow(&app, &id, json!({"max_chars": max_chars, "byte_offset": 0})).await;
+            assert_eq!(got, whole, "{name} by bytes with max_chars {max_chars}");
+        }
+        // A line window with a limit is covered exactly, nothing past it.
+        let (got, _) = follow(&app, &id, json!({"max_chars": 50, "offset": 1, "limit": 3})).await;
+        let exact = app
+            .read(json!({"file_id": id, "offset": 1, "limit": 3, "max_chars": 10_000_000}))
+            .await;
+        assert_eq!(got, exact.json["text"].as_str().unwrap(), "{name} window");
+    }
+}
+
+#[tokio::test]
+async fn default_byte_window_says_how_to_read_on() {
+    let app = TestApp::with(|a| a.limits.default_byte_length = 100).await;
+    let body = "0123456789".repeat(25);
+    let id = app.upload_id("digits.txt", body.as_bytes()).await;
+    let r = app.read(json!({"file_id": id, "byte_offset": 0})).await;
+    assert_eq!(r.json["text"].as_str().unwrap().len(), 100);
+    assert_eq!(r.json["next"], json!({"byte_offset": 100}));
+    let r = app.read(json!({"file_id": id, "byte_offset": 200})).await;
+    assert_eq!(r.json["text"].as_str().unwrap().len(), 50);
+    assert!(r.json.get("next").is_none());
+}

@@ -1,0 +1,171 @@
+//! The real binary on a real port: serve, upload, read, CLI read, graceful shutdown.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_docreader")
+}
+
+/// One HTTP/1.1 request over a plain socket; returns (status, body).
+fn http(addr: &str, method: &str, path: &str, content_type: &str, body: &[u8]) -> (u16, Value) {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status: u16 = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let (headers, body) = text.split_once("\r\n\r\n").unwrap();
+    let body = if headers
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    (
+        status,
+        serde_json::from_str(&body).unwrap_or(Value::String(body)),
+    )
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((len, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(len.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = &rest[n + 2..];
+    }
+    out
+}
+
+#[test]
+fn real_binary_serves_reads_and_stops_gracefully() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(bin())
+        .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .env("DOCREADER_LOG_FORMAT", "json")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start docreader serve");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut addr = String::new();
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 {
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            addr = rest.split_whitespace().next().unwrap().to_string();
+            break;
+        }
+        line.clear();
+    }
+    assert!(!addr.is_empty(), "the server did not say where it listens");
+    let logs = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = stderr.read_to_string(&mut rest);
+        rest
+    });
+
+    let (status, body) = http(&addr, "GET", "/healthz", "text/plain", b"");
+    assert_eq!((status, body["status"].as_str()), (200, Some("ok")));
+
+    let gbk = fixture("text/gbk.csv");
+    let boundary = "XyZbOuNdArY";
+    let mut form = format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"broker.csv\"\r\n\r\n").into_bytes();
+    form.extend_from_slice(&gbk);
+    form.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let (status, up) = http(
+        &addr,
+        "POST",
+        "/upload",
+        &format!("multipart/form-data; boundary={boundary}"),
+        &form,
+    );
+    assert_eq!(status, 200, "{up}");
+    let id = up["files"][0]["file_id"].as_str().unwrap();
+    let (status, env) = http(
+        &addr,
+        "POST",
+        "/read",
+        "application/json",
+        format!("{{\"file_id\":\"{id}\"}}").as_bytes(),
+    );
+    assert_eq!(status, 200, "{env}");
+    assert_eq!(env["encoding"], "GBK");
+    assert!(env["text"].as_str().unwrap().contains("贵州茅台"));
+
+    // SIGTERM: the server finishes and exits cleanly.
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "exit after SIGTERM: {status}");
+    let logs = logs.join().unwrap();
+    assert!(
+        logs.contains("\"request_id\""),
+        "json logs carry request ids"
+    );
+    assert!(
+        !logs.contains("贵州茅台"),
+        "logs must never contain document text"
+    );
+}
+
+#[test]
+fn refuses_public_address_without_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(bin())
+        .args(["serve", "--addr", "0.0.0.0:0", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("DOCREADER_API_KEYS"));
+}
+
+#[test]
+fn cli_read_prints_the_same_envelope() {
+    let p = repo().join("fixtures/text/tabs_crlf.py");
+    let out = Command::new(bin())
+        .arg("read")
+        .arg(&p)
+        .args(["--offset", "1", "--limit", "2"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["text"], "\tif x:  \r\n\t\treturn 1\t# tab\r\n");
+    assert_eq!(env["format"], "text");
+    let out = Command::new(bin())
+        .arg("read")
+        .arg(&p)
+        .args(["--pages", "1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["error"]["code"], "unsupported_option");
+}
