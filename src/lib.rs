@@ -8,6 +8,7 @@ pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod http;
+pub mod native;
 pub mod options;
 pub mod sniff;
 pub mod store;

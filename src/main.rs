@@ -164,6 +164,7 @@ fn read(args: ReadArgs) -> ExitCode {
             name,
             format,
             size: meta.len(),
+            deadline: None,
         };
         extract::read_blocking(&input, None, &req, &limits)
     })();

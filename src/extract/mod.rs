@@ -2,6 +2,7 @@
 //! work leaves the async runtime (bounded concurrency, deadline, tracing span).
 
 pub mod encoding;
+pub mod pdf;
 pub mod text;
 pub mod zipdir;
 
@@ -26,6 +27,8 @@ pub struct Input {
     pub name: String,
     pub format: Format,
     pub size: u64,
+    /// When page-based extractors stop and return what they have (`partial` + `next`).
+    pub deadline: Option<Instant>,
 }
 
 /// A synchronous extractor for one family of formats.
@@ -42,6 +45,7 @@ pub trait Extractor: Send + Sync {
 pub fn extractor_for(format: Format) -> Result<&'static dyn Extractor, ApiError> {
     match format.family() {
         Family::Text => Ok(&text::TextExtractor),
+        Family::Pdf => Ok(&pdf::PdfExtractor),
         other => Err(ApiError::new(
             ErrorCode::UnsupportedFormat,
             format!(
@@ -86,7 +90,7 @@ pub fn read_blocking(
 pub async fn run(
     slots: &Arc<Semaphore>,
     limits: &Limits,
-    input: Input,
+    mut input: Input,
     file_id: Option<String>,
     req: ReadRequest,
 ) -> Result<Envelope, ApiError> {
@@ -105,12 +109,15 @@ pub async fn run(
         .await
         .map_err(|_| timeout_error(deadline))?
         .map_err(ApiError::internal)?;
+    // The extractor stops itself at the deadline and returns finished pages; the outer
+    // timeout only catches work stuck inside one page.
+    input.deadline = Some(started + budget);
     let limits = limits.clone();
     let job = tokio::task::spawn_blocking(move || {
         let _permit = permit;
         read_blocking(&input, file_id, &req, &limits)
     });
-    let remaining = budget.saturating_sub(started.elapsed());
+    let remaining = budget.saturating_sub(started.elapsed()) + GRACE;
     match tokio::time::timeout(remaining, job).instrument(span).await {
         Err(_) => Err(timeout_error(deadline)),
         Ok(Err(join)) if join.is_panic() => {
@@ -127,6 +134,9 @@ pub async fn run(
         }),
     }
 }
+
+/// How long past its deadline a read may take to hand back its finished pages.
+const GRACE: Duration = Duration::from_secs(2);
 
 fn timeout_error(deadline: u64) -> ApiError {
     ApiError::new(

@@ -78,6 +78,7 @@ pub async fn read(
                 name: rec.name,
                 format,
                 size: rec.size as u64,
+                deadline: None,
             };
             (input, Some(rec.file_id))
         }
@@ -171,6 +172,7 @@ async fn server_path_input(st: &AppState, raw: &str) -> Result<Input, ApiError> 
         name,
         format,
         size: meta.len(),
+        deadline: None,
     })
 }
 

@@ -25,10 +25,21 @@ const BUILT: &[&str] = &[
     "elf-executable", // blocked at upload
     "doc",
     "ppt", // legacy Office: refused with a convert hint
+    "pdf", // its OCR rows wait for issue #5
 ];
+
+/// Rows that fail for a reason found and written down; each must still fail (so a fix
+/// shows up here), and is printed on every run.
+const KNOWN_GAPS: &[(&str, &str)] = &[(
+    "pdf/issue16176.pdf",
+    "no ToUnicode; PDFium's Adobe-Japan1 table maps CID 13706 to U+5409 (吉) instead of U+20BB7 (𠮷)",
+)];
 
 /// Which issue builds the formats that are not read yet.
 fn pending_issue(format: &str) -> &'static str {
+    if format.ends_with("(OCR rows)") {
+        return "#5 (OCR)";
+    }
     match format {
         "pdf" => "#3 (PDF)",
         "docx" | "pptx" | "xlsx" | "xls" | "msg" | "eml" => "#4 (Office and e-mail)",
@@ -170,13 +181,27 @@ async fn corpus_manifest_holds() {
     let mut held = 0;
     for row in &rows {
         let result = check(&app, row).await;
-        if BUILT.contains(&row.format.as_str()) {
+        let ocr_row = row.expected.starts_with("ocr:");
+        if let Some((_, why)) = KNOWN_GAPS.iter().find(|(p, _)| *p == row.path) {
+            match result {
+                Ok(()) => failures.push(format!(
+                    "{}: listed as a known gap but now holds: remove it from KNOWN_GAPS",
+                    row.path
+                )),
+                Err(got) => println!("corpus: KNOWN GAP {}: {why} ({got})", row.path),
+            }
+        } else if BUILT.contains(&row.format.as_str()) && !ocr_row {
             match result {
                 Ok(()) => held += 1,
                 Err(why) => failures.push(format!("{}: {why}", row.path)),
             }
         } else {
-            let e = pending.entry(row.format.clone()).or_default();
+            let key = if ocr_row {
+                format!("{} (OCR rows)", row.format)
+            } else {
+                row.format.clone()
+            };
+            let e = pending.entry(key).or_default();
             match result {
                 Ok(()) => e.0 += 1,
                 // Not built yet; but the service must never crash or answer 5xx on them.

@@ -4,6 +4,7 @@ mod common;
 mod corpus;
 mod errors;
 mod openapi;
+mod pdf;
 mod read_text;
 mod server;
 mod upload;

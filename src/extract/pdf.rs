@@ -1,0 +1,730 @@
+//! PDF through PDFium: native text per page (`--- Page N ---`), page ranges, queries,
+//! passwords, metadata, and an honest verdict per page on whether it needs OCR
+//! (no text layer, sparse text, or a garbled layer that forms no words).
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use pdfium_render::prelude::*;
+use serde_json::{json, Map, Value};
+
+use super::{Extractor, Input};
+use crate::config::Limits;
+use crate::envelope::{close_truncated, Extraction};
+use crate::error::{ApiError, ErrorCode};
+use crate::options::{self, format_pages, grep, resolve_pages, ReadRequest};
+
+pub struct PdfExtractor;
+
+/// PDFium, bound once per process (its bindings are process-global).
+fn pdfium() -> Result<&'static Pdfium, ApiError> {
+    static PDFIUM: OnceLock<Result<Pdfium, String>> = OnceLock::new();
+    PDFIUM
+        .get_or_init(|| {
+            let path = crate::native::find("libpdfium.so", "DOCREADER_PDFIUM_LIB")?;
+            let bindings =
+                Pdfium::bind_to_library(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(Pdfium::new(bindings))
+        })
+        .as_ref()
+        .map_err(|e| {
+            ApiError::new(
+                ErrorCode::Unavailable,
+                format!("the PDF engine (PDFium) is not available: {e}"),
+            )
+            .with_hint(crate::native::INSTALL_HINT)
+        })
+}
+
+/// Whether PDFium can be loaded (for `/readyz` details and tests).
+pub fn available() -> bool {
+    pdfium().is_ok()
+}
+
+/// Why a page needs OCR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OcrReason {
+    NoTextLayer,
+    SparseText,
+    GarbledText,
+}
+
+impl OcrReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NoTextLayer => "no_text_layer",
+            Self::SparseText => "sparse_text",
+            Self::GarbledText => "garbled_text",
+        }
+    }
+}
+
+/// Judge a page's native text. `has_images`: a page with neither text nor images is blank,
+/// and OCR could find nothing on it.
+/// `has_images` is asked only for sparse pages (walking page objects costs time).
+pub fn assess(
+    text: &str,
+    min_chars: usize,
+    has_images: impl FnOnce() -> bool,
+) -> Option<OcrReason> {
+    let visible: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let n = visible.len();
+    if n == 0 {
+        return has_images().then_some(OcrReason::NoTextLayer);
+    }
+    if is_garbled(&visible) {
+        return Some(OcrReason::GarbledText);
+    }
+    (n < min_chars && has_images()).then_some(OcrReason::SparseText)
+}
+
+/// A text layer that is mostly unmappable: private-use code points, U+FFFD, control
+/// characters, or Latin "glyph soup" (shifted glyph codes) with no vowels to make words.
+fn is_garbled(visible: &[char]) -> bool {
+    let n = visible.len();
+    let bad = visible
+        .iter()
+        .filter(|&&c| {
+            matches!(c, '\u{E000}'..='\u{F8FF}' | '\u{F0000}'..='\u{10FFFF}' | '\u{FFFD}')
+                || (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        })
+        .count();
+    if bad * 10 >= n * 3 {
+        return true;
+    }
+    let letters: Vec<char> = visible
+        .iter()
+        .copied()
+        .filter(|c| c.is_ascii_alphabetic())
+        .collect();
+    if letters.len() >= 40 && letters.len() * 2 >= n {
+        let vowels = letters
+            .iter()
+            .filter(|c| "aeiouyAEIOUY".contains(**c))
+            .count();
+        if vowels * 100 < letters.len() * 12 {
+            return true;
+        }
+    }
+    let symbols = visible.iter().filter(|c| c.is_ascii_punctuation()).count();
+    n >= 40 && symbols * 100 > n * 55
+}
+
+/// One page's native text and verdict.
+struct Page {
+    number: u64,
+    text: String,
+    need: Option<OcrReason>,
+}
+
+fn open<'a>(
+    pdfium: &'a Pdfium,
+    input: &Input,
+    password: Option<&str>,
+) -> Result<PdfDocument<'a>, ApiError> {
+    let first = pdfium.load_pdf_from_file(&input.path, password);
+    let result = match (first, password) {
+        // AES-256 (R6) passwords are SASLprep'd; PDFium wants the prepared form.
+        (
+            Err(PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::PasswordError)),
+            Some(pw),
+        ) if saslprep(pw) != pw => pdfium.load_pdf_from_file(&input.path, Some(&saslprep(pw))),
+        (r, _) => r,
+    };
+    result.map_err(|e| match e {
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::PasswordError) => {
+            match password {
+                None => ApiError::new(ErrorCode::Encrypted, "the PDF is password-protected")
+                    .with_hint("Send the document's password in the `password` option."),
+                Some(_) => ApiError::new(
+                    ErrorCode::Encrypted,
+                    "the password is wrong for this PDF",
+                )
+                .with_hint(
+                    "Check the password (it is case-sensitive) and send it again in `password`.",
+                ),
+            }
+        }
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::SecurityError) => {
+            ApiError::new(
+                ErrorCode::Encrypted,
+                "the PDF uses a security handler that cannot be opened",
+            )
+            .with_hint("Save an unprotected copy of the PDF and upload that.")
+        }
+        PdfiumError::IoError(e) => ApiError::internal(e),
+        other => ApiError::new(
+            ErrorCode::Corrupt,
+            format!("the PDF cannot be opened: {}", describe(&other)),
+        ),
+    })
+}
+
+fn describe(e: &PdfiumError) -> &'static str {
+    match e {
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::FormatError) => {
+            "it is damaged or not a PDF"
+        }
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::FileError) => {
+            "its file structure is unreadable"
+        }
+        _ => "PDFium rejected it",
+    }
+}
+
+/// The parts of SASLprep (RFC 4013) that matter for passwords: NFKC, soft hyphens and
+/// other "mapped to nothing" characters dropped, non-ASCII spaces made spaces.
+fn saslprep(pw: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    pw.chars()
+        .filter(|c| !matches!(*c, '\u{00AD}' | '\u{034F}' | '\u{1806}' | '\u{180B}'..='\u{180D}' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'))
+        .map(|c| if c != ' ' && c.is_whitespace() { ' ' } else { c })
+        .collect::<String>()
+        .nfkc()
+        .collect()
+}
+
+fn metadata(doc: &PdfDocument<'_>) -> Map<String, Value> {
+    let mut m = Map::new();
+    let meta = doc.metadata();
+    for (key, tag) in [
+        ("title", PdfDocumentMetadataTagType::Title),
+        ("author", PdfDocumentMetadataTagType::Author),
+        ("subject", PdfDocumentMetadataTagType::Subject),
+        ("creator", PdfDocumentMetadataTagType::Creator),
+        ("producer", PdfDocumentMetadataTagType::Producer),
+        ("created", PdfDocumentMetadataTagType::CreationDate),
+        ("modified", PdfDocumentMetadataTagType::ModificationDate),
+    ] {
+        if let Some(v) = meta.get(tag) {
+            let v = v.value().trim();
+            if !v.is_empty() {
+                let v = if matches!(key, "created" | "modified") {
+                    pdf_date(v)
+                } else {
+                    v.to_string()
+                };
+                m.insert(key.into(), json!(v));
+            }
+        }
+    }
+    if let Ok(first) = doc.pages().get(0) {
+        m.insert(
+            "page_size".into(),
+            json!({"width_pt": round2(first.width().value), "height_pt": round2(first.height().value)}),
+        );
+    }
+    m
+}
+
+fn round2(v: f32) -> f64 {
+    (v as f64 * 100.0).round() / 100.0
+}
+
+/// `D:20230102030405+01'00'` → `2023-01-02T03:04:05+01:00` (as much as the value has).
+fn pdf_date(v: &str) -> String {
+    let s = v.strip_prefix("D:").unwrap_or(v);
+    let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
+    if digits.len() < 4 {
+        return v.to_string();
+    }
+    let part = |a: usize, b: usize, d: &str| digits.get(a..b).unwrap_or(d).to_string();
+    let mut out = format!(
+        "{}-{}-{}T{}:{}:{}",
+        part(0, 4, "0000"),
+        part(4, 6, "01"),
+        part(6, 8, "01"),
+        part(8, 10, "00"),
+        part(10, 12, "00"),
+        part(12, 14, "00")
+    );
+    let rest = &s[digits.len()..];
+    match rest.chars().next() {
+        Some('Z') => out.push('Z'),
+        Some(sign @ ('+' | '-')) => {
+            let tz: String = rest[1..].chars().filter(|c| c.is_ascii_digit()).collect();
+            if tz.len() >= 2 {
+                out.push_str(&format!(
+                    "{sign}{}:{}",
+                    &tz[..2],
+                    tz.get(2..4).unwrap_or("00")
+                ));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+fn page_text(page: &PdfPage<'_>) -> Result<String, ApiError> {
+    let layer = page.text().map_err(|e| {
+        ApiError::new(
+            ErrorCode::Corrupt,
+            format!("a page's text cannot be read: {e}"),
+        )
+    })?;
+    // `all()` keeps only text inside the page-size rectangle anchored at the origin, which
+    // drops whole pages whose MediaBox starts elsewhere; ask for everything instead.
+    let everywhere = PdfRect::new_from_values(-1.0e7, -1.0e7, 1.0e7, 1.0e7);
+    let mut text = layer.inside_rect(everywhere);
+    if text.is_empty() && layer.len() > 0 {
+        // pdfium-render turns the whole page into "" when PDFium's UTF-16 holds one lone
+        // surrogate; rebuild it character by character instead.
+        text = char_by_char(&layer);
+    }
+    if text.chars().any(is_rtl) {
+        text = logical_order(&layer);
+    }
+    // PDFium separates lines with CRLF; NULs can appear from broken fonts.
+    Ok(text.replace("\r\n", "\n").replace(['\r', '\0'], "\n"))
+}
+
+/// The page's text from its characters one by one: surrogate pairs joined, lone
+/// surrogates replaced by U+FFFD.
+fn char_by_char(layer: &PdfPageText<'_>) -> String {
+    let units: Vec<u32> = layer.chars().iter().map(|c| c.unicode_value()).collect();
+    let mut out = String::with_capacity(units.len());
+    let mut utf16 = Vec::with_capacity(units.len());
+    for u in units {
+        match char::from_u32(u) {
+            Some(c) if u > 0xFFFF => {
+                out.extend(char::decode_utf16(utf16.drain(..)).map(|r| r.unwrap_or('\u{FFFD}')));
+                out.push(c);
+            }
+            _ if u <= 0xFFFF => utf16.push(u as u16),
+            _ => utf16.push(0xFFFD),
+        }
+    }
+    out.extend(char::decode_utf16(utf16).map(|r| r.unwrap_or('\u{FFFD}')));
+    out
+}
+
+fn is_rtl(c: char) -> bool {
+    matches!(c, '\u{0590}'..='\u{08FF}' | '\u{FB1D}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFF}')
+}
+
+/// Whether one glyph's characters come out in visual order: the lam-alef ligature, which
+/// PDFium decomposes alef-first, and whole-word glyphs (they hold a space, which no
+/// ligature does) whose ToUnicode strings producers write visually.
+fn cluster_is_visual(chars: &[char]) -> bool {
+    match chars {
+        ['\u{0622}' | '\u{0623}' | '\u{0625}' | '\u{0627}', '\u{0644}'] => true,
+        _ => chars.len() > 2 && chars.contains(&' ') && chars.iter().copied().any(is_rtl),
+    }
+}
+
+/// Rebuild a page's text with right-to-left runs in logical order. Two things go wrong
+/// in real files (both seen in the corpus): a ligature glyph whose ToUnicode string lists
+/// its characters in visual order (all share one origin), and RTL glyphs drawn left to
+/// right in stream order (origins advance rightwards). Runs already logical are kept.
+fn logical_order(layer: &PdfPageText<'_>) -> String {
+    // Clusters: consecutive characters that come from one glyph (same origin).
+    let mut clusters: Vec<(Vec<char>, Option<f32>)> = Vec::new();
+    for c in layer.chars().iter() {
+        let Some(ch) = c.unicode_char() else { continue };
+        let x = c.origin_x().ok().map(|x| x.value);
+        match clusters.last_mut() {
+            Some((chars, Some(px)))
+                if x == Some(*px) && !matches!(ch, '\r' | '\n') && !chars.ends_with(&['\n']) =>
+            {
+                chars.push(ch)
+            }
+            _ => clusters.push((vec![ch], x)),
+        }
+    }
+    for (chars, _) in clusters.iter_mut() {
+        if cluster_is_visual(chars) {
+            chars.reverse();
+        }
+    }
+    let rtl = |c: &(Vec<char>, Option<f32>)| c.0.iter().copied().any(is_rtl);
+    let space = |c: &(Vec<char>, Option<f32>)| c.0.iter().all(|ch| *ch == ' ');
+    let mut out = String::new();
+    let mut i = 0;
+    while i < clusters.len() {
+        if !rtl(&clusters[i]) {
+            out.extend(clusters[i].0.iter());
+            i += 1;
+            continue;
+        }
+        // A run of RTL clusters, with the spaces between them.
+        let mut j = i;
+        let mut last = i;
+        while j < clusters.len() && (rtl(&clusters[j]) || space(&clusters[j])) {
+            if rtl(&clusters[j]) {
+                last = j;
+            }
+            j += 1;
+        }
+        let run = &clusters[i..=last];
+        let xs: Vec<f32> = run.iter().filter_map(|c| c.1).collect();
+        let visual =
+            xs.len() >= 2 && xs.windows(2).filter(|w| w[1] > w[0]).count() * 2 > xs.len() - 1;
+        if visual {
+            run.iter().rev().for_each(|c| out.extend(c.0.iter()));
+        } else {
+            run.iter().for_each(|c| out.extend(c.0.iter()));
+        }
+        i = last + 1;
+    }
+    out
+}
+
+/// Filled-in AcroForm values on a page (`name: value`), which are not part of its text
+/// layer: a form's answers are often the point of reading it.
+fn form_values(page: &PdfPage<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    for annot in page.annotations().iter() {
+        let Some(field) = annot.as_form_field() else {
+            continue;
+        };
+        let value = match field {
+            PdfFormField::Text(f) => f.value(),
+            PdfFormField::ComboBox(f) => f.value(),
+            PdfFormField::ListBox(f) => f.value(),
+            PdfFormField::Checkbox(f) => f
+                .is_checked()
+                .ok()
+                .filter(|c| *c)
+                .map(|_| "[x]".to_string()),
+            PdfFormField::RadioButton(f) => f
+                .is_checked()
+                .ok()
+                .filter(|c| *c)
+                .map(|_| "(selected)".to_string()),
+            _ => None,
+        };
+        let Some(value) = value
+            .map(|v| v.trim().replace(['\r', '\n'], " "))
+            .filter(|v| !v.is_empty())
+        else {
+            continue;
+        };
+        let line = match field.name() {
+            Some(name) if !name.trim().is_empty() => format!("{}: {value}", name.trim()),
+            _ => value,
+        };
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+fn has_images(page: &PdfPage<'_>) -> bool {
+    page.objects().iter().any(|o| {
+        matches!(o.object_type(), PdfPageObjectType::Image)
+            || o.as_x_object_form_object().is_some_and(|f| {
+                f.iter()
+                    .any(|i| i.object_type() == PdfPageObjectType::Image)
+            })
+    })
+}
+
+impl Extractor for PdfExtractor {
+    fn extract(
+        &self,
+        input: &Input,
+        req: &ReadRequest,
+        limits: &Limits,
+    ) -> Result<Extraction, ApiError> {
+        let max_chars = req.max_chars(limits.max_chars)?;
+        let query = req.query()?;
+        let min_text =
+            options::count("min_text_per_page", req.min_text_per_page, 0)?.unwrap_or(50) as usize;
+        check_ocr_option(req)?;
+        let pdfium = pdfium()?;
+        let doc = open(pdfium, input, req.password.as_deref())?;
+        let total = doc.pages().len() as u64;
+        if total == 0 {
+            return Err(ApiError::new(
+                ErrorCode::Corrupt,
+                "the PDF has no pages (its page tree is missing or broken)",
+            ));
+        }
+        let mut warnings = Vec::new();
+        let selected: Vec<u64> = match &req.pages {
+            Some(spec) => {
+                let sel = resolve_pages(spec, total, "page", "document")?;
+                warnings.extend(sel.warning);
+                sel.pages
+            }
+            None => (1..=total).collect(),
+        };
+
+        // Extract page by page until done or the deadline passes.
+        let mut pages = Vec::with_capacity(selected.len());
+        for &n in &selected {
+            if input.deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+            let page = doc.pages().get((n - 1) as i32).map_err(|e| {
+                ApiError::new(ErrorCode::Corrupt, format!("page {n} cannot be read: {e}"))
+            })?;
+            let mut text = page_text(&page)?;
+            let fields = form_values(&page);
+            if !fields.is_empty() {
+                text = format!(
+                    "{}\n[Form fields]\n{}\n",
+                    text.trim_end(),
+                    fields.join("\n")
+                );
+            }
+            let need = assess(&text, min_text, || has_images(&page));
+            pages.push(Page {
+                number: n,
+                text,
+                need,
+            });
+        }
+        if pages.is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::Timeout,
+                "the deadline passed before any page was read",
+            ));
+        }
+        let unread: Vec<u64> = selected[pages.len()..].to_vec();
+
+        // Pages that need OCR: with no engine yet they are skipped, and said so.
+        let flagged: Vec<&Page> = pages.iter().filter(|p| p.need.is_some()).collect();
+        if !flagged.is_empty() && flagged.len() == pages.len() && unread.is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::NoOcrEngine,
+                format!(
+                    "the selected page{} need{} OCR ({}), and no OCR engine is installed",
+                    if pages.len() == 1 { "" } else { "s" },
+                    if pages.len() == 1 { "s" } else { "" },
+                    flagged[0].need.map(OcrReason::as_str).unwrap_or_default()
+                ),
+            ));
+        }
+        let mut extra = Map::new();
+        extra.insert("total_pages".into(), json!(total));
+        extra.insert("ocr_pages".into(), json!(0));
+        extra.insert("ocr_engine".into(), Value::Null);
+        extra.insert(
+            "skipped_pages".into(),
+            json!(flagged.iter().map(|p| p.number).collect::<Vec<_>>()),
+        );
+        extra.insert(
+            "pages_ocr".into(),
+            json!(flagged
+                .iter()
+                .map(|p| json!({"page": p.number, "reason": p.need.map(OcrReason::as_str), "confidence": null, "status": "skipped"}))
+                .collect::<Vec<_>>()),
+        );
+        if !flagged.is_empty() {
+            warnings.push(format!(
+                "page{} {} need{} OCR and no OCR engine is installed; their text is missing",
+                if flagged.len() == 1 { "" } else { "s" },
+                format_pages(&flagged.iter().map(|p| p.number).collect::<Vec<_>>()),
+                if flagged.len() == 1 { "s" } else { "" },
+            ));
+        }
+
+        // Garbled layers are not passed through as text.
+        let pieces: Vec<(u64, String)> = pages
+            .iter()
+            .map(|p| {
+                let body = if p.need == Some(OcrReason::GarbledText) {
+                    ""
+                } else {
+                    p.text.trim_end()
+                };
+                (p.number, body.to_string())
+            })
+            .collect();
+        let visible_chars: usize = pieces
+            .iter()
+            .map(|(_, t)| t.chars().filter(|c| !c.is_whitespace()).count())
+            .sum();
+        extra.insert(
+            "ocr_quality".into(),
+            json!({
+                "quality_flag": if flagged.is_empty() { "no_ocr_needed" } else { "no_ocr_engine" },
+                "ocr_pages": 0,
+                "text_density": (visible_chars as f64 / pages.len() as f64).round(),
+            }),
+        );
+        extra.insert("metadata".into(), Value::Object(metadata(&doc)));
+
+        let mut ex = assemble(pieces, query.as_ref(), max_chars, &unread, &mut extra);
+        if !unread.is_empty() {
+            extra.insert("partial".into(), json!(true));
+            warnings.push(format!(
+                "the deadline passed after {} of {} pages; `next` reads the rest",
+                pages.len(),
+                selected.len()
+            ));
+        }
+        ex.warnings.splice(0..0, warnings);
+        ex.extra = extra;
+        Ok(ex)
+    }
+}
+
+fn check_ocr_option(req: &ReadRequest) -> Result<(), ApiError> {
+    match req.ocr.as_deref() {
+        None | Some("auto") | Some("none") => Ok(()),
+        Some(other) => Err(
+            ApiError::invalid_option(format!("unknown OCR engine {other:?}"))
+                .with_hint("Use ocr \"auto\" (local engines only) or \"none\"."),
+        ),
+    }
+}
+
+/// Build the text from per-page pieces (or their query hits), cutting at page boundaries,
+/// and set `next` to the pages still to read.
+fn assemble(
+    pieces: Vec<(u64, String)>,
+    query: Option<&options::Query>,
+    max_chars: usize,
+    unread: &[u64],
+    extra: &mut Map<String, Value>,
+) -> Extraction {
+    let read: Vec<u64> = pieces.iter().map(|(n, _)| *n).collect();
+    let mut blocks: Vec<(u64, String)> = Vec::new();
+    let mut matches = 0u64;
+    for (n, text) in pieces {
+        match query {
+            None => blocks.push((n, format!("--- Page {n} ---\n{text}\n"))),
+            Some(q) => {
+                let lines: Vec<&str> = text.lines().collect();
+                let (hits, count) = grep(&lines, 1, q);
+                matches += count as u64;
+                if count > 0 {
+                    blocks.push((n, format!("--- Page {n} ---\n{hits}")));
+                }
+            }
+        }
+    }
+    // Pages with no text at all: an empty result, not a column of page markers.
+    if query.is_none()
+        && blocks
+            .iter()
+            .all(|(n, b)| b.len() == format!("--- Page {n} ---\n\n").len())
+    {
+        extra.insert("pages_read".into(), json!(read.len()));
+        extra.insert("page_range_read".into(), json!(format_pages(&read)));
+        if !unread.is_empty() {
+            let mut next = Map::new();
+            next.insert("pages".into(), json!(format_pages(unread)));
+            return Extraction {
+                next: Some(next),
+                ..Default::default()
+            };
+        }
+        extra.insert("note".into(), json!("the selected pages carry no text"));
+        return Extraction::default();
+    }
+    let char_count: usize = blocks.iter().map(|(_, b)| b.chars().count()).sum();
+    let mut ex = Extraction {
+        char_count: char_count as u64,
+        ..Default::default()
+    };
+    if query.is_some() {
+        ex.matches = Some(matches);
+    }
+    let mut kept = String::new();
+    let mut used = 0usize;
+    let mut shown: Vec<u64> = Vec::new();
+    let mut rest: Vec<u64> = Vec::new();
+    let mut oversize_page: Option<(u64, usize)> = None;
+    for (n, block) in &blocks {
+        let len = block.chars().count();
+        if rest.is_empty() && used + len <= max_chars {
+            kept.push_str(block);
+            used += len;
+            shown.push(*n);
+        } else {
+            if shown.is_empty() && rest.is_empty() {
+                // Not even one page fits: show its start, and say how to read it whole.
+                let cut = block
+                    .char_indices()
+                    .nth(max_chars)
+                    .map(|(i, _)| i)
+                    .unwrap_or(block.len());
+                kept.push_str(&block[..cut]);
+                oversize_page = Some((*n, len));
+            }
+            rest.push(*n);
+        }
+    }
+    // With a query, pages without hits make no block but were searched: what remains is
+    // every page read after the last one shown (or from the one cut short).
+    if !rest.is_empty() {
+        let resume_from = oversize_page
+            .map(|(n, _)| n)
+            .unwrap_or_else(|| shown.last().map_or(0, |l| l + 1));
+        rest = read.iter().copied().filter(|n| *n >= resume_from).collect();
+    }
+    rest.extend_from_slice(unread);
+    extra.insert("pages_read".into(), json!(shown.len()));
+    extra.insert("page_range_read".into(), json!(format_pages(&shown)));
+    if rest.len() > unread.len() || oversize_page.is_some() {
+        ex.truncated = true;
+        ex.text = close_truncated(kept, char_count as u64);
+    } else {
+        ex.text = kept;
+    }
+    if !rest.is_empty() {
+        let mut next = Map::new();
+        next.insert("pages".into(), json!(format_pages(&rest)));
+        if let Some((n, len)) = oversize_page {
+            next.insert("max_chars".into(), json!(len));
+            ex.warnings.push(format!(
+                "page {n} alone is longer than max_chars ({max_chars}); `next` reads it whole with a larger max_chars"
+            ));
+        }
+        ex.next = Some(next);
+    }
+    ex
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts() {
+        let words = "The quick brown fox jumps over the lazy dog. ".repeat(3);
+        assert_eq!(assess(&words, 50, || true), None);
+        assert_eq!(assess("", 50, || true), Some(OcrReason::NoTextLayer));
+        assert_eq!(
+            assess("  \n", 50, || false),
+            None,
+            "a blank page has nothing to OCR"
+        );
+        assert_eq!(assess("Page 3", 50, || true), Some(OcrReason::SparseText));
+        assert_eq!(assess("Page 3", 50, || false), None);
+        let pua: String = "\u{E041}\u{E042}\u{E043} ".repeat(30);
+        assert_eq!(assess(&pua, 50, || false), Some(OcrReason::GarbledText));
+        let fffd = "\u{FFFD}\u{FFFD}ab ".repeat(30);
+        assert_eq!(assess(&fffd, 50, || false), Some(OcrReason::GarbledText));
+        let soup = "Vkg tzxbn drgwp ktr mlzqs qwtr khl lzxd; ".repeat(4);
+        assert_eq!(assess(&soup, 50, || false), Some(OcrReason::GarbledText));
+        let symbols = "#$%& ()*+ ,-./ :;<= >?@[ ]^_` {|}~ ".repeat(5);
+        assert_eq!(assess(&symbols, 50, || false), Some(OcrReason::GarbledText));
+        let table = "Item 1 | $1,234.00 | 12% | 2024-01-02\n".repeat(5);
+        assert_eq!(assess(&table, 50, || false), None);
+        let cjk = "日本語のテキストです。これは正しい文章です。".repeat(4);
+        assert_eq!(assess(&cjk, 50, || false), None);
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(
+            pdf_date("D:20230102030405+01'00'"),
+            "2023-01-02T03:04:05+01:00"
+        );
+        assert_eq!(pdf_date("D:20230102030405Z"), "2023-01-02T03:04:05Z");
+        assert_eq!(pdf_date("D:2023"), "2023-01-01T00:00:00");
+        assert_eq!(pdf_date("yesterday"), "yesterday");
+    }
+
+    #[test]
+    fn saslprep_drops_soft_hyphens() {
+        assert_eq!(saslprep("S\u{AA}SL\u{AD}prep"), "SaSLprep");
+        assert_eq!(saslprep("plain"), "plain");
+    }
+}

@@ -1,0 +1,333 @@
+//! PDFs through `POST /read`: page markers, ranges, queries, passwords, corrupt files,
+//! pages that need OCR (no text layer, garbled layer), and the `next` property.
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+async fn read_fixture(app: &TestApp, name: &str, opts: Value) -> Resp {
+    app.upload_and_read(name, &fixture(&format!("pdf/{name}")), opts)
+        .await
+}
+
+fn corpus_pdf(name: &str) -> Vec<u8> {
+    std::fs::read(corpus_dir().join("pdf").join(name))
+        .unwrap_or_else(|e| panic!("corpus pdf/{name}: {e}"))
+}
+
+#[tokio::test]
+async fn pages_come_with_markers_and_metadata() {
+    let app = TestApp::new().await;
+    let r = read_fixture(&app, "three_pages.pdf", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("--- Page 1 ---\nAlpha page one\n"),
+        "{text}"
+    );
+    assert!(text.contains("\n--- Page 2 ---\nBeta page two\n"));
+    assert!(text.contains("\n--- Page 3 ---\nGamma page three\n"));
+    assert_eq!(r.json["format"], "pdf");
+    assert_eq!(r.json["mime"], "application/pdf");
+    assert_eq!(r.json["total_pages"], 3);
+    assert_eq!(r.json["pages_read"], 3);
+    assert_eq!(r.json["skipped_pages"], json!([]));
+    assert_eq!(r.json["ocr_quality"]["quality_flag"], "no_ocr_needed");
+    let m = &r.json["metadata"];
+    assert_eq!(m["title"], "docreader fixture");
+    assert_eq!(m["author"], "docreader tests");
+    assert_eq!(m["producer"], "fixtures/pdfgen.py");
+    assert_eq!(m["created"], "2024-01-02T03:04:05Z");
+    assert_eq!(
+        m["page_size"],
+        json!({"width_pt": 595.0, "height_pt": 842.0})
+    );
+    assert_eq!(r.json["char_count"], text.chars().count());
+}
+
+#[tokio::test]
+async fn page_ranges() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("three_pages.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    let read = |spec: &str| app.read(json!({"file_id": id, "pages": spec}));
+    let r = read("2").await;
+    assert!(r.json["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("--- Page 2 ---\nBeta"));
+    assert!(!r.json["text"].as_str().unwrap().contains("Page 1 ---"));
+    let r = read("3,1").await;
+    let t = r.json["text"].as_str().unwrap();
+    assert!(t.find("--- Page 1 ---").unwrap() < t.find("--- Page 3 ---").unwrap());
+    assert_eq!(r.json["page_range_read"], "1,3");
+    let r = app
+        .read(json!({"file_id": id, "page_range": "2\u{2013}3"}))
+        .await;
+    assert_eq!(r.json["page_range_read"], "2-3");
+    let r = read("2-9").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json["page_range_read"], "2-3");
+    assert!(
+        r.json["warnings"][0].as_str().unwrap().contains("clipped"),
+        "{}",
+        r.json
+    );
+    let r = read("5").await;
+    assert_error(&r, 416, "out_of_range");
+    assert!(
+        r.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("has 3 pages"),
+        "{}",
+        r.json
+    );
+    assert_error(&read("3-1").await, 400, "inverted_range");
+    for bad in ["abc", "2-", ""] {
+        assert_error(&read(bad).await, 400, "invalid_range");
+    }
+}
+
+#[tokio::test]
+async fn queries_are_grouped_by_page() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("three_pages.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    let r = app
+        .read(json!({"file_id": id, "query": "needle", "context_lines": 0}))
+        .await;
+    assert_eq!(r.json["matches"], 3);
+    assert_eq!(
+        r.json["text"],
+        "--- Page 2 ---\n2:The needle is on this line.\n3:Another line after the needle.\n--- Page 3 ---\n2:A second NEEDLE, in capitals.\n"
+    );
+    let r = app
+        .read(json!({"file_id": id, "query": "^Beta", "query_mode": "regex", "context_lines": 1}))
+        .await;
+    assert_eq!(
+        r.json["text"],
+        "--- Page 2 ---\n1:Beta page two\n2-The needle is on this line.\n"
+    );
+    let r = app.read(json!({"file_id": id, "query": "zebra"})).await;
+    assert_eq!(
+        (
+            r.status.as_u16(),
+            r.json["matches"].clone(),
+            r.json["text"].clone()
+        ),
+        (200, json!(0), json!(""))
+    );
+    assert_error(
+        &app.read(json!({"file_id": id, "query": "[", "query_mode": "regex"}))
+            .await,
+        400,
+        "invalid_option",
+    );
+}
+
+#[tokio::test]
+async fn options_that_do_not_fit_pdf() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("three_pages.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    for opt in ["offset", "limit", "byte_offset", "max_cells"] {
+        let r = app.read(json!({"file_id": id, opt: 1})).await;
+        assert_error(&r, 400, "unsupported_option");
+        assert!(r.json["error"]["hint"].as_str().unwrap().contains("pages"));
+    }
+    assert_error(
+        &app.read(json!({"file_id": id, "ocr": "cloud-magic"})).await,
+        400,
+        "invalid_option",
+    );
+}
+
+#[tokio::test]
+async fn passwords() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("locked.pdf", &corpus_pdf("libreoffice-writer-password.pdf"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_error(&r, 422, "encrypted");
+    assert!(r.json["error"]["hint"]
+        .as_str()
+        .unwrap()
+        .contains("password"));
+    let r = app.read(json!({"file_id": id, "password": "nope"})).await;
+    assert_error(&r, 422, "encrypted");
+    assert!(
+        r.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("wrong"),
+        "{}",
+        r.json
+    );
+    let r = app
+        .read(json!({"file_id": id, "password": "openpassword"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(!r.json["text"].as_str().unwrap().trim().is_empty());
+    // AES-256 (R6) with a password that needs SASLprep.
+    let id = app
+        .upload_id("r6.pdf", &corpus_pdf("saslprep-r6.pdf"))
+        .await;
+    let r = app
+        .read(json!({"file_id": id, "password": "S\u{AA}SL\u{AD}prep"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let id = app.upload_id("rc4.pdf", &corpus_pdf("pr6531_1.pdf")).await;
+    assert_error(&app.read(json!({"file_id": id})).await, 422, "encrypted");
+    // The right password opens it; its only page is a scan, which needs OCR.
+    assert_error(
+        &app.read(json!({"file_id": id, "password": "asdfasdf"}))
+            .await,
+        422,
+        "no_ocr_engine",
+    );
+}
+
+#[tokio::test]
+async fn corrupt_files_are_corrupt() {
+    let app = TestApp::new().await;
+    let r = app
+        .upload_and_read(
+            "broken.pdf",
+            b"%PDF-1.7\nthis is not really a pdf at all\n",
+            json!({}),
+        )
+        .await;
+    assert_error(&r, 422, "corrupt");
+    let r = app
+        .upload_and_read("bug.pdf", &corpus_pdf("bug1020226.pdf"), json!({}))
+        .await;
+    assert_error(&r, 422, "corrupt");
+    // The service is still fine afterwards.
+    assert_eq!(
+        read_fixture(&app, "three_pages.pdf", json!({}))
+            .await
+            .status,
+        200
+    );
+}
+
+#[tokio::test]
+async fn garbled_layers_are_flagged_not_passed_through() {
+    let app = TestApp::new().await;
+    let r = read_fixture(&app, "garbled_layer.pdf", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["skipped_pages"], json!([2]));
+    assert_eq!(r.json["pages_ocr"][0]["page"], 2);
+    assert_eq!(r.json["pages_ocr"][0]["reason"], "garbled_text");
+    assert_eq!(r.json["ocr_quality"]["quality_flag"], "no_ocr_engine");
+    let text = r.json["text"].as_str().unwrap();
+    assert!(text.contains("A normal first page"));
+    assert!(
+        !text.chars().any(|c| ('\u{E000}'..='\u{F8FF}').contains(&c)),
+        "private-use garbage leaked: {text}"
+    );
+    assert!(r.json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("OCR")));
+}
+
+#[tokio::test]
+async fn scanned_pages_without_an_engine() {
+    let app = TestApp::new().await;
+    let r = read_fixture(&app, "scan_page.pdf", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["skipped_pages"], json!([2]));
+    assert_eq!(r.json["pages_ocr"][0]["reason"], "no_text_layer");
+    // Only the scanned page selected, or a PDF that is all scan: a clear error with the fix.
+    let r = read_fixture(&app, "scan_page.pdf", json!({"pages": "2"})).await;
+    assert_error(&r, 422, "no_ocr_engine");
+    let r = read_fixture(&app, "image_only.pdf", json!({})).await;
+    assert_error(&r, 422, "no_ocr_engine");
+    assert!(r.json["error"]["hint"]
+        .as_str()
+        .unwrap()
+        .contains("make native"));
+    // A blank page is not a scan: empty text, said plainly.
+    let r = read_fixture(&app, "blank.pdf", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["text"], "");
+    assert_eq!(r.json["ocr_quality"]["quality_flag"], "no_ocr_needed");
+    assert!(r.json["note"].is_string());
+}
+
+#[tokio::test]
+async fn following_next_covers_every_page_once() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("thirty.pdf", &fixture("pdf/thirty_pages.pdf"))
+        .await;
+    let whole = app
+        .read(json!({"file_id": id, "max_chars": 1_000_000}))
+        .await;
+    let whole_text = whole.json["text"].as_str().unwrap().to_string();
+    assert_eq!(whole.json["truncated"], false);
+    for (first, expect_from) in [
+        (json!({"max_chars": 5000}), 1),
+        (json!({"max_chars": 9000, "pages": "4-27"}), 4),
+    ] {
+        let mut body = first.clone();
+        body["file_id"] = json!(id);
+        let mut got = String::new();
+        let mut rounds = 0;
+        loop {
+            rounds += 1;
+            assert!(rounds < 50);
+            let r = app.read(body.clone()).await;
+            assert_eq!(r.status, 200, "{}", r.json);
+            assert_eq!(
+                r.json["char_count"].as_u64().unwrap() as usize
+                    >= strip_truncation(r.json["text"].as_str().unwrap())
+                        .chars()
+                        .count(),
+                true
+            );
+            got.push_str(strip_truncation(r.json["text"].as_str().unwrap()));
+            let Some(next) = r.json.get("next") else {
+                break;
+            };
+            body = json!({"file_id": id, "max_chars": first["max_chars"], "pages": next["pages"]});
+        }
+        assert!(rounds > 2);
+        let last = if expect_from == 1 { 30 } else { 27 };
+        for n in expect_from..=last {
+            assert_eq!(
+                got.matches(&format!("--- Page {n} ---\n")).count(),
+                1,
+                "page {n}"
+            );
+        }
+        if expect_from == 1 {
+            assert_eq!(got, whole_text);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_page_longer_than_the_budget_says_how_to_read_it_whole() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("thirty.pdf", &fixture("pdf/thirty_pages.pdf"))
+        .await;
+    let r = app
+        .read(json!({"file_id": id, "pages": "3-4", "max_chars": 100}))
+        .await;
+    assert_eq!(r.json["truncated"], true);
+    let next = &r.json["next"];
+    assert_eq!(next["pages"], "3-4");
+    let r2 = app
+        .read(json!({"file_id": id, "pages": "3", "max_chars": next["max_chars"]}))
+        .await;
+    assert_eq!(r2.json["truncated"], false, "{}", r2.json);
+}
