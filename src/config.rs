@@ -55,6 +55,9 @@ pub struct ServeArgs {
     /// Browser origins (comma-separated) allowed by CORS. Unset: CORS is closed.
     #[arg(long, env = "DOCREADER_CORS_ORIGINS")]
     pub cors_origins: Option<String>,
+    /// List e-mail attachments without storing them as uploads (a read-only deployment).
+    #[arg(long, env = "DOCREADER_NO_STORE_ATTACHMENTS", default_value_t = false)]
+    pub no_store_attachments: bool,
     /// Log format: `text` or `json`.
     #[arg(long, env = "DOCREADER_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
@@ -134,6 +137,8 @@ pub struct ReadArgs {
     pub mode: Option<String>,
     #[arg(long, allow_negative_numbers = true)]
     pub max_paragraphs: Option<i64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub paragraph_offset: Option<i64>,
     #[arg(long)]
     pub query: Option<String>,
     #[arg(long)]
@@ -174,6 +179,7 @@ impl ReadArgs {
             max_cells: self.max_cells,
             mode: self.mode.clone(),
             max_paragraphs: self.max_paragraphs,
+            paragraph_offset: self.paragraph_offset,
             query: self.query.clone(),
             query_mode: self.query_mode.clone(),
             context_lines: self.context_lines,
@@ -196,6 +202,7 @@ impl ServeArgs {
             data_dir: data_dir.into(),
             api_keys: None,
             allow_unauthenticated: false,
+            no_store_attachments: false,
             allowed_roots: None,
             cors_origins: None,
             log_format: "text".into(),

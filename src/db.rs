@@ -90,6 +90,23 @@ pub async fn list(
     .await
 }
 
+/// A tenant's upload of exactly these bytes under exactly this name, if any.
+pub async fn find_same(
+    pool: &SqlitePool,
+    tenant: &str,
+    sha256: &str,
+    name: &str,
+) -> Result<Option<FileRecord>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLS} FROM files WHERE tenant = ? AND sha256 = ? AND name = ? ORDER BY created_at LIMIT 1"
+    ))
+    .bind(tenant)
+    .bind(sha256)
+    .bind(name)
+    .fetch_optional(pool)
+    .await
+}
+
 /// Delete a tenant's file row; returns its sha256 when a row was deleted.
 pub async fn delete(
     pool: &SqlitePool,

@@ -22,6 +22,15 @@ pub struct Extraction {
     pub matches: Option<u64>,
     /// Format-specific keys (SPEC §3 table).
     pub extra: Map<String, Value>,
+    /// Files carried inside the document (e-mail attachments), for the caller to store.
+    pub attachments: Vec<Attachment>,
+}
+
+/// A file found inside a document.
+#[derive(Debug, Clone)]
+pub struct Attachment {
+    pub name: String,
+    pub bytes: Vec<u8>,
 }
 
 /// The successful answer to a read.
@@ -60,6 +69,10 @@ pub struct Envelope {
     #[serde(flatten)]
     #[schema(value_type = Object, additional_properties)]
     pub extra: Map<String, Value>,
+    /// Attachment bytes on their way to the store (never serialized).
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub attachments: Vec<Attachment>,
 }
 
 /// The closing line of a cut text.

@@ -1,5 +1,6 @@
 //! The `docreader` binary: `serve`, `read`, `migrate`, `openapi`.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -183,7 +184,8 @@ fn read(args: ReadArgs) -> ExitCode {
     } else {
         serde_json::to_string(&value)
     };
-    println!("{}", out.expect("json"));
+    // A closed pipe (`| head`) is not an error worth a panic.
+    let _ = writeln!(std::io::stdout().lock(), "{}", out.expect("json"));
     if ok {
         ExitCode::SUCCESS
     } else {

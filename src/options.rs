@@ -37,6 +37,8 @@ pub struct ReadRequest {
     pub mode: Option<String>,
     /// Word: paragraph budget (default 200).
     pub max_paragraphs: Option<i64>,
+    /// Word: 0-based block (paragraph or table) to start from; `next` gives it.
+    pub paragraph_offset: Option<i64>,
     /// Return only lines that match (pdf, text family, docx).
     pub query: Option<String>,
     /// `substring` (default, case-insensitive), `regex` or `iregex`.
@@ -118,6 +120,7 @@ impl ReadRequest {
         add(self.max_cells.is_some(), "max_cells");
         add(self.mode.is_some(), "mode");
         add(self.max_paragraphs.is_some(), "max_paragraphs");
+        add(self.paragraph_offset.is_some(), "paragraph_offset");
         add(self.query.is_some(), "query");
         add(self.query_mode.is_some(), "query_mode");
         add(self.context_lines.is_some(), "context_lines");

@@ -191,6 +191,10 @@ pub enum Refusal {
     Legacy(&'static str),
     /// An encrypted Office package (OLE2 `EncryptedPackage`).
     EncryptedOffice,
+    /// A document container too damaged to tell what it holds.
+    Corrupt(String),
+    /// Plain text under the name of a binary document format (the extension).
+    Misnamed(String),
 }
 
 impl Refusal {
@@ -220,6 +224,12 @@ impl Refusal {
             } else {
                 "Open it in Word (or LibreOffice) and save it as .docx, then upload that."
             }),
+            Refusal::Corrupt(what) => ApiError::new(ErrorCode::Corrupt, what),
+            Refusal::Misnamed(ext) => ApiError::new(
+                ErrorCode::Corrupt,
+                format!("the file is named .{ext} but holds plain text, not a .{ext} document"),
+            )
+            .with_hint("If the text is what you want, rename the file (.txt, .csv, .html) and upload it again; otherwise re-export the document."),
             Refusal::EncryptedOffice => ApiError::new(
                 ErrorCode::Encrypted,
                 "the Office document is password-protected",
@@ -369,6 +379,15 @@ pub fn sniff<R: Read + Seek>(
     // The text family: decided by the bytes, kind by the name.
     if looks_binary(head) {
         return Err(Refusal::Binary("unrecognised binary data".into()));
+    }
+    // Plain text under a binary document's name is not that document: say so, rather
+    // than hand back text the caller believes is a spreadsheet or a PDF.
+    if let Some(
+        ext @ ("pdf" | "doc" | "docx" | "docm" | "xls" | "xlsx" | "xlsm" | "ppt" | "pptx" | "pptm"
+        | "odt" | "ods" | "odp" | "msg"),
+    ) = extension(name_hint).as_deref()
+    {
+        return Err(Refusal::Misnamed(ext.to_string()));
     }
     if matches!(
         extension(name_hint).as_deref(),
@@ -521,7 +540,11 @@ fn sniff_zip<R: Read + Seek>(
     total_len: u64,
     name_hint: &str,
 ) -> Result<Format, Refusal> {
-    let names = crate::extract::zipdir::entry_names(&mut r, total_len, 10_000).unwrap_or_default();
+    // A truncated package has no central directory: fall back to the local headers in
+    // the head, so a damaged .docx is read (and found corrupt), not called an archive.
+    let directory = crate::extract::zipdir::entry_names(&mut r, total_len, 10_000);
+    let damaged = directory.is_none();
+    let names = directory.unwrap_or_else(|| crate::extract::zipdir::local_names(head));
     let has = |n: &str| names.iter().any(|e| e == n);
     let ext = extension(name_hint);
     if has("[Content_Types].xml") {
@@ -554,6 +577,11 @@ fn sniff_zip<R: Read + Seek>(
         if odf("text") || ext.as_deref() == Some("odt") {
             return Ok(Format::Odt);
         }
+    }
+    if damaged && has("[Content_Types].xml") {
+        return Err(Refusal::Corrupt(
+            "an Office package cut short (its zip directory is missing)".into(),
+        ));
     }
     Err(Refusal::Archive("zip"))
 }

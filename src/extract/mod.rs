@@ -1,9 +1,16 @@
 //! Extraction: the `Extractor` trait, dispatch by format, and `run`, the one place where
 //! work leaves the async runtime (bounded concurrency, deadline, tracing span).
 
+pub mod docx;
+pub mod email;
 pub mod encoding;
+pub mod excel;
+pub mod html;
+pub mod package;
 pub mod pdf;
+pub mod pptx;
 pub mod text;
+pub mod xml;
 pub mod zipdir;
 
 use std::path::PathBuf;
@@ -46,6 +53,10 @@ pub fn extractor_for(format: Format) -> Result<&'static dyn Extractor, ApiError>
     match format.family() {
         Family::Text => Ok(&text::TextExtractor),
         Family::Pdf => Ok(&pdf::PdfExtractor),
+        Family::Docx if !matches!(format, Format::Odt) => Ok(&docx::DocxExtractor),
+        Family::Pptx if !matches!(format, Format::Odp) => Ok(&pptx::PptxExtractor),
+        Family::Excel => Ok(&excel::ExcelExtractor),
+        Family::Email => Ok(&email::EmailExtractor),
         other => Err(ApiError::new(
             ErrorCode::UnsupportedFormat,
             format!(
@@ -83,6 +94,7 @@ pub fn read_blocking(
         elapsed_ms: started.elapsed().as_millis() as u64,
         cached: false,
         extra: out.extra,
+        attachments: out.attachments,
     })
 }
 

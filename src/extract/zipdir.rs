@@ -73,3 +73,25 @@ pub fn entry_names<R: Read + Seek>(
     }
     Some(names)
 }
+
+/// Entry names from every local file header signature found in `head` (for zips cut
+/// short, whose central directory is gone; entries with data descriptors cannot be
+/// walked from one to the next, so the signatures are searched for).
+pub fn local_names(head: &[u8]) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut p = 0usize;
+    while p + 30 <= head.len() {
+        if head[p..p + 4] != *b"PK\x03\x04" {
+            p += 1;
+            continue;
+        }
+        let n = u16::from_le_bytes([head[p + 26], head[p + 27]]) as usize;
+        if let Some(name) = head.get(p + 30..p + 30 + n) {
+            if let Ok(s) = std::str::from_utf8(name) {
+                names.push(s.to_string());
+            }
+        }
+        p += 30 + n;
+    }
+    names
+}

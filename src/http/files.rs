@@ -12,7 +12,7 @@ use super::AppState;
 use crate::db::{self, FileRecord};
 use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::sniff;
-use crate::store::{clean_name, random_hex};
+use crate::store::{clean_name, random_hex, Incoming};
 
 pub fn router(max_request_bytes: u64) -> Router<AppState> {
     Router::new()
@@ -155,6 +155,17 @@ async fn receive_one(
             return Err(ApiError::internal(e));
         }
     }
+    finalize(st, tenant, name, inc).await
+}
+
+/// Check a received file's bytes and keep it: the shared end of uploads and of
+/// attachments found inside documents.
+async fn finalize(
+    st: &AppState,
+    tenant: &str,
+    name: &str,
+    inc: Incoming,
+) -> Result<FileRecord, ApiError> {
     let size = inc.size;
     let (tmp, sha256) = inc.finish().await.map_err(ApiError::internal)?;
 
@@ -202,6 +213,40 @@ async fn receive_one(
     }
     tracing::info!(file_id = %rec.file_id, format = %rec.format, size, "stored");
     Ok(rec)
+}
+
+/// Store bytes found inside a document (an e-mail attachment) as an upload of the tenant.
+/// The same bytes under the same name reuse the tenant's earlier upload, so reading a
+/// message twice does not store its attachments twice.
+pub async fn store_bytes(
+    st: &AppState,
+    tenant: &str,
+    name: &str,
+    bytes: &[u8],
+) -> Result<FileRecord, ApiError> {
+    let name = clean_name(name);
+    let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes));
+    if let Some(rec) = db::find_same(&st.db, tenant, &sha, &name)
+        .await
+        .map_err(ApiError::internal)?
+    {
+        return Ok(rec);
+    }
+    if bytes.len() as u64 > st.limits.max_file_bytes {
+        return Err(ApiError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "{name}: the file is over the limit of {} bytes",
+                st.limits.max_file_bytes
+            ),
+        ));
+    }
+    let mut inc = st.store.incoming().await.map_err(ApiError::internal)?;
+    if let Err(e) = inc.write(bytes).await {
+        inc.discard().await;
+        return Err(ApiError::internal(e));
+    }
+    finalize(st, tenant, &name, inc).await
 }
 
 fn multipart_error(e: axum::extract::multipart::MultipartError, limit: u64) -> ApiError {

@@ -37,6 +37,8 @@ pub struct AppState {
     pub cors_origins: Vec<String>,
     /// Bounded concurrency of extraction.
     pub read_slots: Arc<Semaphore>,
+    /// Whether attachments found in documents are stored as uploads.
+    pub store_attachments: bool,
 }
 
 impl AppState {
@@ -80,6 +82,7 @@ impl AppState {
             allowed_roots: Arc::new(roots),
             cors_origins,
             read_slots: Arc::new(Semaphore::new(args.limits.max_concurrent_reads.max(1))),
+            store_attachments: !args.no_store_attachments,
         })
     }
 }

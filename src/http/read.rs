@@ -98,7 +98,39 @@ pub async fn read(
         ),
         Err(e) => tracing::info!(format, size, code = e.code.as_str(), "read failed"),
     }
-    out.map(Json)
+    let mut env = out?;
+    store_attachments(&st, &tenant, &mut env).await;
+    Ok(Json(env))
+}
+
+/// Keep attachments found in the document as uploads of the same tenant and list their
+/// ids; one that is refused (blocked type, too large) is listed with its error instead.
+async fn store_attachments(st: &AppState, tenant: &str, env: &mut Envelope) {
+    let found = std::mem::take(&mut env.attachments);
+    if found.is_empty() {
+        return;
+    }
+    let Some(serde_json::Value::Array(listed)) = env.extra.get_mut("attachments") else {
+        return;
+    };
+    for (i, att) in found.into_iter().enumerate() {
+        let Some(entry) = listed.get_mut(i) else {
+            break;
+        };
+        if !st.store_attachments {
+            entry["note"] = serde_json::json!("this deployment does not store attachments");
+            continue;
+        }
+        match super::files::store_bytes(st, tenant, &att.name, &att.bytes).await {
+            Ok(rec) => {
+                entry["file_id"] = serde_json::json!(rec.file_id);
+                entry["format"] = serde_json::json!(rec.format);
+            }
+            Err(e) => {
+                entry["error"] = serde_json::json!({"code": e.code, "message": e.message});
+            }
+        }
+    }
 }
 
 /// A server-side path: only under an allowed root, after resolving `~`, `..` and symlinks.

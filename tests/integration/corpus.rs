@@ -26,6 +26,12 @@ const BUILT: &[&str] = &[
     "doc",
     "ppt", // legacy Office: refused with a convert hint
     "pdf", // its OCR rows wait for issue #5
+    "docx",
+    "pptx",
+    "xlsx",
+    "xls",
+    "msg",
+    "eml",
 ];
 
 /// Rows that fail for a reason found and written down; each must still fail (so a fix

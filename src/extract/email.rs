@@ -1,0 +1,377 @@
+//! E-mail: Outlook .msg (OLE2 property streams, honouring the message codepage) and RFC 822
+//! .eml (via mail-parser). Headers first, then the body (plain text, or HTML made text),
+//! with `offset`/`limit` over the body's lines. Attachments are handed back as bytes for
+//! the HTTP layer to store as uploads of the same tenant.
+
+use std::io::Read;
+
+use mail_parser::{MessageParser, MimeHeaders};
+use serde_json::{json, Map, Value};
+
+use super::text::split_lines;
+use super::{Extractor, Input};
+use crate::config::Limits;
+use crate::envelope::{close_truncated, Attachment, Extraction};
+use crate::error::{ApiError, ErrorCode};
+use crate::options::{self, ReadRequest};
+use crate::sniff::Format;
+
+pub struct EmailExtractor;
+
+/// What both kinds of mail come down to.
+#[derive(Debug, Default)]
+pub struct Mail {
+    pub subject: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub cc: Option<String>,
+    pub date: Option<String>,
+    pub body: String,
+    pub attachments: Vec<Attachment>,
+    /// Attachments listed but not extracted (embedded Outlook items).
+    pub unextracted: Vec<String>,
+}
+
+// ----------------------------------------------------------------------------------------
+// .msg
+// ----------------------------------------------------------------------------------------
+
+type Ole = cfb::CompoundFile<std::fs::File>;
+
+fn stream(cf: &mut Ole, path: &str) -> Option<Vec<u8>> {
+    let mut s = cf.open_stream(path).ok()?;
+    let mut buf = Vec::new();
+    // Streams are bounded by the file, which is bounded by the upload limit.
+    s.read_to_end(&mut buf).ok()?;
+    Some(buf)
+}
+
+/// A string property of the storage at `base`: Unicode (001F) or 8-bit (001E) in `codepage`.
+fn prop_string(
+    cf: &mut Ole,
+    base: &str,
+    id: u16,
+    codepage: &'static encoding_rs::Encoding,
+) -> Option<String> {
+    if let Some(b) = stream(cf, &format!("{base}__substg1.0_{id:04X}001F")) {
+        let (s, _) = encoding_rs::UTF_16LE.decode_without_bom_handling(&b);
+        return Some(s.trim_end_matches('\0').to_string());
+    }
+    let b = stream(cf, &format!("{base}__substg1.0_{id:04X}001E"))?;
+    // Outlook writes some 8-bit strings in UTF-8 whatever the codepage says; valid
+    // multi-byte UTF-8 is very unlikely to be a legacy-codepage string by accident.
+    if let Ok(s) = std::str::from_utf8(&b) {
+        return Some(s.trim_end_matches('\0').to_string());
+    }
+    // The declared codepage may be the HTML body's (UTF-8) rather than the strings'.
+    let (s, _, bad) = codepage.decode(&b);
+    let s = if bad {
+        encoding_rs::WINDOWS_1252.decode(&b).0
+    } else {
+        s
+    };
+    Some(s.trim_end_matches('\0').to_string())
+}
+
+/// Fixed-size properties of the storage at `base` (id → 8-byte value).
+fn fixed_props(cf: &mut Ole, base: &str, header: usize) -> Vec<(u16, u16, [u8; 8])> {
+    let Some(b) = stream(cf, &format!("{base}__properties_version1.0")) else {
+        return vec![];
+    };
+    b.get(header..)
+        .unwrap_or_default()
+        .chunks_exact(16)
+        .map(|e| {
+            let tag = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+            let mut v = [0u8; 8];
+            v.copy_from_slice(&e[8..16]);
+            ((tag >> 16) as u16, (tag & 0xFFFF) as u16, v)
+        })
+        .collect()
+}
+
+fn filetime(v: [u8; 8]) -> Option<String> {
+    let ticks = u64::from_le_bytes(v);
+    if ticks == 0 {
+        return None;
+    }
+    let secs = (ticks / 10_000_000) as i64 - 11_644_473_600;
+    chrono::DateTime::from_timestamp(secs, 0)
+        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
+fn parse_msg(input: &Input) -> Result<Mail, ApiError> {
+    let f = std::fs::File::open(&input.path).map_err(ApiError::internal)?;
+    let mut cf = cfb::CompoundFile::open(f).map_err(|e| {
+        ApiError::new(
+            ErrorCode::Corrupt,
+            format!("the Outlook message cannot be opened: {e}"),
+        )
+    })?;
+    let props = fixed_props(&mut cf, "/", 32);
+    let int = |id: u16| {
+        props
+            .iter()
+            .find(|p| p.0 == id && p.1 == 0x0003)
+            .map(|p| u32::from_le_bytes([p.2[0], p.2[1], p.2[2], p.2[3]]))
+    };
+    // PR_MESSAGE_CODEPAGE, else PR_INTERNET_CPID; 8-bit strings are in it.
+    let codepage = int(0x3FFD)
+        .or_else(|| int(0x3FDE))
+        .and_then(|cp| codepage::to_encoding(cp as u16))
+        .unwrap_or(encoding_rs::WINDOWS_1252);
+    let mut m = Mail {
+        subject: prop_string(&mut cf, "/", 0x0037, codepage),
+        to: prop_string(&mut cf, "/", 0x0E04, codepage).filter(|s| !s.is_empty()),
+        cc: prop_string(&mut cf, "/", 0x0E03, codepage).filter(|s| !s.is_empty()),
+        ..Default::default()
+    };
+    let sender_name = prop_string(&mut cf, "/", 0x0C1A, codepage)
+        .or_else(|| prop_string(&mut cf, "/", 0x0042, codepage));
+    let sender_addr = prop_string(&mut cf, "/", 0x5D01, codepage)
+        .or_else(|| prop_string(&mut cf, "/", 0x0C1F, codepage))
+        .filter(|a| a.contains('@'));
+    m.from = match (sender_name, sender_addr) {
+        (Some(n), Some(a)) if n != a => Some(format!("{n} <{a}>")),
+        (n, a) => n.or(a),
+    };
+    // PR_CLIENT_SUBMIT_TIME, else PR_MESSAGE_DELIVERY_TIME, else the creation time.
+    m.date = [0x0039u16, 0x0E06, 0x3007].iter().find_map(|id| {
+        props
+            .iter()
+            .find(|p| p.0 == *id && p.1 == 0x0040)
+            .and_then(|p| filetime(p.2))
+    });
+    m.body = match prop_string(&mut cf, "/", 0x1000, codepage).filter(|b| !b.trim().is_empty()) {
+        Some(b) => b.replace("\r\n", "\n"),
+        None => {
+            // HTML body: binary (in the message codepage or its own charset) or string.
+            let html = stream(&mut cf, "/__substg1.0_10130102")
+                .map(|b| decode_html_bytes(&b, codepage))
+                .or_else(|| prop_string(&mut cf, "/", 0x1013, codepage));
+            html.map(|h| super::html::to_text(&h)).unwrap_or_default()
+        }
+    };
+    // Attachments: one storage each.
+    let storages: Vec<String> = cf
+        .read_root_storage()
+        .filter(|e| e.is_storage() && e.name().starts_with("__attach_version1.0_"))
+        .map(|e| e.path().to_string_lossy().into_owned())
+        .collect();
+    for s in storages {
+        let base = format!("{s}/");
+        let name = prop_string(&mut cf, &base, 0x3707, codepage)
+            .or_else(|| prop_string(&mut cf, &base, 0x3704, codepage))
+            .or_else(|| prop_string(&mut cf, &base, 0x3001, codepage))
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or_else(|| "attachment".to_string());
+        match stream(&mut cf, &format!("{base}__substg1.0_37010102")) {
+            Some(bytes) => m.attachments.push(Attachment { name, bytes }),
+            None => m.unextracted.push(name),
+        }
+    }
+    Ok(m)
+}
+
+/// HTML bytes: the charset the document declares, else the message codepage.
+fn decode_html_bytes(b: &[u8], fallback: &'static encoding_rs::Encoding) -> String {
+    if let Ok(s) = std::str::from_utf8(b) {
+        return s.to_string();
+    }
+    let head = String::from_utf8_lossy(&b[..b.len().min(2048)]).to_ascii_lowercase();
+    let declared = head
+        .split("charset=")
+        .nth(1)
+        .map(|r| {
+            r.trim_start_matches(['"', '\''])
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+                .next()
+                .unwrap_or("")
+        })
+        .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()));
+    declared.unwrap_or(fallback).decode(b).0.into_owned()
+}
+
+// ----------------------------------------------------------------------------------------
+// .eml
+// ----------------------------------------------------------------------------------------
+
+fn addresses(a: Option<&mail_parser::Address<'_>>) -> Option<String> {
+    let list: Vec<String> = a?
+        .iter()
+        .map(|x| match (x.name(), x.address()) {
+            (Some(n), Some(a)) => format!("{n} <{a}>"),
+            (Some(n), None) => n.to_string(),
+            (None, Some(a)) => a.to_string(),
+            (None, None) => String::new(),
+        })
+        .filter(|s| !s.is_empty())
+        .collect();
+    (!list.is_empty()).then(|| list.join(", "))
+}
+
+fn parse_eml(input: &Input) -> Result<Mail, ApiError> {
+    let raw = std::fs::read(&input.path).map_err(ApiError::internal)?;
+    let msg = MessageParser::default()
+        .parse(&raw)
+        .ok_or_else(|| ApiError::new(ErrorCode::Corrupt, "the message has no readable headers"))?;
+    let mut m = Mail {
+        subject: msg.subject().map(str::to_string),
+        from: addresses(msg.from()),
+        to: addresses(msg.to()),
+        cc: addresses(msg.cc()),
+        date: msg.date().map(|d| d.to_rfc3339()),
+        ..Default::default()
+    };
+    m.body = body_of(&msg);
+    for part in msg.attachments() {
+        let name = part.attachment_name().unwrap_or("attachment").to_string();
+        if let Some(inner) = part.message() {
+            // A forwarded message: its text belongs to this one.
+            m.body.push_str(&format!(
+                "\n--- Attached message: {} ---\n{}",
+                inner.subject().unwrap_or(""),
+                body_of(inner)
+            ));
+            m.attachments.push(Attachment {
+                name: format!("{name}.eml").replace(".eml.eml", ".eml"),
+                bytes: part.contents().to_vec(),
+            });
+        } else {
+            m.attachments.push(Attachment {
+                name,
+                bytes: part.contents().to_vec(),
+            });
+        }
+    }
+    Ok(m)
+}
+
+fn body_of(msg: &mail_parser::Message<'_>) -> String {
+    let text: Vec<String> = (0..msg.text_body.len())
+        .filter_map(|i| msg.body_text(i).map(|t| t.into_owned()))
+        .collect();
+    let joined = text.join("\n");
+    if !joined.trim().is_empty() {
+        return joined.replace("\r\n", "\n");
+    }
+    (0..msg.html_body.len())
+        .filter_map(|i| msg.body_html(i))
+        .map(|h| super::html::to_text(&h))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+// ----------------------------------------------------------------------------------------
+
+impl Extractor for EmailExtractor {
+    fn extract(
+        &self,
+        input: &Input,
+        req: &ReadRequest,
+        limits: &Limits,
+    ) -> Result<Extraction, ApiError> {
+        let max_chars = req.max_chars(limits.max_chars)?;
+        let offset = options::count("offset", req.offset, 0)?;
+        let limit = options::count("limit", req.limit, 1)?;
+        let mail = match input.format {
+            Format::Msg => parse_msg(input)?,
+            _ => parse_eml(input)?,
+        };
+        let mut head = String::new();
+        for (k, v) in [
+            ("Subject", &mail.subject),
+            ("From", &mail.from),
+            ("To", &mail.to),
+            ("Cc", &mail.cc),
+            ("Date", &mail.date),
+        ] {
+            if let Some(v) = v {
+                head.push_str(&format!("{k}: {v}\n"));
+            }
+        }
+        let mut listed: Vec<String> = mail
+            .attachments
+            .iter()
+            .map(|a| format!("{} ({} bytes)", a.name, a.bytes.len()))
+            .collect();
+        listed.extend(
+            mail.unextracted
+                .iter()
+                .map(|n| format!("{n} (embedded item, not extracted)")),
+        );
+        if !listed.is_empty() {
+            head.push_str(&format!("Attachments: {}\n", listed.join(", ")));
+        }
+        head.push('\n');
+
+        let body = mail.body.trim_end().to_string() + "\n";
+        let lines = split_lines(&body);
+        let total = lines.len() as u64;
+        if let Some(off) = offset {
+            if off >= total {
+                return Err(ApiError::out_of_range(format!(
+                    "offset {off} but the body has {total} lines"
+                ))
+                .with_hint(format!(
+                    "Use an offset from 0 to {}.",
+                    total.saturating_sub(1)
+                )));
+            }
+        }
+        let start = offset.unwrap_or(0) as usize;
+        let end = limit
+            .map(|l| (start as u64 + l).min(total) as usize)
+            .unwrap_or(lines.len());
+        let window = &lines[start..end];
+        let char_count =
+            (head.chars().count() + window.iter().map(|l| l.chars().count()).sum::<usize>()) as u64;
+
+        let mut extra = Map::new();
+        extra.insert("subject".into(), json!(mail.subject));
+        extra.insert("from".into(), json!(mail.from));
+        extra.insert("to".into(), json!(mail.to));
+        extra.insert("cc".into(), json!(mail.cc));
+        extra.insert("date".into(), json!(mail.date));
+        extra.insert("total_lines".into(), json!(total));
+        let mut atts: Vec<Value> = mail
+            .attachments
+            .iter()
+            .map(|a| json!({"name": a.name, "size": a.bytes.len(), "file_id": null}))
+            .collect();
+        atts.extend(mail.unextracted.iter().map(|n| json!({"name": n, "size": null, "file_id": null, "note": "embedded Outlook item; not extracted"})));
+        extra.insert("attachments".into(), Value::Array(atts));
+
+        let mut ex = Extraction {
+            char_count,
+            extra,
+            attachments: mail.attachments,
+            ..Default::default()
+        };
+        let mut text = head.clone();
+        let mut used = head.chars().count();
+        let mut k = 0;
+        while k < window.len() {
+            let n = window[k].chars().count();
+            if used + n > max_chars && k > 0 {
+                break;
+            }
+            text.push_str(window[k]);
+            used += n;
+            k += 1;
+        }
+        if k < window.len() {
+            let mut next = Map::new();
+            next.insert("offset".into(), json!(start + k));
+            if limit.is_some() {
+                next.insert("limit".into(), json!(end - start - k));
+            }
+            ex.next = Some(next);
+            ex.truncated = true;
+            ex.text = close_truncated(text, char_count);
+        } else {
+            ex.text = text;
+        }
+        Ok(ex)
+    }
+}

@@ -1,0 +1,173 @@
+//! Safe reading of zip-based packages (Office Open XML, OpenDocument): bounded entry
+//! count, bounded per-entry and total uncompressed size, bounded compression ratio, all
+//! checked on the bytes actually inflated (declared sizes are not trusted).
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use zip::ZipArchive;
+
+use crate::error::{ApiError, ErrorCode};
+
+/// Caps for one package.
+#[derive(Debug, Clone, Copy)]
+pub struct PackageLimits {
+    pub max_entries: usize,
+    pub max_entry_bytes: u64,
+    pub max_total_bytes: u64,
+    /// Inflated ÷ compressed, checked once an entry passes `ratio_floor` bytes.
+    pub max_ratio: u64,
+    pub ratio_floor: u64,
+}
+
+impl Default for PackageLimits {
+    fn default() -> Self {
+        Self {
+            max_entries: 20_000,
+            max_entry_bytes: 256 * 1024 * 1024,
+            max_total_bytes: 1024 * 1024 * 1024,
+            max_ratio: 250,
+            ratio_floor: 16 * 1024 * 1024,
+        }
+    }
+}
+
+pub struct Package {
+    zip: ZipArchive<File>,
+    limits: PackageLimits,
+    inflated: u64,
+}
+
+fn bomb(msg: String) -> ApiError {
+    ApiError::new(ErrorCode::TooLarge, msg).with_hint(
+        "The package inflates far beyond any real document (a zip bomb); it is not read.",
+    )
+}
+
+impl Package {
+    pub fn open(path: &Path, limits: PackageLimits) -> Result<Self, ApiError> {
+        let f = File::open(path).map_err(ApiError::internal)?;
+        let zip = ZipArchive::new(f).map_err(|e| {
+            ApiError::new(
+                ErrorCode::Corrupt,
+                format!("the package is not a readable zip: {e}"),
+            )
+        })?;
+        if zip.len() > limits.max_entries {
+            return Err(bomb(format!(
+                "the package has {} entries (limit {})",
+                zip.len(),
+                limits.max_entries
+            )));
+        }
+        Ok(Self {
+            zip,
+            limits,
+            inflated: 0,
+        })
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.zip
+            .file_names()
+            .flatten()
+            .map(|n| n.into_owned())
+            .collect()
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.zip.index_for_name(name).is_some()
+    }
+
+    /// Inflate one entry within the caps; `None` when it does not exist.
+    pub fn read(&mut self, name: &str) -> Result<Option<Vec<u8>>, ApiError> {
+        let Some(i) = self.zip.index_for_name(name) else {
+            return Ok(None);
+        };
+        self.read_index(i).map(Some)
+    }
+
+    fn read_index(&mut self, i: usize) -> Result<Vec<u8>, ApiError> {
+        let limits = self.limits;
+        let mut entry = self.zip.by_index(i).map_err(|e| {
+            ApiError::new(
+                ErrorCode::Corrupt,
+                format!("a package part cannot be read: {e}"),
+            )
+        })?;
+        let name = entry.name().map(|n| n.into_owned()).unwrap_or_default();
+        let compressed = entry.compressed_size().max(1);
+        let room = limits
+            .max_entry_bytes
+            .min(limits.max_total_bytes.saturating_sub(self.inflated));
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = entry.read(&mut buf).map_err(|e| {
+                ApiError::new(ErrorCode::Corrupt, format!("part {name} is damaged: {e}"))
+            })?;
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+            let len = out.len() as u64;
+            if len > room {
+                return Err(bomb(format!("part {name} inflates past {} bytes", room)));
+            }
+            if len > limits.ratio_floor && len / compressed > limits.max_ratio {
+                return Err(bomb(format!(
+                    "part {name} inflates more than {}× its compressed size",
+                    limits.max_ratio
+                )));
+            }
+        }
+        self.inflated += out.len() as u64;
+        Ok(out)
+    }
+
+    /// Inflate every entry (discarding the bytes) to prove the package is within its caps,
+    /// and refuse XML parts that declare entities. For libraries that read the package
+    /// themselves (calamine).
+    pub fn check_all(&mut self) -> Result<(), ApiError> {
+        for i in 0..self.zip.len() {
+            let bytes = self.read_index(i)?;
+            if is_xml_part(&bytes) {
+                refuse_entities(&bytes)?;
+            }
+        }
+        self.inflated = 0;
+        Ok(())
+    }
+}
+
+fn is_xml_part(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(64)];
+    let t = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map(|i| &head[i..])
+        .unwrap_or(&[]);
+    t.starts_with(b"<") || t.starts_with(b"\xEF\xBB\xBF<")
+}
+
+/// Office parts never need a DTD; one that declares entities is an expansion bomb.
+pub fn refuse_entities(xml: &[u8]) -> Result<(), ApiError> {
+    let head = &xml[..xml.len().min(64 * 1024)];
+    if let Some(p) = find(head, b"<!DOCTYPE") {
+        if find(&head[p..], b"<!ENTITY").is_some() {
+            return Err(ApiError::new(
+                ErrorCode::TooLarge,
+                "an XML part declares entities (an entity-expansion bomb)",
+            )
+            .with_hint(
+                "Office documents never declare XML entities; re-save the file from its program.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}

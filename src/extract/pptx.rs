@@ -1,0 +1,270 @@
+//! PowerPoint (.pptx/.pptm): slides in presentation order (from presentation.xml and its
+//! relationships, not file names), text frames including grouped shapes, tables, and
+//! speaker notes, each slide under `--- Slide N ---`.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map};
+
+use super::package::{Package, PackageLimits};
+use super::xml::{attr, walk, Node};
+use super::{Extractor, Input};
+use crate::config::Limits;
+use crate::envelope::{close_truncated, Extraction};
+use crate::error::{ApiError, ErrorCode};
+use crate::options::{format_pages, resolve_pages, ReadRequest};
+
+pub struct PptxExtractor;
+
+/// `Id → Target` of a part's relationships, targets resolved against `base_dir`.
+fn relationships(
+    pkg: &mut Package,
+    rels_path: &str,
+    base_dir: &str,
+) -> Result<HashMap<String, (String, String)>, ApiError> {
+    let mut out = HashMap::new();
+    let Some(xml) = pkg.read(rels_path)? else {
+        return Ok(out);
+    };
+    walk(&xml, |n| {
+        if let Node::Open("Relationship", a) = n {
+            if let (Some(id), Some(target)) = (attr(a, "Id"), attr(a, "Target")) {
+                let kind = attr(a, "Type")
+                    .unwrap_or("")
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                out.insert(id.to_string(), (resolve(base_dir, target), kind));
+            }
+        }
+    })?;
+    Ok(out)
+}
+
+/// `ppt/slides` + `../notesSlides/n1.xml` → `ppt/notesSlides/n1.xml`.
+fn resolve(base_dir: &str, target: &str) -> String {
+    if let Some(abs) = target.strip_prefix('/') {
+        return abs.to_string();
+    }
+    let mut parts: Vec<&str> = base_dir.split('/').filter(|p| !p.is_empty()).collect();
+    for seg in target.split('/') {
+        match seg {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            s => parts.push(s),
+        }
+    }
+    parts.join("/")
+}
+
+/// Text of one slide-like part: paragraphs as lines, tables as `a | b` rows. Placeholders
+/// of the given types (e.g. slide numbers in notes) are left out.
+fn shape_text(xml: &[u8], skip_placeholders: &[&str]) -> Result<Vec<String>, ApiError> {
+    let mut lines = Vec::new();
+    let mut para: Option<String> = None;
+    let mut in_t = false;
+    let mut row: Option<Vec<String>> = None;
+    let mut cell: Option<String> = None;
+    let mut shape_depth = 0usize;
+    let mut skip_shape: Option<usize> = None;
+    walk(xml, |n| match n {
+        Node::Open("sp", _) => shape_depth += 1,
+        Node::Close("sp") => {
+            if skip_shape == Some(shape_depth) {
+                skip_shape = None;
+            }
+            shape_depth = shape_depth.saturating_sub(1);
+        }
+        Node::Open("ph", a) => {
+            if attr(a, "type").is_some_and(|t| skip_placeholders.contains(&t)) {
+                skip_shape = Some(shape_depth);
+            }
+        }
+        Node::Open("p", _) => para = Some(String::new()),
+        Node::Open("br", _) => {
+            if let Some(p) = para.as_mut() {
+                p.push('\n');
+            }
+        }
+        Node::Open("t", _) => in_t = true,
+        Node::Close("t") => in_t = false,
+        Node::Text(t) if in_t && skip_shape.is_none() => {
+            if let Some(p) = para.as_mut() {
+                p.push_str(t);
+            }
+        }
+        Node::Close("p") => {
+            if let Some(p) = para.take() {
+                match cell.as_mut() {
+                    Some(c) => {
+                        if !p.trim().is_empty() {
+                            if !c.is_empty() {
+                                c.push(' ');
+                            }
+                            c.push_str(p.trim());
+                        }
+                    }
+                    None if !p.trim().is_empty() => lines.push(p),
+                    None => {}
+                }
+            }
+        }
+        Node::Open("tr", _) => row = Some(Vec::new()),
+        Node::Open("tc", _) => cell = Some(String::new()),
+        Node::Close("tc") => {
+            if let (Some(r), Some(c)) = (row.as_mut(), cell.take()) {
+                r.push(c.replace(['\n', '\r'], " "));
+            }
+        }
+        Node::Close("tr") => {
+            if let Some(r) = row.take() {
+                lines.push(r.join(" | "));
+            }
+        }
+        _ => {}
+    })?;
+    Ok(lines)
+}
+
+/// Slide part paths in presentation order.
+fn slide_order(pkg: &mut Package) -> Result<Vec<String>, ApiError> {
+    let pres = pkg.read("ppt/presentation.xml")?.ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::Corrupt,
+            "the package has no ppt/presentation.xml",
+        )
+    })?;
+    let rels = relationships(pkg, "ppt/_rels/presentation.xml.rels", "ppt")?;
+    let mut ids = Vec::new();
+    walk(&pres, |n| {
+        if let Node::Open("sldId", a) = n {
+            if let Some(rid) = a
+                .iter()
+                .find(|(k, _)| k.ends_with(":id") && k != "id")
+                .map(|(_, v)| v.clone())
+            {
+                ids.push(rid);
+            }
+        }
+    })?;
+    Ok(ids
+        .into_iter()
+        .filter_map(|id| rels.get(&id).map(|(t, _)| t.clone()))
+        .collect())
+}
+
+impl Extractor for PptxExtractor {
+    fn extract(
+        &self,
+        input: &Input,
+        req: &ReadRequest,
+        limits: &Limits,
+    ) -> Result<Extraction, ApiError> {
+        let max_chars = req.max_chars(limits.max_chars)?;
+        let mut pkg = Package::open(&input.path, PackageLimits::default())?;
+        let slides = slide_order(&mut pkg)?;
+        let total = slides.len() as u64;
+        let mut warnings = Vec::new();
+        let selected: Vec<u64> = match &req.pages {
+            Some(spec) => {
+                let sel = resolve_pages(spec, total, "slide", "presentation")?;
+                warnings.extend(sel.warning);
+                sel.pages
+            }
+            None => (1..=total).collect(),
+        };
+        let mut blocks = Vec::with_capacity(selected.len());
+        for &n in &selected {
+            let path = &slides[(n - 1) as usize];
+            let xml = pkg.read(path)?.ok_or_else(|| {
+                ApiError::new(ErrorCode::Corrupt, format!("slide {n} ({path}) is missing"))
+            })?;
+            let mut block = format!("--- Slide {n} ---\n");
+            for l in shape_text(&xml, &[])? {
+                block.push_str(&l);
+                block.push('\n');
+            }
+            let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+            let rels = relationships(&mut pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
+            // SmartArt keeps its text in diagram data parts, not in the slide.
+            let mut diagrams: Vec<&String> = rels
+                .values()
+                .filter(|(_, k)| k == "diagramData")
+                .map(|(t, _)| t)
+                .collect();
+            diagrams.sort();
+            for d in diagrams {
+                if let Some(dx) = pkg.read(d)? {
+                    for l in shape_text(&dx, &[])? {
+                        block.push_str(&l);
+                        block.push('\n');
+                    }
+                }
+            }
+            if let Some((notes, _)) = rels.values().find(|(_, kind)| kind == "notesSlide") {
+                if let Some(nx) = pkg.read(notes)? {
+                    let lines = shape_text(&nx, &["sldNum", "sldImg", "hdr", "dt"])?;
+                    if !lines.is_empty() {
+                        block.push_str("[Notes]\n");
+                        for l in lines {
+                            block.push_str(&l);
+                            block.push('\n');
+                        }
+                    }
+                }
+            }
+            blocks.push((n, block));
+        }
+        let char_count: usize = blocks.iter().map(|(_, b)| b.chars().count()).sum();
+        let mut ex = Extraction {
+            char_count: char_count as u64,
+            ..Default::default()
+        };
+        let mut text = String::new();
+        let mut used = 0usize;
+        let mut shown = Vec::new();
+        for (n, b) in &blocks {
+            let len = b.chars().count();
+            if used + len > max_chars {
+                break;
+            }
+            text.push_str(b);
+            used += len;
+            shown.push(*n);
+        }
+        let rest: Vec<u64> = selected[shown.len()..].to_vec();
+        let mut extra = Map::new();
+        extra.insert("total_slides".into(), json!(total));
+        extra.insert("slides".into(), json!(shown.len()));
+        extra.insert("slide_range_read".into(), json!(format_pages(&shown)));
+        if rest.is_empty() {
+            ex.text = text;
+        } else {
+            let mut next = Map::new();
+            next.insert("pages".into(), json!(format_pages(&rest)));
+            if shown.is_empty() {
+                let b = &blocks[0].1;
+                let cut = b
+                    .char_indices()
+                    .nth(max_chars)
+                    .map(|(i, _)| i)
+                    .unwrap_or(b.len());
+                text.push_str(&b[..cut]);
+                next.insert("max_chars".into(), json!(b.chars().count()));
+                warnings.push(format!(
+                    "slide {} alone is longer than max_chars; `next` reads it whole",
+                    blocks[0].0
+                ));
+            }
+            ex.truncated = true;
+            ex.text = close_truncated(text, char_count as u64);
+            ex.next = Some(next);
+        }
+        ex.warnings = warnings;
+        ex.extra = extra;
+        Ok(ex)
+    }
+}

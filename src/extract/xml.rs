@@ -1,0 +1,112 @@
+//! A small streaming XML walker over quick-xml for the Office parsers: local names,
+//! decoded text with only the five predefined and numeric references resolved (no
+//! entity expansion), bounded depth.
+
+use quick_xml::events::Event;
+use quick_xml::Reader;
+
+use crate::error::{ApiError, ErrorCode};
+
+/// Deeper than any real document part.
+pub const MAX_DEPTH: usize = 512;
+
+pub enum Node<'a> {
+    /// An element opens: local name, attributes as (qualified name, value).
+    Open(&'a str, &'a [(String, String)]),
+    /// An element closes.
+    Close(&'a str),
+    /// Character data.
+    Text(&'a str),
+}
+
+fn local(q: &str) -> String {
+    match q.rsplit_once(':') {
+        Some((_, l)) => l.to_string(),
+        None => q.to_string(),
+    }
+}
+
+/// Walk an XML document, calling `f` for every element and text node.
+pub fn walk(xml: &[u8], mut f: impl FnMut(Node<'_>)) -> Result<(), ApiError> {
+    super::package::refuse_entities(xml)?;
+    let mut reader = Reader::from_reader(xml);
+    reader.config_mut().trim_text(false);
+    let mut buf = Vec::new();
+    let mut depth = 0usize;
+    let corrupt = |e: &dyn std::fmt::Display| {
+        ApiError::new(
+            ErrorCode::Corrupt,
+            format!("a document part is not valid XML: {e}"),
+        )
+    };
+    loop {
+        let ev = reader.read_event_into(&mut buf).map_err(|e| corrupt(&e))?;
+        match ev {
+            Event::Start(ref e) | Event::Empty(ref e) => {
+                let name = local(e.name().as_ref());
+                let attrs: Vec<(String, String)> = e
+                    .attributes()
+                    .flatten()
+                    .map(|a| {
+                        let v = a
+                            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                            .map(|v| v.into_owned())
+                            .unwrap_or_default();
+                        let key: &str = a.key.as_ref();
+                        (key.to_string(), v)
+                    })
+                    .collect();
+                f(Node::Open(&name, &attrs));
+                if matches!(ev, Event::Empty(_)) {
+                    f(Node::Close(&name));
+                } else {
+                    depth += 1;
+                    if depth > MAX_DEPTH {
+                        return Err(ApiError::new(
+                            ErrorCode::Corrupt,
+                            format!("XML nested deeper than {MAX_DEPTH} levels"),
+                        ));
+                    }
+                }
+            }
+            Event::End(ref e) => {
+                depth = depth.saturating_sub(1);
+                f(Node::Close(&local(e.name().as_ref())));
+            }
+            Event::Text(ref t) => f(Node::Text(&t.xml10_content())),
+            Event::CData(ref t) => {
+                let s: &str = t.as_ref();
+                f(Node::Text(s))
+            }
+            Event::GeneralRef(ref r) => {
+                let resolved = match r.resolve_char_ref() {
+                    Ok(Some(c)) => Some(c.to_string()),
+                    _ => match r.as_ref() {
+                        "amp" => Some("&".into()),
+                        "lt" => Some("<".into()),
+                        "gt" => Some(">".into()),
+                        "quot" => Some("\"".into()),
+                        "apos" => Some("'".into()),
+                        // Anything else would need a DTD: never expanded.
+                        _ => None,
+                    },
+                };
+                if let Some(s) = resolved {
+                    f(Node::Text(&s));
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    Ok(())
+}
+
+/// The value of an attribute by local name (`w:val` → `val`).
+pub fn attr<'a>(attrs: &'a [(String, String)], local_name: &str) -> Option<&'a str> {
+    attrs
+        .iter()
+        .find(|(k, _)| k == local_name || k.rsplit_once(':').is_some_and(|(_, l)| l == local_name))
+        .map(|(_, v)| v.as_str())
+}
