@@ -91,6 +91,7 @@ pub fn options_for(family: Family) -> &'static [&'static str] {
         Family::Docx => &[
             "mode",
             "max_paragraphs",
+            "paragraph_offset",
             "query",
             "query_mode",
             "context_lines",

@@ -333,36 +333,82 @@ impl Extractor for ExcelExtractor {
             None => (0..sheets.len()).collect(),
         };
 
-        // Decide what the budget reaches before writing anything.
-        let mut left = budget;
-        let mut plan: Vec<(usize, u32)> = Vec::new(); // (sheet, rows to show)
-        for &i in &in_scope {
+        // Render rows in order until the cell budget or the character budget runs out;
+        // the sheet list (written first) then states exactly what was read.
+        let render_row = |s: &Sheet, r: u32| -> String {
+            let start = s.range.start().unwrap_or((0, 0));
+            let mut line = Vec::with_capacity(s.cols as usize);
+            for c in s.origin.1..s.origin.1 + s.cols {
+                let v = if r >= start.0 && c >= start.1 {
+                    s.range
+                        .get(((r - start.0) as usize, (c - start.1) as usize))
+                        .map(cell_text)
+                        .unwrap_or_default()
+                } else {
+                    String::new()
+                };
+                line.push(v);
+            }
+            let mut l = line.join("\t").trim_end_matches('\t').to_string();
+            l.push('\n');
+            l
+        };
+        // Room for the sheet list, with the longest status every sheet could get.
+        let reserve: usize = 12
+            + sheets
+                .iter()
+                .map(|s| s.name.chars().count() + 64)
+                .sum::<usize>();
+        let char_room = max_chars.saturating_sub(reserve);
+        let mut cells_left = budget;
+        let mut body = String::new();
+        let mut body_chars = 0usize;
+        let mut plan: Vec<(usize, u32)> = Vec::new(); // (sheet, rows shown)
+        let mut stopped_by = "";
+        'sheets: for &i in &in_scope {
             let s = &sheets[i];
-            let cells = s.rows as u64 * s.cols as u64;
-            if left == 0 && cells > 0 {
+            let heading = format!(
+                "--- Sheet: {} ({} rows × {} cols) ---\n",
+                s.name, s.rows, s.cols
+            );
+            let hn = heading.chars().count();
+            if body_chars + hn > char_room || (cells_left == 0 && s.rows > 0) {
+                stopped_by = if cells_left == 0 {
+                    "cell budget (max_cells)"
+                } else {
+                    "character budget (max_chars)"
+                };
                 break;
             }
-            let rows = if cells <= left {
-                s.rows
-            } else {
-                (left / s.cols.max(1) as u64).max(1) as u32
-            };
-            left = left.saturating_sub(rows as u64 * s.cols as u64);
-            plan.push((i, rows));
+            body.push_str(&heading);
+            body_chars += hn;
+            plan.push((i, 0));
+            for r in s.origin.0..s.origin.0 + s.rows {
+                let line = render_row(s, r);
+                let n = line.chars().count();
+                if cells_left < s.cols as u64 || body_chars + n > char_room {
+                    stopped_by = if cells_left < s.cols as u64 {
+                        "cell budget (max_cells)"
+                    } else {
+                        "character budget (max_chars)"
+                    };
+                    break 'sheets;
+                }
+                body.push_str(&line);
+                body_chars += n;
+                cells_left -= s.cols as u64;
+                plan.last_mut().expect("pushed").1 += 1;
+            }
         }
         let status = |i: usize| -> (&'static str, Option<String>) {
             match plan.iter().find(|(p, _)| *p == i) {
                 Some((_, rows)) if *rows >= sheets[i].rows => ("full", None),
                 Some((_, rows)) => {
                     let s = &sheets[i];
-                    (
-                        "partial",
-                        Some(format!(
-                            "{}{}",
-                            col_name(s.origin.1 + s.cols - 1),
-                            s.origin.0 + rows
-                        )),
-                    )
+                    let last = (*rows > 0).then(|| {
+                        format!("{}{}", col_name(s.origin.1 + s.cols - 1), s.origin.0 + rows)
+                    });
+                    ("partial", last)
                 }
                 None if in_scope.contains(&i) => ("not_read", None),
                 None => ("not_selected", None),
@@ -387,31 +433,6 @@ impl Extractor for ExcelExtractor {
             }
             meta.push(m);
         }
-        let mut body = String::new();
-        for &(i, rows) in &plan {
-            let s = &sheets[i];
-            body.push_str(&format!(
-                "--- Sheet: {} ({} rows × {} cols) ---\n",
-                s.name, s.rows, s.cols
-            ));
-            let start = s.range.start().unwrap_or((0, 0));
-            for r in s.origin.0..s.origin.0 + rows {
-                let mut line = Vec::with_capacity(s.cols as usize);
-                for c in s.origin.1..s.origin.1 + s.cols {
-                    let v = if r >= start.0 && c >= start.1 {
-                        s.range
-                            .get(((r - start.0) as usize, (c - start.1) as usize))
-                            .map(cell_text)
-                            .unwrap_or_default()
-                    } else {
-                        String::new()
-                    };
-                    line.push(v);
-                }
-                body.push_str(line.join("\t").trim_end_matches('\t'));
-                body.push('\n');
-            }
-        }
 
         let mut extra = Map::new();
         extra.insert("sheets".into(), Value::Array(meta));
@@ -419,51 +440,51 @@ impl Extractor for ExcelExtractor {
             extra,
             ..Default::default()
         };
-        // Where reading on starts: the partly read sheet, else the first sheet not read.
-        let next_sheet = in_scope.iter().find_map(|&i| match status(i) {
-            ("partial", _) => {
-                let s = &sheets[i];
-                let rows = plan.iter().find(|(p, _)| *p == i).map(|p| p.1).unwrap_or(0);
-                let (r0, c0) = (s.origin.0 + rows, s.origin.1);
-                Some(json!({"sheet": s.name, "range": format!("{}{}:{}{}", col_name(c0), r0 + 1, col_name(c0 + s.cols - 1), s.origin.0 + s.rows)}))
-            }
-            ("not_read", _) => Some(json!({"sheet": sheets[i].name})),
-            _ => None,
-        });
         if sheets.iter().all(|s| s.rows == 0) {
             // No cell holds anything: empty text, said plainly (the sheets are still listed).
             ex.extra
                 .insert("note".into(), json!("the workbook has no cell values"));
             return Ok(ex);
         }
-        let full = format!("{head}{body}");
-        ex.char_count = full.chars().count() as u64;
-        if ex.char_count as usize > max_chars {
-            // Cut at a row; the sheet list at the top always survives.
-            let cut = full
-                .char_indices()
-                .nth(max_chars)
-                .map(|(i, _)| i)
-                .unwrap_or(full.len());
-            let kept = &full[..full[..cut].rfind('\n').map(|i| i + 1).unwrap_or(cut)];
-            ex.text = close_truncated(kept.to_string(), ex.char_count);
-            ex.truncated = true;
-            ex.warnings.push("the cells are cut at max_chars; use `sheet` and `range` to read a part, or raise max_chars".into());
-        } else {
-            ex.text = full;
-        }
-        if let Some(Value::Object(n)) = next_sheet {
-            if budget
-                <= in_scope
-                    .iter()
-                    .map(|&i| sheets[i].rows as u64 * sheets[i].cols as u64)
-                    .sum::<u64>()
-            {
-                ex.warnings.push(format!(
-                    "stopped at the cell budget (max_cells {budget}); `next` reads on"
-                ));
+        // Where reading on starts: the partly read sheet, else the first sheet not read.
+        let next = in_scope.iter().find_map(|&i| match status(i).0 {
+            "partial" => {
+                let s = &sheets[i];
+                let rows = plan.iter().find(|(p, _)| *p == i).map(|p| p.1).unwrap_or(0);
+                let r0 = s.origin.0 + rows;
+                Some(json!({"sheet": s.name, "range": format!("{}{}:{}{}", col_name(s.origin.1), r0 + 1, col_name(s.origin.1 + s.cols - 1), s.origin.0 + s.rows)}))
             }
-            ex.next = Some(n);
+            "not_read" => Some(json!({"sheet": sheets[i].name})),
+            _ => None,
+        });
+        // char_count: the whole selection, as if both budgets were unlimited.
+        let all_rows: usize = in_scope
+            .iter()
+            .map(|&i| {
+                let s = &sheets[i];
+                format!(
+                    "--- Sheet: {} ({} rows × {} cols) ---\n",
+                    s.name, s.rows, s.cols
+                )
+                .chars()
+                .count()
+                    + (s.origin.0..s.origin.0 + s.rows)
+                        .map(|r| render_row(s, r).chars().count())
+                        .sum::<usize>()
+            })
+            .sum();
+        ex.char_count = (head.chars().count() + all_rows) as u64;
+        let text = format!("{head}{body}");
+        match next {
+            Some(Value::Object(n)) => {
+                ex.truncated = true;
+                ex.warnings.push(format!(
+                    "stopped at the {stopped_by}; the sheet list says what was read and `next` reads on"
+                ));
+                ex.text = close_truncated(text, ex.char_count);
+                ex.next = Some(n);
+            }
+            _ => ex.text = text,
         }
         Ok(ex)
     }

@@ -87,13 +87,13 @@ async fn scenarios() -> BTreeMap<&'static str, Resp> {
     let doc =
         std::fs::read(corpus_dir().join("doc/testWORD.doc")).expect("corpus doc/testWORD.doc");
     out.insert("legacy_format", app.upload("old.doc", &doc).await);
-    let docx = crate::upload::make_zip(&[
-        ("[Content_Types].xml", b"<Types/>"),
-        ("word/document.xml", b"<w:document/>"),
+    let odt = crate::upload::make_zip(&[
+        ("mimetype", b"application/vnd.oasis.opendocument.text"),
+        ("content.xml", b"<office:document-content/>"),
     ]);
     out.insert(
         "unsupported_format",
-        app.upload_and_read("a.docx", &docx, json!({})).await,
+        app.upload_and_read("a.odt", &odt, json!({})).await,
     );
     let mut keyed = TestApp::with(|a| a.api_keys = Some("key-aaaaaaaaaaaaaaaa:alice".into())).await;
     out.insert("unauthorized_missing", keyed.get("/files").await);

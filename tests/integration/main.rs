@@ -3,6 +3,7 @@
 mod common;
 mod corpus;
 mod errors;
+mod office;
 mod openapi;
 mod pdf;
 mod read_text;

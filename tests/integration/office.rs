@@ -1,0 +1,404 @@
+//! Word, PowerPoint, Excel and e-mail through `POST /read`: content in reading order,
+//! each option and its errors, `next` cursors, bombs, and attachments stored as uploads.
+
+use std::io::Write;
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+async fn read_office(app: &TestApp, name: &str, opts: Value) -> Resp {
+    app.upload_and_read(name, &fixture(&format!("office/{name}")), opts)
+        .await
+}
+
+fn corpus(rel: &str) -> Vec<u8> {
+    std::fs::read(corpus_dir().join(rel)).unwrap_or_else(|e| panic!("corpus {rel}: {e}"))
+}
+
+#[tokio::test]
+async fn docx_body_in_reading_order_then_side_stories() {
+    let app = TestApp::new().await;
+    let r = read_office(&app, "report.docx", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let expected = "Contract between Alpha and Beta\n• First bullet\n• Second bullet\n1. Step one\n  a. Sub step\n2. Step two\n\
+--- Table 1 ---\nName | Amount\nLine one line two | 1,200.50\ninner a | inner b | nested\n\
+After the table\nSigned by the needle holder\n--- Headers ---\nConfidential header\n--- Footers ---\nPage footer text\n\
+--- Footnotes ---\nA footnote about the table\n--- Comments ---\nReviewer comment here\n";
+    assert_eq!(r.json["text"], expected);
+    assert_eq!(r.json["format"], "docx");
+    assert_eq!(r.json["tables"], 1);
+    assert_eq!(r.json["paragraphs"], 8);
+    // mode text leaves tables out.
+    let r = read_office(&app, "report.docx", json!({"mode": "text"})).await;
+    assert!(!r.json["text"].as_str().unwrap().contains("Table 1"));
+    assert_error(
+        &read_office(&app, "report.docx", json!({"mode": "html"})).await,
+        400,
+        "invalid_option",
+    );
+    assert_error(
+        &read_office(&app, "report.docx", json!({"pages": "1"})).await,
+        400,
+        "unsupported_option",
+    );
+    let r = read_office(
+        &app,
+        "report.docx",
+        json!({"query": "needle", "context_lines": 0}),
+    )
+    .await;
+    assert_eq!(r.json["matches"], 1);
+    assert_eq!(r.json["text"], "12:Signed by the needle holder\n");
+}
+
+#[tokio::test]
+async fn docx_paragraph_budget_and_next_cover_everything_once() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("long.docx", &fixture("office/long.docx"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.json["truncated"], true);
+    assert_eq!(r.json["next"], json!({"paragraph_offset": 200}));
+    assert_eq!(
+        r.json["text"]
+            .as_str()
+            .unwrap()
+            .matches("Paragraph number")
+            .count(),
+        200
+    );
+    let mut body = json!({"file_id": id, "max_paragraphs": 170, "max_chars": 5000});
+    let mut seen = String::new();
+    for _ in 0..100 {
+        let r = app.read(body.clone()).await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        seen.push_str(strip_truncation(r.json["text"].as_str().unwrap()));
+        let Some(next) = r.json.get("next") else {
+            break;
+        };
+        body = json!({"file_id": id, "max_paragraphs": 170, "max_chars": 5000, "paragraph_offset": next["paragraph_offset"]});
+    }
+    for i in 0..450 {
+        assert_eq!(
+            seen.matches(&format!("Paragraph number {i} of")).count(),
+            1,
+            "paragraph {i}"
+        );
+    }
+    assert_error(
+        &app.read(json!({"file_id": id, "paragraph_offset": 450}))
+            .await,
+        416,
+        "out_of_range",
+    );
+}
+
+#[tokio::test]
+async fn pptx_slides_in_presentation_order_with_notes() {
+    let app = TestApp::new().await;
+    let r = read_office(&app, "deck.pptx", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(
+        r.json["text"],
+        "--- Slide 1 ---\nOpening slide\nGrouped shape text\n[Notes]\nSpeaker note for the opening\n--- Slide 2 ---\nMiddle slide\nQ1 | Q2\n10 | 20\n--- Slide 3 ---\nClosing slide\n"
+    );
+    assert_eq!(r.json["total_slides"], 3);
+    assert_eq!(r.json["slides"], 3);
+    let r = read_office(&app, "deck.pptx", json!({"pages": "2"})).await;
+    assert!(r.json["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("--- Slide 2 ---\nMiddle slide"));
+    let r = read_office(&app, "deck.pptx", json!({"page_range": "4-9"})).await;
+    assert_error(&r, 416, "out_of_range");
+    assert!(r.json["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("presentation has 3 slides"));
+    assert_error(
+        &read_office(&app, "deck.pptx", json!({"pages": "3-1"})).await,
+        400,
+        "inverted_range",
+    );
+    assert_error(
+        &read_office(&app, "deck.pptx", json!({"offset": 1})).await,
+        400,
+        "unsupported_option",
+    );
+    // next names the slides still to read.
+    let r = read_office(&app, "deck.pptx", json!({"max_chars": 90})).await;
+    assert_eq!(r.json["next"]["pages"], "2-3");
+}
+
+#[tokio::test]
+async fn xlsx_sheet_list_first_and_cells_as_shown() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("book.xlsx", &fixture("office/book.xlsx"))
+        .await;
+    let r = app.read(json!({"file_id": id, "max_cells": 100000})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    assert!(text.starts_with("## Sheets\n- Data (52 rows × 4 cols): full\n- Hidden (1 rows × 1 cols), hidden: full\n- Phantom (3 rows × 2 cols): full\n--- Sheet: Data"), "{text}");
+    assert!(
+        text.contains("Id\tValue\tLabel\tDate\n1\t1.5\titem\t2024-01-03\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n0.3\t1912.5\n"),
+        "0.1+0.2 and cached formula values: {text}"
+    );
+    assert!(
+        text.contains("--- Sheet: Phantom (3 rows × 2 cols) ---\nphantom header\n\n\t42\n"),
+        "{text}"
+    );
+    assert_eq!(
+        r.json["sheets"][0],
+        json!({"name": "Data", "rows": 52, "cols": 4, "read": "full", "hidden": false})
+    );
+    assert_eq!(r.json["sheets"][1]["hidden"], true);
+    assert!(r.json.get("next").is_none());
+}
+
+#[tokio::test]
+async fn xlsx_budget_sheet_and_range_options() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("book.xlsx", &fixture("office/book.xlsx"))
+        .await;
+    let r = app.read(json!({"file_id": id, "max_cells": 20})).await;
+    assert_eq!(r.json["sheets"][0]["read"], "partial");
+    assert_eq!(r.json["sheets"][0]["last_cell"], "D5");
+    assert_eq!(r.json["sheets"][1]["read"], "not_read");
+    assert_eq!(r.json["next"], json!({"sheet": "Data", "range": "A6:D52"}));
+    let r = app
+        .read(json!({"file_id": id, "sheet": "Data", "range": "A6:D52", "max_cells": 1000}))
+        .await;
+    assert_eq!(r.json["sheets"][0]["read"], "full", "{}", r.json);
+    assert!(r.json["text"]
+        .as_str()
+        .unwrap()
+        .contains("\n5\t7.5\titem\t2024-01-07\n"));
+    assert!(r.json.get("next").is_none(), "{}", r.json);
+    let r = app.read(json!({"file_id": id, "sheet": "Phantom"})).await;
+    assert_eq!(r.json["sheets"][2]["read"], "full");
+    assert_eq!(r.json["sheets"][0]["read"], "not_selected");
+    let r = app.read(json!({"file_id": id, "sheet": "Nope"})).await;
+    assert_error(&r, 400, "invalid_option");
+    assert!(r.json["error"]["hint"]
+        .as_str()
+        .unwrap()
+        .contains("\"Phantom\""));
+    assert_error(
+        &app.read(json!({"file_id": id, "range": "A1:B2"})).await,
+        400,
+        "invalid_option",
+    );
+    assert_error(
+        &app.read(json!({"file_id": id, "sheet": "Data", "range": "A1:B"}))
+            .await,
+        400,
+        "invalid_option",
+    );
+    assert_error(
+        &app.read(json!({"file_id": id, "sheet": "Data", "range": "C3:A1"}))
+            .await,
+        400,
+        "inverted_range",
+    );
+    assert_error(
+        &app.read(json!({"file_id": id, "max_cells": 0})).await,
+        400,
+        "invalid_option",
+    );
+    assert_error(
+        &app.read(json!({"file_id": id, "offset": 3})).await,
+        400,
+        "unsupported_option",
+    );
+}
+
+#[tokio::test]
+async fn xlsx_following_next_reads_every_row_once() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("book.xlsx", &fixture("office/book.xlsx"))
+        .await;
+    let mut body = json!({"file_id": id, "max_cells": 37});
+    let mut rows = Vec::new();
+    for _ in 0..200 {
+        let r = app.read(body.clone()).await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        let text = strip_truncation(r.json["text"].as_str().unwrap());
+        rows.extend(
+            text.lines()
+                .filter(|l| l.contains("\titem\t"))
+                .map(str::to_string),
+        );
+        let Some(next) = r.json.get("next") else {
+            break;
+        };
+        body = json!({"file_id": id, "max_cells": 37});
+        body.as_object_mut()
+            .unwrap()
+            .extend(next.as_object().unwrap().clone());
+    }
+    assert_eq!(rows.len(), 50, "{rows:?}");
+    for i in 1..=50 {
+        assert_eq!(
+            rows.iter()
+                .filter(|l| l.starts_with(&format!("{i}\t")))
+                .count(),
+            1,
+            "row {i}"
+        );
+    }
+}
+
+/// A zip whose document.xml inflates to 1.5 GB of 'A' (a few MB on disk).
+fn zip_bomb() -> Vec<u8> {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let mut z = zip::ZipWriter::new(&mut buf);
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .compression_level(Some(9))
+        .large_file(true);
+    z.start_file("[Content_Types].xml", opts).unwrap();
+    z.write_all(b"<Types/>").unwrap();
+    z.start_file("word/document.xml", opts).unwrap();
+    z.write_all(b"<w:document><w:body><w:p><w:r><w:t>").unwrap();
+    let chunk = vec![b'A'; 1 << 20];
+    for _ in 0..1536 {
+        z.write_all(&chunk).unwrap();
+    }
+    z.write_all(b"</w:t></w:r></w:p></w:body></w:document>")
+        .unwrap();
+    z.finish().unwrap();
+    buf.into_inner()
+}
+
+#[tokio::test]
+async fn bombs_fail_their_own_read_and_nothing_else() {
+    let app = TestApp::new().await;
+    let bomb = zip_bomb();
+    assert!(
+        bomb.len() < 10 << 20,
+        "the bomb is small on disk: {}",
+        bomb.len()
+    );
+    let r = app.upload_and_read("bomb.docx", &bomb, json!({})).await;
+    assert_error(&r, 413, "too_large");
+    let r = read_office(&app, "billion_laughs.docx", json!({})).await;
+    assert_error(&r, 413, "too_large");
+    assert!(r.json["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("entit"));
+    for (name, code) in [
+        ("xlsx/poc-xmlbomb.xlsx", "too_large"),
+        ("xlsx/poc-shared-strings.xlsx", "too_large"),
+    ] {
+        let r = app
+            .upload_and_read(name.rsplit('/').next().unwrap(), &corpus(name), json!({}))
+            .await;
+        assert_error(&r, 413, code);
+    }
+    // The service is fine afterwards.
+    assert_eq!(
+        read_office(&app, "report.docx", json!({})).await.status,
+        200
+    );
+    assert_eq!(app.get("/readyz").await.status, 200);
+}
+
+#[tokio::test]
+async fn eml_attachments_become_uploads_of_the_same_tenant() {
+    let keys = "key-aaaaaaaaaaaaaaaa:alice,key-bbbbbbbbbbbbbbbb:bob";
+    let mut app = TestApp::with(|a| a.api_keys = Some(keys.into())).await;
+    app.token = Some("key-aaaaaaaaaaaaaaaa".into());
+    // This message's "test.pdf" is really 557 bytes of text: listed with its error, not stored.
+    let r = app
+        .upload_and_read(
+            "mail.eml",
+            &corpus("eml/mailgun_pdf_attachment.eml"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["format"], "email");
+    assert_eq!(r.json["subject"], "Test message with PDF attachment");
+    assert_eq!(r.json["from"], "test@mailgun.com");
+    assert_eq!(r.json["attachments"][0]["error"]["code"], "corrupt");
+    let id = app
+        .upload_id("mail.msg", &corpus("msg/attachment_msg_pdf.msg"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    let att = &r.json["attachments"][0];
+    assert!(att["error"].is_null(), "{}", r.json["attachments"]);
+    assert_eq!(att["name"], "smbprn.00009008.KdcPjl.pdf");
+    assert_eq!(
+        r.json["attachments"][1]["note"],
+        "embedded Outlook item; not extracted"
+    );
+    let att_id = att["file_id"].as_str().expect("stored").to_string();
+    assert_eq!(att["format"], "pdf");
+    // The attachment is the tenant's file, readable like any upload.
+    let pdf = app.read(json!({"file_id": att_id})).await;
+    assert_eq!(pdf.json["format"], "pdf", "{}", pdf.json);
+    // Reading again does not store it twice.
+    let again = app.read(json!({"file_id": id})).await;
+    assert_eq!(again.json["attachments"][0]["file_id"], att_id);
+    // Another tenant cannot see it.
+    app.token = Some("key-bbbbbbbbbbbbbbbb".into());
+    assert_error(
+        &app.read(json!({"file_id": att_id})).await,
+        404,
+        "not_found",
+    );
+}
+
+#[tokio::test]
+async fn msg_attachments_that_are_refused_say_why() {
+    let app = TestApp::new().await;
+    let r = app
+        .upload_and_read("att.msg", &corpus("msg/testMSG_att_doc.msg"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["subject"], "test pièce jointe 1");
+    let atts = r.json["attachments"].as_array().unwrap();
+    let doc = atts
+        .iter()
+        .find(|a| a["name"] == "test-unicode.doc")
+        .unwrap();
+    assert_eq!(doc["error"]["code"], "legacy_format");
+    assert!(doc["file_id"].is_null());
+    let txt = atts.iter().find(|a| a["name"] == "pj1.txt").unwrap();
+    assert!(txt["file_id"].is_string());
+}
+
+#[tokio::test]
+async fn mail_body_lines_with_offset_and_limit() {
+    let app = TestApp::new().await;
+    let id = app.upload_id("m.msg", &corpus("msg/testMSG.msg")).await;
+    let full = app.read(json!({"file_id": id})).await;
+    let total = full.json["total_lines"].as_u64().unwrap();
+    assert!(total > 5);
+    let r = app
+        .read(json!({"file_id": id, "offset": 2, "limit": 1}))
+        .await;
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Subject: MIME registry use cases\n"),
+        "headers always come first: {text}"
+    );
+    assert_eq!(text.split("\n\n").nth(1).unwrap().lines().count(), 1);
+    let r = app.read(json!({"file_id": id, "offset": total}));
+    assert_error(&r.await, 416, "out_of_range");
+    assert_error(
+        &app.read(json!({"file_id": id, "pages": "1"})).await,
+        400,
+        "unsupported_option",
+    );
+}
