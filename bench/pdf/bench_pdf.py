@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 
@@ -116,13 +117,17 @@ def run_child(cmd, workdir, env=None):
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         t0 = time.perf_counter()
         p = subprocess.Popen(full, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+        # A blocking wait, with a timer thread for the timeout: Popen.wait(timeout) polls
+        # with sleeps of up to 50 ms, which would round every wall time up by as much.
+        killer = threading.Timer(CHILD_TIMEOUT, p.kill)
+        killer.start()
         try:
-            p.wait(CHILD_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            p.kill()
             p.wait()
-            raise Failed(f"timed out after {CHILD_TIMEOUT} s")
+        finally:
+            killer.cancel()
         wall = time.perf_counter() - t0
+        if wall >= CHILD_TIMEOUT:
+            raise Failed(f"timed out after {CHILD_TIMEOUT} s")
     with open(out_path, "rb") as f:
         stdout = f.read()
     with open(err_path, "rb") as f:
@@ -393,6 +398,22 @@ def machine():
     return f"{cpus} CPUs, {model or platform.processor()}, {mem}, Linux {platform.release()}"
 
 
+def cpu_stat():
+    """Machine-wide CPU seconds from /proc/stat: (busy, idle, steal)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    v += [0] * (8 - len(v))
+    user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
+    return ((user + nice + system + irq + softirq) / tick, (idle + iowait) / tick, steal / tick)
+
+
+def own_cpu():
+    """CPU seconds of this process and its waited-for children (the tools, the server)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def versions(binary):
     out = {}
     try:
@@ -475,24 +496,42 @@ def main():
             sys.exit(f"bench-pdf: unknown tool(s) {sorted(unknown)}; known: {[t.name for t in tools]}")
         tools = [t for t in tools if t.name in want]
 
+    busy0, _, steal0 = cpu_stat()
+    own0, wall0 = own_cpu(), time.monotonic()
     try:
-        return bench(args, binary, sizes, workdir, tools)
+        status = bench(args, binary, sizes, workdir, tools)
     finally:
         for t in tools:
             t.close()
         if not args.out:
             shutil.rmtree(workdir, ignore_errors=True)
+    # Whatever else ran meanwhile: machine-wide busy CPU minus our own (the tools and the
+    # server are waited-for children by now), plus time the hypervisor stole.
+    busy1, _, steal1 = cpu_stat()
+    wall = time.monotonic() - wall0
+    others = max(0.0, (busy1 - busy0) - (own_cpu() - own0))
+    steal = steal1 - steal0
+    ncpu = os.cpu_count() or 1
+    print(f"\nrun took {wall:.0f} s; CPU used by other processes meanwhile: {others:.1f} s "
+          f"({others / (wall * ncpu):.0%} of {ncpu} CPUs), stolen by the hypervisor: {steal:.1f} s")
+    if others / (wall * ncpu) > 0.1 or steal / (wall * ncpu) > 0.05:
+        print("warning: other work competed for the CPUs during the run; numbers are noisy")
+    return status
 
 
 def bench(args, binary, sizes, workdir, tools):
-    load = os.getloadavg()[0]
+    ncpu = os.cpu_count() or 1
+    b0, i0, _ = cpu_stat()
+    time.sleep(1.0)
+    b1, i1, _ = cpu_stat()
+    busy_before = (b1 - b0) / max((b1 - b0) + (i1 - i0), 1e-9)
     print(f"machine: {machine()}")
     print("versions: " + ", ".join(f"{k} {v}" for k, v in versions(binary).items() if v))
     print(f"runs: {args.runs} timed (median) after {args.warmup} warm-up, per file and tool; "
-          f"load average at start {load:.2f}")
-    ncpu = os.cpu_count() or 1
-    if load > 0.5 * ncpu:
-        print(f"warning: the machine is busy (load {load:.2f} on {ncpu} CPUs); numbers will be noisy")
+          f"CPU busy in the second before: {busy_before:.0%}")
+    if busy_before > 0.2:
+        print(f"warning: the machine is busy ({busy_before:.0%} of {ncpu} CPUs before the start); "
+              "numbers will be noisy")
     if not GNU_TIME:
         note = install_note("time")
         print("warning: /usr/bin/time (GNU time, Debian package `time`) is missing: "
@@ -622,7 +661,7 @@ def render(results, tools, sizes):
         lines.append(f"- docreader CLI ÷ pypdfium2, {plural(big)}, wall: **{r_wall:.2f}** (goal ≥ 1.0: {verdict})"
                      + (f"; extraction only: {r_core:.2f}" if r_core is not None else ""))
     else:
-        lines.append(f"- docreader CLI ÷ pypdfium2, {plural(big)}: cannot compute (a row above failed)")
+        lines.append(f"- docreader CLI ÷ pypdfium2, {plural(big)}: cannot compute (a row is missing or failed)")
     for n in sizes:
         r_hc = ratio(n, "docreader HTTP", "docreader CLI", "wall_s")
         r_hc_core = ratio(n, "docreader HTTP", "docreader CLI", "core_s")
@@ -631,7 +670,7 @@ def render(results, tools, sizes):
             lines.append(f"- docreader HTTP ÷ CLI, {plural(n)}, wall: **{r_hc:.2f}** (goal ≥ 0.9: {verdict})"
                          + (f"; extraction only: {r_hc_core:.2f}" if r_hc_core is not None else ""))
         else:
-            lines.append(f"- docreader HTTP ÷ CLI, {plural(n)}: cannot compute (a row above failed)")
+            lines.append(f"- docreader HTTP ÷ CLI, {plural(n)}: cannot compute (a row is missing or failed)")
     return "\n".join(lines)
 
 

@@ -57,6 +57,14 @@ pub fn extractor_for(format: Format) -> Result<&'static dyn Extractor, ApiError>
         Family::Pptx if !matches!(format, Format::Odp) => Ok(&pptx::PptxExtractor),
         Family::Excel => Ok(&excel::ExcelExtractor),
         Family::Email => Ok(&email::EmailExtractor),
+        // Images are read by OCR only, and this build has no OCR engine yet.
+        Family::Image => Err(ApiError::new(
+            ErrorCode::NoOcrEngine,
+            format!(
+                "images ({}) are read by OCR, and no OCR engine is installed",
+                format.mime()
+            ),
+        )),
         other => Err(ApiError::new(
             ErrorCode::UnsupportedFormat,
             format!(

@@ -20,7 +20,8 @@ pub async fn healthz() -> Json<Value> {
     Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
 }
 
-/// Readiness: the database answers and the upload directory is writable.
+/// Readiness: the database answers and the upload directory is writable. `engines` says
+/// which native parts (PDFium, OCR) are installed; reads that need a missing one fail alone.
 #[utoipa::path(get, path = "/readyz", tag = "health", responses(
     (status = 200, description = "ready", body = Object),
     (status = 503, description = "not ready", body = crate::error::ErrorBody)))]
@@ -36,5 +37,11 @@ pub async fn readyz(State(st): State<AppState>) -> Result<Json<Value>, ApiError>
         .await
         .map_err(|_| unavailable("data directory not writable"))?;
     let _ = tokio::fs::remove_file(&probe).await;
-    Ok(Json(json!({"status": "ok"})))
+    // Native parts are optional: the service is ready without them, and says which work.
+    let pdf = tokio::task::spawn_blocking(crate::extract::pdf::available)
+        .await
+        .unwrap_or(false);
+    Ok(Json(
+        json!({"status": "ok", "engines": {"pdf": pdf, "ocr": false}}),
+    ))
 }

@@ -45,5 +45,8 @@ async fn served_description_and_docs_page() {
 async fn probes() {
     let app = TestApp::new().await;
     assert_eq!(app.get("/healthz").await.json["status"], "ok");
-    assert_eq!(app.get("/readyz").await.json["status"], "ok");
+    let ready = app.get("/readyz").await;
+    assert_eq!(ready.json["status"], "ok");
+    // make test installs PDFium first (make native), so it must be found.
+    assert_eq!(ready.json["engines"]["pdf"], true, "{}", ready.json);
 }

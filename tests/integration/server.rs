@@ -169,3 +169,31 @@ fn cli_read_prints_the_same_envelope() {
     let env: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(env["error"]["code"], "unsupported_option");
 }
+
+#[test]
+fn missing_pdfium_is_a_clear_error_not_a_crash() {
+    let pdf = repo().join("fixtures/pdf/three_pages.pdf");
+    let out = Command::new(bin())
+        .arg("read")
+        .arg(&pdf)
+        .env("DOCREADER_PDFIUM_LIB", "/nonexistent/libpdfium.so")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let env: Value = serde_json::from_slice(&out.stdout).expect("an error envelope");
+    assert_eq!(env["error"]["code"], "unavailable", "{env}");
+    assert!(env["error"]["message"].as_str().unwrap().contains("PDFium"));
+    assert!(env["error"]["hint"]
+        .as_str()
+        .unwrap()
+        .contains("make native"));
+    // Other formats are unaffected.
+    let txt = repo().join("fixtures/text/gbk.csv");
+    let out = Command::new(bin())
+        .arg("read")
+        .arg(&txt)
+        .env("DOCREADER_PDFIUM_LIB", "/nonexistent/libpdfium.so")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+}
