@@ -24,6 +24,26 @@ PARTS = [
         "pip": ["--platform", "manylinux_2_17_x86_64"],
         "members": {"pypdfium2_raw/libpdfium.so": "libpdfium.so"},
     },
+    {
+        "what": "ONNX Runtime 1.31.1 (MIT, from onnxruntime)",
+        "wheel": "onnxruntime==1.31.1",
+        "file": "onnxruntime-1.31.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "sha256": "5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f",
+        "pip": ["--platform", "manylinux_2_28_x86_64", "--implementation", "cp", "--abi", "cp311"],
+        "members": {"onnxruntime/capi/libonnxruntime.so.1.31.1": "libonnxruntime.so"},
+    },
+    {
+        "what": "PP-OCRv4 det/rec + PP-OCR mobile cls models (Apache-2.0, from rapidocr_onnxruntime)",
+        "wheel": "rapidocr_onnxruntime==1.4.4",
+        "file": "rapidocr_onnxruntime-1.4.4-py3-none-any.whl",
+        "sha256": "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf",
+        "pip": [],
+        "members": {
+            "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": "ppocr_det.onnx",
+            "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": "ppocr_rec.onnx",
+            "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx": "ppocr_cls.onnx",
+        },
+    },
 ]
 
 

@@ -9,6 +9,7 @@ pub mod error;
 pub mod extract;
 pub mod http;
 pub mod native;
+pub mod ocr;
 pub mod options;
 pub mod sniff;
 pub mod store;

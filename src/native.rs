@@ -28,14 +28,15 @@ pub fn dirs() -> Vec<PathBuf> {
     out
 }
 
-/// Find a native file: `env_override` (a full path) first, then the cache folders.
-pub fn find(file: &str, env_override: &str) -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os(env_override) {
+/// Find a native file: `env_override` (a variable holding a full path) first, then the
+/// cache folders.
+pub fn find(file: &str, env_override: Option<&str>) -> Result<PathBuf, String> {
+    if let Some((var, p)) = env_override.and_then(|v| std::env::var_os(v).map(|p| (v, p))) {
         let p = PathBuf::from(p);
         return if p.is_file() {
             Ok(p)
         } else {
-            Err(format!("{env_override}={} does not exist", p.display()))
+            Err(format!("{var}={} does not exist", p.display()))
         };
     }
     let dirs = dirs();

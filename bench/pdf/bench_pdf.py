@@ -604,6 +604,9 @@ def bench(args, binary, sizes, workdir, tools):
 
     print()
     print(render(results, tools, sizes))
+    http = next((t for t in tools if isinstance(t, DocreaderHttp) and t.name not in unavailable), None)
+    if http is not None and getattr(http, "idle_rss_kib", None):
+        print(f"- docreader serve: {http.idle_rss_kib / 1024:.1f} MiB RSS idle after start, before the first upload")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine(), "versions": versions(binary), "runs": args.runs,

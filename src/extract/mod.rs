@@ -6,6 +6,7 @@ pub mod email;
 pub mod encoding;
 pub mod excel;
 pub mod html;
+pub mod image;
 pub mod package;
 pub mod pdf;
 pub mod pptx;
@@ -57,14 +58,7 @@ pub fn extractor_for(format: Format) -> Result<&'static dyn Extractor, ApiError>
         Family::Pptx if !matches!(format, Format::Odp) => Ok(&pptx::PptxExtractor),
         Family::Excel => Ok(&excel::ExcelExtractor),
         Family::Email => Ok(&email::EmailExtractor),
-        // Images are read by OCR only, and this build has no OCR engine yet.
-        Family::Image => Err(ApiError::new(
-            ErrorCode::NoOcrEngine,
-            format!(
-                "images ({}) are read by OCR, and no OCR engine is installed",
-                format.mime()
-            ),
-        )),
+        Family::Image => Ok(&image::ImageExtractor),
         other => Err(ApiError::new(
             ErrorCode::UnsupportedFormat,
             format!(

@@ -12,6 +12,7 @@ use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::{close_truncated, Extraction};
 use crate::error::{ApiError, ErrorCode};
+use crate::ocr::{self, OcrChoice};
 use crate::options::{self, format_pages, grep, resolve_pages, ReadRequest};
 
 pub struct PdfExtractor;
@@ -21,7 +22,7 @@ fn pdfium() -> Result<&'static Pdfium, ApiError> {
     static PDFIUM: OnceLock<Result<Pdfium, String>> = OnceLock::new();
     PDFIUM
         .get_or_init(|| {
-            let path = crate::native::find("libpdfium.so", "DOCREADER_PDFIUM_LIB")?;
+            let path = crate::native::find("libpdfium.so", Some("DOCREADER_PDFIUM_LIB"))?;
             let bindings =
                 Pdfium::bind_to_library(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             Ok(Pdfium::new(bindings))
@@ -36,6 +37,34 @@ fn pdfium() -> Result<&'static Pdfium, ApiError> {
         })
 }
 
+/// A page (1-based) rendered to PNG at `dpi`, through the process's one PDFium binding.
+pub fn render_page_png(path: &std::path::Path, page: u64, dpi: f32) -> Result<Vec<u8>, ApiError> {
+    let pdfium = pdfium()?;
+    let doc = pdfium
+        .load_pdf_from_file(path, None)
+        .map_err(|e| ApiError::new(ErrorCode::Corrupt, format!("the PDF cannot be opened: {e}")))?;
+    let p = doc.pages().get((page.max(1) - 1) as i32).map_err(|_| {
+        ApiError::out_of_range(format!(
+            "page {page} but the document has {} pages",
+            doc.pages().len()
+        ))
+    })?;
+    let w = (p.width().value / 72.0 * dpi).round() as i32;
+    let img = p
+        .render_with_config(&PdfRenderConfig::new().set_target_width(w))
+        .and_then(|b| b.as_image())
+        .map_err(|e| {
+            ApiError::new(
+                ErrorCode::Corrupt,
+                format!("the page cannot be rendered: {e}"),
+            )
+        })?;
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png)
+        .map_err(ApiError::internal)?;
+    Ok(out.into_inner())
+}
+
 /// Whether PDFium can be loaded (for `/readyz` details and tests).
 pub fn available() -> bool {
     pdfium().is_ok()
@@ -47,6 +76,8 @@ pub enum OcrReason {
     NoTextLayer,
     SparseText,
     GarbledText,
+    /// `ocr: "force"`.
+    Forced,
 }
 
 impl OcrReason {
@@ -55,6 +86,7 @@ impl OcrReason {
             Self::NoTextLayer => "no_text_layer",
             Self::SparseText => "sparse_text",
             Self::GarbledText => "garbled_text",
+            Self::Forced => "forced",
         }
     }
 }
@@ -110,9 +142,17 @@ fn is_garbled(visible: &[char]) -> bool {
     n >= 40 && symbols * 100 > n * 55
 }
 
+/// What OCR made of a page.
+struct PageOcr {
+    lines: Vec<ocr::OcrLine>,
+    confidence: Option<f32>,
+}
+
 /// One page's native text and verdict.
 struct Page {
     number: u64,
+    /// OCR's result, when the page was OCR'd (then `text` is OCR's text).
+    ocr: Option<PageOcr>,
     text: String,
     need: Option<OcrReason>,
 }
@@ -432,7 +472,8 @@ impl Extractor for PdfExtractor {
         let query = req.query()?;
         let min_text =
             options::count("min_text_per_page", req.min_text_per_page, 0)?.unwrap_or(50) as usize;
-        check_ocr_option(req)?;
+        let choice = OcrChoice::parse(req.ocr.as_deref())?;
+        super::image::check_lang(req.ocr_lang.as_deref())?;
         let pdfium = pdfium()?;
         let doc = open(pdfium, input, req.password.as_deref())?;
         let total = doc.pages().len() as u64;
@@ -452,8 +493,14 @@ impl Extractor for PdfExtractor {
             None => (1..=total).collect(),
         };
 
-        // Extract page by page until done or the deadline passes.
-        let mut pages = Vec::with_capacity(selected.len());
+        // Page by page: native text, the verdict, and OCR where it is needed, until done
+        // or the deadline passes.
+        let engine = match choice {
+            OcrChoice::Off => None,
+            _ => ocr::local_engine(),
+        };
+        let mut pixel_budget = MAX_RENDER_PIXELS_PER_READ;
+        let mut pages: Vec<Page> = Vec::with_capacity(selected.len());
         for &n in &selected {
             if input.deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
@@ -470,12 +517,26 @@ impl Extractor for PdfExtractor {
                     fields.join("\n")
                 );
             }
-            let need = assess(&text, min_text, || has_images(&page));
-            pages.push(Page {
+            let need = match choice {
+                OcrChoice::Force => Some(OcrReason::Forced),
+                _ => assess(&text, min_text, || has_images(&page)),
+            };
+            let mut rec = Page {
                 number: n,
                 text,
                 need,
-            });
+                ocr: None,
+            };
+            if let (Some(_), Some(engine)) = (need, engine) {
+                let (lines, warning) = ocr_page(engine, &page, &mut pixel_budget)?;
+                warnings.extend(warning);
+                rec.text = ocr::lines_to_text(&lines);
+                rec.ocr = Some(PageOcr {
+                    confidence: ocr::mean_confidence(&lines),
+                    lines,
+                });
+            }
+            pages.push(rec);
         }
         if pages.is_empty() {
             return Err(ApiError::new(
@@ -485,48 +546,75 @@ impl Extractor for PdfExtractor {
         }
         let unread: Vec<u64> = selected[pages.len()..].to_vec();
 
-        // Pages that need OCR: with no engine yet they are skipped, and said so.
-        let flagged: Vec<&Page> = pages.iter().filter(|p| p.need.is_some()).collect();
-        if !flagged.is_empty() && flagged.len() == pages.len() && unread.is_empty() {
-            return Err(ApiError::new(
-                ErrorCode::NoOcrEngine,
-                format!(
-                    "the selected page{} need{} OCR ({}), and no OCR engine is installed",
-                    if pages.len() == 1 { "" } else { "s" },
-                    if pages.len() == 1 { "s" } else { "" },
-                    flagged[0].need.map(OcrReason::as_str).unwrap_or_default()
-                ),
-            ));
+        let skipped: Vec<&Page> = pages
+            .iter()
+            .filter(|p| p.need.is_some() && p.ocr.is_none())
+            .collect();
+        let done: Vec<&Page> = pages.iter().filter(|p| p.ocr.is_some()).collect();
+        if !skipped.is_empty()
+            && skipped.len() == pages.len()
+            && unread.is_empty()
+            && choice != OcrChoice::Off
+        {
+            return Err(ocr::no_engine(&format!(
+                "the selected page{} need{} OCR ({})",
+                if pages.len() == 1 { "" } else { "s" },
+                if pages.len() == 1 { "s" } else { "" },
+                skipped[0].need.map(OcrReason::as_str).unwrap_or_default()
+            )));
         }
         let mut extra = Map::new();
         extra.insert("total_pages".into(), json!(total));
-        extra.insert("ocr_pages".into(), json!(0));
-        extra.insert("ocr_engine".into(), Value::Null);
+        extra.insert("ocr_pages".into(), json!(done.len()));
+        extra.insert(
+            "ocr_engine".into(),
+            json!(engine.filter(|_| !done.is_empty()).map(|e| e.name())),
+        );
         extra.insert(
             "skipped_pages".into(),
-            json!(flagged.iter().map(|p| p.number).collect::<Vec<_>>()),
+            json!(skipped.iter().map(|p| p.number).collect::<Vec<_>>()),
         );
         extra.insert(
             "pages_ocr".into(),
-            json!(flagged
+            json!(pages
                 .iter()
-                .map(|p| json!({"page": p.number, "reason": p.need.map(OcrReason::as_str), "confidence": null, "status": "skipped"}))
+                .filter(|p| p.need.is_some())
+                .map(|p| json!({
+                    "page": p.number,
+                    "reason": p.need.map(OcrReason::as_str),
+                    "confidence": p.ocr.as_ref().and_then(|o| o.confidence),
+                    "status": if p.ocr.is_some() { "done" } else { "skipped" },
+                }))
                 .collect::<Vec<_>>()),
         );
-        if !flagged.is_empty() {
+        if req.include_boxes == Some(true) {
+            extra.insert(
+                "boxes".into(),
+                json!(done
+                    .iter()
+                    .map(|p| json!({"page": p.number, "lines": p.ocr.as_ref().map(|o| &o.lines)}))
+                    .collect::<Vec<_>>()),
+            );
+        }
+        if !skipped.is_empty() {
             warnings.push(format!(
-                "page{} {} need{} OCR and no OCR engine is installed; their text is missing",
-                if flagged.len() == 1 { "" } else { "s" },
-                format_pages(&flagged.iter().map(|p| p.number).collect::<Vec<_>>()),
-                if flagged.len() == 1 { "s" } else { "" },
+                "page{} {} need{} OCR and {}; their text is missing",
+                if skipped.len() == 1 { "" } else { "s" },
+                format_pages(&skipped.iter().map(|p| p.number).collect::<Vec<_>>()),
+                if skipped.len() == 1 { "s" } else { "" },
+                if choice == OcrChoice::Off {
+                    "ocr is \"none\""
+                } else {
+                    "no OCR engine is installed"
+                },
             ));
         }
 
-        // Garbled layers are not passed through as text.
+        // Garbled layers are never passed through as text.
         let pieces: Vec<(u64, String)> = pages
             .iter()
             .map(|p| {
-                let body = if p.need == Some(OcrReason::GarbledText) {
+                let body = if p.ocr.is_none() && p.need == Some(OcrReason::GarbledText) {
                     ""
                 } else {
                     p.text.trim_end()
@@ -538,13 +626,23 @@ impl Extractor for PdfExtractor {
             .iter()
             .map(|(_, t)| t.chars().filter(|c| !c.is_whitespace()).count())
             .sum();
+        let degraded = done.iter().any(|p| {
+            p.ocr
+                .as_ref()
+                .is_none_or(|o| o.lines.is_empty() || o.confidence.is_some_and(|c| c < 0.8))
+        });
+        let flag = if pages.iter().all(|p| p.need.is_none()) {
+            "no_ocr_needed"
+        } else if !skipped.is_empty() {
+            "no_ocr_engine"
+        } else if degraded {
+            "degraded"
+        } else {
+            "good"
+        };
         extra.insert(
             "ocr_quality".into(),
-            json!({
-                "quality_flag": if flagged.is_empty() { "no_ocr_needed" } else { "no_ocr_engine" },
-                "ocr_pages": 0,
-                "text_density": (visible_chars as f64 / pages.len() as f64).round(),
-            }),
+            json!({"quality_flag": flag, "ocr_pages": done.len(), "text_density": (visible_chars as f64 / pages.len() as f64).round()}),
         );
         extra.insert("metadata".into(), Value::Object(metadata(&doc)));
 
@@ -563,14 +661,55 @@ impl Extractor for PdfExtractor {
     }
 }
 
-fn check_ocr_option(req: &ReadRequest) -> Result<(), ApiError> {
-    match req.ocr.as_deref() {
-        None | Some("auto") | Some("none") => Ok(()),
-        Some(other) => Err(
-            ApiError::invalid_option(format!("unknown OCR engine {other:?}"))
-                .with_hint("Use ocr \"auto\" (local engines only) or \"none\"."),
-        ),
+/// Pixels rendered for OCR in one read at most; pages past it are rendered smaller.
+const MAX_RENDER_PIXELS_PER_READ: u64 = 400_000_000;
+/// A page is rendered at 300 dpi, but never above this many pixels.
+const MAX_RENDER_PIXELS_PER_PAGE: u64 = 9_000_000;
+
+/// Render a page (300 dpi, within the budgets) and OCR it.
+fn ocr_page(
+    engine: &dyn ocr::OcrEngine,
+    page: &PdfPage<'_>,
+    budget: &mut u64,
+) -> Result<(Vec<ocr::OcrLine>, Option<String>), ApiError> {
+    let (wpt, hpt) = (page.width().value.max(1.0), page.height().value.max(1.0));
+    let mut scale = 300.0 / 72.0;
+    let mut warning = None;
+    let pixels = |s: f32| (wpt * s) as u64 * (hpt * s) as u64;
+    let cap = MAX_RENDER_PIXELS_PER_PAGE.min((*budget).max(1_000_000));
+    if pixels(scale) > cap {
+        scale *= (cap as f32 / pixels(scale) as f32).sqrt();
+        warning = Some(format!(
+            "page rendered for OCR at {:.0} dpi instead of 300 (pixel budget)",
+            scale * 72.0
+        ));
     }
+    let (w, h) = ((wpt * scale).round() as i32, (hpt * scale).round() as i32);
+    *budget = budget.saturating_sub(w as u64 * h as u64);
+    let bitmap = page
+        .render_with_config(
+            &PdfRenderConfig::new()
+                .set_target_width(w)
+                .set_maximum_height(h)
+                .render_form_data(true),
+        )
+        .map_err(|e| {
+            ApiError::new(
+                ErrorCode::Corrupt,
+                format!("the page cannot be rendered: {e}"),
+            )
+        })?;
+    let rgb = bitmap
+        .as_image()
+        .map_err(|e| {
+            ApiError::new(
+                ErrorCode::Corrupt,
+                format!("the page cannot be rendered: {e}"),
+            )
+        })?
+        .to_rgb8();
+    let lines = engine.recognize(&rgb)?;
+    Ok((lines, warning))
 }
 
 /// Build the text from per-page pieces (or their query hits), cutting at page boundaries,

@@ -183,12 +183,16 @@ async fn passwords() {
     assert_eq!(r.status, 200, "{}", r.json);
     let id = app.upload_id("rc4.pdf", &corpus_pdf("pr6531_1.pdf")).await;
     assert_error(&app.read(json!({"file_id": id})).await, 422, "encrypted");
-    // The right password opens it; its only page is a scan, which needs OCR.
-    assert_error(
-        &app.read(json!({"file_id": id, "password": "asdfasdf"}))
-            .await,
-        422,
-        "no_ocr_engine",
+    // The right password opens it; its only page is a scan, read by OCR.
+    let r = app
+        .read(json!({"file_id": id, "password": "asdfasdf"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["ocr_pages"], 1);
+    assert!(
+        r.json["text"].as_str().unwrap().contains("memecrunch.com"),
+        "{}",
+        r.json["text"]
     );
 }
 
@@ -217,49 +221,108 @@ async fn corrupt_files_are_corrupt() {
 }
 
 #[tokio::test]
-async fn garbled_layers_are_flagged_not_passed_through() {
+async fn garbled_layers_are_replaced_by_ocr() {
     let app = TestApp::new().await;
     let r = read_fixture(&app, "garbled_layer.pdf", json!({})).await;
     assert_eq!(r.status, 200, "{}", r.json);
-    assert_eq!(r.json["skipped_pages"], json!([2]));
     assert_eq!(r.json["pages_ocr"][0]["page"], 2);
     assert_eq!(r.json["pages_ocr"][0]["reason"], "garbled_text");
-    assert_eq!(r.json["ocr_quality"]["quality_flag"], "no_ocr_engine");
+    assert_eq!(r.json["pages_ocr"][0]["status"], "done");
+    assert!(r.json["pages_ocr"][0]["confidence"].as_f64().unwrap() > 0.8);
+    assert_eq!(r.json["skipped_pages"], json!([]));
+    assert_eq!(r.json["ocr_pages"], 1);
+    assert_eq!(r.json["ocr_engine"], "ppocr-v4");
+    assert_eq!(r.json["ocr_quality"]["quality_flag"], "good");
     let text = r.json["text"].as_str().unwrap();
-    assert!(text.contains("A normal first page"));
     assert!(
         !text.chars().any(|c| ('\u{E000}'..='\u{F8FF}').contains(&c)),
         "private-use garbage leaked: {text}"
     );
+    // The glyphs render as the words the text layer hid.
+    let page2 = text.split("--- Page 2 ---").nth(1).unwrap();
+    assert!(page2.contains("quick brown fox"), "{page2}");
+    // With ocr none: flagged and skipped, never passed through.
+    let r = read_fixture(&app, "garbled_layer.pdf", json!({"ocr": "none"})).await;
+    assert_eq!(r.json["skipped_pages"], json!([2]));
+    assert_eq!(r.json["ocr_quality"]["quality_flag"], "no_ocr_engine");
+    assert!(!r.json["text"]
+        .as_str()
+        .unwrap()
+        .chars()
+        .any(|c| ('\u{E000}'..='\u{F8FF}').contains(&c)));
     assert!(r.json["warnings"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|w| w.as_str().unwrap().contains("OCR")));
+        .any(|w| w.as_str().unwrap().contains("none")));
 }
 
 #[tokio::test]
-async fn scanned_pages_without_an_engine() {
+async fn scanned_pdfs_are_ocrd() {
     let app = TestApp::new().await;
-    let r = read_fixture(&app, "scan_page.pdf", json!({})).await;
+    let r = app
+        .upload_and_read(
+            "scan.pdf",
+            &corpus_pdf("testOCR.pdf"),
+            json!({"include_boxes": true}),
+        )
+        .await;
     assert_eq!(r.status, 200, "{}", r.json);
-    assert_eq!(r.json["skipped_pages"], json!([2]));
+    assert_eq!(r.json["ocr_quality"]["quality_flag"], "good");
+    assert_eq!(
+        r.json["pages_ocr"],
+        json!([{"page": 1, "reason": "no_text_layer", "confidence": r.json["pages_ocr"][0]["confidence"], "status": "done"}])
+    );
+    assert!(
+        r.json["text"]
+            .as_str()
+            .unwrap()
+            .contains("Happy New Year 2003!"),
+        "{}",
+        r.json["text"]
+    );
+    assert!(r.json["boxes"][0]["lines"][0]["box"].is_array());
+    // ocr none: no text and the flags that say why.
+    let r = app
+        .upload_and_read(
+            "scan.pdf",
+            &corpus_pdf("testOCR.pdf"),
+            json!({"ocr": "none"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["skipped_pages"], json!([1]));
+    assert_eq!(r.json["ocr_quality"]["quality_flag"], "no_ocr_engine");
+    assert_eq!(r.json["text"], "");
+    // A page of images without text (an 8×8 gradient): OCR ran, found nothing: degraded.
+    let r = read_fixture(&app, "scan_page.pdf", json!({})).await;
     assert_eq!(r.json["pages_ocr"][0]["reason"], "no_text_layer");
-    // Only the scanned page selected, or a PDF that is all scan: a clear error with the fix.
-    let r = read_fixture(&app, "scan_page.pdf", json!({"pages": "2"})).await;
-    assert_error(&r, 422, "no_ocr_engine");
-    let r = read_fixture(&app, "image_only.pdf", json!({})).await;
-    assert_error(&r, 422, "no_ocr_engine");
-    assert!(r.json["error"]["hint"]
-        .as_str()
-        .unwrap()
-        .contains("make native"));
+    assert_eq!(r.json["pages_ocr"][0]["status"], "done");
+    assert_eq!(r.json["ocr_quality"]["quality_flag"], "degraded");
+    // ocr force: every page OCR'd, with the reason said.
+    let r = read_fixture(
+        &app,
+        "three_pages.pdf",
+        json!({"ocr": "force", "pages": "1"}),
+    )
+    .await;
+    assert_eq!(r.json["pages_ocr"][0]["reason"], "forced");
+    assert!(
+        r.json["text"].as_str().unwrap().contains("Alpha page one"),
+        "{}",
+        r.json["text"]
+    );
     // A blank page is not a scan: empty text, said plainly.
     let r = read_fixture(&app, "blank.pdf", json!({})).await;
     assert_eq!(r.status, 200, "{}", r.json);
     assert_eq!(r.json["text"], "");
     assert_eq!(r.json["ocr_quality"]["quality_flag"], "no_ocr_needed");
     assert!(r.json["note"].is_string());
+    assert_error(
+        &read_fixture(&app, "three_pages.pdf", json!({"ocr_lang": "ko"})).await,
+        400,
+        "unsupported_option",
+    );
 }
 
 #[tokio::test]

@@ -197,3 +197,31 @@ fn missing_pdfium_is_a_clear_error_not_a_crash() {
         .unwrap();
     assert!(out.status.success());
 }
+
+#[test]
+fn without_an_ocr_engine_scans_say_so() {
+    let run = |rel: &str| {
+        let out = Command::new(bin())
+            .arg("read")
+            .arg(repo().join(rel))
+            .env("DOCREADER_ORT_LIB", "/nonexistent/libonnxruntime.so")
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).expect("an envelope")
+    };
+    // Every page needs OCR: a clear error with the install command.
+    let env = run("fixtures/pdf/image_only.pdf");
+    assert_eq!(env["error"]["code"], "no_ocr_engine", "{env}");
+    assert!(env["error"]["hint"]
+        .as_str()
+        .unwrap()
+        .contains("make native"));
+    // Some pages do: their text is missing, and the envelope says which and why.
+    let env = run("fixtures/pdf/scan_page.pdf");
+    assert_eq!(env["skipped_pages"], serde_json::json!([2]), "{env}");
+    assert_eq!(env["ocr_quality"]["quality_flag"], "no_ocr_engine");
+    assert_eq!(env["pages_ocr"][0]["reason"], "no_text_layer");
+    // Images need OCR.
+    let env = run("fixtures/images/hello.png");
+    assert_eq!(env["error"]["code"], "no_ocr_engine", "{env}");
+}

@@ -1,0 +1,249 @@
+//! Images (png, jpeg, gif, bmp, webp, tiff) are read by OCR only: decoded within memory
+//! limits, turned by their EXIF orientation, scaled down past a pixel budget, recognised.
+//! No text found is an empty result with a `note`, never invented text.
+
+use image::{DynamicImage, ImageDecoder, ImageReader, RgbImage};
+use serde_json::{json, Map};
+
+use super::{Extractor, Input};
+use crate::config::Limits;
+use crate::envelope::{close_truncated, Extraction};
+use crate::error::{ApiError, ErrorCode};
+use crate::ocr::{self, OcrChoice, OcrLine};
+use crate::options::ReadRequest;
+
+pub struct ImageExtractor;
+
+/// Pixels OCR'd per image at most; larger images are scaled down (with a warning).
+pub const MAX_OCR_PIXELS: u64 = 40_000_000;
+
+/// Languages the built-in models read.
+pub fn check_lang(lang: Option<&str>) -> Result<(), ApiError> {
+    let Some(l) = lang else { return Ok(()) };
+    for part in l.split([',', '+', ' ']).filter(|p| !p.is_empty()) {
+        if !matches!(
+            part.to_ascii_lowercase().as_str(),
+            "en" | "eng" | "zh" | "ch" | "chi_sim" | "zh-cn" | "latin"
+        ) {
+            return Err(ApiError::new(
+                ErrorCode::UnsupportedOption,
+                format!("ocr_lang {part:?} has no local recognition model in this build"),
+            )
+            .with_hint("The built-in PP-OCR models read Chinese and Latin scripts: use ocr_lang \"en\" or \"zh\" (or leave it out)."));
+        }
+    }
+    Ok(())
+}
+
+fn decode(input: &Input) -> Result<DynamicImage, ApiError> {
+    let bad = |e: &dyn std::fmt::Display| {
+        ApiError::new(
+            ErrorCode::Corrupt,
+            format!("the image cannot be decoded: {e}"),
+        )
+    };
+    let mut reader = ImageReader::open(&input.path)
+        .map_err(ApiError::internal)?
+        .with_guessed_format()
+        .map_err(ApiError::internal)?;
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(40_000);
+    limits.max_image_height = Some(40_000);
+    limits.max_alloc = Some(1024 * 1024 * 1024);
+    reader.limits(limits);
+    let mut decoder = reader.into_decoder().map_err(|e| match e {
+        image::ImageError::Limits(_) => ApiError::new(
+            ErrorCode::TooLarge,
+            format!("the image is too large to decode: {e}"),
+        ),
+        other => bad(&other),
+    })?;
+    let orientation = decoder
+        .orientation()
+        .unwrap_or(image::metadata::Orientation::NoTransforms);
+    let mut img = DynamicImage::from_decoder(decoder).map_err(|e| bad(&e))?;
+    img.apply_orientation(orientation);
+    Ok(img)
+}
+
+/// OCR an RGB image within the pixel budget; returns the lines (in the image's own
+/// pixel coordinates) and a warning when it had to be scaled down.
+pub fn ocr_image(
+    engine: &dyn ocr::OcrEngine,
+    rgb: RgbImage,
+    budget: u64,
+) -> Result<(Vec<OcrLine>, Option<String>), ApiError> {
+    let (w, h) = rgb.dimensions();
+    let pixels = w as u64 * h as u64;
+    if pixels <= budget {
+        return Ok((engine.recognize(&rgb)?, None));
+    }
+    let f = (budget as f64 / pixels as f64).sqrt();
+    let (sw, sh) = (
+        ((w as f64 * f) as u32).max(1),
+        ((h as f64 * f) as u32).max(1),
+    );
+    let small = image::imageops::resize(&rgb, sw, sh, image::imageops::FilterType::Triangle);
+    let mut lines = engine.recognize(&small)?;
+    for l in &mut lines {
+        for v in l.bbox.iter_mut() {
+            *v = (*v as f64 / f).round() as u32;
+        }
+    }
+    Ok((
+        lines,
+        Some(format!(
+            "the image ({w}×{h}) was scaled to {sw}×{sh} for OCR"
+        )),
+    ))
+}
+
+/// Every page of a TIFF after the first, as RGB (the `image` crate decodes only the
+/// first). Pages in colour types this does not handle are skipped, and said so.
+fn more_tiff_pages(input: &Input) -> Result<(Vec<RgbImage>, Vec<String>), ApiError> {
+    use tiff::decoder::{Decoder, DecodingResult};
+    use tiff::ColorType;
+    let f = std::io::BufReader::new(std::fs::File::open(&input.path).map_err(ApiError::internal)?);
+    let Ok(mut dec) = Decoder::new(f) else {
+        return Ok((vec![], vec![]));
+    };
+    let (mut pages, mut warnings) = (Vec::new(), Vec::new());
+    let mut n = 1;
+    while dec.more_images() && n < MAX_TIFF_PAGES {
+        if dec.next_image().is_err() {
+            break;
+        }
+        n += 1;
+        let (Ok((w, h)), Ok(ct), Ok(data)) = (dec.dimensions(), dec.colortype(), dec.read_image())
+        else {
+            warnings.push(format!("TIFF page {n} cannot be decoded; it was skipped"));
+            continue;
+        };
+        let px = (w as usize) * (h as usize);
+        let rgb: Option<Vec<u8>> = match (ct, data) {
+            (ColorType::RGB(8), DecodingResult::U8(d)) if d.len() >= px * 3 => {
+                Some(d[..px * 3].to_vec())
+            }
+            (ColorType::RGBA(8), DecodingResult::U8(d)) if d.len() >= px * 4 => Some(
+                d.chunks_exact(4)
+                    .take(px)
+                    .flat_map(|p| [p[0], p[1], p[2]])
+                    .collect(),
+            ),
+            (ColorType::Gray(8), DecodingResult::U8(d)) if d.len() >= px => {
+                Some(d.iter().take(px).flat_map(|v| [*v, *v, *v]).collect())
+            }
+            (ColorType::Gray(16), DecodingResult::U16(d)) if d.len() >= px => Some(
+                d.iter()
+                    .take(px)
+                    .flat_map(|v| {
+                        let b = (v >> 8) as u8;
+                        [b, b, b]
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
+        match rgb.and_then(|buf| RgbImage::from_raw(w, h, buf)) {
+            Some(img) => pages.push(img),
+            None => warnings.push(format!(
+                "TIFF page {n} has a colour type OCR does not handle; it was skipped"
+            )),
+        }
+    }
+    Ok((pages, warnings))
+}
+
+/// TIFF pages read at most.
+const MAX_TIFF_PAGES: usize = 500;
+
+impl Extractor for ImageExtractor {
+    fn extract(
+        &self,
+        input: &Input,
+        req: &ReadRequest,
+        limits: &Limits,
+    ) -> Result<Extraction, ApiError> {
+        let max_chars = req.max_chars(limits.max_chars)?;
+        let choice = OcrChoice::parse(req.ocr.as_deref())?;
+        check_lang(req.ocr_lang.as_deref())?;
+        if choice == OcrChoice::Off {
+            return Err(
+                ocr::no_engine("images are read by OCR only, ocr is \"none\",")
+                    .with_hint("Leave out `ocr` (or use \"auto\") to read the image."),
+            );
+        }
+        let engine = ocr::local_engine().ok_or_else(|| {
+            ocr::no_engine(&format!(
+                "images ({}) are read by OCR,",
+                input.format.mime()
+            ))
+        })?;
+        let img = decode(input)?;
+        let (w, h) = (img.width(), img.height());
+        let (mut lines, warning) = ocr_image(engine, img.to_rgb8(), MAX_OCR_PIXELS)?;
+        let mut warnings: Vec<String> = warning.into_iter().collect();
+        let mut text = ocr::lines_to_text(&lines);
+        let mut pages = 1;
+        if matches!(
+            input.format,
+            crate::sniff::Format::Image(crate::sniff::ImageKind::Tiff)
+        ) {
+            let (more, w2) = more_tiff_pages(input)?;
+            warnings.extend(w2);
+            if !more.is_empty() {
+                text = format!("--- Page 1 ---\n{text}");
+            }
+            for page in more {
+                pages += 1;
+                let (l, w3) = ocr_image(engine, page, MAX_OCR_PIXELS)?;
+                warnings.extend(w3);
+                text.push_str(&format!("--- Page {pages} ---\n{}", ocr::lines_to_text(&l)));
+                lines.extend(l);
+            }
+        }
+        let chars = text.chars().filter(|c| !c.is_whitespace()).count();
+        let confidence = ocr::mean_confidence(&lines);
+        let mut extra = Map::new();
+        extra.insert("width".into(), json!(w));
+        extra.insert("height".into(), json!(h));
+        extra.insert("ocr_engine".into(), json!(engine.name()));
+        let degraded = lines.is_empty() || confidence.is_some_and(|c| c < 0.8);
+        extra.insert(
+            "ocr_quality".into(),
+            json!({"quality_flag": if degraded { "degraded" } else { "good" }, "ocr_pages": pages, "text_density": chars / pages, "confidence": confidence}),
+        );
+        if req.include_boxes == Some(true) {
+            extra.insert("boxes".into(), json!(lines));
+        }
+        let mut ex = Extraction {
+            char_count: text.chars().count() as u64,
+            extra,
+            ..Default::default()
+        };
+        ex.warnings.extend(warnings);
+        if lines.is_empty() {
+            ex.extra
+                .insert("note".into(), json!("OCR found no text in the image"));
+            return Ok(ex);
+        }
+        if text.chars().count() > max_chars {
+            let cut = text
+                .char_indices()
+                .nth(max_chars)
+                .map(|(i, _)| i)
+                .unwrap_or(text.len());
+            let kept = &text[..text[..cut].rfind('\n').map(|i| i + 1).unwrap_or(cut)];
+            ex.text = close_truncated(kept.to_string(), ex.char_count);
+            ex.truncated = true;
+            let mut next = Map::new();
+            next.insert("max_chars".into(), json!(ex.char_count));
+            ex.next = Some(next);
+            ex.warnings
+                .push("the image holds more text than max_chars; `next` reads it whole".into());
+        } else {
+            ex.text = text;
+        }
+        Ok(ex)
+    }
+}

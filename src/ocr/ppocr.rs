@@ -1,0 +1,627 @@
+//! The built-in engine: PP-OCRv4 detection (DBNet) and recognition (CTC) with the PP-OCR
+//! mobile angle classifier, run through ONNX Runtime (`ort`, loaded dynamically from the
+//! native cache). Models load lazily on first use and are shared; sessions sit behind
+//! mutexes (`Session::run` takes `&mut self`).
+
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+use image::imageops::{self, FilterType};
+use image::RgbImage;
+use ndarray::{Array4, ArrayViewD};
+use ort::session::Session;
+use ort::value::TensorRef;
+
+use super::{OcrEngine, OcrLine};
+use crate::error::{ApiError, ErrorCode};
+
+pub const NAME: &str = "ppocr-v4";
+
+/// Detection works on images whose long side is at most this (speed vs small text).
+const DET_MAX_SIDE: u32 = 1600;
+/// And whose short side is at least this (RapidOCR's `limit_side_len`).
+const DET_MIN_SIDE: u32 = 736;
+const DET_THRESH: f32 = 0.3;
+const BOX_THRESH: f32 = 0.5;
+const UNCLIP_RATIO: f32 = 1.6;
+const REC_HEIGHT: u32 = 48;
+const REC_MAX_WIDTH: u32 = 48 * 40;
+/// Batches are padded to at least this width (RapidOCR pads to 320; measured here, 160
+/// keeps the spaces between words that 320 loses on short lines).
+const REC_MIN_WIDTH: u32 = 160;
+const REC_BATCH: usize = 6;
+const MIN_LINE_SCORE: f32 = 0.5;
+/// Images with a shorter side are read from an enlarged copy.
+const TINY_SIDE: u32 = 160;
+/// Skew (radians) worth levelling, and past which lines are not text lines at an angle.
+const MIN_SKEW: f32 = 0.026; // 1.5°
+const MAX_SKEW: f32 = 0.61; // 35°
+
+struct Models {
+    det: Mutex<Session>,
+    rec: Mutex<Session>,
+    cls: Mutex<Session>,
+    /// Index 0 is the CTC blank; the last entry is a space.
+    dict: Vec<String>,
+}
+
+pub struct PpOcr {
+    models: OnceLock<Result<Models, String>>,
+}
+
+/// The process-wide engine (construction is free; models load on first use).
+pub fn engine() -> &'static PpOcr {
+    static ENGINE: PpOcr = PpOcr {
+        models: OnceLock::new(),
+    };
+    &ENGINE
+}
+
+/// A model or library from the native cache.
+fn part(file: &str) -> Result<PathBuf, String> {
+    crate::native::find(file, None)
+}
+
+/// ONNX Runtime threads per session: bounded so one read's OCR leaves room for others.
+fn threads() -> usize {
+    std::env::var("DOCREADER_OCR_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+        })
+        .max(1)
+}
+
+fn load() -> Result<Models, String> {
+    let lib = crate::native::find("libonnxruntime.so", Some("DOCREADER_ORT_LIB"))?;
+    let env = ort::init_from(&lib)
+        .map_err(|e| format!("{}: {e}", lib.display()))?
+        .with_name("docreader")
+        .build()
+        .map_err(|e| e.to_string())?;
+    let session = |file: &str| -> Result<Session, String> {
+        let path = part(file)?;
+        Session::builder(&env)
+            .map_err(|e| e.to_string())?
+            .with_intra_threads(threads())
+            .map_err(|e| e.to_string())?
+            .with_inter_threads(1)
+            .map_err(|e| e.to_string())?
+            .commit_from_file(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let det = session("ppocr_det.onnx")?;
+    let rec = session("ppocr_rec.onnx")?;
+    let cls = session("ppocr_cls.onnx")?;
+    let chars = rec
+        .metadata()
+        .map_err(|e| e.to_string())?
+        .custom("character")
+        .ok_or("the recognition model carries no `character` dictionary")?;
+    let mut dict = vec![String::new()];
+    dict.extend(chars.lines().map(str::to_string));
+    dict.push(" ".to_string());
+    Ok(Models {
+        det: Mutex::new(det),
+        rec: Mutex::new(rec),
+        cls: Mutex::new(cls),
+        dict,
+    })
+}
+
+impl PpOcr {
+    fn models(&self) -> Result<&Models, ApiError> {
+        self.models.get_or_init(load).as_ref().map_err(|e| {
+            ApiError::new(
+                ErrorCode::NoOcrEngine,
+                format!("the OCR engine cannot start: {e}"),
+            )
+            .with_hint(crate::native::INSTALL_HINT)
+        })
+    }
+}
+
+fn ort_err(e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(
+        ErrorCode::ExtractionCrashed,
+        format!("the OCR engine failed: {e}"),
+    )
+}
+
+/// Normalised NCHW tensor of an RGB image, channels in BGR order (as the models were
+/// trained), `(x/255 - 0.5) / 0.5`, padded with zeros to `width`.
+fn to_tensor(imgs: &[&RgbImage], height: u32, width: u32) -> Array4<f32> {
+    let mut t = Array4::<f32>::zeros((imgs.len(), 3, height as usize, width as usize));
+    for (n, img) in imgs.iter().enumerate() {
+        for (x, y, p) in img.enumerate_pixels() {
+            if x >= width || y >= height {
+                continue;
+            }
+            for (c, v) in [p[2], p[1], p[0]].into_iter().enumerate() {
+                t[[n, c, y as usize, x as usize]] = (v as f32 / 255.0 - 0.5) / 0.5;
+            }
+        }
+    }
+    t
+}
+
+fn run(session: &Mutex<Session>, input: &Array4<f32>) -> Result<ndarray::ArrayD<f32>, ApiError> {
+    let mut s = session
+        .lock()
+        .map_err(|_| ort_err("a session lock was poisoned"))?;
+    let tensor = TensorRef::from_array_view(input.view()).map_err(ort_err)?;
+    let out = s.run(ort::inputs![tensor]).map_err(ort_err)?;
+    let view: ArrayViewD<f32> = out[0].try_extract_array::<f32>().map_err(ort_err)?;
+    Ok(view.to_owned())
+}
+
+/// A detected text region, axis-aligned, in original image pixels.
+#[derive(Debug, Clone, Copy)]
+struct Region {
+    x0: f32,
+    y0: f32,
+    x1: f32,
+    y1: f32,
+}
+
+impl Region {
+    fn h(&self) -> f32 {
+        self.y1 - self.y0
+    }
+    fn w(&self) -> f32 {
+        self.x1 - self.x0
+    }
+}
+
+/// DBNet post-processing: threshold the probability map, label connected components,
+/// keep those whose mean probability passes `BOX_THRESH`, and grow each box by the
+/// unclip distance (area × ratio ÷ perimeter).
+fn regions(
+    prob: &ndarray::ArrayD<f32>,
+    scale_x: f32,
+    scale_y: f32,
+    orig: (u32, u32),
+) -> (Vec<Region>, Option<f32>) {
+    let shape = prob.shape();
+    let (h, w) = (shape[2], shape[3]);
+    let p = |y: usize, x: usize| prob[[0, 0, y, x]];
+    // Dilate the mask by one pixel (RapidOCR's use_dilation).
+    let mut mask = vec![false; h * w];
+    for y in 0..h {
+        for x in 0..w {
+            if p(y, x) > DET_THRESH {
+                for (dy, dx) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+                    if y + dy < h && x + dx < w {
+                        mask[(y + dy) * w + x + dx] = true;
+                    }
+                }
+            }
+        }
+    }
+    let mut seen = vec![false; h * w];
+    let mut out = Vec::new();
+    let mut stack = Vec::new();
+    // Angles (radians, image coordinates) of long thin components: text lines.
+    let mut angles: Vec<(f32, usize)> = Vec::new();
+    for start in 0..h * w {
+        if !mask[start] || seen[start] {
+            continue;
+        }
+        seen[start] = true;
+        stack.push(start);
+        let (mut x0, mut y0, mut x1, mut y1) = (usize::MAX, usize::MAX, 0, 0);
+        let (mut sum, mut n) = (0f32, 0usize);
+        let (mut sx, mut sy, mut sxx, mut syy, mut sxy) = (0f64, 0f64, 0f64, 0f64, 0f64);
+        while let Some(i) = stack.pop() {
+            let (y, x) = (i / w, i % w);
+            let (fx, fy) = (x as f64, y as f64);
+            sx += fx;
+            sy += fy;
+            sxx += fx * fx;
+            syy += fy * fy;
+            sxy += fx * fy;
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+            sum += p(y, x);
+            n += 1;
+            let mut push = |j: usize| {
+                if mask[j] && !seen[j] {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            };
+            if x > 0 {
+                push(i - 1);
+            }
+            if x + 1 < w {
+                push(i + 1);
+            }
+            if y > 0 {
+                push(i - w);
+            }
+            if y + 1 < h {
+                push(i + w);
+            }
+        }
+        let (bw, bh) = ((x1 - x0 + 1) as f32, (y1 - y0 + 1) as f32);
+        if bw.min(bh) < 3.0 || n < 6 || sum / (n as f32) < BOX_THRESH {
+            continue;
+        }
+        if n >= 60 {
+            let nf = n as f64;
+            let (mx, my) = (sx / nf, sy / nf);
+            let (mu20, mu02, mu11) = (sxx / nf - mx * mx, syy / nf - my * my, sxy / nf - mx * my);
+            let common = ((mu20 - mu02).powi(2) + 4.0 * mu11 * mu11).sqrt();
+            let (l1, l2) = ((mu20 + mu02 + common) / 2.0, (mu20 + mu02 - common) / 2.0);
+            if l2 > 0.0 && l1 / l2 > 16.0 {
+                angles.push(((0.5 * (2.0 * mu11).atan2(mu20 - mu02)) as f32, n));
+            }
+        }
+        let d = bw * bh * UNCLIP_RATIO / (2.0 * (bw + bh));
+        let r = Region {
+            x0: ((x0 as f32 - d) * scale_x).max(0.0),
+            y0: ((y0 as f32 - d) * scale_y).max(0.0),
+            x1: ((x1 as f32 + 1.0 + d) * scale_x).min(orig.0 as f32),
+            y1: ((y1 as f32 + 1.0 + d) * scale_y).min(orig.1 as f32),
+        };
+        if r.w() >= 4.0 && r.h() >= 4.0 {
+            out.push(r);
+        }
+    }
+    // The median line angle, when enough lines agree on one.
+    angles.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let skew = (angles.len() >= 3).then(|| angles[angles.len() / 2].0);
+    (out, skew)
+}
+
+/// Rotate an image so that lines at `angle` (radians, image coordinates: positive runs
+/// down to the right) become level; the canvas grows to keep every pixel, filled white.
+fn deskew(img: &RgbImage, angle: f32) -> RgbImage {
+    let (w, h) = (img.width() as f32, img.height() as f32);
+    let (s, c) = angle.sin_cos();
+    let nw = (w * c.abs() + h * s.abs()).ceil() as u32;
+    let nh = (w * s.abs() + h * c.abs()).ceil() as u32;
+    let (cx, cy, ncx, ncy) = (w / 2.0, h / 2.0, nw as f32 / 2.0, nh as f32 / 2.0);
+    RgbImage::from_fn(nw, nh, |x, y| {
+        let (dx, dy) = (x as f32 - ncx, y as f32 - ncy);
+        let (sx, sy) = (cx + c * dx - s * dy, cy + s * dx + c * dy);
+        if sx < 0.0 || sy < 0.0 || sx > w - 1.0 || sy > h - 1.0 {
+            return image::Rgb([255, 255, 255]);
+        }
+        let (x0, y0) = (sx.floor() as u32, sy.floor() as u32);
+        let (x1, y1) = (
+            (x0 + 1).min(img.width() - 1),
+            (y0 + 1).min(img.height() - 1),
+        );
+        let (fx, fy) = (sx - x0 as f32, sy - y0 as f32);
+        let mut out = [0u8; 3];
+        for (ch, o) in out.iter_mut().enumerate() {
+            let v = img.get_pixel(x0, y0)[ch] as f32 * (1.0 - fx) * (1.0 - fy)
+                + img.get_pixel(x1, y0)[ch] as f32 * fx * (1.0 - fy)
+                + img.get_pixel(x0, y1)[ch] as f32 * (1.0 - fx) * fy
+                + img.get_pixel(x1, y1)[ch] as f32 * fx * fy;
+            *o = v.round().clamp(0.0, 255.0) as u8;
+        }
+        image::Rgb(out)
+    })
+}
+
+fn crop(img: &RgbImage, r: &Region) -> RgbImage {
+    let (x, y) = (r.x0 as u32, r.y0 as u32);
+    let w = (r.x1 as u32)
+        .saturating_sub(x)
+        .max(1)
+        .min(img.width() - x.min(img.width() - 1));
+    let h = (r.y1 as u32)
+        .saturating_sub(y)
+        .max(1)
+        .min(img.height() - y.min(img.height() - 1));
+    imageops::crop_imm(img, x.min(img.width() - 1), y.min(img.height() - 1), w, h).to_image()
+}
+
+impl PpOcr {
+    fn detect(&self, m: &Models, img: &RgbImage) -> Result<(Vec<Region>, Option<f32>), ApiError> {
+        let (w, h) = img.dimensions();
+        let long = w.max(h) as f32;
+        let short = w.min(h) as f32;
+        let mut scale = if short < DET_MIN_SIDE as f32 {
+            DET_MIN_SIDE as f32 / short
+        } else {
+            1.0
+        };
+        if long * scale > DET_MAX_SIDE as f32 {
+            scale = DET_MAX_SIDE as f32 / long;
+        }
+        let round32 = |v: f32| (((v / 32.0).round() as u32).max(1)) * 32;
+        let (dw, dh) = (round32(w as f32 * scale), round32(h as f32 * scale));
+        let resized = imageops::resize(img, dw, dh, FilterType::Triangle);
+        let prob = run(&m.det, &to_tensor(&[&resized], dh, dw))?;
+        Ok(regions(
+            &prob,
+            w as f32 / dw as f32,
+            h as f32 / dh as f32,
+            (w, h),
+        ))
+    }
+
+    /// 180° classifier over crops: true where the crop is upside down.
+    fn upside_down(&self, m: &Models, crops: &[RgbImage]) -> Result<Vec<bool>, ApiError> {
+        let mut out = Vec::with_capacity(crops.len());
+        for chunk in crops.chunks(REC_BATCH) {
+            let resized: Vec<RgbImage> = chunk
+                .iter()
+                .map(|c| {
+                    let w =
+                        ((48.0 * c.width() as f32 / c.height() as f32).ceil() as u32).clamp(1, 192);
+                    imageops::resize(c, w, 48, FilterType::Triangle)
+                })
+                .collect();
+            let refs: Vec<&RgbImage> = resized.iter().collect();
+            let probs = run(&m.cls, &to_tensor(&refs, 48, 192))?;
+            for i in 0..chunk.len() {
+                out.push(probs[[i, 1]] > 0.9 && probs[[i, 1]] > probs[[i, 0]]);
+            }
+        }
+        Ok(out)
+    }
+
+    /// CTC recognition, batched by similar widths.
+    fn recognize_crops(
+        &self,
+        m: &Models,
+        crops: &[RgbImage],
+    ) -> Result<Vec<(String, f32)>, ApiError> {
+        let widths: Vec<u32> = crops
+            .iter()
+            .map(|c| {
+                ((REC_HEIGHT as f32 * c.width() as f32 / c.height().max(1) as f32).ceil() as u32)
+                    .clamp(16, REC_MAX_WIDTH)
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..crops.len()).collect();
+        order.sort_by_key(|&i| widths[i]);
+        let mut out = vec![(String::new(), 0f32); crops.len()];
+        for chunk in order.chunks(REC_BATCH) {
+            let max_w = chunk
+                .iter()
+                .map(|&i| widths[i])
+                .max()
+                .unwrap_or(16)
+                .max(REC_MIN_WIDTH);
+            let resized: Vec<RgbImage> = chunk
+                .iter()
+                .map(|&i| imageops::resize(&crops[i], widths[i], REC_HEIGHT, FilterType::Triangle))
+                .collect();
+            let refs: Vec<&RgbImage> = resized.iter().collect();
+            let probs = run(&m.rec, &to_tensor(&refs, REC_HEIGHT, max_w))?;
+            let (steps, classes) = (probs.shape()[1], probs.shape()[2]);
+            for (k, &i) in chunk.iter().enumerate() {
+                let mut text = String::new();
+                let mut confs = Vec::new();
+                let mut prev = 0usize;
+                for t in 0..steps {
+                    let (mut best, mut bp) = (0usize, f32::MIN);
+                    for c in 0..classes {
+                        let v = probs[[k, t, c]];
+                        if v > bp {
+                            bp = v;
+                            best = c;
+                        }
+                    }
+                    if best != 0 && best != prev {
+                        if let Some(ch) = m.dict.get(best) {
+                            text.push_str(ch);
+                            confs.push(bp);
+                        }
+                    }
+                    prev = best;
+                }
+                let conf = if confs.is_empty() {
+                    0.0
+                } else {
+                    confs.iter().sum::<f32>() / confs.len() as f32
+                };
+                out[i] = (text.trim().to_string(), conf);
+            }
+        }
+        Ok(out)
+    }
+
+    /// One detection + classification + recognition pass over an image.
+    fn pass(&self, m: &Models, img: &RgbImage) -> Result<Pass, ApiError> {
+        let (regions, skew) = self.detect(m, img)?;
+        let mut crops: Vec<RgbImage> = regions.iter().map(|r| crop(img, r)).collect();
+        let flipped = self.upside_down(m, &crops)?;
+        for (c, f) in crops.iter_mut().zip(&flipped) {
+            if *f {
+                imageops::rotate180_in_place(c);
+            }
+        }
+        let texts = self.recognize_crops(m, &crops)?;
+        let mut lines = Vec::new();
+        for (r, (text, conf)) in regions.iter().zip(texts) {
+            if text.is_empty() || conf < MIN_LINE_SCORE {
+                continue;
+            }
+            lines.push(OcrLine {
+                text,
+                bbox: [r.x0 as u32, r.y0 as u32, r.x1 as u32, r.y1 as u32],
+                confidence: conf,
+            });
+        }
+        Ok(Pass {
+            skew,
+            lines: reading_order(lines),
+            regions: regions.len(),
+            tall: regions.iter().filter(|r| r.h() > 1.5 * r.w()).count(),
+            upside_down: flipped.iter().filter(|f| **f).count(),
+        })
+    }
+}
+
+/// What one pass found, with the hints that the whole image is turned.
+struct Pass {
+    /// The median angle of the text lines, radians.
+    skew: Option<f32>,
+    lines: Vec<OcrLine>,
+    regions: usize,
+    /// Regions much taller than wide: text running vertically (a page turned 90°).
+    tall: usize,
+    /// Crops the classifier found upside down.
+    upside_down: usize,
+}
+
+impl Pass {
+    /// Characters times confidence: how much was read, and how surely.
+    fn weight(&self) -> f32 {
+        self.lines
+            .iter()
+            .map(|l| l.confidence * l.text.chars().count() as f32)
+            .sum()
+    }
+}
+
+/// Group boxes into lines (vertical overlap), left to right within a line; words of one
+/// line joined by a space (none between two CJK characters).
+fn reading_order(mut boxes: Vec<OcrLine>) -> Vec<OcrLine> {
+    boxes.sort_by(|a, b| (a.bbox[1] + a.bbox[3]).cmp(&(b.bbox[1] + b.bbox[3])));
+    let mut rows: Vec<Vec<OcrLine>> = Vec::new();
+    for b in boxes {
+        let (top, bottom) = (b.bbox[1] as i64, b.bbox[3] as i64);
+        let fits = rows.last().is_some_and(|row| {
+            let rt = row.iter().map(|x| x.bbox[1] as i64).min().unwrap_or(0);
+            let rb = row.iter().map(|x| x.bbox[3] as i64).max().unwrap_or(0);
+            let overlap = rb.min(bottom) - rt.max(top);
+            overlap * 2 > (bottom - top).min(rb - rt)
+        });
+        if fits {
+            rows.last_mut().expect("checked").push(b);
+        } else {
+            rows.push(vec![b]);
+        }
+    }
+    rows.into_iter()
+        .map(|mut row| {
+            row.sort_by_key(|b| b.bbox[0]);
+            let mut text = String::new();
+            for b in &row {
+                let joins_cjk = text.chars().last().is_some_and(is_cjk)
+                    && b.text.chars().next().is_some_and(is_cjk);
+                if !text.is_empty() && !joins_cjk {
+                    text.push(' ');
+                }
+                text.push_str(&b.text);
+            }
+            let n: usize = row
+                .iter()
+                .map(|b| b.text.chars().count())
+                .sum::<usize>()
+                .max(1);
+            let conf = row
+                .iter()
+                .map(|b| b.confidence * b.text.chars().count() as f32)
+                .sum::<f32>()
+                / n as f32;
+            let bbox = [
+                row.iter().map(|b| b.bbox[0]).min().unwrap_or(0),
+                row.iter().map(|b| b.bbox[1]).min().unwrap_or(0),
+                row.iter().map(|b| b.bbox[2]).max().unwrap_or(0),
+                row.iter().map(|b| b.bbox[3]).max().unwrap_or(0),
+            ];
+            OcrLine {
+                text,
+                bbox,
+                confidence: conf,
+            }
+        })
+        .collect()
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{30FF}' | '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7AF}' | '\u{FF00}'..='\u{FFEF}' | '\u{3000}'..='\u{303F}')
+}
+
+impl OcrEngine for PpOcr {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn is_local(&self) -> bool {
+        true
+    }
+
+    fn is_available(&self) -> bool {
+        crate::native::find("libonnxruntime.so", Some("DOCREADER_ORT_LIB")).is_ok()
+            && ["ppocr_det.onnx", "ppocr_rec.onnx", "ppocr_cls.onnx"]
+                .iter()
+                .all(|f| part(f).is_ok())
+    }
+
+    fn recognize(&self, image: &RgbImage) -> Result<Vec<OcrLine>, ApiError> {
+        let m = self.models()?;
+        // Tiny images: recognise a larger copy, report boxes in the original's pixels.
+        let short = image.width().min(image.height());
+        if short < TINY_SIDE && short > 0 {
+            let f = TINY_SIDE as f32 / short as f32;
+            let big = imageops::resize(
+                image,
+                (image.width() as f32 * f) as u32,
+                (image.height() as f32 * f) as u32,
+                FilterType::CatmullRom,
+            );
+            let mut lines = self.read_upright(m, &big)?;
+            for l in &mut lines {
+                for v in l.bbox.iter_mut() {
+                    *v = (*v as f32 / f) as u32;
+                }
+            }
+            return Ok(lines);
+        }
+        self.read_upright(m, image)
+    }
+}
+
+impl PpOcr {
+    /// Read an image whatever its orientation: skewed, turned a quarter, or upside down.
+    fn read_upright(&self, m: &Models, image: &RgbImage) -> Result<Vec<OcrLine>, ApiError> {
+        let first = self.pass(m, image)?;
+        // Skewed lines (a scan fed in at an angle): level the image and read it again.
+        if let Some(a) = first
+            .skew
+            .filter(|a| a.abs() > MIN_SKEW && a.abs() < MAX_SKEW)
+        {
+            let level = self.pass(m, &deskew(image, a))?;
+            if level.weight() > first.weight() {
+                return Ok(level.lines);
+            }
+        }
+        // A page turned by a quarter: most regions run vertically. Try both quarter turns
+        // and keep the reading that is larger and surer.
+        let (best, turned) = if first.regions >= 3 && first.tall * 2 > first.regions {
+            let cw_img = imageops::rotate90(image);
+            let ccw_img = imageops::rotate270(image);
+            let cw = self.pass(m, &cw_img)?;
+            let ccw = self.pass(m, &ccw_img)?;
+            if cw.weight() >= ccw.weight().max(first.weight()) {
+                (cw, Some(cw_img))
+            } else if ccw.weight() >= first.weight() {
+                (ccw, Some(ccw_img))
+            } else {
+                (first, None)
+            }
+        } else {
+            (first, None)
+        };
+        // Upside down: the classifier fixed each line, but the line order is reversed.
+        if best.regions > 0 && best.upside_down * 2 > best.regions {
+            let upright = imageops::rotate180(turned.as_ref().unwrap_or(image));
+            return Ok(self.pass(m, &upright)?.lines);
+        }
+        Ok(best.lines)
+    }
+}

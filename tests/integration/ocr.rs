@@ -1,0 +1,111 @@
+//! OCR with the real PP-OCR models: images made here from a PDF page rendered by PDFium,
+//! a blank image, EXIF-free PNGs from the fixtures, boxes.
+
+use serde_json::json;
+
+use crate::common::*;
+
+/// A PNG of a fixture PDF page (0-based), rendered by PDFium at `dpi`.
+fn render_png(pdf: &str, page: u16, dpi: f32) -> Vec<u8> {
+    docreader::extract::pdf::render_page_png(
+        &repo().join("fixtures/pdf").join(pdf),
+        page as u64 + 1,
+        dpi,
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn images_are_read_by_ocr() {
+    let app = TestApp::new().await;
+    let r = app
+        .upload_and_read(
+            "hello.png",
+            &fixture("images/hello.png"),
+            json!({"include_boxes": true}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["format"], "image");
+    assert_eq!(r.json["mime"], "image/png");
+    assert_eq!(r.json["ocr_engine"], "ppocr-v4");
+    assert_eq!(r.json["ocr_quality"]["quality_flag"], "good");
+    let text = r.json["text"].as_str().unwrap();
+    assert!(text.contains("Hello OCR world"), "{text}");
+    let b = &r.json["boxes"][0];
+    assert!(
+        b["text"].is_string()
+            && b["box"].as_array().unwrap().len() == 4
+            && b["confidence"].as_f64().unwrap() > 0.5,
+        "{b}"
+    );
+    assert_error(
+        &app.upload_and_read(
+            "hello.png",
+            &fixture("images/hello.png"),
+            json!({"offset": 1}),
+        )
+        .await,
+        400,
+        "unsupported_option",
+    );
+    assert_error(
+        &app.upload_and_read(
+            "hello.png",
+            &fixture("images/hello.png"),
+            json!({"ocr": "none"}),
+        )
+        .await,
+        422,
+        "no_ocr_engine",
+    );
+}
+
+#[tokio::test]
+async fn a_rendered_page_comes_back_with_its_words_and_spaces() {
+    let app = TestApp::new().await;
+    let png = render_png("three_pages.pdf", 1, 200.0);
+    let r = app.upload_and_read("scan.png", &png, json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    for line in [
+        "Beta page two",
+        "The needle is on this line.",
+        "The quick brown fox jumps over the lazy dog.",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in {text}");
+    }
+}
+
+#[tokio::test]
+async fn a_blank_image_is_empty_with_a_note_never_invented_text() {
+    let app = TestApp::new().await;
+    let blank = image::RgbImage::from_pixel(640, 480, image::Rgb([255, 255, 255]));
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(blank)
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    let r = app
+        .upload_and_read("blank.png", &png.into_inner(), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["text"], "");
+    assert_eq!(r.json["note"], "OCR found no text in the image");
+    assert_eq!(r.json["ocr_quality"]["quality_flag"], "degraded");
+    assert_eq!(
+        (r.json["width"].clone(), r.json["height"].clone()),
+        (json!(640), json!(480))
+    );
+}
+
+#[tokio::test]
+async fn damaged_images_are_corrupt() {
+    let app = TestApp::new().await;
+    let mut png = fixture("images/hello.png");
+    png.truncate(200);
+    assert_error(
+        &app.upload_and_read("cut.png", &png, json!({})).await,
+        422,
+        "corrupt",
+    );
+}
