@@ -28,6 +28,13 @@ pub enum Command {
         #[arg(long, env = "DOCREADER_DATA_DIR", default_value = "./data")]
         data_dir: PathBuf,
     },
+    /// Answer extraction jobs on stdin/stdout (started by `serve`; not for people).
+    #[command(hide = true)]
+    Worker {
+        /// Where attachments found in documents are written for the server.
+        #[arg(long)]
+        spool: PathBuf,
+    },
     /// Print the OpenAPI description (or write it to a file).
     Openapi {
         #[arg(long)]
@@ -58,6 +65,15 @@ pub struct ServeArgs {
     /// List e-mail attachments without storing them as uploads (a read-only deployment).
     #[arg(long, env = "DOCREADER_NO_STORE_ATTACHMENTS", default_value_t = false)]
     pub no_store_attachments: bool,
+    /// Worker processes that run extraction (0: in the server process, no isolation).
+    #[arg(long, env = "DOCREADER_WORKERS", default_value_t = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))]
+    pub workers: usize,
+    /// Address-space cap of each worker process, in MiB (0: none).
+    #[arg(long, env = "DOCREADER_WORKER_MEMORY_MB", default_value_t = 4096)]
+    pub worker_memory_mb: u64,
+    /// The executable workers run (default: this one).
+    #[arg(long, env = "DOCREADER_WORKER_BIN", hide = true)]
+    pub worker_bin: Option<PathBuf>,
     /// Log format: `text` or `json`.
     #[arg(long, env = "DOCREADER_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
@@ -66,7 +82,7 @@ pub struct ServeArgs {
 }
 
 /// Every cap the service enforces, with its default.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Args, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
     /// Largest accepted file, in bytes.
     #[arg(long, env = "DOCREADER_MAX_FILE_BYTES", default_value_t = 100 * 1024 * 1024)]
@@ -203,6 +219,9 @@ impl ServeArgs {
             api_keys: None,
             allow_unauthenticated: false,
             no_store_attachments: false,
+            workers: 0,
+            worker_memory_mb: 4096,
+            worker_bin: None,
             allowed_roots: None,
             cors_origins: None,
             log_format: "text".into(),

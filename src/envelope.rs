@@ -1,7 +1,7 @@
 //! The read envelope: one shape for every format (SPEC §3), with format-specific keys
 //! flattened beside the common ones.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
@@ -34,10 +34,11 @@ pub struct Attachment {
 }
 
 /// The successful answer to a read.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct Envelope {
     /// Always `ok`.
     #[schema(value_type = String, example = "ok")]
+    #[serde(skip_deserializing, default = "ok_status")]
     pub status: &'static str,
     /// The uploaded file's id; null for server-path reads and the CLI.
     pub file_id: Option<String>,
@@ -73,6 +74,10 @@ pub struct Envelope {
     #[serde(skip)]
     #[schema(ignore)]
     pub attachments: Vec<Attachment>,
+}
+
+fn ok_status() -> &'static str {
+    "ok"
 }
 
 /// The closing line of a cut text.

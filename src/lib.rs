@@ -13,5 +13,6 @@ pub mod ocr;
 pub mod options;
 pub mod sniff;
 pub mod store;
+pub mod worker;
 
 pub use http::{app, AppState};

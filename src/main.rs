@@ -31,6 +31,13 @@ fn main() -> ExitCode {
                 }
             })
         }
+        Command::Worker { spool } => match docreader::worker::serve_jobs(&spool) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("docreader worker: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Openapi { out } => {
             let json = docreader::http::openapi_json();
             match out {
@@ -165,7 +172,13 @@ fn read(args: ReadArgs) -> ExitCode {
             name,
             format,
             size: meta.len(),
-            deadline: None,
+            deadline: Some(
+                std::time::Instant::now()
+                    + std::time::Duration::from_millis(match req.deadline_ms {
+                        Some(ms) if ms > 0 => ms as u64,
+                        _ => limits.deadline_ms,
+                    }),
+            ),
         };
         extract::read_blocking(&input, None, &req, &limits)
     })();

@@ -1,7 +1,7 @@
 //! Read options: the request body, which options fit which format (the strict rule of
 //! SPEC §5), the page-range parser, and the in-document query matcher.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::error::{ApiError, ErrorCode};
@@ -9,7 +9,7 @@ use crate::sniff::Family;
 
 /// Body of `POST /read`. Give `file_id` (or `path`, when the operator allows server paths),
 /// plus the options that fit the file's format. An option that does not fit is an error.
-#[derive(Debug, Default, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadRequest {
     /// Id returned by `POST /upload`.

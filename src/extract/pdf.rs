@@ -501,9 +501,16 @@ impl Extractor for PdfExtractor {
         };
         let mut pixel_budget = MAX_RENDER_PIXELS_PER_READ;
         let mut pages: Vec<Page> = Vec::with_capacity(selected.len());
+        let started = Instant::now();
         for &n in &selected {
-            if input.deadline.is_some_and(|d| Instant::now() >= d) {
-                break;
+            // Stop at the deadline, or before a page that would likely end past it (the
+            // average page so far), so finished pages come back instead of a timeout.
+            if let Some(d) = input.deadline {
+                let now = Instant::now();
+                let per_page = (!pages.is_empty()).then(|| (now - started) / pages.len() as u32);
+                if now >= d || per_page.is_some_and(|p| now + p > d) {
+                    break;
+                }
             }
             let page = doc.pages().get((n - 1) as i32).map_err(|e| {
                 ApiError::new(ErrorCode::Corrupt, format!("page {n} cannot be read: {e}"))

@@ -39,6 +39,8 @@ pub struct AppState {
     pub read_slots: Arc<Semaphore>,
     /// Whether attachments found in documents are stored as uploads.
     pub store_attachments: bool,
+    /// Worker processes for extraction; `None` runs it in this process.
+    pub workers: Option<Arc<crate::worker::Pool>>,
 }
 
 impl AppState {
@@ -83,6 +85,23 @@ impl AppState {
             cors_origins,
             read_slots: Arc::new(Semaphore::new(args.limits.max_concurrent_reads.max(1))),
             store_attachments: !args.no_store_attachments,
+            workers: match args.workers {
+                0 => None,
+                n => {
+                    let bin = match &args.worker_bin {
+                        Some(b) => b.clone(),
+                        None => std::env::current_exe()
+                            .map_err(|e| format!("cannot find this executable for workers: {e}"))?,
+                    };
+                    let spool = args.data_dir.join("tmp");
+                    Some(Arc::new(crate::worker::Pool::new(
+                        bin,
+                        spool,
+                        n,
+                        args.worker_memory_mb * 1024 * 1024,
+                    )))
+                }
+            },
         })
     }
 }

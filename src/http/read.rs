@@ -86,7 +86,10 @@ pub async fn read(
     };
     let format = input.format.family().as_str();
     let size = input.size;
-    let out = extract::run(&st.read_slots, &st.limits, input, file_id, req).await;
+    let out = match &st.workers {
+        Some(pool) => pool.read(input, file_id, req, &st.limits).await,
+        None => extract::run(&st.read_slots, &st.limits, input, file_id, req).await,
+    };
     match &out {
         Ok(env) => tracing::info!(
             format,

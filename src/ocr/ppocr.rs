@@ -134,14 +134,22 @@ fn ort_err(e: impl std::fmt::Display) -> ApiError {
 /// Normalised NCHW tensor of an RGB image, channels in BGR order (as the models were
 /// trained), `(x/255 - 0.5) / 0.5`, padded with zeros to `width`.
 fn to_tensor(imgs: &[&RgbImage], height: u32, width: u32) -> Array4<f32> {
-    let mut t = Array4::<f32>::zeros((imgs.len(), 3, height as usize, width as usize));
+    let (h, w) = (height as usize, width as usize);
+    let mut t = Array4::<f32>::zeros((imgs.len(), 3, h, w));
+    let buf = t.as_slice_mut().expect("a fresh array is contiguous");
+    let plane = h * w;
     for (n, img) in imgs.iter().enumerate() {
-        for (x, y, p) in img.enumerate_pixels() {
-            if x >= width || y >= height {
-                continue;
-            }
-            for (c, v) in [p[2], p[1], p[0]].into_iter().enumerate() {
-                t[[n, c, y as usize, x as usize]] = (v as f32 / 255.0 - 0.5) / 0.5;
+        let (iw, ih) = (img.width() as usize, img.height() as usize);
+        let raw = img.as_raw();
+        let base = n * 3 * plane;
+        for y in 0..ih.min(h) {
+            for x in 0..iw.min(w) {
+                let p = (y * iw + x) * 3;
+                let o = base + y * w + x;
+                // BGR planes, (v/255 - 0.5) / 0.5.
+                buf[o] = raw[p + 2] as f32 / 127.5 - 1.0;
+                buf[o + plane] = raw[p + 1] as f32 / 127.5 - 1.0;
+                buf[o + 2 * plane] = raw[p] as f32 / 127.5 - 1.0;
             }
         }
     }
@@ -187,7 +195,8 @@ fn regions(
 ) -> (Vec<Region>, Option<f32>) {
     let shape = prob.shape();
     let (h, w) = (shape[2], shape[3]);
-    let p = |y: usize, x: usize| prob[[0, 0, y, x]];
+    let flat = prob.as_slice().expect("detection output is contiguous");
+    let p = |y: usize, x: usize| flat[y * w + x];
     // Dilate the mask by one pixel (RapidOCR's use_dilation).
     let mut mask = vec![false; h * w];
     for y in 0..h {
@@ -400,14 +409,17 @@ impl PpOcr {
             let refs: Vec<&RgbImage> = resized.iter().collect();
             let probs = run(&m.rec, &to_tensor(&refs, REC_HEIGHT, max_w))?;
             let (steps, classes) = (probs.shape()[1], probs.shape()[2]);
+            let flat = probs
+                .as_slice()
+                .ok_or_else(|| ort_err("recognition output is not contiguous"))?;
             for (k, &i) in chunk.iter().enumerate() {
                 let mut text = String::new();
                 let mut confs = Vec::new();
                 let mut prev = 0usize;
                 for t in 0..steps {
+                    let row = &flat[(k * steps + t) * classes..(k * steps + t + 1) * classes];
                     let (mut best, mut bp) = (0usize, f32::MIN);
-                    for c in 0..classes {
-                        let v = probs[[k, t, c]];
+                    for (c, &v) in row.iter().enumerate() {
                         if v > bp {
                             bp = v;
                             best = c;

@@ -10,3 +10,4 @@ mod pdf;
 mod read_text;
 mod server;
 mod upload;
+mod workers;

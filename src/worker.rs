@@ -1,0 +1,330 @@
+//! Worker processes: extraction runs in `docreader worker` children so that a native
+//! parser (PDFium, ONNX Runtime) that crashes or balloons costs one read, not the service.
+//!
+//! Protocol: on the child's stdin/stdout, frames of a 4-byte little-endian length and a
+//! JSON body — one `Job` in, one `Reply` out. Attachments found in a document travel as
+//! files in the spool folder (the data dir's `tmp`). Each child has an address-space cap;
+//! each job a deadline. A child that dies or overruns is killed and replaced.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::{Mutex, Semaphore};
+
+use crate::config::Limits;
+use crate::envelope::{Attachment, Envelope};
+use crate::error::{ApiError, ErrorCode};
+use crate::extract::{self, Input};
+use crate::options::ReadRequest;
+use crate::sniff::Format;
+
+/// Largest frame accepted either way (a reply carries at most the text of one read).
+const MAX_FRAME: usize = 512 * 1024 * 1024;
+/// How long past its deadline a job may take to hand back its finished pages.
+const GRACE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Job {
+    pub path: PathBuf,
+    pub name: String,
+    pub mime: String,
+    pub size: u64,
+    pub file_id: Option<String>,
+    pub req: ReadRequest,
+    pub limits: Limits,
+    /// Milliseconds left until the read's deadline.
+    pub deadline_ms: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Reply {
+    Ok {
+        envelope: Envelope,
+        attachments: Vec<(String, PathBuf)>,
+    },
+    Err {
+        code: ErrorCode,
+        message: String,
+        hint: String,
+    },
+}
+
+async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, body: &[u8]) -> std::io::Result<()> {
+    w.write_all(&(body.len() as u32).to_le_bytes()).await?;
+    w.write_all(body).await?;
+    w.flush().await
+}
+
+async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> std::io::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len).await?;
+    let n = u32::from_le_bytes(len) as usize;
+    if n > MAX_FRAME {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "frame too large",
+        ));
+    }
+    let mut body = vec![0u8; n];
+    r.read_exact(&mut body).await?;
+    Ok(body)
+}
+
+// -----------------------------------------------------------------------------------------
+// The child
+// -----------------------------------------------------------------------------------------
+
+/// `docreader worker --spool DIR`: answer jobs until stdin closes.
+pub fn serve_jobs(spool: &Path) -> std::io::Result<()> {
+    use std::io::{Read, Write};
+    let mut stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    loop {
+        let mut len = [0u8; 4];
+        if stdin.read_exact(&mut len).is_err() {
+            return Ok(()); // the server closed our stdin: done
+        }
+        let n = u32::from_le_bytes(len) as usize;
+        if n > MAX_FRAME {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "frame too large",
+            ));
+        }
+        let mut body = vec![0u8; n];
+        stdin.read_exact(&mut body)?;
+        let reply = match serde_json::from_slice::<Job>(&body) {
+            Ok(job) => run_job(job, spool),
+            Err(e) => Reply::Err {
+                code: ErrorCode::Internal,
+                message: format!("bad job: {e}"),
+                hint: String::new(),
+            },
+        };
+        let out = serde_json::to_vec(&reply).map_err(std::io::Error::other)?;
+        stdout.write_all(&(out.len() as u32).to_le_bytes())?;
+        stdout.write_all(&out)?;
+        stdout.flush()?;
+    }
+}
+
+fn run_job(job: Job, spool: &Path) -> Reply {
+    // A hook for the crash-isolation test, compiled into debug builds only.
+    #[cfg(debug_assertions)]
+    if job.name == "__docreader_crash_test__.txt" {
+        std::process::abort();
+    }
+    let Some(format) = Format::from_mime(&job.mime, &job.name) else {
+        return Reply::Err {
+            code: ErrorCode::Internal,
+            message: format!("unknown mime {}", job.mime),
+            hint: String::new(),
+        };
+    };
+    let input = Input {
+        path: job.path,
+        name: job.name,
+        format,
+        size: job.size,
+        deadline: Some(Instant::now() + Duration::from_millis(job.deadline_ms)),
+    };
+    let started = Instant::now();
+    match extract::read_blocking(&input, job.file_id, &job.req, &job.limits) {
+        Ok(mut env) => {
+            env.elapsed_ms = started.elapsed().as_millis() as u64;
+            let mut attachments = Vec::new();
+            for a in std::mem::take(&mut env.attachments) {
+                let path = spool.join(format!("att-{}", crate::store::random_hex(12)));
+                if std::fs::write(&path, &a.bytes).is_ok() {
+                    attachments.push((a.name, path));
+                }
+            }
+            Reply::Ok {
+                envelope: env,
+                attachments,
+            }
+        }
+        Err(e) => Reply::Err {
+            code: e.code,
+            message: e.message,
+            hint: e.hint,
+        },
+    }
+}
+
+// -----------------------------------------------------------------------------------------
+// The pool
+// -----------------------------------------------------------------------------------------
+
+struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+}
+
+/// N children, each answering one job at a time.
+pub struct Pool {
+    bin: PathBuf,
+    spool: PathBuf,
+    memory_bytes: u64,
+    idle: Mutex<Vec<Worker>>,
+    slots: Arc<Semaphore>,
+    /// Children killed or found dead, and replaced.
+    pub restarts: AtomicU64,
+}
+
+impl Pool {
+    pub fn new(bin: PathBuf, spool: PathBuf, workers: usize, memory_bytes: u64) -> Self {
+        Self {
+            bin,
+            spool,
+            memory_bytes,
+            idle: Mutex::new(Vec::new()),
+            slots: Arc::new(Semaphore::new(workers.max(1))),
+            restarts: AtomicU64::new(0),
+        }
+    }
+
+    fn spawn(&self) -> Result<Worker, ApiError> {
+        let mut cmd = Command::new(&self.bin);
+        cmd.arg("worker")
+            .arg("--spool")
+            .arg(&self.spool)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .kill_on_drop(true);
+        let limit = self.memory_bytes;
+        // SAFETY: between fork and exec only async-signal-safe calls are made (setrlimit).
+        unsafe {
+            cmd.pre_exec(move || {
+                if limit > 0 {
+                    let rl = libc::rlimit {
+                        rlim_cur: limit as libc::rlim_t,
+                        rlim_max: limit as libc::rlim_t,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_AS, &rl) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(|e| {
+            ApiError::new(
+                ErrorCode::Unavailable,
+                format!("cannot start a worker process: {e}"),
+            )
+        })?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        Ok(Worker {
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    /// Run one read in a worker. Only this read fails if the worker dies or overruns.
+    pub async fn read(
+        &self,
+        input: Input,
+        file_id: Option<String>,
+        req: ReadRequest,
+        limits: &Limits,
+    ) -> Result<Envelope, ApiError> {
+        let deadline_ms = match crate::options::count("deadline_ms", req.deadline_ms, 1)? {
+            Some(ms) => ms,
+            None => limits.deadline_ms,
+        };
+        let started = Instant::now();
+        let budget = Duration::from_millis(deadline_ms);
+        let _permit = tokio::time::timeout(budget, self.slots.clone().acquire_owned())
+            .await
+            .map_err(|_| timeout(deadline_ms))?
+            .map_err(ApiError::internal)?;
+        let mut worker = match self.idle.lock().await.pop() {
+            Some(w) => w,
+            None => self.spawn()?,
+        };
+        let remaining = budget.saturating_sub(started.elapsed());
+        let job = Job {
+            path: input.path,
+            name: input.name,
+            mime: input.format.mime().to_string(),
+            size: input.size,
+            file_id,
+            req,
+            limits: limits.clone(),
+            deadline_ms: remaining.as_millis() as u64,
+        };
+        let body = serde_json::to_vec(&job).map_err(ApiError::internal)?;
+        let exchange = async {
+            write_frame(&mut worker.stdin, &body).await?;
+            read_frame(&mut worker.stdout).await
+        };
+        match tokio::time::timeout(remaining + GRACE, exchange).await {
+            Err(_) => {
+                self.discard(worker, "overran its deadline").await;
+                Err(timeout(deadline_ms))
+            }
+            Ok(Err(_)) => {
+                let why = self.discard(worker, "died").await;
+                Err(ApiError::new(ErrorCode::ExtractionCrashed, format!("the extractor process {why} on this file"))
+                    .with_hint("The file may be hostile, damaged or too large for the worker's memory cap; other reads are unaffected."))
+            }
+            Ok(Ok(frame)) => {
+                self.idle.lock().await.push(worker);
+                match serde_json::from_slice::<Reply>(&frame).map_err(ApiError::internal)? {
+                    Reply::Err {
+                        code,
+                        message,
+                        hint,
+                    } => Err(ApiError {
+                        code,
+                        message,
+                        hint,
+                    }),
+                    Reply::Ok {
+                        mut envelope,
+                        attachments,
+                    } => {
+                        for (name, path) in attachments {
+                            if let Ok(bytes) = tokio::fs::read(&path).await {
+                                envelope.attachments.push(Attachment { name, bytes });
+                            }
+                            let _ = tokio::fs::remove_file(&path).await;
+                        }
+                        envelope.elapsed_ms = started.elapsed().as_millis() as u64;
+                        Ok(envelope)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Kill a worker (a replacement is spawned on demand); says how it ended.
+    async fn discard(&self, mut w: Worker, what: &str) -> String {
+        let _ = w.child.start_kill();
+        let status = w.child.wait().await.ok();
+        self.restarts.fetch_add(1, Ordering::Relaxed);
+        let how = match status.and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s)) {
+            Some(sig) if what == "died" => format!("died (signal {sig})"),
+            _ => what.to_string(),
+        };
+        tracing::warn!(reason = %how, "worker replaced");
+        how
+    }
+}
+
+fn timeout(ms: u64) -> ApiError {
+    ApiError::new(
+        ErrorCode::Timeout,
+        format!("the read did not finish within its deadline of {ms} ms"),
+    )
+}

@@ -1,0 +1,139 @@
+//! Worker processes: a crash costs one read, the pool recovers; deadlines return the pages
+//! finished, with `next` for the rest.
+
+use serde_json::json;
+
+use crate::common::*;
+
+async fn pool(n: usize) -> TestApp {
+    TestApp::with(|a| {
+        a.workers = n;
+        a.worker_bin = Some(env!("CARGO_BIN_EXE_docreader").into());
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_crashing_worker_fails_only_its_own_read() {
+    let app = pool(2).await;
+    // Debug builds abort the worker on this name (see src/worker.rs).
+    let bomb = app
+        .upload_id("__docreader_crash_test__.txt", b"boom\n")
+        .await;
+    let pdf = app
+        .upload_id("three.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    let txt = app.upload_id("gbk.csv", &fixture("text/gbk.csv")).await;
+    let (crash, a, b, c) = tokio::join!(
+        app.read(json!({"file_id": bomb})),
+        app.read(json!({"file_id": pdf})),
+        app.read(json!({"file_id": txt})),
+        app.read(json!({"file_id": pdf, "pages": "2"})),
+    );
+    assert_error(&crash, 500, "extraction_crashed");
+    assert!(
+        crash.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("died"),
+        "{}",
+        crash.json
+    );
+    for r in [&a, &b, &c] {
+        assert_eq!(r.status, 200, "{}", r.json);
+    }
+    assert_eq!(b.json["encoding"], "GBK");
+    // The pool replaced the dead worker and goes on.
+    for _ in 0..3 {
+        let r = app.read(json!({"file_id": pdf, "query": "needle"})).await;
+        assert_eq!(r.json["matches"], 3, "{}", r.json);
+    }
+    assert_error(
+        &app.read(json!({"file_id": bomb})).await,
+        500,
+        "extraction_crashed",
+    );
+    assert_eq!(app.read(json!({"file_id": txt})).await.status, 200);
+}
+
+#[tokio::test]
+async fn workers_give_the_same_envelope_as_in_process() {
+    let inproc = TestApp::new().await;
+    let workers = pool(1).await;
+    for (name, bytes, opts) in [
+        ("report.docx", fixture("office/report.docx"), json!({})),
+        (
+            "book.xlsx",
+            fixture("office/book.xlsx"),
+            json!({"max_cells": 20}),
+        ),
+        (
+            "three.pdf",
+            fixture("pdf/three_pages.pdf"),
+            json!({"pages": "2-3"}),
+        ),
+    ] {
+        let a = inproc
+            .upload_and_read(name, &bytes, opts.clone())
+            .await
+            .json;
+        let b = workers.upload_and_read(name, &bytes, opts).await.json;
+        for key in [
+            "text",
+            "char_count",
+            "truncated",
+            "next",
+            "warnings",
+            "format",
+            "mime",
+        ] {
+            assert_eq!(a[key], b[key], "{name}: {key}");
+        }
+    }
+    // Attachments found by a worker are stored like any other.
+    let r = workers
+        .upload_and_read(
+            "att.msg",
+            &std::fs::read(corpus_dir().join("msg/testMSG_att_doc.msg")).unwrap(),
+            json!({}),
+        )
+        .await;
+    let txt = r.json["attachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "pj1.txt")
+        .unwrap()
+        .clone();
+    let read = workers.read(json!({"file_id": txt["file_id"]})).await;
+    assert_eq!(read.status, 200, "{}", read.json);
+}
+
+#[tokio::test]
+async fn a_deadline_returns_finished_pages_and_next() {
+    for app in [TestApp::new().await, pool(1).await] {
+        let id = app
+            .upload_id("thirty.pdf", &fixture("pdf/thirty_short.pdf"))
+            .await;
+        // OCR of 30 pages takes far longer than 6 s; a page takes about one.
+        let r = app
+            .read(json!({"file_id": id, "ocr": "force", "deadline_ms": 6000}))
+            .await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        assert_eq!(r.json["partial"], true, "{}", r.json);
+        let done = r.json["pages_read"].as_u64().unwrap();
+        assert!((1..30).contains(&done), "{}", r.json);
+        assert_eq!(r.json["next"]["pages"], format!("{}-30", done + 1));
+        assert!(r.json["text"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("--- Page {done} ---")));
+        // Nothing finished was thrown away, and next reads on from there.
+        let more = app.read(json!({"file_id": id, "ocr": "force", "deadline_ms": 4000, "pages": r.json["next"]["pages"]})).await;
+        assert_eq!(more.status, 200, "{}", more.json);
+        assert!(more.json["text"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("--- Page {} ---", done + 1)));
+    }
+}
