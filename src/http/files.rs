@@ -68,6 +68,12 @@ pub async fn upload(
     })?;
     let mut stored: Vec<FileRecord> = Vec::new();
     let result = receive_all(&st, &tenant, &mut form, &mut stored).await;
+    let outcome = match &result {
+        Ok(()) if stored.is_empty() => "invalid_request",
+        Ok(()) => "ok",
+        Err(e) => e.code.as_str(),
+    };
+    st.metrics.upload_done(outcome);
     match result {
         Ok(()) if stored.is_empty() => Err(ApiError::invalid_request("the upload holds no file")
             .with_hint("Send at least one multipart part with a file name, e.g. curl -F file=@report.pdf …/upload")),

@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod files;
 pub mod health;
+pub mod metrics;
 pub mod read;
 pub mod request_id;
 
@@ -41,6 +42,7 @@ pub struct AppState {
     pub store_attachments: bool,
     /// Worker processes for extraction; `None` runs it in this process.
     pub workers: Option<Arc<crate::worker::Pool>>,
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 impl AppState {
@@ -85,6 +87,7 @@ impl AppState {
             cors_origins,
             read_slots: Arc::new(Semaphore::new(args.limits.max_concurrent_reads.max(1))),
             store_attachments: !args.no_store_attachments,
+            metrics: Arc::new(metrics::Metrics::default()),
             workers: match args.workers {
                 0 => None,
                 n => {
@@ -110,6 +113,7 @@ impl AppState {
 pub fn app(state: AppState) -> Router {
     let mut router = Router::new()
         .merge(health::router())
+        .merge(metrics::router())
         .merge(files::router(state.limits.max_request_bytes))
         .merge(read::router())
         .merge(SwaggerUi::new("/docs").url("/openapi.json", ApiDoc::openapi()))
@@ -149,7 +153,7 @@ pub fn app(state: AppState) -> Router {
 #[derive(OpenApi)]
 #[openapi(
     info(title = "docreader", description = "Reads any document and hands back its text in one JSON envelope. Upload with POST /upload, then POST /read. Every error is {\"status\":\"error\",\"error\":{\"code\",\"message\",\"hint\"}} with a stable code (see the ErrorCode schema)."),
-    paths(files::upload, files::list, files::show, files::remove, read::read, health::healthz, health::readyz),
+    paths(files::upload, files::list, files::show, files::remove, read::read, health::healthz, health::readyz, metrics::metrics),
     components(schemas(crate::error::ErrorCode, crate::error::ErrorBody, crate::error::ErrorDetail,
         crate::envelope::Envelope, crate::options::ReadRequest, crate::db::FileRecord, crate::sniff::Family,
         files::UploadResponse, files::FileList, files::FileInfo, files::Deleted)),

@@ -86,10 +86,23 @@ pub async fn read(
     };
     let format = input.format.family().as_str();
     let size = input.size;
+    let started = std::time::Instant::now();
+    st.metrics
+        .in_flight
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let out = match &st.workers {
         Some(pool) => pool.read(input, file_id, req, &st.limits).await,
         None => extract::run(&st.read_slots, &st.limits, input, file_id, req).await,
     };
+    st.metrics
+        .in_flight
+        .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    let outcome = out
+        .as_ref()
+        .map(|_| "ok")
+        .unwrap_or_else(|e| e.code.as_str());
+    st.metrics
+        .read_done(format, outcome, started.elapsed().as_secs_f64());
     match &out {
         Ok(env) => tracing::info!(
             format,

@@ -50,3 +50,38 @@ async fn probes() {
     // make test installs PDFium first (make native), so it must be found.
     assert_eq!(ready.json["engines"]["pdf"], true, "{}", ready.json);
 }
+
+#[tokio::test]
+async fn metrics_count_reads_by_format_and_outcome() {
+    let app = TestApp::new().await;
+    let id = app.upload_id("a.txt", b"one\ntwo\n").await;
+    assert_eq!(
+        app.read(serde_json::json!({"file_id": id})).await.status,
+        200
+    );
+    assert_eq!(
+        app.read(serde_json::json!({"file_id": id, "offset": 9}))
+            .await
+            .status,
+        416
+    );
+    let r = app.get("/metrics").await;
+    assert_eq!(r.status, 200);
+    assert!(r.headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    let text = r.json.as_str().unwrap();
+    for line in [
+        "docreader_reads_total{format=\"text\",outcome=\"ok\"} 1",
+        "docreader_reads_total{format=\"text\",outcome=\"out_of_range\"} 1",
+        "docreader_read_seconds_count{format=\"text\"} 2",
+        "docreader_uploads_total{outcome=\"ok\"} 1",
+        "docreader_reads_in_flight 0",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in\n{text}"
+        );
+    }
+}

@@ -54,6 +54,15 @@ async fn a_crashing_worker_fails_only_its_own_read() {
         "extraction_crashed",
     );
     assert_eq!(app.read(json!({"file_id": txt})).await.status, 200);
+    let metrics = app.get("/metrics").await.json.as_str().unwrap().to_string();
+    assert!(
+        metrics.contains("docreader_worker_restarts_total 2"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("docreader_reads_total{format=\"text\",outcome=\"extraction_crashed\"} 2"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]
