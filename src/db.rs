@@ -122,6 +122,98 @@ pub async fn delete(
     Ok(row.map(|r| r.0))
 }
 
+/// OCR lines remembered for a tenant's bytes: page → JSON lines.
+pub async fn memory_get(
+    pool: &SqlitePool,
+    tenant: &str,
+    sha256: &str,
+    variant: &str,
+) -> Result<Vec<(i64, String)>, sqlx::Error> {
+    let rows: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT page, lines FROM page_memory WHERE tenant = ? AND sha256 = ? AND variant = ?",
+    )
+    .bind(tenant)
+    .bind(sha256)
+    .bind(variant)
+    .fetch_all(pool)
+    .await?;
+    if !rows.is_empty() {
+        sqlx::query(
+            "UPDATE page_memory SET last_used = ? WHERE tenant = ? AND sha256 = ? AND variant = ?",
+        )
+        .bind(chrono::Utc::now().to_rfc3339())
+        .bind(tenant)
+        .bind(sha256)
+        .bind(variant)
+        .execute(pool)
+        .await?;
+    }
+    Ok(rows)
+}
+
+/// Remember a page's OCR lines, then evict the least recently used past `max_bytes`.
+pub async fn memory_put(
+    pool: &SqlitePool,
+    tenant: &str,
+    sha256: &str,
+    variant: &str,
+    page: i64,
+    lines: &str,
+    max_bytes: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT OR REPLACE INTO page_memory (tenant, sha256, variant, page, lines, bytes, last_used) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        .bind(tenant)
+        .bind(sha256)
+        .bind(variant)
+        .bind(page)
+        .bind(lines)
+        .bind(lines.len() as i64)
+        .bind(chrono::Utc::now().to_rfc3339())
+        .execute(pool)
+        .await?;
+    let (total,): (i64,) = sqlx::query_as("SELECT COALESCE(SUM(bytes), 0) FROM page_memory")
+        .fetch_one(pool)
+        .await?;
+    if total > max_bytes {
+        // Drop the oldest rows until under the cap (a bounded pass).
+        sqlx::query(
+            "DELETE FROM page_memory WHERE rowid IN (SELECT rowid FROM page_memory ORDER BY last_used LIMIT \
+             (SELECT COUNT(*) FROM page_memory) / 4 + 1)",
+        )
+        .execute(pool)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Forget a tenant's memory of some bytes (its last upload of them is gone).
+pub async fn memory_forget(
+    pool: &SqlitePool,
+    tenant: &str,
+    sha256: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM page_memory WHERE tenant = ? AND sha256 = ?")
+        .bind(tenant)
+        .bind(sha256)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// How many uploads of a tenant reference these bytes.
+pub async fn tenant_refs(
+    pool: &SqlitePool,
+    tenant: &str,
+    sha256: &str,
+) -> Result<i64, sqlx::Error> {
+    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM files WHERE tenant = ? AND sha256 = ?")
+        .bind(tenant)
+        .bind(sha256)
+        .fetch_one(pool)
+        .await?;
+    Ok(n)
+}
+
 /// How many uploads (of any tenant) still reference these bytes.
 pub async fn refs(pool: &SqlitePool, sha256: &str) -> Result<i64, sqlx::Error> {
     let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM files WHERE sha256 = ?")

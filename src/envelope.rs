@@ -24,6 +24,10 @@ pub struct Extraction {
     pub extra: Map<String, Value>,
     /// Files carried inside the document (e-mail attachments), for the caller to store.
     pub attachments: Vec<Attachment>,
+    /// Whether the costly part (OCR) came wholly from the document memory.
+    pub cached: bool,
+    /// Pages this read recognised, for the caller to remember.
+    pub fresh_ocr: Vec<(u64, Vec<crate::ocr::OcrLine>)>,
 }
 
 /// A file found inside a document.
@@ -74,6 +78,10 @@ pub struct Envelope {
     #[serde(skip)]
     #[schema(ignore)]
     pub attachments: Vec<Attachment>,
+    /// OCR results on their way to the document memory (never serialized).
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub fresh_ocr: Vec<(u64, Vec<crate::ocr::OcrLine>)>,
 }
 
 fn ok_status() -> &'static str {

@@ -179,6 +179,7 @@ fn read(args: ReadArgs) -> ExitCode {
                         _ => limits.deadline_ms,
                     }),
             ),
+            known_ocr: Default::default(),
         };
         extract::read_blocking(&input, None, &req, &limits)
     })();

@@ -39,6 +39,8 @@ pub struct Job {
     pub limits: Limits,
     /// Milliseconds left until the read's deadline.
     pub deadline_ms: u64,
+    /// OCR lines the document memory holds for pages of these bytes.
+    pub known_ocr: std::collections::HashMap<u64, Vec<crate::ocr::OcrLine>>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -46,6 +48,7 @@ pub enum Reply {
     Ok {
         envelope: Envelope,
         attachments: Vec<(String, PathBuf)>,
+        fresh_ocr: Vec<(u64, Vec<crate::ocr::OcrLine>)>,
     },
     Err {
         code: ErrorCode,
@@ -132,6 +135,7 @@ fn run_job(job: Job, spool: &Path) -> Reply {
         format,
         size: job.size,
         deadline: Some(Instant::now() + Duration::from_millis(job.deadline_ms)),
+        known_ocr: job.known_ocr,
     };
     let started = Instant::now();
     match extract::read_blocking(&input, job.file_id, &job.req, &job.limits) {
@@ -144,9 +148,11 @@ fn run_job(job: Job, spool: &Path) -> Reply {
                     attachments.push((a.name, path));
                 }
             }
+            let fresh_ocr = std::mem::take(&mut env.fresh_ocr);
             Reply::Ok {
                 envelope: env,
                 attachments,
+                fresh_ocr,
             }
         }
         Err(e) => Reply::Err {
@@ -262,6 +268,7 @@ impl Pool {
             req,
             limits: limits.clone(),
             deadline_ms: remaining.as_millis() as u64,
+            known_ocr: input.known_ocr,
         };
         let body = serde_json::to_vec(&job).map_err(ApiError::internal)?;
         let exchange = async {
@@ -293,7 +300,9 @@ impl Pool {
                     Reply::Ok {
                         mut envelope,
                         attachments,
+                        fresh_ocr,
                     } => {
+                        envelope.fresh_ocr = fresh_ocr;
                         for (name, path) in attachments {
                             if let Ok(bytes) = tokio::fs::read(&path).await {
                                 envelope.attachments.push(Attachment { name, bytes });

@@ -37,6 +37,8 @@ pub struct Input {
     pub size: u64,
     /// When page-based extractors stop and return what they have (`partial` + `next`).
     pub deadline: Option<Instant>,
+    /// OCR lines already known for pages of these bytes (the document memory).
+    pub known_ocr: std::collections::HashMap<u64, Vec<crate::ocr::OcrLine>>,
 }
 
 /// A synchronous extractor for one family of formats.
@@ -94,9 +96,10 @@ pub fn read_blocking(
         matches: out.matches,
         warnings: out.warnings,
         elapsed_ms: started.elapsed().as_millis() as u64,
-        cached: false,
+        cached: out.cached,
         extra: out.extra,
         attachments: out.attachments,
+        fresh_ocr: out.fresh_ocr,
     })
 }
 

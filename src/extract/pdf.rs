@@ -501,6 +501,7 @@ impl Extractor for PdfExtractor {
         };
         let mut pixel_budget = MAX_RENDER_PIXELS_PER_READ;
         let mut pages: Vec<Page> = Vec::with_capacity(selected.len());
+        let (mut fresh, mut from_memory) = (Vec::new(), 0usize);
         let started = Instant::now();
         for &n in &selected {
             // Stop at the deadline, or before a page that would likely end past it (the
@@ -535,8 +536,18 @@ impl Extractor for PdfExtractor {
                 ocr: None,
             };
             if let (Some(_), Some(engine)) = (need, engine) {
-                let (lines, warning) = ocr_page(engine, &page, &mut pixel_budget)?;
-                warnings.extend(warning);
+                let lines = match input.known_ocr.get(&n) {
+                    Some(known) => {
+                        from_memory += 1;
+                        known.clone()
+                    }
+                    None => {
+                        let (lines, warning) = ocr_page(engine, &page, &mut pixel_budget)?;
+                        warnings.extend(warning);
+                        fresh.push((n, lines.clone()));
+                        lines
+                    }
+                };
                 rec.text = ocr::lines_to_text(&lines);
                 rec.ocr = Some(PageOcr {
                     confidence: ocr::mean_confidence(&lines),
@@ -663,7 +674,12 @@ impl Extractor for PdfExtractor {
             ));
         }
         ex.warnings.splice(0..0, warnings);
+        if from_memory > 0 {
+            extra.insert("ocr_pages_from_memory".into(), json!(from_memory));
+        }
         ex.extra = extra;
+        ex.fresh_ocr = fresh;
+        ex.cached = from_memory > 0 && ex.fresh_ocr.is_empty();
         Ok(ex)
     }
 }

@@ -276,6 +276,15 @@ async fn forget(st: &AppState, tenant: &str, id: &str) -> Result<bool, ApiError>
     else {
         return Ok(false);
     };
+    if db::tenant_refs(&st.db, tenant, &sha)
+        .await
+        .map_err(ApiError::internal)?
+        == 0
+    {
+        db::memory_forget(&st.db, tenant, &sha)
+            .await
+            .map_err(ApiError::internal)?;
+    }
     if db::refs(&st.db, &sha).await.map_err(ApiError::internal)? == 0 {
         st.store.remove(&sha).await.map_err(ApiError::internal)?;
     }

@@ -79,8 +79,13 @@ pub async fn read(
                 format,
                 size: rec.size as u64,
                 deadline: None,
+                known_ocr: Default::default(),
             };
-            (input, Some(rec.file_id))
+            let mut input = input;
+            if matches!(format, Format::Pdf) {
+                input.known_ocr = remembered(&st, &tenant, &rec.sha256).await;
+            }
+            (input, Some((rec.file_id, rec.sha256)))
         }
         (None, Some(p)) => (server_path_input(&st, p).await?, None),
     };
@@ -90,10 +95,17 @@ pub async fn read(
     st.metrics
         .in_flight
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let (file_id, sha256) = match file_id {
+        Some((id, sha)) => (Some(id), Some(sha)),
+        None => (None, None),
+    };
     let out = match &st.workers {
         Some(pool) => pool.read(input, file_id, req, &st.limits).await,
         None => extract::run(&st.read_slots, &st.limits, input, file_id, req).await,
     };
+    if let (Ok(env), Some(sha)) = (&out, &sha256) {
+        remember(&st, &tenant, sha, env).await;
+    }
     st.metrics
         .in_flight
         .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
@@ -118,6 +130,58 @@ pub async fn read(
     store_attachments(&st, &tenant, &mut env).await;
     Ok(Json(env))
 }
+
+/// OCR lines the document memory holds for a tenant's bytes.
+async fn remembered(
+    st: &AppState,
+    tenant: &str,
+    sha256: &str,
+) -> std::collections::HashMap<u64, Vec<crate::ocr::OcrLine>> {
+    let rows = match crate::db::memory_get(&st.db, tenant, sha256, crate::ocr::MEMORY_VARIANT).await
+    {
+        Ok(rows) => rows,
+        Err(e) => {
+            tracing::warn!(error = %e, "document memory unavailable");
+            return Default::default();
+        }
+    };
+    rows.into_iter()
+        .filter_map(|(page, json)| Some((page as u64, serde_json::from_str(&json).ok()?)))
+        .collect()
+}
+
+/// Keep what this read recognised; count what it reused.
+async fn remember(st: &AppState, tenant: &str, sha256: &str, env: &Envelope) {
+    if let Some(n) = env
+        .extra
+        .get("ocr_pages_from_memory")
+        .and_then(|v| v.as_u64())
+    {
+        st.metrics
+            .cache_hits
+            .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    }
+    for (page, lines) in &env.fresh_ocr {
+        let Ok(json) = serde_json::to_string(lines) else {
+            continue;
+        };
+        let put = crate::db::memory_put(
+            &st.db,
+            tenant,
+            sha256,
+            crate::ocr::MEMORY_VARIANT,
+            *page as i64,
+            &json,
+            MEMORY_MAX_BYTES,
+        );
+        if let Err(e) = put.await {
+            tracing::warn!(error = %e, "document memory not written");
+        }
+    }
+}
+
+/// Size of the document memory before least-recently-used pages are dropped.
+const MEMORY_MAX_BYTES: i64 = 256 * 1024 * 1024;
 
 /// Keep attachments found in the document as uploads of the same tenant and list their
 /// ids; one that is refused (blocked type, too large) is listed with its error instead.
@@ -221,6 +285,7 @@ async fn server_path_input(st: &AppState, raw: &str) -> Result<Input, ApiError> 
         format,
         size: meta.len(),
         deadline: None,
+        known_ocr: Default::default(),
     })
 }
 

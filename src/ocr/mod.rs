@@ -5,12 +5,16 @@
 pub mod ppocr;
 
 use image::RgbImage;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiError, ErrorCode};
 
+/// What a remembered OCR result depends on: engine, models and rendering. Change it when
+/// any of them changes, so old results are not reused.
+pub const MEMORY_VARIANT: &str = "ppocr-v4/300dpi/1";
+
 /// One recognised line: text, its box in image pixels, and the recogniser's confidence.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OcrLine {
     pub text: String,
     /// `[x0, y0, x1, y1]`.

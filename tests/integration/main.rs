@@ -3,6 +3,7 @@
 mod common;
 mod corpus;
 mod errors;
+mod memory;
 mod ocr;
 mod office;
 mod openapi;
