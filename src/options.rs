@@ -306,6 +306,24 @@ pub fn resolve_pages(
     Ok(Selection { pages, warning })
 }
 
+/// The pages a read selects: all of them without a spec; clipping warnings go to `warnings`.
+pub fn select_pages(
+    spec: Option<&str>,
+    total: u64,
+    unit: &str,
+    container: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<u64>, ApiError> {
+    match spec {
+        Some(spec) => {
+            let sel = resolve_pages(spec, total, unit, container)?;
+            warnings.extend(sel.warning);
+            Ok(sel.pages)
+        }
+        None => Ok((1..=total).collect()),
+    }
+}
+
 /// Write page numbers back as a compact spec: `[1,2,3,5,7,8]` → `"1-3,5,7-8"`.
 pub fn format_pages(pages: &[u64]) -> String {
     let mut out = Vec::new();

@@ -13,7 +13,7 @@ use crate::config::Limits;
 use crate::envelope::{close_truncated, Extraction};
 use crate::error::{ApiError, ErrorCode};
 use crate::ocr::{self, OcrChoice};
-use crate::options::{self, format_pages, grep, resolve_pages, ReadRequest};
+use crate::options::{self, format_pages, grep, ReadRequest};
 
 pub struct PdfExtractor;
 
@@ -484,14 +484,13 @@ impl Extractor for PdfExtractor {
             ));
         }
         let mut warnings = Vec::new();
-        let selected: Vec<u64> = match &req.pages {
-            Some(spec) => {
-                let sel = resolve_pages(spec, total, "page", "document")?;
-                warnings.extend(sel.warning);
-                sel.pages
-            }
-            None => (1..=total).collect(),
-        };
+        let selected = options::select_pages(
+            req.pages.as_deref(),
+            total,
+            "page",
+            "document",
+            &mut warnings,
+        )?;
 
         // Page by page: native text, the verdict, and OCR where it is needed, until done
         // or the deadline passes.

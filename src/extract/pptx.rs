@@ -12,7 +12,7 @@ use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::{close_truncated, Extraction};
 use crate::error::{ApiError, ErrorCode};
-use crate::options::{format_pages, resolve_pages, ReadRequest};
+use crate::options::{format_pages, select_pages, ReadRequest};
 
 pub struct PptxExtractor;
 
@@ -168,14 +168,13 @@ impl Extractor for PptxExtractor {
         let slides = slide_order(&mut pkg)?;
         let total = slides.len() as u64;
         let mut warnings = Vec::new();
-        let selected: Vec<u64> = match &req.pages {
-            Some(spec) => {
-                let sel = resolve_pages(spec, total, "slide", "presentation")?;
-                warnings.extend(sel.warning);
-                sel.pages
-            }
-            None => (1..=total).collect(),
-        };
+        let selected = select_pages(
+            req.pages.as_deref(),
+            total,
+            "slide",
+            "presentation",
+            &mut warnings,
+        )?;
         let mut blocks = Vec::with_capacity(selected.len());
         for &n in &selected {
             let path = &slides[(n - 1) as usize];
