@@ -41,7 +41,8 @@ pub async fn readyz(State(st): State<AppState>) -> Result<Json<Value>, ApiError>
     let pdf = tokio::task::spawn_blocking(crate::extract::pdf::available)
         .await
         .unwrap_or(false);
+    let ocr = crate::ocr::local_engine().map(|e| e.name());
     Ok(Json(
-        json!({"status": "ok", "engines": {"pdf": pdf, "ocr": false}}),
+        json!({"status": "ok", "engines": {"pdf": pdf, "ocr": ocr}}),
     ))
 }
