@@ -180,6 +180,7 @@ fn read(args: ReadArgs) -> ExitCode {
                     }),
             ),
             known_ocr: Default::default(),
+            progress: Default::default(),
         };
         extract::read_blocking(&input, None, &req, &limits)
     })();

@@ -45,6 +45,8 @@ pub struct Job {
 
 #[derive(Debug, Serialize, Deserialize)]
 pub enum Reply {
+    /// Sent any number of times before the final reply.
+    Progress(extract::Progress),
     Ok {
         envelope: Envelope,
         attachments: Vec<(String, PathBuf)>,
@@ -136,6 +138,16 @@ fn run_job(job: Job, spool: &Path) -> Reply {
         size: job.size,
         deadline: Some(Instant::now() + Duration::from_millis(job.deadline_ms)),
         known_ocr: job.known_ocr,
+        // Progress goes out as frames ahead of the reply (stdout's lock is reentrant).
+        progress: extract::ProgressSink::new(|p| {
+            use std::io::Write;
+            if let Ok(body) = serde_json::to_vec(&Reply::Progress(p)) {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(&(body.len() as u32).to_le_bytes());
+                let _ = out.write_all(&body);
+                let _ = out.flush();
+            }
+        }),
     };
     let started = Instant::now();
     match extract::read_blocking(&input, job.file_id, &job.req, &job.limits) {
@@ -244,6 +256,7 @@ impl Pool {
         req: ReadRequest,
         limits: &Limits,
     ) -> Result<Envelope, ApiError> {
+        let progress = input.progress.clone();
         let deadline_ms = match crate::options::count("deadline_ms", req.deadline_ms, 1)? {
             Some(ms) => ms,
             None => limits.deadline_ms,
@@ -273,7 +286,13 @@ impl Pool {
         let body = serde_json::to_vec(&job).map_err(ApiError::internal)?;
         let exchange = async {
             write_frame(&mut worker.stdin, &body).await?;
-            read_frame(&mut worker.stdout).await
+            loop {
+                let frame = read_frame(&mut worker.stdout).await?;
+                match serde_json::from_slice::<Reply>(&frame) {
+                    Ok(Reply::Progress(p)) => progress.report(p.done, p.total, &p.stage),
+                    _ => return Ok::<_, std::io::Error>(frame),
+                }
+            }
         };
         match tokio::time::timeout(remaining + GRACE, exchange).await {
             Err(_) => {
@@ -288,6 +307,9 @@ impl Pool {
             Ok(Ok(frame)) => {
                 self.idle.lock().await.push(worker);
                 match serde_json::from_slice::<Reply>(&frame).map_err(ApiError::internal)? {
+                    Reply::Progress(_) => {
+                        Err(ApiError::internal("a worker ended with a progress frame"))
+                    }
                     Reply::Err {
                         code,
                         message,

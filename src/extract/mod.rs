@@ -39,6 +39,47 @@ pub struct Input {
     pub deadline: Option<Instant>,
     /// OCR lines already known for pages of these bytes (the document memory).
     pub known_ocr: std::collections::HashMap<u64, Vec<crate::ocr::OcrLine>>,
+    /// Where page-based extractors report how far they are.
+    pub progress: ProgressSink,
+}
+
+/// How far a long read is: pages done of pages selected, and what the last one took.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+    /// `open`, `text` or `ocr`.
+    pub stage: String,
+}
+
+/// A receiver of progress reports (nothing, by default).
+#[derive(Clone, Default)]
+pub struct ProgressSink(Option<Arc<dyn Fn(Progress) + Send + Sync>>);
+
+impl ProgressSink {
+    pub fn new(f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        Self(Some(Arc::new(f)))
+    }
+
+    pub fn report(&self, done: u64, total: u64, stage: &str) {
+        if let Some(f) = &self.0 {
+            f(Progress {
+                done,
+                total,
+                stage: stage.to_string(),
+            });
+        }
+    }
+}
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "ProgressSink(on)"
+        } else {
+            "ProgressSink(off)"
+        })
+    }
 }
 
 /// A synchronous extractor for one family of formats.

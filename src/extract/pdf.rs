@@ -553,7 +553,11 @@ impl Extractor for PdfExtractor {
                     lines,
                 });
             }
+            let stage = if rec.ocr.is_some() { "ocr" } else { "text" };
             pages.push(rec);
+            input
+                .progress
+                .report(pages.len() as u64, selected.len() as u64, stage);
         }
         if pages.is_empty() {
             return Err(ApiError::new(

@@ -4,7 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use axum::extract::rejection::JsonRejection;
+use std::sync::atomic::Ordering;
+
 use axum::extract::State;
+use axum::http::{header, HeaderMap};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::Value;
@@ -14,7 +19,7 @@ use super::AppState;
 use crate::db;
 use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorBody, ErrorCode};
-use crate::extract::{self, Input};
+use crate::extract::{self, Input, ProgressSink};
 use crate::options::ReadRequest;
 use crate::sniff::{self, Format};
 
@@ -24,7 +29,9 @@ pub fn router() -> Router<AppState> {
 
 /// Read a file: text and format metadata in one envelope. Options that do not fit the
 /// file's format are refused (`unsupported_option`); positions past the end are
-/// `out_of_range`; a cut text says how to read on in `next`.
+/// `out_of_range`; a cut text says how to read on in `next`. With `Accept:
+/// text/event-stream` the answer is a stream of `progress` events ({done, total, stage}
+/// per page) ending with an `envelope` (or `error`) event.
 #[utoipa::path(post, path = "/read", tag = "read", request_body = ReadRequest,
     responses(
         (status = 200, description = "the envelope", body = Envelope),
@@ -42,8 +49,57 @@ pub fn router() -> Router<AppState> {
 pub async fn read(
     State(st): State<AppState>,
     Tenant(tenant): Tenant,
+    headers: HeaderMap,
     body: Result<Json<Value>, JsonRejection>,
-) -> Result<Json<Envelope>, ApiError> {
+) -> Response {
+    let streamed = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"));
+    let resolved = async {
+        let req = parse(body)?;
+        let (input, ids) = resolve(&st, &tenant, &req).await?;
+        Ok::<_, ApiError>((req, input, ids))
+    };
+    let (req, mut input, ids) = match resolved.await {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    if !streamed {
+        return match execute(&st, &tenant, input, ids, req).await {
+            Ok(env) => Json(env).into_response(),
+            Err(e) => e.into_response(),
+        };
+    }
+    // Progress as server-sent events, then the envelope (or the error) as the last event.
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    let progress_tx = tx.clone();
+    input.progress = ProgressSink::new(move |p| {
+        if let Ok(ev) = Event::default().event("progress").json_data(&p) {
+            let _ = progress_tx.send(ev);
+        }
+    });
+    let request_id = super::request_id::current().unwrap_or_default();
+    tokio::spawn(super::request_id::scope(request_id, async move {
+        let last = match execute(&st, &tenant, input, ids, req).await {
+            Ok(env) => Event::default().event("envelope").json_data(&env),
+            Err(e) => Event::default().event("error").json_data(e.body()),
+        };
+        if let Ok(ev) = last {
+            let _ = tx.send(ev);
+        }
+    }));
+    let events = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|ev| (Ok::<_, std::convert::Infallible>(ev), rx))
+    });
+    Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+fn parse(body: Result<Json<Value>, JsonRejection>) -> Result<ReadRequest, ApiError> {
     let Json(body) = body.map_err(|e| {
         ApiError::invalid_request(format!("the body is not valid JSON: {}", e.body_text()))
     })?;
@@ -52,50 +108,64 @@ pub async fn read(
             "the body must be a JSON object such as {\"file_id\": \"f_…\"}",
         ));
     }
-    let req: ReadRequest = serde_json::from_value(body).map_err(|e| {
+    serde_json::from_value(body).map_err(|e| {
         ApiError::invalid_option(format!("bad option: {e}"))
             .with_hint("See the ReadRequest schema at /docs for option names and types.")
-    })?;
-    let (input, file_id) = match (&req.file_id, &req.path) {
-        (Some(_), Some(_)) => {
-            return Err(ApiError::invalid_request(
-                "give either file_id or path, not both",
-            ))
-        }
-        (None, None) => {
-            return Err(ApiError::invalid_request("missing file_id")
-                .with_hint("Upload the file with POST /upload and pass the file_id it returns."))
-        }
+    })
+}
+
+/// The file to read: an upload of the tenant (with its id and sha256) or a server path.
+async fn resolve(
+    st: &AppState,
+    tenant: &str,
+    req: &ReadRequest,
+) -> Result<(Input, Option<(String, String)>), ApiError> {
+    match (&req.file_id, &req.path) {
+        (Some(_), Some(_)) => Err(ApiError::invalid_request(
+            "give either file_id or path, not both",
+        )),
+        (None, None) => Err(ApiError::invalid_request("missing file_id")
+            .with_hint("Upload the file with POST /upload and pass the file_id it returns.")),
         (Some(id), None) => {
-            let rec = db::get(&st.db, &tenant, id)
+            let rec = db::get(&st.db, tenant, id)
                 .await
                 .map_err(ApiError::internal)?
                 .ok_or_else(ApiError::not_found)?;
             let format = Format::from_mime(&rec.mime, &rec.name)
                 .ok_or_else(|| ApiError::internal(format!("unknown stored mime {}", rec.mime)))?;
+            let known_ocr = match format {
+                Format::Pdf => remembered(st, tenant, &rec.sha256).await,
+                _ => Default::default(),
+            };
             let input = Input {
                 path: st.store.blob_path(&rec.sha256),
                 name: rec.name,
                 format,
                 size: rec.size as u64,
                 deadline: None,
-                known_ocr: Default::default(),
+                known_ocr,
+                progress: Default::default(),
             };
-            let mut input = input;
-            if matches!(format, Format::Pdf) {
-                input.known_ocr = remembered(&st, &tenant, &rec.sha256).await;
-            }
-            (input, Some((rec.file_id, rec.sha256)))
+            Ok((input, Some((rec.file_id, rec.sha256))))
         }
-        (None, Some(p)) => (server_path_input(&st, p).await?, None),
-    };
+        (None, Some(p)) => Ok((server_path_input(st, p).await?, None)),
+    }
+}
+
+/// Run the read (in a worker or in process), remember its OCR, store its attachments,
+/// count it.
+async fn execute(
+    st: &AppState,
+    tenant: &str,
+    input: Input,
+    ids: Option<(String, String)>,
+    req: ReadRequest,
+) -> Result<Envelope, ApiError> {
     let format = input.format.family().as_str();
     let size = input.size;
     let started = std::time::Instant::now();
-    st.metrics
-        .in_flight
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let (file_id, sha256) = match file_id {
+    st.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+    let (file_id, sha256) = match ids {
         Some((id, sha)) => (Some(id), Some(sha)),
         None => (None, None),
     };
@@ -104,11 +174,9 @@ pub async fn read(
         None => extract::run(&st.read_slots, &st.limits, input, file_id, req).await,
     };
     if let (Ok(env), Some(sha)) = (&out, &sha256) {
-        remember(&st, &tenant, sha, env).await;
+        remember(st, tenant, sha, env).await;
     }
-    st.metrics
-        .in_flight
-        .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    st.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
     let outcome = out
         .as_ref()
         .map(|_| "ok")
@@ -127,8 +195,8 @@ pub async fn read(
         Err(e) => tracing::info!(format, size, code = e.code.as_str(), "read failed"),
     }
     let mut env = out?;
-    store_attachments(&st, &tenant, &mut env).await;
-    Ok(Json(env))
+    store_attachments(st, tenant, &mut env).await;
+    Ok(env)
 }
 
 /// OCR lines the document memory holds for a tenant's bytes.
@@ -286,6 +354,7 @@ async fn server_path_input(st: &AppState, raw: &str) -> Result<Input, ApiError> 
         size: meta.len(),
         deadline: None,
         known_ocr: Default::default(),
+        progress: Default::default(),
     })
 }
 

@@ -13,6 +13,11 @@ tokio::task_local! {
     static REQUEST_ID: String;
 }
 
+/// Run a future (a task spawned for the request) under the request's id.
+pub async fn scope<F: std::future::Future>(id: String, fut: F) -> F::Output {
+    REQUEST_ID.scope(id, fut).await
+}
+
 /// The id of the request being served on this task, if any.
 pub fn current() -> Option<String> {
     REQUEST_ID.try_with(|s| s.clone()).ok()

@@ -146,3 +146,71 @@ async fn a_deadline_returns_finished_pages_and_next() {
             .starts_with(&format!("--- Page {} ---", done + 1)));
     }
 }
+
+/// `Accept: text/event-stream`: a progress event per page, then the envelope.
+#[tokio::test]
+async fn progress_streams_page_by_page_then_the_envelope() {
+    use axum::body::Body;
+    use axum::http::Request;
+    for app in [TestApp::new().await, pool(1).await] {
+        let id = app
+            .upload_id("thirty.pdf", &fixture("pdf/thirty_short.pdf"))
+            .await;
+        let req = Request::post("/read")
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .body(Body::from(
+                json!({"file_id": id, "pages": "1-3", "ocr": "force"}).to_string(),
+            ))
+            .unwrap();
+        let r = app.send(req).await;
+        assert_eq!(r.status, 200);
+        assert!(r.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream"));
+        let body = r.json.as_str().expect("an event stream").to_string();
+        let events: Vec<(String, serde_json::Value)> = body
+            .split("\n\n")
+            .filter(|e| e.contains("data:"))
+            .map(|e| {
+                let name = e
+                    .lines()
+                    .find_map(|l| l.strip_prefix("event:"))
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                let data = e
+                    .lines()
+                    .find_map(|l| l.strip_prefix("data:"))
+                    .unwrap()
+                    .trim();
+                (name, serde_json::from_str(data).unwrap())
+            })
+            .collect();
+        let progress: Vec<_> = events
+            .iter()
+            .filter(|(n, _)| n == "progress")
+            .map(|(_, d)| d.clone())
+            .collect();
+        assert_eq!(progress.len(), 3, "{body}");
+        for (i, p) in progress.iter().enumerate() {
+            assert_eq!(p["done"], i as u64 + 1);
+            assert_eq!(p["total"], 3);
+            assert_eq!(p["stage"], "ocr");
+        }
+        let (last, env) = events.last().unwrap();
+        assert_eq!(last, "envelope");
+        assert!(
+            env["text"].as_str().unwrap().contains("Short page 3"),
+            "{env}"
+        );
+        // Errors found before reading are ordinary HTTP errors.
+        let req = Request::post("/read")
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .body(Body::from(json!({"file_id": "f_missing"}).to_string()))
+            .unwrap();
+        assert_error(&app.send(req).await, 404, "not_found");
+    }
+}
