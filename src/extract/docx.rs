@@ -407,9 +407,11 @@ impl Extractor for DocxExtractor {
                 let kept = &hits[..hits[..cut].rfind('\n').map(|i| i + 1).unwrap_or(cut)];
                 ex.text = close_truncated(kept.to_string(), char_count);
                 ex.truncated = true;
-                ex.warnings.push(
-                    "the matches are cut at max_chars; raise max_chars or narrow the query".into(),
-                );
+                let mut next = Map::new();
+                next.insert("max_chars".into(), json!(char_count));
+                ex.next = Some(next);
+                ex.warnings
+                    .push("the matches are cut at max_chars; `next` reads them all".into());
             } else {
                 ex.text = hits;
             }

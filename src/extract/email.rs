@@ -353,7 +353,7 @@ impl Extractor for EmailExtractor {
         let mut k = 0;
         while k < window.len() {
             let n = window[k].chars().count();
-            if used + n > max_chars && k > 0 {
+            if used + n > max_chars {
                 break;
             }
             text.push_str(window[k]);
@@ -365,6 +365,20 @@ impl Extractor for EmailExtractor {
             next.insert("offset".into(), json!(start + k));
             if limit.is_some() {
                 next.insert("limit".into(), json!(end - start - k));
+            }
+            if k == 0 {
+                // The headers and the first line already pass the budget: show what fits
+                // (the headers are in the envelope's own keys too), and say how large a
+                // budget reads the selection whole.
+                text.push_str(window[0]);
+                let cut = text
+                    .char_indices()
+                    .nth(max_chars)
+                    .map(|(i, _)| i)
+                    .unwrap_or(text.len());
+                text.truncate(cut);
+                next.insert("max_chars".into(), json!(char_count));
+                ex.warnings.push("the headers and first body line pass max_chars; `next` reads the selection whole".into());
             }
             ex.next = Some(next);
             ex.truncated = true;

@@ -402,3 +402,35 @@ async fn mail_body_lines_with_offset_and_limit() {
         "unsupported_option",
     );
 }
+
+#[tokio::test]
+async fn cut_results_always_say_how_to_read_on() {
+    let app = TestApp::new().await;
+    // A mail whose headers and first body line pass the budget.
+    let id = app.upload_id("m.msg", &corpus("msg/testMSG.msg")).await;
+    let r = app.read(json!({"file_id": id, "max_chars": 60})).await;
+    assert_eq!(r.json["truncated"], true);
+    assert!(
+        strip_truncation(r.json["text"].as_str().unwrap())
+            .chars()
+            .count()
+            <= 60,
+        "{}",
+        r.json["text"]
+    );
+    let next = r.json["next"].as_object().expect("next").clone();
+    let mut body = json!({"file_id": id});
+    body.as_object_mut().unwrap().extend(next);
+    assert_eq!(app.read(body).await.status, 200);
+    // A Word query whose matches pass the budget.
+    let id = app
+        .upload_id("long.docx", &fixture("office/long.docx"))
+        .await;
+    let r = app
+        .read(json!({"file_id": id, "query": "Paragraph", "context_lines": 0, "max_chars": 200}))
+        .await;
+    assert_eq!(r.json["truncated"], true);
+    let all = app.read(json!({"file_id": id, "query": "Paragraph", "context_lines": 0, "max_chars": r.json["next"]["max_chars"]})).await;
+    assert_eq!(all.json["truncated"], false, "{}", all.json);
+    assert_eq!(all.json["matches"], 450);
+}
