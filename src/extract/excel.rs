@@ -365,6 +365,8 @@ impl Extractor for ExcelExtractor {
         let mut body_chars = 0usize;
         let mut plan: Vec<(usize, u32)> = Vec::new(); // (sheet, rows shown)
         let mut stopped_by = "";
+        // Characters of the rows shown, per sheet: char_count renders only the rest.
+        let mut shown_chars: std::collections::HashMap<usize, usize> = Default::default();
         'sheets: for &i in &in_scope {
             let s = &sheets[i];
             let heading = format!(
@@ -396,6 +398,7 @@ impl Extractor for ExcelExtractor {
                 }
                 body.push_str(&line);
                 body_chars += n;
+                *shown_chars.entry(i).or_default() += n;
                 cells_left -= s.cols as u64;
                 plan.last_mut().expect("pushed").1 += 1;
             }
@@ -462,13 +465,15 @@ impl Extractor for ExcelExtractor {
             .iter()
             .map(|&i| {
                 let s = &sheets[i];
+                let shown = plan.iter().find(|(p, _)| *p == i).map_or(0, |p| p.1);
                 format!(
                     "--- Sheet: {} ({} rows × {} cols) ---\n",
                     s.name, s.rows, s.cols
                 )
                 .chars()
                 .count()
-                    + (s.origin.0..s.origin.0 + s.rows)
+                    + shown_chars.get(&i).copied().unwrap_or(0)
+                    + (s.origin.0 + shown..s.origin.0 + s.rows)
                         .map(|r| render_row(s, r).chars().count())
                         .sum::<usize>()
             })
