@@ -84,11 +84,39 @@ async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> std::io::Result<Vec<u
 // The child
 // -----------------------------------------------------------------------------------------
 
+/// Where replies go: a private copy of the original stdout. fd 1 itself is pointed at
+/// stderr, so a native library that prints cannot corrupt the frames.
+static FRAMES: std::sync::OnceLock<std::sync::Mutex<std::fs::File>> = std::sync::OnceLock::new();
+
+fn send(reply: &Reply) -> std::io::Result<()> {
+    use std::io::Write;
+    let body = serde_json::to_vec(reply).map_err(std::io::Error::other)?;
+    let frames = FRAMES
+        .get()
+        .ok_or_else(|| std::io::Error::other("no frame channel"))?;
+    let mut out = frames
+        .lock()
+        .map_err(|_| std::io::Error::other("frame lock poisoned"))?;
+    out.write_all(&(body.len() as u32).to_le_bytes())?;
+    out.write_all(&body)?;
+    out.flush()
+}
+
 /// `docreader worker --spool DIR`: answer jobs until stdin closes.
 pub fn serve_jobs(spool: &Path) -> std::io::Result<()> {
-    use std::io::{Read, Write};
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain descriptor calls at start-up, before any other thread exists; the
+    // duplicated descriptor is owned by the File from here on.
+    let frames = unsafe {
+        let fd = libc::dup(1);
+        if fd < 0 || libc::dup2(2, 1) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        std::fs::File::from_raw_fd(fd)
+    };
+    let _ = FRAMES.set(std::sync::Mutex::new(frames));
     let mut stdin = std::io::stdin().lock();
-    let mut stdout = std::io::stdout().lock();
     loop {
         let mut len = [0u8; 4];
         if stdin.read_exact(&mut len).is_err() {
@@ -111,10 +139,7 @@ pub fn serve_jobs(spool: &Path) -> std::io::Result<()> {
                 hint: String::new(),
             },
         };
-        let out = serde_json::to_vec(&reply).map_err(std::io::Error::other)?;
-        stdout.write_all(&(out.len() as u32).to_le_bytes())?;
-        stdout.write_all(&out)?;
-        stdout.flush()?;
+        send(&reply)?;
     }
 }
 
@@ -123,6 +148,12 @@ fn run_job(job: Job, spool: &Path) -> Reply {
     #[cfg(debug_assertions)]
     if job.name == "__docreader_crash_test__.txt" {
         std::process::abort();
+    }
+    // And one for the test that stray stdout output (a chatty native library) cannot
+    // corrupt the replies.
+    #[cfg(debug_assertions)]
+    if job.name == "__docreader_stdout_noise_test__.txt" {
+        println!("docreader test: noise on stdout, which must not reach the server");
     }
     let Some(format) = Format::from_mime(&job.mime, &job.name) else {
         return Reply::Err {
@@ -138,15 +169,9 @@ fn run_job(job: Job, spool: &Path) -> Reply {
         size: job.size,
         deadline: Some(Instant::now() + Duration::from_millis(job.deadline_ms)),
         known_ocr: job.known_ocr,
-        // Progress goes out as frames ahead of the reply (stdout's lock is reentrant).
+        // Progress goes out as frames ahead of the reply.
         progress: extract::ProgressSink::new(|p| {
-            use std::io::Write;
-            if let Ok(body) = serde_json::to_vec(&Reply::Progress(p)) {
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(&(body.len() as u32).to_le_bytes());
-                let _ = out.write_all(&body);
-                let _ = out.flush();
-            }
+            let _ = send(&Reply::Progress(p));
         }),
     };
     let started = Instant::now();

@@ -214,3 +214,17 @@ async fn progress_streams_page_by_page_then_the_envelope() {
         assert_error(&app.send(req).await, 404, "not_found");
     }
 }
+
+#[tokio::test]
+async fn native_chatter_on_stdout_cannot_corrupt_replies() {
+    let app = pool(1).await;
+    // Debug builds print to stdout while reading this name (see src/worker.rs).
+    let id = app
+        .upload_id("__docreader_stdout_noise_test__.txt", b"quiet text\n")
+        .await;
+    for _ in 0..2 {
+        let r = app.read(json!({"file_id": id})).await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        assert_eq!(r.json["text"], "quiet text\n");
+    }
+}
