@@ -59,6 +59,47 @@ pub fn split_lines(text: &str) -> Vec<&str> {
     lines
 }
 
+/// The number of lines `split_lines` would give for the decoded bytes, counted on the
+/// bytes themselves: `\n`, `\r\n` and a lone `\r` end lines. In every ASCII-compatible
+/// encoding here those bytes are never part of a multi-byte character; UTF-16 is counted
+/// in code units; EBCDIC is decoded (its line ends are other bytes).
+pub fn line_count(bytes: &[u8], enc: TextEncoding) -> usize {
+    let units: Box<dyn Iterator<Item = u16> + '_> = match enc {
+        TextEncoding::Rs(e) if e == encoding_rs::UTF_16LE => Box::new(
+            bytes
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]])),
+        ),
+        TextEncoding::Rs(e) if e == encoding_rs::UTF_16BE => Box::new(
+            bytes
+                .chunks_exact(2)
+                .map(|c| u16::from_be_bytes([c[0], c[1]])),
+        ),
+        TextEncoding::Rs(_) => Box::new(bytes.iter().map(|b| *b as u16)),
+        TextEncoding::Ebcdic(_) => return split_lines(&enc.decode(bytes)).len(),
+    };
+    let (mut lines, mut open, mut after_cr) = (0usize, false, false);
+    for u in units {
+        match u {
+            0x0A if after_cr => after_cr = false, // the \n of a \r\n: already counted
+            0x0A => {
+                lines += 1;
+                open = false;
+            }
+            0x0D => {
+                lines += 1;
+                open = false;
+                after_cr = true;
+            }
+            _ => {
+                open = true;
+                after_cr = false;
+            }
+        }
+    }
+    lines + open as usize
+}
+
 fn strip_eol(line: &str) -> &str {
     line.trim_end_matches(['\n', '\r'])
 }
@@ -97,7 +138,8 @@ pub fn extract_bytes(
     extra.insert("size".into(), json!(bytes.len()));
 
     if byte_mode {
-        let full_lines = split_lines(&det.encoding.decode(&bytes[det.bom_len..])).len();
+        // A byte window is for huge files: count lines without decoding the whole file.
+        let full_lines = line_count(&bytes[det.bom_len..], det.encoding);
         extra.insert("total_lines".into(), json!(full_lines));
         return byte_window(
             bytes,
@@ -370,6 +412,48 @@ fn snap(bytes: &[u8], enc: TextEncoding, start: usize, end: usize) -> (usize, us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_count_matches_split_lines_in_every_encoding() {
+        let texts = [
+            "",
+            "a",
+            "a\n",
+            "a\r\nb\rc\n\nd",
+            "\r\n\r\n",
+            "中文\n第二行\r第三",
+            "x\r",
+        ];
+        for t in texts {
+            let want = split_lines(t).len();
+            for enc in [
+                encoding_rs::UTF_8,
+                encoding_rs::GBK,
+                encoding_rs::SHIFT_JIS,
+                encoding_rs::BIG5,
+            ] {
+                let (bytes, _, _) = enc.encode(t);
+                assert_eq!(
+                    line_count(&bytes, TextEncoding::Rs(enc)),
+                    want,
+                    "{t:?} in {}",
+                    enc.name()
+                );
+            }
+            let le: Vec<u8> = t.encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
+            let be: Vec<u8> = t.encode_utf16().flat_map(|u| u.to_be_bytes()).collect();
+            assert_eq!(
+                line_count(&le, TextEncoding::Rs(encoding_rs::UTF_16LE)),
+                want,
+                "{t:?} LE"
+            );
+            assert_eq!(
+                line_count(&be, TextEncoding::Rs(encoding_rs::UTF_16BE)),
+                want,
+                "{t:?} BE"
+            );
+        }
+    }
 
     #[test]
     fn lines_keep_their_terminators() {
