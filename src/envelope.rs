@@ -100,3 +100,106 @@ pub fn close_truncated(mut kept: String, total_chars: u64) -> String {
     kept.push_str(&truncation_line(total_chars));
     kept
 }
+
+/// The first `n` characters of `s` (all of it when shorter).
+pub fn first_chars(s: &str, n: usize) -> &str {
+    &s[..s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)]
+}
+
+/// The longest run of whole lines of `s` within `n` characters (the first `n` characters
+/// when not even one line fits).
+pub fn whole_lines_within(s: &str, n: usize) -> &str {
+    let head = first_chars(s, n);
+    if head.len() == s.len() {
+        return s;
+    }
+    head.rfind('\n').map_or(head, |i| &s[..=i])
+}
+
+/// What `take_blocks` kept.
+#[derive(Debug, PartialEq)]
+pub struct Taken {
+    pub text: String,
+    /// Whole blocks kept.
+    pub count: usize,
+    /// When not even the first block fits: its length in characters (its start is in
+    /// `text`), the `max_chars` that reads it whole.
+    pub oversize: Option<usize>,
+}
+
+/// Whole blocks (pages, slides, paragraphs) while they fit `max_chars`, at most
+/// `max_blocks` of them. Cuts fall between blocks; only a first block longer than the whole
+/// budget is cut inside, and then `oversize` says how large a budget reads it whole.
+pub fn take_blocks<S: AsRef<str>>(blocks: &[S], max_chars: usize, max_blocks: usize) -> Taken {
+    let (mut text, mut used, mut count) = (String::new(), 0usize, 0usize);
+    for b in blocks {
+        let b = b.as_ref();
+        let n = b.chars().count();
+        if count >= max_blocks || used + n > max_chars {
+            break;
+        }
+        text.push_str(b);
+        used += n;
+        count += 1;
+    }
+    let oversize = match blocks.first() {
+        Some(first) if count == 0 && max_blocks > 0 => {
+            let first = first.as_ref();
+            text.push_str(first_chars(first, max_chars));
+            Some(first.chars().count())
+        }
+        _ => None,
+    };
+    Taken {
+        text,
+        count,
+        oversize,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cutting_helpers() {
+        assert_eq!(first_chars("héllo", 2), "hé");
+        assert_eq!(first_chars("hé", 9), "hé");
+        assert_eq!(whole_lines_within("ab\ncd\nef", 7), "ab\ncd\n");
+        assert_eq!(whole_lines_within("abcdef\ng", 3), "abc");
+        assert_eq!(whole_lines_within("ab\n", 9), "ab\n");
+        let blocks = ["aaa", "bb", "c"];
+        assert_eq!(
+            take_blocks(&blocks, 5, 9),
+            Taken {
+                text: "aaabb".into(),
+                count: 2,
+                oversize: None
+            }
+        );
+        assert_eq!(
+            take_blocks(&blocks, 9, 1),
+            Taken {
+                text: "aaa".into(),
+                count: 1,
+                oversize: None
+            }
+        );
+        assert_eq!(
+            take_blocks(&blocks, 2, 9),
+            Taken {
+                text: "aa".into(),
+                count: 0,
+                oversize: Some(3)
+            }
+        );
+        assert_eq!(
+            take_blocks(&blocks, 6, 9),
+            Taken {
+                text: "aaabbc".into(),
+                count: 3,
+                oversize: None
+            }
+        );
+    }
+}

@@ -10,7 +10,7 @@ use super::package::{Package, PackageLimits};
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, Extraction};
+use crate::envelope::{close_truncated, take_blocks, whole_lines_within, Extraction, Taken};
 use crate::error::ApiError;
 use crate::options::{self, grep, ReadRequest};
 
@@ -399,12 +399,7 @@ impl Extractor for DocxExtractor {
                 ..Default::default()
             };
             if char_count as usize > max_chars {
-                let cut = hits
-                    .char_indices()
-                    .nth(max_chars)
-                    .map(|(i, _)| i)
-                    .unwrap_or(hits.len());
-                let kept = &hits[..hits[..cut].rfind('\n').map(|i| i + 1).unwrap_or(cut)];
+                let kept = whole_lines_within(&hits, max_chars);
                 ex.text = close_truncated(kept.to_string(), char_count);
                 ex.truncated = true;
                 let mut next = Map::new();
@@ -425,33 +420,20 @@ impl Extractor for DocxExtractor {
             extra,
             ..Default::default()
         };
-        let mut text = String::new();
-        let (mut used, mut taken) = (0usize, 0usize);
-        for r in &rendered {
-            let n = r.chars().count();
-            if taken >= budget || used + n > max_chars {
-                break;
-            }
-            text.push_str(r);
-            used += n;
-            taken += 1;
-        }
+        let Taken {
+            text,
+            count: taken,
+            oversize,
+        } = take_blocks(&rendered, max_chars, budget);
         if taken == rendered.len() {
             ex.text = text;
             return Ok(ex);
         }
         let mut next = Map::new();
         next.insert("paragraph_offset".into(), json!(start + taken));
-        if taken == 0 {
-            // One block longer than max_chars: show its start; `next` reads it whole.
-            let r = &rendered[0];
-            let cut = r
-                .char_indices()
-                .nth(max_chars)
-                .map(|(i, _)| i)
-                .unwrap_or(r.len());
-            text.push_str(&r[..cut]);
-            next.insert("max_chars".into(), json!(r.chars().count()));
+        if let Some(needed) = oversize {
+            // One block longer than max_chars: its start is shown; `next` reads it whole.
+            next.insert("max_chars".into(), json!(needed));
             ex.warnings
                 .push("a single block is longer than max_chars; `next` reads it whole".into());
         } else if taken >= budget {

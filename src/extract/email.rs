@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 use super::text::split_lines;
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, Attachment, Extraction};
+use crate::envelope::{close_truncated, first_chars, Attachment, Extraction};
 use crate::error::{ApiError, ErrorCode};
 use crate::options::{self, ReadRequest};
 use crate::sniff::Format;
@@ -371,11 +371,7 @@ impl Extractor for EmailExtractor {
                 // (the headers are in the envelope's own keys too), and say how large a
                 // budget reads the selection whole.
                 text.push_str(window[0]);
-                let cut = text
-                    .char_indices()
-                    .nth(max_chars)
-                    .map(|(i, _)| i)
-                    .unwrap_or(text.len());
+                let cut = first_chars(&text, max_chars).len();
                 text.truncate(cut);
                 next.insert("max_chars".into(), json!(char_count));
                 ex.warnings.push("the headers and first body line pass max_chars; `next` reads the selection whole".into());

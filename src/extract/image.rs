@@ -7,7 +7,7 @@ use serde_json::{json, Map};
 
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, Extraction};
+use crate::envelope::{close_truncated, whole_lines_within, Extraction};
 use crate::error::{ApiError, ErrorCode};
 use crate::ocr::{self, OcrChoice, OcrLine};
 use crate::options::ReadRequest;
@@ -228,12 +228,7 @@ impl Extractor for ImageExtractor {
             return Ok(ex);
         }
         if text.chars().count() > max_chars {
-            let cut = text
-                .char_indices()
-                .nth(max_chars)
-                .map(|(i, _)| i)
-                .unwrap_or(text.len());
-            let kept = &text[..text[..cut].rfind('\n').map(|i| i + 1).unwrap_or(cut)];
+            let kept = whole_lines_within(&text, max_chars);
             ex.text = close_truncated(kept.to_string(), ex.char_count);
             ex.truncated = true;
             let mut next = Map::new();

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, Extraction};
+use crate::envelope::{close_truncated, take_blocks, Extraction, Taken};
 use crate::error::{ApiError, ErrorCode};
 use crate::ocr::{self, OcrChoice};
 use crate::options::{self, format_pages, grep, ReadRequest};
@@ -790,34 +790,18 @@ fn assemble(
     if query.is_some() {
         ex.matches = Some(matches);
     }
-    let mut kept = String::new();
-    let mut used = 0usize;
-    let mut shown: Vec<u64> = Vec::new();
-    let mut rest: Vec<u64> = Vec::new();
-    let mut oversize_page: Option<(u64, usize)> = None;
-    for (n, block) in &blocks {
-        let len = block.chars().count();
-        if rest.is_empty() && used + len <= max_chars {
-            kept.push_str(block);
-            used += len;
-            shown.push(*n);
-        } else {
-            if shown.is_empty() && rest.is_empty() {
-                // Not even one page fits: show its start, and say how to read it whole.
-                let cut = block
-                    .char_indices()
-                    .nth(max_chars)
-                    .map(|(i, _)| i)
-                    .unwrap_or(block.len());
-                kept.push_str(&block[..cut]);
-                oversize_page = Some((*n, len));
-            }
-            rest.push(*n);
-        }
-    }
+    let texts: Vec<&str> = blocks.iter().map(|(_, b)| b.as_str()).collect();
+    let Taken {
+        text: kept,
+        count,
+        oversize,
+    } = take_blocks(&texts, max_chars, usize::MAX);
+    let shown: Vec<u64> = blocks[..count].iter().map(|(n, _)| *n).collect();
+    let oversize_page = oversize.map(|len| (blocks[0].0, len));
     // With a query, pages without hits make no block but were searched: what remains is
     // every page read after the last one shown (or from the one cut short).
-    if !rest.is_empty() {
+    let mut rest: Vec<u64> = Vec::new();
+    if count < blocks.len() {
         let resume_from = oversize_page
             .map(|(n, _)| n)
             .unwrap_or_else(|| shown.last().map_or(0, |l| l + 1));

@@ -10,7 +10,7 @@ use super::package::{Package, PackageLimits};
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, Extraction};
+use crate::envelope::{close_truncated, take_blocks, Extraction, Taken};
 use crate::error::{ApiError, ErrorCode};
 use crate::options::{format_pages, select_pages, ReadRequest};
 
@@ -222,19 +222,14 @@ impl Extractor for PptxExtractor {
             char_count: char_count as u64,
             ..Default::default()
         };
-        let mut text = String::new();
-        let mut used = 0usize;
-        let mut shown = Vec::new();
-        for (n, b) in &blocks {
-            let len = b.chars().count();
-            if used + len > max_chars {
-                break;
-            }
-            text.push_str(b);
-            used += len;
-            shown.push(*n);
-        }
-        let rest: Vec<u64> = selected[shown.len()..].to_vec();
+        let texts: Vec<&str> = blocks.iter().map(|(_, b)| b.as_str()).collect();
+        let Taken {
+            text,
+            count,
+            oversize,
+        } = take_blocks(&texts, max_chars, usize::MAX);
+        let shown: Vec<u64> = selected[..count].to_vec();
+        let rest: Vec<u64> = selected[count..].to_vec();
         let mut extra = Map::new();
         extra.insert("total_slides".into(), json!(total));
         extra.insert("slides".into(), json!(shown.len()));
@@ -244,15 +239,8 @@ impl Extractor for PptxExtractor {
         } else {
             let mut next = Map::new();
             next.insert("pages".into(), json!(format_pages(&rest)));
-            if shown.is_empty() {
-                let b = &blocks[0].1;
-                let cut = b
-                    .char_indices()
-                    .nth(max_chars)
-                    .map(|(i, _)| i)
-                    .unwrap_or(b.len());
-                text.push_str(&b[..cut]);
-                next.insert("max_chars".into(), json!(b.chars().count()));
+            if let Some(needed) = oversize {
+                next.insert("max_chars".into(), json!(needed));
                 warnings.push(format!(
                     "slide {} alone is longer than max_chars; `next` reads it whole",
                     blocks[0].0

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use super::encoding::{self, Detected, TextEncoding};
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, Extraction};
+use crate::envelope::{close_truncated, first_chars, Extraction};
 use crate::error::ApiError;
 use crate::options::{self, grep, ReadRequest};
 use crate::sniff::{Format, TextKind};
@@ -217,11 +217,7 @@ pub fn extract_bytes(
     } else {
         // One line longer than the whole budget: return its start and read on by bytes.
         let line = window[0];
-        let cut = line
-            .char_indices()
-            .nth(max_chars)
-            .map(|(i, _)| i)
-            .unwrap_or(line.len());
+        let cut = first_chars(line, max_chars).len();
         let before: String = lines[..start].concat();
         let pos = det.bom_len
             + det.encoding.encoded_len(&before)
@@ -277,11 +273,7 @@ fn cut_grep(out: String, max_chars: usize, window_end: Option<u64>) -> Extractio
     let (kept, resume) = match last_line_no {
         Some(n) => (out[..kept_bytes].to_string(), n),
         None => {
-            let cut = out
-                .char_indices()
-                .nth(max_chars)
-                .map(|(i, _)| i)
-                .unwrap_or(out.len());
+            let cut = first_chars(&out, max_chars).len();
             let first: String = out.chars().take_while(|c| c.is_ascii_digit()).collect();
             (out[..cut].to_string(), first.parse::<u64>().unwrap_or(1))
         }
@@ -356,11 +348,7 @@ fn byte_window(
     };
     let mut next = Map::new();
     if char_count as usize > max_chars {
-        let cut = text
-            .char_indices()
-            .nth(max_chars)
-            .map(|(i, _)| i)
-            .unwrap_or(text.len());
+        let cut = first_chars(&text, max_chars).len();
         let resume = start + enc.encoded_len(&text[..cut]);
         ex.truncated = true;
         ex.text = close_truncated(text[..cut].to_string(), char_count);
