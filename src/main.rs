@@ -184,23 +184,19 @@ fn read(args: ReadArgs) -> ExitCode {
         };
         extract::read_blocking(&input, None, &req, &limits)
     })();
-    let (value, ok) = match result {
-        Ok(env) => (
-            serde_json::to_value(env).expect("envelope serializes"),
-            true,
-        ),
-        Err(e) => (
-            serde_json::to_value(e.body()).expect("error serializes"),
-            false,
-        ),
-    };
-    let out = if args.pretty {
-        serde_json::to_string_pretty(&value)
-    } else {
-        serde_json::to_string(&value)
+    // Straight to stdout: no JSON value or string copy of a text that can be 50 MB.
+    let ok = result.is_ok();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = match (&result, args.pretty) {
+        (Ok(env), false) => serde_json::to_writer(&mut out, env),
+        (Ok(env), true) => serde_json::to_writer_pretty(&mut out, env),
+        (Err(e), false) => serde_json::to_writer(&mut out, &e.body()),
+        (Err(e), true) => serde_json::to_writer_pretty(&mut out, &e.body()),
     };
     // A closed pipe (`| head`) is not an error worth a panic.
-    let _ = writeln!(std::io::stdout().lock(), "{}", out.expect("json"));
+    let _ = written
+        .map_err(std::io::Error::from)
+        .and_then(|()| writeln!(out).and_then(|()| out.flush()));
     if ok {
         ExitCode::SUCCESS
     } else {
