@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io::BufReader;
 
-use calamine::{open_workbook_from_rs, Data, Ods, Range, Reader, SheetVisible, Xls, Xlsx};
+use calamine::{open_workbook_from_rs, Data, DataRef, Ods, Range, Reader, SheetVisible, Xls, Xlsx};
 use serde_json::{json, Map, Value};
 
 use super::package::{Package, PackageLimits};
@@ -82,77 +82,288 @@ pub fn fmt_num(f: f64) -> String {
     format!("{rounded}")
 }
 
-fn cell_text(d: &Data) -> String {
+/// Append a cell's text as the sheet shows it: strings with tabs and line breaks as
+/// spaces (one cell per column, one row per line), whitespace-only strings as empty,
+/// numbers without float noise, dates as ISO dates.
+fn push_data(out: &mut String, d: &Data) {
+    use chrono::{Datelike, Timelike};
+    use std::fmt::Write;
     match d {
-        Data::Empty => String::new(),
-        Data::String(s) => s.replace(['\t', '\n', '\r'], " "),
-        Data::Float(f) => fmt_num(*f),
-        Data::Int(i) => i.to_string(),
-        Data::Bool(b) => if *b { "TRUE" } else { "FALSE" }.to_string(),
+        Data::Empty => {}
+        Data::String(s) | Data::DateTimeIso(s) | Data::DurationIso(s) => push_str_cell(out, s),
+        Data::Float(f) => push_num(out, *f),
+        Data::Int(i) => out.push_str(itoa::Buffer::new().format(*i)),
+        Data::Bool(b) => out.push_str(if *b { "TRUE" } else { "FALSE" }),
         Data::DateTime(dt) => {
             if dt.is_duration() {
-                return fmt_num(dt.as_f64() * 24.0) + "h";
+                push_num(out, dt.as_f64() * 24.0);
+                out.push('h');
+                return;
             }
             match dt.as_datetime() {
-                Some(t) if t.time() == chrono::NaiveTime::MIN => t.format("%Y-%m-%d").to_string(),
-                Some(t) => t.format("%Y-%m-%dT%H:%M:%S").to_string(),
-                None => fmt_num(dt.as_f64()),
+                Some(t) if (0..=9999).contains(&t.year()) => {
+                    push_padded(out, t.year() as u32, 4);
+                    out.push('-');
+                    push_padded(out, t.month(), 2);
+                    out.push('-');
+                    push_padded(out, t.day(), 2);
+                    if t.time() != chrono::NaiveTime::MIN {
+                        out.push('T');
+                        push_padded(out, t.hour(), 2);
+                        out.push(':');
+                        push_padded(out, t.minute(), 2);
+                        out.push(':');
+                        push_padded(out, t.second(), 2);
+                    }
+                }
+                Some(t) => {
+                    let _ = write!(out, "{}", t.format("%Y-%m-%dT%H:%M:%S"));
+                }
+                None => push_num(out, dt.as_f64()),
             }
         }
-        Data::DateTimeIso(s) | Data::DurationIso(s) => s.clone(),
-        Data::Error(e) => e.to_string(),
+        Data::Error(e) => {
+            let _ = write!(out, "{e}");
+        }
     }
 }
 
-/// A sheet's cells, trimmed to the cells that hold something (phantom used ranges cost nothing).
+fn push_ref(out: &mut String, d: DataRef<'_>) {
+    match d {
+        DataRef::SharedString(s) => push_str_cell(out, s),
+        DataRef::String(s) => push_str_cell(out, &s),
+        DataRef::Empty => {}
+        other => push_data(out, &Data::from(other)),
+    }
+}
+
+fn push_str_cell(out: &mut String, s: &str) {
+    if s.trim().is_empty() {
+        return;
+    }
+    if s.bytes().any(|b| matches!(b, b'\t' | b'\n' | b'\r')) {
+        out.extend(s.chars().map(|c| {
+            if matches!(c, '\t' | '\n' | '\r') {
+                ' '
+            } else {
+                c
+            }
+        }));
+    } else {
+        out.push_str(s);
+    }
+}
+
+/// `fmt_num` without a temporary string in the common case: the shortest round-trip form
+/// is what the sheet shows whenever it has at most 15 significant digits.
+fn push_num(out: &mut String, f: f64) {
+    if f.fract() == 0.0 && f.abs() < 1e15 {
+        out.push_str(itoa::Buffer::new().format(f as i64));
+        return;
+    }
+    if f.is_finite() {
+        let mut buf = ryu::Buffer::new();
+        let s = buf.format_finite(f);
+        let digits = s
+            .bytes()
+            .filter(u8::is_ascii_digit)
+            .skip_while(|b| *b == b'0')
+            .count();
+        if digits <= 15 && !s.contains('e') {
+            out.push_str(s);
+            return;
+        }
+    }
+    out.push_str(&fmt_num(f));
+}
+
+/// Two-digit (or four-digit) zero-padded numbers, without the formatting machinery:
+/// a date column is a fifth of a big sheet.
+fn push_padded(out: &mut String, v: u32, width: usize) {
+    let mut b = [b'0'; 4];
+    let mut v = v;
+    for i in (0..width).rev() {
+        b[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    out.push_str(std::str::from_utf8(&b[..width]).unwrap_or("0"));
+}
+
+/// Where a sheet's rendered rows may be kept: only as many as the budgets left could show
+/// (the rest of the sheet is still walked for its size and character count).
+#[derive(Clone, Copy)]
+struct Keep {
+    cells: u64,
+    chars: usize,
+}
+
+/// One sheet, rendered row by row as its cells stream in (row-major order): the size
+/// of what holds something (phantom used ranges cost nothing), the character count of
+/// every row line, and the lines themselves as far as `Keep` allows.
 struct Sheet {
     name: String,
     hidden: bool,
-    /// Absolute (row, col) of the top-left kept cell and the size kept.
+    /// Absolute (row, col) where rows and columns are shown from: A1, or the window's corner.
     origin: (u32, u32),
+    window: Option<((u32, u32), (u32, u32))>,
     rows: u32,
     cols: u32,
-    range: Range<Data>,
+    /// Kept row lines ("\n"-terminated) and the byte end of each.
+    text: String,
+    ends: Vec<usize>,
+    kept_chars: usize,
+    keep: Option<Keep>,
+    /// Characters of all row lines, kept or not.
+    line_chars: u64,
+    last_row: Option<u32>,
+    /// The row being assembled: its cells' text in `row_buf`, (col, start, end) each.
+    cur_row: Option<u32>,
+    row_buf: String,
+    row_cells: Vec<(u32, usize, usize)>,
+    line: String,
+    /// Cells came out of row order: the caller re-reads the sheet sorted.
+    unordered: bool,
 }
 
-fn trimmed(
-    name: String,
-    hidden: bool,
-    range: Range<Data>,
-    window: Option<((u32, u32), (u32, u32))>,
-) -> Sheet {
-    let start = range.start().unwrap_or((0, 0));
-    let (mut r1, mut c1) = (0u32, 0u32);
-    let mut any = false;
-    for (r, c, v) in range.used_cells() {
-        if matches!(v, Data::String(s) if s.trim().is_empty()) {
-            continue;
+impl Sheet {
+    fn new(
+        name: String,
+        hidden: bool,
+        window: Option<((u32, u32), (u32, u32))>,
+        keep: Option<Keep>,
+    ) -> Self {
+        Self {
+            name,
+            hidden,
+            origin: window.map(|w| w.0).unwrap_or((0, 0)),
+            window,
+            rows: 0,
+            cols: 0,
+            text: String::new(),
+            ends: Vec::new(),
+            kept_chars: 0,
+            keep,
+            line_chars: 0,
+            last_row: None,
+            cur_row: None,
+            row_buf: String::new(),
+            row_cells: Vec::new(),
+            line: String::new(),
+            unordered: false,
         }
-        let (r, c) = (start.0 + r as u32, start.1 + c as u32);
-        if let Some(((wr0, wc0), (wr1, wc1))) = window {
-            if r < wr0 || r > wr1 || c < wc0 || c > wc1 {
-                continue;
+    }
+
+    /// Take one cell: `write` appends its text (nothing for an empty cell).
+    fn cell(&mut self, (r, c): (u32, u32), write: impl FnOnce(&mut String)) {
+        if let Some(((r0, c0), (r1, c1))) = self.window {
+            if r < r0 || r > r1 || c < c0 || c > c1 {
+                return;
             }
         }
-        any = true;
-        r1 = r1.max(r);
-        c1 = c1.max(c);
+        if self.cur_row != Some(r) {
+            if self.cur_row.is_some_and(|cur| r < cur) {
+                self.unordered = true;
+                return;
+            }
+            self.flush_row();
+            self.cur_row = Some(r);
+        }
+        let start = self.row_buf.len();
+        write(&mut self.row_buf);
+        if self.row_buf.len() > start {
+            self.row_cells.push((c, start, self.row_buf.len()));
+        }
     }
-    // Rows and columns are shown from A1 (or the window's corner) so cell positions read true.
-    let (origin, rows, cols) = if !any {
-        ((0, 0), 0, 0)
-    } else {
-        let (o_r, o_c) = window.map(|w| w.0).unwrap_or((0, 0));
-        ((o_r, o_c), r1 - o_r + 1, c1 - o_c + 1)
-    };
-    Sheet {
-        name,
-        hidden,
-        origin,
-        rows,
-        cols,
-        range,
+
+    fn flush_row(&mut self) {
+        let Some(r) = self.cur_row.take() else {
+            return;
+        };
+        if self.row_cells.is_empty() {
+            self.row_buf.clear();
+            return;
+        }
+        if !self.row_cells.windows(2).all(|w| w[0].0 < w[1].0) {
+            // Out of column order or repeated: the last value of a cell wins.
+            self.row_cells.sort_by_key(|c| c.0);
+            let mut dedup: Vec<(u32, usize, usize)> = Vec::with_capacity(self.row_cells.len());
+            for c in self.row_cells.drain(..) {
+                match dedup.last_mut() {
+                    Some(last) if last.0 == c.0 => *last = c,
+                    _ => dedup.push(c),
+                }
+            }
+            self.row_cells = dedup;
+        }
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        let mut col = self.origin.1;
+        for &(c, a, b) in &self.row_cells {
+            // The first cell sits `c - origin` tabs in; each next one `c - previous`.
+            line.extend(std::iter::repeat_n('\t', (c - col) as usize));
+            line.push_str(&self.row_buf[a..b]);
+            col = c;
+        }
+        line.push('\n');
+        let last_col = self.row_cells.last().map(|c| c.0).unwrap_or(col);
+        self.row_cells.clear();
+        self.row_buf.clear();
+        // Rows with nothing between the last line and this one are blank lines.
+        let first_row = self.last_row.map_or(self.origin.0, |l| l + 1);
+        for _ in first_row..r {
+            self.emit("\n");
+        }
+        self.rows = r - self.origin.0 + 1;
+        self.cols = self.cols.max(last_col - self.origin.1 + 1);
+        self.last_row = Some(r);
+        self.emit(&line);
+        self.line = line;
     }
+
+    fn emit(&mut self, line: &str) {
+        let n = line.chars().count();
+        self.line_chars += n as u64;
+        if let Some(k) = self.keep {
+            let fits_cells = (self.ends.len() as u64 + 1) * self.cols.max(1) as u64 <= k.cells;
+            if fits_cells && self.kept_chars + n <= k.chars {
+                self.text.push_str(line);
+                self.ends.push(self.text.len());
+                self.kept_chars += n;
+            } else {
+                self.keep = None;
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        self.flush_row();
+        self.row_buf = String::new();
+        self.line = String::new();
+    }
+
+    fn heading(&self) -> String {
+        format!(
+            "--- Sheet: {} ({} rows × {} cols) ---\n",
+            self.name, self.rows, self.cols
+        )
+    }
+
+    /// Kept line `i` (0-based from the origin row).
+    fn line(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(&self.text[start..end])
+    }
+}
+
+fn feed_range(sheet: &mut Sheet, range: &Range<Data>) {
+    let start = range.start().unwrap_or((0, 0));
+    for (r, c, v) in range.used_cells() {
+        sheet.cell((start.0 + r as u32, start.1 + c as u32), |out| {
+            push_data(out, v)
+        });
+    }
+    sheet.finish();
 }
 
 /// Most text a workbook could expand to: cells that reference shared strings, times the
@@ -226,46 +437,127 @@ fn calamine_error(e: calamine::Error) -> ApiError {
     }
 }
 
-fn load(input: &Input) -> Result<Vec<(String, bool, Range<Data>)>, ApiError> {
-    let open = || {
-        File::open(&input.path)
+/// An open workbook of any of the formats calamine reads.
+enum Workbook {
+    Xlsx(Xlsx<BufReader<File>>),
+    Xls(Xls<BufReader<File>>),
+    Ods(Ods<BufReader<File>>),
+}
+
+impl Workbook {
+    fn open(input: &Input) -> Result<Self, ApiError> {
+        let f = File::open(&input.path)
             .map(BufReader::new)
-            .map_err(ApiError::internal)
-    };
-    fn all<R: Reader<BufReader<File>>>(
-        mut wb: R,
-    ) -> Result<Vec<(String, bool, Range<Data>)>, ApiError>
-    where
-        calamine::Error: From<R::Error>,
-    {
-        let meta: Vec<(String, bool)> = wb
-            .sheets_metadata()
-            .iter()
+            .map_err(ApiError::internal)?;
+        let err = |e: calamine::Error| calamine_error(e);
+        Ok(match input.format {
+            Format::Xls => {
+                Self::Xls(open_workbook_from_rs(f).map_err(|e: calamine::XlsError| err(e.into()))?)
+            }
+            Format::Ods => {
+                Self::Ods(open_workbook_from_rs(f).map_err(|e: calamine::OdsError| err(e.into()))?)
+            }
+            _ => Self::Xlsx(
+                open_workbook_from_rs(f).map_err(|e: calamine::XlsxError| err(e.into()))?,
+            ),
+        })
+    }
+
+    /// Worksheets (not chart sheets) in workbook order: (name, hidden).
+    fn sheets(&self) -> Vec<(String, bool)> {
+        let meta = match self {
+            Self::Xlsx(w) => w.sheets_metadata(),
+            Self::Xls(w) => w.sheets_metadata(),
+            Self::Ods(w) => w.sheets_metadata(),
+        };
+        meta.iter()
             .filter(|s| s.typ == calamine::SheetType::WorkSheet)
             .map(|s| (s.name.clone(), s.visible != SheetVisible::Visible))
-            .collect();
-        let mut out = Vec::with_capacity(meta.len());
-        for (name, hidden) in meta {
-            let range = wb
-                .worksheet_range(&name)
-                .map_err(|e| calamine_error(e.into()))?;
-            out.push((name, hidden, range));
-        }
-        Ok(out)
+            .collect()
     }
-    match input.format {
-        Format::Xls => {
-            all(open_workbook_from_rs::<Xls<_>, _>(open()?)
-                .map_err(|e| calamine_error(e.into()))?)
-        }
-        Format::Ods => {
-            all(open_workbook_from_rs::<Ods<_>, _>(open()?)
-                .map_err(|e| calamine_error(e.into()))?)
-        }
-        _ => {
-            all(open_workbook_from_rs::<Xlsx<_>, _>(open()?)
-                .map_err(|e| calamine_error(e.into()))?)
-        }
+
+    /// Stream one sheet's cells into `sheet`. xlsx cells come straight from the XML
+    /// (no grid, shared strings borrowed); xls and ods are parsed whole by calamine.
+    fn read(&mut self, sheet: &mut Sheet) -> Result<(), ApiError> {
+        const BATCH: usize = 4096;
+        let sheet_name = sheet.name.clone();
+        let range = match self {
+            Self::Xlsx(w) => {
+                // calamine parses on this thread while a second one renders the rows: the
+                // XML parse and the text are each about half the work of a big sheet.
+                let parsed: Result<(), ApiError> = std::thread::scope(|scope| {
+                    type Batch<'a> = Vec<((u32, u32), DataRef<'a>)>;
+                    let (tx, rx) = std::sync::mpsc::sync_channel::<Batch<'_>>(4);
+                    let render = scope.spawn(|| {
+                        for batch in rx {
+                            for (pos, v) in batch {
+                                sheet.cell(pos, |out| push_ref(out, v));
+                            }
+                            if sheet.unordered {
+                                break; // dropping rx stops the parser
+                            }
+                        }
+                    });
+                    let mut cells = w
+                        .worksheet_cells_reader(&sheet_name)
+                        .map_err(|e| calamine_error(e.into()))?;
+                    let mut batch: Batch<'_> = Vec::with_capacity(BATCH);
+                    let mut result = Ok(());
+                    loop {
+                        match cells.next_cell() {
+                            Ok(Some(cell)) => {
+                                batch.push((cell.get_position(), cell.get_value().clone()));
+                                if batch.len() == BATCH
+                                    && tx
+                                        .send(std::mem::replace(
+                                            &mut batch,
+                                            Vec::with_capacity(BATCH),
+                                        ))
+                                        .is_err()
+                                {
+                                    break;
+                                }
+                            }
+                            Ok(None) => {
+                                let _ = tx.send(batch);
+                                break;
+                            }
+                            Err(e) => {
+                                result = Err(calamine_error(e.into()));
+                                break;
+                            }
+                        }
+                    }
+                    drop(tx);
+                    if render.join().is_err() {
+                        return Err(ApiError::internal("the sheet renderer panicked"));
+                    }
+                    result
+                });
+                parsed?;
+                if !sheet.unordered {
+                    sheet.finish();
+                    return Ok(());
+                }
+                // Rows out of order (rare writers): read the grid, which calamine sorts.
+                *sheet = Sheet::new(
+                    std::mem::take(&mut sheet.name),
+                    sheet.hidden,
+                    sheet.window,
+                    sheet.keep,
+                );
+                w.worksheet_range(&sheet.name)
+                    .map_err(|e| calamine_error(e.into()))?
+            }
+            Self::Xls(w) => w
+                .worksheet_range(&sheet.name)
+                .map_err(|e| calamine_error(e.into()))?,
+            Self::Ods(w) => w
+                .worksheet_range(&sheet.name)
+                .map_err(|e| calamine_error(e.into()))?,
+        };
+        feed_range(sheet, &range);
+        Ok(())
     }
 }
 
@@ -287,121 +579,109 @@ impl Extractor for ExcelExtractor {
                 refuse_output_bomb(&mut pkg)?;
             }
         }
-        let loaded = load(input)?;
-        let names: Vec<&str> = loaded.iter().map(|(n, _, _)| n.as_str()).collect();
+        let mut wb = Workbook::open(input)?;
+        let meta = wb.sheets();
+        let names: Vec<&str> = meta.iter().map(|(n, _)| n.as_str()).collect();
+        let listed = || {
+            names
+                .iter()
+                .map(|n| format!("{n:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         let chosen: Option<usize> = match &req.sheet {
             Some(s) => Some(names.iter().position(|n| n == s).ok_or_else(|| {
-                ApiError::invalid_option(format!("no sheet named {s:?}")).with_hint(format!(
-                    "The sheets are: {}.",
-                    names
-                        .iter()
-                        .map(|n| format!("{n:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
+                ApiError::invalid_option(format!("no sheet named {s:?}"))
+                    .with_hint(format!("The sheets are: {}.", listed()))
             })?),
             None => None,
         };
-        if window.is_some() && chosen.is_none() && loaded.len() > 1 {
+        if window.is_some() && chosen.is_none() && meta.len() > 1 {
             return Err(ApiError::invalid_option(format!(
                 "range needs sheet: the workbook has {} sheets",
-                loaded.len()
+                meta.len()
             ))
-            .with_hint(format!(
-                "Add `sheet`, one of: {}.",
-                names
-                    .iter()
-                    .map(|n| format!("{n:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
+            .with_hint(format!("Add `sheet`, one of: {}.", listed())));
         }
-        let sheets: Vec<Sheet> = loaded
-            .into_iter()
-            .enumerate()
-            .map(|(i, (name, hidden, range))| {
-                let w = if chosen.is_none() || chosen == Some(i) {
-                    window
-                } else {
-                    None
-                };
-                trimmed(name, hidden, range, w)
-            })
-            .collect();
-        let in_scope: Vec<usize> = match chosen {
-            Some(i) => vec![i],
-            None => (0..sheets.len()).collect(),
-        };
+        let in_scope = |i: usize| chosen.is_none_or(|c| c == i);
 
-        // Render rows in order until the cell budget or the character budget runs out;
-        // the sheet list (written first) then states exactly what was read.
-        let render_row = |s: &Sheet, r: u32| -> String {
-            let start = s.range.start().unwrap_or((0, 0));
-            let mut line = Vec::with_capacity(s.cols as usize);
-            for c in s.origin.1..s.origin.1 + s.cols {
-                let v = if r >= start.0 && c >= start.1 {
-                    s.range
-                        .get(((r - start.0) as usize, (c - start.1) as usize))
-                        .map(cell_text)
-                        .unwrap_or_default()
-                } else {
-                    String::new()
-                };
-                line.push(v);
-            }
-            let mut l = line.join("\t").trim_end_matches('\t').to_string();
-            l.push('\n');
-            l
-        };
         // Room for the sheet list, with the longest status every sheet could get.
         let reserve: usize = 12
-            + sheets
+            + meta
                 .iter()
-                .map(|s| s.name.chars().count() + 64)
+                .map(|(n, _)| n.chars().count() + 64)
                 .sum::<usize>();
         let char_room = max_chars.saturating_sub(reserve);
+
+        // Each sheet is streamed in workbook order; the rows of a sheet in scope are shown
+        // until the cell budget or the character budget runs out, and the sheet list
+        // (written first) then states exactly what was read.
         let mut cells_left = budget;
         let mut body = String::new();
         let mut body_chars = 0usize;
         let mut plan: Vec<(usize, u32)> = Vec::new(); // (sheet, rows shown)
         let mut stopped_by = "";
-        // Characters of the rows shown, per sheet: char_count renders only the rest.
-        let mut shown_chars: std::collections::HashMap<usize, usize> = Default::default();
-        'sheets: for &i in &in_scope {
-            let s = &sheets[i];
-            let heading = format!(
-                "--- Sheet: {} ({} rows × {} cols) ---\n",
-                s.name, s.rows, s.cols
-            );
+        let mut sheets: Vec<Sheet> = Vec::with_capacity(meta.len());
+        // char_count: the whole selection, as if both budgets were unlimited.
+        let mut all_chars = 0u64;
+        for (i, (name, hidden)) in meta.iter().enumerate() {
+            let reading = in_scope(i) && stopped_by.is_empty();
+            let keep = reading.then(|| Keep {
+                cells: cells_left,
+                chars: char_room.saturating_sub(body_chars),
+            });
+            let w = if in_scope(i) { window } else { None };
+            let mut s = Sheet::new(name.clone(), *hidden, w, keep);
+            wb.read(&mut s)?;
+            let heading = s.heading();
             let hn = heading.chars().count();
-            if body_chars + hn > char_room || (cells_left == 0 && s.rows > 0) {
-                stopped_by = if cells_left == 0 {
-                    "cell budget (max_cells)"
-                } else {
-                    "character budget (max_chars)"
-                };
-                break;
+            if in_scope(i) {
+                all_chars += hn as u64 + s.line_chars;
             }
-            body.push_str(&heading);
-            body_chars += hn;
-            plan.push((i, 0));
-            for r in s.origin.0..s.origin.0 + s.rows {
-                let line = render_row(s, r);
-                let n = line.chars().count();
-                if cells_left < s.cols as u64 || body_chars + n > char_room {
-                    stopped_by = if cells_left < s.cols as u64 {
+            if reading {
+                if body_chars + hn > char_room || (cells_left == 0 && s.rows > 0) {
+                    stopped_by = if cells_left == 0 {
                         "cell budget (max_cells)"
                     } else {
                         "character budget (max_chars)"
                     };
-                    break 'sheets;
+                } else {
+                    let mut shown = 0u32;
+                    let mut shown_bytes = 0usize;
+                    while shown < s.rows {
+                        let line = s.line(shown as usize);
+                        let n = line.map_or(usize::MAX, |l| l.chars().count());
+                        if cells_left < s.cols as u64 || body_chars + hn + n > char_room {
+                            stopped_by = if cells_left < s.cols as u64 {
+                                "cell budget (max_cells)"
+                            } else {
+                                "character budget (max_chars)"
+                            };
+                            break;
+                        }
+                        body_chars += n;
+                        cells_left -= s.cols as u64;
+                        shown_bytes = s.ends[shown as usize];
+                        shown += 1;
+                    }
+                    body_chars += hn;
+                    plan.push((i, shown));
+                    // The first sheet's lines become the body in place (no copy of a
+                    // text that can be most of max_chars).
+                    let mut text = std::mem::take(&mut s.text);
+                    text.truncate(shown_bytes);
+                    if body.is_empty() {
+                        text.insert_str(0, &heading);
+                        body = text;
+                    } else {
+                        body.push_str(&heading);
+                        body.push_str(&text);
+                    }
                 }
-                body.push_str(&line);
-                body_chars += n;
-                *shown_chars.entry(i).or_default() += n;
-                cells_left -= s.cols as u64;
-                plan.last_mut().expect("pushed").1 += 1;
             }
+            s.text = String::new();
+            s.ends = Vec::new();
+            sheets.push(s);
         }
         let status = |i: usize| -> (&'static str, Option<String>) {
             match plan.iter().find(|(p, _)| *p == i) {
@@ -413,7 +693,7 @@ impl Extractor for ExcelExtractor {
                     });
                     ("partial", last)
                 }
-                None if in_scope.contains(&i) => ("not_read", None),
+                None if in_scope(i) => ("not_read", None),
                 None => ("not_selected", None),
             }
         };
@@ -450,7 +730,7 @@ impl Extractor for ExcelExtractor {
             return Ok(ex);
         }
         // Where reading on starts: the partly read sheet, else the first sheet not read.
-        let next = in_scope.iter().find_map(|&i| match status(i).0 {
+        let next = (0..sheets.len()).find_map(|i| match status(i).0 {
             "partial" => {
                 let s = &sheets[i];
                 let rows = plan.iter().find(|(p, _)| *p == i).map(|p| p.1).unwrap_or(0);
@@ -460,26 +740,9 @@ impl Extractor for ExcelExtractor {
             "not_read" => Some(json!({"sheet": sheets[i].name})),
             _ => None,
         });
-        // char_count: the whole selection, as if both budgets were unlimited.
-        let all_rows: usize = in_scope
-            .iter()
-            .map(|&i| {
-                let s = &sheets[i];
-                let shown = plan.iter().find(|(p, _)| *p == i).map_or(0, |p| p.1);
-                format!(
-                    "--- Sheet: {} ({} rows × {} cols) ---\n",
-                    s.name, s.rows, s.cols
-                )
-                .chars()
-                .count()
-                    + shown_chars.get(&i).copied().unwrap_or(0)
-                    + (s.origin.0 + shown..s.origin.0 + s.rows)
-                        .map(|r| render_row(s, r).chars().count())
-                        .sum::<usize>()
-            })
-            .sum();
-        ex.char_count = (head.chars().count() + all_rows) as u64;
-        let text = format!("{head}{body}");
+        ex.char_count = head.chars().count() as u64 + all_chars;
+        body.insert_str(0, &head);
+        let text = body;
         match next {
             Some(Value::Object(n)) => {
                 ex.truncated = true;
@@ -507,6 +770,39 @@ mod tests {
         assert_eq!(fmt_num(1.5), "1.5");
         assert_eq!(fmt_num(3.14159265358979), "3.14159265358979");
         assert_eq!(fmt_num(1e20), "100000000000000000000");
+    }
+
+    #[test]
+    fn fast_number_path_agrees_with_fmt_num() {
+        let mut x: u64 = 0x9E3779B97F4A7C15;
+        let mut values = vec![
+            0.1 + 0.2,
+            -0.0,
+            1e15,
+            1e16,
+            123456789012345.6,
+            1e-7,
+            2.5e-300,
+            1e300,
+            -42.0,
+        ];
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(f64::from_bits(x));
+            values.push((x % 10_000_000) as f64 / 100.0);
+            values.push((x % 1000) as f64 / 7.0);
+        }
+        for f in values.into_iter().filter(|f| f.is_finite()) {
+            let mut s = String::new();
+            push_num(&mut s, f);
+            assert_eq!(s, fmt_num(f), "{f:e}");
+        }
+        let mut s = String::new();
+        push_padded(&mut s, 7, 2);
+        push_padded(&mut s, 2024, 4);
+        assert_eq!(s, "072024");
     }
 
     #[test]
