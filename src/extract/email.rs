@@ -149,7 +149,14 @@ fn parse_msg(input: &Input) -> Result<Mail, ApiError> {
             let html = stream(&mut cf, "/__substg1.0_10130102")
                 .map(|b| decode_html_bytes(&b, codepage))
                 .or_else(|| prop_string(&mut cf, "/", 0x1013, codepage));
-            html.map(|h| super::html::to_text(&h)).unwrap_or_default()
+            match html {
+                Some(h) => super::html::to_text(&h),
+                // Only compressed RTF (PR_RTF_COMPRESSED): Outlook's own body format.
+                None => match stream(&mut cf, "/__substg1.0_10090102") {
+                    Some(c) => super::rtf::to_text(&super::rtf::decompress(&c)?),
+                    None => String::new(),
+                },
+            }
         }
     };
     // Attachments: one storage each.

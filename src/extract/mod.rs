@@ -10,6 +10,7 @@ pub mod image;
 pub mod package;
 pub mod pdf;
 pub mod pptx;
+pub mod rtf;
 pub mod text;
 pub mod xml;
 pub mod zipdir;
