@@ -434,3 +434,118 @@ async fn cut_results_always_say_how_to_read_on() {
     assert_eq!(all.json["truncated"], false, "{}", all.json);
     assert_eq!(all.json["matches"], 450);
 }
+
+/// A real message rewritten without its plain-text and HTML bodies, so that the body
+/// exists only as compressed RTF (PR_RTF_COMPRESSED), as some Outlook exports have it.
+fn rtf_only(msg: &[u8]) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut src = cfb::CompoundFile::open(std::io::Cursor::new(msg.to_vec())).unwrap();
+    let entries: Vec<(std::path::PathBuf, bool)> = src
+        .walk()
+        .filter(|e| !e.is_root())
+        .map(|e| (e.path().to_path_buf(), e.is_storage()))
+        .collect();
+    let mut dst = cfb::CompoundFile::create(std::io::Cursor::new(Vec::new())).unwrap();
+    let mut had_rtf = false;
+    for (path, storage) in entries {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let top = path.parent() == Some(std::path::Path::new("/"));
+        if storage {
+            dst.create_storage(&path).unwrap();
+            continue;
+        }
+        if top && (name.starts_with("__substg1.0_1000") || name.starts_with("__substg1.0_1013")) {
+            continue;
+        }
+        had_rtf |= top && name == "__substg1.0_10090102";
+        let mut bytes = Vec::new();
+        src.open_stream(&path)
+            .unwrap()
+            .read_to_end(&mut bytes)
+            .unwrap();
+        dst.create_stream(&path).unwrap().write_all(&bytes).unwrap();
+    }
+    assert!(had_rtf, "the message has a compressed RTF body");
+    dst.flush().unwrap();
+    dst.into_inner().into_inner()
+}
+
+#[tokio::test]
+async fn msg_body_only_in_compressed_rtf_is_decompressed_and_read() {
+    let app = TestApp::new().await;
+    for (file, want) in [
+        (
+            "msg/testMSG.msg",
+            "As discussed, I've been working on making the type detection code more",
+        ),
+        (
+            "msg/cyrillic_message.msg",
+            "было успешно получено брокером подсистемы обмена данными",
+        ),
+        ("msg/fake_email.msg", "Roses are red"),
+    ] {
+        let bytes = rtf_only(&corpus(file));
+        let id = app.upload_id("rtf-only.msg", &bytes).await;
+        let r = app.read(json!({"file_id": id})).await;
+        assert_eq!(r.status, 200, "{file}: {}", r.json);
+        let text = r.json["text"].as_str().unwrap();
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(want), "{file}: {text}");
+        assert!(
+            !text.contains("\\rtf") && !text.contains("{\\"),
+            "{file}: RTF markup leaked: {text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn ods_sheets_cells_dates_and_budget() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("prices.ods", &fixture("office/prices.ods"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(
+        r.json["mime"], "application/vnd.oasis.opendocument.spreadsheet",
+        "{}",
+        r.json
+    );
+    let text = r.json["text"].as_str().unwrap();
+    // The million repeated empty rows of the first sheet cost nothing and show nowhere.
+    assert!(
+        text.starts_with(
+            "## Sheets\n- Prices (4 rows × 3 cols): full\n- Notes (1 rows × 3 cols): full\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "Item\tPrice\tSince\nÄpfel\t1.25\t2024-03-01\nBirnen\t2.5\t2023-12-24\nTotal\t3.75\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("Räumung\t\tnach Ostern\n"), "{text}");
+    // The cell budget cuts inside the first sheet and says where to go on.
+    let r = app.read(json!({"file_id": id, "max_cells": 6})).await;
+    assert_eq!(r.json["sheets"][0]["read"], "partial", "{}", r.json);
+    assert_eq!(r.json["sheets"][0]["last_cell"], "C2");
+    assert_eq!(r.json["sheets"][1]["read"], "not_read");
+    assert_eq!(r.json["next"], json!({"sheet": "Prices", "range": "A3:C4"}));
+    let r = app
+        .read(json!({"file_id": id, "sheet": "Prices", "range": "A3:C4"}))
+        .await;
+    assert!(
+        r.json["text"]
+            .as_str()
+            .unwrap()
+            .contains("Birnen\t2.5\t2023-12-24\nTotal\t3.75\n"),
+        "{}",
+        r.json
+    );
+    assert_error(
+        &app.read(json!({"file_id": id, "pages": "1"})).await,
+        400,
+        "unsupported_option",
+    );
+}
