@@ -649,9 +649,10 @@ impl Extractor for ExcelExtractor {
                     let mut shown = 0u32;
                     let mut shown_bytes = 0usize;
                     while shown < s.rows {
-                        let line = s.line(shown as usize);
-                        let n = line.map_or(usize::MAX, |l| l.chars().count());
-                        if cells_left < s.cols as u64 || body_chars + hn + n > char_room {
+                        // A line not kept is one the budgets cannot show (`Keep`).
+                        let n = s.line(shown as usize).map(|l| l.chars().count());
+                        let fits = n.is_some_and(|n| body_chars + hn + n <= char_room);
+                        if cells_left < s.cols as u64 || !fits {
                             stopped_by = if cells_left < s.cols as u64 {
                                 "cell budget (max_cells)"
                             } else {
@@ -659,7 +660,7 @@ impl Extractor for ExcelExtractor {
                             };
                             break;
                         }
-                        body_chars += n;
+                        body_chars += n.unwrap_or(0);
                         cells_left -= s.cols as u64;
                         shown_bytes = s.ends[shown as usize];
                         shown += 1;

@@ -223,37 +223,55 @@ async fn xlsx_budget_sheet_and_range_options() {
 #[tokio::test]
 async fn xlsx_following_next_reads_every_row_once() {
     let app = TestApp::new().await;
-    let id = app
-        .upload_id("book.xlsx", &fixture("office/book.xlsx"))
-        .await;
-    let mut body = json!({"file_id": id, "max_cells": 37});
-    let mut rows = Vec::new();
-    for _ in 0..200 {
-        let r = app.read(body.clone()).await;
-        assert_eq!(r.status, 200, "{}", r.json);
-        let text = strip_truncation(r.json["text"].as_str().unwrap());
-        rows.extend(
-            text.lines()
-                .filter(|l| l.contains("\titem\t"))
-                .map(str::to_string),
-        );
-        let Some(next) = r.json.get("next") else {
-            break;
-        };
-        body = json!({"file_id": id, "max_cells": 37});
-        body.as_object_mut()
-            .unwrap()
-            .extend(next.as_object().unwrap().clone());
-    }
-    assert_eq!(rows.len(), 50, "{rows:?}");
-    for i in 1..=50 {
-        assert_eq!(
-            rows.iter()
-                .filter(|l| l.starts_with(&format!("{i}\t")))
-                .count(),
-            1,
-            "row {i}"
-        );
+    // book.xlsx: rows shorter than a sheet heading; log.xlsx: rows longer than one.
+    for (file, marker, total) in [("book.xlsx", "\titem\t", 50), ("log.xlsx", "\tentry ", 30)] {
+        let id = app
+            .upload_id(file, &fixture(&format!("office/{file}")))
+            .await;
+        // Cell budgets and character budgets (small ones stop on rows the reader did not keep).
+        for budget in [
+            json!({"max_cells": 37}),
+            json!({"max_cells": 13, "max_chars": 400}),
+            json!({"max_cells": 100000, "max_chars": 300}),
+            json!({"max_cells": 100000, "max_chars": 700}),
+            json!({"max_cells": 100000, "max_chars": 1500}),
+        ] {
+            let with = |extra: Option<&Value>| {
+                let mut b = json!({"file_id": id});
+                let o = b.as_object_mut().unwrap();
+                o.extend(budget.as_object().unwrap().clone());
+                if let Some(e) = extra {
+                    o.extend(e.as_object().unwrap().clone());
+                }
+                b
+            };
+            let mut body = with(None);
+            let mut rows = Vec::new();
+            for _ in 0..200 {
+                let r = app.read(body.clone()).await;
+                assert_eq!(r.status, 200, "{file} {budget}: {}", r.json);
+                let text = strip_truncation(r.json["text"].as_str().unwrap());
+                rows.extend(
+                    text.lines()
+                        .filter(|l| l.contains(marker))
+                        .map(str::to_string),
+                );
+                let Some(next) = r.json.get("next") else {
+                    break;
+                };
+                body = with(Some(next));
+            }
+            assert_eq!(rows.len(), total, "{file} {budget}: {rows:?}");
+            for i in 1..=total {
+                assert_eq!(
+                    rows.iter()
+                        .filter(|l| l.starts_with(&format!("{i}\t")))
+                        .count(),
+                    1,
+                    "{file} {budget}: row {i}"
+                );
+            }
+        }
     }
 }
 
