@@ -90,11 +90,47 @@ def fetch(part, dest):
     print(f"native: {part['what']}: installed in {dest}")
 
 
+# Tesseract, the second local OCR engine (Korean, Japanese incl. vertical, and any other
+# installed language): Debian's packages, loaded at run time by src/ocr/tesseract.rs.
+TESSERACT_PACKAGES = ["libtesseract5", "tesseract-ocr-eng", "tesseract-ocr-kor", "tesseract-ocr-jpn",
+                      "tesseract-ocr-jpn-vert", "tesseract-ocr-chi-sim"]
+TESSDATA = "/usr/share/tesseract-ocr/5/tessdata"
+TESSERACT_LANGS = ["eng", "kor", "jpn", "jpn_vert", "chi_sim"]
+
+
+def tesseract():
+    have_lib = any(os.path.exists(os.path.join(d, "libtesseract.so.5"))
+                   for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib", "/usr/local/lib"))
+    missing = [l for l in TESSERACT_LANGS if not os.path.exists(os.path.join(TESSDATA, l + ".traineddata"))]
+    if have_lib and not missing:
+        print("native: Tesseract: installed")
+        return
+    if os.environ.get("DOCREADER_SKIP_TESSERACT"):
+        print("native: Tesseract: skipped (DOCREADER_SKIP_TESSERACT); Korean and Japanese OCR will be unavailable")
+        return
+    if not shutil.which("apt-get"):
+        print("native: Tesseract: no apt-get here; install libtesseract 5 and the kor, jpn, jpn_vert,"
+              " chi_sim traineddata to read Korean and Japanese images")
+        return
+    sudo = [] if os.geteuid() == 0 else (["sudo", "-n"] if shutil.which("sudo") else None)
+    if sudo is None:
+        print("native: Tesseract: not root and no sudo; run: apt-get install " + " ".join(TESSERACT_PACKAGES))
+        return
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    install = sudo + ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *TESSERACT_PACKAGES]
+    print("native: Tesseract: installing " + " ".join(TESSERACT_PACKAGES) + " (Debian)")
+    if subprocess.run(install, env=env).returncode != 0:
+        subprocess.run(sudo + ["apt-get", "update", "-qq"], env=env, check=True)
+        subprocess.run(install, env=env, check=True)
+    print("native: Tesseract: installed")
+
+
 def main():
     dest = native_dir()
     os.makedirs(dest, exist_ok=True)
     for part in PARTS:
         fetch(part, dest)
+    tesseract()
 
 
 if __name__ == "__main__":

@@ -47,9 +47,12 @@ pub struct ReadRequest {
     pub context_lines: Option<i64>,
     /// PDF, image: pages with fewer characters are OCR'd (default 50).
     pub min_text_per_page: Option<i64>,
-    /// PDF, image: `auto` (default, local engines only), an engine name, or `none`.
+    /// PDF, image: `auto` (default, local engines only), `force` (OCR every selected page),
+    /// an engine name (`ppocr-v4`, `tesseract`), or `none`.
     pub ocr: Option<String>,
-    /// PDF, image: languages/scripts to expect, e.g. `en,zh`, `ko`, `ja-vert`.
+    /// PDF, image: languages to expect, e.g. `en,zh`, `ko`, `ja`, `ja-vert`, `de`. Chinese
+    /// and Latin scripts are read by PP-OCR; any other language by Tesseract (English is
+    /// added to it); `GET /readyz` lists Tesseract's installed languages.
     pub ocr_lang: Option<String>,
     /// PDF: password for an encrypted file.
     pub password: Option<String>,

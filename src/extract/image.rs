@@ -17,24 +17,6 @@ pub struct ImageExtractor;
 /// Pixels OCR'd per image at most; larger images are scaled down (with a warning).
 pub const MAX_OCR_PIXELS: u64 = 40_000_000;
 
-/// Languages the built-in models read.
-pub fn check_lang(lang: Option<&str>) -> Result<(), ApiError> {
-    let Some(l) = lang else { return Ok(()) };
-    for part in l.split([',', '+', ' ']).filter(|p| !p.is_empty()) {
-        if !matches!(
-            part.to_ascii_lowercase().as_str(),
-            "en" | "eng" | "zh" | "ch" | "chi_sim" | "zh-cn" | "latin"
-        ) {
-            return Err(ApiError::new(
-                ErrorCode::UnsupportedOption,
-                format!("ocr_lang {part:?} has no local recognition model in this build"),
-            )
-            .with_hint("The built-in PP-OCR models read Chinese and Latin scripts: use ocr_lang \"en\" or \"zh\" (or leave it out)."));
-        }
-    }
-    Ok(())
-}
-
 fn decode(input: &Input) -> Result<DynamicImage, ApiError> {
     let bad = |e: &dyn std::fmt::Display| {
         ApiError::new(
@@ -166,19 +148,20 @@ impl Extractor for ImageExtractor {
     ) -> Result<Extraction, ApiError> {
         let max_chars = req.max_chars(limits.max_chars)?;
         let choice = OcrChoice::parse(req.ocr.as_deref())?;
-        check_lang(req.ocr_lang.as_deref())?;
         if choice == OcrChoice::Off {
             return Err(
                 ocr::no_engine("images are read by OCR only, ocr is \"none\",")
                     .with_hint("Leave out `ocr` (or use \"auto\") to read the image."),
             );
         }
-        let engine = ocr::local_engine().ok_or_else(|| {
-            ocr::no_engine(&format!(
-                "images ({}) are read by OCR,",
-                input.format.mime()
-            ))
-        })?;
+        let engine =
+            ocr::engine_for(req.ocr.as_deref(), req.ocr_lang.as_deref())?.ok_or_else(|| {
+                ocr::no_engine(&format!(
+                    "images ({}) are read by OCR,",
+                    input.format.mime()
+                ))
+            })?;
+        let engine = engine.as_ref();
         let img = decode(input)?;
         let (w, h) = (img.width(), img.height());
         let (mut lines, warning) = ocr_image(engine, img.to_rgb8(), MAX_OCR_PIXELS)?;

@@ -473,7 +473,10 @@ impl Extractor for PdfExtractor {
         let min_text =
             options::count("min_text_per_page", req.min_text_per_page, 0)?.unwrap_or(50) as usize;
         let choice = OcrChoice::parse(req.ocr.as_deref())?;
-        super::image::check_lang(req.ocr_lang.as_deref())?;
+        let engine = match choice {
+            OcrChoice::Off => None,
+            _ => ocr::engine_for(req.ocr.as_deref(), req.ocr_lang.as_deref())?,
+        };
         let pdfium = pdfium()?;
         let doc = open(pdfium, input, req.password.as_deref())?;
         let total = doc.pages().len() as u64;
@@ -494,10 +497,7 @@ impl Extractor for PdfExtractor {
 
         // Page by page: native text, the verdict, and OCR where it is needed, until done
         // or the deadline passes.
-        let engine = match choice {
-            OcrChoice::Off => None,
-            _ => ocr::local_engine(),
-        };
+        let engine = engine.as_deref();
         let mut pixel_budget = MAX_RENDER_PIXELS_PER_READ;
         let mut pages: Vec<Page> = Vec::with_capacity(selected.len());
         let (mut fresh, mut from_memory) = (Vec::new(), 0usize);

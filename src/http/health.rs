@@ -42,7 +42,11 @@ pub async fn readyz(State(st): State<AppState>) -> Result<Json<Value>, ApiError>
         .await
         .unwrap_or(false);
     let ocr = crate::ocr::local_engine().map(|e| e.name());
+    // Tesseract's installed languages (empty when it is missing): what `ocr_lang` can name.
+    let tesseract = tokio::task::spawn_blocking(crate::ocr::tesseract::installed)
+        .await
+        .unwrap_or_default();
     Ok(Json(
-        json!({"status": "ok", "engines": {"pdf": pdf, "ocr": ocr}}),
+        json!({"status": "ok", "engines": {"pdf": pdf, "ocr": ocr, "tesseract": tesseract}}),
     ))
 }

@@ -134,7 +134,7 @@ async fn resolve(
             let format = Format::from_mime(&rec.mime, &rec.name)
                 .ok_or_else(|| ApiError::internal(format!("unknown stored mime {}", rec.mime)))?;
             let known_ocr = match format {
-                Format::Pdf => remembered(st, tenant, &rec.sha256).await,
+                Format::Pdf => remembered(st, tenant, &rec.sha256, &memory_variant(req)).await,
                 _ => Default::default(),
             };
             let input = Input {
@@ -169,12 +169,13 @@ async fn execute(
         Some((id, sha)) => (Some(id), Some(sha)),
         None => (None, None),
     };
+    let variant = memory_variant(&req);
     let out = match &st.workers {
         Some(pool) => pool.read(input, file_id, req, &st.limits).await,
         None => extract::run(&st.read_slots, &st.limits, input, file_id, req).await,
     };
     if let (Ok(env), Some(sha)) = (&out, &sha256) {
-        remember(st, tenant, sha, env).await;
+        remember(st, tenant, sha, &variant, env).await;
     }
     st.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
     let outcome = out
@@ -204,9 +205,9 @@ async fn remembered(
     st: &AppState,
     tenant: &str,
     sha256: &str,
+    variant: &str,
 ) -> std::collections::HashMap<u64, Vec<crate::ocr::OcrLine>> {
-    let rows = match crate::db::memory_get(&st.db, tenant, sha256, crate::ocr::MEMORY_VARIANT).await
-    {
+    let rows = match crate::db::memory_get(&st.db, tenant, sha256, variant).await {
         Ok(rows) => rows,
         Err(e) => {
             tracing::warn!(error = %e, "document memory unavailable");
@@ -219,7 +220,12 @@ async fn remembered(
 }
 
 /// Keep what this read recognised; count what it reused.
-async fn remember(st: &AppState, tenant: &str, sha256: &str, env: &Envelope) {
+/// The memory variant of a read's OCR: its engine, models and languages.
+fn memory_variant(req: &ReadRequest) -> String {
+    crate::ocr::memory_variant_for(req.ocr.as_deref(), req.ocr_lang.as_deref())
+}
+
+async fn remember(st: &AppState, tenant: &str, sha256: &str, variant: &str, env: &Envelope) {
     if let Some(n) = env
         .extra
         .get("ocr_pages_from_memory")
@@ -237,7 +243,7 @@ async fn remember(st: &AppState, tenant: &str, sha256: &str, env: &Envelope) {
             &st.db,
             tenant,
             sha256,
-            crate::ocr::MEMORY_VARIANT,
+            variant,
             *page as i64,
             &json,
             MEMORY_MAX_BYTES,

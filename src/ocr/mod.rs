@@ -3,6 +3,7 @@
 //! process, with nothing sent off the machine.
 
 pub mod ppocr;
+pub mod tesseract;
 
 use image::RgbImage;
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,29 @@ pub trait OcrEngine: Send + Sync {
     fn is_available(&self) -> bool;
     /// Lines in reading order.
     fn recognize(&self, image: &RgbImage) -> Result<Vec<OcrLine>, ApiError>;
+    /// What remembered results of this engine depend on (engine, models, languages,
+    /// rendering): results stored under another variant are never reused.
+    fn memory_variant(&self) -> String {
+        MEMORY_VARIANT.to_string()
+    }
+}
+
+impl<T: OcrEngine + ?Sized> OcrEngine for &'static T {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn is_local(&self) -> bool {
+        (**self).is_local()
+    }
+    fn is_available(&self) -> bool {
+        (**self).is_available()
+    }
+    fn recognize(&self, image: &RgbImage) -> Result<Vec<OcrLine>, ApiError> {
+        (**self).recognize(image)
+    }
+    fn memory_variant(&self) -> String {
+        (**self).memory_variant()
+    }
 }
 
 /// What the `ocr` option asks for.
@@ -49,25 +73,123 @@ pub enum OcrChoice {
 impl OcrChoice {
     pub fn parse(v: Option<&str>) -> Result<Self, ApiError> {
         match v {
-            None | Some("auto") | Some(ppocr::NAME) => Ok(Self::Auto),
+            None | Some("auto") | Some(ppocr::NAME) | Some(tesseract::NAME) => Ok(Self::Auto),
             Some("force") => Ok(Self::Force),
             Some("none") => Ok(Self::Off),
             Some(other) => Err(
                 ApiError::invalid_option(format!("unknown OCR engine {other:?}")).with_hint(
                     format!(
-                        "Use ocr \"auto\" (local engines only), \"{}\", \"force\" or \"none\".",
-                        ppocr::NAME
-                    ),
+                    "Use ocr \"auto\" (local engines only), \"{}\", \"{}\", \"force\" or \"none\".",
+                    ppocr::NAME,
+                    tesseract::NAME
+                ),
                 ),
             ),
         }
     }
 }
 
-/// The engine `auto` picks: the first local engine whose parts are installed.
+/// The engine `auto` picks for Chinese and Latin scripts: PP-OCR when installed.
 pub fn local_engine() -> Option<&'static dyn OcrEngine> {
     let e: &'static dyn OcrEngine = ppocr::engine();
     (e.is_local() && e.is_available()).then_some(e)
+}
+
+/// `ocr_lang` codes the PP-OCR `ch` models read.
+fn ppocr_reads(code: &str) -> bool {
+    matches!(code, "eng" | "chi_sim" | "latin")
+}
+
+/// An `ocr_lang` code as a Tesseract language name (`ko` → `kor`, `ja-vert` → `jpn_vert`);
+/// unknown codes pass through, so any installed traineddata can be named.
+fn tesseract_code(code: &str) -> String {
+    let c = code.to_ascii_lowercase().replace('-', "_");
+    let mapped = match c.as_str() {
+        "en" | "eng" | "latin" => "eng",
+        "zh" | "ch" | "zh_cn" | "zh_hans" | "chi_sim" => "chi_sim",
+        "zh_tw" | "zh_hant" | "chi_tra" => "chi_tra",
+        "ko" | "kor" => "kor",
+        "ja" | "jpn" => "jpn",
+        "ja_vert" | "jpn_vert" => "jpn_vert",
+        "de" => "deu",
+        "fr" => "fra",
+        "es" => "spa",
+        "it" => "ita",
+        "pt" => "por",
+        "nl" => "nld",
+        "ru" => "rus",
+        "uk" => "ukr",
+        "pl" => "pol",
+        "ar" => "ara",
+        "hi" => "hin",
+        "th" => "tha",
+        "vi" => "vie",
+        other => other,
+    };
+    mapped.to_string()
+}
+
+/// The engine for a read, from `ocr` (`auto`, `force`, an engine name) and `ocr_lang`:
+/// PP-OCR for Chinese and Latin scripts, Tesseract for the languages it has installed.
+/// `Ok(None)` when no engine that could read the document is installed.
+pub fn engine_for(
+    ocr: Option<&str>,
+    lang: Option<&str>,
+) -> Result<Option<Box<dyn OcrEngine>>, ApiError> {
+    OcrChoice::parse(ocr)?;
+    let codes: Vec<String> = lang
+        .unwrap_or("")
+        .split([',', '+', ' '])
+        .filter(|p| !p.is_empty())
+        .map(tesseract_code)
+        .collect();
+    let wants_tesseract = ocr == Some(tesseract::NAME)
+        || codes.iter().any(|c| !ppocr_reads(c))
+        || (ocr != Some(ppocr::NAME) && local_engine().is_none());
+    if !wants_tesseract {
+        return Ok(local_engine().map(|e| Box::new(e) as Box<dyn OcrEngine>));
+    }
+    if ocr == Some(ppocr::NAME) {
+        return Err(ApiError::new(
+            ErrorCode::UnsupportedOption,
+            format!(
+                "{} reads Chinese and Latin scripts, not ocr_lang {:?}",
+                ppocr::NAME,
+                lang.unwrap_or("")
+            ),
+        )
+        .with_hint("Leave out `ocr` (or use \"auto\" or \"tesseract\") to read other languages."));
+    }
+    let installed = tesseract::installed();
+    // English rides along with every other script (headings, names, product codes): Korean
+    // alone reads "RULES AND INSTRUCTIONS" as digits.
+    let mut codes = codes;
+    codes.dedup();
+    if !codes.iter().any(|c| c == "eng") && installed.iter().any(|l| l == "eng") {
+        codes.push("eng".to_string());
+    }
+    if installed.is_empty() {
+        return Ok(None);
+    }
+    if let Some(missing) = codes.iter().find(|c| !installed.contains(c)) {
+        return Err(ApiError::new(
+            ErrorCode::UnsupportedOption,
+            format!("ocr_lang {missing:?}: no recognition model for it is installed"),
+        )
+        .with_hint(format!(
+            "Installed: PP-OCR (en, zh) and Tesseract ({}). Install tesseract-ocr-{missing} (Debian) or its traineddata to read it.",
+            installed.join(", ")
+        )));
+    }
+    Ok(Some(Box::new(tesseract::Tesseract::new(&codes))))
+}
+
+/// The document-memory variant a read's OCR results are stored under.
+pub fn memory_variant_for(ocr: Option<&str>, lang: Option<&str>) -> String {
+    match engine_for(ocr, lang) {
+        Ok(Some(e)) => e.memory_variant(),
+        _ => MEMORY_VARIANT.to_string(),
+    }
 }
 
 /// The error for content that needs OCR when no engine is installed.

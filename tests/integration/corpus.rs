@@ -15,20 +15,12 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "no ToUnicode; PDFium's Adobe-Japan1 table maps CID 13706 to U+5409 (吉) instead of U+20BB7 (𠮷)",
     ),
     (
-        "image/english_and_korean.png",
-        "read with ocr_lang ko: no Korean recognition model in this build (issue #5)",
-    ),
-    (
         "image/testOCR.jpg",
         "a 136×66 JPEG: the recogniser reads \"Apache T Tika\" (a doubled T) with 0.99 confidence",
     ),
     (
         "image/invoice_image.png",
         "we believe the row is wrong: the image shows \"Invoice #: 123\" (with a colon), which is what we read",
-    ),
-    (
-        "image/jpn_vert.jpeg",
-        "read with ocr_lang ja-vert: no vertical Japanese model in this build (issue #5)",
     ),
 ];
 

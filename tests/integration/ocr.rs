@@ -109,3 +109,75 @@ async fn damaged_images_are_corrupt() {
         "corrupt",
     );
 }
+
+#[tokio::test]
+async fn languages_beyond_ppocr_are_read_by_tesseract() {
+    let app = TestApp::new().await;
+    let korean = std::fs::read(corpus_dir().join("image/english_and_korean.png")).unwrap();
+    let id = app.upload_id("korean.png", &korean).await;
+    let r = app
+        .read(json!({"file_id": id, "ocr_lang": "ko", "include_boxes": true}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["ocr_engine"], "tesseract");
+    let text = r.json["text"].as_str().unwrap();
+    let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    assert!(squeezed.contains("안녕하세요"), "{text}");
+    // English rides along with Korean.
+    assert!(text.contains("RULES AND INSTRUCTIONS"), "{text}");
+    let b = &r.json["boxes"][0];
+    assert!(
+        b["box"].as_array().unwrap().len() == 4 && b["confidence"].as_f64().unwrap() > 0.5,
+        "{b}"
+    );
+    // Without the hint the image goes to PP-OCR, which has no Hangul.
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.json["ocr_engine"], "ppocr-v4");
+    // PP-OCR asked for by name cannot read Korean; an unknown language says what is there.
+    assert_error(
+        &app.read(json!({"file_id": id, "ocr": "ppocr-v4", "ocr_lang": "ko"}))
+            .await,
+        400,
+        "unsupported_option",
+    );
+    let r = app.read(json!({"file_id": id, "ocr_lang": "xx"})).await;
+    assert_error(&r, 400, "unsupported_option");
+    assert!(
+        r.json["error"]["hint"].as_str().unwrap().contains("kor"),
+        "{}",
+        r.json
+    );
+    // Tesseract by name reads Latin text too.
+    let r = app
+        .upload_and_read(
+            "hello.png",
+            &fixture("images/hello.png"),
+            json!({"ocr": "tesseract"}),
+        )
+        .await;
+    assert_eq!(r.json["ocr_engine"], "tesseract", "{}", r.json);
+    assert!(
+        r.json["text"].as_str().unwrap().contains("Hello OCR world"),
+        "{}",
+        r.json
+    );
+}
+
+#[tokio::test]
+async fn scanned_pdf_pages_by_tesseract_are_remembered_apart() {
+    let app = TestApp::new().await;
+    let scan = std::fs::read(corpus_dir().join("pdf/testOCR.pdf")).unwrap();
+    let id = app.upload_id("scan.pdf", &scan).await;
+    let r = app.read(json!({"file_id": id, "ocr": "tesseract"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["ocr_engine"], "tesseract");
+    assert_eq!(r.json["ocr_pages"], 1);
+    assert_eq!(r.json["cached"], false);
+    // Another engine's result is not reused: PP-OCR runs for itself…
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.json["ocr_engine"], "ppocr-v4", "{}", r.json);
+    assert_eq!(r.json["cached"], false, "{}", r.json);
+    // …and each engine's second read comes from memory.
+    let r = app.read(json!({"file_id": id, "ocr": "tesseract"})).await;
+    assert_eq!(r.json["cached"], true, "{}", r.json);
+}

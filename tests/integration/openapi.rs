@@ -50,6 +50,8 @@ async fn probes() {
     // make test installs PDFium first (make native), so it must be found.
     assert_eq!(ready.json["engines"]["pdf"], true, "{}", ready.json);
     assert_eq!(ready.json["engines"]["ocr"], "ppocr-v4", "{}", ready.json);
+    let langs = ready.json["engines"]["tesseract"].as_array().unwrap();
+    assert!(langs.iter().any(|l| l == "kor"), "{}", ready.json);
 }
 
 #[tokio::test]

@@ -1,0 +1,344 @@
+//! Tesseract as the second local engine, for scripts the PP-OCR `ch` models do not read
+//! (Korean, Japanese including vertical text, and the other languages whose
+//! `*.traineddata` are installed). libtesseract is loaded at run time through its C API
+//! (like PDFium and ONNX Runtime), so the service builds and starts without it; a worker
+//! process contains any crash. One `TessBaseAPI` per recognition: it is not thread-safe.
+
+use std::ffi::{c_char, c_int, c_uchar, c_void, CStr, CString};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use image::RgbImage;
+
+use super::{OcrEngine, OcrLine};
+use crate::error::{ApiError, ErrorCode};
+
+pub const NAME: &str = "tesseract";
+
+type Handle = *mut c_void;
+
+struct Api {
+    _lib: libloading::Library,
+    create: unsafe extern "C" fn() -> Handle,
+    init3: unsafe extern "C" fn(Handle, *const c_char, *const c_char) -> c_int,
+    set_image: unsafe extern "C" fn(Handle, *const c_uchar, c_int, c_int, c_int, c_int),
+    set_psm: unsafe extern "C" fn(Handle, c_int),
+    recognize: unsafe extern "C" fn(Handle, *mut c_void) -> c_int,
+    tsv: unsafe extern "C" fn(Handle, c_int) -> *mut c_char,
+    delete_text: unsafe extern "C" fn(*const c_char),
+    end: unsafe extern "C" fn(Handle),
+    delete: unsafe extern "C" fn(Handle),
+    version: unsafe extern "C" fn() -> *const c_char,
+}
+
+fn load() -> Result<Api, String> {
+    let path = std::env::var_os("DOCREADER_TESSERACT_LIB")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("libtesseract.so.5"));
+    // SAFETY: loading libtesseract runs its initialisers, which have no preconditions.
+    let lib = unsafe { libloading::Library::new(&path) }
+        .map_err(|e| format!("{} cannot be loaded: {e}", path.display()))?;
+    macro_rules! sym {
+        ($name:literal) => {
+            // SAFETY: the symbol has the C API signature of tesseract/capi.h.
+            *unsafe { lib.get($name) }.map_err(|e| format!("libtesseract lacks a symbol: {e}"))?
+        };
+    }
+    Ok(Api {
+        create: sym!(b"TessBaseAPICreate"),
+        init3: sym!(b"TessBaseAPIInit3"),
+        set_image: sym!(b"TessBaseAPISetImage"),
+        set_psm: sym!(b"TessBaseAPISetPageSegMode"),
+        recognize: sym!(b"TessBaseAPIRecognize"),
+        tsv: sym!(b"TessBaseAPIGetTsvText"),
+        delete_text: sym!(b"TessDeleteText"),
+        end: sym!(b"TessBaseAPIEnd"),
+        delete: sym!(b"TessBaseAPIDelete"),
+        version: sym!(b"TessVersion"),
+        _lib: lib,
+    })
+}
+
+fn api() -> Result<&'static Api, &'static str> {
+    static API: OnceLock<Result<Api, String>> = OnceLock::new();
+    API.get_or_init(|| {
+        // Tesseract's OpenMP threads burn several cores for the same output; reads are
+        // parallel across workers instead (unless the operator says otherwise).
+        if std::env::var_os("OMP_THREAD_LIMIT").is_none() {
+            // Set once, before libtesseract (its only reader) is loaded.
+            std::env::set_var("OMP_THREAD_LIMIT", "1");
+        }
+        load()
+    })
+    .as_ref()
+    .map_err(|e| e.as_str())
+}
+
+/// The library's version, when it loads.
+pub fn version() -> Option<String> {
+    let api = api().ok()?;
+    // SAFETY: TessVersion returns a static NUL-terminated string.
+    Some(
+        unsafe { CStr::from_ptr((api.version)()) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+/// Where the `*.traineddata` files are.
+pub fn tessdata() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for var in ["DOCREADER_TESSDATA", "TESSDATA_PREFIX"] {
+        if let Some(d) = std::env::var_os(var) {
+            let d = PathBuf::from(d);
+            dirs.push(d.join("tessdata"));
+            dirs.push(d);
+        }
+    }
+    for d in [
+        "/usr/share/tesseract-ocr/5/tessdata",
+        "/usr/share/tesseract-ocr/4.00/tessdata",
+        "/usr/share/tessdata",
+        "/usr/local/share/tessdata",
+    ] {
+        dirs.push(PathBuf::from(d));
+    }
+    dirs.into_iter()
+        .find(|d| d.join("eng.traineddata").is_file() || has_any(d))
+}
+
+fn has_any(d: &std::path::Path) -> bool {
+    std::fs::read_dir(d).is_ok_and(|mut r| {
+        r.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".traineddata")))
+    })
+}
+
+/// Installed languages (traineddata names), sorted; empty when Tesseract is missing.
+pub fn installed() -> Vec<String> {
+    if api().is_err() {
+        return Vec::new();
+    }
+    let Some(dir) = tessdata() else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .map(|r| {
+            r.flatten()
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .strip_suffix(".traineddata")
+                        .filter(|n| *n != "osd")
+                        .map(str::to_string)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// Tesseract with a language set, e.g. `eng+kor`.
+pub struct Tesseract {
+    langs: String,
+}
+
+impl Tesseract {
+    pub fn new(langs: &[String]) -> Self {
+        Self {
+            langs: langs.join("+"),
+        }
+    }
+
+    pub fn langs(&self) -> &str {
+        &self.langs
+    }
+}
+
+struct Session<'a>(&'a Api, Handle);
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from TessBaseAPICreate and is ended and deleted once.
+        unsafe {
+            (self.0.end)(self.1);
+            (self.0.delete)(self.1);
+        }
+    }
+}
+
+impl OcrEngine for Tesseract {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn is_local(&self) -> bool {
+        true
+    }
+
+    fn is_available(&self) -> bool {
+        let Some(dir) = tessdata() else { return false };
+        api().is_ok()
+            && self
+                .langs
+                .split('+')
+                .all(|l| dir.join(format!("{l}.traineddata")).is_file())
+    }
+
+    fn memory_variant(&self) -> String {
+        format!(
+            "tesseract-{}/{}/1",
+            version().unwrap_or_default(),
+            self.langs
+        )
+    }
+
+    fn recognize(&self, image: &RgbImage) -> Result<Vec<OcrLine>, ApiError> {
+        let api = api().map_err(|e| {
+            ApiError::new(
+                ErrorCode::NoOcrEngine,
+                format!("Tesseract is not usable: {e}"),
+            )
+        })?;
+        let dir = tessdata().ok_or_else(|| {
+            ApiError::new(ErrorCode::NoOcrEngine, "no Tesseract language data found")
+        })?;
+        let (w, h) = image.dimensions();
+        if w < 3 || h < 3 {
+            return Ok(Vec::new());
+        }
+        let datapath =
+            CString::new(dir.to_string_lossy().as_bytes()).map_err(ApiError::internal)?;
+        let langs = CString::new(self.langs.as_bytes()).map_err(ApiError::internal)?;
+        // SAFETY: calls follow the C API's contract: a created handle, initialised before
+        // use, an image buffer (w*h*3 bytes, stride w*3) that outlives Recognize, and the
+        // TSV text freed with TessDeleteText. The session ends and deletes the handle.
+        unsafe {
+            let s = Session(api, (api.create)());
+            if s.1.is_null() {
+                return Err(ApiError::internal("TessBaseAPICreate failed"));
+            }
+            if (api.init3)(s.1, datapath.as_ptr(), langs.as_ptr()) != 0 {
+                return Err(ApiError::new(
+                    ErrorCode::NoOcrEngine,
+                    format!("Tesseract cannot load the languages {}", self.langs),
+                ));
+            }
+            // PSM_AUTO, as the tesseract command uses: the API's default is one uniform
+            // block, which reads columns and vertical text as noise.
+            (api.set_psm)(s.1, 3);
+            let raw = image.as_raw();
+            (api.set_image)(
+                s.1,
+                raw.as_ptr(),
+                w as c_int,
+                h as c_int,
+                3,
+                (w * 3) as c_int,
+            );
+            // No resolution is set: images rarely carry a true one, and Tesseract
+            // estimates it from the text height (setting 300 dpi on a small screenshot
+            // makes its characters look 5 pt high and the result garbage).
+            if (api.recognize)(s.1, std::ptr::null_mut()) != 0 {
+                return Err(ApiError::internal(
+                    "Tesseract could not recognise the image",
+                ));
+            }
+            let p = (api.tsv)(s.1, 0);
+            if p.is_null() {
+                return Ok(Vec::new());
+            }
+            let tsv = CStr::from_ptr(p).to_string_lossy().into_owned();
+            (api.delete_text)(p);
+            Ok(parse_tsv(&tsv))
+        }
+    }
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3000..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF | 0x20000..=0x3FFFF)
+}
+
+/// Tesseract's TSV (level 5 = words) grouped into lines. Words are joined with a space,
+/// except between Chinese or Japanese characters, which are written without one.
+fn parse_tsv(tsv: &str) -> Vec<OcrLine> {
+    struct Acc {
+        key: (u32, u32, u32, u32),
+        text: String,
+        bbox: [u32; 4],
+        conf: f32,
+        words: u32,
+    }
+    let mut lines: Vec<Acc> = Vec::new();
+    for row in tsv.lines() {
+        let f: Vec<&str> = row.splitn(12, '\t').collect();
+        if f.len() < 12 || f[0] != "5" {
+            continue;
+        }
+        let n = |i: usize| f[i].trim().parse::<i64>().unwrap_or(0).max(0) as u32;
+        let word = f[11].trim();
+        let conf: f32 = f[10].trim().parse().unwrap_or(-1.0);
+        if word.is_empty() || conf < 0.0 {
+            continue;
+        }
+        let key = (n(1), n(2), n(3), n(4));
+        let (x0, y0) = (n(6), n(7));
+        let (x1, y1) = (x0 + n(8), y0 + n(9));
+        match lines.last_mut() {
+            Some(l) if l.key == key => {
+                let joined = l.text.chars().last().is_some_and(is_cjk)
+                    && word.chars().next().is_some_and(is_cjk);
+                if !joined {
+                    l.text.push(' ');
+                }
+                l.text.push_str(word);
+                l.bbox = [
+                    l.bbox[0].min(x0),
+                    l.bbox[1].min(y0),
+                    l.bbox[2].max(x1),
+                    l.bbox[3].max(y1),
+                ];
+                l.conf += conf;
+                l.words += 1;
+            }
+            _ => lines.push(Acc {
+                key,
+                text: word.to_string(),
+                bbox: [x0, y0, x1, y1],
+                conf,
+                words: 1,
+            }),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|l| OcrLine {
+            text: l.text,
+            bbox: l.bbox,
+            confidence: (l.conf / l.words as f32 / 100.0).clamp(0.0, 1.0),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tsv_words_become_lines() {
+        let tsv = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext\n\
+                   4\t1\t1\t1\t1\t0\t10\t10\t200\t20\t-1\t\n\
+                   5\t1\t1\t1\t1\t1\t10\t10\t50\t20\t96.5\tHello\n\
+                   5\t1\t1\t1\t1\t2\t70\t12\t60\t18\t91.5\tworld\n\
+                   5\t1\t1\t1\t2\t1\t10\t40\t20\t20\t90\t文字\n\
+                   5\t1\t1\t1\t2\t2\t30\t40\t20\t20\t80\tを上\n\
+                   5\t1\t1\t1\t2\t3\t50\t40\t20\t20\t70\tOK\n";
+        let lines = parse_tsv(tsv);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].text, "Hello world");
+        assert_eq!(lines[0].bbox, [10, 10, 130, 30]);
+        assert!((lines[0].confidence - 0.94).abs() < 1e-4);
+        assert_eq!(lines[1].text, "文字を上 OK");
+    }
+}
