@@ -571,15 +571,31 @@ impl Extractor for ExcelExtractor {
         let max_chars = req.max_chars(limits.max_chars)?;
         let budget = options::count("max_cells", req.max_cells, 1)?.unwrap_or(1000);
         let window = req.range.as_deref().map(parse_range).transpose()?;
-        if !matches!(input.format, Format::Xls) {
-            // calamine inflates the package itself: prove it is within the caps first.
-            let mut pkg = Package::open(&input.path, PackageLimits::default())?;
-            pkg.check_all()?;
-            if !matches!(input.format, Format::Ods) {
-                refuse_output_bomb(&mut pkg)?;
+        // calamine inflates the package itself: prove it is within the caps first. Opening
+        // an xlsx reads only the small parts (workbook, shared strings, styles), so the
+        // worksheets are checked on a second thread meanwhile; they are read only after.
+        let mut wb = match input.format {
+            Format::Xls => Workbook::open(input)?,
+            Format::Ods => {
+                Package::open(&input.path, PackageLimits::default())?.check_all()?;
+                Workbook::open(input)?
             }
-        }
-        let mut wb = Workbook::open(input)?;
+            _ => {
+                let mut pkg = Package::open(&input.path, PackageLimits::default())?;
+                let is_sheet = |n: &str| n.starts_with("xl/worksheets/");
+                pkg.check_where(|n| !is_sheet(n))?;
+                let (checked, wb) = std::thread::scope(|scope| {
+                    let check = scope.spawn(|| pkg.check_where(is_sheet));
+                    let wb = Workbook::open(input);
+                    (check.join(), wb)
+                });
+                checked.map_err(|_| ApiError::internal("the package check panicked"))??;
+                let wb = wb?;
+                pkg.reset_count();
+                refuse_output_bomb(&mut pkg)?;
+                wb
+            }
+        };
         let meta = wb.sheets();
         let names: Vec<&str> = meta.iter().map(|(n, _)| n.as_str()).collect();
         let listed = || {

@@ -138,14 +138,34 @@ impl Package {
     /// and refuse XML parts that declare entities. For libraries that read the package
     /// themselves (calamine).
     pub fn check_all(&mut self) -> Result<(), ApiError> {
+        self.check_where(|_| true)?;
+        self.reset_count();
+        Ok(())
+    }
+
+    /// `check_all` for the entries whose names `pick` chooses; the inflated total runs on
+    /// across calls until `reset_count`, so a package checked in parts has the same caps.
+    pub fn check_where(&mut self, pick: impl Fn(&str) -> bool) -> Result<(), ApiError> {
         for i in 0..self.zip.len() {
+            // A name that does not decode is checked wherever "" is chosen.
+            let chosen = match self.zip.name_for_index(i) {
+                Some(Ok(n)) => pick(&n),
+                _ => pick(""),
+            };
+            if !chosen {
+                continue;
+            }
             let bytes = self.inflate(i, 64 * 1024)?;
             if is_xml_part(&bytes) {
                 refuse_entities(&bytes)?;
             }
         }
-        self.inflated = 0;
         Ok(())
+    }
+
+    /// Start counting inflated bytes from zero (after a check pass).
+    pub fn reset_count(&mut self) {
+        self.inflated = 0;
     }
 }
 
