@@ -33,6 +33,9 @@ impl Default for PackageLimits {
     }
 }
 
+/// Parts that could inflate past this many bytes are checked before they are kept.
+const PRECHECK_ABOVE: u64 = 32 * 1024 * 1024;
+
 pub struct Package {
     zip: ZipArchive<File>,
     limits: PackageLimits,
@@ -89,6 +92,19 @@ impl Package {
     }
 
     fn read_index(&mut self, i: usize) -> Result<Vec<u8>, ApiError> {
+        // Deflate expands at most 1032:1 and the reader cannot run past the compressed
+        // size, so a part that could inflate past 32 MB is first counted without being
+        // kept: a bomb then fails holding 64 KiB, not the cap's 256 MB.
+        let compressed = self
+            .zip
+            .by_index_raw(i)
+            .map(|e| e.compressed_size())
+            .unwrap_or(u64::MAX);
+        if compressed.saturating_mul(1032) > PRECHECK_ABOVE {
+            let before = self.inflated;
+            self.inflate(i, 0)?;
+            self.inflated = before;
+        }
         self.inflate(i, usize::MAX)
     }
 
