@@ -16,3 +16,6 @@ pub mod store;
 pub mod worker;
 
 pub use http::{app, AppState};
+
+#[global_allocator]
+static ALLOC: worker::CapAwareAlloc = worker::CapAwareAlloc;

@@ -57,6 +57,8 @@ pub enum Reply {
         message: String,
         hint: String,
     },
+    /// An allocation failed under the memory cap; the worker is about to abort.
+    OutOfMemory { cap_mb: u64 },
 }
 
 async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, body: &[u8]) -> std::io::Result<()> {
@@ -88,6 +90,61 @@ async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> std::io::Result<Vec<u
 /// stderr, so a native library that prints cannot corrupt the frames.
 static FRAMES: std::sync::OnceLock<std::sync::Mutex<std::fs::File>> = std::sync::OnceLock::new();
 
+/// The reply channel's descriptor and the `OutOfMemory` frame, made at start-up so that an
+/// allocation failure can report itself without allocating.
+static FRAMES_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+static OOM_FRAME: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+static OOM_SENT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The global allocator: the system's, plus one thing in worker processes: when an
+/// allocation fails (the memory cap), say so on the reply channel before Rust aborts, so
+/// the read fails as `too_large` instead of an unexplained crash.
+pub struct CapAwareAlloc;
+
+impl CapAwareAlloc {
+    #[cold]
+    fn failed() {
+        let fd = FRAMES_FD.load(Ordering::Relaxed);
+        if fd < 0 || OOM_SENT.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        if let Some(frame) = OOM_FRAME.get() {
+            // SAFETY: a plain write of a static buffer to an open descriptor.
+            unsafe {
+                libc::write(fd, frame.as_ptr().cast(), frame.len());
+            }
+        }
+    }
+}
+
+// SAFETY: every call is forwarded to `System`; the failure path only writes a prebuilt buffer.
+unsafe impl std::alloc::GlobalAlloc for CapAwareAlloc {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let p = std::alloc::System.alloc(layout);
+        if p.is_null() {
+            Self::failed();
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let p = std::alloc::System.alloc_zeroed(layout);
+        if p.is_null() {
+            Self::failed();
+        }
+        p
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new: usize) -> *mut u8 {
+        let p = std::alloc::System.realloc(ptr, layout, new);
+        if p.is_null() {
+            Self::failed();
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        std::alloc::System.dealloc(ptr, layout)
+    }
+}
+
 fn send(reply: &Reply) -> std::io::Result<()> {
     use std::io::Write;
     let body = serde_json::to_vec(reply).map_err(std::io::Error::other)?;
@@ -115,6 +172,28 @@ pub fn serve_jobs(spool: &Path) -> std::io::Result<()> {
         }
         std::fs::File::from_raw_fd(fd)
     };
+    {
+        use std::os::fd::AsRawFd;
+        FRAMES_FD.store(frames.as_raw_fd(), Ordering::Relaxed);
+    }
+    let cap_mb = {
+        let mut rl = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit fills the struct it is given.
+        let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) } == 0;
+        if ok && rl.rlim_cur != libc::RLIM_INFINITY {
+            rl.rlim_cur / (1024 * 1024)
+        } else {
+            0
+        }
+    };
+    if let Ok(body) = serde_json::to_vec(&Reply::OutOfMemory { cap_mb }) {
+        let mut frame = (body.len() as u32).to_le_bytes().to_vec();
+        frame.extend_from_slice(&body);
+        let _ = OOM_FRAME.set(frame);
+    }
     let _ = FRAMES.set(std::sync::Mutex::new(frames));
     let mut stdin = std::io::stdin().lock();
     loop {
@@ -338,8 +417,18 @@ impl Pool {
                     .with_hint("The file may be hostile, damaged or too large for the worker's memory cap; other reads are unaffected."))
             }
             Ok(Ok(frame)) => {
+                let reply = serde_json::from_slice::<Reply>(&frame);
+                if let Ok(Reply::OutOfMemory { cap_mb }) = reply {
+                    self.discard(worker, "ran out of memory").await;
+                    return Err(ApiError::new(
+                        ErrorCode::TooLarge,
+                        format!("reading this file needs more memory than a worker may use ({cap_mb} MB)"),
+                    )
+                    .with_hint("Read a smaller part (pages, range, max_chars), or raise --worker-memory-mb; other reads are unaffected."));
+                }
                 self.idle.lock().await.push(worker);
-                match serde_json::from_slice::<Reply>(&frame).map_err(ApiError::internal)? {
+                match reply.map_err(ApiError::internal)? {
+                    Reply::OutOfMemory { .. } => unreachable!("handled above"),
                     Reply::Progress(_) => {
                         Err(ApiError::internal("a worker ended with a progress frame"))
                     }

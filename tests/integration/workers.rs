@@ -228,3 +228,38 @@ async fn native_chatter_on_stdout_cannot_corrupt_replies() {
         assert_eq!(r.json["text"], "quiet text\n");
     }
 }
+
+#[tokio::test]
+async fn a_read_past_the_memory_cap_fails_as_too_large_and_only_it() {
+    // A 46 KB PNG that decodes to 15000 × 15000 pixels (675 MB as RGB): under a 512 MB
+    // worker cap the allocation fails, the worker says so and is replaced.
+    let app = TestApp::with(|a| {
+        a.workers = 1;
+        a.worker_memory_mb = 512;
+        a.worker_bin = Some(env!("CARGO_BIN_EXE_docreader").into());
+    })
+    .await;
+    let balloon = app
+        .upload_id("balloon.png", &fixture("images/balloon.png"))
+        .await;
+    let r = app.read(json!({"file_id": balloon})).await;
+    assert_error(&r, 413, "too_large");
+    assert!(
+        r.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("512 MB"),
+        "{}",
+        r.json
+    );
+    // The same worker slot serves the next read.
+    let r = app
+        .upload_and_read("hello.png", &fixture("images/hello.png"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let metrics = app.get("/metrics").await.json.as_str().unwrap().to_string();
+    assert!(
+        metrics.contains("docreader_worker_restarts_total 1"),
+        "{metrics}"
+    );
+}
