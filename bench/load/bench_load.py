@@ -1,0 +1,946 @@
+#!/usr/bin/env python3
+"""HTTP load benchmark (issue #6): docreader serve on loopback, driven by an asyncio client
+(aiohttp), in four parts measured side by side in one run:
+
+1. scaling: pages/s reading a 200-page text PDF whole, 1 worker process vs N (= nproc);
+   goal: N workers >= 0.9 x N x the 1-worker pages/s;
+2. latency: upload + read of a 1-page PDF at concurrency 1, 8 and 32: p50/p90/p99 and
+   operations/s (no goal; for information);
+3. upload: server RSS (server + worker processes) while 16 clients upload 50 MB files at
+   once; goal: growth < 50 MB;
+4. scan: first vs repeated read of the same scanned PDF (OCR, then the document memory);
+   goal: repeated >= 20x faster.
+
+Run it through bench/load/run.sh (which installs aiohttp); see bench/README.md. Each part
+starts its own `docreader serve` (a free loopback port, a temp data dir) and stops it at the
+end of the part. Inputs are generated into a temp dir. Client and server share the
+machine's CPUs; the report says how much CPU each used.
+
+A missed goal prints `NOT met`; the exit status is 1 only when docreader failed requests
+(an unexpected status, a wrong envelope, a server that would not start).
+"""
+import argparse
+import asyncio
+import datetime
+import http.client
+import json
+import math
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "fixtures"))
+from pdfgen import make_pdf, prose_page  # noqa: E402
+
+try:
+    import aiohttp
+except ImportError:  # run.sh installs it; main() says so when it is missing
+    aiohttp = None
+
+MB = 1_000_000  # MB here is 10^6 bytes (file sizes, RSS)
+HUGE = 50_000_000  # the largest max_chars docreader accepts (src/options.rs)
+REQUEST_TIMEOUT = 600  # seconds, per HTTP request
+SCALING_GOAL = 0.9  # N workers >= 0.9 x N x 1 worker
+UPLOAD_RSS_GOAL_MB = 50
+SCAN_GOAL = 20.0
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def brief(s, limit=200):
+    s = " ".join(str(s or "").split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+class Failed(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------- /proc
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_status_kib(pid, key):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return 0  # a zombie has no VmRSS line
+
+
+def proc_cpu_s(pid):
+    """CPU seconds of pid, plus those of its children it has waited for."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            s = f.read()
+    except OSError:
+        return 0.0
+    v = s[s.rindex(")") + 2:].split()
+    return (int(v[11]) + int(v[12]) + int(v[13]) + int(v[14])) / TICK
+
+
+def children(pid):
+    """Live child processes of pid (the worker processes of a server)."""
+    out = set()
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    out.update(int(x) for x in f.read().split())
+            except OSError:
+                pass
+    except OSError:
+        return []
+    if out or os.path.exists(f"/proc/{pid}/task/{pid}/children"):
+        return sorted(out)
+    # Kernels without CONFIG_PROC_CHILDREN: scan every process's parent.
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    s = f.read()
+                if int(s[s.rindex(")") + 2:].split()[1]) == pid:
+                    out.add(int(name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return sorted(out)
+
+
+def machine():
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count()
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            mem = f"{int(f.readline().split()[1]) / 1024 / 1024:.1f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{cpus} CPUs, {model or platform.processor()}, {mem}, Linux {platform.release()}"
+
+
+def cpu_stat():
+    """Machine-wide CPU seconds from /proc/stat: (busy, idle, steal)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    v += [0] * (8 - len(v))
+    user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
+    return ((user + nice + system + irq + softirq) / TICK, (idle + iowait) / TICK, steal / TICK)
+
+
+def self_cpu():
+    """CPU seconds of this process (the client), all threads."""
+    t = os.times()
+    return t.user + t.system
+
+
+def ncpu():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+# --------------------------------------------------------------------------- server
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """One `docreader serve` on a free loopback port with its own data dir."""
+
+    cpu_spent = 0.0  # CPU seconds of every server (and its workers) stopped so far
+
+    def __init__(self, binary, workdir, label, workers):
+        self.binary, self.label, self.workers = binary, label, workers
+        self.dir = os.path.join(workdir, f"serve-{label}")
+        self.data_dir = os.path.join(self.dir, "data")
+        os.makedirs(self.data_dir, exist_ok=True)
+        self.log_path = os.path.join(self.dir, "serve.log")
+        self.proc = None
+        self.seen_workers = set()
+
+    def start(self):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [self.binary, "serve", "--addr", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir,
+             "--workers", str(self.workers)],
+            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                why = f"docreader serve exited ({self.proc.returncode}): {self.log_tail()}"
+                self.stop()
+                raise Failed(why)
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                conn.request("GET", "/readyz")
+                resp = conn.getresponse()
+                body = resp.read()
+                conn.close()
+                if resp.status == 200:
+                    self.ready = json.loads(body)
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        why = f"docreader serve did not become ready in 30 s: {self.log_tail()}"
+        self.stop()
+        raise Failed(why)
+
+    def log_tail(self):
+        self.log.flush()
+        with open(self.log_path, "rb") as f:
+            lines = [x for x in f.read().decode(errors="replace").splitlines() if x.strip()]
+        return brief(lines[-1] if lines else "")
+
+    def worker_pids(self):
+        pids = children(self.proc.pid)
+        self.seen_workers.update(pids)
+        return pids
+
+    def rss_kib(self):
+        """(server VmRSS, workers' VmRSS summed, number of workers), in KiB."""
+        server = proc_status_kib(self.proc.pid, "VmRSS") or 0
+        pids = self.worker_pids()
+        workers = sum(proc_status_kib(p, "VmRSS") or 0 for p in pids)
+        return server, workers, len(pids)
+
+    def cpu_s(self):
+        """CPU seconds of the server and its workers (live, and those it has reaped)."""
+        return proc_cpu_s(self.proc.pid) + sum(proc_cpu_s(p) for p in self.worker_pids())
+
+    def stop(self):
+        if not self.proc:
+            return
+        if self.proc.poll() is None:
+            Server.cpu_spent += self.cpu_s()
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        # Workers end when the server's pipe closes; make sure of it (only processes this
+        # server started: its children seen during the run, still running our binary).
+        time.sleep(0.2)
+        for pid in self.seen_workers:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read().split(b"\0")
+                if cmd and os.path.realpath(cmd[0].decode(errors="replace")) == os.path.realpath(self.binary) \
+                        and b"worker" in cmd:
+                    os.kill(pid, signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+        self.log.close()
+        self.proc = None
+
+
+# --------------------------------------------------------------------------- client
+
+
+def session(limit):
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=limit, force_close=False),
+        timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT))
+
+
+async def request(sess, method, url, **kw):
+    """(status, parsed JSON or None, raw bytes)."""
+    async with sess.request(method, url, **kw) as r:
+        raw = await r.read()
+        status = r.status
+    try:
+        js = json.loads(raw)
+    except ValueError:
+        js = None
+    return status, js, raw
+
+
+def describe(status, js, raw):
+    if isinstance(js, dict) and isinstance(js.get("error"), dict):
+        return f"HTTP {status} {js['error'].get('code')}: {brief(js['error'].get('message'), 120)}"
+    return f"HTTP {status}: {brief(raw[:300].decode(errors='replace'), 120)}"
+
+
+async def upload(sess, base, name, data, ctype="application/octet-stream"):
+    """POST /upload of bytes or an open binary file; returns the file id."""
+    form = aiohttp.FormData()
+    form.add_field("file", data, filename=name, content_type=ctype)
+    status, js, raw = await request(sess, "POST", base + "/upload", data=form)
+    if status != 200 or not js or not js.get("files"):
+        raise Failed(f"POST /upload {name}: {describe(status, js, raw)}")
+    return js["files"][0]
+
+
+async def read(sess, base, body):
+    status, js, raw = await request(sess, "POST", base + "/read", json=body)
+    if status != 200 or not isinstance(js, dict) or js.get("status") != "ok":
+        raise Failed(f"POST /read: {describe(status, js, raw)}")
+    return js
+
+
+async def delete(sess, base, file_id):
+    status, js, raw = await request(sess, "DELETE", f"{base}/files/{file_id}")
+    if status != 200:
+        raise Failed(f"DELETE /files/{file_id}: {describe(status, js, raw)}")
+
+
+async def metrics(sess, base):
+    status, _, raw = await request(sess, "GET", base + "/metrics")
+    return raw.decode(errors="replace") if status == 200 else ""
+
+
+def metric(text, name):
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            try:
+                return float(line.split()[1])
+            except (ValueError, IndexError):
+                return None
+    return None
+
+
+def pct(values, p):
+    """The p-th percentile (nearest rank) of values."""
+    if not values:
+        return None
+    s = sorted(values)
+    return s[max(0, min(len(s) - 1, math.ceil(p / 100 * len(s)) - 1))]
+
+
+def check_pdf_envelope(env, pages):
+    if env.get("truncated") or env.get("pages_read") != pages:
+        raise Failed(f"incomplete read: truncated={env.get('truncated')} "
+                     f"pages_read={env.get('pages_read')} of {pages}")
+
+
+# --------------------------------------------------------------------------- 1. scaling
+
+
+class Config:
+    """One server of part 1, its clients' uploads and its running totals."""
+
+    def __init__(self, server):
+        self.server = server
+        self.ids, self.lat = [], []
+        self.pages = self.wall = self.cpu = self.client_cpu = 0.0
+        self.error = None
+
+
+async def scaling_slice(cfg, sess, pages, seconds):
+    """All clients read the PDF whole in a loop for `seconds`; adds to cfg's totals."""
+    base, body = cfg.server.base, {"max_chars": HUGE}
+    cpu0, self0 = cfg.server.cpu_s(), self_cpu()
+    t0 = time.perf_counter()
+    end = t0 + seconds
+
+    async def client(file_id):
+        while time.perf_counter() < end:
+            s = time.perf_counter()
+            env = await read(sess, base, {**body, "file_id": file_id})
+            cfg.lat.append(time.perf_counter() - s)
+            check_pdf_envelope(env, pages)
+            cfg.pages += env["pages_read"]
+
+    await asyncio.gather(*(client(i) for i in cfg.ids))
+    cfg.wall += time.perf_counter() - t0
+    cfg.cpu += cfg.server.cpu_s() - cpu0
+    cfg.client_cpu += self_cpu() - self0
+
+
+async def scaling_all(configs, pdf, pages, clients, duration, rounds):
+    sessions = [session(clients + 2) for _ in configs]
+    try:
+        for cfg, sess in zip(configs, sessions):
+            base = cfg.server.base
+            cfg.ids = [(await upload(sess, base, f"dense-{pages}p-{i}.pdf", pdf, "application/pdf"))["file_id"]
+                       for i in range(clients)]
+            # Warm-up: one read per client at once (starts the worker processes), untimed.
+            for env in await asyncio.gather(*(read(sess, base, {"max_chars": HUGE, "file_id": i})
+                                              for i in cfg.ids)):
+                check_pdf_envelope(env, pages)
+        # Round-robin: the configurations take turns in slices, so that a load spike from
+        # outside hits both alike; the idle server's workers wait on their pipes meanwhile.
+        for r in range(rounds):
+            for cfg, sess in zip(configs, sessions):
+                if cfg.error:
+                    continue
+                log(f"1. scaling: round {r + 1}/{rounds}, {cfg.server.workers} worker(s), "
+                    f"{len(cfg.ids)} clients, {duration / rounds:g} s …")
+                try:
+                    await scaling_slice(cfg, sess, pages, duration / rounds)
+                except Failed as e:
+                    cfg.error = str(e)
+    finally:
+        for sess in sessions:
+            await sess.close()
+
+
+def part_scaling(args, binary, workdir):
+    n = args.workers
+    pages = args.pages
+    log(f"1. scaling: generating a {pages}-page PDF …")
+    pdf = make_pdf([prose_page(i + 1) for i in range(pages)])
+    configs = []
+    try:
+        for w in ([1, n] if n != 1 else [1]):
+            configs.append(Config(Server(binary, workdir, f"scaling-{w}w", w).start()))
+        asyncio.run(scaling_all(configs, pdf, pages, args.clients, args.duration, args.rounds))
+    finally:
+        for cfg in configs:
+            cfg.server.stop()
+    rows = []
+    for cfg in configs:
+        row = {"workers": cfg.server.workers, "clients": args.clients}
+        if cfg.error or not cfg.lat:
+            row["error"] = cfg.error or "no read finished"
+        else:
+            row.update({"reads": len(cfg.lat), "pages": cfg.pages, "wall_s": cfg.wall,
+                        "pages_per_s": cfg.pages / cfg.wall, "read_p50_s": statistics.median(cfg.lat),
+                        "read_max_s": max(cfg.lat), "server_cpu_s": cfg.cpu, "client_cpu_s": cfg.client_cpu})
+            log(f"   {cfg.server.workers} worker(s): {row['pages_per_s']:,.0f} pages/s")
+        rows.append(row)
+    return {"pages": pages, "pdf_bytes": len(pdf), "rounds": args.rounds, "rows": rows}
+
+
+def render_scaling(res, n):
+    out = [f"### 1. Throughput: the {res['pages']}-page text PDF read whole, 1 worker vs {n}", "",
+           "| server | clients | reads | pages/s | wall s | read latency p50 / max s "
+           "| server CPU s (% of 1 CPU) | client CPU s | |",
+           "|---|--:|--:|--:|--:|--:|--:|--:|---|"]
+    for r in res["rows"]:
+        label = f"`--workers {r['workers']}`"
+        if "error" in r:
+            out.append(f"| {label} | {r['clients']} | — | — | — | — | — | — | failed: {r['error']} |")
+            continue
+        out.append(f"| {label} | {r['clients']} | {r['reads']} | **{r['pages_per_s']:,.0f}** "
+                   f"| {r['wall_s']:.1f} | {r['read_p50_s']:.3f} / {r['read_max_s']:.3f} "
+                   f"| {r['server_cpu_s']:.1f} ({r['server_cpu_s'] / r['wall_s']:.0%}) "
+                   f"| {r['client_cpu_s']:.1f} | |")
+    out.append("")
+    out.append(f"Each client uploads the PDF once ({res['pdf_bytes'] / MB:.2f} MB; the uploads dedupe "
+               "to one stored copy) and reads it whole (`max_chars` 50000000) in a loop; every read is "
+               "checked for `pages_read` = all pages and `truncated` false. Both servers run side by "
+               f"side and take turns: {res['rounds']} slice(s) each, alternating. pages/s = pages read ÷ "
+               "the slices' wall time, each slice lasting until its last read ends (no read starts after "
+               "the slice's time). Server CPU includes its worker processes; the client is this Python "
+               "process.")
+    ok = [r for r in res["rows"] if "error" not in r]
+    one = next((r for r in ok if r["workers"] == 1), None)
+    many = next((r for r in ok if r["workers"] == n), None)
+    if n == 1:
+        out.append("- only 1 CPU here: nothing to compare (goal not applicable)")
+    elif one and many:
+        ratio = many["pages_per_s"] / one["pages_per_s"]
+        need = SCALING_GOAL * n
+        out.append(f"- {n} workers ÷ 1 worker, pages/s: **{ratio:.3f}×** (goal ≥ {SCALING_GOAL} × {n} = "
+                   f"{need:.1f}×: {'met' if ratio >= need else 'NOT met'}); scaling efficiency "
+                   f"{ratio / n:.0%}")
+    else:
+        out.append("- N workers ÷ 1 worker: cannot compute (a configuration failed)")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- 2. latency
+
+
+async def latency_level(server, pdf, conc, ops, warmup):
+    base = server.base
+    counter = [0]
+    nonce = [0]
+
+    def unique_pdf():
+        # A comment after %%EOF: the same one-page document, new bytes (no dedupe).
+        nonce[0] += 1
+        return pdf + b"%% bench %d %d\n" % (conc, nonce[0])
+
+    async with session(conc + 2) as sess:
+        ids = []
+
+        async def op():
+            t0 = time.perf_counter()
+            rec = await upload(sess, base, "one-page.pdf", unique_pdf(), "application/pdf")
+            t1 = time.perf_counter()
+            env = await read(sess, base, {"file_id": rec["file_id"]})
+            t2 = time.perf_counter()
+            ids.append(rec["file_id"])
+            check_pdf_envelope(env, 1)
+            return t2 - t0, t1 - t0, t2 - t1
+
+        async def worker(n_ops, sink):
+            while counter[0] < n_ops:
+                counter[0] += 1
+                sink.append(await op())
+
+        warm = []
+        counter[0] = 0
+        await asyncio.gather(*(worker(warmup, warm) for _ in range(conc)))
+        samples = []
+        counter[0] = 0
+        cpu0, self0 = server.cpu_s(), self_cpu()
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker(ops, samples) for _ in range(conc)))
+        wall = time.perf_counter() - t0
+        cpu, client_cpu = server.cpu_s() - cpu0, self_cpu() - self0
+        # Untimed: forget the uploads (8 at a time).
+        sem = asyncio.Semaphore(8)
+
+        async def forget(i):
+            async with sem:
+                await delete(sess, base, i)
+
+        await asyncio.gather(*(forget(i) for i in ids))
+    total = [s[0] for s in samples]
+    return {"concurrency": conc, "ops": len(samples), "wall_s": wall, "ops_per_s": len(samples) / wall,
+            "p50_ms": pct(total, 50) * 1000, "p90_ms": pct(total, 90) * 1000,
+            "p99_ms": pct(total, 99) * 1000, "max_ms": max(total) * 1000,
+            "upload_p50_ms": pct([s[1] for s in samples], 50) * 1000,
+            "read_p50_ms": pct([s[2] for s in samples], 50) * 1000,
+            "server_cpu_s": cpu, "client_cpu_s": client_cpu}
+
+
+def part_latency(args, binary, workdir):
+    pdf = make_pdf([prose_page(1)])
+    server = Server(binary, workdir, "latency", args.workers).start()
+    rows = []
+    try:
+        for conc in args.concurrency:
+            log(f"2. latency: concurrency {conc}, {args.ops} operations …")
+            try:
+                row = asyncio.run(latency_level(server, pdf, conc, args.ops, max(conc, args.ops // 20)))
+                log(f"   p50 {row['p50_ms']:.1f} ms, p99 {row['p99_ms']:.1f} ms, {row['ops_per_s']:.0f} ops/s")
+            except Failed as e:
+                row = {"concurrency": conc, "error": str(e)}
+            rows.append(row)
+    finally:
+        server.stop()
+    return {"workers": args.workers, "pdf_bytes": len(pdf), "rows": rows}
+
+
+def render_latency(res, cpus):
+    out = [f"### 2. Upload + read latency: a 1-page PDF, `--workers {res['workers']}`", "",
+           "| concurrency | operations | operations/s | p50 ms | p90 ms | p99 ms | max ms "
+           "| upload p50 ms | read p50 ms | server CPU (% of 1 CPU) | client CPU (% of 1 CPU) | |",
+           "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"]
+    for r in res["rows"]:
+        if "error" in r:
+            out.append(f"| {r['concurrency']} | — | — | — | — | — | — | — | — | — | — | failed: {r['error']} |")
+            continue
+        out.append(f"| {r['concurrency']} | {r['ops']} | {r['ops_per_s']:.0f} | {r['p50_ms']:.1f} "
+                   f"| {r['p90_ms']:.1f} | **{r['p99_ms']:.1f}** | {r['max_ms']:.1f} "
+                   f"| {r['upload_p50_ms']:.1f} | {r['read_p50_ms']:.1f} "
+                   f"| {r['server_cpu_s'] / r['wall_s']:.0%} | {r['client_cpu_s'] / r['wall_s']:.0%} | |")
+    out.append("")
+    out.append(f"One operation = `POST /upload` (multipart, {res['pdf_bytes']:,} bytes) then `POST /read` "
+               "of the returned id (default options), timed together on the client. Every upload is "
+               "made unique by a comment after `%%EOF` (same page, new bytes), so none dedupes: each "
+               "one is streamed to disk, hashed, sniffed and stored as a new blob. The uploads are "
+               "deleted after each level, untimed. Each level starts with untimed warm-up operations. "
+               f"No goal; for information. **The client (this Python process, aiohttp) and the server "
+               f"share the {cpus} CPUs**: at high concurrency the client's own CPU use is part of the "
+               "latency.")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- 3. upload RSS
+
+
+def make_big_files(workdir, count, size):
+    """count different CSV files of size bytes each (reused when present)."""
+    rows = []
+    cities = ["Berlin", "São Paulo", "Zürich", "Kraków", "東京", "Lyon", "Oslo", "Austin, TX"]
+    for i in range(20000):
+        rows.append(f'{i},"{cities[i % len(cities)]}",{(i * 7919) % 100000 / 100:.2f},'
+                    f'note for row {i}: the order shipped on time\r\n')
+    block = "".join(rows).encode()
+    paths = []
+    for k in range(count):
+        path = os.path.join(workdir, f"big-{k:02d}-{size}.csv")
+        paths.append(path)
+        if os.path.exists(path) and os.path.getsize(path) == size:
+            continue
+        head = f"file_{k},city,amount,note\r\n".encode()  # a different first line per file
+        with open(path, "wb") as f:
+            f.write(head)
+            left = size - len(head)
+            while left > 0:
+                chunk = block[:left]
+                f.write(chunk)
+                left -= len(chunk)
+    return paths
+
+
+class Sampler(threading.Thread):
+    """Samples the server's RSS (server, workers) every `interval` seconds."""
+
+    def __init__(self, server, interval):
+        super().__init__(daemon=True)
+        self.server, self.interval = server, interval
+        self.samples = []  # (t, server KiB, workers KiB, workers)
+        self.halt = threading.Event()
+
+    def run(self):
+        while not self.halt.is_set():
+            s, w, n = self.server.rss_kib()
+            self.samples.append((time.monotonic(), s, w, n))
+            self.halt.wait(self.interval)
+
+    def stop(self):
+        self.halt.set()
+        self.join()
+
+
+async def upload_all(server, paths):
+    base = server.base
+    async with session(len(paths) + 2) as sess:
+        # Warm-up, before the baseline: one small upload, so the baseline is a server that
+        # has already served a request.
+        rec = await upload(sess, base, "warm.txt", b"warm up\n", "text/plain")
+        await delete(sess, base, rec["file_id"])
+        await asyncio.sleep(0.5)
+        base_samples = []
+        for _ in range(10):
+            base_samples.append(server.rss_kib())
+            await asyncio.sleep(0.05)
+        sampler = Sampler(server, 0.01)
+        sampler.start()
+        files = [open(p, "rb") for p in paths]
+        t0 = time.perf_counter()
+        try:
+            recs = await asyncio.gather(*(upload(sess, base, os.path.basename(p), f, "text/csv")
+                                          for p, f in zip(paths, files)))
+        finally:
+            wall = time.perf_counter() - t0
+            sampler.stop()
+            for f in files:
+                f.close()
+        for p, r in zip(paths, recs):
+            if r.get("size") != os.path.getsize(p):
+                raise Failed(f"{os.path.basename(p)}: stored size {r.get('size')} != {os.path.getsize(p)}")
+        await asyncio.sleep(0.5)
+        after = server.rss_kib()
+        for r in recs:
+            await delete(sess, base, r["file_id"])
+    return base_samples, sampler.samples, after, wall, recs
+
+
+def part_upload(args, binary, workdir):
+    log(f"3. upload: generating {args.big_files} files of {args.big_mb} MB …")
+    size = int(args.big_mb * MB)
+    paths = make_big_files(workdir, args.big_files, size)
+    server = Server(binary, workdir, "upload", args.workers).start()
+    try:
+        log(f"3. upload: {args.big_files} clients upload {args.big_mb} MB each at once …")
+        base, during, after, wall, recs = asyncio.run(upload_all(server, paths))
+    except Failed as e:
+        return {"files": args.big_files, "file_bytes": size, "error": str(e)}
+    finally:
+        server.stop()
+    kib = 1024
+    before_server = max(s for s, _, _ in base) * kib
+    before_total = max(s + w for s, w, _ in base) * kib
+    peak_server = max(s for _, s, _, _ in during) * kib
+    peak_total = max(s + w for _, s, w, _ in during) * kib
+    return {"files": len(paths), "file_bytes": size, "wall_s": wall,
+            "mb_per_s": len(paths) * size / MB / wall, "samples": len(during),
+            "before_server": before_server, "before_total": before_total,
+            "before_workers": max(n for _, _, n in base),
+            "peak_server": peak_server, "peak_total": peak_total,
+            "peak_workers": max(n for _, _, _, n in during),
+            "after_server": after[0] * kib, "after_total": (after[0] + after[1]) * kib,
+            "growth_server": peak_server - before_server, "growth_total": peak_total - before_total,
+            "formats": sorted({r.get("format") for r in recs})}
+
+
+def render_upload(res):
+    n, size = res["files"], res["file_bytes"]
+    out = [f"### 3. Server RSS while {n} clients upload {size / MB:g} MB files at once", ""]
+    if "error" in res:
+        out.append(f"failed: {res['error']}")
+        return "\n".join(out)
+
+    def mb(b):
+        return f"{b / MB:.1f}"
+
+    out += ["| RSS, MB | server | server + workers |", "|---|--:|--:|",
+            f"| before (idle, after one small upload) | {mb(res['before_server'])} | {mb(res['before_total'])} |",
+            f"| peak during the uploads | {mb(res['peak_server'])} | {mb(res['peak_total'])} |",
+            f"| after (uploads done) | {mb(res['after_server'])} | {mb(res['after_total'])} |",
+            f"| **growth** (peak − before) | {mb(res['growth_server'])} | **{mb(res['growth_total'])}** |",
+            "",
+            f"{n} different CSV files ({n} × {size / MB:g} MB = {n * size / MB:,.0f} MB) uploaded in one "
+            f"multipart request each, all at once, streamed from disk by the client; {res['wall_s']:.1f} s "
+            f"in all ({res['mb_per_s']:.0f} MB/s); all stored with their full size (format "
+            f"{', '.join(map(str, res['formats']))}), then deleted. RSS = `VmRSS` of the server and of "
+            f"its worker processes ({res['before_workers']} before, at most {res['peak_workers']} during; "
+            f"uploads do not use workers), sampled every 10 ms ({res['samples']} samples).",
+            f"- RSS growth during the uploads: **{mb(res['growth_total'])} MB** "
+            f"(goal < {UPLOAD_RSS_GOAL_MB} MB: "
+            f"{'met' if res['growth_total'] < UPLOAD_RSS_GOAL_MB * MB else 'NOT met'})"]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- 4. scan
+
+
+def find_scan(args, workdir):
+    if args.scan:
+        path = args.scan if os.path.isabs(args.scan) else os.path.join(ROOT, args.scan)
+        return path, "given with --scan"
+    corpus = os.environ.get("DOCREADER_CORPUS") or os.path.join(ROOT, "..", "shared", "corpus")
+    path = os.path.join(corpus, "pdf", "testOCR.pdf")
+    if os.path.exists(path):
+        return os.path.abspath(path), "the shared corpus's pdf/testOCR.pdf: one scanned page, no text layer"
+    path = os.path.join(workdir, "image-only.pdf")
+    with open(path, "wb") as f:
+        f.write(make_pdf([[("image",)]]))
+    return path, ("generated with fixtures/pdfgen.py: one page holding only an 8×8 gray image "
+                  "(the corpus's pdf/testOCR.pdf was not found)")
+
+
+async def scan_runs(server, data, runs, repeats):
+    base = server.base
+    async with session(server.workers + 2) as sess:
+        # Warm-up: as many reads at once as there are workers, so that every worker has
+        # loaded the OCR models; then delete (which forgets the document memory).
+        rec = await upload(sess, base, "scan.pdf", data, "application/pdf")
+        await asyncio.gather(*(read(sess, base, {"file_id": rec["file_id"]}) for _ in range(server.workers)))
+        await delete(sess, base, rec["file_id"])
+        firsts, repeated, pages = [], [], None
+        for _ in range(runs):
+            rec = await upload(sess, base, "scan.pdf", data, "application/pdf")
+            t0 = time.perf_counter()
+            env = await read(sess, base, {"file_id": rec["file_id"]})
+            first = time.perf_counter() - t0
+            if env.get("cached"):
+                raise Failed("the first read of a fresh upload says cached: true")
+            pages = env.get("ocr_pages")
+            firsts.append((first, env["elapsed_ms"], env.get("ocr_pages")))
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                again = await read(sess, base, {"file_id": rec["file_id"]})
+                dt = time.perf_counter() - t0
+                if not again.get("cached"):
+                    raise Failed(f"a repeated read says cached: {again.get('cached')} "
+                                 f"(ocr_pages_from_memory={again.get('ocr_pages_from_memory')})")
+                if again.get("text") != env.get("text"):
+                    raise Failed("a repeated read returned other text than the first")
+                repeated.append((dt, again["elapsed_ms"]))
+            # Deleting the last upload of the bytes forgets them: the next run reads afresh.
+            await delete(sess, base, rec["file_id"])
+        hits = metric(await metrics(sess, base), "docreader_cache_hits_total")
+        text = env.get("text", "")
+    return firsts, repeated, pages, hits, text
+
+
+def part_scan(args, binary, workdir):
+    path, origin = find_scan(args, workdir)
+    with open(path, "rb") as f:
+        data = f.read()
+    server = Server(binary, workdir, "scan", args.workers).start()
+    res = {"file": path, "origin": origin, "bytes": len(data), "runs": args.scan_runs,
+           "repeats": args.repeats, "ocr_engine": (server.ready.get("engines") or {}).get("ocr")}
+    try:
+        log(f"4. scan: {args.scan_runs} × (first read + {args.repeats} repeated) of {os.path.basename(path)} …")
+        firsts, repeated, pages, hits, text = asyncio.run(scan_runs(server, data, args.scan_runs, args.repeats))
+    except Failed as e:
+        res["error"] = str(e)
+        return res
+    finally:
+        server.stop()
+    res.update({
+        "first_s": statistics.median(f[0] for f in firsts), "first_min_s": min(f[0] for f in firsts),
+        "first_max_s": max(f[0] for f in firsts),
+        "first_elapsed_ms": statistics.median(f[1] for f in firsts),
+        "repeat_s": statistics.median(r[0] for r in repeated), "repeat_min_s": min(r[0] for r in repeated),
+        "repeat_max_s": max(r[0] for r in repeated),
+        "repeat_elapsed_ms": statistics.median(r[1] for r in repeated),
+        "ocr_pages": pages, "cache_hits": hits, "text_chars": len(text), "text_head": text[:80]})
+    res["ratio"] = res["first_s"] / res["repeat_s"] if res["repeat_s"] > 0 else None
+    return res
+
+
+def render_scan(res):
+    out = ["### 4. Scanned PDF: first read (OCR) vs repeated reads (document memory)", "",
+           f"File: `{os.path.basename(res['file'])}` ({res['bytes']:,} bytes), {res['origin']}. "
+           f"OCR engine: {res.get('ocr_engine') or 'none reported by /readyz'}.", ""]
+    if "error" in res:
+        out.append(f"failed: {res['error']}")
+        return "\n".join(out)
+    out += ["| read | reads | wall s, median (min–max) | server `elapsed_ms`, median | `cached` |",
+            "|---|--:|--:|--:|---|",
+            f"| first (after upload) | {res['runs']} | {res['first_s']:.3f} ({res['first_min_s']:.3f}–"
+            f"{res['first_max_s']:.3f}) | {res['first_elapsed_ms']:.0f} | false |",
+            f"| repeated (same upload) | {res['runs'] * res['repeats']} | {res['repeat_s']:.4f} "
+            f"({res['repeat_min_s']:.4f}–{res['repeat_max_s']:.4f}) | {res['repeat_elapsed_ms']:.0f} | true |",
+            "",
+            f"Each run uploads the file, reads it (`ocr_pages` {res['ocr_pages']}), reads it again "
+            f"{res['repeats']} times (each checked for `cached: true` and the same text), then deletes "
+            "it, which forgets its pages, so every run's first read OCRs afresh. Untimed before the "
+            "runs: one read per worker at once, so each worker has loaded the OCR models. "
+            f"`docreader_cache_hits_total` at the end: {res['cache_hits']:.0f}. Text read: "
+            f"{res['text_chars']} characters, starting `{brief(res['text_head'], 60)}`."]
+    if res["ratio"] is not None:
+        out.append(f"- first ÷ repeated read, wall time: **{res['ratio']:.0f}×** (goal ≥ {SCAN_GOAL:g}×: "
+                   f"{'met' if res['ratio'] >= SCAN_GOAL else 'NOT met'})")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- main
+
+
+PARTS = ["scaling", "latency", "upload", "scan"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=os.environ.get("DOCREADER_BIN", "target/release/docreader"),
+                    help="docreader binary (default: $DOCREADER_BIN, else target/release/docreader)")
+    ap.add_argument("--parts", default=",".join(PARTS), help=f"subset of {','.join(PARTS)}")
+    ap.add_argument("--quick", action="store_true",
+                    help="a small run to try the script (seconds per part); explicit options still win")
+    ap.add_argument("--workers", type=int, default=ncpu(), help="N: worker processes (default: nproc)")
+    ap.add_argument("--pages", type=int, help="1. pages of the text PDF (default 200)")
+    ap.add_argument("--clients", type=int, help="1. concurrent clients (default 2 x N)")
+    ap.add_argument("--duration", type=float, help="1. seconds per configuration (default 20; quick 3)")
+    ap.add_argument("--rounds", type=int, help="1. slices each configuration's time is cut into, taken "
+                                               "in turns (default 4; quick 1)")
+    ap.add_argument("--concurrency", help="2. levels (default 1,8,32)")
+    ap.add_argument("--ops", type=int, help="2. timed operations per level (default 1000; quick 40)")
+    ap.add_argument("--big-files", type=int, help="3. concurrent uploads (default 16; quick 4)")
+    ap.add_argument("--big-mb", type=float, help="3. MB per file (default 50; quick 5)")
+    ap.add_argument("--scan", help="4. the scanned PDF (default: the corpus's pdf/testOCR.pdf)")
+    ap.add_argument("--scan-runs", type=int, help="4. fresh uploads, each read first then repeatedly "
+                                                  "(default 3; quick 1)")
+    ap.add_argument("--repeats", type=int, help="4. repeated reads per upload (default 5; quick 3)")
+    ap.add_argument("--out", help="keep the inputs, server logs and data dirs here (default: a temp dir, removed)")
+    ap.add_argument("--json", help="also write the results as JSON to this path")
+    args = ap.parse_args()
+
+    quick = args.quick
+    defaults = {"pages": 200, "clients": 2 * args.workers, "duration": 3 if quick else 20,
+                "rounds": 1 if quick else 4,
+                "concurrency": "1,8,32", "ops": 40 if quick else 1000, "big_files": 4 if quick else 16,
+                "big_mb": 5 if quick else 50, "scan_runs": 1 if quick else 3, "repeats": 3 if quick else 5}
+    for k, v in defaults.items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
+    args.concurrency = [int(x) for x in str(args.concurrency).split(",") if x.strip()]
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        sys.exit(f"bench-load: unknown part(s) {sorted(unknown)}; known: {PARTS}")
+    if aiohttp is None:
+        sys.exit("bench-load: the Python package aiohttp is missing: python3 -m pip install aiohttp "
+                 "(bench/load/run.sh does it)")
+    binary = os.path.abspath(args.bin if os.path.isabs(args.bin) else os.path.join(ROOT, args.bin))
+    if not os.access(binary, os.X_OK):
+        sys.exit(f"bench-load: no docreader binary at {binary}\n"
+                 f"  build it first: cargo build --release   (or set DOCREADER_BIN)")
+    if args.workers < 1:
+        sys.exit("bench-load: --workers must be ≥ 1")
+
+    workdir = os.path.abspath(args.out) if args.out else tempfile.mkdtemp(prefix="docreader-bench-load-")
+    os.makedirs(workdir, exist_ok=True)
+    cpus = ncpu()
+    b0, i0, _ = cpu_stat()
+    time.sleep(1.0)
+    b1, i1, _ = cpu_stat()
+    busy_before = (b1 - b0) / max((b1 - b0) + (i1 - i0), 1e-9)
+    ver = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+    started = datetime.datetime.now().astimezone()
+    print("## HTTP load benchmark")
+    print()
+    print(f"- date: {started.strftime('%Y-%m-%d %H:%M %Z')}")
+    print(f"- machine: {machine()}")
+    print(f"- docreader: {binary} ({ver or '?'}, built "
+          f"{datetime.datetime.fromtimestamp(os.path.getmtime(binary)).strftime('%Y-%m-%d %H:%M')}); "
+          f"`docreader serve` on 127.0.0.1, a fresh server and data dir per part")
+    print(f"- client: Python {platform.python_version()}, aiohttp {aiohttp.__version__}, one asyncio "
+          f"process; **it shares the {cpus} CPUs with the server**")
+    print(f"- N = {args.workers} worker processes{' (nproc)' if args.workers == cpus else ''}"
+          + ("; quick run (small sizes): not a measurement" if quick else ""))
+    print(f"- CPU busy in the second before the start: {busy_before:.0%}"
+          + ("  **(busy: another job is running; numbers are skewed)**" if busy_before > 0.2 else ""))
+    print(f"- work dir: {workdir}")
+    print(flush=True)
+
+    bb0, _, st0 = cpu_stat()
+    self0, wall0 = self_cpu(), time.monotonic()
+    results = {"machine": machine(), "docreader": ver, "workers": args.workers, "quick": quick}
+    failed = False
+    try:
+        for part, fn, render in [("scaling", part_scaling, lambda r: render_scaling(r, args.workers)),
+                                 ("latency", part_latency, lambda r: render_latency(r, cpus)),
+                                 ("upload", part_upload, render_upload),
+                                 ("scan", part_scan, render_scan)]:
+            if part not in parts:
+                continue
+            try:
+                res = fn(args, binary, workdir)
+            except Failed as e:
+                res = {"error": str(e)}
+            results[part] = res
+            if "error" in res or any("error" in r for r in res.get("rows", [])):
+                failed = True
+            if "error" in res and part in ("scaling", "latency"):
+                text = f"### {part}\n\nfailed: {res['error']}"
+            else:
+                text = render(res)
+            print(text)
+            print(flush=True)
+    finally:
+        if not args.out:
+            shutil.rmtree(workdir, ignore_errors=True)
+    bb1, _, st1 = cpu_stat()
+    wall = time.monotonic() - wall0
+    ours = (self_cpu() - self0) + Server.cpu_spent
+    others = max(0.0, (bb1 - bb0) - ours)
+    steal = st1 - st0
+    print(f"run took {wall:.0f} s; CPU used by other processes meanwhile: {others:.1f} s "
+          f"({others / (wall * cpus):.0%} of {cpus} CPUs), stolen by the hypervisor: {steal:.1f} s")
+    if others / (wall * cpus) > 0.1 or steal / (wall * cpus) > 0.05:
+        print("warning: other work competed for the CPUs during the run; numbers are noisy")
+    results["others_cpu_share"] = others / (wall * cpus)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
