@@ -15,7 +15,13 @@ fn main() -> ExitCode {
             init_tracing(&args.log_format);
             runtime().block_on(serve(args))
         }
-        Command::Read(args) => read(args),
+        Command::Read(args) => {
+            // Quiet by default (stdout is the envelope); DOCREADER_LOG=debug shows the stages.
+            if std::env::var_os("DOCREADER_LOG").is_some() {
+                init_tracing("text");
+            }
+            read(args)
+        }
         Command::Migrate { data_dir } => {
             init_tracing("text");
             runtime().block_on(async {

@@ -446,7 +446,9 @@ impl PpOcr {
 
     /// One detection + classification + recognition pass over an image.
     fn pass(&self, m: &Models, img: &RgbImage) -> Result<Pass, ApiError> {
+        let t0 = std::time::Instant::now();
         let (regions, skew) = self.detect(m, img)?;
+        let t1 = std::time::Instant::now();
         let mut crops: Vec<RgbImage> = regions.iter().map(|r| crop(img, r)).collect();
         let flipped = self.upside_down(m, &crops)?;
         for (c, f) in crops.iter_mut().zip(&flipped) {
@@ -454,7 +456,17 @@ impl PpOcr {
                 imageops::rotate180_in_place(c);
             }
         }
+        let t2 = std::time::Instant::now();
         let texts = self.recognize_crops(m, &crops)?;
+        tracing::debug!(
+            width = img.width(),
+            height = img.height(),
+            regions = regions.len(),
+            detect_ms = (t1 - t0).as_millis() as u64,
+            classify_ms = (t2 - t1).as_millis() as u64,
+            recognize_ms = t2.elapsed().as_millis() as u64,
+            "ocr pass"
+        );
         let mut lines = Vec::new();
         for (r, (text, conf)) in regions.iter().zip(texts) {
             if text.is_empty() || conf < MIN_LINE_SCORE {
