@@ -54,11 +54,12 @@ pub fn ocr_image(
     engine: &dyn ocr::OcrEngine,
     rgb: RgbImage,
     budget: u64,
+    deadline: Option<std::time::Instant>,
 ) -> Result<(Vec<OcrLine>, Option<String>), ApiError> {
     let (w, h) = rgb.dimensions();
     let pixels = w as u64 * h as u64;
     if pixels <= budget {
-        return Ok((engine.recognize(&rgb)?, None));
+        return Ok((engine.recognize_until(&rgb, deadline)?, None));
     }
     let f = (budget as f64 / pixels as f64).sqrt();
     let (sw, sh) = (
@@ -66,7 +67,7 @@ pub fn ocr_image(
         ((h as f64 * f) as u32).max(1),
     );
     let small = image::imageops::resize(&rgb, sw, sh, image::imageops::FilterType::Triangle);
-    let mut lines = engine.recognize(&small)?;
+    let mut lines = engine.recognize_until(&small, deadline)?;
     for l in &mut lines {
         for v in l.bbox.iter_mut() {
             *v = (*v as f64 / f).round() as u32;
@@ -164,7 +165,7 @@ impl Extractor for ImageExtractor {
         let engine = engine.as_ref();
         let img = decode(input)?;
         let (w, h) = (img.width(), img.height());
-        let (mut lines, warning) = ocr_image(engine, img.to_rgb8(), MAX_OCR_PIXELS)?;
+        let (mut lines, warning) = ocr_image(engine, img.to_rgb8(), MAX_OCR_PIXELS, input.deadline)?;
         let mut warnings: Vec<String> = warning.into_iter().collect();
         let mut text = ocr::lines_to_text(&lines);
         let mut pages = 1;
@@ -179,7 +180,7 @@ impl Extractor for ImageExtractor {
             }
             for page in more {
                 pages += 1;
-                let (l, w3) = ocr_image(engine, page, MAX_OCR_PIXELS)?;
+                let (l, w3) = ocr_image(engine, page, MAX_OCR_PIXELS, input.deadline)?;
                 warnings.extend(w3);
                 text.push_str(&format!("--- Page {pages} ---\n{}", ocr::lines_to_text(&l)));
                 lines.extend(l);

@@ -541,7 +541,13 @@ impl Extractor for PdfExtractor {
                         known.clone()
                     }
                     None => {
-                        let (lines, warning) = ocr_page(engine, &page, &mut pixel_budget)?;
+                        let (lines, warning) =
+                            match ocr_page(engine, &page, &mut pixel_budget, input.deadline) {
+                                // The deadline passed inside this page: it is not finished,
+                                // so it is left for `next` with the pages after it.
+                                Err(e) if e.code == ErrorCode::Timeout && !pages.is_empty() => break,
+                                other => other?,
+                            };
                         warnings.extend(warning);
                         fresh.push((n, lines.clone()));
                         lines
@@ -697,6 +703,7 @@ fn ocr_page(
     engine: &dyn ocr::OcrEngine,
     page: &PdfPage<'_>,
     budget: &mut u64,
+    deadline: Option<Instant>,
 ) -> Result<(Vec<ocr::OcrLine>, Option<String>), ApiError> {
     let (wpt, hpt) = (page.width().value.max(1.0), page.height().value.max(1.0));
     let mut scale = 300.0 / 72.0;
@@ -734,7 +741,7 @@ fn ocr_page(
             )
         })?
         .to_rgb8();
-    let lines = engine.recognize(&rgb)?;
+    let lines = engine.recognize_until(&rgb, deadline)?;
     Ok((lines, warning))
 }
 

@@ -34,6 +34,16 @@ pub trait OcrEngine: Send + Sync {
     fn is_available(&self) -> bool;
     /// Lines in reading order.
     fn recognize(&self, image: &RgbImage) -> Result<Vec<OcrLine>, ApiError>;
+    /// `recognize`, giving up with a `timeout` error once `deadline` has passed (engines
+    /// that cannot stop early just recognise).
+    fn recognize_until(
+        &self,
+        image: &RgbImage,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Vec<OcrLine>, ApiError> {
+        let _ = deadline;
+        self.recognize(image)
+    }
     /// What remembered results of this engine depend on (engine, models, languages,
     /// rendering): results stored under another variant are never reused.
     fn memory_variant(&self) -> String {
@@ -53,6 +63,13 @@ impl<T: OcrEngine + ?Sized> OcrEngine for &'static T {
     }
     fn recognize(&self, image: &RgbImage) -> Result<Vec<OcrLine>, ApiError> {
         (**self).recognize(image)
+    }
+    fn recognize_until(
+        &self,
+        image: &RgbImage,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Vec<OcrLine>, ApiError> {
+        (**self).recognize_until(image, deadline)
     }
     fn memory_variant(&self) -> String {
         (**self).memory_variant()

@@ -57,6 +57,23 @@ pub fn engine() -> &'static PpOcr {
     &ENGINE
 }
 
+thread_local! {
+    /// The deadline of the `recognize_until` call running on this thread.
+    static DEADLINE: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Stop between model runs once the read's deadline has passed: a dense page is several
+/// runs, so a deadline is missed by one run at most, not by the page.
+fn past_deadline() -> Result<(), ApiError> {
+    match DEADLINE.with(|d| d.get()) {
+        Some(d) if std::time::Instant::now() >= d => Err(ApiError::new(
+            ErrorCode::Timeout,
+            "the deadline passed while a page was being recognised",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A model or library from the native cache.
 fn part(file: &str) -> Result<PathBuf, String> {
     crate::native::find(file, None)
@@ -396,6 +413,7 @@ impl PpOcr {
         order.sort_by_key(|&i| widths[i]);
         let mut out = vec![(String::new(), 0f32); crops.len()];
         for chunk in order.chunks(REC_BATCH) {
+            past_deadline()?;
             let max_w = chunk
                 .iter()
                 .map(|&i| widths[i])
@@ -446,6 +464,7 @@ impl PpOcr {
 
     /// One detection + classification + recognition pass over an image.
     fn pass(&self, m: &Models, img: &RgbImage) -> Result<Pass, ApiError> {
+        past_deadline()?;
         let t0 = std::time::Instant::now();
         let (regions, skew) = self.detect(m, img)?;
         let t1 = std::time::Instant::now();
@@ -584,6 +603,22 @@ impl OcrEngine for PpOcr {
             && ["ppocr_det.onnx", "ppocr_rec.onnx", "ppocr_cls.onnx"]
                 .iter()
                 .all(|f| part(f).is_ok())
+    }
+
+    fn recognize_until(
+        &self,
+        image: &RgbImage,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Vec<OcrLine>, ApiError> {
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                DEADLINE.with(|d| d.set(None));
+            }
+        }
+        DEADLINE.with(|d| d.set(deadline));
+        let _reset = Reset;
+        self.recognize(image)
     }
 
     fn recognize(&self, image: &RgbImage) -> Result<Vec<OcrLine>, ApiError> {

@@ -181,3 +181,26 @@ async fn scanned_pdf_pages_by_tesseract_are_remembered_apart() {
     let r = app.read(json!({"file_id": id, "ocr": "tesseract"})).await;
     assert_eq!(r.json["cached"], true, "{}", r.json);
 }
+
+#[tokio::test]
+async fn a_deadline_stops_ocr_inside_a_page() {
+    // A dense page (40 lines) takes seconds to recognise; the deadline is checked between
+    // model runs, so the read stops soon after it instead of finishing the page.
+    let app = TestApp::new().await;
+    let png = render_png("thirty_pages.pdf", 0, 300.0);
+    let id = app.upload_id("dense.png", &png).await;
+    let r = app.read(json!({"file_id": id, "deadline_ms": 800})).await;
+    assert_error(&r, 504, "timeout");
+    assert!(
+        r.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("while a page was being recognised"),
+        "{}",
+        r.json
+    );
+    // Without a deadline the same page reads whole.
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(r.json["text"].as_str().unwrap().lines().count() >= 30, "{}", r.json);
+}
