@@ -165,7 +165,8 @@ impl Extractor for ImageExtractor {
         let engine = engine.as_ref();
         let img = decode(input)?;
         let (w, h) = (img.width(), img.height());
-        let (mut lines, warning) = ocr_image(engine, img.to_rgb8(), MAX_OCR_PIXELS, input.deadline)?;
+        let (mut lines, warning) =
+            ocr_image(engine, img.to_rgb8(), MAX_OCR_PIXELS, input.deadline)?;
         let mut warnings: Vec<String> = warning.into_iter().collect();
         let mut text = ocr::lines_to_text(&lines);
         let mut pages = 1;

@@ -545,7 +545,9 @@ impl Extractor for PdfExtractor {
                             match ocr_page(engine, &page, &mut pixel_budget, input.deadline) {
                                 // The deadline passed inside this page: it is not finished,
                                 // so it is left for `next` with the pages after it.
-                                Err(e) if e.code == ErrorCode::Timeout && !pages.is_empty() => break,
+                                Err(e) if e.code == ErrorCode::Timeout && !pages.is_empty() => {
+                                    break
+                                }
                                 other => other?,
                             };
                         warnings.extend(warning);

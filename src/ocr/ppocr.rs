@@ -382,9 +382,20 @@ impl PpOcr {
             let resized: Vec<RgbImage> = chunk
                 .iter()
                 .map(|c| {
-                    let w =
-                        ((48.0 * c.width() as f32 / c.height() as f32).ceil() as u32).clamp(1, 192);
-                    imageops::resize(c, w, 48, FilterType::Triangle)
+                    // A long line squeezed into 192 px is a smear the classifier misjudges;
+                    // its middle, at true proportions, shows real glyphs (upside-down text
+                    // is upside down everywhere along the line).
+                    let window = (c.height() * 4).max(1);
+                    let view = if c.width() > window {
+                        imageops::crop_imm(c, (c.width() - window) / 2, 0, window, c.height())
+                            .to_image()
+                    } else {
+                        c.clone()
+                    };
+                    let w = ((48.0 * view.width() as f32 / view.height().max(1) as f32).ceil()
+                        as u32)
+                        .clamp(1, 192);
+                    imageops::resize(&view, w, 48, FilterType::Triangle)
                 })
                 .collect();
             let refs: Vec<&RgbImage> = resized.iter().collect();
@@ -469,14 +480,32 @@ impl PpOcr {
         let (regions, skew) = self.detect(m, img)?;
         let t1 = std::time::Instant::now();
         let mut crops: Vec<RgbImage> = regions.iter().map(|r| crop(img, r)).collect();
-        let flipped = self.upside_down(m, &crops)?;
-        for (c, f) in crops.iter_mut().zip(&flipped) {
-            if *f {
-                imageops::rotate180_in_place(c);
+        let flagged = self.upside_down(m, &crops)?;
+        // A line the classifier calls upside down is read both ways and the surer reading
+        // kept: a wrong turn would otherwise lose the whole line.
+        let turned: Vec<RgbImage> = crops
+            .iter()
+            .zip(&flagged)
+            .filter(|(_, f)| **f)
+            .map(|(c, _)| imageops::rotate180(c))
+            .collect();
+        let n = crops.len();
+        crops.extend(turned);
+        let t2 = std::time::Instant::now();
+        let mut read = self.recognize_crops(m, &crops)?;
+        let mut flipped = vec![false; n];
+        let mut k = n;
+        for i in 0..n {
+            if flagged[i] {
+                if read[k].1 > read[i].1 {
+                    read.swap(i, k);
+                    flipped[i] = true;
+                }
+                k += 1;
             }
         }
-        let t2 = std::time::Instant::now();
-        let texts = self.recognize_crops(m, &crops)?;
+        read.truncate(n);
+        let texts = read;
         tracing::debug!(
             width = img.width(),
             height = img.height(),

@@ -202,5 +202,45 @@ async fn a_deadline_stops_ocr_inside_a_page() {
     // Without a deadline the same page reads whole.
     let r = app.read(json!({"file_id": id})).await;
     assert_eq!(r.status, 200, "{}", r.json);
-    assert!(r.json["text"].as_str().unwrap().lines().count() >= 30, "{}", r.json);
+    assert!(
+        r.json["text"].as_str().unwrap().lines().count() >= 30,
+        "{}",
+        r.json
+    );
+}
+
+#[tokio::test]
+async fn every_line_of_a_dense_page_comes_back() {
+    // 40 long lines rendered at 300 dpi and OCR'd (`ocr: force`) must give back each line
+    // of the page's own text layer. The angle classifier, shown a whole long line squeezed
+    // to 192 px, used to call some lines upside down, and those lines were lost.
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("dense.pdf", &fixture("pdf/thirty_pages.pdf"))
+        .await;
+    let native = app
+        .read(json!({"file_id": id, "pages": "1", "max_chars": 20000}))
+        .await;
+    let ocr = app
+        .read(json!({"file_id": id, "pages": "1", "max_chars": 20000, "ocr": "force"}))
+        .await;
+    assert_eq!(ocr.json["ocr_pages"], 1, "{}", ocr.json);
+    let read: std::collections::HashSet<&str> = ocr.json["text"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .collect();
+    let lines: Vec<&str> = native.json["text"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("Page 1 line"))
+        .collect();
+    assert_eq!(lines.len(), 40);
+    let missing: Vec<&&str> = lines.iter().filter(|l| !read.contains(l.trim())).collect();
+    assert!(
+        missing.len() <= 1,
+        "lines not read back exactly: {missing:#?}"
+    );
 }
