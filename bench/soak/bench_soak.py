@@ -703,6 +703,12 @@ def render(res, inputs, stats):
         out.append(f"- RSS after warm-up (server + workers): {r['min'] / MB:.1f}–{r['max'] / MB:.1f} MB, median "
                    f"{r['median'] / MB:.1f} MB ({r['low']:+.1%} / {r['high']:+.1%}) (goal within "
                    f"±{RSS_BAND:.0%} of the median: {'met' if r['within'] else 'NOT met'})")
+        meds = [t["median"] for t in r["tenths"] if t["samples"]]
+        if meds:
+            lo, hi = min(meds) / r["median"] - 1, max(meds) / r["median"] - 1
+            out.append(f"- for information, the level (median of each tenth of the run, which one read in "
+                       f"flight does not move): {meds[0] / MB:.1f} → {meds[-1] / MB:.1f} MB, within "
+                       f"{lo:+.1%} / {hi:+.1%} of the overall median")
     else:
         out.append("- RSS: too few samples after the warm-up to judge (run more reads)")
     out.append("")

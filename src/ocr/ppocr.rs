@@ -35,6 +35,8 @@ const MIN_LINE_SCORE: f32 = 0.5;
 const TINY_SIDE: u32 = 160;
 /// Skew (radians) worth levelling, and past which lines are not text lines at an angle.
 const MIN_SKEW: f32 = 0.026; // 1.5°
+/// Lines slanted by more than this are cut out along their own direction.
+const MIN_SLANT: f32 = 0.0035; // 0.2°
 const MAX_SKEW: f32 = 0.61; // 35°
 
 struct Models {
@@ -190,6 +192,10 @@ struct Region {
     y0: f32,
     x1: f32,
     y1: f32,
+    /// A slanted line's rotated rectangle (top-left, top-right, bottom-right, bottom-left
+    /// in image pixels): it is cut out level, not as its axis-aligned box, which for a long
+    /// line at 1° already takes in half of the lines above and below.
+    quad: Option<[(f32, f32); 4]>,
 }
 
 impl Region {
@@ -230,6 +236,7 @@ fn regions(
     let mut seen = vec![false; h * w];
     let mut out = Vec::new();
     let mut stack = Vec::new();
+    let mut pix: Vec<u32> = Vec::new();
     // Angles (radians, image coordinates) of long thin components: text lines.
     let mut angles: Vec<(f32, usize)> = Vec::new();
     for start in 0..h * w {
@@ -238,10 +245,12 @@ fn regions(
         }
         seen[start] = true;
         stack.push(start);
+        pix.clear();
         let (mut x0, mut y0, mut x1, mut y1) = (usize::MAX, usize::MAX, 0, 0);
         let (mut sum, mut n) = (0f32, 0usize);
         let (mut sx, mut sy, mut sxx, mut syy, mut sxy) = (0f64, 0f64, 0f64, 0f64, 0f64);
         while let Some(i) = stack.pop() {
+            pix.push(i as u32);
             let (y, x) = (i / w, i % w);
             let (fx, fy) = (x as f64, y as f64);
             sx += fx;
@@ -278,6 +287,7 @@ fn regions(
         if bw.min(bh) < 3.0 || n < 6 || sum / (n as f32) < BOX_THRESH {
             continue;
         }
+        let mut slant = None;
         if n >= 60 {
             let nf = n as f64;
             let (mx, my) = (sx / nf, sy / nf);
@@ -285,15 +295,66 @@ fn regions(
             let common = ((mu20 - mu02).powi(2) + 4.0 * mu11 * mu11).sqrt();
             let (l1, l2) = ((mu20 + mu02 + common) / 2.0, (mu20 + mu02 - common) / 2.0);
             if l2 > 0.0 && l1 / l2 > 16.0 {
-                angles.push(((0.5 * (2.0 * mu11).atan2(mu20 - mu02)) as f32, n));
+                let a = (0.5 * (2.0 * mu11).atan2(mu20 - mu02)) as f32;
+                angles.push((a, n));
+                if a.abs() >= MIN_SLANT && a.abs() <= MAX_SKEW {
+                    slant = Some(a);
+                }
             }
         }
-        let d = bw * bh * UNCLIP_RATIO / (2.0 * (bw + bh));
-        let r = Region {
-            x0: ((x0 as f32 - d) * scale_x).max(0.0),
-            y0: ((y0 as f32 - d) * scale_y).max(0.0),
-            x1: ((x1 as f32 + 1.0 + d) * scale_x).min(orig.0 as f32),
-            y1: ((y1 as f32 + 1.0 + d) * scale_y).min(orig.1 as f32),
+        let r = match slant {
+            Some(a) => {
+                // The component's extent along and across its own direction.
+                let (sn, cs) = a.sin_cos();
+                let (mut umin, mut umax, mut vmin, mut vmax) =
+                    (f32::MAX, f32::MIN, f32::MAX, f32::MIN);
+                for &i in &pix {
+                    let (x, y) = ((i as usize % w) as f32 + 0.5, (i as usize / w) as f32 + 0.5);
+                    let (u, v) = (x * cs + y * sn, -x * sn + y * cs);
+                    umin = umin.min(u);
+                    umax = umax.max(u);
+                    vmin = vmin.min(v);
+                    vmax = vmax.max(v);
+                }
+                let (len, thick) = (umax - umin + 1.0, vmax - vmin + 1.0);
+                let d = len * thick * UNCLIP_RATIO / (2.0 * (len + thick));
+                let (u0, u1, v0, v1) = (
+                    umin - 0.5 - d,
+                    umax + 0.5 + d,
+                    vmin - 0.5 - d,
+                    vmax + 0.5 + d,
+                );
+                let at =
+                    |u: f32, v: f32| ((u * cs - v * sn) * scale_x, (u * sn + v * cs) * scale_y);
+                let quad = [at(u0, v0), at(u1, v0), at(u1, v1), at(u0, v1)];
+                let xs = quad.map(|q| q.0);
+                let ys = quad.map(|q| q.1);
+                Region {
+                    x0: xs.iter().copied().fold(f32::MAX, f32::min).max(0.0),
+                    y0: ys.iter().copied().fold(f32::MAX, f32::min).max(0.0),
+                    x1: xs
+                        .iter()
+                        .copied()
+                        .fold(f32::MIN, f32::max)
+                        .min(orig.0 as f32),
+                    y1: ys
+                        .iter()
+                        .copied()
+                        .fold(f32::MIN, f32::max)
+                        .min(orig.1 as f32),
+                    quad: Some(quad),
+                }
+            }
+            None => {
+                let d = bw * bh * UNCLIP_RATIO / (2.0 * (bw + bh));
+                Region {
+                    x0: ((x0 as f32 - d) * scale_x).max(0.0),
+                    y0: ((y0 as f32 - d) * scale_y).max(0.0),
+                    x1: ((x1 as f32 + 1.0 + d) * scale_x).min(orig.0 as f32),
+                    y1: ((y1 as f32 + 1.0 + d) * scale_y).min(orig.1 as f32),
+                    quad: None,
+                }
+            }
         };
         if r.w() >= 4.0 && r.h() >= 4.0 {
             out.push(r);
@@ -303,6 +364,36 @@ fn regions(
     angles.sort_by(|a, b| a.0.total_cmp(&b.0));
     let skew = (angles.len() >= 3).then(|| angles[angles.len() / 2].0);
     (out, skew)
+}
+
+/// The parallelogram at `p0` spanned by `p1 - p0` (along) and `p3 - p0` (across), cut out
+/// as an upright rectangle (bilinear; outside the image is white).
+fn warp(img: &RgbImage, p0: (f32, f32), p1: (f32, f32), p3: (f32, f32)) -> RgbImage {
+    let len = ((p1.0 - p0.0).hypot(p1.1 - p0.1)).round().max(1.0);
+    let thick = ((p3.0 - p0.0).hypot(p3.1 - p0.1)).round().max(1.0);
+    let (ux, uy) = ((p1.0 - p0.0) / len, (p1.1 - p0.1) / len);
+    let (vx, vy) = ((p3.0 - p0.0) / thick, (p3.1 - p0.1) / thick);
+    let (iw, ih) = (img.width(), img.height());
+    RgbImage::from_fn(len as u32, thick as u32, |u, v| {
+        let (fu, fv) = (u as f32 + 0.5, v as f32 + 0.5);
+        let sx = p0.0 + fu * ux + fv * vx - 0.5;
+        let sy = p0.1 + fu * uy + fv * vy - 0.5;
+        if sx < 0.0 || sy < 0.0 || sx > (iw - 1) as f32 || sy > (ih - 1) as f32 {
+            return image::Rgb([255, 255, 255]);
+        }
+        let (x0, y0) = (sx.floor() as u32, sy.floor() as u32);
+        let (x1, y1) = ((x0 + 1).min(iw - 1), (y0 + 1).min(ih - 1));
+        let (fx, fy) = (sx - x0 as f32, sy - y0 as f32);
+        let mut out = [0u8; 3];
+        for (ch, o) in out.iter_mut().enumerate() {
+            let v = img.get_pixel(x0, y0)[ch] as f32 * (1.0 - fx) * (1.0 - fy)
+                + img.get_pixel(x1, y0)[ch] as f32 * fx * (1.0 - fy)
+                + img.get_pixel(x0, y1)[ch] as f32 * (1.0 - fx) * fy
+                + img.get_pixel(x1, y1)[ch] as f32 * fx * fy;
+            *o = v.round().clamp(0.0, 255.0) as u8;
+        }
+        image::Rgb(out)
+    })
 }
 
 /// Rotate an image so that lines at `angle` (radians, image coordinates: positive runs
@@ -338,6 +429,9 @@ fn deskew(img: &RgbImage, angle: f32) -> RgbImage {
 }
 
 fn crop(img: &RgbImage, r: &Region) -> RgbImage {
+    if let Some([p0, p1, _, p3]) = r.quad {
+        return warp(img, p0, p1, p3);
+    }
     let (x, y) = (r.x0 as u32, r.y0 as u32);
     let w = (r.x1 as u32)
         .saturating_sub(x)
