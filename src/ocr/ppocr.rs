@@ -180,7 +180,15 @@ fn run(session: &Mutex<Session>, input: &Array4<f32>) -> Result<ndarray::ArrayD<
         .lock()
         .map_err(|_| ort_err("a session lock was poisoned"))?;
     let tensor = TensorRef::from_array_view(input.view()).map_err(ort_err)?;
-    let out = s.run(ort::inputs![tensor]).map_err(ort_err)?;
+    // The CPU arena keeps reusing its chunks within a run (fast), and gives them back at
+    // the end of each run: otherwise it holds the peak of the largest run ever made
+    // (hundreds of MB for a page) for the life of the process.
+    let mut opts = ort::session::RunOptions::new().map_err(ort_err)?;
+    opts.set("memory.enable_memory_arena_shrinkage", "cpu:0")
+        .map_err(ort_err)?;
+    let out = s
+        .run_with_options(ort::inputs![tensor], &opts)
+        .map_err(ort_err)?;
     let view: ArrayViewD<f32> = out[0].try_extract_array::<f32>().map_err(ort_err)?;
     Ok(view.to_owned())
 }
