@@ -205,10 +205,24 @@ fn without_an_ocr_engine_scans_say_so() {
             .arg("read")
             .arg(repo().join(rel))
             .env("DOCREADER_ORT_LIB", "/nonexistent/libonnxruntime.so")
+            .env("DOCREADER_TESSERACT_LIB", "/nonexistent/libtesseract.so.5")
             .output()
             .unwrap();
         serde_json::from_slice::<Value>(&out.stdout).expect("an envelope")
     };
+    // With PP-OCR missing but Tesseract installed, scans are read by Tesseract.
+    let out = Command::new(bin())
+        .arg("read")
+        .arg(repo().join("fixtures/images/hello.png"))
+        .env("DOCREADER_ORT_LIB", "/nonexistent/libonnxruntime.so")
+        .output()
+        .unwrap();
+    let env: Value = serde_json::from_slice(&out.stdout).expect("an envelope");
+    assert_eq!(env["ocr_engine"], "tesseract", "{env}");
+    assert!(
+        env["text"].as_str().unwrap().contains("Hello OCR world"),
+        "{env}"
+    );
     // Every page needs OCR: a clear error with the install command.
     let env = run("fixtures/pdf/image_only.pdf");
     assert_eq!(env["error"]["code"], "no_ocr_engine", "{env}");
