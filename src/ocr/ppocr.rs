@@ -381,27 +381,32 @@ fn warp(img: &RgbImage, p0: (f32, f32), p1: (f32, f32), p3: (f32, f32)) -> RgbIm
     let thick = ((p3.0 - p0.0).hypot(p3.1 - p0.1)).round().max(1.0);
     let (ux, uy) = ((p1.0 - p0.0) / len, (p1.1 - p0.1) / len);
     let (vx, vy) = ((p3.0 - p0.0) / thick, (p3.1 - p0.1) / thick);
-    let (iw, ih) = (img.width(), img.height());
     RgbImage::from_fn(len as u32, thick as u32, |u, v| {
         let (fu, fv) = (u as f32 + 0.5, v as f32 + 0.5);
         let sx = p0.0 + fu * ux + fv * vx - 0.5;
         let sy = p0.1 + fu * uy + fv * vy - 0.5;
-        if sx < 0.0 || sy < 0.0 || sx > (iw - 1) as f32 || sy > (ih - 1) as f32 {
-            return image::Rgb([255, 255, 255]);
-        }
-        let (x0, y0) = (sx.floor() as u32, sy.floor() as u32);
-        let (x1, y1) = ((x0 + 1).min(iw - 1), (y0 + 1).min(ih - 1));
-        let (fx, fy) = (sx - x0 as f32, sy - y0 as f32);
-        let mut out = [0u8; 3];
-        for (ch, o) in out.iter_mut().enumerate() {
-            let v = img.get_pixel(x0, y0)[ch] as f32 * (1.0 - fx) * (1.0 - fy)
-                + img.get_pixel(x1, y0)[ch] as f32 * fx * (1.0 - fy)
-                + img.get_pixel(x0, y1)[ch] as f32 * (1.0 - fx) * fy
-                + img.get_pixel(x1, y1)[ch] as f32 * fx * fy;
-            *o = v.round().clamp(0.0, 255.0) as u8;
-        }
-        image::Rgb(out)
+        sample(img, sx, sy)
     })
+}
+
+/// The image at a fractional position, bilinear; white outside it.
+fn sample(img: &RgbImage, sx: f32, sy: f32) -> image::Rgb<u8> {
+    let (w, h) = (img.width(), img.height());
+    if sx < 0.0 || sy < 0.0 || sx > (w - 1) as f32 || sy > (h - 1) as f32 {
+        return image::Rgb([255, 255, 255]);
+    }
+    let (x0, y0) = (sx.floor() as u32, sy.floor() as u32);
+    let (x1, y1) = ((x0 + 1).min(w - 1), (y0 + 1).min(h - 1));
+    let (fx, fy) = (sx - x0 as f32, sy - y0 as f32);
+    let mut out = [0u8; 3];
+    for (ch, o) in out.iter_mut().enumerate() {
+        let v = img.get_pixel(x0, y0)[ch] as f32 * (1.0 - fx) * (1.0 - fy)
+            + img.get_pixel(x1, y0)[ch] as f32 * fx * (1.0 - fy)
+            + img.get_pixel(x0, y1)[ch] as f32 * (1.0 - fx) * fy
+            + img.get_pixel(x1, y1)[ch] as f32 * fx * fy;
+        *o = v.round().clamp(0.0, 255.0) as u8;
+    }
+    image::Rgb(out)
 }
 
 /// Rotate an image so that lines at `angle` (radians, image coordinates: positive runs
@@ -414,25 +419,7 @@ fn deskew(img: &RgbImage, angle: f32) -> RgbImage {
     let (cx, cy, ncx, ncy) = (w / 2.0, h / 2.0, nw as f32 / 2.0, nh as f32 / 2.0);
     RgbImage::from_fn(nw, nh, |x, y| {
         let (dx, dy) = (x as f32 - ncx, y as f32 - ncy);
-        let (sx, sy) = (cx + c * dx - s * dy, cy + s * dx + c * dy);
-        if sx < 0.0 || sy < 0.0 || sx > w - 1.0 || sy > h - 1.0 {
-            return image::Rgb([255, 255, 255]);
-        }
-        let (x0, y0) = (sx.floor() as u32, sy.floor() as u32);
-        let (x1, y1) = (
-            (x0 + 1).min(img.width() - 1),
-            (y0 + 1).min(img.height() - 1),
-        );
-        let (fx, fy) = (sx - x0 as f32, sy - y0 as f32);
-        let mut out = [0u8; 3];
-        for (ch, o) in out.iter_mut().enumerate() {
-            let v = img.get_pixel(x0, y0)[ch] as f32 * (1.0 - fx) * (1.0 - fy)
-                + img.get_pixel(x1, y0)[ch] as f32 * fx * (1.0 - fy)
-                + img.get_pixel(x0, y1)[ch] as f32 * (1.0 - fx) * fy
-                + img.get_pixel(x1, y1)[ch] as f32 * fx * fy;
-            *o = v.round().clamp(0.0, 255.0) as u8;
-        }
-        image::Rgb(out)
+        sample(img, cx + c * dx - s * dy, cy + s * dx + c * dy)
     })
 }
 
