@@ -22,14 +22,10 @@ A missed goal prints `NOT met`; the exit status is 1 only when docreader failed 
 import argparse
 import asyncio
 import datetime
-import http.client
 import json
-import math
 import os
 import platform
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,7 +35,11 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "fixtures"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/: benchlib
 from pdfgen import make_pdf, prose_page  # noqa: E402
+import benchlib  # noqa: E402
+from benchlib import (Failed, brief, cpu_stat, log, machine, metric, ncpu, pct,  # noqa: E402
+                      self_cpu)
 
 try:
     import aiohttp
@@ -54,219 +54,17 @@ UPLOAD_RSS_GOAL_MB = 50
 SCAN_GOAL = 20.0
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
-def brief(s, limit=200):
-    s = " ".join(str(s or "").split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-class Failed(Exception):
-    pass
-
-
-# --------------------------------------------------------------------------- /proc
-
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def proc_status_kib(pid, key):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return 0  # a zombie has no VmRSS line
-
-
-def proc_cpu_s(pid):
-    """CPU seconds of pid, plus those of its children it has waited for."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            s = f.read()
-    except OSError:
-        return 0.0
-    v = s[s.rindex(")") + 2:].split()
-    return (int(v[11]) + int(v[12]) + int(v[13]) + int(v[14])) / TICK
-
-
-def children(pid):
-    """Live child processes of pid (the worker processes of a server)."""
-    out = set()
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/children") as f:
-                    out.update(int(x) for x in f.read().split())
-            except OSError:
-                pass
-    except OSError:
-        return []
-    if out or os.path.exists(f"/proc/{pid}/task/{pid}/children"):
-        return sorted(out)
-    # Kernels without CONFIG_PROC_CHILDREN: scan every process's parent.
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat") as f:
-                    s = f.read()
-                if int(s[s.rindex(")") + 2:].split()[1]) == pid:
-                    out.add(int(name))
-            except (OSError, ValueError, IndexError):
-                pass
-    return sorted(out)
-
-
-def machine():
-    model = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cpus = os.cpu_count()
-    mem = ""
-    try:
-        with open("/proc/meminfo") as f:
-            mem = f"{int(f.readline().split()[1]) / 1024 / 1024:.1f} GiB RAM"
-    except (OSError, ValueError, IndexError):
-        pass
-    return f"{cpus} CPUs, {model or platform.processor()}, {mem}, Linux {platform.release()}"
-
-
-def cpu_stat():
-    """Machine-wide CPU seconds from /proc/stat: (busy, idle, steal)."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    v += [0] * (8 - len(v))
-    user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
-    return ((user + nice + system + irq + softirq) / TICK, (idle + iowait) / TICK, steal / TICK)
-
-
-def self_cpu():
-    """CPU seconds of this process (the client), all threads."""
-    t = os.times()
-    return t.user + t.system
-
-
-def ncpu():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
 # --------------------------------------------------------------------------- server
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
+class Server(benchlib.Server):
     """One `docreader serve` on a free loopback port with its own data dir."""
 
-    cpu_spent = 0.0  # CPU seconds of every server (and its workers) stopped so far
-
     def __init__(self, binary, workdir, label, workers):
-        self.binary, self.label, self.workers = binary, label, workers
+        self.label = label
         self.dir = os.path.join(workdir, f"serve-{label}")
-        self.data_dir = os.path.join(self.dir, "data")
-        os.makedirs(self.data_dir, exist_ok=True)
-        self.log_path = os.path.join(self.dir, "serve.log")
-        self.proc = None
-        self.seen_workers = set()
-
-    def start(self):
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [self.binary, "serve", "--addr", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir,
-             "--workers", str(self.workers)],
-            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                why = f"docreader serve exited ({self.proc.returncode}): {self.log_tail()}"
-                self.stop()
-                raise Failed(why)
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-                conn.request("GET", "/readyz")
-                resp = conn.getresponse()
-                body = resp.read()
-                conn.close()
-                if resp.status == 200:
-                    self.ready = json.loads(body)
-                    return self
-            except OSError:
-                pass
-            time.sleep(0.1)
-        why = f"docreader serve did not become ready in 30 s: {self.log_tail()}"
-        self.stop()
-        raise Failed(why)
-
-    def log_tail(self):
-        self.log.flush()
-        with open(self.log_path, "rb") as f:
-            lines = [x for x in f.read().decode(errors="replace").splitlines() if x.strip()]
-        return brief(lines[-1] if lines else "")
-
-    def worker_pids(self):
-        pids = children(self.proc.pid)
-        self.seen_workers.update(pids)
-        return pids
-
-    def rss_kib(self):
-        """(server VmRSS, workers' VmRSS summed, number of workers), in KiB."""
-        server = proc_status_kib(self.proc.pid, "VmRSS") or 0
-        pids = self.worker_pids()
-        workers = sum(proc_status_kib(p, "VmRSS") or 0 for p in pids)
-        return server, workers, len(pids)
-
-    def cpu_s(self):
-        """CPU seconds of the server and its workers (live, and those it has reaped)."""
-        return proc_cpu_s(self.proc.pid) + sum(proc_cpu_s(p) for p in self.worker_pids())
-
-    def stop(self):
-        if not self.proc:
-            return
-        if self.proc.poll() is None:
-            Server.cpu_spent += self.cpu_s()
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        # Workers end when the server's pipe closes; make sure of it (only processes this
-        # server started: its children seen during the run, still running our binary).
-        time.sleep(0.2)
-        for pid in self.seen_workers:
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmd = f.read().split(b"\0")
-                if cmd and os.path.realpath(cmd[0].decode(errors="replace")) == os.path.realpath(self.binary) \
-                        and b"worker" in cmd:
-                    os.kill(pid, signal.SIGKILL)
-            except (OSError, ValueError):
-                pass
-        self.log.close()
-        self.proc = None
+        super().__init__(binary, os.path.join(self.dir, "data"), os.path.join(self.dir, "serve.log"),
+                         workers, probe_timeout=5)
 
 
 # --------------------------------------------------------------------------- client
@@ -322,24 +120,6 @@ async def delete(sess, base, file_id):
 async def metrics(sess, base):
     status, _, raw = await request(sess, "GET", base + "/metrics")
     return raw.decode(errors="replace") if status == 200 else ""
-
-
-def metric(text, name):
-    for line in text.splitlines():
-        if line.startswith(name + " "):
-            try:
-                return float(line.split()[1])
-            except (ValueError, IndexError):
-                return None
-    return None
-
-
-def pct(values, p):
-    """The p-th percentile (nearest rank) of values."""
-    if not values:
-        return None
-    s = sorted(values)
-    return s[max(0, min(len(s) - 1, math.ceil(p / 100 * len(s)) - 1))]
 
 
 def check_pdf_envelope(env, pages):

@@ -26,12 +26,10 @@ import http.client
 import json
 import mimetypes
 import os
-import platform
 import random
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,10 +40,13 @@ import unicodedata
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/: benchlib
+from benchlib import (Failed, brief, children, cpu_stat, free_port, log, machine, ncpu,  # noqa: E402
+                      proc_cpu_s, proc_status_kib, self_cpu)
+
 HUGE = 50_000_000  # the largest max_chars docreader accepts (src/options.rs)
 CHILD_TIMEOUT = 600  # seconds, per child process or HTTP request
 MB = 1_000_000  # MB here is 10^6 bytes
-TICK = os.sysconf("SC_CLK_TCK")
 
 SPEED_GOAL_RAPID = 4.0  # docreader CLI pages/s >= 4 x RapidOCR's
 SPEED_GOAL_TESS = 2.0  # ... and >= 2 x Tesseract's (OMP_THREAD_LIMIT=1)
@@ -59,19 +60,6 @@ try:
     from rapidfuzz.distance import Levenshtein as _rf_lev
 except ImportError:  # run.sh installs it; the fallbacks below are slower, same numbers
     _rf_lev = None
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
-def brief(s, limit=200):
-    s = " ".join(str(s or "").split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-class Failed(Exception):
-    pass
 
 
 # --------------------------------------------------------------------------- text metrics
@@ -638,48 +626,6 @@ class DocreaderCli(Tool):
                       note=env.get("ocr_engine"))
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def proc_status_kib(pid, key):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return 0
-
-
-def proc_cpu_s(pid):
-    """CPU seconds of pid and of the children it has waited for."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            s = f.read()
-    except OSError:
-        return 0.0
-    v = s[s.rindex(")") + 2:].split()
-    return (int(v[11]) + int(v[12]) + int(v[13]) + int(v[14])) / TICK
-
-
-def children(pid):
-    out = set()
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/children") as f:
-                    out.update(int(x) for x in f.read().split())
-            except OSError:
-                pass
-    except OSError:
-        pass
-    return sorted(out)
-
-
 class DocreaderHttp(Tool):
     """One `docreader serve --workers 1`; per run POST /upload + POST /read (timed), then
     DELETE /files/{id} (untimed), which also forgets the remembered OCR result, so every
@@ -737,7 +683,7 @@ class DocreaderHttp(Tool):
                 conn.close()
 
     def pids(self):
-        p = [self.proc.pid] + children(self.proc.pid)
+        p = [self.proc.pid] + children(self.proc.pid, scan=False)
         self.seen.update(p[1:])
         return p
 
@@ -972,46 +918,6 @@ def summarize(cells, inputs, tool):
 
 
 # --------------------------------------------------------------------------- report
-
-
-def machine():
-    model = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        with open("/proc/meminfo") as f:
-            mem = f"{int(f.readline().split()[1]) / 1024 / 1024:.1f} GiB RAM"
-    except (OSError, ValueError, IndexError):
-        pass
-    return f"{ncpu()} CPUs, {model or platform.processor()}, {mem}, Linux {platform.release()}"
-
-
-def ncpu():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
-def cpu_stat():
-    """Machine-wide CPU seconds from /proc/stat: (busy, idle, steal)."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    v += [0] * (8 - len(v))
-    user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
-    return ((user + nice + system + irq + softirq) / TICK, (idle + iowait) / TICK, steal / TICK)
-
-
-def own_cpu():
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
 
 
 def versions(binary):
@@ -1252,13 +1158,13 @@ def main():
     workdir = os.path.abspath(args.out) if args.out else tempfile.mkdtemp(prefix="docreader-bench-ocr-")
     os.makedirs(workdir, exist_ok=True)
     busy0, _, steal0 = cpu_stat()
-    own0, wall0 = own_cpu(), time.monotonic()
+    own0, wall0 = self_cpu(waited=True), time.monotonic()
     status = 0
     http_cpu = 0.0
     try:
         status, report = bench(args, binary, tools, workdir)
         busy1, _, steal1 = cpu_stat()
-        own1 = own_cpu()
+        own1 = self_cpu(waited=True)
         for t in tools:
             if isinstance(t, DocreaderHttp) and t.proc:
                 http_cpu = t.cpu_s()  # the server and its worker, before they go

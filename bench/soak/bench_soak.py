@@ -19,16 +19,12 @@ import asyncio
 import collections
 import datetime
 import gzip
-import http.client
 import io
 import json
-import math
 import os
 import platform
 import random
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,7 +36,10 @@ import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "fixtures"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/: benchlib
 from pdfgen import make_pdf, prose_page  # noqa: E402
+import benchlib  # noqa: E402
+from benchlib import Failed, cpu_stat, log, machine, metric, ncpu, pct, self_cpu  # noqa: E402
 
 try:
     import aiohttp
@@ -50,7 +49,6 @@ except ImportError:  # run.sh installs it; main() says so when it is missing
 MB = 1_000_000
 REQUEST_TIMEOUT = 600  # seconds, per HTTP request (the service's own deadline is 120 s)
 RSS_BAND = 0.10
-TICK = os.sysconf("SC_CLK_TCK")
 # Generated hostile inputs may legitimately end in these 5xx codes: `timeout` (504) when
 # a read runs out of its deadline, `extraction_crashed` (500) when the worker process that
 # read it died and was replaced (the isolation doing its job). On any other input, and any
@@ -58,215 +56,17 @@ TICK = os.sysconf("SC_CLK_TCK")
 HOSTILE_5XX = frozenset({"timeout", "extraction_crashed"})
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
 def brief(s, limit=160):
-    s = " ".join(str(s or "").split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-class Failed(Exception):
-    pass
-
-
-# --------------------------------------------------------------------------- /proc
-
-
-def proc_status_kib(pid, key):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return 0  # a zombie has no VmRSS line
-
-
-def proc_stat(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        s = f.read()
-    return s[s.rindex(")") + 2:].split()  # v[0] is field 3 (state)
-
-
-def proc_cpu_s(pid):
-    try:
-        v = proc_stat(pid)
-    except OSError:
-        return 0.0
-    return (int(v[11]) + int(v[12]) + int(v[13]) + int(v[14])) / TICK
-
-
-def children(pid):
-    out = set()
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/children") as f:
-                    out.update(int(x) for x in f.read().split())
-            except OSError:
-                pass
-    except OSError:
-        return []
-    if out or os.path.exists(f"/proc/{pid}/task/{pid}/children"):
-        return sorted(out)
-    for name in os.listdir("/proc"):  # kernels without CONFIG_PROC_CHILDREN
-        if name.isdigit():
-            try:
-                if int(proc_stat(int(name))[1]) == pid:
-                    out.add(int(name))
-            except (OSError, ValueError, IndexError):
-                pass
-    return sorted(out)
-
-
-def machine():
-    model = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        with open("/proc/meminfo") as f:
-            mem = f"{int(f.readline().split()[1]) / 1024 / 1024:.1f} GiB RAM"
-    except (OSError, ValueError, IndexError):
-        pass
-    return f"{ncpu()} CPUs, {model or platform.processor()}, {mem}, Linux {platform.release()}"
-
-
-def ncpu():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
-def cpu_stat():
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    v += [0] * (8 - len(v))
-    user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
-    return ((user + nice + system + irq + softirq) / TICK, (idle + iowait) / TICK, steal / TICK)
-
-
-def self_cpu():
-    t = os.times()
-    return t.user + t.system
+    return benchlib.brief(s, limit)
 
 
 # --------------------------------------------------------------------------- server
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
+class Server(benchlib.Server):
     def __init__(self, binary, workdir, workers):
-        self.binary, self.workers = binary, workers
-        self.data_dir = os.path.join(workdir, "serve-data")
-        os.makedirs(self.data_dir, exist_ok=True)
-        self.log_path = os.path.join(workdir, "serve.log")
-        self.proc = None
-        self.seen_workers = set()
-        self.cpu_at_stop = 0.0
-
-    def start(self):
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [self.binary, "serve", "--addr", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir,
-             "--workers", str(self.workers)],
-            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
-        self.pid = self.proc.pid
-        self.start_ticks = proc_stat(self.pid)[19]  # field 22: start time since boot
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                why = f"docreader serve exited ({self.proc.returncode}): {self.log_tail()}"
-                self.stop()
-                raise Failed(why)
-            status, js = self.get("/readyz")
-            if status == 200:
-                self.ready = js
-                return self
-            time.sleep(0.1)
-        why = f"docreader serve did not become ready in 30 s: {self.log_tail()}"
-        self.stop()
-        raise Failed(why)
-
-    def get(self, path):
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-            conn.request("GET", path)
-            resp = conn.getresponse()
-            body = resp.read()
-            conn.close()
-        except OSError:
-            return None, None
-        try:
-            return resp.status, json.loads(body)
-        except ValueError:
-            return resp.status, body.decode(errors="replace")
-
-    def log_tail(self, n=1):
-        self.log.flush()
-        with open(self.log_path, "rb") as f:
-            lines = [x for x in f.read().decode(errors="replace").splitlines() if x.strip()]
-        return " | ".join(brief(x) for x in lines[-n:])
-
-    def same_process(self):
-        """The process we started is still running (not exited, not replaced)."""
-        if self.proc.poll() is not None:
-            return False
-        try:
-            return proc_stat(self.pid)[19] == self.start_ticks
-        except OSError:
-            return False
-
-    def rss_kib(self):
-        server = proc_status_kib(self.pid, "VmRSS") or 0
-        pids = children(self.pid)
-        self.seen_workers.update(pids)
-        return server, sum(proc_status_kib(p, "VmRSS") or 0 for p in pids), len(pids)
-
-    def cpu_s(self):
-        return proc_cpu_s(self.pid) + sum(proc_cpu_s(p) for p in children(self.pid))
-
-    def stop(self):
-        if not self.proc:
-            return
-        if self.proc.poll() is None:
-            self.cpu_at_stop = self.cpu_s()
-            self.seen_workers.update(children(self.pid))
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        time.sleep(0.2)
-        for pid in self.seen_workers:  # workers this server started, if any outlived it
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmd = f.read().split(b"\0")
-                if cmd and os.path.realpath(cmd[0].decode(errors="replace")) == os.path.realpath(self.binary) \
-                        and b"worker" in cmd:
-                    os.kill(pid, signal.SIGKILL)
-            except (OSError, ValueError):
-                pass
-        self.log.close()
-        self.proc = None
+        super().__init__(binary, os.path.join(workdir, "serve-data"), os.path.join(workdir, "serve.log"),
+                         workers, probe_timeout=10, brief_limit=160)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -645,13 +445,6 @@ class Sampler(threading.Thread):
 # --------------------------------------------------------------------------- report
 
 
-def pct(values, p):
-    if not values:
-        return None
-    s = sorted(values)
-    return s[max(0, min(len(s) - 1, math.ceil(p / 100 * len(s)) - 1))]
-
-
 def codes(counter):
     return ", ".join(f"{k} {v}" for k, v in sorted(counter.items(), key=lambda kv: -kv[1])) or ""
 
@@ -782,16 +575,6 @@ def render(res, inputs, stats):
     if stats.delete_failed:
         out.append(f"- DELETE of a fresh upload failed {stats.delete_failed} times")
     return "\n".join(out)
-
-
-def metric(text, name):
-    for line in (text or "").splitlines():
-        if line.startswith(name + " "):
-            try:
-                return float(line.split()[1])
-            except (ValueError, IndexError):
-                return None
-    return None
 
 
 def main():
