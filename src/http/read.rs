@@ -169,13 +169,14 @@ async fn execute(
         Some((id, sha)) => (Some(id), Some(sha)),
         None => (None, None),
     };
-    let variant = memory_variant(&req);
+    // Only PDF pages are remembered (images are read whole, once per upload).
+    let variant = matches!(input.format, Format::Pdf).then(|| memory_variant(&req));
     let out = match &st.workers {
         Some(pool) => pool.read(input, file_id, req, &st.limits).await,
         None => extract::run(&st.read_slots, &st.limits, input, file_id, req).await,
     };
-    if let (Ok(env), Some(sha)) = (&out, &sha256) {
-        remember(st, tenant, sha, &variant, env).await;
+    if let (Ok(env), Some(sha), Some(variant)) = (&out, &sha256, &variant) {
+        remember(st, tenant, sha, variant, env).await;
     }
     st.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
     let outcome = out
