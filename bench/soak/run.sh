@@ -12,37 +12,13 @@
 # `make native` does). It never builds docreader.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-cd "$root"
-PYTHON="${PYTHON:-python3}"
-export DOCREADER_BIN="${DOCREADER_BIN:-target/release/docreader}"
-export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
+BENCH=bench-soak
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-if [ ! -x "$DOCREADER_BIN" ]; then
-  echo "bench-soak: no docreader binary at $DOCREADER_BIN" >&2
-  echo "  build it first: cargo build --release   (or set DOCREADER_BIN=/path/to/docreader)" >&2
-  exit 2
-fi
-
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
-last_lines() { tail -n 3 "$1" | tr '\n' ' ' | sed 's/  */ /g'; }
-
-# PDFium and the OCR engine for docreader (skipped when already in ~/.cache/docreader/native).
-if ! "$PYTHON" scripts/fetch_native.py >"$log" 2>&1; then
-  echo "bench-soak: scripts/fetch_native.py failed; PDF reads will fail: $(last_lines "$log")" >&2
-fi
-
-# pip_install MODULE SPEC: install SPEC unless MODULE imports.
-pip_install() {
-  if "$PYTHON" -c "import $1" 2>/dev/null; then return 0; fi
-  echo "bench-soak: installing $2" >&2
-  if ! "$PYTHON" -m pip install --quiet "$2" >"$log" 2>&1; then
-    echo "bench-soak: pip install $2 failed: $(last_lines "$log")" >&2
-    return 1
-  fi
-}
+fetch_native   # PDFium and the OCR engine (skipped when already in the cache)
 pip_install aiohttp aiohttp || exit 2   # the client: nothing runs without it
 
-exec "$PYTHON" "$here/bench_soak.py" "$@"
+status=0
+"$PYTHON" "$here/bench_soak.py" "$@" || status=$?
+exit "$status"
