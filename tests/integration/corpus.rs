@@ -15,10 +15,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "no ToUnicode; PDFium's Adobe-Japan1 table maps CID 13706 to U+5409 (吉) instead of U+20BB7 (𠮷)",
     ),
     (
-        "image/testOCR.jpg",
-        "a 136×66 JPEG: the recogniser reads \"Apache T Tika\" (a doubled T) with 0.99 confidence",
-    ),
-    (
         "image/invoice_image.png",
         "we believe the row is wrong: the image shows \"Invoice #: 123\" (with a colon), which is what we read",
     ),
