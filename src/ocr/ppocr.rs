@@ -28,10 +28,11 @@ const BOX_THRESH: f32 = 0.5;
 const UNCLIP_RATIO: f32 = 1.6;
 const REC_HEIGHT: u32 = 48;
 const REC_MAX_WIDTH: u32 = 48 * 40;
-/// Batches are padded to at least this width (RapidOCR pads to 320; measured here, 160
-/// keeps the spaces between words that 320 loses on short lines).
+/// Short lines are padded to this width (RapidOCR pads to 320; measured here, 160 keeps
+/// the spaces between words that 320 loses on short lines).
 const REC_MIN_WIDTH: u32 = 160;
-const REC_BATCH: usize = 6;
+/// Crops per angle-classifier run (each is padded to 192 px whatever its company).
+const CLS_BATCH: usize = 6;
 const MIN_LINE_SCORE: f32 = 0.5;
 /// Images with a shorter side are read from an enlarged copy.
 const TINY_SIDE: u32 = 160;
@@ -598,7 +599,7 @@ impl PpOcr {
     /// 180° classifier over crops: true where the crop is upside down.
     fn upside_down(&self, m: &Models, crops: &[RgbImage]) -> Result<Vec<bool>, ApiError> {
         let mut out = Vec::with_capacity(crops.len());
-        for chunk in crops.chunks(REC_BATCH) {
+        for chunk in crops.chunks(CLS_BATCH) {
             let resized: Vec<RgbImage> = chunk
                 .iter()
                 .map(|c| {
@@ -628,7 +629,9 @@ impl PpOcr {
         Ok(out)
     }
 
-    /// CTC recognition, batched by similar widths.
+    /// CTC recognition, one line per run at its own width: no padding to a wider
+    /// neighbour's width (11 % less CPU than batches of six), and a line reads the same
+    /// whatever lines or how many threads share the page.
     fn recognize_crops(
         &self,
         m: &Models,
@@ -641,42 +644,24 @@ impl PpOcr {
                     .clamp(16, REC_MAX_WIDTH)
             })
             .collect();
+        // Lines dealt round-robin in order of width, so each lane gets a like share.
         let mut order: Vec<usize> = (0..crops.len()).collect();
         order.sort_by_key(|&i| widths[i]);
-        // Batches of similar widths, as many as a multiple of the lanes, dealt round-robin
-        // (widths rise along `order`, so each lane gets a like share of the work).
         let lanes = m.rec.len().max(1);
-        let batches = order.len().div_ceil(REC_BATCH).div_ceil(lanes) * lanes;
-        let size = order.len().div_ceil(batches.max(1)).max(1);
-        let chunks: Vec<&[usize]> = order.chunks(size).collect();
         let deadline = DEADLINE.with(|d| d.get());
         let read_lane = |lane: usize| -> Result<Vec<(usize, String, f32)>, ApiError> {
-            let mine: Vec<&[usize]> = chunks.iter().skip(lane).step_by(lanes).copied().collect();
-            let mut got = Vec::new();
-            for (b, chunk) in mine.iter().enumerate() {
+            let mine: Vec<usize> = order.iter().skip(lane).step_by(lanes).copied().collect();
+            let mut got = Vec::with_capacity(mine.len());
+            for (n, &i) in mine.iter().enumerate() {
                 past(deadline)?;
-                let max_w = chunk
-                    .iter()
-                    .map(|&i| widths[i])
-                    .max()
-                    .unwrap_or(16)
-                    .max(REC_MIN_WIDTH);
-                let resized: Vec<RgbImage> = chunk
-                    .iter()
-                    .map(|&i| {
-                        imageops::resize(&crops[i], widths[i], REC_HEIGHT, FilterType::Triangle)
-                    })
-                    .collect();
-                let refs: Vec<&RgbImage> = resized.iter().collect();
+                let line = imageops::resize(&crops[i], widths[i], REC_HEIGHT, FilterType::Triangle);
                 let probs = run(
                     &m.rec[lane],
-                    &to_tensor(&refs, REC_HEIGHT, max_w),
-                    b + 1 == mine.len(),
+                    &to_tensor(&[&line], REC_HEIGHT, widths[i].max(REC_MIN_WIDTH)),
+                    n + 1 == mine.len(),
                 )?;
-                for (k, &i) in chunk.iter().enumerate() {
-                    let (text, conf) = ctc_decode(&probs, k, &m.dict)?;
-                    got.push((i, text, conf));
-                }
+                let (text, conf) = ctc_decode(&probs, 0, &m.dict)?;
+                got.push((i, text, conf));
             }
             Ok(got)
         };
