@@ -99,6 +99,9 @@ FUSED = {"ppocr_det.onnx": "ppocr_det.fused.onnx", "ppocr_rec.onnx": "ppocr_rec.
 
 def fuse(dest):
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuse_ppocr.py")
+    if not os.path.exists(script):
+        print(f"native: fused PP-OCR graphs: {script} is missing; OCR runs the original graphs, about 1.7x slower")
+        return
     key = sha256(script) + " " + " ".join(FUSE_TOOLS) + " " + " ".join(
         sha256(os.path.join(dest, src)) for src in FUSED)
     stamp = os.path.join(dest, ".fused.ok")
