@@ -104,7 +104,9 @@ fn model_file(stem: &str) -> Result<PathBuf, String> {
     Ok(if fused.is_file() { fused } else { shipped })
 }
 
-/// ONNX Runtime threads per session: bounded so one read's OCR leaves room for others.
+/// Threads one OCR read uses (`DOCREADER_OCR_THREADS`, default: the cores): detection's and
+/// the classifier's intra-op threads, and the recognition lanes. Bounded so one read's OCR
+/// leaves room for others.
 fn threads() -> usize {
     std::env::var("DOCREADER_OCR_THREADS")
         .ok()
