@@ -29,7 +29,6 @@ import os
 import random
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -41,8 +40,8 @@ import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/: benchlib
-from benchlib import (Failed, brief, children, cpu_stat, free_port, log, machine, ncpu,  # noqa: E402
-                      proc_cpu_s, proc_status_kib, self_cpu)
+from benchlib import (Failed, Server, brief, cpu_stat, log, machine, ncpu,  # noqa: E402
+                      proc_status_kib, self_cpu)
 
 HUGE = 50_000_000  # the largest max_chars docreader accepts (src/options.rs)
 CHILD_TIMEOUT = 600  # seconds, per child process or HTTP request
@@ -637,43 +636,22 @@ class DocreaderHttp(Tool):
 
     def __init__(self, binary):
         self.binary = binary
-        self.proc = None
-        self.seen = set()
+        self.server = None
         self.cpu_total = 0.0
 
     def setup(self, workdir):
-        self.dir = os.path.join(workdir, "serve")
-        os.makedirs(os.path.join(self.dir, "data"), exist_ok=True)
-        self.log_path = os.path.join(self.dir, "serve.log")
-        self.log = open(self.log_path, "wb")
-        self.port = free_port()
-        self.proc = subprocess.Popen(
-            [self.binary, "serve", "--addr", f"127.0.0.1:{self.port}", "--data-dir",
-             os.path.join(self.dir, "data"), "--workers", "1"],
-            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                return f"docreader serve exited ({self.proc.returncode}): {self.log_tail()}"
-            try:
-                status, _ = self.request("GET", "/readyz")
-                if status == 200:
-                    return None
-            except OSError:
-                pass
-            time.sleep(0.1)
-        return f"docreader serve did not become ready in 30 s: {self.log_tail()}"
-
-    def log_tail(self):
-        self.log.flush()
-        with open(self.log_path, "rb") as f:
-            lines = [x for x in f.read().decode(errors="replace").splitlines() if x.strip()]
-        return brief(lines[-1] if lines else "")
+        d = os.path.join(workdir, "serve")
+        try:
+            self.server = Server(self.binary, os.path.join(d, "data"), os.path.join(d, "serve.log"),
+                                 workers=1).start()
+        except Failed as e:
+            return str(e)
+        return None
 
     def request(self, method, path, body=None, headers=None, conn=None):
         own = conn is None
         if own:
-            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=CHILD_TIMEOUT)
+            conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=CHILD_TIMEOUT)
         try:
             conn.request(method, path, body=body, headers=headers or {})
             resp = conn.getresponse()
@@ -683,16 +661,11 @@ class DocreaderHttp(Tool):
                 conn.close()
 
     def pids(self):
-        p = [self.proc.pid] + children(self.proc.pid, scan=False)
-        self.seen.update(p[1:])
-        return p
-
-    def cpu_s(self):
-        return sum(proc_cpu_s(p) for p in self.pids())
+        return [self.server.pid] + self.server.worker_pids()
 
     def run(self, inp, workdir):
-        if self.proc.poll() is not None:
-            raise Failed(f"docreader serve exited ({self.proc.returncode}): {self.log_tail()}")
+        if not self.server.same_process():
+            raise Failed(f"docreader serve exited or was replaced: {self.server.log_tail()}")
         with open(inp.path, "rb") as f:
             data = f.read()
         name = os.path.basename(inp.path)
@@ -710,8 +683,8 @@ class DocreaderHttp(Tool):
                     f.write("5")
             except OSError:
                 pass
-        cpu0 = self.cpu_s()
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=CHILD_TIMEOUT)
+        cpu0 = self.server.cpu_s()
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=CHILD_TIMEOUT)
         try:
             t0 = time.perf_counter()
             status, raw = self.request("POST", "/upload", body,
@@ -725,7 +698,7 @@ class DocreaderHttp(Tool):
             wall = time.perf_counter() - t0
         finally:
             conn.close()
-        cpu = self.cpu_s() - cpu0
+        cpu = self.server.cpu_s() - cpu0
         self.cpu_total += cpu
         rss = sum(proc_status_kib(p, "VmHWM") or 0 for p in self.pids())
         # Untimed: forget the upload (and with it the remembered OCR result).
@@ -739,28 +712,9 @@ class DocreaderHttp(Tool):
                       note=env.get("ocr_engine"))
 
     def close(self):
-        if not self.proc:
-            return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        # Workers end when the server's pipe closes; make sure of it, for the processes this
-        # server started only (its children seen during the run, still running our binary).
-        time.sleep(0.2)
-        for pid in self.seen:
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmd = f.read().split(b"\0")
-                if cmd and os.path.realpath(cmd[0].decode(errors="replace")) == os.path.realpath(self.binary):
-                    os.kill(pid, signal.SIGKILL)
-            except (OSError, ValueError):
-                pass
-        self.log.close()
-        self.proc = None
+        if self.server:
+            self.server.stop()
+            self.server = None
 
 
 class RapidOcr(Tool):
@@ -1166,8 +1120,8 @@ def main():
         busy1, _, steal1 = cpu_stat()
         own1 = self_cpu(waited=True)
         for t in tools:
-            if isinstance(t, DocreaderHttp) and t.proc:
-                http_cpu = t.cpu_s()  # the server and its worker, before they go
+            if isinstance(t, DocreaderHttp) and t.server:
+                http_cpu = t.server.cpu_s()  # the server and its worker, before they go
     finally:
         for t in tools:
             t.close()
