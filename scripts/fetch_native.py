@@ -110,6 +110,10 @@ def fuse(dest):
         print(f"native: fused PP-OCR graphs: already in {dest}")
         return
     slower = "OCR runs the original graphs, about 1.7x slower"
+    # Fused graphs of other models or another script version must not outlive a failure.
+    for path in [stamp] + [os.path.join(dest, out) for out in FUSED.values()]:
+        if os.path.exists(path):
+            os.remove(path)
     tools = os.path.join(dest, ".fuse-tools")
     shutil.rmtree(tools, ignore_errors=True)
     print("native: fused PP-OCR graphs: installing " + " ".join(FUSE_TOOLS) + " (for scripts/fuse_ppocr.py)")
