@@ -12,7 +12,7 @@ use crate::error::{ApiError, ErrorCode};
 
 /// What a remembered OCR result depends on: engine, models and rendering. Change it when
 /// any of them changes, so old results are not reused.
-pub const MEMORY_VARIANT: &str = "ppocr-v4/300dpi/3";
+pub const MEMORY_VARIANT: &str = "ppocr-v4/300dpi/4";
 
 /// One recognised line: text, its box in image pixels, and the recogniser's confidence.
 #[derive(Debug, Clone, Serialize, Deserialize)]
