@@ -163,6 +163,8 @@ impl Extractor for ImageExtractor {
                 ))
             })?;
         let engine = engine.as_ref();
+        // The models load while the image decodes (a CLI read loads them for every file).
+        engine.warm_up();
         let img = decode(input)?;
         let (w, h) = (img.width(), img.height());
         let (mut lines, warning) =

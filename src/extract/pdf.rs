@@ -541,6 +541,8 @@ impl Extractor for PdfExtractor {
                         known.clone()
                     }
                     None => {
+                        // The models load while the page renders.
+                        engine.warm_up();
                         let (lines, warning) =
                             match ocr_page(engine, &page, &mut pixel_budget, input.deadline) {
                                 // The deadline passed inside this page: it is not finished,

@@ -49,6 +49,10 @@ pub trait OcrEngine: Send + Sync {
     fn memory_variant(&self) -> String {
         MEMORY_VARIANT.to_string()
     }
+    /// Start loading models in the background, if they are not loaded yet, so the load
+    /// overlaps work that comes before the first `recognize` (decoding an image). Errors
+    /// surface from `recognize`.
+    fn warm_up(&self) {}
 }
 
 impl<T: OcrEngine + ?Sized> OcrEngine for &'static T {
@@ -73,6 +77,9 @@ impl<T: OcrEngine + ?Sized> OcrEngine for &'static T {
     }
     fn memory_variant(&self) -> String {
         (**self).memory_variant()
+    }
+    fn warm_up(&self) {
+        (**self).warm_up()
     }
 }
 

@@ -31,8 +31,6 @@ const REC_MAX_WIDTH: u32 = 48 * 40;
 /// Short lines are padded to this width (RapidOCR pads to 320; measured here, 160 keeps
 /// the spaces between words that 320 loses on short lines).
 const REC_MIN_WIDTH: u32 = 160;
-/// Crops per angle-classifier run (each is padded to 192 px whatever its company).
-const CLS_BATCH: usize = 6;
 const MIN_LINE_SCORE: f32 = 0.5;
 /// Images with a shorter side are read from an enlarged copy.
 const TINY_SIDE: u32 = 160;
@@ -145,9 +143,18 @@ fn open_session(
 
 fn load() -> Result<Models, String> {
     let lib = crate::native::find("libonnxruntime.so", Some("DOCREADER_ORT_LIB"))?;
+    // Microsoft's builds of ONNX Runtime (1.29 on) record usage events (process, OS,
+    // models, errors) in ~/.cache/Microsoft and upload them to Microsoft. Read before the
+    // library initialises, this variable turns all of it off: no events, no device id, no
+    // offline store. Set once, before ONNX Runtime (its only reader here) is loaded.
+    if std::env::var_os("ORT_DISABLE_TELEMETRY").is_none() {
+        std::env::set_var("ORT_DISABLE_TELEMETRY", "1");
+    }
     let env = ort::init_from(&lib)
         .map_err(|e| format!("{}: {e}", lib.display()))?
         .with_name("docreader")
+        // And should the variable be set otherwise, no events after this point.
+        .with_telemetry(false)
         .build()
         .map_err(|e| e.to_string())?;
     for stem in ["ppocr_det", "ppocr_rec"] {
@@ -166,7 +173,8 @@ fn load() -> Result<Models, String> {
         let rec: Vec<_> = (0..lanes)
             .map(|_| s.spawn(move || session("ppocr_rec", per_lane)))
             .collect();
-        let cls = s.spawn(|| session("ppocr_cls", threads()));
+        // The classifier runs inside the recognition lanes, one line at a time.
+        let cls = s.spawn(|| session("ppocr_cls", 1));
         let det = session("ppocr_det", threads());
         let join = |h: std::thread::ScopedJoinHandle<'_, Result<Session, String>>| {
             h.join()
@@ -246,6 +254,17 @@ fn run(
     input: &Array4<f32>,
     release: bool,
 ) -> Result<ndarray::ArrayD<f32>, ApiError> {
+    run_with(session, input, release, |out| out.to_owned())
+}
+
+/// `run`, handing the output to `f` in place (a recognition output is a few MB: not
+/// copied).
+fn run_with<R>(
+    session: &Mutex<Session>,
+    input: &Array4<f32>,
+    release: bool,
+    f: impl FnOnce(&ArrayViewD<f32>) -> R,
+) -> Result<R, ApiError> {
     let mut s = session
         .lock()
         .map_err(|_| ort_err("a session lock was poisoned"))?;
@@ -263,14 +282,14 @@ fn run(
         .run_with_options(ort::inputs![tensor], &opts)
         .map_err(ort_err)?;
     let view: ArrayViewD<f32> = out[0].try_extract_array::<f32>().map_err(ort_err)?;
-    Ok(view.to_owned())
+    Ok(f(&view))
 }
 
 /// Greedy CTC decoding of line `k` of a recognition output (batch × steps × classes):
 /// the best class per step, repeats merged, blanks dropped. The confidence is the mean
 /// probability of the characters kept.
 fn ctc_decode(
-    probs: &ndarray::ArrayD<f32>,
+    probs: &ArrayViewD<f32>,
     k: usize,
     dict: &[String],
 ) -> Result<(String, f32), ApiError> {
@@ -325,6 +344,13 @@ impl Region {
         match self.quad {
             Some([p0, _, _, p3]) => (p3.0 - p0.0).hypot(p3.1 - p0.1),
             None => self.h(),
+        }
+    }
+    /// The length of the text band, along its own direction.
+    fn length(&self) -> f32 {
+        match self.quad {
+            Some([p0, p1, _, _]) => (p1.0 - p0.0).hypot(p1.1 - p0.1),
+            None => self.w(),
         }
     }
     fn h(&self) -> f32 {
@@ -598,76 +624,93 @@ impl PpOcr {
         ))
     }
 
-    /// 180° classifier over crops: true where the crop is upside down.
-    fn upside_down(&self, m: &Models, crops: &[RgbImage]) -> Result<Vec<bool>, ApiError> {
-        let mut out = Vec::with_capacity(crops.len());
-        for chunk in crops.chunks(CLS_BATCH) {
-            let resized: Vec<RgbImage> = chunk
-                .iter()
-                .map(|c| {
-                    // A long line squeezed into 192 px is a smear the classifier misjudges;
-                    // its middle, at true proportions, shows real glyphs (upside-down text
-                    // is upside down everywhere along the line).
-                    let window = (c.height() * 4).max(1);
-                    let view = if c.width() > window {
-                        imageops::crop_imm(c, (c.width() - window) / 2, 0, window, c.height())
-                            .to_image()
-                    } else {
-                        c.clone()
-                    };
-                    let w = ((48.0 * view.width() as f32 / view.height().max(1) as f32).ceil()
-                        as u32)
-                        .clamp(1, 192);
-                    imageops::resize(&view, w, 48, FilterType::Triangle)
-                })
-                .collect();
-            let refs: Vec<&RgbImage> = resized.iter().collect();
-            // The classifier's arena is a few MB: kept.
-            let probs = run(&m.cls, &to_tensor(&refs, 48, 192), false)?;
-            for i in 0..chunk.len() {
-                out.push(probs[[i, 1]] > 0.9 && probs[[i, 1]] > probs[[i, 0]]);
-            }
-        }
-        Ok(out)
+    /// Whether the angle classifier, sure of it, calls a line upside down.
+    fn upside_down(&self, m: &Models, crop: &RgbImage) -> Result<bool, ApiError> {
+        // A long line squeezed into 192 px is a smear the classifier misjudges; its middle,
+        // at true proportions, shows real glyphs (upside-down text is upside down
+        // everywhere along the line).
+        let window = (crop.height() * 4).max(1);
+        let view = if crop.width() > window {
+            imageops::crop_imm(crop, (crop.width() - window) / 2, 0, window, crop.height())
+                .to_image()
+        } else {
+            crop.clone()
+        };
+        let w = ((48.0 * view.width() as f32 / view.height().max(1) as f32).ceil() as u32)
+            .clamp(1, 192);
+        let resized = imageops::resize(&view, w, 48, FilterType::Triangle);
+        // The classifier's arena is a few MB: kept.
+        let probs = run(&m.cls, &to_tensor(&[&resized], 48, 192), false)?;
+        Ok(probs[[0, 1]] > 0.9 && probs[[0, 1]] > probs[[0, 0]])
     }
 
-    /// CTC recognition, one line per run at its own width: no padding to a wider
-    /// neighbour's width (11 % less CPU than batches of six), and a line reads the same
-    /// whatever lines or how many threads share the page.
-    fn recognize_crops(
+    /// CTC recognition of one line at its own width: no padding to a wider neighbour's
+    /// width (11 % less CPU than batches of six), and a line reads the same whatever lines
+    /// or how many threads share the page.
+    fn recognize_line(
         &self,
         m: &Models,
-        crops: &[RgbImage],
-    ) -> Result<Vec<(String, f32)>, ApiError> {
-        let widths: Vec<u32> = crops
-            .iter()
-            .map(|c| {
-                ((REC_HEIGHT as f32 * c.width() as f32 / c.height().max(1) as f32).ceil() as u32)
-                    .clamp(16, REC_MAX_WIDTH)
-            })
-            .collect();
-        // Lines dealt round-robin in order of width, so each lane gets a like share.
-        let mut order: Vec<usize> = (0..crops.len()).collect();
-        order.sort_by_key(|&i| widths[i]);
+        lane: usize,
+        crop: &RgbImage,
+        release: bool,
+    ) -> Result<(String, f32), ApiError> {
+        let width = ((REC_HEIGHT as f32 * crop.width() as f32 / crop.height().max(1) as f32).ceil()
+            as u32)
+            .clamp(16, REC_MAX_WIDTH);
+        let line = imageops::resize(crop, width, REC_HEIGHT, FilterType::Triangle);
+        let input = to_tensor(&[&line], REC_HEIGHT, width.max(REC_MIN_WIDTH));
+        run_with(&m.rec[lane], &input, release, |probs| {
+            ctc_decode(probs, 0, &m.dict)
+        })?
+    }
+
+    /// Each region cut out, classified and recognised, on the recognition lanes side by
+    /// side: `(text, confidence, read upside down)` per region, in region order.
+    fn read_lines(
+        &self,
+        m: &Models,
+        img: &RgbImage,
+        regions: &[Region],
+    ) -> Result<Vec<(String, f32, bool)>, ApiError> {
         let lanes = m.rec.len().max(1);
+        // Longest lines first, each to the lane with the least work so far: the lanes end
+        // together. Each lane knows its last line, after which it gives its arena back.
+        let mut order: Vec<usize> = (0..regions.len()).collect();
+        let cost = |r: &Region| r.length() / r.thickness().max(1.0);
+        order.sort_by(|&a, &b| cost(&regions[b]).total_cmp(&cost(&regions[a])));
+        let mut plan = vec![(0f32, Vec::new()); lanes];
+        for i in order {
+            let lane = (0..lanes)
+                .min_by(|&a, &b| plan[a].0.total_cmp(&plan[b].0))
+                .unwrap_or(0);
+            plan[lane].0 += cost(&regions[i]) + 1.0;
+            plan[lane].1.push(i);
+        }
         let deadline = DEADLINE.with(|d| d.get());
-        let read_lane = |lane: usize| -> Result<Vec<(usize, String, f32)>, ApiError> {
-            let mine: Vec<usize> = order.iter().skip(lane).step_by(lanes).copied().collect();
+        let read_lane = |lane: usize| -> Result<Vec<(usize, String, f32, bool)>, ApiError> {
+            let mine = &plan[lane].1;
             let mut got = Vec::with_capacity(mine.len());
             for (n, &i) in mine.iter().enumerate() {
                 past(deadline)?;
-                let line = imageops::resize(&crops[i], widths[i], REC_HEIGHT, FilterType::Triangle);
-                let probs = run(
-                    &m.rec[lane],
-                    &to_tensor(&[&line], REC_HEIGHT, widths[i].max(REC_MIN_WIDTH)),
-                    n + 1 == mine.len(),
-                )?;
-                let (text, conf) = ctc_decode(&probs, 0, &m.dict)?;
-                got.push((i, text, conf));
+                let last = n + 1 == mine.len();
+                let crop = crop(img, &regions[i]);
+                let flagged = self.upside_down(m, &crop)?;
+                let (mut text, mut conf) = self.recognize_line(m, lane, &crop, last && !flagged)?;
+                // A line the classifier calls upside down is read both ways and the surer
+                // reading kept: a wrong turn would otherwise lose the whole line.
+                let mut flipped = false;
+                if flagged {
+                    let turned = imageops::rotate180(&crop);
+                    let (t2, c2) = self.recognize_line(m, lane, &turned, last)?;
+                    if c2 > conf {
+                        (text, conf, flipped) = (t2, c2, true);
+                    }
+                }
+                got.push((i, text, conf, flipped));
             }
             Ok(got)
         };
-        let per_lane: Vec<Result<Vec<(usize, String, f32)>, ApiError>> = if lanes == 1 {
+        let per_lane: Vec<Result<Vec<(usize, String, f32, bool)>, ApiError>> = if lanes == 1 {
             vec![read_lane(0)]
         } else {
             std::thread::scope(|s| {
@@ -680,10 +723,10 @@ impl PpOcr {
                 all
             })
         };
-        let mut out = vec![(String::new(), 0f32); crops.len()];
+        let mut out = vec![(String::new(), 0f32, false); regions.len()];
         for lane in per_lane {
-            for (i, text, conf) in lane? {
-                out[i] = (text, conf);
+            for (i, text, conf, flipped) in lane? {
+                out[i] = (text, conf, flipped);
             }
         }
         Ok(out)
@@ -723,41 +766,15 @@ impl PpOcr {
     ) -> Result<Pass, ApiError> {
         past_deadline()?;
         let t1 = std::time::Instant::now();
-        let mut crops: Vec<RgbImage> = regions.iter().map(|r| crop(img, r)).collect();
-        let flagged = self.upside_down(m, &crops)?;
-        // A line the classifier calls upside down is read both ways and the surer reading
-        // kept: a wrong turn would otherwise lose the whole line.
-        let turned: Vec<RgbImage> = crops
-            .iter()
-            .zip(&flagged)
-            .filter(|(_, f)| **f)
-            .map(|(c, _)| imageops::rotate180(c))
-            .collect();
-        let n = crops.len();
-        crops.extend(turned);
-        let t2 = std::time::Instant::now();
-        let mut read = self.recognize_crops(m, &crops)?;
-        let mut flipped = vec![false; n];
-        let mut k = n;
-        for i in 0..n {
-            if flagged[i] {
-                if read[k].1 > read[i].1 {
-                    read.swap(i, k);
-                    flipped[i] = true;
-                }
-                k += 1;
-            }
-        }
-        read.truncate(n);
-        let texts = read;
+        let read = self.read_lines(m, img, &regions)?;
         tracing::debug!(
             regions = regions.len(),
-            classify_ms = (t2 - t1).as_millis() as u64,
-            recognize_ms = t2.elapsed().as_millis() as u64,
+            read_ms = t1.elapsed().as_millis() as u64,
             "ocr reading"
         );
+        let upside_down = read.iter().filter(|r| r.2).count();
         let mut lines = Vec::new();
-        for (r, (text, conf)) in regions.iter().zip(texts) {
+        for (r, (text, conf, _)) in regions.iter().zip(read) {
             if text.is_empty() || conf < MIN_LINE_SCORE {
                 continue;
             }
@@ -775,7 +792,7 @@ impl PpOcr {
             lines: reading_order(lines, slant),
             regions: regions.len(),
             tall: regions.iter().filter(|r| r.h() > 1.5 * r.w()).count(),
-            upside_down: flipped.iter().filter(|f| **f).count(),
+            upside_down,
         })
     }
 }
@@ -898,6 +915,15 @@ impl OcrEngine for PpOcr {
             && ["ppocr_det.onnx", "ppocr_rec.onnx", "ppocr_cls.onnx"]
                 .iter()
                 .all(|f| part(f).is_ok())
+    }
+
+    fn warm_up(&self) {
+        if engine().models.get().is_none() {
+            // Concurrent first users wait on the same OnceLock: loaded once.
+            std::thread::spawn(|| {
+                let _ = engine().models();
+            });
+        }
     }
 
     fn recognize_until(
@@ -1045,7 +1071,7 @@ mod tests {
         let d = max_diff(&fused, &original);
         assert!(d < 1e-3, "recognition differs by {d}");
         let text: Vec<String> = (0..crops.len())
-            .map(|k| ctc_decode(&fused, k, &m.dict).unwrap().0)
+            .map(|k| ctc_decode(&fused.view(), k, &m.dict).unwrap().0)
             .collect();
         assert!(
             text.join(" ").contains("Hello OCR world 2026"),

@@ -239,3 +239,42 @@ fn without_an_ocr_engine_scans_say_so() {
     let env = run("fixtures/images/hello.png");
     assert_eq!(env["error"]["code"], "no_ocr_engine", "{env}");
 }
+
+/// ONNX Runtime's own builds (1.29 on) record usage events in ~/.cache/Microsoft for upload
+/// to Microsoft. An OCR read must leave nothing there, nor anywhere else in the home folder.
+#[test]
+fn an_ocr_read_records_nothing_for_upload() {
+    let native = docreader::native::find("libonnxruntime.so", Some("DOCREADER_ORT_LIB"))
+        .expect("ONNX Runtime is installed (make native)");
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(bin())
+        .arg("read")
+        .arg(repo().join("fixtures/images/hello.png"))
+        .env("HOME", home.path())
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("ORT_DISABLE_TELEMETRY")
+        .env("DOCREADER_NATIVE_DIR", native.parent().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["ocr_engine"], "ppocr-v4", "{env}");
+    assert!(env["text"].as_str().unwrap().contains("Hello"), "{env}");
+    let left: Vec<_> = walk(home.path());
+    assert!(left.is_empty(), "an OCR read wrote {left:?} under HOME");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        out.push(e.path());
+        if e.path().is_dir() {
+            out.extend(walk(&e.path()));
+        }
+    }
+    out
+}
