@@ -1054,6 +1054,9 @@ def corpus_tables(corpus, tools, cells, unavailable):
 
 
 def main():
+    # RapidOCR's onnxruntime wheel (1.29 on) would record usage events for upload to
+    # Microsoft; every child inherits the opt-out (docreader sets it for itself anyway).
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default=os.environ.get("DOCREADER_BIN", "target/release/docreader"),
                     help="docreader binary (default: $DOCREADER_BIN, else target/release/docreader)")
