@@ -165,10 +165,17 @@ impl Extractor for ImageExtractor {
         let engine = engine.as_ref();
         // The models load while the image decodes (a CLI read loads them for every file).
         engine.warm_up();
+        let t0 = std::time::Instant::now();
         let img = decode(input)?;
         let (w, h) = (img.width(), img.height());
-        let (mut lines, warning) =
-            ocr_image(engine, img.to_rgb8(), MAX_OCR_PIXELS, input.deadline)?;
+        let rgb = img.into_rgb8();
+        tracing::debug!(
+            width = w,
+            height = h,
+            decode_ms = t0.elapsed().as_millis() as u64,
+            "image decoded"
+        );
+        let (mut lines, warning) = ocr_image(engine, rgb, MAX_OCR_PIXELS, input.deadline)?;
         let mut warnings: Vec<String> = warning.into_iter().collect();
         let mut text = ocr::lines_to_text(&lines);
         let mut pages = 1;
