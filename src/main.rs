@@ -9,6 +9,19 @@ use docreader::extract::{self, Input};
 use docreader::{app, sniff, AppState};
 
 fn main() -> ExitCode {
+    // Variables the native libraries read when they load, set while the process has one
+    // thread (setting them later, beside threads that read the environment, is a data
+    // race in libc). The OCR code sets them too, for library users, when they are unset.
+    for (var, value) in [
+        // ONNX Runtime: no usage events recorded or uploaded (src/ocr/ppocr.rs).
+        ("ORT_DISABLE_TELEMETRY", "1"),
+        // Tesseract: one thread per read (src/ocr/tesseract.rs).
+        ("OMP_THREAD_LIMIT", "1"),
+    ] {
+        if std::env::var_os(var).is_none() {
+            std::env::set_var(var, value);
+        }
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => {
