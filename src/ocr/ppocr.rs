@@ -1030,10 +1030,13 @@ impl OcrEngine for PpOcr {
 
     fn warm_up(&self) {
         if engine().models.get().is_none() {
-            // Concurrent first users wait on the same OnceLock: loaded once.
-            std::thread::spawn(|| {
-                let _ = engine().models();
-            });
+            // Concurrent first users wait on the same OnceLock: loaded once. A thread that
+            // cannot start only loses the head start.
+            let _ = std::thread::Builder::new()
+                .name("ocr-warm-up".into())
+                .spawn(|| {
+                    let _ = engine().models();
+                });
         }
     }
 
