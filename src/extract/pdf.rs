@@ -5,6 +5,7 @@
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use image::RgbImage;
 use pdfium_render::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -155,6 +156,16 @@ struct Page {
     ocr: Option<PageOcr>,
     text: String,
     need: Option<OcrReason>,
+}
+
+impl Page {
+    fn set_ocr(&mut self, lines: Vec<ocr::OcrLine>) {
+        self.text = ocr::lines_to_text(&lines);
+        self.ocr = Some(PageOcr {
+            confidence: ocr::mean_confidence(&lines),
+            lines,
+        });
+    }
 }
 
 fn open<'a>(
@@ -502,73 +513,101 @@ impl Extractor for PdfExtractor {
         let mut pages: Vec<Page> = Vec::with_capacity(selected.len());
         let (mut fresh, mut from_memory) = (Vec::new(), 0usize);
         let started = Instant::now();
-        for &n in &selected {
-            // Stop at the deadline, or before a page that would likely end past it (the
-            // average page so far), so finished pages come back instead of a timeout.
-            if let Some(d) = input.deadline {
-                let now = Instant::now();
-                let per_page = (!pages.is_empty()).then(|| (now - started) / pages.len() as u32);
-                if now >= d || per_page.is_some_and(|p| now + p > d) {
-                    break;
-                }
-            }
-            let page = doc.pages().get((n - 1) as i32).map_err(|e| {
-                ApiError::new(ErrorCode::Corrupt, format!("page {n} cannot be read: {e}"))
-            })?;
-            let mut text = page_text(&page)?;
-            let fields = form_values(&page);
-            if !fields.is_empty() {
-                text = format!(
-                    "{}\n[Form fields]\n{}\n",
-                    text.trim_end(),
-                    fields.join("\n")
-                );
-            }
-            let need = match choice {
-                OcrChoice::Force => Some(OcrReason::Forced),
-                _ => assess(&text, min_text, || has_images(&page)),
-            };
-            let mut rec = Page {
-                number: n,
-                text,
-                need,
-                ocr: None,
-            };
-            if let (Some(_), Some(engine)) = (need, engine) {
-                let lines = match input.known_ocr.get(&n) {
-                    Some(known) => {
-                        from_memory += 1;
-                        known.clone()
-                    }
-                    None => {
-                        // The models load while the page renders.
-                        engine.warm_up();
-                        let (lines, warning) =
-                            match ocr_page(engine, &page, &mut pixel_budget, input.deadline) {
-                                // The deadline passed inside this page: it is not finished,
-                                // so it is left for `next` with the pages after it.
-                                Err(e) if e.code == ErrorCode::Timeout && !pages.is_empty() => {
-                                    break
-                                }
-                                other => other?,
-                            };
-                        warnings.extend(warning);
-                        fresh.push((n, lines.clone()));
-                        lines
-                    }
+        // A page renders (PDFium, this thread) while the page before it is recognised (on
+        // the OCR engine's threads): one page's OCR in flight at a time.
+        std::thread::scope(|scope| -> Result<(), ApiError> {
+            let mut pending: Option<PendingOcr<'_>> = None;
+            // Progress counts finished pages: not one whose OCR is still running.
+            let report = |pages: &[Page], pending: &Option<PendingOcr<'_>>| {
+                let stage = if pages.last().is_some_and(|p| p.ocr.is_some()) {
+                    "ocr"
+                } else {
+                    "text"
                 };
-                rec.text = ocr::lines_to_text(&lines);
-                rec.ocr = Some(PageOcr {
-                    confidence: ocr::mean_confidence(&lines),
-                    lines,
-                });
+                if pending.is_none() {
+                    input
+                        .progress
+                        .report(pages.len() as u64, selected.len() as u64, stage);
+                }
+            };
+            let mut read = || -> Result<(), ApiError> {
+                for &n in &selected {
+                    // Stop at the deadline, or before a page that would likely end past it (the
+                    // average page so far), so finished pages come back instead of a timeout.
+                    if let Some(d) = input.deadline {
+                        let now = Instant::now();
+                        let per_page =
+                            (!pages.is_empty()).then(|| (now - started) / pages.len() as u32);
+                        if now >= d || per_page.is_some_and(|p| now + p > d) {
+                            break;
+                        }
+                    }
+                    let page = doc.pages().get((n - 1) as i32).map_err(|e| {
+                        ApiError::new(ErrorCode::Corrupt, format!("page {n} cannot be read: {e}"))
+                    })?;
+                    let mut text = page_text(&page)?;
+                    let fields = form_values(&page);
+                    if !fields.is_empty() {
+                        text = format!(
+                            "{}\n[Form fields]\n{}\n",
+                            text.trim_end(),
+                            fields.join("\n")
+                        );
+                    }
+                    let need = match choice {
+                        OcrChoice::Force => Some(OcrReason::Forced),
+                        _ => assess(&text, min_text, || has_images(&page)),
+                    };
+                    let mut rec = Page {
+                        number: n,
+                        text,
+                        need,
+                        ocr: None,
+                    };
+                    if let (Some(_), Some(engine)) = (need, engine) {
+                        if let Some(known) = input.known_ocr.get(&n) {
+                            from_memory += 1;
+                            rec.set_ocr(known.clone());
+                        } else {
+                            // The models load while the page renders.
+                            engine.warm_up();
+                            let (rgb, warning) = render_for_ocr(&page, &mut pixel_budget)?;
+                            if let Some(p) = pending.take() {
+                                if !p.finish(&mut pages, &mut fresh)? {
+                                    break;
+                                }
+                                report(&pages, &pending);
+                            }
+                            warnings.extend(warning);
+                            let deadline = input.deadline;
+                            pending = Some(PendingOcr {
+                                index: pages.len(),
+                                handle: scope.spawn(move || engine.recognize_until(&rgb, deadline)),
+                            });
+                        }
+                    }
+                    pages.push(rec);
+                    report(&pages, &pending);
+                }
+                Ok(())
+            };
+            let read = read();
+            match (pending.take(), read) {
+                (Some(p), Ok(())) => {
+                    if p.finish(&mut pages, &mut fresh)? {
+                        report(&pages, &None);
+                    }
+                    Ok(())
+                }
+                // The read failed on a later page: the OCR in flight is waited for (the
+                // scope would wait anyway) and dropped with the rest.
+                (Some(p), Err(e)) => {
+                    let _ = p.handle.join();
+                    Err(e)
+                }
+                (None, read) => read,
             }
-            let stage = if rec.ocr.is_some() { "ocr" } else { "text" };
-            pages.push(rec);
-            input
-                .progress
-                .report(pages.len() as u64, selected.len() as u64, stage);
-        }
+        })?;
         if pages.is_empty() {
             return Err(ApiError::new(
                 ErrorCode::Timeout,
@@ -702,13 +741,12 @@ const MAX_RENDER_PIXELS_PER_READ: u64 = 400_000_000;
 /// A page is rendered at 300 dpi, but never above this many pixels.
 const MAX_RENDER_PIXELS_PER_PAGE: u64 = 9_000_000;
 
-/// Render a page (300 dpi, within the budgets) and OCR it.
-fn ocr_page(
-    engine: &dyn ocr::OcrEngine,
+/// Render a page for OCR at 300 dpi, or less within the read's pixel budget (then with a
+/// warning saying so).
+fn render_for_ocr(
     page: &PdfPage<'_>,
     budget: &mut u64,
-    deadline: Option<Instant>,
-) -> Result<(Vec<ocr::OcrLine>, Option<String>), ApiError> {
+) -> Result<(RgbImage, Option<String>), ApiError> {
     let (wpt, hpt) = (page.width().value.max(1.0), page.height().value.max(1.0));
     let mut scale = 300.0 / 72.0;
     let mut warning = None;
@@ -745,8 +783,45 @@ fn ocr_page(
             )
         })?
         .to_rgb8();
-    let lines = engine.recognize_until(&rgb, deadline)?;
-    Ok((lines, warning))
+    Ok((rgb, warning))
+}
+
+/// A page's OCR running while the next page renders.
+struct PendingOcr<'scope> {
+    /// Its place in the pages read so far.
+    index: usize,
+    handle: std::thread::ScopedJoinHandle<'scope, Result<Vec<ocr::OcrLine>, ApiError>>,
+}
+
+impl PendingOcr<'_> {
+    /// Wait for the page's OCR and put its text in place. `Ok(false)` when the deadline
+    /// passed inside it: that page and any read after it are dropped, to be read with
+    /// `next` (unless it was the first page, when the read is a timeout).
+    fn finish(
+        self,
+        pages: &mut Vec<Page>,
+        fresh: &mut Vec<(u64, Vec<ocr::OcrLine>)>,
+    ) -> Result<bool, ApiError> {
+        let result = self.handle.join().unwrap_or_else(|_| {
+            Err(ApiError::new(
+                ErrorCode::ExtractionCrashed,
+                "the OCR of a page panicked",
+            ))
+        });
+        match result {
+            Ok(lines) => {
+                let page = &mut pages[self.index];
+                fresh.push((page.number, lines.clone()));
+                page.set_ocr(lines);
+                Ok(true)
+            }
+            Err(e) if e.code == ErrorCode::Timeout && self.index > 0 => {
+                pages.truncate(self.index);
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// Build the text from per-page pieces (or their query hits), cutting at page boundaries,

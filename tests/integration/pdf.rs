@@ -395,3 +395,43 @@ async fn a_page_longer_than_the_budget_says_how_to_read_it_whole() {
         .await;
     assert_eq!(r2.json["truncated"], false, "{}", r2.json);
 }
+
+/// OCR'd pages come back in order, each with its own text: a page renders while the one
+/// before it is recognised, and each recognition must land on its own page.
+#[tokio::test]
+async fn ocr_pages_keep_their_own_text_and_order() {
+    let app = TestApp::new().await;
+    let r = read_fixture(
+        &app,
+        "thirty_short.pdf",
+        json!({"pages": "2-5", "ocr": "force"}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["ocr_pages"], 4, "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    let mut at = 0;
+    for n in 2..=5 {
+        let marker = format!("--- Page {n} ---\n");
+        let start = text[at..]
+            .find(&marker)
+            .unwrap_or_else(|| panic!("no {marker:?} after byte {at}: {text}"))
+            + at
+            + marker.len();
+        let end = text[start..]
+            .find("--- Page ")
+            .map_or(text.len(), |e| start + e);
+        let page = &text[start..end];
+        assert!(
+            page.contains(&format!("Short page {n}")) && page.contains("Alpha beta gamma"),
+            "page {n} reads {page:?}"
+        );
+        for other in (2..=5).filter(|&o| o != n) {
+            assert!(
+                !page.contains(&format!("Short page {other}")),
+                "page {n} reads {page:?}"
+            );
+        }
+        at = end;
+    }
+}
