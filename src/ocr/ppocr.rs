@@ -1126,6 +1126,16 @@ impl PpOcr {
 mod tests {
     use super::*;
 
+    /// fixtures/images/hello.png: a line of real text.
+    fn hello_png() -> RgbImage {
+        image::open(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/images/hello.png"
+        ))
+        .expect("fixture")
+        .to_rgb8()
+    }
+
     fn max_diff(a: &ndarray::ArrayD<f32>, b: &ndarray::ArrayD<f32>) -> f32 {
         assert_eq!(a.shape(), b.shape());
         a.iter()
@@ -1156,12 +1166,7 @@ mod tests {
             v.sort();
             v
         };
-        let img = image::open(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/fixtures/images/hello.png"
-        ))
-        .expect("fixture")
-        .to_rgb8();
+        let img = hello_png();
         let line = imageops::resize(&img, 192, 48, FilterType::Triangle);
         let input = to_tensor(&[&line], 48, 192);
         let out = |s: Session| run(&Mutex::new(s), &input, false).unwrap();
@@ -1201,12 +1206,7 @@ mod tests {
             );
             Mutex::new(open_session(&m.env, &path, 2).expect("the shipped model loads"))
         };
-        let img = image::open(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/fixtures/images/hello.png"
-        ))
-        .expect("fixture")
-        .to_rgb8();
+        let img = hello_png();
         let page = imageops::resize(&img, 896, 192, FilterType::Triangle);
         let input = to_tensor(&[&page], 192, 896);
         let (fused, original) = (
