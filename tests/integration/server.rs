@@ -13,6 +13,18 @@ fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_docreader")
 }
 
+/// The envelope a `docreader read` printed, after checking it exited as `ok` says.
+fn cli_envelope(out: &std::process::Output, ok: bool) -> Value {
+    assert_eq!(
+        out.status.success(),
+        ok,
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).expect("an envelope on stdout")
+}
+
 /// One HTTP/1.1 request over a plain socket; returns (status, body).
 fn http(addr: &str, method: &str, path: &str, content_type: &str, body: &[u8]) -> (u16, Value) {
     let mut s = TcpStream::connect(addr).expect("connect");
@@ -151,12 +163,7 @@ fn cli_read_prints_the_same_envelope() {
         .args(["--offset", "1", "--limit", "2"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let env = cli_envelope(&out, true);
     assert_eq!(env["text"], "\tif x:  \r\n\t\treturn 1\t# tab\r\n");
     assert_eq!(env["format"], "text");
     let out = Command::new(bin())
@@ -165,8 +172,7 @@ fn cli_read_prints_the_same_envelope() {
         .args(["--pages", "1"])
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let env = cli_envelope(&out, false);
     assert_eq!(env["error"]["code"], "unsupported_option");
 }
 
@@ -179,8 +185,7 @@ fn missing_pdfium_is_a_clear_error_not_a_crash() {
         .env("DOCREADER_PDFIUM_LIB", "/nonexistent/libpdfium.so")
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    let env: Value = serde_json::from_slice(&out.stdout).expect("an error envelope");
+    let env = cli_envelope(&out, false);
     assert_eq!(env["error"]["code"], "unavailable", "{env}");
     assert!(env["error"]["message"].as_str().unwrap().contains("PDFium"));
     assert!(env["error"]["hint"]
@@ -256,12 +261,7 @@ fn an_ocr_read_records_nothing_for_upload() {
         .env("DOCREADER_NATIVE_DIR", native.parent().unwrap())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let env = cli_envelope(&out, true);
     assert_eq!(env["ocr_engine"], "ppocr-v4", "{env}");
     assert!(env["text"].as_str().unwrap().contains("Hello"), "{env}");
     let left: Vec<_> = walk(home.path());
