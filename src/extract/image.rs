@@ -168,7 +168,7 @@ impl Extractor for ImageExtractor {
         let t0 = std::time::Instant::now();
         let img = decode(input)?;
         let (w, h) = (img.width(), img.height());
-        let rgb = img.into_rgb8();
+        let rgb = ocr::into_rgb(img);
         tracing::debug!(
             width = w,
             height = h,
