@@ -3,6 +3,7 @@
 //! native cache). Models load lazily on first use and are shared; sessions sit behind
 //! mutexes (`Session::run` takes `&mut self`).
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -763,9 +764,56 @@ fn deskew(img: &RgbImage, angle: f32) -> RgbImage {
     })
 }
 
-fn crop(img: &RgbImage, r: &Region) -> RgbImage {
+/// A line's pixels: a rectangle of the page (borrowed, not copied), or a levelled copy of
+/// a slanted line.
+struct Crop<'a> {
+    img: Cow<'a, RgbImage>,
+    x: u32,
+    y: u32,
+    w: u32,
+    h: u32,
+}
+
+impl Crop<'_> {
+    fn whole(img: RgbImage) -> Crop<'static> {
+        let (w, h) = img.dimensions();
+        Crop {
+            img: Cow::Owned(img),
+            x: 0,
+            y: 0,
+            w,
+            h,
+        }
+    }
+    fn width(&self) -> u32 {
+        self.w
+    }
+    fn height(&self) -> u32 {
+        self.h
+    }
+    /// Columns `x .. x + w` of this crop.
+    fn columns(&self, x: u32, w: u32) -> Crop<'_> {
+        Crop {
+            img: Cow::Borrowed(&*self.img),
+            x: self.x + x,
+            y: self.y,
+            w,
+            h: self.h,
+        }
+    }
+    /// A copy turned 180°.
+    fn turned(&self) -> Crop<'static> {
+        Crop::whole(imageops::rotate180(&self.to_image()))
+    }
+    /// A copy of these pixels alone.
+    fn to_image(&self) -> RgbImage {
+        imageops::crop_imm(&*self.img, self.x, self.y, self.w, self.h).to_image()
+    }
+}
+
+fn crop<'a>(img: &'a RgbImage, r: &Region) -> Crop<'a> {
     if let Some([p0, p1, _, p3]) = r.quad {
-        return warp(img, p0, p1, p3);
+        return Crop::whole(warp(img, p0, p1, p3));
     }
     let (x, y) = (r.x0 as u32, r.y0 as u32);
     let w = (r.x1 as u32)
@@ -776,7 +824,100 @@ fn crop(img: &RgbImage, r: &Region) -> RgbImage {
         .saturating_sub(y)
         .max(1)
         .min(img.height() - y.min(img.height() - 1));
-    imageops::crop_imm(img, x.min(img.width() - 1), y.min(img.height() - 1), w, h).to_image()
+    Crop {
+        img: Cow::Borrowed(img),
+        x: x.min(img.width() - 1),
+        y: y.min(img.height() - 1),
+        w,
+        h,
+    }
+}
+
+/// `src` resized to `width` × `height` and normalised into a tensor `pad_to` wide (zeros
+/// beyond `width`): exactly `imageops::resize(.., FilterType::Triangle)` then `to_tensor`,
+/// the same arithmetic in the same order, without copying the crop out of the page, the
+/// generic per-pixel access and the intermediate RGBA image.
+fn line_tensor(src: &Crop, width: u32, height: u32, pad_to: u32) -> Array4<f32> {
+    /// Per output pixel: its first source pixel and the normalised weights, as image's
+    /// `vertical_sample` and `horizontal_sample` compute them for the triangle filter.
+    fn taps(src: u32, dst: u32) -> Vec<(usize, Vec<f32>)> {
+        let ratio = src as f32 / dst as f32;
+        let sratio = if ratio < 1.0 { 1.0 } else { ratio };
+        (0..dst)
+            .map(|o| {
+                let centre = (o as f32 + 0.5) * ratio;
+                let left = ((centre - sratio).floor() as i64).clamp(0, src as i64 - 1);
+                let right = ((centre + sratio).ceil() as i64).clamp(left + 1, src as i64);
+                let centre = centre - 0.5;
+                let mut ws: Vec<f32> = (left..right)
+                    .map(|i| {
+                        let d = ((i as f32 - centre) / sratio).abs();
+                        if d < 1.0 {
+                            1.0 - d
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect();
+                let mut sum = 0.0;
+                for w in &ws {
+                    sum += w;
+                }
+                for w in ws.iter_mut() {
+                    *w /= sum;
+                }
+                (left as usize, ws)
+            })
+            .collect()
+    }
+    let (sw, dw, dh) = (src.w as usize, width as usize, height as usize);
+    let pw = pad_to.max(width) as usize;
+    let mut t = Array4::<f32>::zeros((1, 3, dh, pw));
+    if sw == 0 || src.h == 0 || dw == 0 || dh == 0 {
+        return t;
+    }
+    let raw = src.img.as_raw();
+    let stride = src.img.width() as usize * 3;
+    let first = src.y as usize * stride + src.x as usize * 3;
+    // Vertical pass, into f32 rows as wide as the source.
+    let mut tmp = vec![0f32; sw * 3 * dh];
+    for (row, (top, ws)) in tmp.chunks_exact_mut(sw * 3).zip(taps(src.h, height)) {
+        let lines: Vec<&[u8]> = (0..ws.len())
+            .map(|i| {
+                let at = first + (top + i) * stride;
+                &raw[at..at + sw * 3]
+            })
+            .collect();
+        for (x, acc) in row.chunks_exact_mut(3).enumerate() {
+            let (mut r, mut g, mut b) = (0f32, 0f32, 0f32);
+            for (line, w) in lines.iter().zip(&ws) {
+                let p = &line[x * 3..x * 3 + 3];
+                r += p[0] as f32 * w;
+                g += p[1] as f32 * w;
+                b += p[2] as f32 * w;
+            }
+            acc.copy_from_slice(&[r, g, b]);
+        }
+    }
+    // Horizontal pass, rounded to 8 bits as image does, into the BGR planes.
+    let buf = t.as_slice_mut().expect("a fresh array is contiguous");
+    let plane = dh * pw;
+    let level = |v: f32| v.clamp(0.0, 255.0).round() as u8 as f32 / 127.5 - 1.0;
+    for (x, (left, ws)) in taps(src.w, width).into_iter().enumerate() {
+        for (y, row) in tmp.chunks_exact(sw * 3).enumerate() {
+            let (mut r, mut g, mut b) = (0f32, 0f32, 0f32);
+            for (p, w) in row[left * 3..].chunks_exact(3).zip(&ws) {
+                r += p[0] * w;
+                g += p[1] * w;
+                b += p[2] * w;
+            }
+            let o = y * pw + x;
+            buf[o] = level(b);
+            buf[o + plane] = level(g);
+            buf[o + 2 * plane] = level(r);
+        }
+    }
+    t
 }
 
 impl PpOcr {
@@ -816,22 +957,20 @@ impl PpOcr {
     }
 
     /// Whether the angle classifier, sure of it, calls a line upside down.
-    fn upside_down(&self, m: &Models, crop: &RgbImage) -> Result<bool, ApiError> {
+    fn upside_down(&self, m: &Models, crop: &Crop) -> Result<bool, ApiError> {
         // A long line squeezed into 192 px is a smear the classifier misjudges; its middle,
         // at true proportions, shows real glyphs (upside-down text is upside down
         // everywhere along the line).
         let window = (crop.height() * 4).max(1);
         let view = if crop.width() > window {
-            imageops::crop_imm(crop, (crop.width() - window) / 2, 0, window, crop.height())
-                .to_image()
+            crop.columns((crop.width() - window) / 2, window)
         } else {
-            crop.clone()
+            crop.columns(0, crop.width())
         };
         let w = ((48.0 * view.width() as f32 / view.height().max(1) as f32).ceil() as u32)
             .clamp(1, 192);
-        let resized = imageops::resize(&view, w, 48, FilterType::Triangle);
         // The classifier's arena is a few MB: kept.
-        let probs = run(&m.cls, &to_tensor(&[&resized], 48, 192), false)?;
+        let probs = run(&m.cls, &line_tensor(&view, w, 48, 192), false)?;
         Ok(probs[[0, 1]] > 0.9 && probs[[0, 1]] > probs[[0, 0]])
     }
 
@@ -842,14 +981,13 @@ impl PpOcr {
         &self,
         m: &Models,
         lane: usize,
-        crop: &RgbImage,
+        crop: &Crop,
         release: bool,
     ) -> Result<(String, f32), ApiError> {
         let width = ((REC_HEIGHT as f32 * crop.width() as f32 / crop.height().max(1) as f32).ceil()
             as u32)
             .clamp(16, REC_MAX_WIDTH);
-        let line = imageops::resize(crop, width, REC_HEIGHT, FilterType::Triangle);
-        let input = to_tensor(&[&line], REC_HEIGHT, width.max(REC_MIN_WIDTH));
+        let input = line_tensor(crop, width, REC_HEIGHT, REC_MIN_WIDTH);
         run_with(&m.rec[lane], &input, release, |probs| {
             ctc_decode(probs, 0, &m.dict)
         })?
@@ -891,7 +1029,7 @@ impl PpOcr {
                 // reading kept: a wrong turn would otherwise lose the whole line.
                 let mut flipped = false;
                 if flagged {
-                    let turned = imageops::rotate180(&crop);
+                    let turned = crop.turned();
                     let (t2, c2) = self.recognize_line(m, lane, &turned, last)?;
                     if c2 > conf {
                         (text, conf, flipped) = (t2, c2, true);
@@ -1240,6 +1378,45 @@ mod tests {
         }
     }
 
+    /// A line's tensor made in one pass is exactly `imageops::resize` (triangle) then
+    /// `to_tensor`: crops anywhere on the page, shrunk, enlarged, kept at size, padded.
+    #[test]
+    fn line_tensors_are_resized_crops() {
+        let img = hello_png();
+        let cases = [
+            // (x, y, w, h) of the crop, output width and height, padded width
+            (0, 0, 900, 200, 216, 48, 216),
+            (37, 61, 611, 57, 515, 48, 515),
+            (100, 80, 30, 20, 72, 48, 160),
+            (5, 9, 400, 48, 400, 48, 400),
+            (899, 199, 1, 1, 16, 48, 160),
+            (300, 50, 120, 30, 120, 48, 192),
+        ];
+        for (x, y, w, h, dw, dh, pad) in cases {
+            let c = Crop {
+                img: Cow::Borrowed(&img),
+                x,
+                y,
+                w,
+                h,
+            };
+            let slow = to_tensor(
+                &[&imageops::resize(
+                    &c.to_image(),
+                    dw,
+                    dh,
+                    FilterType::Triangle,
+                )],
+                dh,
+                pad,
+            );
+            assert!(
+                line_tensor(&c, dw, dh, pad) == slow,
+                "crop {x},{y} {w}×{h} to {dw}×{dh} (pad {pad}) differs"
+            );
+        }
+    }
+
     fn max_diff(a: &ndarray::ArrayD<f32>, b: &ndarray::ArrayD<f32>) -> f32 {
         assert_eq!(a.shape(), b.shape());
         a.iter()
@@ -1325,7 +1502,7 @@ mod tests {
         let crops: Vec<RgbImage> = regions
             .iter()
             .map(|r| {
-                let c = crop(&img, r);
+                let c = crop(&img, r).to_image();
                 let w = (REC_HEIGHT * c.width()).div_ceil(c.height()).max(16);
                 imageops::resize(&c, w, REC_HEIGHT, FilterType::Triangle)
             })
