@@ -34,6 +34,10 @@ const REC_MAX_WIDTH: u32 = 48 * 40;
 /// the spaces between words that 320 loses on short lines).
 const REC_MIN_WIDTH: u32 = 160;
 const MIN_LINE_SCORE: f32 = 0.5;
+/// A line read upright this surely, and this long, is not read upside down as well when
+/// the classifier calls it turned (upside-down text read upright scores 0.3–0.5).
+const SURE_LINE_SCORE: f32 = 0.95;
+const SURE_LINE_CHARS: usize = 8;
 /// Images with a shorter side are read from an enlarged copy.
 const TINY_SIDE: u32 = 160;
 /// Skew (radians) worth levelling, and past which lines are not text lines at an angle.
@@ -1024,18 +1028,23 @@ impl PpOcr {
                 let last = k + lanes >= order.len();
                 let crop = crop(img, &regions[i]);
                 let flagged = self.upside_down(m, &crop)?;
-                let (mut text, mut conf) = self.recognize_line(m, lane, &crop, last && !flagged)?;
+                released = last && !flagged;
+                let (mut text, mut conf) = self.recognize_line(m, lane, &crop, released)?;
                 // A line the classifier calls upside down is read both ways and the surer
-                // reading kept: a wrong turn would otherwise lose the whole line.
+                // reading kept: a wrong turn would otherwise lose the whole line. Unless it
+                // already read upright as a long line at high confidence, which text read
+                // upside down never does (the classifier flags one or two upright lines on
+                // most English scans: a second full reading each).
                 let mut flipped = false;
-                if flagged {
+                let sure = conf >= SURE_LINE_SCORE && text.chars().count() >= SURE_LINE_CHARS;
+                if flagged && !sure {
                     let turned = crop.turned();
-                    let (t2, c2) = self.recognize_line(m, lane, &turned, last)?;
+                    released = last;
+                    let (t2, c2) = self.recognize_line(m, lane, &turned, released)?;
                     if c2 > conf {
                         (text, conf, flipped) = (t2, c2, true);
                     }
                 }
-                released = last;
                 got.push((i, text, conf, flipped));
             }
             // A lane still busy with an earlier line when the others took the last ones:
