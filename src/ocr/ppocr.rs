@@ -477,6 +477,27 @@ fn run_with<R>(
     Ok(f(&view))
 }
 
+/// The first index of the largest value, and the value: the maximum found 16 lanes at a
+/// time (vectorised; a recognition output is thousands of classes per step), then its
+/// first place.
+fn argmax(row: &[f32]) -> (usize, f32) {
+    let mut lanes = [f32::MIN; 16];
+    let mut chunks = row.chunks_exact(16);
+    for c in &mut chunks {
+        for (m, &v) in lanes.iter_mut().zip(c) {
+            *m = if v > *m { v } else { *m };
+        }
+    }
+    let mut max = f32::MIN;
+    for &v in lanes.iter().chain(chunks.remainder()) {
+        if v > max {
+            max = v;
+        }
+    }
+    let at = row.iter().position(|&v| v == max).unwrap_or(0);
+    (at, max)
+}
+
 /// Greedy CTC decoding of line `k` of a recognition output (batch × steps × classes):
 /// the best class per step, repeats merged, blanks dropped. The confidence is the mean
 /// probability of the characters kept.
@@ -494,13 +515,7 @@ fn ctc_decode(
     let mut prev = 0usize;
     for t in 0..steps {
         let row = &flat[(k * steps + t) * classes..(k * steps + t + 1) * classes];
-        let (mut best, mut bp) = (0usize, f32::MIN);
-        for (c, &v) in row.iter().enumerate() {
-            if v > bp {
-                bp = v;
-                best = c;
-            }
-        }
+        let (best, bp) = argmax(row);
         if best != 0 && best != prev {
             if let Some(ch) = dict.get(best) {
                 text.push_str(ch);
@@ -906,7 +921,13 @@ fn line_tensor(src: &Crop, width: u32, height: u32, pad_to: u32) -> Array4<f32> 
     // Horizontal pass, rounded to 8 bits as image does, into the BGR planes.
     let buf = t.as_slice_mut().expect("a fresh array is contiguous");
     let plane = dh * pw;
-    let level = |v: f32| v.clamp(0.0, 255.0).round() as u8 as f32 / 127.5 - 1.0;
+    // Rounded half away from zero, as `f32::round` (a libm call on baseline x86-64).
+    let level = |v: f32| {
+        let v = v.clamp(0.0, 255.0);
+        let t = v as u8;
+        let r = if v - t as f32 >= 0.5 { t + 1 } else { t };
+        r as f32 / 127.5 - 1.0
+    };
     for (x, (left, ws)) in taps(src.w, width).into_iter().enumerate() {
         for (y, row) in tmp.chunks_exact(sw * 3).enumerate() {
             let (mut r, mut g, mut b) = (0f32, 0f32, 0f32);
@@ -1384,6 +1405,32 @@ mod tests {
                     "{w}×{h} on {threads} threads differs"
                 );
             }
+        }
+    }
+
+    /// The vectorised argmax finds the first largest value, as a plain scan does: ties,
+    /// a maximum in the tail past the last 16, rows shorter than 16.
+    #[test]
+    fn argmax_is_the_first_largest() {
+        let plain = |row: &[f32]| {
+            let (mut best, mut bp) = (0usize, f32::MIN);
+            for (c, &v) in row.iter().enumerate() {
+                if v > bp {
+                    (best, bp) = (c, v);
+                }
+            }
+            (best, bp)
+        };
+        let mut row: Vec<f32> = (0..6625)
+            .map(|i| ((i * 7919) % 1000) as f32 / 1e3)
+            .collect();
+        assert_eq!(argmax(&row), plain(&row));
+        row[6624] = 2.0;
+        assert_eq!(argmax(&row), (6624, 2.0));
+        row[17] = 2.0;
+        assert_eq!(argmax(&row), (17, 2.0));
+        for n in [1, 5, 15, 16, 17, 33] {
+            assert_eq!(argmax(&row[..n]), plain(&row[..n]), "{n} values");
         }
     }
 
