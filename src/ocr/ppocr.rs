@@ -34,8 +34,8 @@ const REC_MAX_WIDTH: u32 = 48 * 40;
 /// the spaces between words that 320 loses on short lines).
 const REC_MIN_WIDTH: u32 = 160;
 const MIN_LINE_SCORE: f32 = 0.5;
-/// A line read upright this surely, and this long, is not read upside down as well when
-/// the classifier calls it turned (upside-down text read upright scores 0.3–0.5).
+/// A line read upright this surely, and this long, is upright: the angle classifier is not
+/// asked (upside-down text read upright scores 0.3–0.5).
 const SURE_LINE_SCORE: f32 = 0.95;
 const SURE_LINE_CHARS: usize = 8;
 /// Images with a shorter side are read from an enlarged copy.
@@ -1048,19 +1048,17 @@ impl PpOcr {
                 // arena back after it.
                 let last = k + lanes >= order.len();
                 let crop = crop(img, &regions[i]);
-                let flagged = self.upside_down(m, &crop)?;
-                released = last && !flagged;
+                released = last;
                 let (mut text, mut conf) = self.recognize_line(m, lane, &crop, released)?;
-                // A line the classifier calls upside down is read both ways and the surer
-                // reading kept: a wrong turn would otherwise lose the whole line. Unless it
-                // already read upright as a long line at high confidence, which text read
-                // upside down never does (the classifier flags one or two upright lines on
-                // most English scans: a second full reading each).
+                // A line read upright as a long line at high confidence is upright: text
+                // read upside down never scores so (the classifier, asked anyway, wrongly
+                // flagged one or two such lines on most English scans). Any other line the
+                // classifier calls upside down is read both ways and the surer reading
+                // kept: a wrong turn would otherwise lose the whole line.
                 let mut flipped = false;
                 let sure = conf >= SURE_LINE_SCORE && text.chars().count() >= SURE_LINE_CHARS;
-                if flagged && !sure {
+                if !sure && self.upside_down(m, &crop)? {
                     let turned = crop.turned();
-                    released = last;
                     let (t2, c2) = self.recognize_line(m, lane, &turned, released)?;
                     if c2 > conf {
                         (text, conf, flipped) = (t2, c2, true);
