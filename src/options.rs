@@ -48,7 +48,7 @@ pub struct ReadRequest {
     /// PDF, image: pages with fewer characters are OCR'd (default 50).
     pub min_text_per_page: Option<i64>,
     /// PDF, image: `auto` (default, local engines only), `force` (OCR every selected page),
-    /// an engine name (`ppocr-v4`, `tesseract`), or `none`.
+    /// an engine name (`ppocr`, `tesseract`), or `none`.
     pub ocr: Option<String>,
     /// PDF, image: languages to expect, e.g. `en,zh`, `ko`, `ja`, `ja-vert`, `de`. Chinese
     /// and Latin scripts are read by PP-OCR; any other language by Tesseract (English is

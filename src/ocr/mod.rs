@@ -12,7 +12,7 @@ use crate::error::{ApiError, ErrorCode};
 
 /// What a remembered OCR result depends on: engine, models and rendering. Change it when
 /// any of them changes, so old results are not reused.
-pub const MEMORY_VARIANT: &str = "ppocr-v4/300dpi/4";
+pub const MEMORY_VARIANT: &str = "ppocr/det-v4/rec-v6-tiny/300dpi/4";
 
 /// An image as 8-bit RGB, as `DynamicImage::into_rgb8` makes it (grey replicated, alpha
 /// dropped), in one tight pass for grey and RGBA images: `into_rgb8` casts pixel by pixel

@@ -28,7 +28,7 @@ async fn images_are_read_by_ocr() {
     assert_eq!(r.status, 200, "{}", r.json);
     assert_eq!(r.json["format"], "image");
     assert_eq!(r.json["mime"], "image/png");
-    assert_eq!(r.json["ocr_engine"], "ppocr-v4");
+    assert_eq!(r.json["ocr_engine"], "ppocr");
     assert_eq!(r.json["ocr_quality"]["quality_flag"], "good");
     let text = r.json["text"].as_str().unwrap();
     assert!(text.contains("Hello OCR world"), "{text}");
@@ -132,10 +132,10 @@ async fn languages_beyond_ppocr_are_read_by_tesseract() {
     );
     // Without the hint the image goes to PP-OCR, which has no Hangul.
     let r = app.read(json!({"file_id": id})).await;
-    assert_eq!(r.json["ocr_engine"], "ppocr-v4");
+    assert_eq!(r.json["ocr_engine"], "ppocr");
     // PP-OCR asked for by name cannot read Korean; an unknown language says what is there.
     assert_error(
-        &app.read(json!({"file_id": id, "ocr": "ppocr-v4", "ocr_lang": "ko"}))
+        &app.read(json!({"file_id": id, "ocr": "ppocr", "ocr_lang": "ko"}))
             .await,
         400,
         "unsupported_option",
@@ -175,7 +175,7 @@ async fn scanned_pdf_pages_by_tesseract_are_remembered_apart() {
     assert_eq!(r.json["cached"], false);
     // Another engine's result is not reused: PP-OCR runs for itself…
     let r = app.read(json!({"file_id": id})).await;
-    assert_eq!(r.json["ocr_engine"], "ppocr-v4", "{}", r.json);
+    assert_eq!(r.json["ocr_engine"], "ppocr", "{}", r.json);
     assert_eq!(r.json["cached"], false, "{}", r.json);
     // …and each engine's second read comes from memory.
     let r = app.read(json!({"file_id": id, "ocr": "tesseract"})).await;

@@ -49,7 +49,7 @@ async fn probes() {
     assert_eq!(ready.json["status"], "ok");
     // make test installs PDFium first (make native), so it must be found.
     assert_eq!(ready.json["engines"]["pdf"], true, "{}", ready.json);
-    assert_eq!(ready.json["engines"]["ocr"], "ppocr-v4", "{}", ready.json);
+    assert_eq!(ready.json["engines"]["ocr"], "ppocr", "{}", ready.json);
     let langs = ready.json["engines"]["tesseract"].as_array().unwrap();
     assert!(langs.iter().any(|l| l == "kor"), "{}", ready.json);
 }

@@ -231,7 +231,7 @@ async fn garbled_layers_are_replaced_by_ocr() {
     assert!(r.json["pages_ocr"][0]["confidence"].as_f64().unwrap() > 0.8);
     assert_eq!(r.json["skipped_pages"], json!([]));
     assert_eq!(r.json["ocr_pages"], 1);
-    assert_eq!(r.json["ocr_engine"], "ppocr-v4");
+    assert_eq!(r.json["ocr_engine"], "ppocr");
     assert_eq!(r.json["ocr_quality"]["quality_flag"], "good");
     let text = r.json["text"].as_str().unwrap();
     assert!(

@@ -262,7 +262,7 @@ fn an_ocr_read_records_nothing_for_upload() {
         .output()
         .unwrap();
     let env = cli_envelope(&out, true);
-    assert_eq!(env["ocr_engine"], "ppocr-v4", "{env}");
+    assert_eq!(env["ocr_engine"], "ppocr", "{env}");
     assert!(env["text"].as_str().unwrap().contains("Hello"), "{env}");
     let left: Vec<_> = walk(home.path());
     assert!(left.is_empty(), "an OCR read wrote {left:?} under HOME");
