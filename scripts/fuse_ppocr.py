@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Rewrite the PP-OCRv4 detection and recognition models into equivalent, faster graphs.
+"""Rewrite the PP-OCRv4 detection model (or, the same way, PP-OCRv4 recognition) into an equivalent, faster graph.
 
 Run by scripts/fetch_native.py (never at build time), with the pinned `onnx` package it
 installs into the native cache. Usage: fuse_ppocr.py SRC.onnx DST.onnx

@@ -50,9 +50,12 @@ pub struct ReadRequest {
     /// PDF, image: `auto` (default, local engines only), `force` (OCR every selected page),
     /// an engine name (`ppocr`, `tesseract`), or `none`.
     pub ocr: Option<String>,
-    /// PDF, image: languages to expect, e.g. `en,zh`, `ko`, `ja`, `ja-vert`, `de`. Chinese
-    /// and Latin scripts are read by PP-OCR; any other language by Tesseract (English is
-    /// added to it); `GET /readyz` lists Tesseract's installed languages.
+    /// PDF, image: languages to expect, e.g. `en,zh`, `de`, `ko`, `ja`, `ja-vert`. Chinese
+    /// and the Latin-script languages whose letters PP-OCR's dictionary has (`en`, `de`,
+    /// `fr`, `es`, `it`, `pt`, `nl`, `pl`, `cs`, `sk`, `sv`, `da`, `no`, `fi`, `hu`, `ca`,
+    /// `hr`, `sl`, `is`, `et`, `lv`, `lt`, `tr`) are read by PP-OCR; any other language by
+    /// Tesseract (English is added to it); `GET /readyz` lists Tesseract's installed
+    /// languages.
     pub ocr_lang: Option<String>,
     /// PDF: password for an encrypted file.
     pub password: Option<String>,

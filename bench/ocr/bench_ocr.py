@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """OCR benchmark (issue #5): docreader (CLI and HTTP) side by side with RapidOCR
-(rapidocr_onnxruntime 1.4.4, the same PP-OCRv4 models docreader runs) and Tesseract
+(rapidocr_onnxruntime 1.4.4, PP-OCRv4 models; docreader runs the same detection and angle models, and PP-OCRv6 tiny recognition) and Tesseract
 (Debian tesseract-ocr, OMP_THREAD_LIMIT=1), on generated A4 pages with known text (English
 and Chinese, clean PNGs and noisy scans) and on the OCR image rows of the shared corpus.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # OCR benchmark (see bench/README.md), issue #5: docreader (CLI and HTTP) side by side with
-# RapidOCR (Python, rapidocr_onnxruntime==1.4.4: the same PP-OCRv4 models docreader runs)
+# RapidOCR (Python, rapidocr_onnxruntime==1.4.4: PP-OCRv4; docreader shares its detection and angle models, and recognises with PP-OCRv6 tiny)
 # and Tesseract (Debian tesseract-ocr, OMP_THREAD_LIMIT=1) on generated A4 pages with known
 # text (English and Chinese, clean PNGs and noisy scans) and on the OCR image rows of the
 # shared corpus. Reports s/page, pages/s, CPU s/page, peak RSS, CER and word spaces kept.

@@ -141,9 +141,38 @@ pub fn local_engine() -> Option<&'static dyn OcrEngine> {
     (e.is_local() && e.is_available()).then_some(e)
 }
 
-/// `ocr_lang` codes the PP-OCR `ch` models read.
+/// `ocr_lang` codes (as Tesseract names) the built-in engine reads: Chinese, and the Latin
+/// alphabets whose every letter is in its recognition dictionary (PP-OCRv6 tiny's has the
+/// accented letters of these; not Romanian's comma-below ș ț, nor Vietnamese's).
 fn ppocr_reads(code: &str) -> bool {
-    matches!(code, "eng" | "chi_sim" | "latin")
+    matches!(
+        code,
+        "eng"
+            | "chi_sim"
+            | "latin"
+            | "deu"
+            | "fra"
+            | "spa"
+            | "ita"
+            | "por"
+            | "nld"
+            | "pol"
+            | "ces"
+            | "slk"
+            | "swe"
+            | "dan"
+            | "nor"
+            | "fin"
+            | "hun"
+            | "cat"
+            | "hrv"
+            | "slv"
+            | "isl"
+            | "est"
+            | "lav"
+            | "lit"
+            | "tur"
+    )
 }
 
 /// An `ocr_lang` code as a Tesseract language name (`ko` → `kor`, `ja-vert` → `jpn_vert`);
@@ -166,6 +195,21 @@ fn tesseract_code(code: &str) -> String {
         "ru" => "rus",
         "uk" => "ukr",
         "pl" => "pol",
+        "cs" => "ces",
+        "sk" => "slk",
+        "sv" => "swe",
+        "da" => "dan",
+        "no" | "nb" => "nor",
+        "fi" => "fin",
+        "hu" => "hun",
+        "ca" => "cat",
+        "hr" => "hrv",
+        "sl" => "slv",
+        "is" => "isl",
+        "et" => "est",
+        "lv" => "lav",
+        "lt" => "lit",
+        "tr" => "tur",
         "ar" => "ara",
         "hi" => "hin",
         "th" => "tha",
@@ -176,7 +220,8 @@ fn tesseract_code(code: &str) -> String {
 }
 
 /// The engine for a read, from `ocr` (`auto`, `force`, an engine name) and `ocr_lang`:
-/// PP-OCR for Chinese and Latin scripts, Tesseract for the languages it has installed.
+/// PP-OCR for Chinese and the Latin-script languages its dictionary covers, Tesseract for
+/// the languages it has installed.
 /// `Ok(None)` when no engine that could read the document is installed.
 pub fn engine_for(
     ocr: Option<&str>,
@@ -223,7 +268,7 @@ pub fn engine_for(
             format!("ocr_lang {missing:?}: no recognition model for it is installed"),
         )
         .with_hint(format!(
-            "Installed: PP-OCR (en, zh) and Tesseract ({}). Install tesseract-ocr-{missing} (Debian) or its traineddata to read it.",
+            "Installed: PP-OCR (zh, and en, de, fr, es, it, pt, nl, pl, cs, sv, … in Latin script) and Tesseract ({}). Install tesseract-ocr-{missing} (Debian) or its traineddata to read it.",
             installed.join(", ")
         )));
     }
@@ -271,6 +316,64 @@ pub fn mean_confidence(lines: &[OcrLine]) -> Option<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every language `ocr_lang` sends to PP-OCR has each of its letters, both cases, in the
+    /// recognition dictionary; languages with letters it lacks go to Tesseract.
+    #[test]
+    fn languages_sent_to_ppocr_have_their_letters() {
+        let dict = ppocr::dictionary().unwrap_or_else(|e| panic!("make native: {e}"));
+        let has = |c: char| dict.iter().any(|d| d.chars().eq([c]));
+        let latin = [
+            ("en", ""),
+            ("de", "äöüß"),
+            ("fr", "àâæçéèêëîïôœùûüÿ«»"),
+            ("es", "áéíñóúü¿"),
+            ("it", "àèéìíòóù"),
+            ("pt", "ãõáâàçéêíóôú"),
+            ("nl", "ëïé"),
+            ("pl", "ąćęłńóśźż"),
+            ("cs", "áčďéěíňóřšťúůýž"),
+            ("sk", "áäčďéíĺľňóôŕšťúýž"),
+            ("sv", "åäö"),
+            ("da", "æøå"),
+            ("no", "æøå"),
+            ("fi", "äöå"),
+            ("hu", "áéíóöőúüű"),
+            ("ca", "àçèéíïòóúü·"),
+            ("hr", "čćđšž"),
+            ("sl", "čšž"),
+            ("is", "áðéíóúýþæö"),
+            ("et", "äõöüšž"),
+            ("lv", "āčēģīķļņšūž"),
+            ("lt", "ąčęėįšųūž"),
+            ("tr", "çğıöşüİ"),
+        ];
+        for (code, accents) in latin {
+            assert!(
+                ppocr_reads(&tesseract_code(code)),
+                "{code} is not sent to PP-OCR"
+            );
+            let letters = ('a'..='z').chain(accents.chars());
+            // Each letter and its capital (where that is one letter: not ß's "SS").
+            let missing: String = letters
+                .flat_map(|c| {
+                    let upper: Vec<char> = c.to_uppercase().collect();
+                    std::iter::once(c).chain((upper.len() == 1).then_some(upper[0]))
+                })
+                .filter(|&c| !has(c))
+                .collect();
+            assert!(missing.is_empty(), "{code}: the dictionary lacks {missing}");
+        }
+        assert!(has('中') && has('文'));
+        // Romanian's comma-below ș ț, Vietnamese's horned letters, Cyrillic: not in it.
+        for (code, letter) in [("ro", 'ș'), ("vi", 'ư'), ("ru", 'ж')] {
+            assert!(
+                !has(letter),
+                "{letter} is in the dictionary now: send {code} to PP-OCR"
+            );
+            assert!(!ppocr_reads(&tesseract_code(code)), "{code}");
+        }
+    }
 
     /// The one-pass conversions make what `into_rgb8` makes, for every kind they cover.
     #[test]

@@ -129,6 +129,12 @@ fn read_dict(path: &std::path::Path) -> Result<Vec<String>, String> {
     Ok(dict)
 }
 
+/// The recognition dictionary as installed (for checks of what the engine can read).
+#[cfg(test)]
+pub(crate) fn dictionary() -> Result<Vec<String>, String> {
+    read_dict(&part(REC_DICT)?)
+}
+
 /// Threads one OCR read uses (`DOCREADER_OCR_THREADS`, default: the cores): detection's and
 /// the classifier's intra-op threads, and the recognition lanes. Bounded so one read's OCR
 /// leaves room for others.

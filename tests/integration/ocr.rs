@@ -163,6 +163,42 @@ async fn languages_beyond_ppocr_are_read_by_tesseract() {
     );
 }
 
+/// European languages in Latin script are read by the built-in engine, accents and all
+/// (make native installs no Tesseract data for them).
+#[tokio::test]
+async fn latin_languages_are_read_by_ppocr_with_their_accents() {
+    let app = TestApp::new().await;
+    let euro = std::fs::read(corpus_dir().join("image/eurotext.tif")).unwrap();
+    let id = app.upload_id("eurotext.tif", &euro).await;
+    for lang in ["de", "fr", "es,pt", "it"] {
+        let r = app.read(json!({"file_id": id, "ocr_lang": lang})).await;
+        assert_eq!(r.status, 200, "{lang}: {}", r.json);
+        assert_eq!(r.json["ocr_engine"], "ppocr", "{lang}: {}", r.json);
+        let text = r.json["text"].as_str().unwrap();
+        for words in [
+            "über den faulen",
+            "«rapide»",
+            "marrón rápido",
+            "cão preguiçoso",
+        ] {
+            assert!(text.contains(words), "{lang}: no {words:?} in {text}");
+        }
+    }
+    // Romanian's ș and ț are not in PP-OCR's dictionary: Tesseract is asked, and without
+    // its Romanian data the read says what to install.
+    let r = app.read(json!({"file_id": id, "ocr_lang": "ro"})).await;
+    if !r.json["error"].is_null() {
+        assert_error(&r, 400, "unsupported_option");
+        assert!(
+            r.json["error"]["hint"].as_str().unwrap().contains("ro"),
+            "{}",
+            r.json
+        );
+    } else {
+        assert_eq!(r.json["ocr_engine"], "tesseract", "{}", r.json);
+    }
+}
+
 #[tokio::test]
 async fn scanned_pdf_pages_by_tesseract_are_remembered_apart() {
     let app = TestApp::new().await;
