@@ -119,7 +119,11 @@ pub enum OcrChoice {
 impl OcrChoice {
     pub fn parse(v: Option<&str>) -> Result<Self, ApiError> {
         match v {
-            None | Some("auto") | Some(ppocr::NAME) | Some(tesseract::NAME) => Ok(Self::Auto),
+            None
+            | Some("auto")
+            | Some(ppocr::NAME)
+            | Some(ppocr::OLD_NAME)
+            | Some(tesseract::NAME) => Ok(Self::Auto),
             Some("force") => Ok(Self::Force),
             Some("none") => Ok(Self::Off),
             Some(other) => Err(
@@ -140,6 +144,10 @@ pub fn local_engine() -> Option<&'static dyn OcrEngine> {
     let e: &'static dyn OcrEngine = ppocr::engine();
     (e.is_local() && e.is_available()).then_some(e)
 }
+
+/// The `ocr_lang` codes the built-in engine reads, for messages.
+const PPOCR_LANGS: &str =
+    "zh, en, de, fr, es, it, pt, nl, pl, cs, sk, sv, da, no, fi, hu, ca, hr, sl, is, et, lv, lt, tr";
 
 /// `ocr_lang` codes (as Tesseract names) the built-in engine reads: Chinese, and the Latin
 /// alphabets whose every letter is in its recognition dictionary (PP-OCRv6 tiny's has the
@@ -195,6 +203,11 @@ fn tesseract_code(code: &str) -> String {
         "ru" => "rus",
         "uk" => "ukr",
         "pl" => "pol",
+        "ro" => "ron",
+        "el" => "ell",
+        "he" => "heb",
+        "bg" => "bul",
+        "sr" => "srp",
         "cs" => "ces",
         "sk" => "slk",
         "sv" => "swe",
@@ -228,6 +241,7 @@ pub fn engine_for(
     lang: Option<&str>,
 ) -> Result<Option<Box<dyn OcrEngine>>, ApiError> {
     OcrChoice::parse(ocr)?;
+    let ocr = ocr.map(|o| if o == ppocr::OLD_NAME { ppocr::NAME } else { o });
     let codes: Vec<String> = lang
         .unwrap_or("")
         .split([',', '+', ' '])
@@ -244,8 +258,9 @@ pub fn engine_for(
         return Err(ApiError::new(
             ErrorCode::UnsupportedOption,
             format!(
-                "{} reads Chinese and Latin scripts, not ocr_lang {:?}",
+                "{} reads Chinese and Latin script in {}; not ocr_lang {:?}",
                 ppocr::NAME,
+                PPOCR_LANGS,
                 lang.unwrap_or("")
             ),
         )
@@ -268,8 +283,14 @@ pub fn engine_for(
             format!("ocr_lang {missing:?}: no recognition model for it is installed"),
         )
         .with_hint(format!(
-            "Installed: PP-OCR (zh, and en, de, fr, es, it, pt, nl, pl, cs, sv, … in Latin script) and Tesseract ({}). Install tesseract-ocr-{missing} (Debian) or its traineddata to read it.",
-            installed.join(", ")
+            "Installed: {}Tesseract ({}). Install tesseract-ocr-{} (Debian) or its traineddata to read it.",
+            if local_engine().is_some() {
+                format!("PP-OCR ({PPOCR_LANGS}) and ")
+            } else {
+                String::new()
+            },
+            installed.join(", "),
+            missing.replace('_', "-")
         )));
     }
     Ok(Some(Box::new(tesseract::Tesseract::new(&codes))))
@@ -365,6 +386,14 @@ mod tests {
             assert!(missing.is_empty(), "{code}: the dictionary lacks {missing}");
         }
         assert!(has('中') && has('文'));
+        // What the messages list is what is routed, and each listed language was checked.
+        for code in PPOCR_LANGS.split(", ") {
+            assert!(ppocr_reads(&tesseract_code(code)), "{code}");
+            assert!(
+                code == "zh" || latin.iter().any(|(c, _)| *c == code),
+                "{code} has no letters checked above"
+            );
+        }
         // Romanian's comma-below ș ț, Vietnamese's horned letters, Cyrillic: not in it.
         for (code, letter) in [("ro", 'ș'), ("vi", 'ư'), ("ru", 'ж')] {
             assert!(

