@@ -145,42 +145,17 @@ pub fn local_engine() -> Option<&'static dyn OcrEngine> {
     (e.is_local() && e.is_available()).then_some(e)
 }
 
-/// The `ocr_lang` codes the built-in engine reads, for messages.
-const PPOCR_LANGS: &str =
-    "zh, en, de, fr, es, it, pt, nl, pl, cs, sk, sv, da, no, fi, hu, ca, hr, sl, is, et, lv, lt, tr";
+/// The `ocr_lang` codes the built-in engine reads: Chinese, and the Latin alphabets whose
+/// every letter is in its recognition dictionary (PP-OCRv6 tiny's has the accented letters
+/// of these; not Romanian's comma-below ș ț, nor Vietnamese's).
+const PPOCR_LANGS: &[&str] = &[
+    "zh", "en", "de", "fr", "es", "it", "pt", "nl", "pl", "cs", "sk", "sv", "da", "no", "fi", "hu",
+    "ca", "hr", "sl", "is", "et", "lv", "lt", "tr",
+];
 
-/// `ocr_lang` codes (as Tesseract names) the built-in engine reads: Chinese, and the Latin
-/// alphabets whose every letter is in its recognition dictionary (PP-OCRv6 tiny's has the
-/// accented letters of these; not Romanian's comma-below ș ț, nor Vietnamese's).
+/// Whether the built-in engine reads an `ocr_lang` code, given as a Tesseract name.
 fn ppocr_reads(code: &str) -> bool {
-    matches!(
-        code,
-        "eng"
-            | "chi_sim"
-            | "latin"
-            | "deu"
-            | "fra"
-            | "spa"
-            | "ita"
-            | "por"
-            | "nld"
-            | "pol"
-            | "ces"
-            | "slk"
-            | "swe"
-            | "dan"
-            | "nor"
-            | "fin"
-            | "hun"
-            | "cat"
-            | "hrv"
-            | "slv"
-            | "isl"
-            | "est"
-            | "lav"
-            | "lit"
-            | "tur"
-    )
+    code == "latin" || PPOCR_LANGS.iter().any(|l| tesseract_code(l) == code)
 }
 
 /// An `ocr_lang` code as a Tesseract language name (`ko` → `kor`, `ja-vert` → `jpn_vert`);
@@ -260,7 +235,7 @@ pub fn engine_for(
             format!(
                 "{} reads Chinese and Latin script in {}; not ocr_lang {:?}",
                 ppocr::NAME,
-                PPOCR_LANGS,
+                PPOCR_LANGS.join(", "),
                 lang.unwrap_or("")
             ),
         )
@@ -285,7 +260,7 @@ pub fn engine_for(
         .with_hint(format!(
             "Installed: {}Tesseract ({}). Install tesseract-ocr-{} (Debian) or its traineddata to read it.",
             if local_engine().is_some() {
-                format!("PP-OCR ({PPOCR_LANGS}) and ")
+                format!("PP-OCR ({}) and ", PPOCR_LANGS.join(", "))
             } else {
                 String::new()
             },
@@ -386,9 +361,8 @@ mod tests {
             assert!(missing.is_empty(), "{code}: the dictionary lacks {missing}");
         }
         assert!(has('中') && has('文'));
-        // What the messages list is what is routed, and each listed language was checked.
-        for code in PPOCR_LANGS.split(", ") {
-            assert!(ppocr_reads(&tesseract_code(code)), "{code}");
+        // Each language routed to PP-OCR had its letters checked above.
+        for &code in PPOCR_LANGS {
             assert!(
                 code == "zh" || latin.iter().any(|(c, _)| *c == code),
                 "{code} has no letters checked above"

@@ -1314,7 +1314,7 @@ impl OcrEngine for PpOcr {
         crate::native::find("libonnxruntime.so", Some("DOCREADER_ORT_LIB")).is_ok()
             && [
                 "ppocr_det.onnx",
-                "ppocr_rec_v6_tiny.onnx",
+                &format!("{REC_MODEL}.onnx"),
                 REC_DICT,
                 "ppocr_cls.onnx",
             ]
