@@ -34,6 +34,12 @@ pub enum Command {
         /// Where attachments found in documents are written for the server.
         #[arg(long)]
         spool: PathBuf,
+        /// Log format of the server that started it: `text` or `json`.
+        #[arg(long, default_value = "text")]
+        log_format: String,
+        /// Files of two magic names crash the worker or print on stdout (tests only).
+        #[arg(long)]
+        test_hooks: bool,
     },
     /// Print the OpenAPI description (or write it to a file).
     Openapi {
@@ -74,6 +80,9 @@ pub struct ServeArgs {
     /// The executable workers run (default: this one).
     #[arg(long, env = "DOCREADER_WORKER_BIN", hide = true)]
     pub worker_bin: Option<PathBuf>,
+    /// Workers crash or print on files of two magic names (the isolation tests only).
+    #[arg(long, hide = true, default_value_t = false)]
+    pub worker_test_hooks: bool,
     /// Log format: `text` or `json`.
     #[arg(long, env = "DOCREADER_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
@@ -128,86 +137,17 @@ impl Default for Limits {
     }
 }
 
-/// Options of `docreader read`: the same names as the JSON options of `POST /read`.
+/// Options of `docreader read`: the file, then the very options of `POST /read` (one type,
+/// `ReadRequest`, flattened), with the same names in `--kebab-case`.
 #[derive(Debug, Clone, Args)]
 pub struct ReadArgs {
     /// The file to read.
     pub file: PathBuf,
-    #[arg(long, alias = "page-range")]
-    pub pages: Option<String>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub offset: Option<i64>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub limit: Option<i64>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub byte_offset: Option<i64>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub byte_length: Option<i64>,
-    #[arg(long)]
-    pub sheet: Option<String>,
-    #[arg(long)]
-    pub range: Option<String>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub max_cells: Option<i64>,
-    #[arg(long)]
-    pub mode: Option<String>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub max_paragraphs: Option<i64>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub paragraph_offset: Option<i64>,
-    #[arg(long)]
-    pub query: Option<String>,
-    #[arg(long)]
-    pub query_mode: Option<String>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub context_lines: Option<i64>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub min_text_per_page: Option<i64>,
-    #[arg(long)]
-    pub ocr: Option<String>,
-    #[arg(long)]
-    pub ocr_lang: Option<String>,
-    #[arg(long)]
-    pub password: Option<String>,
-    #[arg(long)]
-    pub include_boxes: Option<bool>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub deadline_ms: Option<i64>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub max_chars: Option<i64>,
+    #[command(flatten)]
+    pub req: crate::options::ReadRequest,
     /// Pretty-print the envelope.
     #[arg(long)]
     pub pretty: bool,
-}
-
-impl ReadArgs {
-    pub fn to_request(&self) -> crate::options::ReadRequest {
-        crate::options::ReadRequest {
-            file_id: None,
-            path: None,
-            pages: self.pages.clone(),
-            offset: self.offset,
-            limit: self.limit,
-            byte_offset: self.byte_offset,
-            byte_length: self.byte_length,
-            sheet: self.sheet.clone(),
-            range: self.range.clone(),
-            max_cells: self.max_cells,
-            mode: self.mode.clone(),
-            max_paragraphs: self.max_paragraphs,
-            paragraph_offset: self.paragraph_offset,
-            query: self.query.clone(),
-            query_mode: self.query_mode.clone(),
-            context_lines: self.context_lines,
-            min_text_per_page: self.min_text_per_page,
-            ocr: self.ocr.clone(),
-            ocr_lang: self.ocr_lang.clone(),
-            password: self.password.clone(),
-            include_boxes: self.include_boxes,
-            deadline_ms: self.deadline_ms,
-            max_chars: self.max_chars,
-        }
-    }
 }
 
 impl ServeArgs {
@@ -222,6 +162,7 @@ impl ServeArgs {
             workers: 0,
             worker_memory_mb: 4096,
             worker_bin: None,
+            worker_test_hooks: false,
             allowed_roots: None,
             cors_origins: None,
             log_format: "text".into(),

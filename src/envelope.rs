@@ -16,7 +16,7 @@ pub struct Extraction {
     pub char_count: u64,
     pub truncated: bool,
     /// The option values that read on, when truncated or partial.
-    pub next: Option<Map<String, Value>>,
+    pub next: Option<Next>,
     pub warnings: Vec<String>,
     /// Matching lines, for reads with `query`.
     pub matches: Option<u64>,
@@ -60,8 +60,7 @@ pub struct Envelope {
     /// The options that read on from where this read stopped (e.g. `{"offset": 412}`);
     /// absent when the selection was read whole.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    pub next: Option<Map<String, Value>>,
+    pub next: Option<Next>,
     /// Count of matching lines, when `query` was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matches: Option<u64>,
@@ -82,6 +81,46 @@ pub struct Envelope {
     #[serde(skip)]
     #[schema(ignore)]
     pub fresh_ocr: Vec<(u64, Vec<crate::ocr::OcrLine>)>,
+}
+
+/// How to read on: the option values that continue from where a read stopped. Send them
+/// with the same `file_id` and the read's other options; only the keys present change.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Next {
+    /// Pages (pdf) or slides (pptx) still to read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<String>,
+    /// Text family, e-mail body: the 0-based line to continue from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    /// Lines left of the window that was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+    /// Text family: the byte to continue from (a line longer than the budget, or a byte window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub byte_offset: Option<u64>,
+    /// Bytes left of the window that was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub byte_length: Option<u64>,
+    /// Excel: the sheet to read next.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
+    /// Excel: the cells of that sheet still to read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<String>,
+    /// Word: the block (paragraph or table) to continue from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paragraph_offset: Option<u64>,
+    /// The budget that reads the next block whole, when even one block did not fit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u64>,
+}
+
+impl Next {
+    /// Whether it says nothing (then no `next` is sent).
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 fn ok_status() -> &'static str {
@@ -106,14 +145,27 @@ pub fn first_chars(s: &str, n: usize) -> &str {
     &s[..s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)]
 }
 
-/// The longest run of whole lines of `s` within `n` characters (the first `n` characters
-/// when not even one line fits).
-pub fn whole_lines_within(s: &str, n: usize) -> &str {
+/// The longest run of whole lines of `s` within `n` characters; when not even one line
+/// fits, the longest run of whole words (through the last whitespace); when not even one
+/// word fits (CJK has no spaces), the first `n` characters. Never cuts inside a character.
+pub fn cut_within(s: &str, n: usize) -> &str {
     let head = first_chars(s, n);
     if head.len() == s.len() {
         return s;
     }
-    head.rfind('\n').map_or(head, |i| &s[..=i])
+    if let Some(i) = head.rfind('\n') {
+        return &s[..=i];
+    }
+    match head.char_indices().rev().find(|(_, c)| c.is_whitespace()) {
+        Some((i, c)) if i > 0 => &s[..i + c.len_utf8()],
+        _ => head,
+    }
+}
+
+/// The longest run of whole lines of `s` within `n` characters (see `cut_within` for a
+/// first line longer than that).
+pub fn whole_lines_within(s: &str, n: usize) -> &str {
+    cut_within(s, n)
 }
 
 /// What `take_blocks` kept.
@@ -145,7 +197,7 @@ pub fn take_blocks<S: AsRef<str>>(blocks: &[S], max_chars: usize, max_blocks: us
     let oversize = match blocks.first() {
         Some(first) if count == 0 && max_blocks > 0 => {
             let first = first.as_ref();
-            text.push_str(first_chars(first, max_chars));
+            text.push_str(cut_within(first, max_chars));
             Some(first.chars().count())
         }
         _ => None,
@@ -167,6 +219,14 @@ mod tests {
         assert_eq!(first_chars("hé", 9), "hé");
         assert_eq!(whole_lines_within("ab\ncd\nef", 7), "ab\ncd\n");
         assert_eq!(whole_lines_within("abcdef\ng", 3), "abc");
+        // A page longer than the budget is cut after a whole word, not inside one.
+        assert_eq!(cut_within("it can be difficult to read", 17), "it can be ");
+        assert_eq!(cut_within("汉字汉字汉字", 4), "汉字汉字");
+        assert_eq!(cut_within("one two\nthree four", 12), "one two\n");
+        assert_eq!(
+            take_blocks(&["a page that can be difficult"], 22, 9).text,
+            "a page that can be "
+        );
         assert_eq!(whole_lines_within("ab\n", 9), "ab\n");
         let blocks = ["aaa", "bb", "c"];
         assert_eq!(

@@ -1,10 +1,9 @@
 //! The one table of error codes: stable snake_case code → HTTP status → default hint,
-//! and `ApiError`, the error every handler and extractor returns.
+//! and `ApiError`, the error every layer returns (detection, extraction, the read service,
+//! the handlers). It knows nothing of axum: `http::error` turns it into a response.
 //!
 //! Codes are published in the OpenAPI description; never rename one, only add.
 
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -92,27 +91,27 @@ impl ErrorCode {
     }
 
     /// The HTTP status that goes with the code.
-    pub fn status(self) -> StatusCode {
+    pub fn status(self) -> u16 {
         match self {
             Self::InvalidRequest
             | Self::InvalidOption
             | Self::UnsupportedOption
             | Self::InvalidRange
-            | Self::InvertedRange => StatusCode::BAD_REQUEST,
-            Self::OutOfRange => StatusCode::RANGE_NOT_SATISFIABLE,
-            Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::NotFound => StatusCode::NOT_FOUND,
-            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            Self::OutsideAllowedRoots => StatusCode::FORBIDDEN,
-            Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            | Self::InvertedRange => 400,
+            Self::OutOfRange => 416,
+            Self::Unauthorized => 401,
+            Self::NotFound => 404,
+            Self::MethodNotAllowed => 405,
+            Self::OutsideAllowedRoots => 403,
+            Self::TooLarge => 413,
             Self::BlockedType
             | Self::BinaryContent
             | Self::LegacyFormat
-            | Self::UnsupportedFormat => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::Encrypted | Self::Corrupt | Self::NoOcrEngine => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::Timeout => StatusCode::GATEWAY_TIMEOUT,
-            Self::ExtractionCrashed | Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            | Self::UnsupportedFormat => 415,
+            Self::Encrypted | Self::Corrupt | Self::NoOcrEngine => 422,
+            Self::Timeout => 504,
+            Self::ExtractionCrashed | Self::Internal => 500,
+            Self::Unavailable => 503,
         }
     }
 
@@ -145,12 +144,17 @@ impl ErrorCode {
     }
 }
 
-/// An error on its way to a client.
-#[derive(Debug, Clone)]
+/// An error on its way to a client: a stable code, a message for people, a hint, and, for
+/// failures inside the service, the cause (for the log and the CLI; never sent to a client).
+#[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize)]
+#[error("{}: {message}", code.as_str())]
 pub struct ApiError {
     pub code: ErrorCode,
     pub message: String,
     pub hint: String,
+    /// What really went wrong, when the message is deliberately plain (internal errors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
 }
 
 impl ApiError {
@@ -159,7 +163,14 @@ impl ApiError {
             code,
             message: message.into(),
             hint: code.default_hint().to_string(),
+            cause: None,
         }
+    }
+
+    /// Keep the underlying cause beside a plain message.
+    pub fn with_cause(mut self, cause: impl std::fmt::Display) -> Self {
+        self.cause = Some(cause.to_string());
+        self
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -179,36 +190,29 @@ impl ApiError {
     pub fn not_found() -> Self {
         Self::new(ErrorCode::NotFound, "no such file")
     }
-    /// A failure inside the service. The detail goes to the log, never to the client.
-    pub fn internal(detail: impl std::fmt::Display) -> Self {
-        tracing::error!(error = %detail, "internal error");
+    /// A failure inside the service. The cause is kept for the log (written where the
+    /// error leaves the service, with the request id) and the CLI, never sent to a client.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
         Self::new(
             ErrorCode::Internal,
             "the service failed to handle this request",
         )
+        .with_cause(cause)
     }
 
     /// The JSON body, as the envelope's error shape.
-    pub fn body(&self) -> ErrorBody {
+    pub fn body(&self, request_id: Option<String>) -> ErrorBody {
         ErrorBody {
             status: "error",
             error: ErrorDetail {
                 code: self.code,
                 message: self.message.clone(),
                 hint: self.hint.clone(),
-                request_id: crate::http::request_id::current(),
+                request_id,
             },
         }
     }
 }
-
-impl std::fmt::Display for ApiError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code.as_str(), self.message)
-    }
-}
-
-impl std::error::Error for ApiError {}
 
 /// `{"status":"error","error":{…}}`
 #[derive(Debug, Serialize, ToSchema)]
@@ -230,25 +234,6 @@ pub struct ErrorDetail {
     /// The request id (also in the `x-request-id` response header), for the logs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let status = self.code.status();
-        if status.is_server_error() {
-            tracing::warn!(code = self.code.as_str(), "request failed");
-        }
-        let mut resp = (status, axum::Json(self.body())).into_response();
-        if self.code == ErrorCode::Unavailable {
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-        }
-        if self.code == ErrorCode::Unauthorized {
-            resp.headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        resp
-    }
 }
 
 #[cfg(test)]

@@ -1,21 +1,25 @@
 //! docreader: one service that reads any document and hands back its text in one JSON
-//! envelope. `app(state)` is the whole HTTP service; `extract::read_blocking` is the same
-//! read without a server.
+//! envelope. `app(state)` is the whole HTTP service; `read::ReadService` is the one way a
+//! read runs, with or without a server.
+//!
+//! Layers look only down: `http` → `read` → `extract` → (`ocr`, `sniff`, `options`,
+//! `envelope`, `error`); `files`, `db` and `store` keep uploads beside them.
 
 pub mod config;
 pub mod db;
 pub mod envelope;
 pub mod error;
 pub mod extract;
+pub mod files;
 pub mod http;
+pub mod metrics;
 pub mod native;
 pub mod ocr;
 pub mod options;
+pub mod read;
+pub mod request_id;
 pub mod sniff;
 pub mod store;
 pub mod worker;
 
 pub use http::{app, AppState};
-
-#[global_allocator]
-static ALLOC: worker::CapAwareAlloc = worker::CapAwareAlloc;

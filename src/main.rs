@@ -5,23 +5,16 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use docreader::config::{Cli, Command, ReadArgs, ServeArgs};
-use docreader::extract::{self, Input};
-use docreader::{app, sniff, AppState};
+use docreader::{app, AppState};
+
+/// The allocator of the binary (server, CLI and workers): the system's, plus a frame on the
+/// worker's reply channel when an allocation fails under its memory cap.
+#[global_allocator]
+static ALLOC: docreader::worker::CapAwareAlloc = docreader::worker::CapAwareAlloc;
 
 fn main() -> ExitCode {
-    // Variables the native libraries read when they load, set while the process has one
-    // thread (setting them later, beside threads that read the environment, is a data
-    // race in libc). The OCR code sets them too, for library users, when they are unset.
-    for (var, value) in [
-        // ONNX Runtime: no usage events recorded or uploaded (src/ocr/ppocr.rs).
-        ("ORT_DISABLE_TELEMETRY", "1"),
-        // Tesseract: one thread per read (src/ocr/tesseract.rs).
-        ("OMP_THREAD_LIMIT", "1"),
-    ] {
-        if std::env::var_os(var).is_none() {
-            std::env::set_var(var, value);
-        }
-    }
+    // SAFETY: the process has one thread here (nothing has been spawned yet).
+    unsafe { docreader::native::init_process_env() };
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => {
@@ -50,7 +43,15 @@ fn main() -> ExitCode {
                 }
             })
         }
-        Command::Worker { spool } => match docreader::worker::serve_jobs(&spool) {
+        Command::Worker {
+            spool,
+            log_format,
+            test_hooks,
+        } => match {
+            // Log lines go to stderr, which the server's own stderr receives.
+            init_tracing(&log_format);
+            docreader::worker::serve_jobs(&spool, test_hooks)
+        } {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("docreader worker: {e}");
@@ -169,48 +170,22 @@ async fn shutdown_signal() {
 }
 
 fn read(args: ReadArgs) -> ExitCode {
-    let limits = docreader::config::Limits::default();
-    let req = args.to_request();
-    let result = (|| {
-        let meta = std::fs::metadata(&args.file).map_err(|e| {
-            docreader::error::ApiError::new(
-                docreader::error::ErrorCode::NotFound,
-                format!("{}: {e}", args.file.display()),
-            )
-        })?;
-        let name = args
-            .file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut f =
-            std::fs::File::open(&args.file).map_err(docreader::error::ApiError::internal)?;
-        let format = sniff::sniff_file(&mut f, &name).map_err(|r| r.into_error())?;
-        let input = Input {
-            path: args.file.clone(),
-            name,
-            format,
-            size: meta.len(),
-            deadline: Some(
-                std::time::Instant::now()
-                    + std::time::Duration::from_millis(match req.deadline_ms {
-                        Some(ms) if ms > 0 => ms as u64,
-                        _ => limits.deadline_ms,
-                    }),
-            ),
-            known_ocr: Default::default(),
-            progress: Default::default(),
-        };
-        extract::read_blocking(&input, None, &req, &limits)
-    })();
+    let service = docreader::read::ReadService::local(docreader::config::Limits::default());
+    let result = runtime().block_on(service.read_local(&args.file, args.req));
     // Straight to stdout: no JSON value or string copy of a text that can be 50 MB.
     let ok = result.is_ok();
+    if let Err(e) = &result {
+        // The cause of an internal failure, which the JSON body does not carry.
+        if let Some(cause) = &e.cause {
+            eprintln!("docreader: {}: {cause}", e.code.as_str());
+        }
+    }
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let written = match (&result, args.pretty) {
         (Ok(env), false) => serde_json::to_writer(&mut out, env),
         (Ok(env), true) => serde_json::to_writer_pretty(&mut out, env),
-        (Err(e), false) => serde_json::to_writer(&mut out, &e.body()),
-        (Err(e), true) => serde_json::to_writer_pretty(&mut out, &e.body()),
+        (Err(e), false) => serde_json::to_writer(&mut out, &e.body(None)),
+        (Err(e), true) => serde_json::to_writer_pretty(&mut out, &e.body(None)),
     };
     // A closed pipe (`| head`) is not an error worth a panic.
     let _ = written

@@ -5,50 +5,86 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::sniff::Family;
+use crate::sniff::Format;
 
 /// Body of `POST /read`. Give `file_id` (or `path`, when the operator allows server paths),
 /// plus the options that fit the file's format. An option that does not fit is an error.
-#[derive(Debug, Default, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize, ToSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ReadRequest {
     /// Id returned by `POST /upload`.
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub file_id: Option<String>,
     /// A server-side path; only when `DOCREADER_ALLOWED_ROOTS` is set.
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Pages (pdf) or slides (pptx): `"5"`, `"1-10"`, `"1,3,5-8"`. Alias: `page_range`.
     #[serde(alias = "page_range")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, alias = "page-range")]
     pub pages: Option<String>,
     /// Text family, e-mail body: 0-based line offset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, allow_negative_numbers = true)]
     pub offset: Option<i64>,
     /// Text family, e-mail body: number of lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, allow_negative_numbers = true)]
     pub limit: Option<i64>,
     /// Text family: 0-based byte offset into the file (exclusive with offset/limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, allow_negative_numbers = true)]
     pub byte_offset: Option<i64>,
     /// Text family: number of bytes to read from `byte_offset` (default 1 MiB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, allow_negative_numbers = true)]
     pub byte_length: Option<i64>,
     /// Excel: sheet name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub sheet: Option<String>,
     /// Excel: cell range such as `A1:D10`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub range: Option<String>,
     /// Excel: cell budget across the workbook (default 1000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_cells: Option<i64>,
     /// Word: `text` or `text+tables` (default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub mode: Option<String>,
     /// Word: paragraph budget (default 200).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_paragraphs: Option<i64>,
     /// Word: 0-based block (paragraph or table) to start from; `next` gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, allow_negative_numbers = true)]
     pub paragraph_offset: Option<i64>,
     /// Return only lines that match (pdf, text family, docx).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub query: Option<String>,
     /// `substring` (default, case-insensitive), `regex` or `iregex`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub query_mode: Option<String>,
     /// Lines of context around each hit (default 2, at most 20).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, allow_negative_numbers = true)]
     pub context_lines: Option<i64>,
     /// PDF, image: pages with fewer characters are OCR'd (default 50).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, allow_negative_numbers = true)]
     pub min_text_per_page: Option<i64>,
     /// PDF, image: `auto` (default, local engines only), `force` (OCR every selected page),
     /// an engine name (`ppocr`, `tesseract`), or `none`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub ocr: Option<String>,
     /// PDF, image: languages to expect, e.g. `en,zh`, `de`, `ko`, `ja`, `ja-vert`. Chinese
     /// and the Latin-script languages whose letters PP-OCR's dictionary has (`en`, `de`,
@@ -56,98 +92,106 @@ pub struct ReadRequest {
     /// `hr`, `sl`, `is`, `et`, `lv`, `lt`, `tr`) are read by PP-OCR; any other language by
     /// Tesseract (English is added to it); `GET /readyz` lists Tesseract's installed
     /// languages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub ocr_lang: Option<String>,
     /// PDF: password for an encrypted file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub password: Option<String>,
     /// Image, PDF: also return OCR lines with boxes and confidences.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub include_boxes: Option<bool>,
     /// All formats: stop work after this many milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, allow_negative_numbers = true)]
     pub deadline_ms: Option<i64>,
     /// All formats: truncation budget in characters (default 15000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_chars: Option<i64>,
 }
 
 /// Options every format accepts.
 const UNIVERSAL: &[&str] = &["deadline_ms", "max_chars"];
 
-/// The options that fit each format family (besides `deadline_ms` and `max_chars`).
-pub fn options_for(family: Family) -> &'static [&'static str] {
-    match family {
-        Family::Text => &[
-            "offset",
-            "limit",
-            "byte_offset",
-            "byte_length",
-            "query",
-            "query_mode",
-            "context_lines",
-        ],
-        Family::Pdf => &[
-            "pages",
-            "query",
-            "query_mode",
-            "context_lines",
-            "min_text_per_page",
-            "ocr",
-            "ocr_lang",
-            "password",
-            "include_boxes",
-        ],
-        Family::Pptx => &["pages"],
-        Family::Docx => &[
-            "mode",
-            "max_paragraphs",
-            "paragraph_offset",
-            "query",
-            "query_mode",
-            "context_lines",
-        ],
-        Family::Excel => &["sheet", "range", "max_cells"],
-        Family::Image => &["min_text_per_page", "ocr", "ocr_lang", "include_boxes"],
-        Family::Email => &["offset", "limit"],
+/// What names the file rather than how to read it.
+const IDENTITY: &[&str] = &["file_id", "path"];
+
+const TEXT: &[&str] = &[
+    "offset",
+    "limit",
+    "byte_offset",
+    "byte_length",
+    "query",
+    "query_mode",
+    "context_lines",
+];
+const PDF: &[&str] = &[
+    "pages",
+    "query",
+    "query_mode",
+    "context_lines",
+    "min_text_per_page",
+    "ocr",
+    "ocr_lang",
+    "password",
+    "include_boxes",
+];
+const SLIDES: &[&str] = &["pages"];
+const WORD: &[&str] = &[
+    "mode",
+    "max_paragraphs",
+    "paragraph_offset",
+    "query",
+    "query_mode",
+    "context_lines",
+];
+const SHEETS: &[&str] = &["sheet", "range", "max_cells"];
+const IMAGE: &[&str] = &["min_text_per_page", "ocr", "ocr_lang", "include_boxes"];
+const MAIL: &[&str] = &["offset", "limit"];
+/// Formats detected but not read by this build: only the universal options.
+const NONE: &[&str] = &[];
+
+/// The options that fit each format (besides `deadline_ms` and `max_chars`). One arm per
+/// format, not per family, so an option that fits only csv, xlsx or html can be said so.
+pub fn options_for(format: Format) -> &'static [&'static str] {
+    match format {
+        Format::Pdf => PDF,
+        Format::Docx { .. } => WORD,
+        Format::Odt => NONE,
+        Format::Pptx { .. } => SLIDES,
+        Format::Odp => NONE,
+        Format::Xlsx { .. } | Format::Xls | Format::Ods => SHEETS,
+        Format::Msg | Format::Eml => MAIL,
+        Format::Image(_) => IMAGE,
+        Format::Text(_) => TEXT,
     }
 }
 
 impl ReadRequest {
-    /// Names of the options that were given (not `file_id`/`path`).
-    pub fn given(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        let mut add = |set: bool, name| {
-            if set {
-                v.push(name)
-            }
-        };
-        add(self.pages.is_some(), "pages");
-        add(self.offset.is_some(), "offset");
-        add(self.limit.is_some(), "limit");
-        add(self.byte_offset.is_some(), "byte_offset");
-        add(self.byte_length.is_some(), "byte_length");
-        add(self.sheet.is_some(), "sheet");
-        add(self.range.is_some(), "range");
-        add(self.max_cells.is_some(), "max_cells");
-        add(self.mode.is_some(), "mode");
-        add(self.max_paragraphs.is_some(), "max_paragraphs");
-        add(self.paragraph_offset.is_some(), "paragraph_offset");
-        add(self.query.is_some(), "query");
-        add(self.query_mode.is_some(), "query_mode");
-        add(self.context_lines.is_some(), "context_lines");
-        add(self.min_text_per_page.is_some(), "min_text_per_page");
-        add(self.ocr.is_some(), "ocr");
-        add(self.ocr_lang.is_some(), "ocr_lang");
-        add(self.password.is_some(), "password");
-        add(self.include_boxes.is_some(), "include_boxes");
-        add(self.deadline_ms.is_some(), "deadline_ms");
-        add(self.max_chars.is_some(), "max_chars");
-        v
+    /// Names of the options that were given (not `file_id`/`path`): the keys of its own
+    /// serialisation, so a new field can never escape the strict rule.
+    pub fn given(&self) -> Vec<String> {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(map)) => map
+                .into_iter()
+                .filter(|(k, v)| !v.is_null() && !IDENTITY.contains(&k.as_str()))
+                .map(|(k, _)| k)
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// The strict rule: every given option must fit the format, or nothing is read.
-    pub fn check_fit(&self, family: Family) -> Result<(), ApiError> {
-        let fits = options_for(family);
-        let misfits: Vec<&str> = self
+    pub fn check_fit(&self, format: Format) -> Result<(), ApiError> {
+        let fits = options_for(format);
+        let family = format.family();
+        let misfits: Vec<String> = self
             .given()
             .into_iter()
-            .filter(|o| !fits.contains(o) && !UNIVERSAL.contains(o))
+            .filter(|o| !fits.contains(&o.as_str()) && !UNIVERSAL.contains(&o.as_str()))
             .collect();
         if misfits.is_empty() {
             return Ok(());
@@ -508,9 +552,58 @@ mod tests {
             pages: Some("1".into()),
             ..Default::default()
         };
-        let e = r.check_fit(Family::Text).unwrap_err();
+        let e = r
+            .check_fit(Format::Text(crate::sniff::TextKind::Csv))
+            .unwrap_err();
         assert_eq!(e.code, ErrorCode::UnsupportedOption);
         assert!(e.hint.contains("offset"));
-        assert!(r.check_fit(Family::Pdf).is_ok());
+        assert!(r.check_fit(Format::Pdf).is_ok());
+    }
+
+    /// Every field of `ReadRequest` is classified: it names the file, fits every format,
+    /// or fits some format. Built from the type's own schema, so a new field without a
+    /// place in `options_for` fails here (and would otherwise be refused everywhere).
+    #[test]
+    fn every_option_is_classified() {
+        use utoipa::PartialSchema;
+        let schema = serde_json::to_value(ReadRequest::schema()).unwrap();
+        let props = schema["properties"].as_object().expect("properties");
+        let mut body = serde_json::Map::new();
+        for (name, p) in props {
+            let ty = match &p["type"] {
+                serde_json::Value::Array(a) => a[0].as_str().unwrap().to_string(),
+                t => t.as_str().unwrap_or("string").to_string(),
+            };
+            let v = match ty.as_str() {
+                "integer" => serde_json::json!(1),
+                "boolean" => serde_json::json!(true),
+                _ => serde_json::json!("1"),
+            };
+            body.insert(name.clone(), v);
+        }
+        let req: ReadRequest = serde_json::from_value(serde_json::Value::Object(body)).unwrap();
+        let given = req.given();
+        assert_eq!(given.len() + IDENTITY.len(), props.len(), "{given:?}");
+        let all_formats = [
+            Format::Pdf,
+            Format::Docx { macros: false },
+            Format::Pptx { macros: false },
+            Format::Xlsx { macros: false },
+            Format::Xls,
+            Format::Ods,
+            Format::Odt,
+            Format::Odp,
+            Format::Msg,
+            Format::Eml,
+            Format::Image(crate::sniff::ImageKind::Png),
+            Format::Text(crate::sniff::TextKind::Plain),
+        ];
+        for key in &given {
+            let placed = UNIVERSAL.contains(&key.as_str())
+                || all_formats
+                    .iter()
+                    .any(|f| options_for(*f).contains(&key.as_str()));
+            assert!(placed, "option {key} fits no format");
+        }
     }
 }

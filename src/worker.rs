@@ -18,15 +18,15 @@ use tokio::sync::{Mutex, Semaphore};
 
 use crate::config::Limits;
 use crate::envelope::{Attachment, Envelope};
-use crate::error::{ApiError, ErrorCode};
+use crate::error::ApiError;
 use crate::extract::{self, Input};
 use crate::options::ReadRequest;
 use crate::sniff::Format;
 
 /// Largest frame accepted either way (a reply carries at most the text of one read).
 const MAX_FRAME: usize = 512 * 1024 * 1024;
-/// How long past its deadline a job may take to hand back its finished pages.
-const GRACE: Duration = Duration::from_secs(10);
+/// Replies larger than this are parsed on the blocking pool, not on a runtime thread.
+const INLINE_PARSE_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Job {
@@ -41,6 +41,8 @@ pub struct Job {
     pub deadline_ms: u64,
     /// OCR lines the document memory holds for pages of these bytes.
     pub known_ocr: std::collections::HashMap<u64, Vec<crate::ocr::OcrLine>>,
+    /// The request this read serves, for the worker's log lines.
+    pub request_id: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -52,13 +54,11 @@ pub enum Reply {
         attachments: Vec<(String, PathBuf)>,
         fresh_ocr: Vec<(u64, Vec<crate::ocr::OcrLine>)>,
     },
-    Err {
-        code: ErrorCode,
-        message: String,
-        hint: String,
-    },
+    Err(ApiError),
     /// An allocation failed under the memory cap; the worker is about to abort.
-    OutOfMemory { cap_mb: u64 },
+    OutOfMemory {
+        cap_mb: u64,
+    },
 }
 
 async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, body: &[u8]) -> std::io::Result<()> {
@@ -159,8 +159,10 @@ fn send(reply: &Reply) -> std::io::Result<()> {
     out.flush()
 }
 
-/// `docreader worker --spool DIR`: answer jobs until stdin closes.
-pub fn serve_jobs(spool: &Path) -> std::io::Result<()> {
+/// `docreader worker --spool DIR`: answer jobs until stdin closes. With `test_hooks` (a
+/// hidden flag the test suite passes), files of two magic names crash the worker or print
+/// on stdout, so the isolation tests have their own way in; without it, names mean nothing.
+pub fn serve_jobs(spool: &Path, test_hooks: bool) -> std::io::Result<()> {
     use std::io::Read;
     use std::os::fd::FromRawFd;
     // SAFETY: plain descriptor calls at start-up, before any other thread exists; the
@@ -211,12 +213,8 @@ pub fn serve_jobs(spool: &Path) -> std::io::Result<()> {
         let mut body = vec![0u8; n];
         stdin.read_exact(&mut body)?;
         let reply = match serde_json::from_slice::<Job>(&body) {
-            Ok(job) => run_job(job, spool),
-            Err(e) => Reply::Err {
-                code: ErrorCode::Internal,
-                message: format!("bad job: {e}"),
-                hint: String::new(),
-            },
+            Ok(job) => run_job(job, spool, test_hooks),
+            Err(e) => Reply::Err(ApiError::internal(format!("bad job: {e}"))),
         };
         send(&reply)?;
         drop(reply);
@@ -230,24 +228,27 @@ pub fn serve_jobs(spool: &Path) -> std::io::Result<()> {
     }
 }
 
-fn run_job(job: Job, spool: &Path) -> Reply {
-    // A hook for the crash-isolation test, compiled into debug builds only.
-    #[cfg(debug_assertions)]
-    if job.name == "__docreader_crash_test__.txt" {
-        std::process::abort();
+fn run_job(job: Job, spool: &Path, test_hooks: bool) -> Reply {
+    if test_hooks {
+        // The crash-isolation test.
+        if job.name == "__docreader_crash_test__.txt" {
+            std::process::abort();
+        }
+        // The test that stray stdout output (a chatty native library) cannot corrupt the
+        // replies.
+        if job.name == "__docreader_stdout_noise_test__.txt" {
+            println!("docreader test: noise on stdout, which must not reach the server");
+        }
     }
-    // And one for the test that stray stdout output (a chatty native library) cannot
-    // corrupt the replies.
-    #[cfg(debug_assertions)]
-    if job.name == "__docreader_stdout_noise_test__.txt" {
-        println!("docreader test: noise on stdout, which must not reach the server");
-    }
+    let span = tracing::info_span!(
+        "worker",
+        request_id = job.request_id.as_deref().unwrap_or(""),
+        mime = %job.mime,
+        size = job.size
+    );
+    let _entered = span.enter();
     let Some(format) = Format::from_mime(&job.mime, &job.name) else {
-        return Reply::Err {
-            code: ErrorCode::Internal,
-            message: format!("unknown mime {}", job.mime),
-            hint: String::new(),
-        };
+        return Reply::Err(ApiError::internal(format!("unknown mime {}", job.mime)));
     };
     let input = Input {
         path: job.path,
@@ -279,11 +280,12 @@ fn run_job(job: Job, spool: &Path) -> Reply {
                 fresh_ocr,
             }
         }
-        Err(e) => Reply::Err {
-            code: e.code,
-            message: e.message,
-            hint: e.hint,
-        },
+        Err(e) => {
+            if let Some(cause) = &e.cause {
+                tracing::error!(code = e.code.as_str(), cause = %cause, "read failed");
+            }
+            Reply::Err(e)
+        }
     }
 }
 
@@ -297,35 +299,71 @@ struct Worker {
     stdout: ChildStdout,
 }
 
+/// How a job failed in the pool (not in the extractor): the executor maps these to errors.
+#[derive(Debug)]
+pub enum Failure {
+    /// The job ran past the time it was given; the worker was killed.
+    Overran,
+    /// The worker died (crash, signal); says how.
+    Died(String),
+    /// An allocation failed under the worker's memory cap (MiB).
+    OutOfMemory(u64),
+    /// No worker could be started.
+    Spawn(std::io::Error),
+}
+
 /// N children, each answering one job at a time.
 pub struct Pool {
     bin: PathBuf,
     spool: PathBuf,
     memory_bytes: u64,
+    log_format: String,
+    test_hooks: bool,
     idle: Mutex<Vec<Worker>>,
     slots: Arc<Semaphore>,
     /// Children killed or found dead, and replaced.
     pub restarts: AtomicU64,
 }
 
+/// How the pool starts its children.
+#[derive(Debug, Clone)]
+pub struct PoolConfig {
+    pub bin: PathBuf,
+    pub spool: PathBuf,
+    pub workers: usize,
+    /// Address-space cap of each child, in bytes (0: none).
+    pub memory_bytes: u64,
+    /// `text` or `json`: children log to stderr in the server's format.
+    pub log_format: String,
+    /// Pass the hidden `--test-hooks` flag (the isolation tests only).
+    pub test_hooks: bool,
+}
+
 impl Pool {
-    pub fn new(bin: PathBuf, spool: PathBuf, workers: usize, memory_bytes: u64) -> Self {
+    pub fn new(c: PoolConfig) -> Self {
         Self {
-            bin,
-            spool,
-            memory_bytes,
+            bin: c.bin,
+            spool: c.spool,
+            memory_bytes: c.memory_bytes,
+            log_format: c.log_format,
+            test_hooks: c.test_hooks,
             idle: Mutex::new(Vec::new()),
-            slots: Arc::new(Semaphore::new(workers.max(1))),
+            slots: Arc::new(Semaphore::new(c.workers.max(1))),
             restarts: AtomicU64::new(0),
         }
     }
 
-    fn spawn(&self) -> Result<Worker, ApiError> {
+    fn spawn(&self) -> std::io::Result<Worker> {
         let mut cmd = Command::new(&self.bin);
         cmd.arg("worker")
             .arg("--spool")
             .arg(&self.spool)
-            .stdin(std::process::Stdio::piped())
+            .arg("--log-format")
+            .arg(&self.log_format);
+        if self.test_hooks {
+            cmd.arg("--test-hooks");
+        }
+        cmd.stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::inherit())
             .kill_on_drop(true);
@@ -345,12 +383,7 @@ impl Pool {
                 Ok(())
             });
         }
-        let mut child = cmd.spawn().map_err(|e| {
-            ApiError::new(
-                ErrorCode::Unavailable,
-                format!("cannot start a worker process: {e}"),
-            )
-        })?;
+        let mut child = cmd.spawn()?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         Ok(Worker {
@@ -360,92 +393,72 @@ impl Pool {
         })
     }
 
-    /// Run one read in a worker. Only this read fails if the worker dies or overruns.
-    pub async fn read(
+    /// Run one job in a worker, within `limit` of wall time (waiting for a free worker
+    /// included). Only this job fails if the worker dies or overruns: the worker is killed
+    /// and replaced on demand. Progress frames go to `progress` as they arrive.
+    pub async fn run(
         &self,
-        input: Input,
-        file_id: Option<String>,
-        req: ReadRequest,
-        limits: &Limits,
-    ) -> Result<Envelope, ApiError> {
-        let progress = input.progress.clone();
-        let deadline_ms = match crate::options::count("deadline_ms", req.deadline_ms, 1)? {
-            Some(ms) => ms,
-            None => limits.deadline_ms,
-        };
+        job: Job,
+        limit: Duration,
+        progress: &extract::ProgressSink,
+    ) -> Result<Result<Envelope, ApiError>, Failure> {
         let started = Instant::now();
-        let budget = Duration::from_millis(deadline_ms);
-        let _permit = tokio::time::timeout(budget, self.slots.clone().acquire_owned())
-            .await
-            .map_err(|_| timeout(deadline_ms))?
-            .map_err(ApiError::internal)?;
+        let Ok(Ok(_permit)) = tokio::time::timeout(limit, self.slots.clone().acquire_owned()).await
+        else {
+            return Err(Failure::Overran);
+        };
         let mut worker = match self.idle.lock().await.pop() {
             Some(w) => w,
-            None => self.spawn()?,
+            None => self.spawn().map_err(Failure::Spawn)?,
         };
-        let remaining = budget.saturating_sub(started.elapsed());
-        let job = Job {
-            path: input.path,
-            name: input.name,
-            mime: input.format.mime().to_string(),
-            size: input.size,
-            file_id,
-            req,
-            limits: limits.clone(),
-            deadline_ms: remaining.as_millis() as u64,
-            known_ocr: input.known_ocr,
+        let body = match serde_json::to_vec(&job) {
+            Ok(b) => b,
+            Err(e) => return Ok(Err(ApiError::internal(e))),
         };
-        let body = serde_json::to_vec(&job).map_err(ApiError::internal)?;
+        // Each frame is parsed once; a large one (the final envelope) off the runtime threads.
         let exchange = async {
             write_frame(&mut worker.stdin, &body).await?;
             loop {
                 let frame = read_frame(&mut worker.stdout).await?;
-                match serde_json::from_slice::<Reply>(&frame) {
+                let reply = if frame.len() <= INLINE_PARSE_BYTES {
+                    serde_json::from_slice::<Reply>(&frame)
+                } else {
+                    tokio::task::spawn_blocking(move || serde_json::from_slice::<Reply>(&frame))
+                        .await
+                        .map_err(std::io::Error::other)?
+                };
+                match reply {
                     Ok(Reply::Progress(p)) => progress.report(p.done, p.total, &p.stage),
-                    _ => return Ok::<_, std::io::Error>(frame),
+                    other => return Ok::<_, std::io::Error>(other),
                 }
             }
         };
-        match tokio::time::timeout(remaining + GRACE, exchange).await {
+        let remaining = limit.saturating_sub(started.elapsed());
+        match tokio::time::timeout(remaining, exchange).await {
             Err(_) => {
                 self.discard(worker, "overran its deadline").await;
-                Err(timeout(deadline_ms))
+                Err(Failure::Overran)
             }
-            Ok(Err(_)) => {
-                let why = self.discard(worker, "died").await;
-                Err(ApiError::new(ErrorCode::ExtractionCrashed, format!("the extractor process {why} on this file"))
-                    .with_hint("The file may be hostile, damaged or too large for the worker's memory cap; other reads are unaffected."))
+            Ok(Err(_)) => Err(Failure::Died(self.discard(worker, "died").await)),
+            Ok(Ok(Ok(Reply::OutOfMemory { cap_mb }))) => {
+                self.discard(worker, "ran out of memory").await;
+                Err(Failure::OutOfMemory(cap_mb))
             }
-            Ok(Ok(frame)) => {
-                let reply = serde_json::from_slice::<Reply>(&frame);
-                if let Ok(Reply::OutOfMemory { cap_mb }) = reply {
-                    self.discard(worker, "ran out of memory").await;
-                    return Err(ApiError::new(
-                        ErrorCode::TooLarge,
-                        format!("reading this file needs more memory than a worker may use ({cap_mb} MB)"),
-                    )
-                    .with_hint("Read a smaller part (pages, range, max_chars), or raise --worker-memory-mb; other reads are unaffected."));
-                }
+            Ok(Ok(reply)) => {
                 self.idle.lock().await.push(worker);
-                match reply.map_err(ApiError::internal)? {
-                    Reply::OutOfMemory { .. } => unreachable!("handled above"),
-                    Reply::Progress(_) => {
-                        Err(ApiError::internal("a worker ended with a progress frame"))
+                Ok(match reply {
+                    Err(e) => Err(ApiError::internal(format!(
+                        "a worker reply did not parse: {e}"
+                    ))),
+                    Ok(Reply::OutOfMemory { .. }) | Ok(Reply::Progress(_)) => {
+                        unreachable!("handled above")
                     }
-                    Reply::Err {
-                        code,
-                        message,
-                        hint,
-                    } => Err(ApiError {
-                        code,
-                        message,
-                        hint,
-                    }),
-                    Reply::Ok {
+                    Ok(Reply::Err(e)) => Err(e),
+                    Ok(Reply::Ok {
                         mut envelope,
                         attachments,
                         fresh_ocr,
-                    } => {
+                    }) => {
                         envelope.fresh_ocr = fresh_ocr;
                         for (name, path) in attachments {
                             if let Ok(bytes) = tokio::fs::read(&path).await {
@@ -453,10 +466,9 @@ impl Pool {
                             }
                             let _ = tokio::fs::remove_file(&path).await;
                         }
-                        envelope.elapsed_ms = started.elapsed().as_millis() as u64;
                         Ok(envelope)
                     }
-                }
+                })
             }
         }
     }
@@ -473,11 +485,4 @@ impl Pool {
         tracing::warn!(reason = %how, "worker replaced");
         how
     }
-}
-
-fn timeout(ms: u64) -> ApiError {
-    ApiError::new(
-        ErrorCode::Timeout,
-        format!("the read did not finish within its deadline of {ms} ms"),
-    )
 }

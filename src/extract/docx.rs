@@ -10,7 +10,7 @@ use super::package::{Package, PackageLimits};
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, take_blocks, whole_lines_within, Extraction, Taken};
+use crate::envelope::{close_truncated, take_blocks, whole_lines_within, Extraction, Next, Taken};
 use crate::error::ApiError;
 use crate::options::{self, grep, ReadRequest};
 
@@ -402,8 +402,8 @@ impl Extractor for DocxExtractor {
                 let kept = whole_lines_within(&hits, max_chars);
                 ex.text = close_truncated(kept.to_string(), char_count);
                 ex.truncated = true;
-                let mut next = Map::new();
-                next.insert("max_chars".into(), json!(char_count));
+                let mut next = Next::default();
+                next.max_chars = Some(char_count as u64);
                 ex.next = Some(next);
                 ex.warnings
                     .push("the matches are cut at max_chars; `next` reads them all".into());
@@ -429,11 +429,11 @@ impl Extractor for DocxExtractor {
             ex.text = text;
             return Ok(ex);
         }
-        let mut next = Map::new();
-        next.insert("paragraph_offset".into(), json!(start + taken));
+        let mut next = Next::default();
+        next.paragraph_offset = Some((start + taken) as u64);
         if let Some(needed) = oversize {
             // One block longer than max_chars: its start is shown; `next` reads it whole.
-            next.insert("max_chars".into(), json!(needed));
+            next.max_chars = Some(needed as u64);
             ex.warnings
                 .push("a single block is longer than max_chars; `next` reads it whole".into());
         } else if taken >= budget {

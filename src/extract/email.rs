@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 use super::text::split_lines;
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, first_chars, Attachment, Extraction};
+use crate::envelope::{close_truncated, Attachment, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
 use crate::options::{self, ReadRequest};
 use crate::sniff::Format;
@@ -368,19 +368,19 @@ impl Extractor for EmailExtractor {
             k += 1;
         }
         if k < window.len() {
-            let mut next = Map::new();
-            next.insert("offset".into(), json!(start + k));
+            let mut next = Next::default();
+            next.offset = Some((start + k) as u64);
             if limit.is_some() {
-                next.insert("limit".into(), json!(end - start - k));
+                next.limit = Some((end - start - k) as u64);
             }
             if k == 0 {
                 // The headers and the first line already pass the budget: show what fits
                 // (the headers are in the envelope's own keys too), and say how large a
                 // budget reads the selection whole.
                 text.push_str(window[0]);
-                let cut = first_chars(&text, max_chars).len();
+                let cut = crate::envelope::cut_within(&text, max_chars).len();
                 text.truncate(cut);
-                next.insert("max_chars".into(), json!(char_count));
+                next.max_chars = Some(char_count as u64);
                 ex.warnings.push("the headers and first body line pass max_chars; `next` reads the selection whole".into());
             }
             ex.next = Some(next);

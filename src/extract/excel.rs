@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 use super::package::{Package, PackageLimits};
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, Extraction};
+use crate::envelope::{close_truncated, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
 use crate::options::{self, ReadRequest};
 use crate::sniff::Format;
@@ -539,15 +539,30 @@ impl Workbook {
                     sheet.finish();
                     return Ok(());
                 }
-                // Rows out of order (rare writers): read the grid, which calamine sorts.
+                // Rows out of order (rare writers): read the cells again and sort them.
+                // Not calamine's grid: that is rows × cols of the used area, so two cells
+                // at A1 and XFD1048576 would allocate 17 billion; this holds only the cells
+                // the sheet has (bounded by the package's decompression limits).
                 *sheet = Sheet::new(
                     std::mem::take(&mut sheet.name),
                     sheet.hidden,
                     sheet.window,
                     sheet.keep,
                 );
-                w.worksheet_range(&sheet.name)
-                    .map_err(|e| calamine_error(e.into()))?
+                let mut cells = w
+                    .worksheet_cells_reader(&sheet.name)
+                    .map_err(|e| calamine_error(e.into()))?;
+                let mut all: Vec<((u32, u32), Data)> = Vec::new();
+                while let Some(cell) = cells.next_cell().map_err(|e| calamine_error(e.into()))? {
+                    all.push((cell.get_position(), Data::from(cell.get_value().clone())));
+                }
+                drop(cells);
+                all.sort_by_key(|(pos, _)| *pos);
+                for (pos, v) in &all {
+                    sheet.cell(*pos, |out| push_data(out, v));
+                }
+                sheet.finish();
+                return Ok(());
             }
             Self::Xls(w) => w
                 .worksheet_range(&sheet.name)
@@ -752,16 +767,29 @@ impl Extractor for ExcelExtractor {
                 let s = &sheets[i];
                 let rows = plan.iter().find(|(p, _)| *p == i).map(|p| p.1).unwrap_or(0);
                 let r0 = s.origin.0 + rows;
-                Some(json!({"sheet": s.name, "range": format!("{}{}:{}{}", col_name(s.origin.1), r0 + 1, col_name(s.origin.1 + s.cols - 1), s.origin.0 + s.rows)}))
+                Some(Next {
+                    sheet: Some(s.name.clone()),
+                    range: Some(format!(
+                        "{}{}:{}{}",
+                        col_name(s.origin.1),
+                        r0 + 1,
+                        col_name(s.origin.1 + s.cols - 1),
+                        s.origin.0 + s.rows
+                    )),
+                    ..Default::default()
+                })
             }
-            "not_read" => Some(json!({"sheet": sheets[i].name})),
+            "not_read" => Some(Next {
+                sheet: Some(sheets[i].name.clone()),
+                ..Default::default()
+            }),
             _ => None,
         });
         ex.char_count = head.chars().count() as u64 + all_chars;
         body.insert_str(0, &head);
         let text = body;
         match next {
-            Some(Value::Object(n)) => {
+            Some(n) => {
                 ex.truncated = true;
                 ex.warnings.push(format!(
                     "stopped at the {stopped_by}; the sheet list says what was read and `next` reads on"
@@ -769,7 +797,7 @@ impl Extractor for ExcelExtractor {
                 ex.text = close_truncated(text, ex.char_count);
                 ex.next = Some(n);
             }
-            _ => ex.text = text,
+            None => ex.text = text,
         }
         Ok(ex)
     }

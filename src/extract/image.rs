@@ -7,7 +7,7 @@ use serde_json::{json, Map};
 
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, whole_lines_within, Extraction};
+use crate::envelope::{close_truncated, whole_lines_within, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
 use crate::ocr::{self, OcrChoice, OcrLine};
 use crate::options::ReadRequest;
@@ -81,26 +81,42 @@ pub fn ocr_image(
     ))
 }
 
-/// Every page of a TIFF after the first, as RGB (the `image` crate decodes only the
-/// first). Pages in colour types this does not handle are skipped, and said so.
-fn more_tiff_pages(input: &Input) -> Result<(Vec<RgbImage>, Vec<String>), ApiError> {
-    use tiff::decoder::{Decoder, DecodingResult};
-    use tiff::ColorType;
-    let f = std::io::BufReader::new(std::fs::File::open(&input.path).map_err(ApiError::internal)?);
-    let Ok(mut dec) = Decoder::new(f) else {
-        return Ok((vec![], vec![]));
-    };
-    let (mut pages, mut warnings) = (Vec::new(), Vec::new());
-    let mut n = 1;
-    while dec.more_images() && n < MAX_TIFF_PAGES {
-        if dec.next_image().is_err() {
-            break;
+/// The pages of a TIFF after the first (the `image` crate decodes only the first), decoded
+/// one at a time as RGB, so that a 500-page TIFF holds one page in memory, not all of them.
+/// Pages in colour types this does not handle are skipped, and said so.
+struct TiffPages {
+    dec: Option<tiff::decoder::Decoder<std::io::BufReader<std::fs::File>>>,
+    /// The 1-based number of the page last decoded.
+    n: usize,
+}
+
+impl TiffPages {
+    fn open(path: &std::path::Path) -> Result<Self, ApiError> {
+        let f = std::io::BufReader::new(std::fs::File::open(path).map_err(ApiError::internal)?);
+        Ok(Self {
+            dec: tiff::decoder::Decoder::new(f).ok(),
+            n: 1,
+        })
+    }
+
+    /// The next page: its number and its image, or a warning why it was skipped; `None`
+    /// after the last page (or `MAX_TIFF_PAGES`).
+    fn next_page(&mut self) -> Option<(usize, Result<RgbImage, String>)> {
+        use tiff::decoder::DecodingResult;
+        use tiff::ColorType;
+        let dec = self.dec.as_mut()?;
+        if !dec.more_images() || self.n >= MAX_TIFF_PAGES || dec.next_image().is_err() {
+            self.dec = None;
+            return None;
         }
-        n += 1;
+        self.n += 1;
+        let n = self.n;
         let (Ok((w, h)), Ok(ct), Ok(data)) = (dec.dimensions(), dec.colortype(), dec.read_image())
         else {
-            warnings.push(format!("TIFF page {n} cannot be decoded; it was skipped"));
-            continue;
+            return Some((
+                n,
+                Err(format!("TIFF page {n} cannot be decoded; it was skipped")),
+            ));
         };
         let px = (w as usize) * (h as usize);
         let rgb: Option<Vec<u8>> = match (ct, data) {
@@ -127,14 +143,14 @@ fn more_tiff_pages(input: &Input) -> Result<(Vec<RgbImage>, Vec<String>), ApiErr
             ),
             _ => None,
         };
-        match rgb.and_then(|buf| RgbImage::from_raw(w, h, buf)) {
-            Some(img) => pages.push(img),
-            None => warnings.push(format!(
-                "TIFF page {n} has a colour type OCR does not handle; it was skipped"
-            )),
-        }
+        Some((
+            n,
+            rgb.and_then(|buf| RgbImage::from_raw(w, h, buf))
+                .ok_or_else(|| {
+                    format!("TIFF page {n} has a colour type OCR does not handle; it was skipped")
+                }),
+        ))
     }
-    Ok((pages, warnings))
 }
 
 /// TIFF pages read at most.
@@ -183,12 +199,21 @@ impl Extractor for ImageExtractor {
             input.format,
             crate::sniff::Format::Image(crate::sniff::ImageKind::Tiff)
         ) {
-            let (more, w2) = more_tiff_pages(input)?;
-            warnings.extend(w2);
-            if !more.is_empty() {
-                text = format!("--- Page 1 ---\n{text}");
-            }
-            for page in more {
+            // One page decoded, recognised and dropped at a time.
+            let mut more = TiffPages::open(&input.path)?;
+            let mut decoded = 0usize;
+            while let Some((_, page)) = more.next_page() {
+                let page = match page {
+                    Ok(p) => p,
+                    Err(warning) => {
+                        warnings.push(warning);
+                        continue;
+                    }
+                };
+                if decoded == 0 {
+                    text = format!("--- Page 1 ---\n{text}");
+                }
+                decoded += 1;
                 pages += 1;
                 let (l, w3) = ocr_image(engine, page, MAX_OCR_PIXELS, input.deadline)?;
                 warnings.extend(w3);
@@ -225,8 +250,8 @@ impl Extractor for ImageExtractor {
             let kept = whole_lines_within(&text, max_chars);
             ex.text = close_truncated(kept.to_string(), ex.char_count);
             ex.truncated = true;
-            let mut next = Map::new();
-            next.insert("max_chars".into(), json!(ex.char_count));
+            let mut next = Next::default();
+            next.max_chars = Some(ex.char_count as u64);
             ex.next = Some(next);
             ex.warnings
                 .push("the image holds more text than max_chars; `next` reads it whole".into());
@@ -234,5 +259,27 @@ impl Extractor for ImageExtractor {
             ex.text = text;
         }
         Ok(ex)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// TIFF pages come one at a time, each its own image (the corpus's 10-page TIFF).
+    #[test]
+    fn tiff_pages_are_decoded_one_at_a_time() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/corpus/image/testTIFF_multipage.tif");
+        let mut pages = TiffPages::open(&path).unwrap();
+        let mut seen = Vec::new();
+        while let Some((n, page)) = pages.next_page() {
+            let img = page.unwrap();
+            assert!(img.width() > 0 && img.height() > 0);
+            seen.push(n);
+        }
+        assert!(!seen.is_empty());
+        assert_eq!(seen, (2..2 + seen.len()).collect::<Vec<_>>());
+        assert!(pages.next_page().is_none());
     }
 }

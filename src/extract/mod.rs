@@ -1,5 +1,6 @@
-//! Extraction: the `Extractor` trait, dispatch by format, and `run`, the one place where
-//! work leaves the async runtime (bounded concurrency, deadline, tracing span).
+//! Extraction: the `Extractor` trait, dispatch by format, and `read_blocking`, which turns
+//! one extraction into an envelope. Synchronous throughout; `read::Executor` is the one
+//! place work leaves the async runtime.
 
 pub mod docx;
 pub mod email;
@@ -17,10 +18,7 @@ pub mod zipdir;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use tokio::sync::Semaphore;
-use tracing::Instrument;
+use std::time::Instant;
 
 use crate::config::Limits;
 use crate::envelope::{Envelope, Extraction};
@@ -114,7 +112,8 @@ pub fn extractor_for(format: Format) -> Result<&'static dyn Extractor, ApiError>
     }
 }
 
-/// Read synchronously: option fit, extraction, envelope. Used by the CLI and by `run`.
+/// Extract synchronously into an envelope (the options were checked by the read plan).
+/// The executor calls it, in this process or in a worker.
 pub fn read_blocking(
     input: &Input,
     file_id: Option<String>,
@@ -122,7 +121,6 @@ pub fn read_blocking(
     limits: &Limits,
 ) -> Result<Envelope, ApiError> {
     let started = Instant::now();
-    req.check_fit(input.format.family())?;
     let ex = extractor_for(input.format)?;
     let out = ex.extract(input, req, limits)?;
     Ok(Envelope {
@@ -143,64 +141,4 @@ pub fn read_blocking(
         attachments: out.attachments,
         fresh_ocr: out.fresh_ocr,
     })
-}
-
-/// Run a read off the async runtime, with bounded concurrency and the read's deadline.
-pub async fn run(
-    slots: &Arc<Semaphore>,
-    limits: &Limits,
-    mut input: Input,
-    file_id: Option<String>,
-    req: ReadRequest,
-) -> Result<Envelope, ApiError> {
-    let deadline = match crate::options::count("deadline_ms", req.deadline_ms, 1)? {
-        Some(ms) => ms,
-        None => limits.deadline_ms,
-    };
-    let started = Instant::now();
-    let budget = Duration::from_millis(deadline);
-    let span = tracing::info_span!(
-        "extract",
-        format = input.format.family().as_str(),
-        size = input.size
-    );
-    let permit = tokio::time::timeout(budget, slots.clone().acquire_owned())
-        .await
-        .map_err(|_| timeout_error(deadline))?
-        .map_err(ApiError::internal)?;
-    // The extractor stops itself at the deadline and returns finished pages; the outer
-    // timeout only catches work stuck inside one page.
-    input.deadline = Some(started + budget);
-    let limits = limits.clone();
-    let job = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        read_blocking(&input, file_id, &req, &limits)
-    });
-    let remaining = budget.saturating_sub(started.elapsed()) + GRACE;
-    match tokio::time::timeout(remaining, job).instrument(span).await {
-        Err(_) => Err(timeout_error(deadline)),
-        Ok(Err(join)) if join.is_panic() => {
-            tracing::error!("extractor panicked");
-            Err(ApiError::new(
-                ErrorCode::ExtractionCrashed,
-                "the extractor failed on this file",
-            ))
-        }
-        Ok(Err(join)) => Err(ApiError::internal(join)),
-        Ok(Ok(r)) => r.map(|mut env| {
-            env.elapsed_ms = started.elapsed().as_millis() as u64;
-            env
-        }),
-    }
-}
-
-/// How long past its deadline a read may take to hand back its finished pages: only work
-/// stuck inside one page runs into it.
-const GRACE: Duration = Duration::from_secs(10);
-
-fn timeout_error(deadline: u64) -> ApiError {
-    ApiError::new(
-        ErrorCode::Timeout,
-        format!("the read did not finish within its deadline of {deadline} ms"),
-    )
 }

@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, take_blocks, Extraction, Taken};
+use crate::envelope::{close_truncated, take_blocks, Extraction, Next, Taken};
 use crate::error::{ApiError, ErrorCode};
 use crate::ocr::{self, OcrChoice};
 use crate::options::{self, format_pages, grep, ReadRequest};
@@ -741,25 +741,49 @@ const MAX_RENDER_PIXELS_PER_READ: u64 = 400_000_000;
 /// A page is rendered at 300 dpi, but never above this many pixels.
 const MAX_RENDER_PIXELS_PER_PAGE: u64 = 9_000_000;
 
+/// The pixel size (and dpi) a page of `wpt` × `hpt` points renders at for OCR: 300 dpi, or
+/// less so that width × height stays within `cap`. Computed in floating point, so a page
+/// box of absurd size (a hostile MediaBox) cannot overflow past the cap; each side is at
+/// least 1 and at most `cap` pixels.
+fn ocr_render_size(wpt: f32, hpt: f32, cap: u64) -> (u32, u32, f64) {
+    let clean = |v: f32| {
+        if v.is_finite() {
+            f64::from(v).max(1.0)
+        } else {
+            1.0
+        }
+    };
+    let (wpt, hpt) = (clean(wpt), clean(hpt));
+    let cap = cap.max(1) as f64;
+    let mut scale = 300.0 / 72.0;
+    let pixels = |s: f64| (wpt * s) * (hpt * s);
+    if pixels(scale) > cap {
+        scale *= (cap / pixels(scale)).sqrt();
+    }
+    let side = |pt: f64| (pt * scale).floor().clamp(1.0, cap.min(u32::MAX as f64)) as u32;
+    let (mut w, mut h) = (side(wpt), side(hpt));
+    // A sliver page (1 pt by 10⁹) keeps its long side within the cap too.
+    while (w as u64).saturating_mul(h as u64) > cap as u64 {
+        if w >= h {
+            w = (w / 2).max(1);
+        } else {
+            h = (h / 2).max(1);
+        }
+    }
+    (w, h, scale * 72.0)
+}
+
 /// Render a page for OCR at 300 dpi, or less within the read's pixel budget (then with a
 /// warning saying so).
 fn render_for_ocr(
     page: &PdfPage<'_>,
     budget: &mut u64,
 ) -> Result<(RgbImage, Option<String>), ApiError> {
-    let (wpt, hpt) = (page.width().value.max(1.0), page.height().value.max(1.0));
-    let mut scale = 300.0 / 72.0;
-    let mut warning = None;
-    let pixels = |s: f32| (wpt * s) as u64 * (hpt * s) as u64;
     let cap = MAX_RENDER_PIXELS_PER_PAGE.min((*budget).max(1_000_000));
-    if pixels(scale) > cap {
-        scale *= (cap as f32 / pixels(scale) as f32).sqrt();
-        warning = Some(format!(
-            "page rendered for OCR at {:.0} dpi instead of 300 (pixel budget)",
-            scale * 72.0
-        ));
-    }
-    let (w, h) = ((wpt * scale).round() as i32, (hpt * scale).round() as i32);
+    let (w, h, dpi) = ocr_render_size(page.width().value, page.height().value, cap);
+    let warning = (dpi < 299.5)
+        .then(|| format!("page rendered for OCR at {dpi:.0} dpi instead of 300 (pixel budget)"));
+    let (w, h) = (w as i32, h as i32);
     *budget = budget.saturating_sub(w as u64 * h as u64);
     let bitmap = page
         .render_with_config(
@@ -887,8 +911,8 @@ fn assemble(
         extra.insert("pages_read".into(), json!(read.len()));
         extra.insert("page_range_read".into(), json!(format_pages(&read)));
         if !unread.is_empty() {
-            let mut next = Map::new();
-            next.insert("pages".into(), json!(format_pages(unread)));
+            let mut next = Next::default();
+            next.pages = Some(format_pages(unread));
             return Extraction {
                 next: Some(next),
                 ..Default::default()
@@ -932,10 +956,10 @@ fn assemble(
         ex.text = kept;
     }
     if !rest.is_empty() {
-        let mut next = Map::new();
-        next.insert("pages".into(), json!(format_pages(&rest)));
+        let mut next = Next::default();
+        next.pages = Some(format_pages(&rest));
         if let Some((n, len)) = oversize_page {
-            next.insert("max_chars".into(), json!(len));
+            next.max_chars = Some(len as u64);
             ex.warnings.push(format!(
                 "page {n} alone is longer than max_chars ({max_chars}); `next` reads it whole with a larger max_chars"
             ));
@@ -947,6 +971,33 @@ fn assemble(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ocr_render_size_stays_within_the_cap() {
+        use super::ocr_render_size;
+        // A4 fits: 300 dpi.
+        let (w, h, dpi) = ocr_render_size(595.0, 842.0, 9_000_000);
+        assert_eq!((w, h), (2479, 3508));
+        assert!((dpi - 300.0).abs() < 0.01);
+        // Hostile page boxes: huge, infinite, NaN, slivers. Before, width × height was
+        // multiplied as saturated integers, which overflowed past the cap.
+        for (wpt, hpt) in [
+            (1e20, 1e20),
+            (f32::MAX, f32::MAX),
+            (f32::INFINITY, 10.0),
+            (f32::NAN, f32::NAN),
+            (1.0, 1e9),
+            (1e9, 0.5),
+            (-50.0, 842.0),
+        ] {
+            let (w, h, _) = ocr_render_size(wpt, hpt, 9_000_000);
+            assert!(w >= 1 && h >= 1, "{wpt} x {hpt}");
+            assert!(
+                w as u64 * h as u64 <= 9_000_000,
+                "{wpt} x {hpt} -> {w} x {h}"
+            );
+        }
+    }
+
     use super::*;
 
     /// A rendered page comes out as the RGB `as_image().to_rgb8()` makes, channels in

@@ -10,7 +10,7 @@ use super::package::{Package, PackageLimits};
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, take_blocks, Extraction, Taken};
+use crate::envelope::{close_truncated, take_blocks, Extraction, Next, Taken};
 use crate::error::{ApiError, ErrorCode};
 use crate::options::{format_pages, select_pages, ReadRequest};
 
@@ -237,10 +237,10 @@ impl Extractor for PptxExtractor {
         if rest.is_empty() {
             ex.text = text;
         } else {
-            let mut next = Map::new();
-            next.insert("pages".into(), json!(format_pages(&rest)));
+            let mut next = Next::default();
+            next.pages = Some(format_pages(&rest));
             if let Some(needed) = oversize {
-                next.insert("max_chars".into(), json!(needed));
+                next.max_chars = Some(needed as u64);
                 warnings.push(format!(
                     "slide {} alone is longer than max_chars; `next` reads it whole",
                     blocks[0].0

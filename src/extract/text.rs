@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use super::encoding::{self, Detected, TextEncoding};
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, first_chars, Extraction};
+use crate::envelope::{close_truncated, first_chars, Extraction, Next};
 use crate::error::ApiError;
 use crate::options::{self, grep, ReadRequest};
 use crate::sniff::{Format, TextKind};
@@ -207,23 +207,23 @@ pub fn extract_bytes(
         k += 1;
     }
     ex.truncated = true;
-    let mut next = Map::new();
+    let mut next = Next::default();
     if k > 0 {
         ex.text = close_truncated(window[..k].concat(), char_count as u64);
-        next.insert("offset".into(), json!(start + k));
+        next.offset = Some((start + k) as u64);
         if limit.is_some() {
-            next.insert("limit".into(), json!(end - start - k));
+            next.limit = Some((end - start - k) as u64);
         }
     } else {
         // One line longer than the whole budget: return its start and read on by bytes.
         let line = window[0];
-        let cut = first_chars(line, max_chars).len();
+        let cut = crate::envelope::cut_within(line, max_chars).len();
         let before: String = lines[..start].concat();
         let pos = det.bom_len
             + det.encoding.encoded_len(&before)
             + det.encoding.encoded_len(&line[..cut]);
         ex.text = close_truncated(line[..cut].to_string(), char_count as u64);
-        next.insert("byte_offset".into(), json!(pos));
+        next.byte_offset = Some(pos as u64);
         if end < lines.len() {
             // Stay inside the line window: stop where its last line ends.
             let window_end = pos
@@ -232,7 +232,7 @@ pub fn extract_bytes(
                     .iter()
                     .map(|l| det.encoding.encoded_len(l))
                     .sum::<usize>();
-            next.insert("byte_length".into(), json!(window_end - pos));
+            next.byte_length = Some((window_end - pos) as u64);
         }
         ex.warnings.push(format!(
             "line {} alone is longer than max_chars ({max_chars}); `next` continues by bytes",
@@ -278,11 +278,11 @@ fn cut_grep(out: String, max_chars: usize, window_end: Option<u64>) -> Extractio
             (out[..cut].to_string(), first.parse::<u64>().unwrap_or(1))
         }
     };
-    let mut next = Map::new();
+    let mut next = Next::default();
     // Line numbers are 1-based; `resume` is the 0-based offset of the line after it.
-    next.insert("offset".into(), json!(resume));
+    next.offset = Some(resume as u64);
     if let Some(end) = window_end {
-        next.insert("limit".into(), json!(end.saturating_sub(resume).max(1)));
+        next.limit = Some((end.saturating_sub(resume).max(1)) as u64);
     }
     Extraction {
         text: close_truncated(kept, char_count),
@@ -346,21 +346,21 @@ fn byte_window(
         char_count,
         ..Default::default()
     };
-    let mut next = Map::new();
+    let mut next = Next::default();
     if char_count as usize > max_chars {
         let cut = first_chars(&text, max_chars).len();
         let resume = start + enc.encoded_len(&text[..cut]);
         ex.truncated = true;
         ex.text = close_truncated(text[..cut].to_string(), char_count);
-        next.insert("byte_offset".into(), json!(resume));
+        next.byte_offset = Some(resume as u64);
         if byte_length.is_some() {
-            next.insert("byte_length".into(), json!(end - resume));
+            next.byte_length = Some((end - resume) as u64);
         }
     } else {
         ex.text = text;
         if byte_length.is_none() && end < bytes.len() {
             // The default window stopped before the end of the file: say how to read on.
-            next.insert("byte_offset".into(), json!(end));
+            next.byte_offset = Some(end as u64);
             warnings.push(format!(
                 "read bytes {start}..{end} of {size}; `next` continues with the following bytes"
             ));

@@ -11,8 +11,7 @@ use super::auth::Tenant;
 use super::AppState;
 use crate::db::{self, FileRecord};
 use crate::error::{ApiError, ErrorBody, ErrorCode};
-use crate::sniff;
-use crate::store::{clean_name, random_hex, Incoming};
+use crate::store::clean_name;
 
 pub fn router(max_request_bytes: u64) -> Router<AppState> {
     Router::new()
@@ -81,7 +80,7 @@ pub async fn upload(
         Err(e) => {
             // Nothing of a failed request is kept.
             for rec in &stored {
-                let _ = forget(&st, &rec.tenant, &rec.file_id).await;
+                let _ = st.files.forget(&rec.tenant, &rec.file_id).await;
             }
             Err(e)
         }
@@ -130,7 +129,12 @@ async fn receive_one(
     total: &mut u64,
 ) -> Result<FileRecord, ApiError> {
     let limits = &st.limits;
-    let mut inc = st.store.incoming().await.map_err(ApiError::internal)?;
+    let mut inc = st
+        .files
+        .store
+        .incoming()
+        .await
+        .map_err(ApiError::internal)?;
     loop {
         let chunk = match field.chunk().await {
             Ok(Some(c)) => c,
@@ -161,98 +165,7 @@ async fn receive_one(
             return Err(ApiError::internal(e));
         }
     }
-    finalize(st, tenant, name, inc).await
-}
-
-/// Check a received file's bytes and keep it: the shared end of uploads and of
-/// attachments found inside documents.
-async fn finalize(
-    st: &AppState,
-    tenant: &str,
-    name: &str,
-    inc: Incoming,
-) -> Result<FileRecord, ApiError> {
-    let size = inc.size;
-    let (tmp, sha256) = inc.finish().await.map_err(ApiError::internal)?;
-
-    // Decide the type from the bytes, off the async runtime (it may read the zip directory).
-    let hint = name.to_string();
-    let tmp2 = tmp.clone();
-    let sniffed = tokio::task::spawn_blocking(move || {
-        let mut f = std::fs::File::open(&tmp2)?;
-        Ok::<_, std::io::Error>(sniff::sniff_file(&mut f, &hint))
-    })
-    .await
-    .map_err(ApiError::internal)?
-    .map_err(ApiError::internal)?;
-    let format = match sniffed {
-        Ok(f) => f,
-        Err(refusal) => {
-            let _ = tokio::fs::remove_file(&tmp).await;
-            let mut e = refusal.into_error();
-            e.message = format!("{name}: {}", e.message);
-            tracing::info!(code = e.code.as_str(), size, "upload refused");
-            return Err(e);
-        }
-    };
-
-    let rec = FileRecord {
-        file_id: format!("f_{}", random_hex(16)),
-        tenant: tenant.to_string(),
-        name: name.to_string(),
-        size: size as i64,
-        sha256: sha256.clone(),
-        format: format.family().as_str().to_string(),
-        mime: format.mime().to_string(),
-        created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-    };
-    let _g = st.store.refs_lock.lock().await;
-    if let Err(e) = st.store.commit(&tmp, &sha256).await {
-        let _ = tokio::fs::remove_file(&tmp).await;
-        return Err(ApiError::internal(e));
-    }
-    if let Err(e) = db::insert(&st.db, &rec).await {
-        if db::refs(&st.db, &sha256).await.unwrap_or(1) == 0 {
-            let _ = st.store.remove(&sha256).await;
-        }
-        return Err(ApiError::internal(e));
-    }
-    tracing::info!(file_id = %rec.file_id, format = %rec.format, size, "stored");
-    Ok(rec)
-}
-
-/// Store bytes found inside a document (an e-mail attachment) as an upload of the tenant.
-/// The same bytes under the same name reuse the tenant's earlier upload, so reading a
-/// message twice does not store its attachments twice.
-pub async fn store_bytes(
-    st: &AppState,
-    tenant: &str,
-    name: &str,
-    bytes: &[u8],
-) -> Result<FileRecord, ApiError> {
-    let name = clean_name(name);
-    let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes));
-    if let Some(rec) = db::find_same(&st.db, tenant, &sha, &name)
-        .await
-        .map_err(ApiError::internal)?
-    {
-        return Ok(rec);
-    }
-    if bytes.len() as u64 > st.limits.max_file_bytes {
-        return Err(ApiError::new(
-            ErrorCode::TooLarge,
-            format!(
-                "{name}: the file is over the limit of {} bytes",
-                st.limits.max_file_bytes
-            ),
-        ));
-    }
-    let mut inc = st.store.incoming().await.map_err(ApiError::internal)?;
-    if let Err(e) = inc.write(bytes).await {
-        inc.discard().await;
-        return Err(ApiError::internal(e));
-    }
-    finalize(st, tenant, &name, inc).await
+    st.files.finalize(tenant, name, inc).await
 }
 
 fn multipart_error(e: axum::extract::multipart::MultipartError, limit: u64) -> ApiError {
@@ -265,30 +178,6 @@ fn multipart_error(e: axum::extract::multipart::MultipartError, limit: u64) -> A
         ApiError::invalid_request(format!("malformed multipart body: {}", e.body_text()))
             .with_hint("Send a multipart/form-data body with one part per file.")
     }
-}
-
-/// Delete a row and, when no upload references the bytes any more, the bytes.
-async fn forget(st: &AppState, tenant: &str, id: &str) -> Result<bool, ApiError> {
-    let _g = st.store.refs_lock.lock().await;
-    let Some(sha) = db::delete(&st.db, tenant, id)
-        .await
-        .map_err(ApiError::internal)?
-    else {
-        return Ok(false);
-    };
-    if db::tenant_refs(&st.db, tenant, &sha)
-        .await
-        .map_err(ApiError::internal)?
-        == 0
-    {
-        db::memory_forget(&st.db, tenant, &sha)
-            .await
-            .map_err(ApiError::internal)?;
-    }
-    if db::refs(&st.db, &sha).await.map_err(ApiError::internal)? == 0 {
-        st.store.remove(&sha).await.map_err(ApiError::internal)?;
-    }
-    Ok(true)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -348,10 +237,7 @@ pub async fn show(
     Tenant(tenant): Tenant,
     Path(id): Path<String>,
 ) -> Result<Json<FileInfo>, ApiError> {
-    let file = db::get(&st.db, &tenant, &id)
-        .await
-        .map_err(ApiError::internal)?
-        .ok_or_else(ApiError::not_found)?;
+    let file = st.files.get(&tenant, &id).await?;
     Ok(Json(FileInfo { status: "ok", file }))
 }
 
@@ -371,7 +257,7 @@ pub async fn remove(
     Tenant(tenant): Tenant,
     Path(id): Path<String>,
 ) -> Result<Json<Deleted>, ApiError> {
-    if forget(&st, &tenant, &id).await? {
+    if st.files.forget(&tenant, &id).await? {
         Ok(Json(Deleted {
             status: "ok",
             deleted: id,

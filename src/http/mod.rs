@@ -2,6 +2,7 @@
 //! Each endpoint family lives in its own module with its own `router()`.
 
 pub mod auth;
+pub mod error;
 pub mod files;
 pub mod health;
 pub mod metrics;
@@ -15,7 +16,6 @@ use std::sync::Arc;
 use axum::http::{header, HeaderName, Method};
 use axum::Router;
 use sqlx::SqlitePool;
-use tokio::sync::Semaphore;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -23,26 +23,25 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::config::{Limits, ServeArgs};
 use crate::error::{ApiError, ErrorCode};
+use crate::files::Files;
+use crate::metrics::Metrics;
+use crate::read::{Executor, ReadService, Storage};
+use crate::worker::{Pool, PoolConfig};
 
 /// Everything a handler needs, cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
     pub db: SqlitePool,
-    pub store: Arc<crate::store::Store>,
+    /// The tenants' files (uploads, lookups, deletes).
+    pub files: Files,
     pub data_dir: PathBuf,
     pub limits: Limits,
     /// `Some` when API keys are configured: key → tenant.
     pub api_keys: Option<Arc<HashMap<String, String>>>,
-    /// Canonical folders `path` reads may come from; empty: `path` is refused.
-    pub allowed_roots: Arc<Vec<PathBuf>>,
     pub cors_origins: Vec<String>,
-    /// Bounded concurrency of extraction.
-    pub read_slots: Arc<Semaphore>,
-    /// Whether attachments found in documents are stored as uploads.
-    pub store_attachments: bool,
-    /// Worker processes for extraction; `None` runs it in this process.
-    pub workers: Option<Arc<crate::worker::Pool>>,
-    pub metrics: Arc<metrics::Metrics>,
+    /// The one way a read runs.
+    pub reader: Arc<ReadService>,
+    pub metrics: Arc<Metrics>,
 }
 
 impl AppState {
@@ -77,34 +76,51 @@ impl AppState {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect();
+        let files = Files {
+            db: db.clone(),
+            store: Arc::new(store),
+            limits: args.limits.clone(),
+        };
+        let max_reads = args.limits.max_concurrent_reads;
+        let executor = match args.workers {
+            0 => Executor::in_process(max_reads),
+            n => {
+                let bin = match &args.worker_bin {
+                    Some(b) => b.clone(),
+                    None => std::env::current_exe()
+                        .map_err(|e| format!("cannot find this executable for workers: {e}"))?,
+                };
+                let pool = Pool::new(PoolConfig {
+                    bin,
+                    spool: args.data_dir.join("tmp"),
+                    workers: n,
+                    memory_bytes: args.worker_memory_mb * 1024 * 1024,
+                    log_format: args.log_format.clone(),
+                    test_hooks: args.worker_test_hooks,
+                });
+                Executor::with_workers(pool, max_reads)
+            }
+        };
+        let metrics = Arc::new(Metrics::default());
+        let reader = ReadService {
+            executor,
+            limits: args.limits.clone(),
+            storage: Some(Storage {
+                files: files.clone(),
+                store_attachments: !args.no_store_attachments,
+            }),
+            allowed_roots: roots,
+            metrics: metrics.clone(),
+        };
         Ok(Self {
             db,
-            store: Arc::new(store),
+            files,
             data_dir: args.data_dir.clone(),
             limits: args.limits.clone(),
             api_keys,
-            allowed_roots: Arc::new(roots),
             cors_origins,
-            read_slots: Arc::new(Semaphore::new(args.limits.max_concurrent_reads.max(1))),
-            store_attachments: !args.no_store_attachments,
-            metrics: Arc::new(metrics::Metrics::default()),
-            workers: match args.workers {
-                0 => None,
-                n => {
-                    let bin = match &args.worker_bin {
-                        Some(b) => b.clone(),
-                        None => std::env::current_exe()
-                            .map_err(|e| format!("cannot find this executable for workers: {e}"))?,
-                    };
-                    let spool = args.data_dir.join("tmp");
-                    Some(Arc::new(crate::worker::Pool::new(
-                        bin,
-                        spool,
-                        n,
-                        args.worker_memory_mb * 1024 * 1024,
-                    )))
-                }
-            },
+            reader: Arc::new(reader),
+            metrics,
         })
     }
 }

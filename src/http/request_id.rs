@@ -9,19 +9,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use tracing::Instrument;
 
-tokio::task_local! {
-    static REQUEST_ID: String;
-}
-
-/// Run a future (a task spawned for the request) under the request's id.
-pub async fn scope<F: std::future::Future>(id: String, fut: F) -> F::Output {
-    REQUEST_ID.scope(id, fut).await
-}
-
-/// The id of the request being served on this task, if any.
-pub fn current() -> Option<String> {
-    REQUEST_ID.try_with(|s| s.clone()).ok()
-}
+pub use crate::request_id::{current, scope};
 
 fn acceptable(v: &HeaderValue) -> Option<String> {
     let s = v.to_str().ok()?;
@@ -46,8 +34,7 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
     );
     let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path());
     let started = Instant::now();
-    let mut resp = REQUEST_ID
-        .scope(id.clone(), next.run(req))
+    let mut resp = scope(id.clone(), next.run(req))
         .instrument(span.clone())
         .await;
     resp.headers_mut().insert(

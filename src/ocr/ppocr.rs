@@ -293,10 +293,8 @@ fn load() -> Result<Models, String> {
     // Microsoft's builds of ONNX Runtime (1.29 on) record usage events (process, OS,
     // models, errors) in ~/.cache/Microsoft and upload them to Microsoft. Read before the
     // library initialises, this variable turns all of it off: no events, no device id, no
-    // offline store. Set once, before ONNX Runtime (its only reader here) is loaded.
-    if std::env::var_os("ORT_DISABLE_TELEMETRY").is_none() {
-        std::env::set_var("ORT_DISABLE_TELEMETRY", "1");
-    }
+    // offline store. `native::init_process_env` sets it at start-up, while the process has
+    // one thread (setting it here, beside threads that read the environment, is a data race).
     let env = ort::init_from(&lib)
         .map_err(|e| format!("{}: {e}", lib.display()))?
         .with_name("docreader")

@@ -63,11 +63,8 @@ fn api() -> Result<&'static Api, &'static str> {
     static API: OnceLock<Result<Api, String>> = OnceLock::new();
     API.get_or_init(|| {
         // Tesseract's OpenMP threads burn several cores for the same output; reads are
-        // parallel across workers instead (unless the operator says otherwise).
-        if std::env::var_os("OMP_THREAD_LIMIT").is_none() {
-            // Set once, before libtesseract (its only reader) is loaded.
-            std::env::set_var("OMP_THREAD_LIMIT", "1");
-        }
+        // parallel across workers instead: `native::init_process_env` sets OMP_THREAD_LIMIT
+        // at start-up (unless the operator says otherwise).
         load()
     })
     .as_ref()
@@ -155,7 +152,21 @@ impl Tesseract {
     }
 }
 
+/// A live `TessBaseAPI` handle, ended and deleted when dropped. Only `open` makes one, and
+/// only from a handle that is not null.
 struct Session<'a>(&'a Api, Handle);
+
+impl<'a> Session<'a> {
+    /// Create a handle; `None` when Tesseract could not (then there is nothing to end).
+    ///
+    /// # Safety
+    /// `api` holds the C API's functions.
+    unsafe fn open(api: &'a Api) -> Option<Self> {
+        let h = (api.create)();
+        // `then`, not `then_some`: an eagerly built session would be dropped (ended) here.
+        (!h.is_null()).then(|| Self(api, h))
+    }
+}
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
@@ -214,10 +225,9 @@ impl OcrEngine for Tesseract {
         // use, an image buffer (w*h*3 bytes, stride w*3) that outlives Recognize, and the
         // TSV text freed with TessDeleteText. The session ends and deletes the handle.
         unsafe {
-            let s = Session(api, (api.create)());
-            if s.1.is_null() {
+            let Some(s) = Session::open(api) else {
                 return Err(ApiError::internal("TessBaseAPICreate failed"));
-            }
+            };
             if (api.init3)(s.1, datapath.as_ptr(), langs.as_ptr()) != 0 {
                 return Err(ApiError::new(
                     ErrorCode::NoOcrEngine,
@@ -340,5 +350,67 @@ mod tests {
         assert_eq!(lines[0].bbox, [10, 10, 130, 30]);
         assert!((lines[0].confidence - 0.94).abs() < 1e-4);
         assert_eq!(lines[1].text, "文字を上 OK");
+    }
+}
+
+#[cfg(test)]
+mod session_tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static ENDED: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe extern "C" fn null_create() -> Handle {
+        std::ptr::null_mut()
+    }
+    unsafe extern "C" fn count_end(_: Handle) {
+        ENDED.fetch_add(1, Ordering::SeqCst);
+    }
+    unsafe extern "C" fn no_init(_: Handle, _: *const c_char, _: *const c_char) -> c_int {
+        -1
+    }
+    unsafe extern "C" fn no_image(
+        _: Handle,
+        _: *const c_uchar,
+        _: c_int,
+        _: c_int,
+        _: c_int,
+        _: c_int,
+    ) {
+    }
+    unsafe extern "C" fn no_psm(_: Handle, _: c_int) {}
+    unsafe extern "C" fn no_recognize(_: Handle, _: *mut c_void) -> c_int {
+        -1
+    }
+    unsafe extern "C" fn no_tsv(_: Handle, _: c_int) -> *mut c_char {
+        std::ptr::null_mut()
+    }
+    unsafe extern "C" fn no_delete_text(_: *const c_char) {}
+    unsafe extern "C" fn no_version() -> *const c_char {
+        std::ptr::null()
+    }
+
+    /// A handle Tesseract failed to create is never ended or deleted (before, the session
+    /// wrapped it first and its `Drop` called End/Delete on null).
+    #[test]
+    fn a_null_handle_is_never_ended() {
+        // SAFETY: libc is loaded only to own a library handle; no symbol is used.
+        let lib = unsafe { libloading::Library::new("libc.so.6") }.unwrap();
+        let api = Api {
+            _lib: lib,
+            create: null_create,
+            init3: no_init,
+            set_image: no_image,
+            set_psm: no_psm,
+            recognize: no_recognize,
+            tsv: no_tsv,
+            delete_text: no_delete_text,
+            end: count_end,
+            delete: count_end,
+            version: no_version,
+        };
+        // SAFETY: the API's functions are the test's own.
+        assert!(unsafe { Session::open(&api) }.is_none());
+        assert_eq!(ENDED.load(Ordering::SeqCst), 0);
     }
 }

@@ -174,6 +174,18 @@ fn cli_read_prints_the_same_envelope() {
         .unwrap();
     let env = cli_envelope(&out, false);
     assert_eq!(env["error"]["code"], "unsupported_option");
+    // The deadline is checked where the server checks it (before, the CLI took a negative
+    // one as "the default").
+    for bad in ["-5", "0"] {
+        let out = Command::new(bin())
+            .arg("read")
+            .arg(&p)
+            .args(["--deadline-ms", bad])
+            .output()
+            .unwrap();
+        let env = cli_envelope(&out, false);
+        assert_eq!(env["error"]["code"], "invalid_option", "{bad}: {env}");
+    }
 }
 
 #[test]

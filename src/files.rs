@@ -1,0 +1,146 @@
+//! A tenant's files: keep received bytes (type decided from content, the same bytes stored
+//! once by sha256, a random id per upload), look one up, forget one. Shared by uploads and
+//! by the read service, which keeps attachments found inside documents.
+
+use std::sync::Arc;
+
+use sqlx::SqlitePool;
+
+use crate::config::Limits;
+use crate::db::{self, FileRecord};
+use crate::error::{ApiError, ErrorCode};
+use crate::sniff;
+use crate::store::{clean_name, random_hex, Incoming, Store};
+
+/// The metadata database and the blob directory, with the limits uploads obey.
+#[derive(Clone)]
+pub struct Files {
+    pub db: SqlitePool,
+    pub store: Arc<Store>,
+    pub limits: Limits,
+}
+
+impl Files {
+    /// One of the tenant's files (another tenant's id reads as `not_found`).
+    pub async fn get(&self, tenant: &str, id: &str) -> Result<FileRecord, ApiError> {
+        db::get(&self.db, tenant, id)
+            .await
+            .map_err(ApiError::internal)?
+            .ok_or_else(ApiError::not_found)
+    }
+
+    /// Check a received file's bytes and keep it: the shared end of uploads and of
+    /// attachments found inside documents.
+    pub async fn finalize(
+        &self,
+        tenant: &str,
+        name: &str,
+        inc: Incoming,
+    ) -> Result<FileRecord, ApiError> {
+        let size = inc.size;
+        let (tmp, sha256) = inc.finish().await.map_err(ApiError::internal)?;
+
+        // Decide the type from the bytes, off the async runtime (it may read the zip directory).
+        let hint = name.to_string();
+        let tmp2 = tmp.clone();
+        let sniffed = tokio::task::spawn_blocking(move || {
+            let mut f = std::fs::File::open(&tmp2)?;
+            Ok::<_, std::io::Error>(sniff::sniff_file(&mut f, &hint))
+        })
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::internal)?;
+        let format = match sniffed {
+            Ok(f) => f,
+            Err(refusal) => {
+                let _ = tokio::fs::remove_file(&tmp).await;
+                let mut e = refusal.into_error();
+                e.message = format!("{name}: {}", e.message);
+                tracing::info!(code = e.code.as_str(), size, "upload refused");
+                return Err(e);
+            }
+        };
+
+        let rec = FileRecord {
+            file_id: format!("f_{}", random_hex(16)),
+            tenant: tenant.to_string(),
+            name: name.to_string(),
+            size: size as i64,
+            sha256: sha256.clone(),
+            format: format.family().as_str().to_string(),
+            mime: format.mime().to_string(),
+            created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        };
+        let _g = self.store.refs_lock.lock().await;
+        if let Err(e) = self.store.commit(&tmp, &sha256).await {
+            let _ = tokio::fs::remove_file(&tmp).await;
+            return Err(ApiError::internal(e));
+        }
+        if let Err(e) = db::insert(&self.db, &rec).await {
+            if db::refs(&self.db, &sha256).await.unwrap_or(1) == 0 {
+                let _ = self.store.remove(&sha256).await;
+            }
+            return Err(ApiError::internal(e));
+        }
+        tracing::info!(file_id = %rec.file_id, format = %rec.format, size, "stored");
+        Ok(rec)
+    }
+
+    /// Store bytes found inside a document (an e-mail attachment) as an upload of the tenant.
+    /// The same bytes under the same name reuse the tenant's earlier upload, so reading a
+    /// message twice does not store its attachments twice.
+    pub async fn store_bytes(
+        &self,
+        tenant: &str,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<FileRecord, ApiError> {
+        let name = clean_name(name);
+        let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes));
+        if let Some(rec) = db::find_same(&self.db, tenant, &sha, &name)
+            .await
+            .map_err(ApiError::internal)?
+        {
+            return Ok(rec);
+        }
+        if bytes.len() as u64 > self.limits.max_file_bytes {
+            return Err(ApiError::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "{name}: the file is over the limit of {} bytes",
+                    self.limits.max_file_bytes
+                ),
+            ));
+        }
+        let mut inc = self.store.incoming().await.map_err(ApiError::internal)?;
+        if let Err(e) = inc.write(bytes).await {
+            inc.discard().await;
+            return Err(ApiError::internal(e));
+        }
+        self.finalize(tenant, &name, inc).await
+    }
+
+    /// Delete a row and, when no upload references the bytes any more, the bytes.
+    pub async fn forget(&self, tenant: &str, id: &str) -> Result<bool, ApiError> {
+        let _g = self.store.refs_lock.lock().await;
+        let Some(sha) = db::delete(&self.db, tenant, id)
+            .await
+            .map_err(ApiError::internal)?
+        else {
+            return Ok(false);
+        };
+        if db::tenant_refs(&self.db, tenant, &sha)
+            .await
+            .map_err(ApiError::internal)?
+            == 0
+        {
+            db::memory_forget(&self.db, tenant, &sha)
+                .await
+                .map_err(ApiError::internal)?;
+        }
+        if db::refs(&self.db, &sha).await.map_err(ApiError::internal)? == 0 {
+            self.store.remove(&sha).await.map_err(ApiError::internal)?;
+        }
+        Ok(true)
+    }
+}

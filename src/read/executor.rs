@@ -1,0 +1,153 @@
+//! The one executor: where a planned read leaves the async runtime, in this process (the
+//! blocking pool) or in a worker process. Either way it takes a slot (so
+//! `max_concurrent_reads` bounds both), gives the extractor the read's deadline, carries the
+//! `extract` span into the work, allows the grace period for the page in flight, and turns
+//! an overrun, a panic or a dead worker into the read's own error.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+use tracing::Instrument;
+
+use super::plan::ReadPlan;
+use crate::config::Limits;
+use crate::envelope::Envelope;
+use crate::error::{ApiError, ErrorCode};
+use crate::extract::{self, Input};
+use crate::worker::{Failure, Job, Pool};
+
+/// How long past its deadline a read may take to hand back its finished pages: only work
+/// stuck inside one page runs into it.
+pub const GRACE: Duration = Duration::from_secs(10);
+
+/// Runs reads: a slot each, in-process or in the worker pool.
+pub struct Executor {
+    slots: Arc<Semaphore>,
+    workers: Option<Arc<Pool>>,
+}
+
+impl Executor {
+    /// Reads run on the blocking pool of this process, `max_concurrent` at once.
+    pub fn in_process(max_concurrent: usize) -> Self {
+        Self {
+            slots: Arc::new(Semaphore::new(max_concurrent.max(1))),
+            workers: None,
+        }
+    }
+
+    /// Reads run in worker processes, at most `max_concurrent` at once (and at most one per
+    /// worker).
+    pub fn with_workers(pool: Pool, max_concurrent: usize) -> Self {
+        Self {
+            slots: Arc::new(Semaphore::new(max_concurrent.max(1))),
+            workers: Some(Arc::new(pool)),
+        }
+    }
+
+    /// Worker processes killed or found dead, and replaced.
+    pub fn restarts(&self) -> u64 {
+        self.workers
+            .as_ref()
+            .map(|p| p.restarts.load(std::sync::atomic::Ordering::Relaxed))
+            .unwrap_or(0)
+    }
+
+    /// Run a planned read to its envelope, within its deadline (plus the grace period for
+    /// the page in flight).
+    pub async fn run(
+        &self,
+        mut input: Input,
+        file_id: Option<String>,
+        plan: &ReadPlan,
+        limits: &Limits,
+    ) -> Result<Envelope, ApiError> {
+        let started = Instant::now();
+        let budget = plan.deadline;
+        let span = tracing::info_span!(
+            "extract",
+            format = plan.format.family().as_str(),
+            size = input.size,
+            workers = self.workers.is_some()
+        );
+        let permit = tokio::time::timeout(budget, self.slots.clone().acquire_owned())
+            .await
+            .map_err(|_| timeout_error(budget))?
+            .map_err(ApiError::internal)?;
+        let remaining = budget.saturating_sub(started.elapsed());
+        let limit = remaining + GRACE;
+        let out = match &self.workers {
+            None => {
+                // The extractor stops itself at the deadline and returns finished pages;
+                // the outer timeout only catches work stuck inside one page.
+                input.deadline = Some(Instant::now() + remaining);
+                let (req, limits, inner) = (plan.req.clone(), limits.clone(), span.clone());
+                let job = tokio::task::spawn_blocking(move || {
+                    let _permit = permit;
+                    let _entered = inner.enter();
+                    extract::read_blocking(&input, file_id, &req, &limits)
+                });
+                match tokio::time::timeout(limit, job).await {
+                    Err(_) => Err(timeout_error(budget)),
+                    Ok(Err(join)) if join.is_panic() => {
+                        span.in_scope(|| tracing::error!("extractor panicked"));
+                        Err(crashed("the extractor failed on this file".into()))
+                    }
+                    Ok(Err(join)) => Err(ApiError::internal(join)),
+                    Ok(Ok(r)) => r,
+                }
+            }
+            Some(pool) => {
+                let progress = input.progress.clone();
+                let job = Job {
+                    path: input.path,
+                    name: input.name,
+                    mime: input.format.mime().to_string(),
+                    size: input.size,
+                    file_id,
+                    req: plan.req.clone(),
+                    limits: limits.clone(),
+                    deadline_ms: remaining.as_millis() as u64,
+                    known_ocr: input.known_ocr,
+                    request_id: crate::request_id::current(),
+                };
+                let ran = pool.run(job, limit, &progress).instrument(span).await;
+                drop(permit);
+                match ran {
+                    Ok(r) => r,
+                    Err(Failure::Overran) => Err(timeout_error(budget)),
+                    Err(Failure::Died(how)) => Err(crashed(format!("the extractor process {how} on this file"))),
+                    Err(Failure::OutOfMemory(cap_mb)) => Err(ApiError::new(
+                        ErrorCode::TooLarge,
+                        format!("reading this file needs more memory than a worker may use ({cap_mb} MB)"),
+                    )
+                    .with_hint("Read a smaller part (pages, range, max_chars), or raise --worker-memory-mb; other reads are unaffected.")),
+                    Err(Failure::Spawn(e)) => Err(ApiError::new(
+                        ErrorCode::Unavailable,
+                        "no worker process could be started for this read",
+                    )
+                    .with_cause(e)),
+                }
+            }
+        };
+        out.map(|mut env| {
+            env.elapsed_ms = started.elapsed().as_millis() as u64;
+            env
+        })
+    }
+}
+
+fn timeout_error(deadline: Duration) -> ApiError {
+    ApiError::new(
+        ErrorCode::Timeout,
+        format!(
+            "the read did not finish within its deadline of {} ms",
+            deadline.as_millis()
+        ),
+    )
+}
+
+fn crashed(message: String) -> ApiError {
+    ApiError::new(ErrorCode::ExtractionCrashed, message)
+    .with_hint("The file may be hostile, damaged or too large for the worker's memory cap; other reads are unaffected.")
+}

@@ -1,0 +1,13 @@
+//! The read service: every read — `POST /read`, its SSE stream, the CLI (and next the MCP
+//! tools and jobs) — goes through `ReadService::read`. A request becomes a checked
+//! `ReadPlan` once (`plan`), runs on the one `Executor` (`executor`: in-process or worker
+//! processes; it owns the slot, the deadline, the span and the timeout), and the service
+//! (`service`) resolves the file, remembers OCR, keeps attachments and counts the read.
+
+pub mod executor;
+pub mod plan;
+pub mod service;
+
+pub use executor::Executor;
+pub use plan::ReadPlan;
+pub use service::{ReadService, Storage};

@@ -1,0 +1,81 @@
+//! `ReadPlan`: a request checked once against the file's format — the extractor exists,
+//! every option fits (the strict rule), the deadline and the budget are valid — before any
+//! slot is taken or worker is asked.
+
+use std::time::Duration;
+
+use crate::config::Limits;
+use crate::error::ApiError;
+use crate::options::{count, ReadRequest};
+use crate::sniff::Format;
+
+/// A read that may run: its options fit its format, its deadline is known.
+#[derive(Debug, Clone)]
+pub struct ReadPlan {
+    pub req: ReadRequest,
+    pub format: Format,
+    /// How long the read may take, from when it is planned.
+    pub deadline: Duration,
+}
+
+impl ReadPlan {
+    pub fn new(req: ReadRequest, format: Format, limits: &Limits) -> Result<Self, ApiError> {
+        crate::extract::extractor_for(format)?;
+        req.check_fit(format)?;
+        req.max_chars(limits.max_chars)?;
+        let deadline = deadline(&req, limits)?;
+        Ok(Self {
+            req,
+            format,
+            deadline,
+        })
+    }
+}
+
+/// The read's deadline: `deadline_ms` (at least 1) or the service's default. The one
+/// place it is parsed (server, workers and CLI alike).
+pub fn deadline(req: &ReadRequest, limits: &Limits) -> Result<Duration, ApiError> {
+    let ms = count("deadline_ms", req.deadline_ms, 1)?.unwrap_or(limits.deadline_ms);
+    Ok(Duration::from_millis(ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn deadline_is_checked_once_for_everyone() {
+        let limits = Limits::default();
+        let req = |ms| ReadRequest {
+            deadline_ms: Some(ms),
+            ..Default::default()
+        };
+        assert_eq!(
+            deadline(&req(-5), &limits).unwrap_err().code,
+            ErrorCode::InvalidOption
+        );
+        assert_eq!(
+            deadline(&req(0), &limits).unwrap_err().code,
+            ErrorCode::InvalidOption
+        );
+        assert_eq!(
+            deadline(&req(250), &limits).unwrap(),
+            Duration::from_millis(250)
+        );
+        assert_eq!(
+            deadline(&ReadRequest::default(), &limits).unwrap(),
+            Duration::from_millis(limits.deadline_ms)
+        );
+    }
+
+    #[test]
+    fn an_unread_format_is_refused_before_its_options() {
+        let req = ReadRequest {
+            mode: Some("text".into()),
+            ..Default::default()
+        };
+        let e = ReadPlan::new(req, Format::Odt, &Limits::default()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnsupportedFormat);
+    }
+}

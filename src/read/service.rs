@@ -1,0 +1,411 @@
+//! `ReadService`: the one way a read runs. It resolves what to read (a tenant's upload, an
+//! allowed server path, or a local file for the CLI), plans it, runs it on the executor,
+//! and does what every caller needs after: remember OCR'd pages, keep attachments as
+//! uploads, count and log the read.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{Executor, ReadPlan};
+use crate::config::Limits;
+use crate::envelope::Envelope;
+use crate::error::{ApiError, ErrorCode};
+use crate::extract::{Input, ProgressSink};
+use crate::files::Files;
+use crate::metrics::Metrics;
+use crate::ocr::OcrLine;
+use crate::options::ReadRequest;
+use crate::sniff::{self, Format};
+
+/// Size of the document memory before least-recently-used pages are dropped.
+const MEMORY_MAX_BYTES: i64 = 256 * 1024 * 1024;
+
+/// Where uploads live, for reads by `file_id` (absent for the CLI).
+#[derive(Clone)]
+pub struct Storage {
+    pub files: Files,
+    /// Whether attachments found in documents are stored as uploads.
+    pub store_attachments: bool,
+}
+
+/// The read service: everything a read needs, shared by every caller.
+pub struct ReadService {
+    pub executor: Executor,
+    pub limits: Limits,
+    pub storage: Option<Storage>,
+    /// Canonical folders `path` reads may come from; empty: `path` is refused.
+    pub allowed_roots: Vec<PathBuf>,
+    pub metrics: Arc<Metrics>,
+}
+
+/// What a read resolved to: the input, and for uploads its id and content hash.
+struct Resolved {
+    input: Input,
+    upload: Option<(String, String)>,
+}
+
+/// A read that was resolved and planned and may now run: every error a client can get
+/// without extracting (unknown file, option that does not fit, bad deadline) is behind it.
+pub struct Prepared {
+    resolved: Resolved,
+    plan: ReadPlan,
+    tenant: String,
+}
+
+impl ReadService {
+    /// A service without storage, for reading local files (the CLI).
+    pub fn local(limits: Limits) -> Self {
+        Self {
+            executor: Executor::in_process(limits.max_concurrent_reads),
+            limits,
+            storage: None,
+            allowed_roots: Vec::new(),
+            metrics: Arc::new(Metrics::default()),
+        }
+    }
+
+    /// Read what the request names (`file_id` of the tenant, or an allowed `path`).
+    pub async fn read(
+        &self,
+        tenant: &str,
+        req: ReadRequest,
+        progress: ProgressSink,
+    ) -> Result<Envelope, ApiError> {
+        let prepared = self.prepare(tenant, req).await?;
+        self.run(prepared, progress).await
+    }
+
+    /// Resolve and plan a read without running it (a stream answers these errors as plain
+    /// HTTP errors, before it starts).
+    pub async fn prepare(&self, tenant: &str, req: ReadRequest) -> Result<Prepared, ApiError> {
+        let resolved = self.resolve(tenant, &req).await?;
+        let plan = ReadPlan::new(req, resolved.input.format, &self.limits)?;
+        Ok(Prepared {
+            resolved,
+            plan,
+            tenant: tenant.to_string(),
+        })
+    }
+
+    /// Read a local file the caller may read (the CLI; never reachable from a client).
+    pub async fn read_local(&self, path: &Path, req: ReadRequest) -> Result<Envelope, ApiError> {
+        let meta = std::fs::metadata(path)
+            .map_err(|e| ApiError::new(ErrorCode::NotFound, format!("{}: {e}", path.display())))?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let format = sniff_path(path.to_path_buf(), name.clone()).await?;
+        let input = new_input(path.to_path_buf(), name, format, meta.len());
+        let plan = ReadPlan::new(req, format, &self.limits)?;
+        let resolved = Resolved {
+            input,
+            upload: None,
+        };
+        let prepared = Prepared {
+            resolved,
+            plan,
+            tenant: String::new(),
+        };
+        self.run(prepared, ProgressSink::default()).await
+    }
+
+    /// Run a prepared read: document memory in and out, the executor, attachments, counts.
+    pub async fn run(
+        &self,
+        prepared: Prepared,
+        progress: ProgressSink,
+    ) -> Result<Envelope, ApiError> {
+        let Prepared {
+            resolved: Resolved { mut input, upload },
+            plan,
+            tenant,
+        } = prepared;
+        let tenant = tenant.as_str();
+        let format = plan.format.family().as_str();
+        let size = input.size;
+        // Only PDF pages are remembered (images are read whole, once per upload).
+        let memory = match (&upload, &self.storage) {
+            (Some((_, sha)), Some(st)) if matches!(plan.format, Format::Pdf) => {
+                let variant = crate::ocr::memory_variant_for(
+                    plan.req.ocr.as_deref(),
+                    plan.req.ocr_lang.as_deref(),
+                );
+                input.known_ocr = remembered(st, tenant, sha, &variant).await;
+                Some((sha.clone(), variant))
+            }
+            _ => None,
+        };
+        input.progress = progress;
+        let started = Instant::now();
+        self.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+        let file_id = upload.as_ref().map(|(id, _)| id.clone());
+        let out = self.executor.run(input, file_id, &plan, &self.limits).await;
+        self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if let (Ok(env), Some((sha, variant)), Some(st)) = (&out, &memory, &self.storage) {
+            self.remember(st, tenant, sha, variant, env).await;
+        }
+        let outcome = out
+            .as_ref()
+            .map(|_| "ok")
+            .unwrap_or_else(|e| e.code.as_str());
+        self.metrics
+            .read_done(format, outcome, started.elapsed().as_secs_f64());
+        match &out {
+            Ok(env) => tracing::info!(
+                format,
+                size,
+                chars = env.char_count,
+                truncated = env.truncated,
+                elapsed_ms = env.elapsed_ms,
+                "read"
+            ),
+            Err(e) => match &e.cause {
+                Some(cause) => {
+                    tracing::error!(format, size, code = e.code.as_str(), %cause, "read failed")
+                }
+                None => tracing::info!(format, size, code = e.code.as_str(), "read failed"),
+            },
+        }
+        let mut env = out?;
+        if let Some(st) = &self.storage {
+            store_attachments(st, tenant, &mut env).await;
+        }
+        Ok(env)
+    }
+
+    /// The file to read: an upload of the tenant (with its id and sha256) or a server path.
+    async fn resolve(&self, tenant: &str, req: &ReadRequest) -> Result<Resolved, ApiError> {
+        match (&req.file_id, &req.path) {
+            (Some(_), Some(_)) => Err(ApiError::invalid_request(
+                "give either file_id or path, not both",
+            )),
+            (None, None) => Err(ApiError::invalid_request("missing file_id")
+                .with_hint("Upload the file with POST /upload and pass the file_id it returns.")),
+            (Some(id), None) => {
+                let Some(st) = &self.storage else {
+                    return Err(ApiError::not_found());
+                };
+                let rec = st.files.get(tenant, id).await?;
+                let format = Format::from_mime(&rec.mime, &rec.name).ok_or_else(|| {
+                    ApiError::internal(format!("unknown stored mime {}", rec.mime))
+                })?;
+                let input = new_input(
+                    st.files.store.blob_path(&rec.sha256),
+                    rec.name,
+                    format,
+                    rec.size as u64,
+                );
+                Ok(Resolved {
+                    input,
+                    upload: Some((rec.file_id, rec.sha256)),
+                })
+            }
+            (None, Some(p)) => Ok(Resolved {
+                input: self.server_path_input(p).await?,
+                upload: None,
+            }),
+        }
+    }
+
+    /// Keep what this read recognised; count what it reused.
+    async fn remember(
+        &self,
+        st: &Storage,
+        tenant: &str,
+        sha256: &str,
+        variant: &str,
+        env: &Envelope,
+    ) {
+        if let Some(n) = env
+            .extra
+            .get("ocr_pages_from_memory")
+            .and_then(|v| v.as_u64())
+        {
+            self.metrics.cache_hits.fetch_add(n, Ordering::Relaxed);
+        }
+        for (page, lines) in &env.fresh_ocr {
+            let Ok(json) = serde_json::to_string(lines) else {
+                continue;
+            };
+            let put = crate::db::memory_put(
+                &st.files.db,
+                tenant,
+                sha256,
+                variant,
+                *page as i64,
+                &json,
+                MEMORY_MAX_BYTES,
+            );
+            if let Err(e) = put.await {
+                tracing::warn!(error = %e, "document memory not written");
+            }
+        }
+    }
+
+    /// A server-side path: only under an allowed root, after resolving `~`, `..` and
+    /// symlinks.
+    async fn server_path_input(&self, raw: &str) -> Result<Input, ApiError> {
+        let outside = || {
+            ApiError::new(
+                ErrorCode::OutsideAllowedRoots,
+                "that path is outside the folders this service may read",
+            )
+        };
+        if self.allowed_roots.is_empty() {
+            return Err(ApiError::new(ErrorCode::OutsideAllowedRoots, "reading server paths is disabled on this service")
+                .with_hint("Upload the file with POST /upload, or ask the operator to set DOCREADER_ALLOWED_ROOTS."));
+        }
+        if raw.starts_with("\\\\")
+            || raw.starts_with("//")
+            || raw.contains("://")
+            || raw.contains('\0')
+        {
+            return Err(outside().with_hint(
+                "UNC paths and URLs are not read; give a local path under an allowed root.",
+            ));
+        }
+        let expanded = expand_home(raw);
+        let resolved = tokio::fs::canonicalize(&expanded).await.map_err(|_| {
+            // Do not reveal whether a path outside the roots exists.
+            if self
+                .allowed_roots
+                .iter()
+                .any(|r| lexically_under(&expanded, r))
+            {
+                ApiError::new(ErrorCode::NotFound, "no such file under the allowed roots")
+            } else {
+                outside()
+            }
+        })?;
+        if !self
+            .allowed_roots
+            .iter()
+            .any(|root| resolved.starts_with(root))
+        {
+            return Err(outside());
+        }
+        let meta = tokio::fs::metadata(&resolved)
+            .await
+            .map_err(ApiError::internal)?;
+        if !meta.is_file() {
+            return Err(ApiError::invalid_request("that path is not a file"));
+        }
+        if meta.len() > self.limits.max_file_bytes {
+            return Err(ApiError::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "the file is over the limit of {} bytes",
+                    self.limits.max_file_bytes
+                ),
+            ));
+        }
+        let name = resolved
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let format = sniff_path(resolved.clone(), name.clone()).await?;
+        Ok(new_input(resolved, name, format, meta.len()))
+    }
+}
+
+fn new_input(path: PathBuf, name: String, format: Format, size: u64) -> Input {
+    Input {
+        path,
+        name,
+        format,
+        size,
+        deadline: None,
+        known_ocr: Default::default(),
+        progress: Default::default(),
+    }
+}
+
+/// Decide a file's format from its bytes, off the async runtime.
+async fn sniff_path(path: PathBuf, name: String) -> Result<Format, ApiError> {
+    tokio::task::spawn_blocking(move || {
+        let mut f = std::fs::File::open(&path)?;
+        Ok::<_, std::io::Error>(sniff::sniff_file(&mut f, &name))
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(ApiError::internal)?
+    .map_err(|r| r.into_error())
+}
+
+/// OCR lines the document memory holds for a tenant's bytes.
+async fn remembered(
+    st: &Storage,
+    tenant: &str,
+    sha256: &str,
+    variant: &str,
+) -> HashMap<u64, Vec<OcrLine>> {
+    let rows = match crate::db::memory_get(&st.files.db, tenant, sha256, variant).await {
+        Ok(rows) => rows,
+        Err(e) => {
+            tracing::warn!(error = %e, "document memory unavailable");
+            return Default::default();
+        }
+    };
+    rows.into_iter()
+        .filter_map(|(page, json)| Some((page as u64, serde_json::from_str(&json).ok()?)))
+        .collect()
+}
+
+/// Keep attachments found in the document as uploads of the same tenant and list their
+/// ids; one that is refused (blocked type, too large) is listed with its error instead.
+async fn store_attachments(st: &Storage, tenant: &str, env: &mut Envelope) {
+    let found = std::mem::take(&mut env.attachments);
+    if found.is_empty() {
+        return;
+    }
+    let Some(serde_json::Value::Array(listed)) = env.extra.get_mut("attachments") else {
+        return;
+    };
+    for (i, att) in found.into_iter().enumerate() {
+        let Some(entry) = listed.get_mut(i) else {
+            break;
+        };
+        if !st.store_attachments {
+            entry["note"] = serde_json::json!("this deployment does not store attachments");
+            continue;
+        }
+        match st.files.store_bytes(tenant, &att.name, &att.bytes).await {
+            Ok(rec) => {
+                entry["file_id"] = serde_json::json!(rec.file_id);
+                entry["format"] = serde_json::json!(rec.format);
+            }
+            Err(e) => {
+                entry["error"] = serde_json::json!({"code": e.code, "message": e.message});
+            }
+        }
+    }
+}
+
+fn expand_home(p: &str) -> PathBuf {
+    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ if p == "~" => std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(p)),
+        _ => PathBuf::from(p),
+    }
+}
+
+fn lexically_under(p: &Path, root: &Path) -> bool {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out.starts_with(root)
+}
