@@ -25,3 +25,15 @@ fmt:
 
 bench-pdf: native
 	bash bench/pdf/run.sh
+
+# The pinned Python test environment (tests/python/requirements.txt) in <cache>/venv,
+# built once and again only when the requirements change; prints its python.
+.PHONY: pyenv schemathesis
+pyenv:
+	python3 scripts/pyenv.py
+
+# schemathesis (--checks all) against the already built binary, served on a free port
+# (tests/schemathesis/run.sh; it never builds: run `cargo build` first).
+DOCREADER_BIN ?= target/debug/docreader
+schemathesis: native
+	DOCREADER_BIN=$(DOCREADER_BIN) bash tests/schemathesis/run.sh

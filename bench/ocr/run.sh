@@ -10,7 +10,8 @@
 #
 # Installs what is missing (idempotent): the native libraries docreader loads (PDFium,
 # ONNX Runtime, OCR models: scripts/fetch_native.py, what `make native` does);
-# rapidocr_onnxruntime==1.4.4, rapidfuzz and Pillow with pip; with apt-get tesseract-ocr and
+# rapidocr_onnxruntime==1.4.4, rapidfuzz and Pillow in the pinned bench venv (bench/requirements.txt, built once by scripts/pyenv.py);
+# with apt-get tesseract-ocr and
 # its chi_sim, kor, jpn (jpn_vert) data, a CJK font (fonts-wqy-zenhei) and the DejaVu fonts
 # for the generated pages, and GNU time (peak RSS). It never builds docreader.
 # A tool that cannot be installed is not fatal: its rows in the table say why.
@@ -21,8 +22,8 @@ BENCH=bench-ocr
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 fetch_native   # ONNX Runtime and the PP-OCR models (skipped when already in the cache)
-pip_install PIL Pillow || true                      # generates the pages
-pip_install rapidfuzz rapidfuzz || true             # Levenshtein (a slower fallback is built in)
+pip_install PIL "Pillow==13.0.0" || true                    # generates the pages
+pip_install rapidfuzz "rapidfuzz==3.14.6" || true        # Levenshtein (a slower fallback is built in)
 pip_install rapidocr_onnxruntime "rapidocr_onnxruntime==1.4.4" || true
 apt_install time /usr/bin/time time                       # GNU time: peak RSS and CPU of each child
 apt_install tesseract-ocr tesseract tesseract

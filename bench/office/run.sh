@@ -7,7 +7,8 @@
 #   DOCREADER_BIN=path/to/docreader bash bench/office/run.sh
 #
 # Installs what is missing (idempotent): xlsxwriter (generates the workbook) and
-# python-calamine with pip, GNU time (peak RSS) with apt-get. It never builds docreader.
+# python-calamine in the pinned bench venv (bench/requirements.txt, built once by scripts/pyenv.py),
+# GNU time (peak RSS) with apt-get. It never builds docreader.
 set -euo pipefail
 
 BENCH=bench-office
@@ -15,8 +16,8 @@ BENCH=bench-office
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 # A failed install is not fatal: the rows that need the package say why.
-pip_install xlsxwriter xlsxwriter || true
-pip_install python_calamine python-calamine || true
+pip_install xlsxwriter "xlsxwriter==3.3.1" || true
+pip_install python_calamine "python-calamine==0.9.1" || true
 apt_install time /usr/bin/time time   # GNU time: peak RSS (without it the RSS column reads "?")
 
 status=0

@@ -6,7 +6,8 @@
 #   DOCREADER_BIN=path/to/docreader bash bench/pdf/run.sh
 #
 # Installs what is missing (idempotent): PDFium for docreader (scripts/fetch_native.py),
-# pypdfium2==5.15.2 and kreuzberg with pip, pdftotext (poppler-utils) and GNU time
+# pypdfium2==5.15.2 and kreuzberg==4.10.4 in the pinned bench venv (bench/requirements.txt, built once by scripts/pyenv.py),
+# pdftotext (poppler-utils) and GNU time
 # (peak RSS) with apt-get.
 # A tool that cannot be installed is not fatal: its rows in the table say why.
 set -euo pipefail
@@ -17,7 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 fetch_native   # PDFium for docreader itself (`make bench-pdf` already did it through `make native`)
 pip_install pypdfium2 "pypdfium2==5.15.2" || true
-pip_install kreuzberg "kreuzberg" || true
+pip_install kreuzberg "kreuzberg==4.10.4" || true
 apt_install poppler-utils pdftotext pdftotext
 apt_install time /usr/bin/time time   # GNU time: peak RSS of each child process
 

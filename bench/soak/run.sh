@@ -7,7 +7,8 @@
 #   bash bench/soak/run.sh [--reads 10000] [--clients 4] [--quick] [--json FILE]
 #   DOCREADER_BIN=path/to/docreader bash bench/soak/run.sh
 #
-# Installs what is missing (idempotent): aiohttp with pip, and the native libraries
+# Installs what is missing (idempotent): aiohttp==3.14.5 in the pinned bench venv (bench/requirements.txt, built once by scripts/pyenv.py),
+# and the native libraries
 # docreader loads (PDFium, ONNX Runtime, OCR models: scripts/fetch_native.py, what
 # `make native` does). It never builds docreader.
 set -euo pipefail
@@ -17,7 +18,7 @@ BENCH=bench-soak
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 fetch_native   # PDFium and the OCR engine (skipped when already in the cache)
-pip_install aiohttp aiohttp || exit 2   # the client: nothing runs without it
+pip_install aiohttp "aiohttp==3.14.5" || exit 2   # the client: nothing runs without it
 
 status=0
 "$PYTHON" "$here/bench_soak.py" "$@" || status=$?
