@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use crate::sniff::Family;
+use crate::detect::Family;
 
 /// What an extractor hands back; the envelope adds identity and timing.
 #[derive(Debug, Default)]

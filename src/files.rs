@@ -8,8 +8,8 @@ use sqlx::SqlitePool;
 
 use crate::config::Limits;
 use crate::db::{self, FileRecord};
+use crate::detect as sniff;
 use crate::error::{ApiError, ErrorCode};
-use crate::sniff;
 use crate::store::{clean_name, random_hex, Incoming, Store};
 
 /// The metadata database and the blob directory, with the limits uploads obey.

@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod db;
+pub mod detect;
 pub mod envelope;
 pub mod error;
 pub mod extract;
@@ -18,7 +19,6 @@ pub mod ocr;
 pub mod options;
 pub mod read;
 pub mod request_id;
-pub mod sniff;
 pub mod store;
 pub mod worker;
 

@@ -17,11 +17,11 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{Mutex, Semaphore};
 
 use crate::config::Limits;
+use crate::detect::Format;
 use crate::envelope::{Attachment, Envelope};
 use crate::error::ApiError;
 use crate::extract::{self, Input};
 use crate::options::ReadRequest;
-use crate::sniff::Format;
 
 /// Largest frame accepted either way (a reply carries at most the text of one read).
 const MAX_FRAME: usize = 512 * 1024 * 1024;

@@ -356,14 +356,7 @@ impl Extractor for DocxExtractor {
     ) -> Result<Extraction, ApiError> {
         let max_chars = req.max_chars(limits.max_chars)?;
         let query = req.query()?;
-        let with_tables = match req.mode.as_deref() {
-            None | Some("text+tables") => true,
-            Some("text") => false,
-            Some(other) => {
-                return Err(ApiError::invalid_option(format!("unknown mode {other:?}"))
-                    .with_hint("Use mode \"text\" or \"text+tables\" (default)."))
-            }
-        };
+        let with_tables = req.mode != Some(crate::options::DocxMode::Text);
         let budget =
             options::count("max_paragraphs", req.max_paragraphs, 1)?.unwrap_or(200) as usize;
         let start =

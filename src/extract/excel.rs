@@ -11,10 +11,10 @@ use serde_json::{json, Map, Value};
 use super::package::{Package, PackageLimits};
 use super::{Extractor, Input};
 use crate::config::Limits;
+use crate::detect::Format;
 use crate::envelope::{close_truncated, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
 use crate::options::{self, ReadRequest};
-use crate::sniff::Format;
 
 pub struct ExcelExtractor;
 

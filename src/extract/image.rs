@@ -164,15 +164,15 @@ impl Extractor for ImageExtractor {
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
         let max_chars = req.max_chars(limits.max_chars)?;
-        let choice = OcrChoice::parse(req.ocr.as_deref())?;
+        let choice = OcrChoice::parse(req.ocr.map(|o| o.as_str()))?;
         if choice == OcrChoice::Off {
             return Err(
                 ocr::no_engine("images are read by OCR only, ocr is \"none\",")
                     .with_hint("Leave out `ocr` (or use \"auto\") to read the image."),
             );
         }
-        let engine =
-            ocr::engine_for(req.ocr.as_deref(), req.ocr_lang.as_deref())?.ok_or_else(|| {
+        let engine = ocr::engine_for(req.ocr.map(|o| o.as_str()), req.ocr_lang.as_deref())?
+            .ok_or_else(|| {
                 ocr::no_engine(&format!(
                     "images ({}) are read by OCR,",
                     input.format.mime()
@@ -197,7 +197,7 @@ impl Extractor for ImageExtractor {
         let mut pages = 1;
         if matches!(
             input.format,
-            crate::sniff::Format::Image(crate::sniff::ImageKind::Tiff)
+            crate::detect::Format::Image(crate::detect::ImageKind::Tiff)
         ) {
             // One page decoded, recognised and dropped at a time.
             let mut more = TiffPages::open(&input.path)?;

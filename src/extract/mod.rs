@@ -4,7 +4,7 @@
 
 pub mod docx;
 pub mod email;
-pub mod encoding;
+
 pub mod excel;
 pub mod html;
 pub mod image;
@@ -14,17 +14,16 @@ pub mod pptx;
 pub mod rtf;
 pub mod text;
 pub mod xml;
-pub mod zipdir;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::Limits;
+use crate::detect::{Family, Format};
 use crate::envelope::{Envelope, Extraction};
 use crate::error::{ApiError, ErrorCode};
 use crate::options::ReadRequest;
-use crate::sniff::{Family, Format};
 
 /// A stored file, ready to be read.
 #[derive(Debug, Clone)]

@@ -483,10 +483,10 @@ impl Extractor for PdfExtractor {
         let query = req.query()?;
         let min_text =
             options::count("min_text_per_page", req.min_text_per_page, 0)?.unwrap_or(50) as usize;
-        let choice = OcrChoice::parse(req.ocr.as_deref())?;
+        let choice = OcrChoice::parse(req.ocr.map(|o| o.as_str()))?;
         let engine = match choice {
             OcrChoice::Off => None,
-            _ => ocr::engine_for(req.ocr.as_deref(), req.ocr_lang.as_deref())?,
+            _ => ocr::engine_for(req.ocr.map(|o| o.as_str()), req.ocr_lang.as_deref())?,
         };
         let pdfium = pdfium()?;
         let doc = open(pdfium, input, req.password.as_deref())?;

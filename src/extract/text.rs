@@ -3,13 +3,13 @@
 
 use serde_json::{json, Map, Value};
 
-use super::encoding::{self, Detected, TextEncoding};
 use super::{Extractor, Input};
 use crate::config::Limits;
+use crate::detect::encoding::{self, Detected, TextEncoding};
+use crate::detect::{Format, TextKind};
 use crate::envelope::{close_truncated, first_chars, Extraction, Next};
 use crate::error::ApiError;
 use crate::options::{self, grep, ReadRequest};
-use crate::sniff::{Format, TextKind};
 
 pub struct TextExtractor;
 

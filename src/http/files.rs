@@ -39,7 +39,7 @@ pub struct UploadResponse {
 #[allow(dead_code)]
 pub struct UploadForm {
     /// The file(s) to upload; repeat the part for several.
-    #[schema(value_type = Vec<String>, format = Binary)]
+    #[schema(value_type = Vec<String>, format = Binary, min_items = 1)]
     file: Vec<u8>,
 }
 
@@ -181,10 +181,13 @@ fn multipart_error(e: axum::extract::multipart::MultipartError, limit: u64) -> A
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListParams {
     /// At most this many files (default 100, at most 1000).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<i64>,
     /// Skip this many files.
+    #[param(minimum = 0)]
     pub offset: Option<i64>,
 }
 

@@ -132,7 +132,7 @@ pub fn app(state: AppState) -> Router {
         .merge(metrics::router())
         .merge(files::router(state.limits.max_request_bytes))
         .merge(read::router())
-        .merge(SwaggerUi::new("/docs").url("/openapi.json", ApiDoc::openapi()))
+        .merge(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", openapi()))
         .fallback(|| async {
             ApiError::new(ErrorCode::NotFound, "no such endpoint")
                 .with_hint("See /docs for the endpoints.")
@@ -171,7 +171,7 @@ pub fn app(state: AppState) -> Router {
     info(title = "docreader", description = "Reads any document and hands back its text in one JSON envelope. Upload with POST /upload, then POST /read. Every error is {\"status\":\"error\",\"error\":{\"code\",\"message\",\"hint\"}} with a stable code (see the ErrorCode schema)."),
     paths(files::upload, files::list, files::show, files::remove, read::read, health::healthz, health::readyz, metrics::metrics),
     components(schemas(crate::error::ErrorCode, crate::error::ErrorBody, crate::error::ErrorDetail,
-        crate::envelope::Envelope, crate::options::ReadRequest, crate::db::FileRecord, crate::sniff::Family,
+        crate::envelope::Envelope, crate::options::ReadRequest, crate::db::FileRecord, crate::detect::Family,
         files::UploadResponse, files::FileList, files::FileInfo, files::Deleted)),
     modifiers(&BearerAuth),
     tags((name = "files", description = "Upload and manage files"), (name = "read", description = "Read a document"), (name = "health", description = "Probes"))
@@ -190,11 +190,36 @@ impl Modify for BearerAuth {
     }
 }
 
+/// The OpenAPI description: what utoipa derives from the code, plus the rules between
+/// `ReadRequest`'s fields that derive macros cannot state (exactly one of `file_id` and
+/// `path`; options that exclude each other; options that need `query`). A schema-valid
+/// request is then never refused for its shape, only for its content (the file's format,
+/// its size, a range past its end).
+pub fn openapi() -> serde_json::Value {
+    use serde_json::json;
+    let mut doc =
+        serde_json::to_value(ApiDoc::openapi()).expect("the OpenAPI description serializes");
+    let given = |k: &str| json!({"required": [k], "properties": {k: {"not": {"type": "null"}}}});
+    let both = |a: &str, b: &str| json!({"required": [a, b], "properties": {a: {"not": {"type": "null"}}, b: {"not": {"type": "null"}}}});
+    let without_query = |k: &str| json!({"required": [k], "properties": {k: {"not": {"type": "null"}}}, "not": given("query")});
+    doc["components"]["schemas"]["ReadRequest"]["allOf"] = json!([
+        {"description": "Exactly one of file_id and path names the file.",
+         "oneOf": [given("file_id"), given("path")]},
+        {"description": "byte_offset/byte_length exclude offset/limit and query.",
+         "not": {"anyOf": [
+            both("byte_offset", "offset"), both("byte_offset", "limit"),
+            both("byte_length", "offset"), both("byte_length", "limit"),
+            both("query", "byte_offset"), both("query", "byte_length")]}},
+        {"description": "query_mode and context_lines need a query.",
+         "not": {"anyOf": [without_query("query_mode"), without_query("context_lines")]}}
+    ]);
+    doc
+}
+
 /// The OpenAPI description as committed in `openapi/openapi.json`.
 pub fn openapi_json() -> String {
-    let mut s = ApiDoc::openapi()
-        .to_pretty_json()
-        .expect("the OpenAPI description serializes");
+    let mut s =
+        serde_json::to_string_pretty(&openapi()).expect("the OpenAPI description serializes");
     s.push('\n');
     s
 }

@@ -34,6 +34,7 @@ pub fn router() -> Router<AppState> {
         (status = 401, description = "unauthorized", body = ErrorBody),
         (status = 403, description = "outside_allowed_roots", body = ErrorBody),
         (status = 404, description = "not_found", body = ErrorBody),
+        (status = 413, description = "too_large: the file or what it expands to is over a limit (pixels, decompressed size, a worker's memory cap)", body = ErrorBody),
         (status = 415, description = "blocked_type, binary_content, legacy_format, unsupported_format", body = ErrorBody),
         (status = 416, description = "out_of_range", body = ErrorBody),
         (status = 422, description = "encrypted, corrupt, no_ocr_engine", body = ErrorBody),

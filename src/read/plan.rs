@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use crate::config::Limits;
+use crate::detect::Format;
 use crate::error::ApiError;
 use crate::options::{count, ReadRequest};
-use crate::sniff::Format;
 
 /// A read that may run: its options fit its format, its deadline is known.
 #[derive(Debug, Clone)]
@@ -72,7 +72,7 @@ mod tests {
     #[test]
     fn an_unread_format_is_refused_before_its_options() {
         let req = ReadRequest {
-            mode: Some("text".into()),
+            mode: Some(crate::options::DocxMode::Text),
             ..Default::default()
         };
         let e = ReadPlan::new(req, Format::Odt, &Limits::default()).unwrap_err();

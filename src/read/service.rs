@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use super::{Executor, ReadPlan};
 use crate::config::Limits;
+use crate::detect::{self as sniff, Format};
 use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::{Input, ProgressSink};
@@ -18,7 +19,6 @@ use crate::files::Files;
 use crate::metrics::Metrics;
 use crate::ocr::OcrLine;
 use crate::options::ReadRequest;
-use crate::sniff::{self, Format};
 
 /// Size of the document memory before least-recently-used pages are dropped.
 const MEMORY_MAX_BYTES: i64 = 256 * 1024 * 1024;
@@ -131,7 +131,7 @@ impl ReadService {
         let memory = match (&upload, &self.storage) {
             (Some((_, sha)), Some(st)) if matches!(plan.format, Format::Pdf) => {
                 let variant = crate::ocr::memory_variant_for(
-                    plan.req.ocr.as_deref(),
+                    plan.req.ocr.map(|o| o.as_str()),
                     plan.req.ocr_lang.as_deref(),
                 );
                 input.known_ocr = remembered(st, tenant, sha, &variant).await;

@@ -478,7 +478,7 @@ fn looks_binary(head: &[u8]) -> bool {
     if head.is_empty() {
         return false;
     }
-    if crate::extract::encoding::utf16_kind(head).is_some() {
+    if super::encoding::utf16_kind(head).is_some() {
         return false;
     }
     let sample = &head[..head.len().min(8192)];
@@ -542,9 +542,9 @@ fn sniff_zip<R: Read + Seek>(
 ) -> Result<Format, Refusal> {
     // A truncated package has no central directory: fall back to the local headers in
     // the head, so a damaged .docx is read (and found corrupt), not called an archive.
-    let directory = crate::extract::zipdir::entry_names(&mut r, total_len, 10_000);
+    let directory = super::zipdir::entry_names(&mut r, total_len, 10_000);
     let damaged = directory.is_none();
-    let names = directory.unwrap_or_else(|| crate::extract::zipdir::local_names(head));
+    let names = directory.unwrap_or_else(|| super::zipdir::local_names(head));
     let has = |n: &str| names.iter().any(|e| e == n);
     let ext = extension(name_hint);
     if has("[Content_Types].xml") {
