@@ -2,10 +2,10 @@
 //! flattened beside the common ones.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use crate::detect::Family;
+use crate::report::Report;
 
 /// What an extractor hands back; the envelope adds identity and timing.
 #[derive(Debug, Default)]
@@ -21,7 +21,7 @@ pub struct Extraction {
     /// Matching lines, for reads with `query`.
     pub matches: Option<u64>,
     /// Format-specific keys (SPEC §3 table).
-    pub extra: Map<String, Value>,
+    pub report: Report,
     /// Files carried inside the document (e-mail attachments), for the caller to store.
     pub attachments: Vec<Attachment>,
     /// Whether the costly part (OCR) came wholly from the document memory.
@@ -41,9 +41,7 @@ pub struct Attachment {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct Envelope {
     /// Always `ok`.
-    #[schema(value_type = String, example = "ok")]
-    #[serde(skip_deserializing, default = "ok_status")]
-    pub status: &'static str,
+    pub status: Ok,
     /// The uploaded file's id; null for server-path reads and the CLI.
     pub file_id: Option<String>,
     /// The file's name as the client gave it.
@@ -68,11 +66,9 @@ pub struct Envelope {
     pub elapsed_ms: u64,
     /// Whether the result came from the document memory.
     pub cached: bool,
-    /// Format-specific keys: text family `encoding`, `encoding_confidence`, `size`,
-    /// `total_lines`; pdf `total_pages`, `pages_read`, …
+    /// Format-specific keys (see `Report`), beside the common ones.
     #[serde(flatten)]
-    #[schema(value_type = Object, additional_properties)]
-    pub extra: Map<String, Value>,
+    pub report: Report,
     /// Attachment bytes on their way to the store (never serialized).
     #[serde(skip)]
     #[schema(ignore)]
@@ -123,8 +119,12 @@ impl Next {
     }
 }
 
-fn ok_status() -> &'static str {
-    "ok"
+/// The status of a successful answer: always `ok`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub enum Ok {
+    #[default]
+    #[serde(rename = "ok")]
+    Ok,
 }
 
 /// The closing line of a cut text.

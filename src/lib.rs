@@ -18,6 +18,7 @@ pub mod native;
 pub mod ocr;
 pub mod options;
 pub mod read;
+pub mod report;
 pub mod request_id;
 pub mod store;
 pub mod worker;

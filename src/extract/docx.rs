@@ -4,8 +4,6 @@
 
 use std::collections::HashMap;
 
-use serde_json::{json, Map};
-
 use super::package::{Package, PackageLimits};
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
@@ -13,6 +11,7 @@ use crate::config::Limits;
 use crate::envelope::{close_truncated, take_blocks, whole_lines_within, Extraction, Next, Taken};
 use crate::error::ApiError;
 use crate::options::{self, grep, ReadRequest};
+use crate::report::Report;
 
 pub struct DocxExtractor;
 
@@ -374,10 +373,12 @@ impl Extractor for DocxExtractor {
             .filter(|b| matches!(b, Block::Table(_)))
             .count();
         let rendered = render(&blocks[start..], tables_before, with_tables);
-        let mut extra = Map::new();
-        extra.insert("paragraphs".into(), json!(paragraphs));
-        extra.insert("tables".into(), json!(tables));
-        extra.insert("blocks".into(), json!(blocks.len()));
+        let extra = Report {
+            paragraphs: Some(paragraphs as u64),
+            tables: Some(tables as u64),
+            blocks: Some(blocks.len() as u64),
+            ..Default::default()
+        };
 
         if let Some(q) = query {
             // Search everything from the offset; line numbers are the output's lines.
@@ -388,7 +389,7 @@ impl Extractor for DocxExtractor {
             let mut ex = Extraction {
                 char_count,
                 matches: Some(count as u64),
-                extra,
+                report: extra,
                 ..Default::default()
             };
             if char_count as usize > max_chars {
@@ -410,7 +411,7 @@ impl Extractor for DocxExtractor {
         let full: u64 = rendered.iter().map(|r| r.chars().count() as u64).sum();
         let mut ex = Extraction {
             char_count: full,
-            extra,
+            report: extra,
             ..Default::default()
         };
         let Taken {

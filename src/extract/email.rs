@@ -6,7 +6,6 @@
 use std::io::Read;
 
 use mail_parser::{MessageParser, MimeHeaders};
-use serde_json::{json, Map, Value};
 
 use super::text::split_lines;
 use super::{Extractor, Input};
@@ -15,6 +14,7 @@ use crate::detect::Format;
 use crate::envelope::{close_truncated, Attachment, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
 use crate::options::{self, ReadRequest};
+use crate::report::{AttachmentInfo, Report};
 
 pub struct EmailExtractor;
 
@@ -334,24 +334,38 @@ impl Extractor for EmailExtractor {
         let char_count =
             (head.chars().count() + window.iter().map(|l| l.chars().count()).sum::<usize>()) as u64;
 
-        let mut extra = Map::new();
-        extra.insert("subject".into(), json!(mail.subject));
-        extra.insert("from".into(), json!(mail.from));
-        extra.insert("to".into(), json!(mail.to));
-        extra.insert("cc".into(), json!(mail.cc));
-        extra.insert("date".into(), json!(mail.date));
-        extra.insert("total_lines".into(), json!(total));
-        let mut atts: Vec<Value> = mail
+        let attachment = |name: &str, size: Option<u64>, note: Option<&str>| AttachmentInfo {
+            name: name.to_string(),
+            size,
+            file_id: None,
+            format: None,
+            note: note.map(str::to_string),
+            error: None,
+        };
+        let mut atts: Vec<AttachmentInfo> = mail
             .attachments
             .iter()
-            .map(|a| json!({"name": a.name, "size": a.bytes.len(), "file_id": null}))
+            .map(|a| attachment(&a.name, Some(a.bytes.len() as u64), None))
             .collect();
-        atts.extend(mail.unextracted.iter().map(|n| json!({"name": n, "size": null, "file_id": null, "note": "embedded Outlook item; not extracted"})));
-        extra.insert("attachments".into(), Value::Array(atts));
+        atts.extend(
+            mail.unextracted
+                .iter()
+                .map(|n| attachment(n, None, Some("embedded Outlook item; not extracted"))),
+        );
+        let report = Report {
+            subject: mail.subject.clone(),
+            from: mail.from.clone(),
+            to: mail.to.clone(),
+            cc: mail.cc.clone(),
+            date: mail.date.clone(),
+            total_lines: Some(total as u64),
+            attachments: Some(atts),
+            ..Default::default()
+        };
 
         let mut ex = Extraction {
             char_count,
-            extra,
+            report,
             attachments: mail.attachments,
             ..Default::default()
         };

@@ -6,7 +6,6 @@ use std::fs::File;
 use std::io::BufReader;
 
 use calamine::{open_workbook_from_rs, Data, DataRef, Ods, Range, Reader, SheetVisible, Xls, Xlsx};
-use serde_json::{json, Map, Value};
 
 use super::package::{Package, PackageLimits};
 use super::{Extractor, Input};
@@ -15,6 +14,7 @@ use crate::detect::Format;
 use crate::envelope::{close_truncated, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
 use crate::options::{self, ReadRequest};
+use crate::report::{Report, SheetInfo};
 
 pub struct ExcelExtractor;
 
@@ -742,23 +742,26 @@ impl Extractor for ExcelExtractor {
                 if s.hidden { ", hidden" } else { "" },
                 st.replace('_', " ")
             ));
-            let mut m = json!({"name": s.name, "rows": s.rows, "cols": s.cols, "read": st, "hidden": s.hidden});
-            if let Some(l) = last {
-                m["last_cell"] = json!(l);
-            }
-            meta.push(m);
+            meta.push(SheetInfo {
+                name: s.name.clone(),
+                rows: s.rows as u64,
+                cols: s.cols as u64,
+                read: st.to_string(),
+                hidden: s.hidden,
+                last_cell: last,
+            });
         }
 
-        let mut extra = Map::new();
-        extra.insert("sheets".into(), Value::Array(meta));
         let mut ex = Extraction {
-            extra,
+            report: Report {
+                sheets: Some(meta),
+                ..Default::default()
+            },
             ..Default::default()
         };
         if sheets.iter().all(|s| s.rows == 0) {
             // No cell holds anything: empty text, said plainly (the sheets are still listed).
-            ex.extra
-                .insert("note".into(), json!("the workbook has no cell values"));
+            ex.report.note = Some("the workbook has no cell values".into());
             return Ok(ex);
         }
         // Where reading on starts: the partly read sheet, else the first sheet not read.

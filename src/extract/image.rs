@@ -3,7 +3,6 @@
 //! No text found is an empty result with a `note`, never invented text.
 
 use image::{DynamicImage, ImageDecoder, ImageReader, RgbImage};
-use serde_json::{json, Map};
 
 use super::{Extractor, Input};
 use crate::config::Limits;
@@ -11,6 +10,7 @@ use crate::envelope::{close_truncated, whole_lines_within, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
 use crate::ocr::{self, OcrChoice, OcrLine};
 use crate::options::ReadRequest;
+use crate::report::{Boxes, OcrQuality, Report};
 
 pub struct ImageExtractor;
 
@@ -223,27 +223,30 @@ impl Extractor for ImageExtractor {
         }
         let chars = text.chars().filter(|c| !c.is_whitespace()).count();
         let confidence = ocr::mean_confidence(&lines);
-        let mut extra = Map::new();
-        extra.insert("width".into(), json!(w));
-        extra.insert("height".into(), json!(h));
-        extra.insert("ocr_engine".into(), json!(engine.name()));
+        let mut extra = Report {
+            width: Some(w),
+            height: Some(h),
+            ocr_engine: Some(engine.name().to_string()),
+            ..Default::default()
+        };
         let degraded = lines.is_empty() || confidence.is_some_and(|c| c < 0.8);
-        extra.insert(
-            "ocr_quality".into(),
-            json!({"quality_flag": if degraded { "degraded" } else { "good" }, "ocr_pages": pages, "text_density": chars / pages, "confidence": confidence}),
-        );
+        extra.ocr_quality = Some(OcrQuality {
+            quality_flag: if degraded { "degraded" } else { "good" }.to_string(),
+            ocr_pages: pages as u64,
+            text_density: (chars / pages) as f64,
+            confidence,
+        });
         if req.include_boxes == Some(true) {
-            extra.insert("boxes".into(), json!(lines));
+            extra.boxes = Some(Boxes::Lines(lines.clone()));
         }
         let mut ex = Extraction {
             char_count: text.chars().count() as u64,
-            extra,
+            report: extra,
             ..Default::default()
         };
         ex.warnings.extend(warnings);
         if lines.is_empty() {
-            ex.extra
-                .insert("note".into(), json!("OCR found no text in the image"));
+            ex.report.note = Some("OCR found no text in the image".into());
             return Ok(ex);
         }
         if text.chars().count() > max_chars {

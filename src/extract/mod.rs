@@ -123,7 +123,7 @@ pub fn read_blocking(
     let ex = extractor_for(input.format)?;
     let out = ex.extract(input, req, limits)?;
     Ok(Envelope {
-        status: "ok",
+        status: crate::envelope::Ok::Ok,
         file_id,
         file: input.name.clone(),
         format: input.format.family(),
@@ -136,7 +136,7 @@ pub fn read_blocking(
         warnings: out.warnings,
         elapsed_ms: started.elapsed().as_millis() as u64,
         cached: out.cached,
-        extra: out.extra,
+        report: out.report,
         attachments: out.attachments,
         fresh_ocr: out.fresh_ocr,
     })

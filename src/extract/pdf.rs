@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use image::RgbImage;
 use pdfium_render::prelude::*;
-use serde_json::{json, Map, Value};
 
 use super::{Extractor, Input};
 use crate::config::Limits;
@@ -15,6 +14,7 @@ use crate::envelope::{close_truncated, take_blocks, Extraction, Next, Taken};
 use crate::error::{ApiError, ErrorCode};
 use crate::ocr::{self, OcrChoice};
 use crate::options::{self, format_pages, grep, ReadRequest};
+use crate::report::{Boxes, OcrQuality, PageBoxes, PageSize, Report};
 
 pub struct PdfExtractor;
 
@@ -235,8 +235,8 @@ fn saslprep(pw: &str) -> String {
         .collect()
 }
 
-fn metadata(doc: &PdfDocument<'_>) -> Map<String, Value> {
-    let mut m = Map::new();
+fn metadata(doc: &PdfDocument<'_>) -> crate::report::PdfMetadata {
+    let mut m = crate::report::PdfMetadata::default();
     let meta = doc.metadata();
     for (key, tag) in [
         ("title", PdfDocumentMetadataTagType::Title),
@@ -255,15 +255,24 @@ fn metadata(doc: &PdfDocument<'_>) -> Map<String, Value> {
                 } else {
                     v.to_string()
                 };
-                m.insert(key.into(), json!(v));
+                let slot = match key {
+                    "title" => &mut m.title,
+                    "author" => &mut m.author,
+                    "subject" => &mut m.subject,
+                    "creator" => &mut m.creator,
+                    "producer" => &mut m.producer,
+                    "created" => &mut m.created,
+                    _ => &mut m.modified,
+                };
+                *slot = Some(v);
             }
         }
     }
     if let Ok(first) = doc.pages().get(0) {
-        m.insert(
-            "page_size".into(),
-            json!({"width_pt": round2(first.width().value), "height_pt": round2(first.height().value)}),
-        );
+        m.page_size = Some(PageSize {
+            width_pt: round2(first.width().value).into(),
+            height_pt: round2(first.height().value).into(),
+        });
     }
     m
 }
@@ -633,38 +642,36 @@ impl Extractor for PdfExtractor {
                 skipped[0].need.map(OcrReason::as_str).unwrap_or_default()
             )));
         }
-        let mut extra = Map::new();
-        extra.insert("total_pages".into(), json!(total));
-        extra.insert("ocr_pages".into(), json!(done.len()));
-        extra.insert(
-            "ocr_engine".into(),
-            json!(engine.filter(|_| !done.is_empty()).map(|e| e.name())),
-        );
-        extra.insert(
-            "skipped_pages".into(),
-            json!(skipped.iter().map(|p| p.number).collect::<Vec<_>>()),
-        );
-        extra.insert(
-            "pages_ocr".into(),
-            json!(pages
-                .iter()
-                .filter(|p| p.need.is_some())
-                .map(|p| json!({
-                    "page": p.number,
-                    "reason": p.need.map(OcrReason::as_str),
-                    "confidence": p.ocr.as_ref().and_then(|o| o.confidence),
-                    "status": if p.ocr.is_some() { "done" } else { "skipped" },
-                }))
-                .collect::<Vec<_>>()),
-        );
-        if req.include_boxes == Some(true) {
-            extra.insert(
-                "boxes".into(),
-                json!(done
+        let mut extra = Report {
+            total_pages: Some(total as u64),
+            ocr_pages: Some(done.len() as u64),
+            ocr_engine: engine
+                .filter(|_| !done.is_empty())
+                .map(|e| e.name().to_string()),
+            skipped_pages: Some(skipped.iter().map(|p| p.number).collect()),
+            pages_ocr: Some(
+                pages
                     .iter()
-                    .map(|p| json!({"page": p.number, "lines": p.ocr.as_ref().map(|o| &o.lines)}))
-                    .collect::<Vec<_>>()),
-            );
+                    .filter(|p| p.need.is_some())
+                    .map(|p| crate::report::PageOcr {
+                        page: p.number,
+                        reason: p.need.map(|r| r.as_str().to_string()),
+                        confidence: p.ocr.as_ref().and_then(|o| o.confidence),
+                        status: if p.ocr.is_some() { "done" } else { "skipped" }.to_string(),
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        };
+        if req.include_boxes == Some(true) {
+            extra.boxes = Some(Boxes::Pages(
+                done.iter()
+                    .map(|p| PageBoxes {
+                        page: p.number,
+                        lines: p.ocr.as_ref().map(|o| o.lines.clone()),
+                    })
+                    .collect(),
+            ));
         }
         if !skipped.is_empty() {
             warnings.push(format!(
@@ -710,15 +717,17 @@ impl Extractor for PdfExtractor {
         } else {
             "good"
         };
-        extra.insert(
-            "ocr_quality".into(),
-            json!({"quality_flag": flag, "ocr_pages": done.len(), "text_density": (visible_chars as f64 / pages.len() as f64).round()}),
-        );
-        extra.insert("metadata".into(), Value::Object(metadata(&doc)));
+        extra.ocr_quality = Some(OcrQuality {
+            quality_flag: flag.to_string(),
+            ocr_pages: done.len() as u64,
+            text_density: (visible_chars as f64 / pages.len() as f64).round(),
+            confidence: None,
+        });
+        extra.metadata = Some(metadata(&doc));
 
         let mut ex = assemble(pieces, query.as_ref(), max_chars, &unread, &mut extra);
         if !unread.is_empty() {
-            extra.insert("partial".into(), json!(true));
+            extra.partial = Some(true);
             warnings.push(format!(
                 "the deadline passed after {} of {} pages; `next` reads the rest",
                 pages.len(),
@@ -727,9 +736,9 @@ impl Extractor for PdfExtractor {
         }
         ex.warnings.splice(0..0, warnings);
         if from_memory > 0 {
-            extra.insert("ocr_pages_from_memory".into(), json!(from_memory));
+            extra.ocr_pages_from_memory = Some(from_memory as u64);
         }
-        ex.extra = extra;
+        ex.report = extra;
         ex.fresh_ocr = fresh;
         ex.cached = from_memory > 0 && ex.fresh_ocr.is_empty();
         Ok(ex)
@@ -884,7 +893,7 @@ fn assemble(
     query: Option<&options::Query>,
     max_chars: usize,
     unread: &[u64],
-    extra: &mut Map<String, Value>,
+    extra: &mut Report,
 ) -> Extraction {
     let read: Vec<u64> = pieces.iter().map(|(n, _)| *n).collect();
     let mut blocks: Vec<(u64, String)> = Vec::new();
@@ -908,8 +917,8 @@ fn assemble(
             .iter()
             .all(|(n, b)| b.len() == format!("--- Page {n} ---\n\n").len())
     {
-        extra.insert("pages_read".into(), json!(read.len()));
-        extra.insert("page_range_read".into(), json!(format_pages(&read)));
+        extra.pages_read = Some(read.len() as u64);
+        extra.page_range_read = Some(format_pages(&read));
         if !unread.is_empty() {
             let mut next = Next::default();
             next.pages = Some(format_pages(unread));
@@ -918,7 +927,7 @@ fn assemble(
                 ..Default::default()
             };
         }
-        extra.insert("note".into(), json!("the selected pages carry no text"));
+        extra.note = Some("the selected pages carry no text".into());
         return Extraction::default();
     }
     let char_count: usize = blocks.iter().map(|(_, b)| b.chars().count()).sum();
@@ -947,8 +956,8 @@ fn assemble(
         rest = read.iter().copied().filter(|n| *n >= resume_from).collect();
     }
     rest.extend_from_slice(unread);
-    extra.insert("pages_read".into(), json!(shown.len()));
-    extra.insert("page_range_read".into(), json!(format_pages(&shown)));
+    extra.pages_read = Some(shown.len() as u64);
+    extra.page_range_read = Some(format_pages(&shown));
     if rest.len() > unread.len() || oversize_page.is_some() {
         ex.truncated = true;
         ex.text = close_truncated(kept, char_count as u64);

@@ -4,8 +4,6 @@
 
 use std::collections::HashMap;
 
-use serde_json::{json, Map};
-
 use super::package::{Package, PackageLimits};
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
@@ -13,6 +11,7 @@ use crate::config::Limits;
 use crate::envelope::{close_truncated, take_blocks, Extraction, Next, Taken};
 use crate::error::{ApiError, ErrorCode};
 use crate::options::{format_pages, select_pages, ReadRequest};
+use crate::report::Report;
 
 pub struct PptxExtractor;
 
@@ -230,10 +229,12 @@ impl Extractor for PptxExtractor {
         } = take_blocks(&texts, max_chars, usize::MAX);
         let shown: Vec<u64> = selected[..count].to_vec();
         let rest: Vec<u64> = selected[count..].to_vec();
-        let mut extra = Map::new();
-        extra.insert("total_slides".into(), json!(total));
-        extra.insert("slides".into(), json!(shown.len()));
-        extra.insert("slide_range_read".into(), json!(format_pages(&shown)));
+        let extra = Report {
+            total_slides: Some(total as u64),
+            slides: Some(shown.len() as u64),
+            slide_range_read: Some(format_pages(&shown)),
+            ..Default::default()
+        };
         if rest.is_empty() {
             ex.text = text;
         } else {
@@ -251,7 +252,7 @@ impl Extractor for PptxExtractor {
             ex.next = Some(next);
         }
         ex.warnings = warnings;
-        ex.extra = extra;
+        ex.report = extra;
         Ok(ex)
     }
 }

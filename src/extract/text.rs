@@ -1,8 +1,6 @@
 //! The text family (plain, CSV/TSV, config, markup, source): raw text, byte-exact after
 //! decoding, with line and byte windows, queries, and truncation with exact `next` cursors.
 
-use serde_json::{json, Map, Value};
-
 use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::detect::encoding::{self, Detected, TextEncoding};
@@ -10,6 +8,7 @@ use crate::detect::{Format, TextKind};
 use crate::envelope::{close_truncated, first_chars, Extraction, Next};
 use crate::error::ApiError;
 use crate::options::{self, grep, ReadRequest};
+use crate::report::Report;
 
 pub struct TextExtractor;
 
@@ -132,15 +131,17 @@ pub fn extract_bytes(
     }
 
     let det = encoding::detect(bytes, markup);
-    let mut extra = Map::new();
-    extra.insert("encoding".into(), json!(det.encoding.name()));
-    extra.insert("encoding_confidence".into(), json!(det.confidence.as_str()));
-    extra.insert("size".into(), json!(bytes.len()));
+    let mut extra = Report {
+        encoding: Some(det.encoding.name().to_string()),
+        encoding_confidence: Some(det.confidence.as_str().to_string()),
+        size: Some(bytes.len() as u64),
+        ..Default::default()
+    };
 
     if byte_mode {
         // A byte window is for huge files: count lines without decoding the whole file.
         let full_lines = line_count(&bytes[det.bom_len..], det.encoding);
-        extra.insert("total_lines".into(), json!(full_lines));
+        extra.total_lines = Some(full_lines as u64);
         return byte_window(
             bytes,
             det,
@@ -155,7 +156,7 @@ pub fn extract_bytes(
     let text = det.encoding.decode(&bytes[det.bom_len..]);
     let lines = split_lines(&text);
     let total = lines.len() as u64;
-    extra.insert("total_lines".into(), json!(total));
+    extra.total_lines = Some(total as u64);
     if let Some(off) = offset {
         if off >= total {
             return Err(ApiError::out_of_range(format!(
@@ -181,14 +182,14 @@ pub fn extract_bytes(
         let (out, hits) = grep(&bare, start as u64 + 1, &q);
         let mut ex = cut_grep(out, max_chars, limit.map(|_| end as u64));
         ex.matches = Some(hits as u64);
-        ex.extra = extra;
+        ex.report = extra;
         return Ok(ex);
     }
 
     let char_count: usize = window.iter().map(|l| l.chars().count()).sum();
     let mut ex = Extraction {
         char_count: char_count as u64,
-        extra,
+        report: extra,
         ..Default::default()
     };
     if char_count <= max_chars {
@@ -302,7 +303,7 @@ fn byte_window(
     byte_length: Option<u64>,
     max_chars: usize,
     limits: &Limits,
-    mut extra: Map<String, Value>,
+    mut extra: Report,
 ) -> Result<Extraction, ApiError> {
     let size = bytes.len() as u64;
     if byte_offset >= size {
@@ -369,9 +370,9 @@ fn byte_window(
     if !next.is_empty() {
         ex.next = Some(next);
     }
-    extra.insert("byte_range".into(), json!([start, end]));
+    extra.byte_range = Some(vec![start as u64, end as u64]);
     ex.warnings = warnings;
-    ex.extra = extra;
+    ex.report = extra;
     Ok(ex)
 }
 

@@ -37,11 +37,12 @@ pub fn into_rgb(img: DynamicImage) -> RgbImage {
 }
 
 /// One recognised line: text, its box in image pixels, and the recogniser's confidence.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct OcrLine {
     pub text: String,
     /// `[x0, y0, x1, y1]`.
     #[serde(rename = "box")]
+    #[schema(value_type = Vec<u32>, min_items = 4, max_items = 4)]
     pub bbox: [u32; 4],
     pub confidence: f32,
 }

@@ -220,11 +220,7 @@ impl ReadService {
         variant: &str,
         env: &Envelope,
     ) {
-        if let Some(n) = env
-            .extra
-            .get("ocr_pages_from_memory")
-            .and_then(|v| v.as_u64())
-        {
+        if let Some(n) = env.report.ocr_pages_from_memory {
             self.metrics.cache_hits.fetch_add(n, Ordering::Relaxed);
         }
         for (page, lines) in &env.fresh_ocr {
@@ -362,7 +358,7 @@ async fn store_attachments(st: &Storage, tenant: &str, env: &mut Envelope) {
     if found.is_empty() {
         return;
     }
-    let Some(serde_json::Value::Array(listed)) = env.extra.get_mut("attachments") else {
+    let Some(listed) = env.report.attachments.as_mut() else {
         return;
     };
     for (i, att) in found.into_iter().enumerate() {
@@ -370,16 +366,19 @@ async fn store_attachments(st: &Storage, tenant: &str, env: &mut Envelope) {
             break;
         };
         if !st.store_attachments {
-            entry["note"] = serde_json::json!("this deployment does not store attachments");
+            entry.note = Some("this deployment does not store attachments".into());
             continue;
         }
         match st.files.store_bytes(tenant, &att.name, &att.bytes).await {
             Ok(rec) => {
-                entry["file_id"] = serde_json::json!(rec.file_id);
-                entry["format"] = serde_json::json!(rec.format);
+                entry.file_id = Some(rec.file_id);
+                entry.format = Some(rec.format);
             }
             Err(e) => {
-                entry["error"] = serde_json::json!({"code": e.code, "message": e.message});
+                entry.error = Some(crate::report::AttachmentError {
+                    code: e.code,
+                    message: e.message,
+                });
             }
         }
     }

@@ -88,3 +88,70 @@ async fn metrics_count_reads_by_format_and_outcome() {
         );
     }
 }
+
+/// Every key a read answers with is described in the OpenAPI `Envelope` (its own keys and
+/// the typed per-format `Report`), for every format: a key added to an extractor without a
+/// type fails here.
+#[tokio::test]
+async fn every_envelope_key_is_in_the_schema() {
+    let doc: serde_json::Value = serde_json::from_str(&docreader::http::openapi_json()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let mut described: Vec<String> = Vec::new();
+    for part in schemas["Envelope"]["allOf"].as_array().unwrap() {
+        let props = match part.get("$ref").and_then(|r| r.as_str()) {
+            Some(r) => &schemas[r.rsplit('/').next().unwrap()]["properties"],
+            None => &part["properties"],
+        };
+        described.extend(props.as_object().unwrap().keys().cloned());
+    }
+    let app = TestApp::new().await;
+    let msg = std::fs::read(corpus_dir().join("msg/testMSG_att_doc.msg")).unwrap();
+    for (name, bytes, opts) in [
+        (
+            "three.pdf",
+            fixture("pdf/three_pages.pdf"),
+            serde_json::json!({"max_chars": 40}),
+        ),
+        (
+            "scan.pdf",
+            fixture("pdf/scan_page.pdf"),
+            serde_json::json!({"include_boxes": true}),
+        ),
+        ("blank.pdf", fixture("pdf/blank.pdf"), serde_json::json!({})),
+        (
+            "report.docx",
+            fixture("office/report.docx"),
+            serde_json::json!({}),
+        ),
+        (
+            "deck.pptx",
+            fixture("office/deck.pptx"),
+            serde_json::json!({}),
+        ),
+        (
+            "book.xlsx",
+            fixture("office/book.xlsx"),
+            serde_json::json!({"max_cells": 5}),
+        ),
+        (
+            "hello.png",
+            fixture("images/hello.png"),
+            serde_json::json!({"include_boxes": true}),
+        ),
+        (
+            "gbk.csv",
+            fixture("text/gbk.csv"),
+            serde_json::json!({"byte_offset": 0, "byte_length": 10}),
+        ),
+        ("att.msg", msg, serde_json::json!({})),
+    ] {
+        let r = app.upload_and_read(name, &bytes, opts).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.json);
+        for key in r.json.as_object().unwrap().keys() {
+            assert!(
+                described.contains(key),
+                "{name}: `{key}` is not in the Envelope schema"
+            );
+        }
+    }
+}

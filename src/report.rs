@@ -1,0 +1,244 @@
+//! The format-specific keys of the envelope (SPEC §3), typed: one `Report` flattened beside
+//! the common keys. Each key is present only for the formats that give it, so the OpenAPI
+//! description lists every key a client can receive, with its type.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::ocr::OcrLine;
+
+/// Format-specific keys. Text family: `encoding`, `encoding_confidence`, `size`,
+/// `total_lines` (`byte_range` for byte windows); pdf: `total_pages`, `pages_read`,
+/// `page_range_read`, `ocr_pages`, `ocr_engine`, `skipped_pages`, `pages_ocr`,
+/// `ocr_quality`, `metadata`; docx: `paragraphs`, `tables`, `blocks`; pptx: `slides`,
+/// `total_slides`, `slide_range_read`; excel: `sheets`; image: `width`, `height`,
+/// `ocr_engine`, `ocr_quality`; e-mail: `subject`, `from`, `to`, `cc`, `date`,
+/// `total_lines`, `attachments`.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Report {
+    /// Text family: the encoding the bytes were decoded with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    /// Text family: how sure that choice is (`bom`, `certain`, `declared`, `guessed`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding_confidence: Option<String>,
+    /// Text family: the file's size in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Text family, e-mail body: lines in the whole text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_lines: Option<u64>,
+    /// Text family, byte reads: the `[start, end)` bytes read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub byte_range: Option<Vec<u64>>,
+
+    /// PDF: pages in the document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_pages: Option<u64>,
+    /// PDF: pages whose text is in this answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages_read: Option<u64>,
+    /// PDF: those pages as a range spec (`"1-3,7"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_range_read: Option<String>,
+    /// PDF: pages recognised by OCR.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ocr_pages: Option<u64>,
+    /// PDF, image: the OCR engine that read pages (absent when none did).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ocr_engine: Option<String>,
+    /// PDF: pages that needed OCR and did not get it (no engine, or `ocr: none`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped_pages: Option<Vec<u64>>,
+    /// PDF: every page that needed OCR, why, and how it went.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages_ocr: Option<Vec<PageOcr>>,
+    /// PDF, image: how good the OCR'd text is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ocr_quality: Option<OcrQuality>,
+    /// PDF: the document's information dictionary and page size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<PdfMetadata>,
+    /// PDF, image, with `include_boxes`: the OCR lines with boxes and confidences.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boxes: Option<Boxes>,
+    /// PDF pages served from the document memory instead of OCR'd again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ocr_pages_from_memory: Option<u64>,
+
+    /// Word: paragraphs in the document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paragraphs: Option<u64>,
+    /// Word: tables in the document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tables: Option<u64>,
+    /// Word: blocks (paragraphs and tables) in the body; `paragraph_offset` counts these.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<u64>,
+
+    /// PowerPoint: slides in this answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slides: Option<u64>,
+    /// PowerPoint: slides in the presentation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_slides: Option<u64>,
+    /// PowerPoint: the slides read as a range spec.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slide_range_read: Option<String>,
+
+    /// Excel: every sheet, its size and how much of it was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sheets: Option<Vec<SheetInfo>>,
+
+    /// Image: width in pixels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    /// Image: height in pixels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
+
+    /// E-mail: the subject.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// E-mail: the sender.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// E-mail: the recipients.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// E-mail: the copied recipients.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    /// E-mail: when it was sent (ISO 8601 where the message says).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// E-mail: the files attached, each stored as an upload of the same tenant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attachments: Option<Vec<AttachmentInfo>>,
+
+    /// Whether the deadline passed before the selection was read (then `next` reads on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<bool>,
+    /// A plain remark about an empty or unusual result (never instead of an error).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A PDF page that needed OCR.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PageOcr {
+    pub page: u64,
+    /// `no_text_layer`, `sparse_text`, `garbled_text` or `forced`.
+    pub reason: Option<String>,
+    /// Mean confidence of its recognised lines.
+    pub confidence: Option<f32>,
+    /// `done` or `skipped`.
+    pub status: String,
+}
+
+/// How good the OCR'd text is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OcrQuality {
+    /// `no_ocr_needed`, `good`, `degraded` or `no_ocr_engine`.
+    pub quality_flag: String,
+    /// Pages (or image frames) recognised.
+    pub ocr_pages: u64,
+    /// Visible characters per page read.
+    pub text_density: f64,
+    /// Image: mean confidence of the lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f32>,
+}
+
+/// A PDF's information dictionary (what it states) and its first page's size.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PdfMetadata {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creator: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub producer: Option<String>,
+    /// ISO 8601.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// ISO 8601.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub modified: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<PageSize>,
+}
+
+/// A page's size in points (1/72 inch).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PageSize {
+    pub width_pt: f64,
+    pub height_pt: f64,
+}
+
+/// OCR lines with boxes: per page for a PDF, one list for an image.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum Boxes {
+    /// PDF: the lines of each OCR'd page.
+    Pages(Vec<PageBoxes>),
+    /// Image: the lines of the image (all frames of a TIFF).
+    Lines(Vec<OcrLine>),
+}
+
+impl PartialEq for Boxes {
+    fn eq(&self, other: &Self) -> bool {
+        serde_json::to_value(self).ok() == serde_json::to_value(other).ok()
+    }
+}
+
+/// The OCR lines of one PDF page.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PageBoxes {
+    pub page: u64,
+    pub lines: Option<Vec<OcrLine>>,
+}
+
+/// A sheet of a workbook as listed in `sheets`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SheetInfo {
+    pub name: String,
+    pub rows: u64,
+    pub cols: u64,
+    /// `full`, `partial` or `not_read`.
+    pub read: String,
+    pub hidden: bool,
+    /// Of a partly read sheet: the last cell read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_cell: Option<String>,
+}
+
+/// A file attached to an e-mail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AttachmentInfo {
+    pub name: String,
+    /// Bytes (absent for embedded items that are not extracted).
+    pub size: Option<u64>,
+    /// The upload it was stored as (null when it was not stored).
+    pub file_id: Option<String>,
+    /// Its format family, once stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// Why it was not stored or extracted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The upload's refusal (blocked type, too large), when it was refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<AttachmentError>,
+}
+
+/// Why an attachment was refused as an upload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AttachmentError {
+    pub code: crate::error::ErrorCode,
+    pub message: String,
+}
