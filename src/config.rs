@@ -90,7 +90,8 @@ pub struct ServeArgs {
     pub limits: Limits,
 }
 
-/// Every cap the service enforces, with its default.
+/// Every cap the service enforces, with its default (each also a flag and a `DOCREADER_*`
+/// variable). Extraction gets it whole; no cap lives as a constant elsewhere.
 #[derive(Debug, Clone, Args, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
     /// Largest accepted file, in bytes.
@@ -111,9 +112,100 @@ pub struct Limits {
     /// Default deadline of one read, in milliseconds (`deadline_ms`).
     #[arg(long, env = "DOCREADER_DEADLINE_MS", default_value_t = 120_000)]
     pub deadline_ms: u64,
+    /// How long past its deadline a read may take to hand back its finished pages (only
+    /// work stuck inside one page runs into it), in milliseconds.
+    #[arg(long, env = "DOCREADER_GRACE_MS", default_value_t = 10_000)]
+    pub grace_ms: u64,
     /// Reads extracted at once; more wait their turn.
     #[arg(long, env = "DOCREADER_MAX_CONCURRENT_READS", default_value_t = default_concurrency())]
     pub max_concurrent_reads: usize,
+    /// Pixels rendered for OCR in one PDF read (pages past it render smaller, with a warning).
+    #[arg(
+        long,
+        env = "DOCREADER_MAX_RENDER_PIXELS_PER_READ",
+        default_value_t = 400_000_000
+    )]
+    pub max_render_pixels_per_read: u64,
+    /// Pixels of one PDF page rendered for OCR (300 dpi, or less above it).
+    #[arg(
+        long,
+        env = "DOCREADER_MAX_RENDER_PIXELS_PER_PAGE",
+        default_value_t = 9_000_000
+    )]
+    pub max_render_pixels_per_page: u64,
+    /// Pixels of an image OCR'd at most; larger images are scaled down (with a warning).
+    #[arg(long, env = "DOCREADER_MAX_OCR_PIXELS", default_value_t = 40_000_000)]
+    pub max_ocr_pixels: u64,
+    /// Longest side of an image that is decoded at all.
+    #[arg(long, env = "DOCREADER_MAX_IMAGE_SIDE", default_value_t = 40_000)]
+    pub max_image_side: u32,
+    /// Memory one image decode may allocate, in bytes.
+    #[arg(long, env = "DOCREADER_MAX_IMAGE_DECODE_BYTES", default_value_t = 1024 * 1024 * 1024)]
+    pub max_image_decode_bytes: u64,
+    /// Pages of a multi-page TIFF read at most.
+    #[arg(long, env = "DOCREADER_MAX_TIFF_PAGES", default_value_t = 500)]
+    pub max_tiff_pages: usize,
+    /// Text a workbook's shared strings may expand to (cells × string length), in bytes.
+    #[arg(long, env = "DOCREADER_MAX_EXPANDED_TEXT_BYTES", default_value_t = 512 * 1024 * 1024)]
+    pub max_expanded_text_bytes: u64,
+    /// Bytes a compressed RTF e-mail body may claim to decompress to.
+    #[arg(long, env = "DOCREADER_MAX_RTF_BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_rtf_bytes: u64,
+    /// Size of the document memory (remembered OCR pages) before the least recently used
+    /// pages are dropped, in bytes.
+    #[arg(long, env = "DOCREADER_DOCUMENT_MEMORY_BYTES", default_value_t = 256 * 1024 * 1024)]
+    pub document_memory_bytes: u64,
+    #[command(flatten)]
+    pub package: PackageLimits,
+}
+
+/// Caps for one Office or OpenDocument package (a zip), checked on the bytes actually
+/// inflated (declared sizes are not trusted).
+#[derive(Debug, Clone, Copy, Args, serde::Serialize, serde::Deserialize)]
+pub struct PackageLimits {
+    /// Entries in one package.
+    #[arg(
+        long = "package-max-entries",
+        env = "DOCREADER_PACKAGE_MAX_ENTRIES",
+        default_value_t = 20_000
+    )]
+    pub max_entries: usize,
+    /// Inflated bytes of one entry.
+    #[arg(long = "package-max-entry-bytes", env = "DOCREADER_PACKAGE_MAX_ENTRY_BYTES", default_value_t = 256 * 1024 * 1024)]
+    pub max_entry_bytes: u64,
+    /// Inflated bytes of the whole package.
+    #[arg(long = "package-max-total-bytes", env = "DOCREADER_PACKAGE_MAX_TOTAL_BYTES", default_value_t = 1024 * 1024 * 1024)]
+    pub max_total_bytes: u64,
+    /// Inflated ÷ compressed, checked once an entry passes `ratio_floor` bytes.
+    #[arg(
+        long = "package-max-ratio",
+        env = "DOCREADER_PACKAGE_MAX_RATIO",
+        default_value_t = 250
+    )]
+    pub max_ratio: u64,
+    /// Bytes an entry inflates to before its ratio is checked.
+    #[arg(long = "package-ratio-floor", env = "DOCREADER_PACKAGE_RATIO_FLOOR", default_value_t = 16 * 1024 * 1024)]
+    pub ratio_floor: u64,
+    /// Nesting depth of the XML inside.
+    #[arg(
+        long = "package-max-xml-depth",
+        env = "DOCREADER_PACKAGE_MAX_XML_DEPTH",
+        default_value_t = 512
+    )]
+    pub max_xml_depth: usize,
+}
+
+impl Default for PackageLimits {
+    fn default() -> Self {
+        Self {
+            max_entries: 20_000,
+            max_entry_bytes: 256 * 1024 * 1024,
+            max_total_bytes: 1024 * 1024 * 1024,
+            max_ratio: 250,
+            ratio_floor: 16 * 1024 * 1024,
+            max_xml_depth: 512,
+        }
+    }
 }
 
 fn default_concurrency() -> usize {
@@ -132,7 +224,18 @@ impl Default for Limits {
             max_chars: 15_000,
             default_byte_length: 1024 * 1024,
             deadline_ms: 120_000,
+            grace_ms: 10_000,
             max_concurrent_reads: default_concurrency(),
+            max_render_pixels_per_read: 400_000_000,
+            max_render_pixels_per_page: 9_000_000,
+            max_ocr_pixels: 40_000_000,
+            max_image_side: 40_000,
+            max_image_decode_bytes: 1024 * 1024 * 1024,
+            max_tiff_pages: 500,
+            max_expanded_text_bytes: 512 * 1024 * 1024,
+            max_rtf_bytes: 64 * 1024 * 1024,
+            document_memory_bytes: 256 * 1024 * 1024,
+            package: PackageLimits::default(),
         }
     }
 }
@@ -168,5 +271,28 @@ impl ServeArgs {
             log_format: "text".into(),
             limits: Limits::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The caps are stated twice (clap's defaults, `Default`): they must agree, or the CLI
+    /// and embedders would read under other limits than the server.
+    #[test]
+    fn limits_default_is_what_the_flags_default_to() {
+        #[derive(Parser)]
+        struct Flags {
+            #[command(flatten)]
+            limits: Limits,
+        }
+        let parsed = Flags::try_parse_from(["docreader"]).unwrap().limits;
+        let mut a = serde_json::to_value(parsed).unwrap();
+        let mut b = serde_json::to_value(Limits::default()).unwrap();
+        // The one default that depends on the machine is computed the same way by both.
+        a["max_concurrent_reads"] = serde_json::Value::Null;
+        b["max_concurrent_reads"] = serde_json::Value::Null;
+        assert_eq!(a, b);
     }
 }

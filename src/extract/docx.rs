@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::package::{Package, PackageLimits};
+use super::package::Package;
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
 use crate::config::Limits;
@@ -32,11 +32,11 @@ struct Numbering {
 }
 
 impl Numbering {
-    fn parse(xml: &[u8]) -> Result<Self, ApiError> {
+    fn parse(xml: &[u8], depth: usize) -> Result<Self, ApiError> {
         let mut abstract_fmt: HashMap<(String, u32), String> = HashMap::new();
         let mut num_to_abstract: HashMap<String, String> = HashMap::new();
         let (mut cur_abs, mut cur_lvl, mut cur_num) = (None::<String>, None::<u32>, None::<String>);
-        walk(xml, |n| match n {
+        walk(xml, depth, |n| match n {
             Node::Open("abstractNum", a) => cur_abs = attr(a, "abstractNumId").map(str::to_string),
             Node::Open("lvl", a) => cur_lvl = attr(a, "ilvl").and_then(|v| v.parse().ok()),
             Node::Open("numFmt", a) => {
@@ -130,7 +130,11 @@ fn roman(mut n: u32) -> String {
 }
 
 /// Parse one story (body, header, notes…) into blocks.
-fn parse_story(xml: &[u8], numbering: &mut Numbering) -> Result<Vec<Block>, ApiError> {
+fn parse_story(
+    xml: &[u8],
+    depth: usize,
+    numbering: &mut Numbering,
+) -> Result<Vec<Block>, ApiError> {
     struct Cell {
         paras: Vec<String>,
     }
@@ -141,7 +145,7 @@ fn parse_story(xml: &[u8], numbering: &mut Numbering) -> Result<Vec<Block>, ApiE
     let mut skip_depth = 0usize; // inside content that must not be read (fallbacks, deleted text, field codes, ruby annotations)
     let mut num: Option<(String, u32)> = None;
     let mut ilvl: u32 = 0;
-    walk(xml, |n| {
+    walk(xml, depth, |n| {
         if skip_depth > 0 {
             match n {
                 Node::Open(..) => skip_depth += 1,
@@ -297,8 +301,9 @@ fn render(blocks: &[Block], first_table: usize, with_tables: bool) -> Vec<String
 
 /// The parts of a document in reading order: body, then the side stories.
 fn read_document(pkg: &mut Package) -> Result<(Vec<Block>, usize, usize), ApiError> {
+    let depth = pkg.limits().max_xml_depth;
     let mut numbering = match pkg.read("word/numbering.xml")? {
-        Some(x) => Numbering::parse(&x)?,
+        Some(x) => Numbering::parse(&x, depth)?,
         None => Numbering::default(),
     };
     let body = pkg.read("word/document.xml")?.ok_or_else(|| {
@@ -307,7 +312,7 @@ fn read_document(pkg: &mut Package) -> Result<(Vec<Block>, usize, usize), ApiErr
             "the package has no word/document.xml",
         )
     })?;
-    let mut blocks = parse_story(&body, &mut numbering)?;
+    let mut blocks = parse_story(&body, depth, &mut numbering)?;
     let body_paragraphs = blocks
         .iter()
         .filter(|b| matches!(b, Block::Para(_)))
@@ -331,7 +336,7 @@ fn read_document(pkg: &mut Package) -> Result<(Vec<Block>, usize, usize), ApiErr
             .filter(|n| n.starts_with(prefix) && n.ends_with(".xml"))
         {
             let Some(xml) = pkg.read(name)? else { continue };
-            for b in parse_story(&xml, &mut numbering)? {
+            for b in parse_story(&xml, depth, &mut numbering)? {
                 let empty = matches!(&b, Block::Para(p) if p.trim().is_empty());
                 if !empty && !seen.contains(&b) {
                     seen.push(b);
@@ -360,7 +365,7 @@ impl Extractor for DocxExtractor {
             options::count("max_paragraphs", req.max_paragraphs, 1)?.unwrap_or(200) as usize;
         let start =
             options::count("paragraph_offset", req.paragraph_offset, 0)?.unwrap_or(0) as usize;
-        let mut pkg = Package::open(&input.path, PackageLimits::default())?;
+        let mut pkg = Package::open(&input.path, limits.package)?;
         let (blocks, paragraphs, tables) = read_document(&mut pkg)?;
         if start > 0 && start >= blocks.len() {
             return Err(ApiError::out_of_range(format!(

@@ -100,7 +100,7 @@ fn filetime(v: [u8; 8]) -> Option<String> {
         .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
 }
 
-fn parse_msg(input: &Input) -> Result<Mail, ApiError> {
+fn parse_msg(input: &Input, limits: &Limits) -> Result<Mail, ApiError> {
     let f = std::fs::File::open(&input.path).map_err(ApiError::internal)?;
     let mut cf = cfb::CompoundFile::open(f).map_err(|e| {
         ApiError::new(
@@ -153,7 +153,10 @@ fn parse_msg(input: &Input) -> Result<Mail, ApiError> {
                 Some(h) => super::html::to_text(&h),
                 // Only compressed RTF (PR_RTF_COMPRESSED): Outlook's own body format.
                 None => match stream(&mut cf, "/__substg1.0_10090102") {
-                    Some(c) => super::rtf::to_text(&super::rtf::decompress(&c)?),
+                    Some(c) => super::rtf::to_text(&super::rtf::decompress(
+                        &c,
+                        limits.max_rtf_bytes as usize,
+                    )?),
                     None => String::new(),
                 },
             }
@@ -282,7 +285,7 @@ impl Extractor for EmailExtractor {
         let offset = options::count("offset", req.offset, 0)?;
         let limit = options::count("limit", req.limit, 1)?;
         let mail = match input.format {
-            Format::Msg => parse_msg(input)?,
+            Format::Msg => parse_msg(input, limits)?,
             _ => parse_eml(input)?,
         };
         let mut head = String::new();

@@ -7,7 +7,7 @@ use std::io::BufReader;
 
 use calamine::{open_workbook_from_rs, Data, DataRef, Ods, Range, Reader, SheetVisible, Xls, Xlsx};
 
-use super::package::{Package, PackageLimits};
+use super::package::Package;
 use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::detect::Format;
@@ -369,9 +369,8 @@ fn feed_range(sheet: &mut Sheet, range: &Range<Data>) {
 /// Most text a workbook could expand to: cells that reference shared strings, times the
 /// longest shared string. calamine copies the string into every such cell, so 12,000
 /// references to one 1 MB string would take 12 GB; refuse that before it is read.
-const MAX_EXPANDED_TEXT: u64 = 512 * 1024 * 1024;
 
-fn refuse_output_bomb(pkg: &mut Package) -> Result<(), ApiError> {
+fn refuse_output_bomb(pkg: &mut Package, max_expanded: u64) -> Result<(), ApiError> {
     let Some(sst) = pkg.read("xl/sharedStrings.xml")? else {
         return Ok(());
     };
@@ -389,10 +388,10 @@ fn refuse_output_bomb(pkg: &mut Package) -> Result<(), ApiError> {
             refs += count(&xml, b"t=\"s\"") as u64;
         }
     }
-    if refs.saturating_mul(longest) > MAX_EXPANDED_TEXT {
+    if refs.saturating_mul(longest) > max_expanded {
         return Err(ApiError::new(
             ErrorCode::TooLarge,
-            format!("{refs} cells reference a shared string of {longest} bytes: the text would exceed {MAX_EXPANDED_TEXT} bytes (an output bomb)"),
+            format!("{refs} cells reference a shared string of {longest} bytes: the text would exceed {max_expanded} bytes (an output bomb)"),
         )
         .with_hint("Real workbooks do not repeat megabyte strings in thousands of cells; this one is not read."));
     }
@@ -592,11 +591,11 @@ impl Extractor for ExcelExtractor {
         let mut wb = match input.format {
             Format::Xls => Workbook::open(input)?,
             Format::Ods => {
-                Package::open(&input.path, PackageLimits::default())?.check_all()?;
+                Package::open(&input.path, limits.package)?.check_all()?;
                 Workbook::open(input)?
             }
             _ => {
-                let mut pkg = Package::open(&input.path, PackageLimits::default())?;
+                let mut pkg = Package::open(&input.path, limits.package)?;
                 let is_sheet = |n: &str| n.starts_with("xl/worksheets/");
                 pkg.check_where(|n| !is_sheet(n))?;
                 let (checked, wb) = std::thread::scope(|scope| {
@@ -607,7 +606,7 @@ impl Extractor for ExcelExtractor {
                 checked.map_err(|_| ApiError::internal("the package check panicked"))??;
                 let wb = wb?;
                 pkg.reset_count();
-                refuse_output_bomb(&mut pkg)?;
+                refuse_output_bomb(&mut pkg, limits.max_expanded_text_bytes)?;
                 wb
             }
         };

@@ -14,10 +14,7 @@ use crate::report::{Boxes, OcrQuality, Report};
 
 pub struct ImageExtractor;
 
-/// Pixels OCR'd per image at most; larger images are scaled down (with a warning).
-pub const MAX_OCR_PIXELS: u64 = 40_000_000;
-
-fn decode(input: &Input) -> Result<DynamicImage, ApiError> {
+fn decode(input: &Input, caps: &Limits) -> Result<DynamicImage, ApiError> {
     let bad = |e: &dyn std::fmt::Display| {
         ApiError::new(
             ErrorCode::Corrupt,
@@ -29,9 +26,9 @@ fn decode(input: &Input) -> Result<DynamicImage, ApiError> {
         .with_guessed_format()
         .map_err(ApiError::internal)?;
     let mut limits = image::Limits::default();
-    limits.max_image_width = Some(40_000);
-    limits.max_image_height = Some(40_000);
-    limits.max_alloc = Some(1024 * 1024 * 1024);
+    limits.max_image_width = Some(caps.max_image_side);
+    limits.max_image_height = Some(caps.max_image_side);
+    limits.max_alloc = Some(caps.max_image_decode_bytes);
     reader.limits(limits);
     let mut decoder = reader.into_decoder().map_err(|e| match e {
         image::ImageError::Limits(_) => ApiError::new(
@@ -88,24 +85,27 @@ struct TiffPages {
     dec: Option<tiff::decoder::Decoder<std::io::BufReader<std::fs::File>>>,
     /// The 1-based number of the page last decoded.
     n: usize,
+    /// Pages read at most.
+    max_pages: usize,
 }
 
 impl TiffPages {
-    fn open(path: &std::path::Path) -> Result<Self, ApiError> {
+    fn open(path: &std::path::Path, max_pages: usize) -> Result<Self, ApiError> {
         let f = std::io::BufReader::new(std::fs::File::open(path).map_err(ApiError::internal)?);
         Ok(Self {
             dec: tiff::decoder::Decoder::new(f).ok(),
             n: 1,
+            max_pages,
         })
     }
 
     /// The next page: its number and its image, or a warning why it was skipped; `None`
-    /// after the last page (or `MAX_TIFF_PAGES`).
+    /// after the last page (or `max_pages`).
     fn next_page(&mut self) -> Option<(usize, Result<RgbImage, String>)> {
         use tiff::decoder::DecodingResult;
         use tiff::ColorType;
         let dec = self.dec.as_mut()?;
-        if !dec.more_images() || self.n >= MAX_TIFF_PAGES || dec.next_image().is_err() {
+        if !dec.more_images() || self.n >= self.max_pages || dec.next_image().is_err() {
             self.dec = None;
             return None;
         }
@@ -153,9 +153,6 @@ impl TiffPages {
     }
 }
 
-/// TIFF pages read at most.
-const MAX_TIFF_PAGES: usize = 500;
-
 impl Extractor for ImageExtractor {
     fn extract(
         &self,
@@ -182,7 +179,7 @@ impl Extractor for ImageExtractor {
         // The models load while the image decodes (a CLI read loads them for every file).
         engine.warm_up();
         let t0 = std::time::Instant::now();
-        let img = decode(input)?;
+        let img = decode(input, limits)?;
         let (w, h) = (img.width(), img.height());
         let rgb = ocr::into_rgb(img);
         tracing::debug!(
@@ -191,7 +188,7 @@ impl Extractor for ImageExtractor {
             decode_ms = t0.elapsed().as_millis() as u64,
             "image decoded"
         );
-        let (mut lines, warning) = ocr_image(engine, rgb, MAX_OCR_PIXELS, input.deadline)?;
+        let (mut lines, warning) = ocr_image(engine, rgb, limits.max_ocr_pixels, input.deadline)?;
         let mut warnings: Vec<String> = warning.into_iter().collect();
         let mut text = ocr::lines_to_text(&lines);
         let mut pages = 1;
@@ -200,7 +197,7 @@ impl Extractor for ImageExtractor {
             crate::detect::Format::Image(crate::detect::ImageKind::Tiff)
         ) {
             // One page decoded, recognised and dropped at a time.
-            let mut more = TiffPages::open(&input.path)?;
+            let mut more = TiffPages::open(&input.path, limits.max_tiff_pages)?;
             let mut decoded = 0usize;
             while let Some((_, page)) = more.next_page() {
                 let page = match page {
@@ -215,7 +212,7 @@ impl Extractor for ImageExtractor {
                 }
                 decoded += 1;
                 pages += 1;
-                let (l, w3) = ocr_image(engine, page, MAX_OCR_PIXELS, input.deadline)?;
+                let (l, w3) = ocr_image(engine, page, limits.max_ocr_pixels, input.deadline)?;
                 warnings.extend(w3);
                 text.push_str(&format!("--- Page {pages} ---\n{}", ocr::lines_to_text(&l)));
                 lines.extend(l);
@@ -274,7 +271,7 @@ mod tests {
     fn tiff_pages_are_decoded_one_at_a_time() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/corpus/image/testTIFF_multipage.tif");
-        let mut pages = TiffPages::open(&path).unwrap();
+        let mut pages = TiffPages::open(&path, 500).unwrap();
         let mut seen = Vec::new();
         while let Some((n, page)) = pages.next_page() {
             let img = page.unwrap();

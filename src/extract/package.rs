@@ -10,28 +10,7 @@ use zip::ZipArchive;
 
 use crate::error::{ApiError, ErrorCode};
 
-/// Caps for one package.
-#[derive(Debug, Clone, Copy)]
-pub struct PackageLimits {
-    pub max_entries: usize,
-    pub max_entry_bytes: u64,
-    pub max_total_bytes: u64,
-    /// Inflated ÷ compressed, checked once an entry passes `ratio_floor` bytes.
-    pub max_ratio: u64,
-    pub ratio_floor: u64,
-}
-
-impl Default for PackageLimits {
-    fn default() -> Self {
-        Self {
-            max_entries: 20_000,
-            max_entry_bytes: 256 * 1024 * 1024,
-            max_total_bytes: 1024 * 1024 * 1024,
-            max_ratio: 250,
-            ratio_floor: 16 * 1024 * 1024,
-        }
-    }
-}
+pub use crate::config::PackageLimits;
 
 /// Parts that could inflate past this many bytes are checked before they are kept.
 const PRECHECK_ABOVE: u64 = 32 * 1024 * 1024;
@@ -49,6 +28,11 @@ fn bomb(msg: String) -> ApiError {
 }
 
 impl Package {
+    /// The caps this package is read under.
+    pub fn limits(&self) -> &PackageLimits {
+        &self.limits
+    }
+
     pub fn open(path: &Path, limits: PackageLimits) -> Result<Self, ApiError> {
         let f = File::open(path).map_err(ApiError::internal)?;
         let zip = ZipArchive::new(f).map_err(|e| {

@@ -518,7 +518,7 @@ impl Extractor for PdfExtractor {
         // Page by page: native text, the verdict, and OCR where it is needed, until done
         // or the deadline passes.
         let engine = engine.as_deref();
-        let mut pixel_budget = MAX_RENDER_PIXELS_PER_READ;
+        let mut pixel_budget = limits.max_render_pixels_per_read;
         let mut pages: Vec<Page> = Vec::with_capacity(selected.len());
         let (mut fresh, mut from_memory) = (Vec::new(), 0usize);
         let started = Instant::now();
@@ -580,7 +580,11 @@ impl Extractor for PdfExtractor {
                         } else {
                             // The models load while the page renders.
                             engine.warm_up();
-                            let (rgb, warning) = render_for_ocr(&page, &mut pixel_budget)?;
+                            let (rgb, warning) = render_for_ocr(
+                                &page,
+                                limits.max_render_pixels_per_page,
+                                &mut pixel_budget,
+                            )?;
                             if let Some(p) = pending.take() {
                                 if !p.finish(&mut pages, &mut fresh)? {
                                     break;
@@ -745,11 +749,6 @@ impl Extractor for PdfExtractor {
     }
 }
 
-/// Pixels rendered for OCR in one read at most; pages past it are rendered smaller.
-const MAX_RENDER_PIXELS_PER_READ: u64 = 400_000_000;
-/// A page is rendered at 300 dpi, but never above this many pixels.
-const MAX_RENDER_PIXELS_PER_PAGE: u64 = 9_000_000;
-
 /// The pixel size (and dpi) a page of `wpt` × `hpt` points renders at for OCR: 300 dpi, or
 /// less so that width × height stays within `cap`. Computed in floating point, so a page
 /// box of absurd size (a hostile MediaBox) cannot overflow past the cap; each side is at
@@ -786,9 +785,10 @@ fn ocr_render_size(wpt: f32, hpt: f32, cap: u64) -> (u32, u32, f64) {
 /// warning saying so).
 fn render_for_ocr(
     page: &PdfPage<'_>,
+    per_page: u64,
     budget: &mut u64,
 ) -> Result<(RgbImage, Option<String>), ApiError> {
-    let cap = MAX_RENDER_PIXELS_PER_PAGE.min((*budget).max(1_000_000));
+    let cap = per_page.min((*budget).max(1_000_000));
     let (w, h, dpi) = ocr_render_size(page.width().value, page.height().value, cap);
     let warning = (dpi < 299.5)
         .then(|| format!("page rendered for OCR at {dpi:.0} dpi instead of 300 (pixel budget)"));

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::package::{Package, PackageLimits};
+use super::package::Package;
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
 use crate::config::Limits;
@@ -25,7 +25,7 @@ fn relationships(
     let Some(xml) = pkg.read(rels_path)? else {
         return Ok(out);
     };
-    walk(&xml, |n| {
+    walk(&xml, pkg.limits().max_xml_depth, |n| {
         if let Node::Open("Relationship", a) = n {
             if let (Some(id), Some(target)) = (attr(a, "Id"), attr(a, "Target")) {
                 let kind = attr(a, "Type")
@@ -61,7 +61,11 @@ fn resolve(base_dir: &str, target: &str) -> String {
 
 /// Text of one slide-like part: paragraphs as lines, tables as `a | b` rows. Placeholders
 /// of the given types (e.g. slide numbers in notes) are left out.
-fn shape_text(xml: &[u8], skip_placeholders: &[&str]) -> Result<Vec<String>, ApiError> {
+fn shape_text(
+    xml: &[u8],
+    depth: usize,
+    skip_placeholders: &[&str],
+) -> Result<Vec<String>, ApiError> {
     let mut lines = Vec::new();
     let mut para: Option<String> = None;
     let mut in_t = false;
@@ -69,7 +73,7 @@ fn shape_text(xml: &[u8], skip_placeholders: &[&str]) -> Result<Vec<String>, Api
     let mut cell: Option<String> = None;
     let mut shape_depth = 0usize;
     let mut skip_shape: Option<usize> = None;
-    walk(xml, |n| match n {
+    walk(xml, depth, |n| match n {
         Node::Open("sp", _) => shape_depth += 1,
         Node::Close("sp") => {
             if skip_shape == Some(shape_depth) {
@@ -138,7 +142,7 @@ fn slide_order(pkg: &mut Package) -> Result<Vec<String>, ApiError> {
     })?;
     let rels = relationships(pkg, "ppt/_rels/presentation.xml.rels", "ppt")?;
     let mut ids = Vec::new();
-    walk(&pres, |n| {
+    walk(&pres, pkg.limits().max_xml_depth, |n| {
         if let Node::Open("sldId", a) = n {
             if let Some(rid) = a
                 .iter()
@@ -163,7 +167,8 @@ impl Extractor for PptxExtractor {
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
         let max_chars = req.max_chars(limits.max_chars)?;
-        let mut pkg = Package::open(&input.path, PackageLimits::default())?;
+        let mut pkg = Package::open(&input.path, limits.package)?;
+        let depth = limits.package.max_xml_depth;
         let slides = slide_order(&mut pkg)?;
         let total = slides.len() as u64;
         let mut warnings = Vec::new();
@@ -181,7 +186,7 @@ impl Extractor for PptxExtractor {
                 ApiError::new(ErrorCode::Corrupt, format!("slide {n} ({path}) is missing"))
             })?;
             let mut block = format!("--- Slide {n} ---\n");
-            for l in shape_text(&xml, &[])? {
+            for l in shape_text(&xml, depth, &[])? {
                 block.push_str(&l);
                 block.push('\n');
             }
@@ -196,7 +201,7 @@ impl Extractor for PptxExtractor {
             diagrams.sort();
             for d in diagrams {
                 if let Some(dx) = pkg.read(d)? {
-                    for l in shape_text(&dx, &[])? {
+                    for l in shape_text(&dx, depth, &[])? {
                         block.push_str(&l);
                         block.push('\n');
                     }
@@ -204,7 +209,7 @@ impl Extractor for PptxExtractor {
             }
             if let Some((notes, _)) = rels.values().find(|(_, kind)| kind == "notesSlide") {
                 if let Some(nx) = pkg.read(notes)? {
-                    let lines = shape_text(&nx, &["sldNum", "sldImg", "hdr", "dt"])?;
+                    let lines = shape_text(&nx, depth, &["sldNum", "sldImg", "hdr", "dt"])?;
                     if !lines.is_empty() {
                         block.push_str("[Notes]\n");
                         for l in lines {

@@ -8,9 +8,6 @@ use crate::error::{ApiError, ErrorCode};
 /// The dictionary every LZFu stream starts from ([MS-OXRTFCP] 2.1.3.1.1).
 const PREBUF: &[u8] = b"{\\rtf1\\ansi\\mac\\deff0\\deftab720{\\fonttbl;}{\\f0\\fnil \\froman \\fswiss \\fmodern \\fscript \\fdecor MS Sans SerifSymbolArialTimes New RomanCourier{\\colortbl\\red0\\green0\\blue0\r\n\\par \\pard\\plain\\f0\\fs20\\b\\i\\u\\tab\\tx";
 
-/// Most output one stream may claim: a body is not larger than this.
-const MAX_RAW: usize = 64 * 1024 * 1024;
-
 fn damaged(why: &str) -> ApiError {
     ApiError::new(
         ErrorCode::Corrupt,
@@ -19,7 +16,8 @@ fn damaged(why: &str) -> ApiError {
 }
 
 /// Decompress a PR_RTF_COMPRESSED stream (LZFu, or MELA = stored).
-pub fn decompress(data: &[u8]) -> Result<Vec<u8>, ApiError> {
+/// `max_raw` is the most output the stream may claim (`Limits::max_rtf_bytes`).
+pub fn decompress(data: &[u8], max_raw: usize) -> Result<Vec<u8>, ApiError> {
     if data.len() < 16 {
         return Err(damaged("shorter than its header"));
     }
@@ -27,8 +25,8 @@ pub fn decompress(data: &[u8]) -> Result<Vec<u8>, ApiError> {
     let raw_size = u32_at(4) as usize;
     let kind = &data[8..12];
     let body = &data[16..data.len().min(u32_at(0) as usize + 4).max(16)];
-    if raw_size > MAX_RAW {
-        return Err(damaged("it claims more than 64 MB"));
+    if raw_size > max_raw {
+        return Err(damaged(&format!("it claims more than {max_raw} bytes")));
     }
     match kind {
         b"MELA" => Ok(body[..body.len().min(raw_size)].to_vec()),
@@ -343,13 +341,13 @@ mod tests {
             0x32, 0x0a, 0xf3, 0x20, 0x68, 0x65, 0x6c, 0x09, 0x00, 0x20, 0x62, 0x77, 0x05, 0xb0,
             0x6c, 0x64, 0x7d, 0x0a, 0x80, 0x0f, 0xa0,
         ];
-        let raw = decompress(compressed).unwrap();
+        let raw = decompress(compressed, 1 << 26).unwrap();
         assert_eq!(
             std::str::from_utf8(&raw).unwrap(),
             "{\\rtf1\\ansi\\ansicpg1252\\pard hello world}\r\n"
         );
         assert_eq!(to_text(&raw), "hello world");
-        assert!(decompress(b"short").is_err());
+        assert!(decompress(b"short", 1 << 26).is_err());
     }
 
     #[test]

@@ -7,9 +7,6 @@ use quick_xml::Reader;
 
 use crate::error::{ApiError, ErrorCode};
 
-/// Deeper than any real document part.
-pub const MAX_DEPTH: usize = 512;
-
 pub enum Node<'a> {
     /// An element opens: local name, attributes as (qualified name, value).
     Open(&'a str, &'a [(String, String)]),
@@ -27,7 +24,7 @@ fn local(q: &str) -> String {
 }
 
 /// Walk an XML document, calling `f` for every element and text node.
-pub fn walk(xml: &[u8], mut f: impl FnMut(Node<'_>)) -> Result<(), ApiError> {
+pub fn walk(xml: &[u8], max_depth: usize, mut f: impl FnMut(Node<'_>)) -> Result<(), ApiError> {
     super::package::refuse_entities(xml)?;
     let mut reader = Reader::from_reader(xml);
     reader.config_mut().trim_text(false);
@@ -61,10 +58,10 @@ pub fn walk(xml: &[u8], mut f: impl FnMut(Node<'_>)) -> Result<(), ApiError> {
                     f(Node::Close(&name));
                 } else {
                     depth += 1;
-                    if depth > MAX_DEPTH {
+                    if depth > max_depth {
                         return Err(ApiError::new(
                             ErrorCode::Corrupt,
-                            format!("XML nested deeper than {MAX_DEPTH} levels"),
+                            format!("XML nested deeper than {max_depth} levels"),
                         ));
                     }
                 }

@@ -17,10 +17,6 @@ use crate::error::{ApiError, ErrorCode};
 use crate::extract::{self, Input};
 use crate::worker::{Failure, Job, Pool};
 
-/// How long past its deadline a read may take to hand back its finished pages: only work
-/// stuck inside one page runs into it.
-pub const GRACE: Duration = Duration::from_secs(10);
-
 /// Runs reads: a slot each, in-process or in the worker pool.
 pub struct Executor {
     slots: Arc<Semaphore>,
@@ -75,7 +71,8 @@ impl Executor {
             .map_err(|_| timeout_error(budget))?
             .map_err(ApiError::internal)?;
         let remaining = budget.saturating_sub(started.elapsed());
-        let limit = remaining + GRACE;
+        // The grace period: only work stuck inside one page runs into it.
+        let limit = remaining + Duration::from_millis(limits.grace_ms);
         let out = match &self.workers {
             None => {
                 // The extractor stops itself at the deadline and returns finished pages;

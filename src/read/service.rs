@@ -20,9 +20,6 @@ use crate::metrics::Metrics;
 use crate::ocr::OcrLine;
 use crate::options::ReadRequest;
 
-/// Size of the document memory before least-recently-used pages are dropped.
-const MEMORY_MAX_BYTES: i64 = 256 * 1024 * 1024;
-
 /// Where uploads live, for reads by `file_id` (absent for the CLI).
 #[derive(Clone)]
 pub struct Storage {
@@ -234,7 +231,7 @@ impl ReadService {
                 variant,
                 *page as i64,
                 &json,
-                MEMORY_MAX_BYTES,
+                self.limits.document_memory_bytes as i64,
             );
             if let Err(e) = put.await {
                 tracing::warn!(error = %e, "document memory not written");

@@ -192,3 +192,35 @@ async fn server_paths_only_under_allowed_roots() {
         "not_found",
     );
 }
+
+/// Every cap is a field of `Limits` that reaches the extractors (before, the OCR pixel
+/// budget, the TIFF page count and the package caps were constants in their files).
+#[tokio::test]
+async fn limits_configured_reach_the_extractors() {
+    let app = TestApp::with(|a| {
+        a.limits.max_ocr_pixels = 20_000;
+        a.limits.package.max_entries = 3;
+    })
+    .await;
+    let r = app
+        .upload_and_read(
+            "hello.png",
+            &fixture("images/hello.png"),
+            serde_json::json!({}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(
+        r.json["warnings"].to_string().contains("scaled"),
+        "{}",
+        r.json
+    );
+    let r = app
+        .upload_and_read(
+            "report.docx",
+            &fixture("office/report.docx"),
+            serde_json::json!({}),
+        )
+        .await;
+    assert_error(&r, 413, "too_large");
+}
