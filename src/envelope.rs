@@ -168,6 +168,28 @@ pub fn whole_lines_within(s: &str, n: usize) -> &str {
     cut_within(s, n)
 }
 
+/// How many whole blocks from the start fit a budget, and their characters.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Fit {
+    pub count: usize,
+    pub chars: usize,
+}
+
+/// The whole blocks (lines, pages, output lines) from the start that fit `max_chars`: the
+/// one loop every cut by blocks uses.
+pub fn fit_blocks<S: AsRef<str>>(blocks: &[S], max_chars: usize) -> Fit {
+    let (mut chars, mut count) = (0usize, 0usize);
+    for b in blocks {
+        let n = b.as_ref().chars().count();
+        if chars + n > max_chars {
+            break;
+        }
+        chars += n;
+        count += 1;
+    }
+    Fit { count, chars }
+}
+
 /// What `take_blocks` kept.
 #[derive(Debug, PartialEq)]
 pub struct Taken {
@@ -183,17 +205,8 @@ pub struct Taken {
 /// `max_blocks` of them. Cuts fall between blocks; only a first block longer than the whole
 /// budget is cut inside, and then `oversize` says how large a budget reads it whole.
 pub fn take_blocks<S: AsRef<str>>(blocks: &[S], max_chars: usize, max_blocks: usize) -> Taken {
-    let (mut text, mut used, mut count) = (String::new(), 0usize, 0usize);
-    for b in blocks {
-        let b = b.as_ref();
-        let n = b.chars().count();
-        if count >= max_blocks || used + n > max_chars {
-            break;
-        }
-        text.push_str(b);
-        used += n;
-        count += 1;
-    }
+    let count = fit_blocks(&blocks[..blocks.len().min(max_blocks)], max_chars).count;
+    let mut text: String = blocks[..count].iter().map(AsRef::as_ref).collect();
     let oversize = match blocks.first() {
         Some(first) if count == 0 && max_blocks > 0 => {
             let first = first.as_ref();

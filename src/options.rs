@@ -612,34 +612,90 @@ impl Query {
     }
 }
 
-/// Lines that match, grep -n style: `N:line` for hits, `N-line` for context, `--` between
-/// groups. `first_line` is the number of `lines[0]` (1-based). Returns the text and the hit count.
-pub fn grep(lines: &[&str], first_line: u64, q: &Query) -> (String, usize) {
+/// One output line of a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrepLine<'a> {
+    /// A matching line and its 1-based number (`N:line`).
+    Hit(u64, &'a str),
+    /// A line of context around a hit (`N-line`).
+    Context(u64, &'a str),
+    /// Between two groups (`--`).
+    Break,
+}
+
+impl GrepLine<'_> {
+    /// The line's number, for hits and context.
+    pub fn number(&self) -> Option<u64> {
+        match self {
+            Self::Hit(n, _) | Self::Context(n, _) => Some(*n),
+            Self::Break => None,
+        }
+    }
+
+    /// The line as it is shown, with its newline.
+    pub fn render(&self) -> String {
+        match self {
+            Self::Hit(n, l) => format!("{n}:{l}\n"),
+            Self::Context(n, l) => format!("{n}-{l}\n"),
+            Self::Break => "--\n".to_string(),
+        }
+    }
+}
+
+/// What a query found: the output lines (hits with their context, groups apart) and the
+/// number of matching lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hits<'a> {
+    pub lines: Vec<GrepLine<'a>>,
+    pub count: usize,
+}
+
+impl Hits<'_> {
+    /// The output as text, grep -n style.
+    pub fn text(&self) -> String {
+        self.lines.iter().map(GrepLine::render).collect()
+    }
+}
+
+/// Lines that match, with `q.context` lines around each and overlapping or touching groups
+/// merged. `first_line` is the number of `lines[0]` (1-based).
+pub fn grep_lines<'a>(lines: &[&'a str], first_line: u64, q: &Query) -> Hits<'a> {
     let hits: Vec<usize> = (0..lines.len())
         .filter(|&i| q.re.is_match(lines[i]))
         .collect();
-    let mut out = String::new();
-    let mut last_end: Option<usize> = None;
+    let mut out = Vec::new();
     let mut i = 0;
     while i < hits.len() {
         let start = hits[i].saturating_sub(q.context);
         let mut end = (hits[i] + q.context).min(lines.len() - 1);
-        // Merge overlapping or touching groups.
         while i + 1 < hits.len() && hits[i + 1].saturating_sub(q.context) <= end + 1 {
             i += 1;
             end = (hits[i] + q.context).min(lines.len() - 1);
         }
-        if last_end.is_some() {
-            out.push_str("--\n");
+        if !out.is_empty() {
+            out.push(GrepLine::Break);
         }
         for (j, line) in lines.iter().enumerate().take(end + 1).skip(start) {
-            let sep = if q.re.is_match(line) { ':' } else { '-' };
-            out.push_str(&format!("{}{sep}{}\n", first_line + j as u64, line));
+            let n = first_line + j as u64;
+            out.push(if q.re.is_match(line) {
+                GrepLine::Hit(n, line)
+            } else {
+                GrepLine::Context(n, line)
+            });
         }
-        last_end = Some(end);
         i += 1;
     }
-    (out, hits.len())
+    Hits {
+        lines: out,
+        count: hits.len(),
+    }
+}
+
+/// Lines that match, grep -n style: `N:line` for hits, `N-line` for context, `--` between
+/// groups. `first_line` is the number of `lines[0]` (1-based). Returns the text and the hit count.
+pub fn grep(lines: &[&str], first_line: u64, q: &Query) -> (String, usize) {
+    let hits = grep_lines(lines, first_line, q);
+    (hits.text(), hits.count)
 }
 
 #[cfg(test)]
@@ -706,6 +762,15 @@ mod tests {
         let (out, n) = grep(&lines, 1, &q);
         assert_eq!(n, 2);
         assert_eq!(out, "1-a\n2:hit one\n3-b\n--\n7-f\n8:HIT two\n9-g\n");
+        // The same hits, structured: numbers come from the lines, not from the text.
+        let hits = grep_lines(&lines, 1, &q);
+        assert_eq!(hits.count, 2);
+        assert_eq!(hits.lines[1], GrepLine::Hit(2, "hit one"));
+        assert_eq!(hits.lines[3], GrepLine::Break);
+        assert_eq!(
+            hits.lines.iter().filter_map(GrepLine::number).collect::<Vec<_>>(),
+            vec![1, 2, 3, 7, 8, 9]
+        );
         assert!(Query::new("(", Some("regex"), None).is_err());
         assert!(Query::new("x", Some("fuzzy"), None).is_err());
         assert!(Query::new("x", None, Some(21)).is_err());

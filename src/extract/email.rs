@@ -11,7 +11,7 @@ use super::text::split_lines;
 use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::detect::Format;
-use crate::envelope::{close_truncated, Attachment, Extraction, Next};
+use crate::envelope::{close_truncated, fit_blocks, Attachment, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
 use crate::options::{self, ReadRequest};
 use crate::report::{AttachmentInfo, Report};
@@ -373,17 +373,8 @@ impl Extractor for EmailExtractor {
             ..Default::default()
         };
         let mut text = head.clone();
-        let mut used = head.chars().count();
-        let mut k = 0;
-        while k < window.len() {
-            let n = window[k].chars().count();
-            if used + n > max_chars {
-                break;
-            }
-            text.push_str(window[k]);
-            used += n;
-            k += 1;
-        }
+        let k = fit_blocks(window, max_chars.saturating_sub(head.chars().count())).count;
+        text.push_str(&window[..k].concat());
         if k < window.len() {
             let mut next = Next::default();
             next.offset = Some((start + k) as u64);

@@ -5,9 +5,9 @@ use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::detect::encoding::{self, Detected, TextEncoding};
 use crate::detect::{Format, TextKind};
-use crate::envelope::{close_truncated, first_chars, Extraction, Next};
+use crate::envelope::{close_truncated, first_chars, fit_blocks, Extraction, Next};
 use crate::error::ApiError;
-use crate::options::{self, grep, ReadRequest};
+use crate::options::{self, grep_lines, GrepLine, Hits, ReadRequest};
 use crate::report::Report;
 
 pub struct TextExtractor;
@@ -179,9 +179,9 @@ pub fn extract_bytes(
 
     if let Some(q) = query {
         let bare: Vec<&str> = window.iter().map(|l| strip_eol(l)).collect();
-        let (out, hits) = grep(&bare, start as u64 + 1, &q);
-        let mut ex = cut_grep(out, max_chars, limit.map(|_| end as u64));
-        ex.matches = Some(hits as u64);
+        let hits = grep_lines(&bare, start as u64 + 1, &q);
+        let mut ex = cut_grep(&hits, max_chars, limit.map(|_| end as u64));
+        ex.matches = Some(hits.count as u64);
         ex.report = extra;
         return Ok(ex);
     }
@@ -197,16 +197,7 @@ pub fn extract_bytes(
         return Ok(ex);
     }
     // Cut at a line boundary when at least one line fits.
-    let mut used = 0usize;
-    let mut k = 0usize;
-    while k < window.len() {
-        let n = window[k].chars().count();
-        if used + n > max_chars {
-            break;
-        }
-        used += n;
-        k += 1;
-    }
+    let k = fit_blocks(window, max_chars).count;
     ex.truncated = true;
     let mut next = Next::default();
     if k > 0 {
@@ -244,9 +235,10 @@ pub fn extract_bytes(
     Ok(ex)
 }
 
-/// Cut grep output at a whole output line; `next.offset` restarts the search after the
-/// last line shown.
-fn cut_grep(out: String, max_chars: usize, window_end: Option<u64>) -> Extraction {
+/// Cut a query's output at a whole output line; `next.offset` restarts the search after
+/// the last line shown (its number comes from the hits, not from re-reading the text).
+fn cut_grep(hits: &Hits<'_>, max_chars: usize, window_end: Option<u64>) -> Extraction {
+    let out = hits.text();
     let char_count = out.chars().count() as u64;
     if char_count as usize <= max_chars {
         return Extraction {
@@ -255,36 +247,26 @@ fn cut_grep(out: String, max_chars: usize, window_end: Option<u64>) -> Extractio
             ..Default::default()
         };
     }
-    let mut used = 0usize;
-    let mut kept_bytes = 0usize;
-    let mut last_line_no: Option<u64> = None;
-    for line in out.split_inclusive('\n') {
-        let n = line.chars().count();
-        if used + n > max_chars {
-            break;
-        }
-        used += n;
-        kept_bytes += line.len();
-        let num: String = line.chars().take_while(|c| c.is_ascii_digit()).collect();
-        if let Ok(n) = num.parse::<u64>() {
-            last_line_no = Some(n);
-        }
-    }
+    let rendered: Vec<String> = hits.lines.iter().map(GrepLine::render).collect();
+    let taken = fit_blocks(&rendered, max_chars);
+    let last_shown = hits.lines[..taken.count]
+        .iter()
+        .rev()
+        .find_map(GrepLine::number);
     // Even the first output line does not fit: cut inside it, and restart on that line.
-    let (kept, resume) = match last_line_no {
-        Some(n) => (out[..kept_bytes].to_string(), n),
+    let (kept, resume) = match last_shown {
+        Some(n) => (rendered[..taken.count].concat(), n),
         None => {
-            let cut = first_chars(&out, max_chars).len();
-            let first: String = out.chars().take_while(|c| c.is_ascii_digit()).collect();
-            (out[..cut].to_string(), first.parse::<u64>().unwrap_or(1))
+            let first = hits.lines.iter().find_map(GrepLine::number).unwrap_or(1);
+            (first_chars(&out, max_chars).to_string(), first)
         }
     };
-    let mut next = Next::default();
     // Line numbers are 1-based; `resume` is the 0-based offset of the line after it.
-    next.offset = Some(resume as u64);
-    if let Some(end) = window_end {
-        next.limit = Some((end.saturating_sub(resume).max(1)) as u64);
-    }
+    let next = Next {
+        offset: Some(resume),
+        limit: window_end.map(|end| end.saturating_sub(resume).max(1)),
+        ..Default::default()
+    };
     Extraction {
         text: close_truncated(kept, char_count),
         char_count,
