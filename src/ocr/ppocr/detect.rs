@@ -271,3 +271,215 @@ impl PpOcr {
         Ok(found)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ndarray::{Array4, ArrayD};
+
+    use super::*;
+
+    /// A detection output (1 × 1 × `h` × `w`) of `background`, with rectangles
+    /// `(x, y, w, h, probability)` painted on.
+    fn map(
+        (w, h): (usize, usize),
+        background: f32,
+        rects: &[(usize, usize, usize, usize, f32)],
+    ) -> ArrayD<f32> {
+        let mut m = Array4::<f32>::from_elem((1, 1, h, w), background);
+        for &(x, y, rw, rh, p) in rects {
+            for yy in y..y + rh {
+                for xx in x..x + rw {
+                    m[[0, 0, yy, xx]] = p;
+                }
+            }
+        }
+        m.into_dyn()
+    }
+
+    /// Painted maps in, regions out: which rectangles become regions and in what order
+    /// (top to bottom as the map is scanned), each region holding its rectangle in image
+    /// pixels, grown by the unclip distance (at most the rectangle's short side and two map
+    /// pixels each way) and kept within the image; too few lines to call a skew.
+    #[test]
+    fn regions_of_painted_maps() {
+        struct Case {
+            name: &'static str,
+            /// Map width and height.
+            size: (usize, usize),
+            background: f32,
+            /// `(x, y, w, h, probability)` in map pixels.
+            rects: &'static [(usize, usize, usize, usize, f32)],
+            /// Image pixels per map pixel.
+            scale: f32,
+            /// The rectangles (indexes into `rects`) the regions come from, in order.
+            want: &'static [usize],
+        }
+        let cases = [
+            Case {
+                name: "an empty map",
+                size: (64, 32),
+                background: 0.0,
+                rects: &[],
+                scale: 1.0,
+                want: &[],
+            },
+            Case {
+                name: "one rectangle",
+                size: (100, 50),
+                background: 0.0,
+                rects: &[(20, 20, 60, 10, 0.9)],
+                scale: 1.0,
+                want: &[0],
+            },
+            Case {
+                name: "two separated rectangles, the upper first",
+                size: (100, 60),
+                background: 0.0,
+                rects: &[(50, 35, 40, 10, 0.9), (5, 5, 40, 10, 0.9)],
+                scale: 1.0,
+                want: &[1, 0],
+            },
+            Case {
+                name: "two rectangles on a map half the image's size",
+                size: (100, 50),
+                background: 0.0,
+                rects: &[(10, 10, 30, 8, 1.0), (60, 30, 30, 8, 1.0)],
+                scale: 2.0,
+                want: &[0, 1],
+            },
+            Case {
+                name: "rectangles touching the edges, clamped to the image",
+                size: (100, 50),
+                background: 0.0,
+                rects: &[(0, 0, 40, 10, 1.0), (60, 40, 40, 10, 1.0)],
+                scale: 1.0,
+                want: &[0, 1],
+            },
+            Case {
+                name: "a blob above DET_THRESH but below BOX_THRESH",
+                size: (100, 50),
+                background: 0.0,
+                rects: &[(20, 20, 60, 10, 0.45)],
+                scale: 1.0,
+                want: &[],
+            },
+            Case {
+                name: "a single pixel",
+                size: (40, 40),
+                background: 0.0,
+                rects: &[(10, 10, 1, 1, 1.0)],
+                scale: 1.0,
+                want: &[],
+            },
+            // A background at DET_THRESH is not text but lifts the mean: only the size
+            // rules drop these.
+            Case {
+                name: "a strip one pixel high",
+                size: (60, 30),
+                background: DET_THRESH,
+                rects: &[(10, 10, 30, 1, 1.0)],
+                scale: 1.0,
+                want: &[],
+            },
+            Case {
+                name: "a speck, kept at full scale",
+                size: (40, 40),
+                background: DET_THRESH,
+                rects: &[(10, 10, 2, 2, 1.0)],
+                scale: 1.0,
+                want: &[0],
+            },
+            Case {
+                name: "the same speck, under 4 image pixels once scaled back",
+                size: (40, 40),
+                background: DET_THRESH,
+                rects: &[(10, 10, 2, 2, 1.0)],
+                scale: 0.5,
+                want: &[],
+            },
+        ];
+        for c in cases {
+            let name = c.name;
+            let orig = (
+                (c.size.0 as f32 * c.scale) as u32,
+                (c.size.1 as f32 * c.scale) as u32,
+            );
+            let (found, skew) =
+                regions(&map(c.size, c.background, c.rects), c.scale, c.scale, orig);
+            assert_eq!(found.len(), c.want.len(), "{name}: {found:?}");
+            assert_eq!(skew, None, "{name}");
+            for (r, &i) in found.iter().zip(c.want) {
+                let (x, y, w, h, _) = c.rects[i];
+                let ink = [x, y, x + w, y + h].map(|v| v as f32 * c.scale);
+                let margin = (w.min(h) as f32 + 2.0) * c.scale;
+                let got = [r.x0, r.y0, r.x1, r.y1];
+                assert!(r.quad.is_none(), "{name}: {r:?}");
+                for k in 0..2 {
+                    // Top-left: at or before the ink, by at most the margin, not below 0.
+                    assert!(
+                        got[k] <= ink[k] && got[k] >= (ink[k] - margin).max(0.0),
+                        "{name}: region {got:?} for rectangle {ink:?}"
+                    );
+                    // Bottom-right: at or past the ink, by at most the margin, in the image.
+                    let limit = [orig.0, orig.1][k] as f32;
+                    assert!(
+                        got[k + 2] >= ink[k + 2] && got[k + 2] <= (ink[k + 2] + margin).min(limit),
+                        "{name}: region {got:?} for rectangle {ink:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// A map of `lines` parallel lines, 120 × 8 map pixels, slanted by `angle` (radians,
+    /// positive running down to the right).
+    fn slanted(angle: f32, lines: usize) -> ArrayD<f32> {
+        let (w, h) = (200, 220);
+        let mut m = Array4::<f32>::zeros((1, 1, h, w));
+        let drop = 120.0 * angle.tan();
+        for l in 0..lines {
+            let top = 20.0 + (-drop).max(0.0) + 40.0 * l as f32;
+            for x in 40..160 {
+                let y = top + (x - 40) as f32 * angle.tan();
+                for yy in y.round() as usize..(y + 8.0).round() as usize {
+                    m[[0, 0, yy, x]] = 1.0;
+                }
+            }
+        }
+        m.into_dyn()
+    }
+
+    /// Slanted lines: one region each, cut along their own direction (a quad whose top edge
+    /// runs at the lines' angle) unless level; three lines or more give the page's skew,
+    /// within a hundredth of a radian; two are too few to call one.
+    #[test]
+    fn regions_of_slanted_lines() {
+        // (angle, lines, quads expected)
+        let cases = [
+            (0.0, 3, false),
+            (0.08, 3, true),
+            (-0.08, 3, true),
+            (0.3, 3, true),
+            (0.08, 2, true),
+        ];
+        for (angle, lines, quads) in cases {
+            let name = format!("{lines} lines at {angle} rad");
+            let (found, skew) = regions(&slanted(angle, lines), 1.0, 1.0, (200, 220));
+            assert_eq!(found.len(), lines, "{name}: {found:?}");
+            match skew {
+                Some(s) if lines >= 3 => assert!((s - angle).abs() < 0.01, "{name}: skew {s}"),
+                None if lines < 3 => {}
+                other => panic!("{name}: skew {other:?}"),
+            }
+            for r in &found {
+                assert_eq!(r.quad.is_some(), quads, "{name}: {r:?}");
+                if let Some([p0, p1, _, _]) = r.quad {
+                    let edge = (p1.1 - p0.1).atan2(p1.0 - p0.0);
+                    assert!((edge - angle).abs() < 0.01, "{name}: top edge at {edge}");
+                    assert!(r.thickness() < r.h(), "{name}: {r:?}");
+                    assert!(r.length() > 120.0, "{name}: {r:?}");
+                }
+            }
+        }
+    }
+}

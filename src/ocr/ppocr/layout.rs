@@ -80,3 +80,190 @@ pub(super) fn reading_order(boxes: Vec<(OcrLine, f32)>, slant: f32) -> Vec<OcrLi
 fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3040}'..='\u{30FF}' | '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7AF}' | '\u{FF00}'..='\u{FFEF}' | '\u{3000}'..='\u{303F}')
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str, bbox: [u32; 4], confidence: f32) -> OcrLine {
+        OcrLine {
+            text: text.to_string(),
+            bbox,
+            confidence,
+        }
+    }
+
+    /// Boxes in (text and box; every band `thick` high), lines' texts out, in reading order.
+    #[test]
+    fn reading_order_of_boxes() {
+        struct Case {
+            name: &'static str,
+            boxes: &'static [(&'static str, [u32; 4])],
+            thick: f32,
+            slant: f32,
+            want: &'static [&'static str],
+        }
+        // Two words on each of two lines slanted by 0.1 rad: each word's axis-aligned box
+        // is 30 high for a band 20 high, and the right word's centre sits 20 lower.
+        const SKEWED: &[(&str, [u32; 4])] = &[
+            ("one", [50, 85, 150, 115]),
+            ("two", [250, 105, 350, 135]),
+            ("three", [50, 145, 150, 175]),
+            ("four", [250, 165, 350, 195]),
+        ];
+        let cases = [
+            Case {
+                name: "nothing",
+                boxes: &[],
+                thick: 20.0,
+                slant: 0.0,
+                want: &[],
+            },
+            Case {
+                name: "one row given out of x-order",
+                boxes: &[
+                    ("C", [300, 100, 380, 120]),
+                    ("A", [0, 102, 80, 122]),
+                    ("B", [150, 98, 230, 118]),
+                ],
+                thick: 20.0,
+                slant: 0.0,
+                want: &["A B C"],
+            },
+            Case {
+                name: "rows given bottom first",
+                boxes: &[
+                    ("third", [0, 300, 100, 320]),
+                    ("second", [0, 200, 100, 220]),
+                    ("first", [0, 100, 100, 120]),
+                ],
+                thick: 20.0,
+                slant: 0.0,
+                want: &["first", "second", "third"],
+            },
+            // No column detection: lines of two columns at the same heights are read
+            // across the page, row by row.
+            Case {
+                name: "two columns at the same heights",
+                boxes: &[
+                    ("R2", [300, 130, 500, 150]),
+                    ("L1", [0, 100, 200, 120]),
+                    ("L2", [0, 130, 200, 150]),
+                    ("R1", [300, 100, 500, 120]),
+                ],
+                thick: 20.0,
+                slant: 0.0,
+                want: &["L1 R1", "L2 R2"],
+            },
+            Case {
+                name: "bands overlapping by more than half share a row",
+                boxes: &[("a", [0, 100, 50, 120]), ("b", [60, 106, 110, 126])],
+                thick: 20.0,
+                slant: 0.0,
+                want: &["a b"],
+            },
+            Case {
+                name: "bands overlapping by less than half do not",
+                boxes: &[("a", [0, 100, 50, 120]), ("b", [60, 114, 110, 134])],
+                thick: 20.0,
+                slant: 0.0,
+                want: &["a", "b"],
+            },
+            Case {
+                name: "a skewed pair of lines, read level",
+                boxes: SKEWED,
+                thick: 20.0,
+                slant: 0.0,
+                want: &["one", "two", "three", "four"],
+            },
+            Case {
+                name: "a skewed pair of lines, read along their slant",
+                boxes: SKEWED,
+                thick: 20.0,
+                slant: 0.1,
+                want: &["one two", "three four"],
+            },
+            Case {
+                name: "Latin words, joined by a space",
+                boxes: &[("world", [60, 0, 110, 20]), ("Hello", [0, 0, 50, 20])],
+                thick: 20.0,
+                slant: 0.0,
+                want: &["Hello world"],
+            },
+            Case {
+                name: "CJK, joined without one",
+                boxes: &[("世界", [50, 0, 90, 20]), ("你好", [0, 0, 40, 20])],
+                thick: 20.0,
+                slant: 0.0,
+                want: &["你好世界"],
+            },
+            Case {
+                name: "kana and kanji, joined without one",
+                boxes: &[("こんにちは", [0, 0, 100, 20]), ("世界", [110, 0, 150, 20])],
+                thick: 20.0,
+                slant: 0.0,
+                want: &["こんにちは世界"],
+            },
+            Case {
+                name: "CJK beside Latin or digits, joined by a space",
+                boxes: &[
+                    ("价格", [0, 0, 40, 20]),
+                    ("42", [50, 0, 70, 20]),
+                    ("元", [80, 0, 100, 20]),
+                ],
+                thick: 20.0,
+                slant: 0.0,
+                want: &["价格 42 元"],
+            },
+        ];
+        for c in cases {
+            let boxes = c
+                .boxes
+                .iter()
+                .map(|&(text, bbox)| (line(text, bbox, 0.9), c.thick))
+                .collect();
+            let got: Vec<String> = reading_order(boxes, c.slant)
+                .into_iter()
+                .map(|l| l.text)
+                .collect();
+            assert_eq!(got, c.want, "{}", c.name);
+        }
+    }
+
+    /// The boxes of one row become one line: its box is theirs together, its confidence
+    /// their mean weighted by characters.
+    #[test]
+    fn reading_order_merges_a_row() {
+        let got = reading_order(
+            vec![
+                (line("cdef", [60, 98, 140, 122], 0.7), 20.0),
+                (line("ab", [10, 100, 50, 120], 1.0), 20.0),
+            ],
+            0.0,
+        );
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].text, "ab cdef");
+        assert_eq!(got[0].bbox, [10, 98, 140, 122]);
+        assert!((got[0].confidence - 0.8).abs() < 1e-4, "{got:?}");
+    }
+
+    #[test]
+    fn is_cjk_is_cjk_scripts_only() {
+        for (c, want) in [
+            ('你', true),
+            ('世', true),
+            ('ひ', true),
+            ('カ', true),
+            ('한', true),
+            ('。', true),
+            ('Ａ', true),
+            ('a', false),
+            ('é', false),
+            ('Я', false),
+            ('1', false),
+            (' ', false),
+        ] {
+            assert_eq!(is_cjk(c), want, "{c:?}");
+        }
+    }
+}
