@@ -1,0 +1,401 @@
+//! Recognition: model runs (`run`, `run_with`), CTC decoding, the angle classifier, the
+//! recognition lanes that read a page's lines side by side, and the passes that read an
+//! image whatever its orientation (`read_upright`).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use image::imageops;
+use image::RgbImage;
+use ndarray::{Array4, ArrayViewD};
+use ort::session::Session;
+use ort::value::TensorRef;
+
+use super::detect::Region;
+use super::layout::reading_order;
+use super::models::Models;
+use super::preprocess::{crop, deskew, line_tensor, Crop};
+use super::{past, past_deadline, PpOcr, DEADLINE, MAX_SKEW};
+use crate::error::{ApiError, ErrorCode};
+use crate::ocr::OcrLine;
+
+pub(super) const REC_HEIGHT: u32 = 48;
+const REC_MAX_WIDTH: u32 = 48 * 40;
+/// Short lines are padded to this width (RapidOCR pads to 320; measured here, 160 keeps
+/// the spaces between words that 320 loses on short lines).
+const REC_MIN_WIDTH: u32 = 160;
+const MIN_LINE_SCORE: f32 = 0.5;
+/// A line read upright this surely, and this long, is upright: the angle classifier is not
+/// asked (upside-down text read upright scores 0.3–0.5).
+const SURE_LINE_SCORE: f32 = 0.95;
+const SURE_LINE_CHARS: usize = 8;
+/// Skew (radians) worth levelling (lines at `MAX_SKEW` or more are not text lines at an
+/// angle).
+const MIN_SKEW: f32 = 0.026; // 1.5°
+
+fn ort_err(e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(
+        ErrorCode::ExtractionCrashed,
+        format!("the OCR engine failed: {e}"),
+    )
+}
+
+/// Run a model. `release`: give the session's arena chunks back at the end of this run.
+pub(super) fn run(
+    session: &Mutex<Session>,
+    input: &Array4<f32>,
+    release: bool,
+) -> Result<ndarray::ArrayD<f32>, ApiError> {
+    run_with(session, input, release, |out| out.to_owned())
+}
+
+/// `run`, handing the output to `f` in place (a recognition output is a few MB: not
+/// copied).
+fn run_with<R>(
+    session: &Mutex<Session>,
+    input: &Array4<f32>,
+    release: bool,
+    f: impl FnOnce(&ArrayViewD<f32>) -> R,
+) -> Result<R, ApiError> {
+    let mut s = session
+        .lock()
+        .map_err(|_| ort_err("a session lock was poisoned"))?;
+    let tensor = TensorRef::from_array_view(input.view()).map_err(ort_err)?;
+    // The CPU arena reuses its chunks from run to run (fast: no fresh pages to fault in),
+    // and gives them back after the last run of a page: otherwise it holds the peak of the
+    // largest run ever made (hundreds of MB for a page) for the life of the process.
+    // Releasing after every run costs 7–25 % of a model's time.
+    let mut opts = ort::session::RunOptions::new().map_err(ort_err)?;
+    if release {
+        opts.set("memory.enable_memory_arena_shrinkage", "cpu:0")
+            .map_err(ort_err)?;
+    }
+    let out = s
+        .run_with_options(ort::inputs![tensor], &opts)
+        .map_err(ort_err)?;
+    let view: ArrayViewD<f32> = out[0].try_extract_array::<f32>().map_err(ort_err)?;
+    Ok(f(&view))
+}
+
+/// The first index of the largest value, and the value: the maximum found 16 lanes at a
+/// time (vectorised; a recognition output is thousands of classes per step), then its
+/// first place.
+fn argmax(row: &[f32]) -> (usize, f32) {
+    let mut lanes = [f32::MIN; 16];
+    let mut chunks = row.chunks_exact(16);
+    for c in &mut chunks {
+        for (m, &v) in lanes.iter_mut().zip(c) {
+            *m = if v > *m { v } else { *m };
+        }
+    }
+    let mut max = f32::MIN;
+    for &v in lanes.iter().chain(chunks.remainder()) {
+        if v > max {
+            max = v;
+        }
+    }
+    let at = row.iter().position(|&v| v == max).unwrap_or(0);
+    (at, max)
+}
+
+/// Greedy CTC decoding of line `k` of a recognition output (batch × steps × classes):
+/// the best class per step, repeats merged, blanks dropped. The confidence is the mean
+/// probability of the characters kept.
+pub(super) fn ctc_decode(
+    probs: &ArrayViewD<f32>,
+    k: usize,
+    dict: &[String],
+) -> Result<(String, f32), ApiError> {
+    let (steps, classes) = (probs.shape()[1], probs.shape()[2]);
+    let flat = probs
+        .as_slice()
+        .ok_or_else(|| ort_err("recognition output is not contiguous"))?;
+    let mut text = String::new();
+    let mut confs = Vec::new();
+    let mut prev = 0usize;
+    for t in 0..steps {
+        let row = &flat[(k * steps + t) * classes..(k * steps + t + 1) * classes];
+        let (best, bp) = argmax(row);
+        if best != 0 && best != prev {
+            if let Some(ch) = dict.get(best) {
+                text.push_str(ch);
+                confs.push(bp);
+            }
+        }
+        prev = best;
+    }
+    let conf = if confs.is_empty() {
+        0.0
+    } else {
+        confs.iter().sum::<f32>() / confs.len() as f32
+    };
+    Ok((text.trim().to_string(), conf))
+}
+
+impl PpOcr {
+    /// Whether the angle classifier, sure of it, calls a line upside down.
+    fn upside_down(&self, m: &Models, crop: &Crop) -> Result<bool, ApiError> {
+        // A long line squeezed into 192 px is a smear the classifier misjudges; its middle,
+        // at true proportions, shows real glyphs (upside-down text is upside down
+        // everywhere along the line).
+        let window = (crop.height() * 4).max(1);
+        let view = if crop.width() > window {
+            crop.columns((crop.width() - window) / 2, window)
+        } else {
+            crop.columns(0, crop.width())
+        };
+        let w = ((48.0 * view.width() as f32 / view.height().max(1) as f32).ceil() as u32)
+            .clamp(1, 192);
+        // The classifier's arena is a few MB: kept.
+        let probs = run(&m.cls, &line_tensor(&view, w, 48, 192), false)?;
+        Ok(probs[[0, 1]] > 0.9 && probs[[0, 1]] > probs[[0, 0]])
+    }
+
+    /// CTC recognition of one line at its own width: no padding to a wider neighbour's
+    /// width (11 % less CPU than batches of six), and a line reads the same whatever lines
+    /// or how many threads share the page.
+    fn recognize_line(
+        &self,
+        m: &Models,
+        lane: usize,
+        crop: &Crop,
+        release: bool,
+    ) -> Result<(String, f32), ApiError> {
+        let width = ((REC_HEIGHT as f32 * crop.width() as f32 / crop.height().max(1) as f32).ceil()
+            as u32)
+            .clamp(16, REC_MAX_WIDTH);
+        let input = line_tensor(crop, width, REC_HEIGHT, REC_MIN_WIDTH);
+        run_with(&m.rec[lane], &input, release, |probs| {
+            ctc_decode(probs, 0, &m.dict)
+        })?
+    }
+
+    /// Each region cut out, classified and recognised, on the recognition lanes side by
+    /// side: `(text, confidence, read upside down)` per region, in region order.
+    fn read_lines(
+        &self,
+        m: &Models,
+        img: &RgbImage,
+        regions: &[Region],
+    ) -> Result<Vec<(String, f32, bool)>, ApiError> {
+        let lanes = m.rec.len().max(1);
+        // Longest lines first, each taken by the next lane to come free: the lanes end
+        // together however long each line really takes (a line the classifier flags is
+        // read twice). A planned split by length left one lane idle for up to a third of
+        // the reading on some scans.
+        let mut order: Vec<usize> = (0..regions.len()).collect();
+        let cost = |r: &Region| r.length() / r.thickness().max(1.0);
+        order.sort_by(|&a, &b| cost(&regions[b]).total_cmp(&cost(&regions[a])));
+        let next = AtomicUsize::new(0);
+        let deadline = DEADLINE.with(|d| d.get());
+        let read_lane = |lane: usize| -> Result<Vec<(usize, String, f32, bool)>, ApiError> {
+            let mut got = Vec::new();
+            // Whether this lane's last run gave its arena back.
+            let mut released = true;
+            loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&i) = order.get(k) else { break };
+                past(deadline)?;
+                // Usually each lane takes one of the last `lanes` lines, and gives its
+                // arena back after it.
+                let last = k + lanes >= order.len();
+                let crop = crop(img, &regions[i]);
+                released = last;
+                let (mut text, mut conf) = self.recognize_line(m, lane, &crop, released)?;
+                // A line read upright as a long line at high confidence is upright: text
+                // read upside down never scores so (the classifier, asked anyway, wrongly
+                // flagged one or two such lines on most English scans). Any other line the
+                // classifier calls upside down is read both ways and the surer reading
+                // kept: a wrong turn would otherwise lose the whole line.
+                let mut flipped = false;
+                let sure = conf >= SURE_LINE_SCORE && text.chars().count() >= SURE_LINE_CHARS;
+                if !sure && self.upside_down(m, &crop)? {
+                    let turned = crop.turned();
+                    let (t2, c2) = self.recognize_line(m, lane, &turned, released)?;
+                    if c2 > conf {
+                        (text, conf, flipped) = (t2, c2, true);
+                    }
+                }
+                got.push((i, text, conf, flipped));
+            }
+            // A lane still busy with an earlier line when the others took the last ones:
+            // its arena is given back by the smallest run there is.
+            if !released {
+                let empty =
+                    Array4::<f32>::zeros((1, 3, REC_HEIGHT as usize, REC_MIN_WIDTH as usize));
+                run_with(&m.rec[lane], &empty, true, |_| ())?;
+            }
+            Ok(got)
+        };
+        let per_lane: Vec<Result<Vec<(usize, String, f32, bool)>, ApiError>> = if lanes == 1 {
+            vec![read_lane(0)]
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (1..lanes).map(|l| s.spawn(move || read_lane(l))).collect();
+                let mut all = vec![read_lane(0)];
+                all.extend(handles.into_iter().map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(ort_err("a recognition thread panicked")))
+                }));
+                all
+            })
+        };
+        let mut out = vec![(String::new(), 0f32, false); regions.len()];
+        for lane in per_lane {
+            for (i, text, conf, flipped) in lane? {
+                out[i] = (text, conf, flipped);
+            }
+        }
+        Ok(out)
+    }
+
+    /// One detection + classification + recognition pass over an image.
+    fn pass(&self, m: &Models, img: &RgbImage) -> Result<Pass, ApiError> {
+        let (regions, skew) = self.detect_timed(m, img)?;
+        self.read_regions(m, img, regions, skew)
+    }
+
+    /// Classification and recognition of the regions detection found in `img`.
+    fn read_regions(
+        &self,
+        m: &Models,
+        img: &RgbImage,
+        regions: Vec<Region>,
+        skew: Option<f32>,
+    ) -> Result<Pass, ApiError> {
+        past_deadline()?;
+        let t1 = std::time::Instant::now();
+        let read = self.read_lines(m, img, &regions)?;
+        tracing::debug!(
+            regions = regions.len(),
+            read_ms = t1.elapsed().as_millis() as u64,
+            "ocr reading"
+        );
+        let upside_down = read.iter().filter(|r| r.2).count();
+        let mut lines = Vec::new();
+        for (r, (text, conf, _)) in regions.iter().zip(read) {
+            if text.is_empty() || conf < MIN_LINE_SCORE {
+                continue;
+            }
+            let line = OcrLine {
+                text,
+                bbox: [r.x0 as u32, r.y0 as u32, r.x1 as u32, r.y1 as u32],
+                confidence: conf,
+            };
+            lines.push((line, r.thickness()));
+        }
+        // Slanted lines are ordered along their own direction: their axis-aligned boxes are
+        // taller than the text by the slant, and overlap their neighbours'.
+        let slant = skew.filter(|a| a.abs() < MAX_SKEW).unwrap_or(0.0);
+        Ok(Pass {
+            lines: reading_order(lines, slant),
+            regions: regions.len(),
+            tall: regions.iter().filter(|r| r.h() > 1.5 * r.w()).count(),
+            upside_down,
+        })
+    }
+}
+
+/// What one pass found, with the hints that the whole image is turned.
+struct Pass {
+    lines: Vec<OcrLine>,
+    regions: usize,
+    /// Regions much taller than wide: text running vertically (a page turned 90°).
+    tall: usize,
+    /// Crops the classifier found upside down.
+    upside_down: usize,
+}
+
+impl Pass {
+    /// Characters times confidence: how much was read, and how surely.
+    fn weight(&self) -> f32 {
+        self.lines
+            .iter()
+            .map(|l| l.confidence * l.text.chars().count() as f32)
+            .sum()
+    }
+
+    /// A reading to keep without reading the image another way: text at a mean confidence
+    /// (per character) of 0.9 or more, not mostly upside down.
+    fn is_sure(&self) -> bool {
+        let chars: usize = self.lines.iter().map(|l| l.text.chars().count()).sum();
+        chars > 0 && self.weight() >= 0.9 * chars as f32 && self.upside_down * 2 <= self.regions
+    }
+}
+
+impl PpOcr {
+    /// Read an image whatever its orientation: skewed, turned a quarter, or upside down.
+    pub(super) fn read_upright(
+        &self,
+        m: &Models,
+        image: &RgbImage,
+    ) -> Result<Vec<OcrLine>, ApiError> {
+        let (regions, skew) = self.detect_timed(m, image)?;
+        let first = self.read_regions(m, image, regions, skew)?;
+        // Skewed lines (a scan fed in at an angle) are cut out along their own direction;
+        // when that reading is not sure, the image is levelled and read again, and the
+        // larger and surer reading kept.
+        if let Some(a) = skew.filter(|a| a.abs() > MIN_SKEW && a.abs() < MAX_SKEW) {
+            if !first.is_sure() {
+                let level = self.pass(m, &deskew(image, a))?;
+                if level.weight() > first.weight() {
+                    return Ok(level.lines);
+                }
+            }
+        }
+        // A page turned by a quarter: most regions run vertically. Try both quarter turns
+        // and keep the reading that is larger and surer.
+        let (best, turned) = if first.regions >= 3 && first.tall * 2 > first.regions {
+            let cw_img = imageops::rotate90(image);
+            let ccw_img = imageops::rotate270(image);
+            let cw = self.pass(m, &cw_img)?;
+            let ccw = self.pass(m, &ccw_img)?;
+            if cw.weight() >= ccw.weight().max(first.weight()) {
+                (cw, Some(cw_img))
+            } else if ccw.weight() >= first.weight() {
+                (ccw, Some(ccw_img))
+            } else {
+                (first, None)
+            }
+        } else {
+            (first, None)
+        };
+        // Upside down: the classifier fixed each line, but the line order is reversed.
+        if best.regions > 0 && best.upside_down * 2 > best.regions {
+            let upright = imageops::rotate180(turned.as_ref().unwrap_or(image));
+            return Ok(self.pass(m, &upright)?.lines);
+        }
+        Ok(best.lines)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The vectorised argmax finds the first largest value, as a plain scan does: ties,
+    /// a maximum in the tail past the last 16, rows shorter than 16.
+    #[test]
+    fn argmax_is_the_first_largest() {
+        let plain = |row: &[f32]| {
+            let (mut best, mut bp) = (0usize, f32::MIN);
+            for (c, &v) in row.iter().enumerate() {
+                if v > bp {
+                    (best, bp) = (c, v);
+                }
+            }
+            (best, bp)
+        };
+        let mut row: Vec<f32> = (0..6625)
+            .map(|i| ((i * 7919) % 1000) as f32 / 1e3)
+            .collect();
+        assert_eq!(argmax(&row), plain(&row));
+        row[6624] = 2.0;
+        assert_eq!(argmax(&row), (6624, 2.0));
+        row[17] = 2.0;
+        assert_eq!(argmax(&row), (17, 2.0));
+        for n in [1, 5, 15, 16, 17, 33] {
+            assert_eq!(argmax(&row[..n]), plain(&row[..n]), "{n} values");
+        }
+    }
+}
