@@ -151,6 +151,13 @@ pub struct Limits {
     /// Bytes a compressed RTF e-mail body may claim to decompress to.
     #[arg(long, env = "DOCREADER_MAX_RTF_BYTES", default_value_t = 64 * 1024 * 1024)]
     pub max_rtf_bytes: u64,
+    /// Attachments found in one read (an e-mail, with the messages nested in it) that are
+    /// stored as uploads; the rest are listed as not stored.
+    #[arg(long, env = "DOCREADER_MAX_ATTACHMENTS_PER_READ", default_value_t = 64)]
+    pub max_attachments_per_read: usize,
+    /// Bytes of attachments one read may store as uploads.
+    #[arg(long, env = "DOCREADER_MAX_ATTACHMENT_BYTES_PER_READ", default_value_t = 256 * 1024 * 1024)]
+    pub max_attachment_bytes_per_read: u64,
     /// Size of the document memory (remembered OCR pages) before the least recently used
     /// pages are dropped, in bytes.
     #[arg(long, env = "DOCREADER_DOCUMENT_MEMORY_BYTES", default_value_t = 256 * 1024 * 1024)]
@@ -234,6 +241,8 @@ impl Default for Limits {
             max_tiff_pages: 500,
             max_expanded_text_bytes: 512 * 1024 * 1024,
             max_rtf_bytes: 64 * 1024 * 1024,
+            max_attachments_per_read: 64,
+            max_attachment_bytes_per_read: 256 * 1024 * 1024,
             document_memory_bytes: 256 * 1024 * 1024,
             package: PackageLimits::default(),
         }

@@ -94,14 +94,14 @@ impl Files {
         tenant: &str,
         name: &str,
         bytes: &[u8],
-    ) -> Result<FileRecord, ApiError> {
+    ) -> Result<(FileRecord, bool), ApiError> {
         let name = clean_name(name);
         let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes));
         if let Some(rec) = db::find_same(&self.db, tenant, &sha, &name)
             .await
             .map_err(ApiError::internal)?
         {
-            return Ok(rec);
+            return Ok((rec, false));
         }
         if bytes.len() as u64 > self.limits.max_file_bytes {
             return Err(ApiError::new(
@@ -117,7 +117,9 @@ impl Files {
             inc.discard().await;
             return Err(ApiError::internal(e));
         }
-        self.finalize(tenant, &name, inc).await
+        self.finalize(tenant, &name, inc)
+            .await
+            .map(|rec| (rec, true))
     }
 
     /// Delete a row and, when no upload references the bytes any more, the bytes.

@@ -768,7 +768,10 @@ mod tests {
         assert_eq!(hits.lines[1], GrepLine::Hit(2, "hit one"));
         assert_eq!(hits.lines[3], GrepLine::Break);
         assert_eq!(
-            hits.lines.iter().filter_map(GrepLine::number).collect::<Vec<_>>(),
+            hits.lines
+                .iter()
+                .filter_map(GrepLine::number)
+                .collect::<Vec<_>>(),
             vec![1, 2, 3, 7, 8, 9]
         );
         assert!(Query::new("(", Some("regex"), None).is_err());

@@ -339,23 +339,30 @@ pub fn sniff<R: Read + Seek>(
         return Err(Refusal::Executable("Android DEX executable"));
     }
 
-    // Documents with unambiguous signatures.
-    if find(&head[..head.len().min(1024)], b"%PDF-").is_some() {
-        return Ok(Format::Pdf);
+    // Archives and compressed streams, before any document signature: their headers carry
+    // member names (a tar member, a gzip's file name, a stored zip entry), and a member
+    // named `%PDF-1.4` or `GIF89a` must not make the archive a document.
+    if let Some(what) = archive_kind(head) {
+        return Err(Refusal::Archive(what));
     }
+    // Containers that are documents only when their directory says so.
     if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
         return sniff_zip(head, open(), total_len, name_hint);
     }
     if head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) {
         return sniff_ole(open());
     }
+    // Documents with signatures at offset 0.
+    if head.starts_with(b"%PDF-") {
+        return Ok(Format::Pdf);
+    }
     if let Some(img) = image_kind(head) {
         return Ok(Format::Image(img));
     }
-
-    // Archives and compressed streams.
-    if let Some(what) = archive_kind(head) {
-        return Err(Refusal::Archive(what));
+    // PDF allows junk before its header: accepted within the first KiB only when the file
+    // also ends like a PDF (`startxref` / `%%EOF` in its last KiB).
+    if find(&head[..head.len().min(1024)], b"%PDF-").is_some() && ends_like_pdf(open(), total_len) {
+        return Ok(Format::Pdf);
     }
 
     // Other binary kinds people drop by mistake.
@@ -397,6 +404,15 @@ pub fn sniff<R: Read + Seek>(
         return Ok(Format::Eml);
     }
     Ok(Format::Text(text_kind_from_name(name_hint)))
+}
+
+/// Whether the file's last KiB has a PDF trailer (`startxref` or `%%EOF`).
+fn ends_like_pdf<R: Read + Seek>(mut r: R, total_len: u64) -> bool {
+    let from = total_len.saturating_sub(1024);
+    let mut tail = Vec::with_capacity(1024);
+    r.seek(std::io::SeekFrom::Start(from)).is_ok()
+        && r.take(1024).read_to_end(&mut tail).is_ok()
+        && (find(&tail, b"startxref").is_some() || find(&tail, b"%%EOF").is_some())
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -642,6 +658,101 @@ mod tests {
             s(&[0x1F, 0x8B, 8, 0], "a.csv"),
             Err(Refusal::Archive("gzip"))
         ));
+    }
+
+    /// Every archive kind, and executables, with a member (or stored file) named like a
+    /// PDF or an image right after their header: refused, never taken for the document.
+    #[test]
+    fn archives_with_document_looking_members_are_archives() {
+        fn tar(member: &[u8]) -> Vec<u8> {
+            let mut h = vec![0u8; 1024];
+            h[..member.len()].copy_from_slice(member);
+            h[257..263].copy_from_slice(b"ustar\0");
+            h
+        }
+        fn zip(member: &str, extra: &[(&str, &[u8])]) -> Vec<u8> {
+            use std::io::Write;
+            let mut buf = Cursor::new(Vec::new());
+            let mut z = zip::ZipWriter::new(&mut buf);
+            let o = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Stored);
+            z.start_file(member, o).unwrap();
+            z.write_all(b"%PDF-1.4\n%%EOF\n").unwrap();
+            for (name, body) in extra {
+                z.start_file(*name, o).unwrap();
+                z.write_all(body).unwrap();
+            }
+            z.finish().unwrap();
+            buf.into_inner()
+        }
+        let after = |magic: &[u8], member: &[u8]| {
+            let mut v = magic.to_vec();
+            v.extend_from_slice(&[0u8; 6]);
+            v.extend_from_slice(member);
+            v.extend_from_slice(b"\n%%EOF\n");
+            v
+        };
+        let pdfish: &[u8] = b"%PDF-1.4 report.pdf";
+        let gif: &[u8] = b"GIF89a.gif";
+        let mut cases: Vec<(&str, Vec<u8>)> = vec![
+            ("tar/pdf", tar(pdfish)),
+            ("tar/gif", tar(gif)),
+            ("tar/png", tar(b"\x89PNG\r\n\x1a\n.png")),
+            ("tar/tiff", tar(b"II*\0.tif")),
+            ("zip/pdf", zip("%PDF-1.4.pdf", &[])),
+            ("zip/gif", zip("GIF89a.gif", &[])),
+            (
+                "jar/pdf",
+                zip(
+                    "%PDF-1.4.pdf",
+                    &[("META-INF/MANIFEST.MF", b"Manifest-Version: 1.0\n")],
+                ),
+            ),
+        ];
+        // gzip with the member's name in its header (FNAME), and the other compressed kinds
+        // with a PDF-looking or image-looking name right after their magic.
+        let mut gz = vec![0x1F, 0x8B, 8, 0x08, 0, 0, 0, 0, 0, 3];
+        gz.extend_from_slice(b"%PDF-1.4.pdf\0");
+        gz.extend_from_slice(b"\n%%EOF\n");
+        cases.push(("gzip/pdf", gz));
+        for (kind, magic) in [
+            ("bzip2", &b"BZh9"[..]),
+            ("xz", &[0xFD, b'7', b'z', b'X', b'Z', 0x00][..]),
+            ("zstd", &[0x28, 0xB5, 0x2F, 0xFD][..]),
+            ("7z", &[b'7', b'z', 0xBC, 0xAF, 0x27, 0x1C][..]),
+            ("rar", &b"Rar!\x1a\x07\x00"[..]),
+            ("cab", &b"MSCF\0\0\0\0"[..]),
+            ("ar", &b"!<arch>\n"[..]),
+            ("lz4", &[0x04, 0x22, 0x4D, 0x18][..]),
+        ] {
+            cases.push((kind, after(magic, pdfish)));
+            cases.push((kind, after(magic, gif)));
+        }
+        for (kind, bytes) in &cases {
+            match s(bytes, "upload.pdf") {
+                Err(Refusal::Archive(_)) => {}
+                other => panic!("{kind}: {other:?}"),
+            }
+        }
+        // Executables stay executables whatever their first KiB holds.
+        let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
+        elf.extend_from_slice(b"%PDF-1.4 GIF89a\n%%EOF\n");
+        assert!(matches!(s(&elf, "a.pdf"), Err(Refusal::Executable(_))));
+    }
+
+    /// A PDF header after junk counts only when the file ends like a PDF.
+    #[test]
+    fn an_offset_pdf_header_needs_a_trailer() {
+        let mut ok = b"junk before the header\n".to_vec();
+        ok.extend_from_slice(b"%PDF-1.4\n1 0 obj\n<<>>\nendobj\nstartxref\n9\n%%EOF\n");
+        assert_eq!(s(&ok, "x.pdf"), Ok(Format::Pdf));
+        let no_trailer = b"notes: %PDF-1.4 is a version\n".to_vec();
+        assert_ne!(s(&no_trailer, "notes.txt"), Ok(Format::Pdf));
+        // An image signature counts only at offset 0.
+        assert_ne!(
+            s(b"text then GIF89a\n", "a.txt"),
+            Ok(Format::Image(ImageKind::Gif))
+        );
     }
 
     #[test]

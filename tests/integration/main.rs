@@ -3,6 +3,7 @@
 mod common;
 mod corpus;
 mod errors;
+mod hardening;
 mod memory;
 mod ocr;
 mod office;
