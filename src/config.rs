@@ -57,8 +57,17 @@ pub struct ServeArgs {
     #[arg(long, env = "DOCREADER_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
     /// API keys as `key:tenant` pairs separated by commas. When set, Bearer auth is required.
+    /// Prefer `--api-keys-file`: a flag's value shows in `ps`.
     #[arg(long, env = "DOCREADER_API_KEYS", hide_env_values = true)]
     pub api_keys: Option<String>,
+    /// A file holding the API keys (`key:tenant` pairs, separated by commas or newlines;
+    /// lines starting with `#` are comments).
+    #[arg(long, env = "DOCREADER_API_KEYS_FILE")]
+    pub api_keys_file: Option<PathBuf>,
+    /// Serve `/metrics` without an API key even when keys are configured (for a scraper
+    /// that cannot send one). Without keys configured, `/metrics` is open anyway.
+    #[arg(long, env = "DOCREADER_METRICS_PUBLIC", default_value_t = false)]
+    pub metrics_public: bool,
     /// Serve on a non-loopback address without API keys (only behind a gateway that authenticates).
     #[arg(long, env = "DOCREADER_ALLOW_UNAUTHENTICATED", default_value_t = false)]
     pub allow_unauthenticated: bool,
@@ -263,12 +272,35 @@ pub struct ReadArgs {
 }
 
 impl ServeArgs {
+    /// The API key spec, from `--api-keys` or the file `--api-keys-file` names (not both);
+    /// `None` when neither is set or it holds no key.
+    pub fn api_key_spec(&self) -> Result<Option<String>, String> {
+        let spec = match (&self.api_keys, &self.api_keys_file) {
+            (Some(_), Some(_)) => return Err(
+                "give the API keys once: DOCREADER_API_KEYS or DOCREADER_API_KEYS_FILE, not both"
+                    .into(),
+            ),
+            (Some(s), None) => s.clone(),
+            (None, Some(path)) => std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read the API keys file {}: {e}", path.display()))?
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .collect::<Vec<_>>()
+                .join(","),
+            (None, None) => return Ok(None),
+        };
+        Ok((!spec.trim().is_empty()).then_some(spec))
+    }
+
     /// Defaults for tests and embedding: a data dir, nothing else configured.
     pub fn with_data_dir(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             addr: "127.0.0.1:0".parse().expect("static addr"),
             data_dir: data_dir.into(),
             api_keys: None,
+            api_keys_file: None,
+            metrics_public: false,
             allow_unauthenticated: false,
             no_store_attachments: false,
             workers: 0,

@@ -103,10 +103,13 @@ fn init_tracing(format: &str) {
 }
 
 async fn serve(args: ServeArgs) -> ExitCode {
-    let keys_set = args
-        .api_keys
-        .as_deref()
-        .is_some_and(|k| !k.trim().is_empty());
+    let keys_set = match args.api_key_spec() {
+        Ok(spec) => spec.is_some(),
+        Err(e) => {
+            eprintln!("docreader: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     if !keys_set && !args.addr.ip().is_loopback() && !args.allow_unauthenticated {
         eprintln!(
             "docreader: refusing to serve on {} without API keys. Set DOCREADER_API_KEYS=key:tenant, \

@@ -116,13 +116,31 @@ pub fn clean_name(raw: &str) -> String {
         .rsplit(['/', '\\'])
         .find(|s| !s.is_empty())
         .unwrap_or("");
-    let cleaned: String = base.chars().filter(|c| !c.is_control()).take(255).collect();
+    // Control characters, and the invisible format characters that make a name display as
+    // another (U+202E turns "gpj.exe" around; zero-width and tag characters hide text).
+    let cleaned: String = base
+        .chars()
+        .filter(|c| !c.is_control() && !is_invisible_format(*c))
+        .take(255)
+        .collect();
     let cleaned = cleaned.trim();
     if cleaned.is_empty() || cleaned == "." || cleaned == ".." {
         "upload".to_string()
     } else {
         cleaned.to_string()
     }
+}
+
+/// Bidi controls, zero-width characters, the BOM and Unicode tag characters.
+fn is_invisible_format(c: char) -> bool {
+    matches!(c,
+        '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{061C}'
+        | '\u{FEFF}'
+        | '\u{E0000}'..='\u{E007F}')
 }
 
 #[cfg(test)]
@@ -136,5 +154,8 @@ mod tests {
         assert_eq!(clean_name(".."), "upload");
         assert_eq!(clean_name("a\u{0}b.txt"), "ab.txt");
         assert_eq!(clean_name("dir/"), "dir");
+        // Bidi overrides and invisible characters are not kept in the display name.
+        assert_eq!(clean_name("invoice\u{202E}fdp.exe"), "invoicefdp.exe");
+        assert_eq!(clean_name("a\u{200B}b\u{2066}c\u{E0041}.txt"), "abc.txt");
     }
 }

@@ -299,6 +299,45 @@ struct Worker {
     stdout: ChildStdout,
 }
 
+/// Environment variables a worker must not inherit: the API keys, database and storage
+/// credentials, and anything named like a secret.
+pub fn is_secret_var(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.starts_with("DOCREADER_API_KEYS")
+        || upper.starts_with("DOCREADER_DATABASE")
+        || upper.starts_with("AWS_")
+        || upper.starts_with("PG")
+        || [
+            "SECRET",
+            "TOKEN",
+            "PASSWORD",
+            "PASSWD",
+            "CREDENTIAL",
+            "PRIVATE_KEY",
+            "API_KEY",
+        ]
+        .iter()
+        .any(|w| upper.contains(w))
+}
+
+/// Counts a worker killed because its job's future was dropped before the exchange ended.
+struct Abandoned<'a>(&'a AtomicU64, bool);
+
+impl Abandoned<'_> {
+    fn disarm(mut self) {
+        self.1 = false;
+    }
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if self.1 {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(reason = "its read was abandoned", "worker replaced");
+        }
+    }
+}
+
 /// How a job failed in the pool (not in the extractor): the executor maps these to errors.
 #[derive(Debug)]
 pub enum Failure {
@@ -362,6 +401,12 @@ impl Pool {
             .arg(&self.log_format);
         if self.test_hooks {
             cmd.arg("--test-hooks");
+        }
+        // Workers parse hostile files: they get no secret of the server's.
+        for (name, _) in std::env::vars_os() {
+            if name.to_str().is_none_or(is_secret_var) {
+                cmd.env_remove(&name);
+            }
         }
         cmd.stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -434,7 +479,12 @@ impl Pool {
             }
         };
         let remaining = limit.saturating_sub(started.elapsed());
-        match tokio::time::timeout(remaining, exchange).await {
+        // Should this future be dropped mid-exchange (its client went away), the worker is
+        // killed with it (kill_on_drop): count that as a replacement too.
+        let abandoned = Abandoned(&self.restarts, true);
+        let exchanged = tokio::time::timeout(remaining, exchange).await;
+        abandoned.disarm();
+        match exchanged {
             Err(_) => {
                 self.discard(worker, "overran its deadline").await;
                 Err(Failure::Overran)
@@ -484,5 +534,35 @@ impl Pool {
         };
         tracing::warn!(reason = %how, "worker replaced");
         how
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn secrets_stay_out_of_workers() {
+        use super::is_secret_var;
+        for secret in [
+            "DOCREADER_API_KEYS",
+            "DOCREADER_API_KEYS_FILE",
+            "DOCREADER_DATABASE_URL",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_ACCESS_KEY_ID",
+            "PGPASSWORD",
+            "GITHUB_TOKEN",
+            "my_client_secret",
+        ] {
+            assert!(is_secret_var(secret), "{secret}");
+        }
+        for plain in [
+            "PATH",
+            "HOME",
+            "DOCREADER_NATIVE_DIR",
+            "DOCREADER_PDFIUM_LIB",
+            "OMP_THREAD_LIMIT",
+            "DOCREADER_LOG",
+        ] {
+            assert!(!is_secret_var(plain), "{plain}");
+        }
     }
 }

@@ -39,6 +39,8 @@ pub struct AppState {
     /// `Some` when API keys are configured: key → tenant.
     pub api_keys: Option<Arc<HashMap<String, String>>>,
     pub cors_origins: Vec<String>,
+    /// Whether `/metrics` is served without a key when keys are configured.
+    pub metrics_public: bool,
     /// The one way a read runs.
     pub reader: Arc<ReadService>,
     pub metrics: Arc<Metrics>,
@@ -55,9 +57,9 @@ impl AppState {
         })?;
         let store = crate::store::Store::open(&args.data_dir)
             .map_err(|e| format!("cannot use the data dir {}: {e}", args.data_dir.display()))?;
-        let api_keys = match &args.api_keys {
-            Some(spec) if !spec.trim().is_empty() => Some(Arc::new(auth::parse_keys(spec)?)),
-            _ => None,
+        let api_keys = match args.api_key_spec()? {
+            Some(spec) => Some(Arc::new(auth::parse_keys(&spec)?)),
+            None => None,
         };
         let mut roots = Vec::new();
         for r in args
@@ -119,6 +121,7 @@ impl AppState {
             limits: args.limits.clone(),
             api_keys,
             cors_origins,
+            metrics_public: args.metrics_public,
             reader: Arc::new(reader),
             metrics,
         })
@@ -162,8 +165,35 @@ pub fn app(state: AppState) -> Router {
         );
     }
     router
+        .layer(axum::middleware::from_fn(security_headers))
         .layer(axum::middleware::from_fn(request_id::layer))
         .with_state(state)
+}
+
+/// Headers every response carries: no content sniffing, and a Content-Security-Policy —
+/// for `/docs` one that lets its own scripts and styles run and nothing else, for the API's
+/// JSON none at all.
+async fn security_headers(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::HeaderValue;
+    let docs = req.uri().path().starts_with("/docs");
+    let mut resp = next.run(req).await;
+    let h = resp.headers_mut();
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(if docs {
+            "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        } else {
+            "default-src 'none'; frame-ancestors 'none'"
+        }),
+    );
+    resp
 }
 
 #[derive(OpenApi)]

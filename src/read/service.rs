@@ -138,10 +138,12 @@ impl ReadService {
         };
         input.progress = progress;
         let started = Instant::now();
-        self.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+        // Counted in flight until this future ends, however it ends: a client that goes
+        // away drops it mid-read, and the read is counted as `client_closed`.
+        let flight = InFlight::start(&self.metrics, format);
         let file_id = upload.as_ref().map(|(id, _)| id.clone());
         let out = self.executor.run(input, file_id, &plan, &self.limits).await;
-        self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
+        flight.end();
         if let (Ok(env), Some((sha, variant)), Some(st)) = (&out, &memory, &self.storage) {
             self.remember(st, tenant, sha, variant, env).await;
         }
@@ -316,6 +318,45 @@ impl ReadService {
             .unwrap_or_default();
         let format = sniff_path(resolved.clone(), name.clone()).await?;
         Ok(new_input(resolved, name, format, meta.len()))
+    }
+}
+
+/// A read in flight: counted in `docreader_reads_in_flight` from `start` until dropped; one
+/// dropped before `end` (its client went away) is counted as a read with the outcome
+/// `client_closed`.
+struct InFlight<'a> {
+    metrics: &'a Metrics,
+    format: &'static str,
+    started: Instant,
+    ended: bool,
+}
+
+impl<'a> InFlight<'a> {
+    fn start(metrics: &'a Metrics, format: &'static str) -> Self {
+        metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+        Self {
+            metrics,
+            format,
+            started: Instant::now(),
+            ended: false,
+        }
+    }
+
+    fn end(mut self) {
+        self.ended = true;
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if !self.ended {
+            self.metrics.read_done(
+                self.format,
+                "client_closed",
+                self.started.elapsed().as_secs_f64(),
+            );
+        }
     }
 }
 

@@ -107,3 +107,86 @@ async fn a_delete_during_an_ocr_read_leaves_no_memory() {
     assert_eq!(r.json["cached"], false, "{}", r.json);
     assert!(r.json.get("ocr_pages_from_memory").is_none(), "{}", r.json);
 }
+
+/// A client that goes away mid-read leaves no read counted in flight, and the worker its
+/// read was killed in is counted as replaced (before: in flight forever, killed uncounted).
+#[tokio::test]
+async fn a_client_that_disconnects_leaves_no_stuck_metric() {
+    let app = TestApp::with(|a| {
+        a.workers = 1;
+        a.worker_bin = Some(env!("CARGO_BIN_EXE_docreader").into());
+    })
+    .await;
+    let id = app
+        .upload_id("thirty.pdf", &fixture("pdf/thirty_short.pdf"))
+        .await;
+    // The client gives up after 400 ms of a read of 30 OCR'd pages: its future is dropped.
+    let gone = tokio::time::timeout(
+        std::time::Duration::from_millis(400),
+        app.read(json!({"file_id": id, "ocr": "force"})),
+    )
+    .await;
+    assert!(gone.is_err(), "the read should still have been running");
+    let metrics = app.get("/metrics").await.json.as_str().unwrap().to_string();
+    for line in [
+        "docreader_reads_in_flight 0",
+        "docreader_worker_restarts_total 1",
+        "docreader_reads_total{format=\"pdf\",outcome=\"client_closed\"} 1",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
+    }
+    // The pool goes on.
+    let r = app.read(json!({"file_id": id, "pages": "1"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+}
+
+#[tokio::test]
+async fn metrics_need_a_key_when_keys_are_configured() {
+    let keys = "key-aaaaaaaaaaaaaaaa:alice";
+    let mut app = TestApp::with(|a| a.api_keys = Some(keys.into())).await;
+    assert_error(&app.get("/metrics").await, 401, "unauthorized");
+    // The probes stay open for load balancers, and say nothing but status.
+    assert_eq!(app.get("/healthz").await.status, 200);
+    assert_eq!(app.get("/readyz").await.status, 200);
+    app.token = Some("key-aaaaaaaaaaaaaaaa".into());
+    assert_eq!(app.get("/metrics").await.status, 200);
+    let open = TestApp::with(|a| {
+        a.api_keys = Some(keys.into());
+        a.metrics_public = true;
+    })
+    .await;
+    assert_eq!(open.get("/metrics").await.status, 200);
+}
+
+#[tokio::test]
+async fn api_keys_can_come_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("keys");
+    std::fs::write(
+        &file,
+        "# one key a line\nkey-aaaaaaaaaaaaaaaa:alice\n\nkey-bbbbbbbbbbbbbbbb:bob\n",
+    )
+    .unwrap();
+    let mut app = TestApp::with(|a| a.api_keys_file = Some(file.clone())).await;
+    assert_error(&app.get("/files").await, 401, "unauthorized");
+    app.token = Some("key-bbbbbbbbbbbbbbbb".into());
+    assert_eq!(app.get("/files").await.status, 200);
+    // Both ways at once is an operator mistake, said at start.
+    let mut args = docreader::config::ServeArgs::with_data_dir(dir.path().join("d"));
+    args.api_keys = Some("key-cccccccccccccccc:carol".into());
+    args.api_keys_file = Some(file);
+    let e = docreader::AppState::new(&args).await.err().unwrap();
+    assert!(e.contains("not both"), "{e}");
+}
+
+#[tokio::test]
+async fn responses_say_nosniff_and_carry_a_csp() {
+    let app = TestApp::new().await;
+    for path in ["/files", "/no/such/endpoint", "/docs/", "/openapi.json"] {
+        let r = app.get(path).await;
+        assert_eq!(r.headers["x-content-type-options"], "nosniff", "{path}");
+        let csp = r.headers["content-security-policy"].to_str().unwrap();
+        assert!(csp.contains("default-src 'none'"), "{path}: {csp}");
+        assert!(!csp.contains("unsafe-eval"), "{path}: {csp}");
+    }
+}
