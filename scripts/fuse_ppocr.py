@@ -12,7 +12,7 @@ followed by about eight element-wise passes that ONNX Runtime does not fuse:
          -> Mul(c) -> Add(d) -> next Conv         (learnable affine, after the activation)
 
 On a 1,800 px text line these passes took more time than the convolutions. The rewrite is
-exact algebra (outputs agree to ~1e-6; src/ocr/ppocr.rs has a test comparing both):
+exact algebra (outputs agree to ~1e-6; src/ocr/ppocr/models.rs has a test comparing both):
 
 1. `a * conv(x) + b` is a convolution with weights `a*W` and bias `a*B + b`.
 2. `x * clip(x + 3, 0, 6) / 6` is the ONNX `HardSwish` operator (opset 14), one pass, which

@@ -1,0 +1,303 @@
+//! Spreadsheets (xlsx, xlsm, xls, ods) through calamine: a `## Sheets` list first (the
+//! end of the output is what gets cut), then each sheet's cells within a cell budget;
+//! sheets the budget never reached are `not_read`, the partly read one names its last cell.
+//!
+//! A read opens the workbook within the caps (`workbook`), streams each worksheet into a
+//! rendered `Sheet` (`sheet`, with cell text from `cells`), shows rows while the budgets
+//! last, and writes the sheet list and `next` from what was shown.
+
+mod cells;
+mod sheet;
+mod workbook;
+
+pub use cells::{col_name, fmt_num, parse_range};
+
+use super::{Extractor, Input};
+use crate::config::Limits;
+use crate::envelope::{close_truncated, Extraction, Next};
+use crate::error::ApiError;
+use crate::options::{self, ReadRequest};
+use crate::report::{Report, SheetInfo};
+use sheet::{Keep, Sheet};
+use workbook::Workbook;
+
+pub struct ExcelExtractor;
+
+impl Extractor for ExcelExtractor {
+    fn extract(
+        &self,
+        input: &Input,
+        req: &ReadRequest,
+        limits: &Limits,
+    ) -> Result<Extraction, ApiError> {
+        let max_chars = req.max_chars(limits.max_chars)?;
+        let budget = options::count("max_cells", req.max_cells, 1)?.unwrap_or(1000);
+        let window = req.range.as_deref().map(parse_range).transpose()?;
+        let mut wb = Workbook::open(input, limits)?;
+        let meta = wb.sheets();
+        let scope = Scope {
+            chosen: choose_sheet(&meta, req.sheet.as_deref(), window.is_some())?,
+            window,
+            cells: budget,
+            max_chars,
+        };
+        let read = read_sheets(&mut wb, &meta, &scope)?;
+        Ok(make_report(read, &scope))
+    }
+}
+
+/// What a read covers: one sheet or all of them, a window of cells, and the budgets.
+struct Scope {
+    /// The sheet `sheet` named (its index in workbook order); `None`: every sheet.
+    chosen: Option<usize>,
+    /// `range`, inclusive and 0-based; applies to the chosen sheet.
+    window: Option<((u32, u32), (u32, u32))>,
+    /// `max_cells`.
+    cells: u64,
+    max_chars: usize,
+}
+
+impl Scope {
+    fn includes(&self, sheet: usize) -> bool {
+        self.chosen.is_none_or(|c| c == sheet)
+    }
+}
+
+/// The index of the sheet named `sheet`, or `None` for the whole workbook. A `range`
+/// needs a sheet unless the workbook has only one.
+fn choose_sheet(
+    meta: &[(String, bool)],
+    sheet: Option<&str>,
+    ranged: bool,
+) -> Result<Option<usize>, ApiError> {
+    let listed = || {
+        meta.iter()
+            .map(|(n, _)| format!("{n:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let chosen: Option<usize> = match sheet {
+        Some(s) => Some(meta.iter().position(|(n, _)| n == s).ok_or_else(|| {
+            ApiError::invalid_option(format!("no sheet named {s:?}"))
+                .with_hint(format!("The sheets are: {}.", listed()))
+        })?),
+        None => None,
+    };
+    if ranged && chosen.is_none() && meta.len() > 1 {
+        return Err(ApiError::invalid_option(format!(
+            "range needs sheet: the workbook has {} sheets",
+            meta.len()
+        ))
+        .with_hint(format!("Add `sheet`, one of: {}.", listed())));
+    }
+    Ok(chosen)
+}
+
+/// The workbook as read: every worksheet (its size; its kept lines are spent), the rows
+/// shown of each sheet that was shown, and the body text.
+struct SheetsRead {
+    sheets: Vec<Sheet>,
+    /// (sheet, rows shown), in workbook order.
+    plan: Vec<(usize, u32)>,
+    /// The shown sheets' headings and rows.
+    body: String,
+    /// char_count: the whole selection, as if both budgets were unlimited.
+    all_chars: u64,
+    /// Which budget stopped the read ("" when none did).
+    stopped_by: &'static str,
+}
+
+impl SheetsRead {
+    /// How far sheet `i` was read (`full`, `partial`, `not_read`, `not_selected`) and, when
+    /// partly, its last cell shown.
+    fn status(&self, i: usize, scope: &Scope) -> (&'static str, Option<String>) {
+        match self.plan.iter().find(|(p, _)| *p == i) {
+            Some((_, rows)) if *rows >= self.sheets[i].rows => ("full", None),
+            Some((_, rows)) => {
+                let s = &self.sheets[i];
+                let last = (*rows > 0)
+                    .then(|| format!("{}{}", col_name(s.origin.1 + s.cols - 1), s.origin.0 + rows));
+                ("partial", last)
+            }
+            None if scope.includes(i) => ("not_read", None),
+            None => ("not_selected", None),
+        }
+    }
+}
+
+/// Each sheet is streamed in workbook order; the rows of a sheet in scope are shown until
+/// the cell budget or the character budget runs out, and the sheet list (written first)
+/// then states exactly what was read.
+fn read_sheets(
+    wb: &mut Workbook,
+    meta: &[(String, bool)],
+    scope: &Scope,
+) -> Result<SheetsRead, ApiError> {
+    // Room for the sheet list, with the longest status every sheet could get.
+    let reserve: usize = 12
+        + meta
+            .iter()
+            .map(|(n, _)| n.chars().count() + 64)
+            .sum::<usize>();
+    let char_room = scope.max_chars.saturating_sub(reserve);
+
+    let mut cells_left = scope.cells;
+    let mut body_chars = 0usize;
+    let mut read = SheetsRead {
+        sheets: Vec::with_capacity(meta.len()),
+        plan: Vec::new(),
+        body: String::new(),
+        all_chars: 0,
+        stopped_by: "",
+    };
+    for (i, (name, hidden)) in meta.iter().enumerate() {
+        let reading = scope.includes(i) && read.stopped_by.is_empty();
+        let keep = reading.then(|| Keep {
+            cells: cells_left,
+            chars: char_room.saturating_sub(body_chars),
+        });
+        let w = if scope.includes(i) {
+            scope.window
+        } else {
+            None
+        };
+        let mut s = Sheet::new(name.clone(), *hidden, w, keep);
+        wb.read(&mut s)?;
+        let heading = s.heading();
+        let hn = heading.chars().count();
+        if scope.includes(i) {
+            read.all_chars += hn as u64 + s.line_chars;
+        }
+        if reading {
+            if body_chars + hn > char_room || (cells_left == 0 && s.rows > 0) {
+                read.stopped_by = if cells_left == 0 {
+                    "cell budget (max_cells)"
+                } else {
+                    "character budget (max_chars)"
+                };
+            } else {
+                let mut shown = 0u32;
+                let mut shown_bytes = 0usize;
+                while shown < s.rows {
+                    // A line not kept is one the budgets cannot show (`Keep`).
+                    let n = s.line(shown as usize).map(|l| l.chars().count());
+                    let fits = n.is_some_and(|n| body_chars + hn + n <= char_room);
+                    if cells_left < s.cols as u64 || !fits {
+                        read.stopped_by = if cells_left < s.cols as u64 {
+                            "cell budget (max_cells)"
+                        } else {
+                            "character budget (max_chars)"
+                        };
+                        break;
+                    }
+                    body_chars += n.unwrap_or(0);
+                    cells_left -= s.cols as u64;
+                    shown_bytes = s.ends[shown as usize];
+                    shown += 1;
+                }
+                body_chars += hn;
+                read.plan.push((i, shown));
+                // The first sheet's lines become the body in place (no copy of a
+                // text that can be most of max_chars).
+                let mut text = std::mem::take(&mut s.text);
+                text.truncate(shown_bytes);
+                if read.body.is_empty() {
+                    text.insert_str(0, &heading);
+                    read.body = text;
+                } else {
+                    read.body.push_str(&heading);
+                    read.body.push_str(&text);
+                }
+            }
+        }
+        s.text = String::new();
+        s.ends = Vec::new();
+        read.sheets.push(s);
+    }
+    Ok(read)
+}
+
+/// The sheet list, then the body; `sheets` in the report; and, when a budget stopped the
+/// read, the cut text with `next` at the partly read sheet or else the first sheet not read.
+fn make_report(read: SheetsRead, scope: &Scope) -> Extraction {
+    let sheets = &read.sheets;
+    let mut head = String::from("## Sheets\n");
+    let mut infos = Vec::new();
+    for (i, s) in sheets.iter().enumerate() {
+        let (st, last) = read.status(i, scope);
+        head.push_str(&format!(
+            "- {} ({} rows × {} cols){}: {}\n",
+            s.name,
+            s.rows,
+            s.cols,
+            if s.hidden { ", hidden" } else { "" },
+            st.replace('_', " ")
+        ));
+        infos.push(SheetInfo {
+            name: s.name.clone(),
+            rows: s.rows as u64,
+            cols: s.cols as u64,
+            read: st.to_string(),
+            hidden: s.hidden,
+            last_cell: last,
+        });
+    }
+
+    let mut ex = Extraction {
+        report: Report {
+            sheets: Some(infos),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    if sheets.iter().all(|s| s.rows == 0) {
+        // No cell holds anything: empty text, said plainly (the sheets are still listed).
+        ex.report.note = Some("the workbook has no cell values".into());
+        return ex;
+    }
+    // Where reading on starts: the partly read sheet, else the first sheet not read.
+    let next = (0..sheets.len()).find_map(|i| match read.status(i, scope).0 {
+        "partial" => {
+            let s = &sheets[i];
+            let rows = read
+                .plan
+                .iter()
+                .find(|(p, _)| *p == i)
+                .map(|p| p.1)
+                .unwrap_or(0);
+            let r0 = s.origin.0 + rows;
+            Some(Next {
+                sheet: Some(s.name.clone()),
+                range: Some(format!(
+                    "{}{}:{}{}",
+                    col_name(s.origin.1),
+                    r0 + 1,
+                    col_name(s.origin.1 + s.cols - 1),
+                    s.origin.0 + s.rows
+                )),
+                ..Default::default()
+            })
+        }
+        "not_read" => Some(Next {
+            sheet: Some(sheets[i].name.clone()),
+            ..Default::default()
+        }),
+        _ => None,
+    });
+    ex.char_count = head.chars().count() as u64 + read.all_chars;
+    let mut text = read.body;
+    text.insert_str(0, &head);
+    match next {
+        Some(n) => {
+            ex.truncated = true;
+            ex.warnings.push(format!(
+                "stopped at the {}; the sheet list says what was read and `next` reads on",
+                read.stopped_by
+            ));
+            ex.text = close_truncated(text, ex.char_count);
+            ex.next = Some(n);
+        }
+        None => ex.text = text,
+    }
+    ex
+}

@@ -1,0 +1,184 @@
+//! One sheet rendered as it streams in: rows of tab-separated cells, its size counted from
+//! the cells that hold something, and only as many row lines kept as the budgets can show.
+
+use calamine::{Data, Range};
+
+use super::cells::push_data;
+
+/// Where a sheet's rendered rows may be kept: only as many as the budgets left could show
+/// (the rest of the sheet is still walked for its size and character count).
+#[derive(Clone, Copy)]
+pub(super) struct Keep {
+    pub(super) cells: u64,
+    pub(super) chars: usize,
+}
+
+/// One sheet, rendered row by row as its cells stream in (row-major order): the size
+/// of what holds something (phantom used ranges cost nothing), the character count of
+/// every row line, and the lines themselves as far as `Keep` allows.
+pub(super) struct Sheet {
+    pub(super) name: String,
+    pub(super) hidden: bool,
+    /// Absolute (row, col) where rows and columns are shown from: A1, or the window's corner.
+    pub(super) origin: (u32, u32),
+    pub(super) window: Option<((u32, u32), (u32, u32))>,
+    pub(super) rows: u32,
+    pub(super) cols: u32,
+    /// Kept row lines ("\n"-terminated) and the byte end of each.
+    pub(super) text: String,
+    pub(super) ends: Vec<usize>,
+    kept_chars: usize,
+    pub(super) keep: Option<Keep>,
+    /// Characters of all row lines, kept or not.
+    pub(super) line_chars: u64,
+    last_row: Option<u32>,
+    /// The row being assembled: its cells' text in `row_buf`, (col, start, end) each.
+    cur_row: Option<u32>,
+    row_buf: String,
+    row_cells: Vec<(u32, usize, usize)>,
+    line: String,
+    /// Cells came out of row order: the caller re-reads the sheet sorted.
+    pub(super) unordered: bool,
+}
+
+impl Sheet {
+    pub(super) fn new(
+        name: String,
+        hidden: bool,
+        window: Option<((u32, u32), (u32, u32))>,
+        keep: Option<Keep>,
+    ) -> Self {
+        Self {
+            name,
+            hidden,
+            origin: window.map(|w| w.0).unwrap_or((0, 0)),
+            window,
+            rows: 0,
+            cols: 0,
+            text: String::new(),
+            ends: Vec::new(),
+            kept_chars: 0,
+            keep,
+            line_chars: 0,
+            last_row: None,
+            cur_row: None,
+            row_buf: String::new(),
+            row_cells: Vec::new(),
+            line: String::new(),
+            unordered: false,
+        }
+    }
+
+    /// Take one cell: `write` appends its text (nothing for an empty cell).
+    pub(super) fn cell(&mut self, (r, c): (u32, u32), write: impl FnOnce(&mut String)) {
+        if let Some(((r0, c0), (r1, c1))) = self.window {
+            if r < r0 || r > r1 || c < c0 || c > c1 {
+                return;
+            }
+        }
+        if self.cur_row != Some(r) {
+            if self.cur_row.is_some_and(|cur| r < cur) {
+                self.unordered = true;
+                return;
+            }
+            self.flush_row();
+            self.cur_row = Some(r);
+        }
+        let start = self.row_buf.len();
+        write(&mut self.row_buf);
+        if self.row_buf.len() > start {
+            self.row_cells.push((c, start, self.row_buf.len()));
+        }
+    }
+
+    fn flush_row(&mut self) {
+        let Some(r) = self.cur_row.take() else {
+            return;
+        };
+        if self.row_cells.is_empty() {
+            self.row_buf.clear();
+            return;
+        }
+        if !self.row_cells.windows(2).all(|w| w[0].0 < w[1].0) {
+            // Out of column order or repeated: the last value of a cell wins.
+            self.row_cells.sort_by_key(|c| c.0);
+            let mut dedup: Vec<(u32, usize, usize)> = Vec::with_capacity(self.row_cells.len());
+            for c in self.row_cells.drain(..) {
+                match dedup.last_mut() {
+                    Some(last) if last.0 == c.0 => *last = c,
+                    _ => dedup.push(c),
+                }
+            }
+            self.row_cells = dedup;
+        }
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        let mut col = self.origin.1;
+        for &(c, a, b) in &self.row_cells {
+            // The first cell sits `c - origin` tabs in; each next one `c - previous`.
+            line.extend(std::iter::repeat_n('\t', (c - col) as usize));
+            line.push_str(&self.row_buf[a..b]);
+            col = c;
+        }
+        line.push('\n');
+        let last_col = self.row_cells.last().map(|c| c.0).unwrap_or(col);
+        self.row_cells.clear();
+        self.row_buf.clear();
+        // Rows with nothing between the last line and this one are blank lines.
+        let first_row = self.last_row.map_or(self.origin.0, |l| l + 1);
+        for _ in first_row..r {
+            self.emit("\n");
+        }
+        self.rows = r - self.origin.0 + 1;
+        self.cols = self.cols.max(last_col - self.origin.1 + 1);
+        self.last_row = Some(r);
+        self.emit(&line);
+        self.line = line;
+    }
+
+    fn emit(&mut self, line: &str) {
+        let n = line.chars().count();
+        self.line_chars += n as u64;
+        if let Some(k) = self.keep {
+            let fits_cells = (self.ends.len() as u64 + 1) * self.cols.max(1) as u64 <= k.cells;
+            if fits_cells && self.kept_chars + n <= k.chars {
+                self.text.push_str(line);
+                self.ends.push(self.text.len());
+                self.kept_chars += n;
+            } else {
+                self.keep = None;
+            }
+        }
+    }
+
+    pub(super) fn finish(&mut self) {
+        self.flush_row();
+        self.row_buf = String::new();
+        self.line = String::new();
+    }
+
+    pub(super) fn heading(&self) -> String {
+        format!(
+            "--- Sheet: {} ({} rows × {} cols) ---\n",
+            self.name, self.rows, self.cols
+        )
+    }
+
+    /// Kept line `i` (0-based from the origin row).
+    pub(super) fn line(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(&self.text[start..end])
+    }
+}
+
+/// Feed a sheet calamine parsed whole (xls, ods, re-sorted xlsx).
+pub(super) fn feed_range(sheet: &mut Sheet, range: &Range<Data>) {
+    let start = range.start().unwrap_or((0, 0));
+    for (r, c, v) in range.used_cells() {
+        sheet.cell((start.0 + r as u32, start.1 + c as u32), |out| {
+            push_data(out, v)
+        });
+    }
+    sheet.finish();
+}

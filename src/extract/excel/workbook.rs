@@ -1,0 +1,254 @@
+//! The calamine workbook behind one enum (xlsx, xls, ods): opened only once its package is
+//! proven within the caps (no zip bomb, no shared-string output bomb), its worksheets
+//! listed, and each sheet's cells streamed into a `Sheet`.
+
+use std::fs::File;
+use std::io::BufReader;
+
+use calamine::{open_workbook_from_rs, Data, DataRef, Ods, Reader, SheetVisible, Xls, Xlsx};
+
+use super::cells::{push_data, push_ref};
+use super::sheet::{feed_range, Sheet};
+use crate::config::Limits;
+use crate::detect::Format;
+use crate::error::{ApiError, ErrorCode};
+use crate::extract::package::Package;
+use crate::extract::Input;
+
+/// Most text a workbook could expand to: cells that reference shared strings, times the
+/// longest shared string. calamine copies the string into every such cell, so 12,000
+/// references to one 1 MB string would take 12 GB; refuse that before it is read.
+fn refuse_output_bomb(pkg: &mut Package, max_expanded: u64) -> Result<(), ApiError> {
+    let Some(sst) = pkg.read("xl/sharedStrings.xml")? else {
+        return Ok(());
+    };
+    let longest = longest_between(&sst, b"<si>", b"</si>") as u64;
+    if longest < 4096 {
+        return Ok(());
+    }
+    let mut refs = 0u64;
+    for name in pkg
+        .names()
+        .into_iter()
+        .filter(|n| n.starts_with("xl/worksheets/") && n.ends_with(".xml"))
+    {
+        if let Some(xml) = pkg.read(&name)? {
+            refs += count(&xml, b"t=\"s\"") as u64;
+        }
+    }
+    if refs.saturating_mul(longest) > max_expanded {
+        return Err(ApiError::new(
+            ErrorCode::TooLarge,
+            format!("{refs} cells reference a shared string of {longest} bytes: the text would exceed {max_expanded} bytes (an output bomb)"),
+        )
+        .with_hint("Real workbooks do not repeat megabyte strings in thousands of cells; this one is not read."));
+    }
+    Ok(())
+}
+
+fn count(hay: &[u8], needle: &[u8]) -> usize {
+    hay.windows(needle.len()).filter(|w| *w == needle).count()
+}
+
+fn longest_between(hay: &[u8], open: &[u8], close: &[u8]) -> usize {
+    let mut best = 0;
+    let mut i = 0;
+    while let Some(a) = hay[i..].windows(open.len()).position(|w| w == open) {
+        let start = i + a;
+        match hay[start..].windows(close.len()).position(|w| w == close) {
+            Some(b) => {
+                best = best.max(b);
+                i = start + b + close.len();
+            }
+            None => {
+                best = best.max(hay.len() - start);
+                break;
+            }
+        }
+    }
+    best
+}
+
+fn calamine_error(e: calamine::Error) -> ApiError {
+    match e {
+        calamine::Error::Xls(calamine::XlsError::Password) => {
+            ApiError::new(ErrorCode::Encrypted, "the workbook is password-protected").with_hint(
+                "Remove the password in Excel (or save an unprotected copy) and upload that.",
+            )
+        }
+        calamine::Error::Io(e) => ApiError::internal(e),
+        other => ApiError::new(
+            ErrorCode::Corrupt,
+            format!("the workbook cannot be read: {other}"),
+        ),
+    }
+}
+
+/// An open workbook of any of the formats calamine reads.
+pub(super) enum Workbook {
+    Xlsx(Xlsx<BufReader<File>>),
+    Xls(Xls<BufReader<File>>),
+    Ods(Ods<BufReader<File>>),
+}
+
+impl Workbook {
+    /// Open a workbook once its package is proven within the caps (calamine inflates the
+    /// package itself). Opening an xlsx reads only the small parts (workbook, shared
+    /// strings, styles), so the worksheets are checked on a second thread meanwhile; they
+    /// are read only after.
+    pub(super) fn open(input: &Input, limits: &Limits) -> Result<Self, ApiError> {
+        Ok(match input.format {
+            Format::Xls => Self::open_unchecked(input)?,
+            Format::Ods => {
+                Package::open(&input.path, limits.package)?.check_all()?;
+                Self::open_unchecked(input)?
+            }
+            _ => {
+                let mut pkg = Package::open(&input.path, limits.package)?;
+                let is_sheet = |n: &str| n.starts_with("xl/worksheets/");
+                pkg.check_where(|n| !is_sheet(n))?;
+                let (checked, wb) = std::thread::scope(|scope| {
+                    let check = scope.spawn(|| pkg.check_where(is_sheet));
+                    let wb = Self::open_unchecked(input);
+                    (check.join(), wb)
+                });
+                checked.map_err(|_| ApiError::internal("the package check panicked"))??;
+                let wb = wb?;
+                pkg.reset_count();
+                refuse_output_bomb(&mut pkg, limits.max_expanded_text_bytes)?;
+                wb
+            }
+        })
+    }
+
+    /// Open the file with calamine, as the format says.
+    fn open_unchecked(input: &Input) -> Result<Self, ApiError> {
+        let f = File::open(&input.path)
+            .map(BufReader::new)
+            .map_err(ApiError::internal)?;
+        let err = |e: calamine::Error| calamine_error(e);
+        Ok(match input.format {
+            Format::Xls => {
+                Self::Xls(open_workbook_from_rs(f).map_err(|e: calamine::XlsError| err(e.into()))?)
+            }
+            Format::Ods => {
+                Self::Ods(open_workbook_from_rs(f).map_err(|e: calamine::OdsError| err(e.into()))?)
+            }
+            _ => Self::Xlsx(
+                open_workbook_from_rs(f).map_err(|e: calamine::XlsxError| err(e.into()))?,
+            ),
+        })
+    }
+
+    /// Worksheets (not chart sheets) in workbook order: (name, hidden).
+    pub(super) fn sheets(&self) -> Vec<(String, bool)> {
+        let meta = match self {
+            Self::Xlsx(w) => w.sheets_metadata(),
+            Self::Xls(w) => w.sheets_metadata(),
+            Self::Ods(w) => w.sheets_metadata(),
+        };
+        meta.iter()
+            .filter(|s| s.typ == calamine::SheetType::WorkSheet)
+            .map(|s| (s.name.clone(), s.visible != SheetVisible::Visible))
+            .collect()
+    }
+
+    /// Stream one sheet's cells into `sheet`. xlsx cells come straight from the XML
+    /// (no grid, shared strings borrowed); xls and ods are parsed whole by calamine.
+    pub(super) fn read(&mut self, sheet: &mut Sheet) -> Result<(), ApiError> {
+        const BATCH: usize = 4096;
+        let sheet_name = sheet.name.clone();
+        let range = match self {
+            Self::Xlsx(w) => {
+                // calamine parses on this thread while a second one renders the rows: the
+                // XML parse and the text are each about half the work of a big sheet.
+                let parsed: Result<(), ApiError> = std::thread::scope(|scope| {
+                    type Batch<'a> = Vec<((u32, u32), DataRef<'a>)>;
+                    let (tx, rx) = std::sync::mpsc::sync_channel::<Batch<'_>>(4);
+                    let render = scope.spawn(|| {
+                        for batch in rx {
+                            for (pos, v) in batch {
+                                sheet.cell(pos, |out| push_ref(out, v));
+                            }
+                            if sheet.unordered {
+                                break; // dropping rx stops the parser
+                            }
+                        }
+                    });
+                    let mut cells = w
+                        .worksheet_cells_reader(&sheet_name)
+                        .map_err(|e| calamine_error(e.into()))?;
+                    let mut batch: Batch<'_> = Vec::with_capacity(BATCH);
+                    let mut result = Ok(());
+                    loop {
+                        match cells.next_cell() {
+                            Ok(Some(cell)) => {
+                                batch.push((cell.get_position(), cell.get_value().clone()));
+                                if batch.len() == BATCH
+                                    && tx
+                                        .send(std::mem::replace(
+                                            &mut batch,
+                                            Vec::with_capacity(BATCH),
+                                        ))
+                                        .is_err()
+                                {
+                                    break;
+                                }
+                            }
+                            Ok(None) => {
+                                let _ = tx.send(batch);
+                                break;
+                            }
+                            Err(e) => {
+                                result = Err(calamine_error(e.into()));
+                                break;
+                            }
+                        }
+                    }
+                    drop(tx);
+                    if render.join().is_err() {
+                        return Err(ApiError::internal("the sheet renderer panicked"));
+                    }
+                    result
+                });
+                parsed?;
+                if !sheet.unordered {
+                    sheet.finish();
+                    return Ok(());
+                }
+                // Rows out of order (rare writers): read the cells again and sort them.
+                // Not calamine's grid: that is rows × cols of the used area, so two cells
+                // at A1 and XFD1048576 would allocate 17 billion; this holds only the cells
+                // the sheet has (bounded by the package's decompression limits).
+                *sheet = Sheet::new(
+                    std::mem::take(&mut sheet.name),
+                    sheet.hidden,
+                    sheet.window,
+                    sheet.keep,
+                );
+                let mut cells = w
+                    .worksheet_cells_reader(&sheet.name)
+                    .map_err(|e| calamine_error(e.into()))?;
+                let mut all: Vec<((u32, u32), Data)> = Vec::new();
+                while let Some(cell) = cells.next_cell().map_err(|e| calamine_error(e.into()))? {
+                    all.push((cell.get_position(), Data::from(cell.get_value().clone())));
+                }
+                drop(cells);
+                all.sort_by_key(|(pos, _)| *pos);
+                for (pos, v) in &all {
+                    sheet.cell(*pos, |out| push_data(out, v));
+                }
+                sheet.finish();
+                return Ok(());
+            }
+            Self::Xls(w) => w
+                .worksheet_range(&sheet.name)
+                .map_err(|e| calamine_error(e.into()))?,
+            Self::Ods(w) => w
+                .worksheet_range(&sheet.name)
+                .map_err(|e| calamine_error(e.into()))?,
+        };
+        feed_range(sheet, &range);
+        Ok(())
+    }
+}

@@ -1,0 +1,274 @@
+//! PDF through PDFium: native text per page (`--- Page N ---`), page ranges, queries,
+//! passwords, metadata, and an honest verdict per page on whether it needs OCR
+//! (no text layer, sparse text, or a garbled layer that forms no words).
+//!
+//! A read opens the document (`pdfium`), selects pages, reads them one by one — text
+//! layer (`text`), verdict (`verdict`), OCR of a rendered page (`render`) — and makes the
+//! text and the typed report from what was read (`report`).
+
+mod pdfium;
+mod render;
+mod report;
+mod text;
+mod verdict;
+
+use std::time::Instant;
+
+use pdfium_render::prelude::*;
+
+pub use pdfium::available;
+pub use render::render_page_png;
+pub use verdict::{assess, OcrReason};
+
+use super::{Extractor, Input};
+use crate::config::Limits;
+use crate::envelope::Extraction;
+use crate::error::{ApiError, ErrorCode};
+use crate::ocr::{self, OcrChoice};
+use crate::options::{self, ReadRequest};
+use render::PendingOcr;
+
+pub struct PdfExtractor;
+
+impl Extractor for PdfExtractor {
+    fn extract(
+        &self,
+        input: &Input,
+        req: &ReadRequest,
+        limits: &Limits,
+    ) -> Result<Extraction, ApiError> {
+        let settings = Settings::parse(req, limits)?;
+        let pdfium = pdfium::pdfium()?;
+        let doc = pdfium::open(pdfium, &input.path, req.password.as_deref())?;
+        let total = doc.pages().len() as u64;
+        if total == 0 {
+            return Err(ApiError::new(
+                ErrorCode::Corrupt,
+                "the PDF has no pages (its page tree is missing or broken)",
+            ));
+        }
+        let mut warnings = Vec::new();
+        let selected = options::select_pages(
+            req.pages.as_deref(),
+            total,
+            "page",
+            "document",
+            &mut warnings,
+        )?;
+        let job = Job {
+            input,
+            limits,
+            settings,
+            total,
+            selected,
+            warnings,
+        };
+        let read = read_pages(&doc, &job)?;
+        report::make_report(&doc, job, read)
+    }
+}
+
+/// The request's options for a PDF, checked before the document is opened.
+struct Settings {
+    max_chars: usize,
+    query: Option<options::Query>,
+    /// Fewer visible characters than this make a page with images sparse.
+    min_text: usize,
+    choice: OcrChoice,
+    /// The OCR engine, unless `ocr` is `none` (or none is installed).
+    engine: Option<Box<dyn ocr::OcrEngine>>,
+    include_boxes: bool,
+}
+
+impl Settings {
+    fn parse(req: &ReadRequest, limits: &Limits) -> Result<Self, ApiError> {
+        let max_chars = req.max_chars(limits.max_chars)?;
+        let query = req.query()?;
+        let min_text =
+            options::count("min_text_per_page", req.min_text_per_page, 0)?.unwrap_or(50) as usize;
+        let choice = OcrChoice::parse(req.ocr.map(|o| o.as_str()))?;
+        let engine = match choice {
+            OcrChoice::Off => None,
+            _ => ocr::engine_for(req.ocr.map(|o| o.as_str()), req.ocr_lang.as_deref())?,
+        };
+        Ok(Self {
+            max_chars,
+            query,
+            min_text,
+            choice,
+            engine,
+            include_boxes: req.include_boxes == Some(true),
+        })
+    }
+}
+
+/// One read of an open document: its settings, the pages selected (1-based, in reading
+/// order) and what selecting them warned about.
+struct Job<'a> {
+    input: &'a Input,
+    limits: &'a Limits,
+    settings: Settings,
+    /// Pages in the document.
+    total: u64,
+    selected: Vec<u64>,
+    warnings: Vec<String>,
+}
+
+impl Job<'_> {
+    /// Whether to stop before the next page: at the deadline, or when a page as long as
+    /// the average so far would end past it, so finished pages come back, not a timeout.
+    fn out_of_time(&self, started: Instant, done: usize) -> bool {
+        let Some(d) = self.input.deadline else {
+            return false;
+        };
+        let now = Instant::now();
+        let per_page = (done > 0).then(|| (now - started) / done as u32);
+        now >= d || per_page.is_some_and(|p| now + p > d)
+    }
+
+    /// Report finished pages; nothing while a page's OCR is still running.
+    fn progress(&self, pages: &[Page], ocr_in_flight: bool) {
+        if ocr_in_flight {
+            return;
+        }
+        let stage = if pages.last().is_some_and(|p| p.ocr.is_some()) {
+            "ocr"
+        } else {
+            "text"
+        };
+        self.input
+            .progress
+            .report(pages.len() as u64, self.selected.len() as u64, stage);
+    }
+}
+
+/// What OCR made of a page.
+struct PageOcr {
+    lines: Vec<ocr::OcrLine>,
+    confidence: Option<f32>,
+}
+
+/// One page's native text and verdict.
+struct Page {
+    number: u64,
+    /// OCR's result, when the page was OCR'd (then `text` is OCR's text).
+    ocr: Option<PageOcr>,
+    text: String,
+    need: Option<OcrReason>,
+}
+
+impl Page {
+    fn set_ocr(&mut self, lines: Vec<ocr::OcrLine>) {
+        self.text = ocr::lines_to_text(&lines);
+        self.ocr = Some(PageOcr {
+            confidence: ocr::mean_confidence(&lines),
+            lines,
+        });
+    }
+}
+
+/// The pages read: the selection's first pages (all of them unless the deadline came
+/// first), the OCR run now (for the document memory) and its warnings.
+struct PagesRead {
+    pages: Vec<Page>,
+    fresh: Vec<(u64, Vec<ocr::OcrLine>)>,
+    /// Pages whose OCR came from the document memory.
+    from_memory: usize,
+    warnings: Vec<String>,
+}
+
+/// Page by page: native text, the verdict, and OCR where it is needed, until done or the
+/// deadline passes. A page renders (PDFium, this thread) while the page before it is
+/// recognised (on the OCR engine's threads): one page's OCR in flight at a time.
+fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiError> {
+    let engine = job.settings.engine.as_deref();
+    let mut pixel_budget = job.limits.max_render_pixels_per_read;
+    let mut out = PagesRead {
+        pages: Vec::with_capacity(job.selected.len()),
+        fresh: Vec::new(),
+        from_memory: 0,
+        warnings: Vec::new(),
+    };
+    let started = Instant::now();
+    std::thread::scope(|scope| -> Result<(), ApiError> {
+        let mut pending: Option<PendingOcr<'_>> = None;
+        let mut read = || -> Result<(), ApiError> {
+            for &n in &job.selected {
+                if job.out_of_time(started, out.pages.len()) {
+                    break;
+                }
+                let page = doc.pages().get((n - 1) as i32).map_err(|e| {
+                    ApiError::new(ErrorCode::Corrupt, format!("page {n} cannot be read: {e}"))
+                })?;
+                let mut rec = read_page(&page, n, &job.settings)?;
+                if let (Some(_), Some(engine)) = (rec.need, engine) {
+                    if let Some(known) = job.input.known_ocr.get(&n) {
+                        out.from_memory += 1;
+                        rec.set_ocr(known.clone());
+                    } else {
+                        // The models load while the page renders.
+                        engine.warm_up();
+                        let (rgb, warning) = render::render_for_ocr(
+                            &page,
+                            job.limits.max_render_pixels_per_page,
+                            &mut pixel_budget,
+                        )?;
+                        if let Some(p) = pending.take() {
+                            if !p.finish(&mut out.pages, &mut out.fresh)? {
+                                break;
+                            }
+                            job.progress(&out.pages, false);
+                        }
+                        out.warnings.extend(warning);
+                        let deadline = job.input.deadline;
+                        pending = Some(PendingOcr {
+                            index: out.pages.len(),
+                            handle: scope.spawn(move || engine.recognize_until(&rgb, deadline)),
+                        });
+                    }
+                }
+                out.pages.push(rec);
+                job.progress(&out.pages, pending.is_some());
+            }
+            Ok(())
+        };
+        let read = read();
+        match (pending.take(), read) {
+            (Some(p), Ok(())) => {
+                if p.finish(&mut out.pages, &mut out.fresh)? {
+                    job.progress(&out.pages, false);
+                }
+                Ok(())
+            }
+            // The read failed on a later page: the OCR in flight is waited for (the
+            // scope would wait anyway) and dropped with the rest.
+            (Some(p), Err(e)) => {
+                let _ = p.handle.join();
+                Err(e)
+            }
+            (None, read) => read,
+        }
+    })?;
+    if out.pages.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::Timeout,
+            "the deadline passed before any page was read",
+        ));
+    }
+    Ok(out)
+}
+
+/// One page's native text (with its form fields) and the verdict on it.
+fn read_page(page: &PdfPage<'_>, number: u64, settings: &Settings) -> Result<Page, ApiError> {
+    let text = text::native_text(page)?;
+    let need = match settings.choice {
+        OcrChoice::Force => Some(OcrReason::Forced),
+        _ => assess(&text, settings.min_text, || text::has_images(page)),
+    };
+    Ok(Page {
+        number,
+        text,
+        need,
+        ocr: None,
+    })
+}

@@ -1,0 +1,112 @@
+//! The PDF engine: PDFium bound once per process, and opening a document — passwords
+//! (SASLprep'd for AES-256) and PDFium's errors mapped to docreader's codes.
+
+use std::sync::OnceLock;
+
+use pdfium_render::prelude::*;
+
+use crate::error::{ApiError, ErrorCode};
+
+/// PDFium, bound once per process (its bindings are process-global).
+pub(super) fn pdfium() -> Result<&'static Pdfium, ApiError> {
+    static PDFIUM: OnceLock<Result<Pdfium, String>> = OnceLock::new();
+    PDFIUM
+        .get_or_init(|| {
+            let path = crate::native::find("libpdfium.so", Some("DOCREADER_PDFIUM_LIB"))?;
+            let bindings =
+                Pdfium::bind_to_library(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(Pdfium::new(bindings))
+        })
+        .as_ref()
+        .map_err(|e| {
+            ApiError::new(
+                ErrorCode::Unavailable,
+                format!("the PDF engine (PDFium) is not available: {e}"),
+            )
+            .with_hint(crate::native::INSTALL_HINT)
+        })
+}
+
+/// Whether PDFium can be loaded (for `/readyz` details and tests).
+pub fn available() -> bool {
+    pdfium().is_ok()
+}
+
+/// Open the PDF at `path`, with its password if it has one.
+pub(super) fn open<'a>(
+    pdfium: &'a Pdfium,
+    path: &std::path::Path,
+    password: Option<&str>,
+) -> Result<PdfDocument<'a>, ApiError> {
+    let first = pdfium.load_pdf_from_file(path, password);
+    let result = match (first, password) {
+        // AES-256 (R6) passwords are SASLprep'd; PDFium wants the prepared form.
+        (
+            Err(PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::PasswordError)),
+            Some(pw),
+        ) if saslprep(pw) != pw => pdfium.load_pdf_from_file(path, Some(&saslprep(pw))),
+        (r, _) => r,
+    };
+    result.map_err(|e| match e {
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::PasswordError) => {
+            match password {
+                None => ApiError::new(ErrorCode::Encrypted, "the PDF is password-protected")
+                    .with_hint("Send the document's password in the `password` option."),
+                Some(_) => ApiError::new(
+                    ErrorCode::Encrypted,
+                    "the password is wrong for this PDF",
+                )
+                .with_hint(
+                    "Check the password (it is case-sensitive) and send it again in `password`.",
+                ),
+            }
+        }
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::SecurityError) => {
+            ApiError::new(
+                ErrorCode::Encrypted,
+                "the PDF uses a security handler that cannot be opened",
+            )
+            .with_hint("Save an unprotected copy of the PDF and upload that.")
+        }
+        PdfiumError::IoError(e) => ApiError::internal(e),
+        other => ApiError::new(
+            ErrorCode::Corrupt,
+            format!("the PDF cannot be opened: {}", describe(&other)),
+        ),
+    })
+}
+
+fn describe(e: &PdfiumError) -> &'static str {
+    match e {
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::FormatError) => {
+            "it is damaged or not a PDF"
+        }
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::FileError) => {
+            "its file structure is unreadable"
+        }
+        _ => "PDFium rejected it",
+    }
+}
+
+/// The parts of SASLprep (RFC 4013) that matter for passwords: NFKC, soft hyphens and
+/// other "mapped to nothing" characters dropped, non-ASCII spaces made spaces.
+fn saslprep(pw: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    pw.chars()
+        .filter(|c| !matches!(*c, '\u{00AD}' | '\u{034F}' | '\u{1806}' | '\u{180B}'..='\u{180D}' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'))
+        .map(|c| if c != ' ' && c.is_whitespace() { ' ' } else { c })
+        .collect::<String>()
+        .nfkc()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saslprep_drops_soft_hyphens() {
+        assert_eq!(saslprep("S\u{AA}SL\u{AD}prep"), "SaSLprep");
+        assert_eq!(saslprep("plain"), "plain");
+    }
+}

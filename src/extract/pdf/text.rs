@@ -1,0 +1,189 @@
+//! A page's native text: its whole text layer (rebuilt character by character when a lone
+//! surrogate blanks it; right-to-left runs in logical order), its filled-in form fields,
+//! and whether it draws images.
+
+use pdfium_render::prelude::*;
+
+use crate::error::{ApiError, ErrorCode};
+
+/// A page's native text: its text layer, then its filled-in form fields under
+/// `[Form fields]`.
+pub(super) fn native_text(page: &PdfPage<'_>) -> Result<String, ApiError> {
+    let text = page_text(page)?;
+    let fields = form_values(page);
+    if fields.is_empty() {
+        return Ok(text);
+    }
+    Ok(format!(
+        "{}\n[Form fields]\n{}\n",
+        text.trim_end(),
+        fields.join("\n")
+    ))
+}
+
+/// The page's text layer, all of it, with `\n` line breaks.
+fn page_text(page: &PdfPage<'_>) -> Result<String, ApiError> {
+    let layer = page.text().map_err(|e| {
+        ApiError::new(
+            ErrorCode::Corrupt,
+            format!("a page's text cannot be read: {e}"),
+        )
+    })?;
+    // `all()` keeps only text inside the page-size rectangle anchored at the origin, which
+    // drops whole pages whose MediaBox starts elsewhere; ask for everything instead.
+    let everywhere = PdfRect::new_from_values(-1.0e7, -1.0e7, 1.0e7, 1.0e7);
+    let mut text = layer.inside_rect(everywhere);
+    if text.is_empty() && layer.len() > 0 {
+        // pdfium-render turns the whole page into "" when PDFium's UTF-16 holds one lone
+        // surrogate; rebuild it character by character instead.
+        text = char_by_char(&layer);
+    }
+    if text.chars().any(is_rtl) {
+        text = logical_order(&layer);
+    }
+    // PDFium separates lines with CRLF; NULs can appear from broken fonts.
+    Ok(text.replace("\r\n", "\n").replace(['\r', '\0'], "\n"))
+}
+
+/// The page's text from its characters one by one: surrogate pairs joined, lone
+/// surrogates replaced by U+FFFD.
+fn char_by_char(layer: &PdfPageText<'_>) -> String {
+    let units: Vec<u32> = layer.chars().iter().map(|c| c.unicode_value()).collect();
+    let mut out = String::with_capacity(units.len());
+    let mut utf16 = Vec::with_capacity(units.len());
+    for u in units {
+        match char::from_u32(u) {
+            Some(c) if u > 0xFFFF => {
+                out.extend(char::decode_utf16(utf16.drain(..)).map(|r| r.unwrap_or('\u{FFFD}')));
+                out.push(c);
+            }
+            _ if u <= 0xFFFF => utf16.push(u as u16),
+            _ => utf16.push(0xFFFD),
+        }
+    }
+    out.extend(char::decode_utf16(utf16).map(|r| r.unwrap_or('\u{FFFD}')));
+    out
+}
+
+fn is_rtl(c: char) -> bool {
+    matches!(c, '\u{0590}'..='\u{08FF}' | '\u{FB1D}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFF}')
+}
+
+/// Whether one glyph's characters come out in visual order: the lam-alef ligature, which
+/// PDFium decomposes alef-first, and whole-word glyphs (they hold a space, which no
+/// ligature does) whose ToUnicode strings producers write visually.
+fn cluster_is_visual(chars: &[char]) -> bool {
+    match chars {
+        ['\u{0622}' | '\u{0623}' | '\u{0625}' | '\u{0627}', '\u{0644}'] => true,
+        _ => chars.len() > 2 && chars.contains(&' ') && chars.iter().copied().any(is_rtl),
+    }
+}
+
+/// Rebuild a page's text with right-to-left runs in logical order. Two things go wrong
+/// in real files (both seen in the corpus): a ligature glyph whose ToUnicode string lists
+/// its characters in visual order (all share one origin), and RTL glyphs drawn left to
+/// right in stream order (origins advance rightwards). Runs already logical are kept.
+fn logical_order(layer: &PdfPageText<'_>) -> String {
+    // Clusters: consecutive characters that come from one glyph (same origin).
+    let mut clusters: Vec<(Vec<char>, Option<f32>)> = Vec::new();
+    for c in layer.chars().iter() {
+        let Some(ch) = c.unicode_char() else { continue };
+        let x = c.origin_x().ok().map(|x| x.value);
+        match clusters.last_mut() {
+            Some((chars, Some(px)))
+                if x == Some(*px) && !matches!(ch, '\r' | '\n') && !chars.ends_with(&['\n']) =>
+            {
+                chars.push(ch)
+            }
+            _ => clusters.push((vec![ch], x)),
+        }
+    }
+    for (chars, _) in clusters.iter_mut() {
+        if cluster_is_visual(chars) {
+            chars.reverse();
+        }
+    }
+    let rtl = |c: &(Vec<char>, Option<f32>)| c.0.iter().copied().any(is_rtl);
+    let space = |c: &(Vec<char>, Option<f32>)| c.0.iter().all(|ch| *ch == ' ');
+    let mut out = String::new();
+    let mut i = 0;
+    while i < clusters.len() {
+        if !rtl(&clusters[i]) {
+            out.extend(clusters[i].0.iter());
+            i += 1;
+            continue;
+        }
+        // A run of RTL clusters, with the spaces between them.
+        let mut j = i;
+        let mut last = i;
+        while j < clusters.len() && (rtl(&clusters[j]) || space(&clusters[j])) {
+            if rtl(&clusters[j]) {
+                last = j;
+            }
+            j += 1;
+        }
+        let run = &clusters[i..=last];
+        let xs: Vec<f32> = run.iter().filter_map(|c| c.1).collect();
+        let visual =
+            xs.len() >= 2 && xs.windows(2).filter(|w| w[1] > w[0]).count() * 2 > xs.len() - 1;
+        if visual {
+            run.iter().rev().for_each(|c| out.extend(c.0.iter()));
+        } else {
+            run.iter().for_each(|c| out.extend(c.0.iter()));
+        }
+        i = last + 1;
+    }
+    out
+}
+
+/// Filled-in AcroForm values on a page (`name: value`), which are not part of its text
+/// layer: a form's answers are often the point of reading it.
+fn form_values(page: &PdfPage<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    for annot in page.annotations().iter() {
+        let Some(field) = annot.as_form_field() else {
+            continue;
+        };
+        let value = match field {
+            PdfFormField::Text(f) => f.value(),
+            PdfFormField::ComboBox(f) => f.value(),
+            PdfFormField::ListBox(f) => f.value(),
+            PdfFormField::Checkbox(f) => f
+                .is_checked()
+                .ok()
+                .filter(|c| *c)
+                .map(|_| "[x]".to_string()),
+            PdfFormField::RadioButton(f) => f
+                .is_checked()
+                .ok()
+                .filter(|c| *c)
+                .map(|_| "(selected)".to_string()),
+            _ => None,
+        };
+        let Some(value) = value
+            .map(|v| v.trim().replace(['\r', '\n'], " "))
+            .filter(|v| !v.is_empty())
+        else {
+            continue;
+        };
+        let line = match field.name() {
+            Some(name) if !name.trim().is_empty() => format!("{}: {value}", name.trim()),
+            _ => value,
+        };
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// Whether a page draws an image (directly or inside a form XObject).
+pub(super) fn has_images(page: &PdfPage<'_>) -> bool {
+    page.objects().iter().any(|o| {
+        matches!(o.object_type(), PdfPageObjectType::Image)
+            || o.as_x_object_form_object().is_some_and(|f| {
+                f.iter()
+                    .any(|i| i.object_type() == PdfPageObjectType::Image)
+            })
+    })
+}
