@@ -92,6 +92,27 @@ pub struct ServeArgs {
     /// Workers crash or print on files of two magic names (the isolation tests only).
     #[arg(long, hide = true, default_value_t = false)]
     pub worker_test_hooks: bool,
+    /// A request's headers must arrive within this many milliseconds; a keep-alive
+    /// connection idle for as long is closed.
+    #[arg(
+        long,
+        env = "DOCREADER_HEADER_READ_TIMEOUT_MS",
+        default_value_t = 10_000
+    )]
+    pub header_read_timeout_ms: u64,
+    /// An upload whose body pauses longer than this many milliseconds between chunks is
+    /// refused (`request_timeout`), so a slow client cannot hold a slot forever.
+    #[arg(long, env = "DOCREADER_BODY_TIMEOUT_MS", default_value_t = 30_000)]
+    pub body_timeout_ms: u64,
+    /// Connections served at once (0: from the open-file limit, which is raised to its
+    /// maximum at start).
+    #[arg(long, env = "DOCREADER_MAX_CONNECTIONS", default_value_t = 0)]
+    pub max_connections: usize,
+    /// How long a shutdown (SIGTERM) waits for requests in progress, in milliseconds
+    /// (0: the longest a read may take, `deadline_ms` + `grace_ms`, so no read that could
+    /// still finish is cut).
+    #[arg(long, env = "DOCREADER_DRAIN_TIMEOUT_MS", default_value_t = 0)]
+    pub drain_timeout_ms: u64,
     /// Log format: `text` or `json`.
     #[arg(long, env = "DOCREADER_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
@@ -310,6 +331,10 @@ impl ServeArgs {
             allowed_roots: None,
             cors_origins: None,
             log_format: "text".into(),
+            header_read_timeout_ms: 10_000,
+            body_timeout_ms: 30_000,
+            max_connections: 0,
+            drain_timeout_ms: 0,
             limits: Limits::default(),
         }
     }

@@ -33,6 +33,7 @@ pub enum ErrorCode {
     ExtractionCrashed,
     Internal,
     Unavailable,
+    RequestTimeout,
 }
 
 impl ErrorCode {
@@ -60,6 +61,7 @@ impl ErrorCode {
         Self::ExtractionCrashed,
         Self::Internal,
         Self::Unavailable,
+        Self::RequestTimeout,
     ];
 
     /// The snake_case code as it appears on the wire.
@@ -87,6 +89,7 @@ impl ErrorCode {
             Self::ExtractionCrashed => "extraction_crashed",
             Self::Internal => "internal",
             Self::Unavailable => "unavailable",
+            Self::RequestTimeout => "request_timeout",
         }
     }
 
@@ -112,6 +115,7 @@ impl ErrorCode {
             Self::Timeout => 504,
             Self::ExtractionCrashed | Self::Internal => 500,
             Self::Unavailable => 503,
+            Self::RequestTimeout => 408,
         }
     }
 
@@ -140,6 +144,7 @@ impl ErrorCode {
             Self::ExtractionCrashed => "Retry once; if it fails again the file is probably hostile or damaged.",
             Self::Internal => "Retry; if it persists, report the request id to the operator.",
             Self::Unavailable => "Retry after the number of seconds in the Retry-After header.",
+            Self::RequestTimeout => "Send the request without long pauses; the operator sets how long a body may pause (DOCREADER_BODY_TIMEOUT_MS).",
         }
     }
 }

@@ -139,19 +139,25 @@ async fn serve(args: ServeArgs) -> ExitCode {
     tracing::info!(%addr, data_dir = %args.data_dir.display(), auth = keys_set, "docreader listening");
     // Printed plainly too, so scripts and people see where to go.
     eprintln!("docreader listening on http://{addr} (docs at http://{addr}/docs)");
-    let served = axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await;
-    match served {
-        Ok(()) => {
-            tracing::info!("docreader stopped");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("docreader: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    let fd_limit = docreader::http::serve::raise_fd_limit();
+    let limits = docreader::http::serve::ConnLimits {
+        header_read_timeout: std::time::Duration::from_millis(args.header_read_timeout_ms.max(1)),
+        max_connections: docreader::http::serve::connection_cap(args.max_connections, fd_limit),
+        drain_timeout: std::time::Duration::from_millis(match args.drain_timeout_ms {
+            0 => args.limits.deadline_ms + args.limits.grace_ms,
+            ms => ms,
+        }),
+    };
+    tracing::info!(
+        max_connections = limits.max_connections,
+        fd_limit,
+        drain_ms = limits.drain_timeout.as_millis() as u64,
+        "serving"
+    );
+    let drained =
+        docreader::http::serve::serve(listener, app(state), limits, shutdown_signal()).await;
+    tracing::info!(drained, "docreader stopped");
+    ExitCode::SUCCESS
 }
 
 /// SIGTERM or Ctrl-C: stop accepting, let in-flight requests finish.

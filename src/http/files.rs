@@ -96,7 +96,7 @@ async fn receive_all(
     let limits = &st.limits;
     let mut total: u64 = 0;
     loop {
-        let field = match form.next_field().await {
+        let field = match paced(st, form.next_field()).await? {
             Ok(Some(f)) => f,
             Ok(None) => return Ok(()),
             Err(e) => return Err(multipart_error(e, limits.max_request_bytes)),
@@ -136,7 +136,14 @@ async fn receive_one(
         .await
         .map_err(ApiError::internal)?;
     loop {
-        let chunk = match field.chunk().await {
+        let chunk = match paced(st, field.chunk()).await {
+            Err(e) => {
+                inc.discard().await;
+                return Err(e);
+            }
+            Ok(r) => r,
+        };
+        let chunk = match chunk {
             Ok(Some(c)) => c,
             Ok(None) => break,
             Err(e) => {
@@ -166,6 +173,25 @@ async fn receive_one(
         }
     }
     st.files.finalize(tenant, name, inc).await
+}
+
+/// A read of the upload's body that must make progress within `body_timeout`: a client
+/// that stops sending (or trickles) cannot hold the request, its slot and its temp file.
+async fn paced<T>(
+    st: &AppState,
+    read: impl std::future::Future<Output = T>,
+) -> Result<T, ApiError> {
+    tokio::time::timeout(st.body_timeout, read)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                ErrorCode::RequestTimeout,
+                format!(
+                    "the upload's body stopped arriving for {} ms",
+                    st.body_timeout.as_millis()
+                ),
+            )
+        })
 }
 
 fn multipart_error(e: axum::extract::multipart::MultipartError, limit: u64) -> ApiError {

@@ -8,6 +8,7 @@ pub mod health;
 pub mod metrics;
 pub mod read;
 pub mod request_id;
+pub mod serve;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -41,6 +42,8 @@ pub struct AppState {
     pub cors_origins: Vec<String>,
     /// Whether `/metrics` is served without a key when keys are configured.
     pub metrics_public: bool,
+    /// The longest pause between chunks of an upload's body.
+    pub body_timeout: std::time::Duration,
     /// The one way a read runs.
     pub reader: Arc<ReadService>,
     pub metrics: Arc<Metrics>,
@@ -122,6 +125,7 @@ impl AppState {
             api_keys,
             cors_origins,
             metrics_public: args.metrics_public,
+            body_timeout: std::time::Duration::from_millis(args.body_timeout_ms.max(1)),
             reader: Arc::new(reader),
             metrics,
         })

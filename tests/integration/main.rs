@@ -1,6 +1,7 @@
 //! All integration tests, in one binary: they drive `app()` (and one runs the real binary).
 
 mod common;
+mod connections;
 mod corpus;
 mod errors;
 mod hardening;
