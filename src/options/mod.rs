@@ -1,0 +1,284 @@
+//! Read options: the request body, which options fit which format (the strict rule of
+//! SPEC §5), the page-range parser, and the in-document query matcher.
+//!
+//! This file holds the body of `POST /read` (`ReadRequest`) and its option types; the
+//! strict rule and the validation of single options are in `rule`, page and slide ranges
+//! in `pages`, and the query matcher in `query`. Everything is re-exported here, so callers
+//! name it `crate::options::X`.
+
+mod pages;
+mod query;
+mod rule;
+
+pub use pages::{format_pages, parse_spans, resolve_pages, select_pages, Selection};
+pub use query::{grep, grep_lines, GrepLine, Hits, Query};
+pub use rule::{count, options_for};
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Body of `POST /read`. Give `file_id` (or `path`, when the operator allows server paths),
+/// plus the options that fit the file's format. An option that does not fit is an error.
+#[derive(Debug, Default, Clone, Serialize, Deserialize, ToSchema, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct ReadRequest {
+    /// Id returned by `POST /upload`.
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_id: Option<String>,
+    /// A server-side path; only when `DOCREADER_ALLOWED_ROOTS` is set.
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Pages (pdf) or slides (pptx): `"5"`, `"1-10"`, `"1,3,5-8"`. Alias: `page_range`.
+    #[serde(alias = "page_range")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(
+        pattern = r"^\s*[1-9][0-9]{0,15}\s*([-\u2010\u2011\u2013\u2014\u2212]\s*[1-9][0-9]{0,15}\s*)?(,\s*[1-9][0-9]{0,15}\s*([-\u2010\u2011\u2013\u2014\u2212]\s*[1-9][0-9]{0,15}\s*)?)*$"
+    )]
+    #[arg(long, alias = "page-range")]
+    pub pages: Option<String>,
+    /// Text family, e-mail body: 0-based line offset.
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 0)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub offset: Option<i64>,
+    /// Text family, e-mail body: number of lines.
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 1)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub limit: Option<i64>,
+    /// Text family: 0-based byte offset into the file (exclusive with offset/limit).
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 0)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub byte_offset: Option<i64>,
+    /// Text family: number of bytes to read from `byte_offset` (default 1 MiB).
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 1)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub byte_length: Option<i64>,
+    /// Excel: sheet name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub sheet: Option<String>,
+    /// Excel: cell range such as `A1:D10`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(
+        pattern = r"^\s*\$?[A-Za-z]{1,3}\$?[1-9][0-9]{0,8}\s*(:\s*\$?[A-Za-z]{1,3}\$?[1-9][0-9]{0,8}\s*)?$"
+    )]
+    #[arg(long)]
+    pub range: Option<String>,
+    /// Excel: cell budget across the workbook (default 1000).
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 1)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_cells: Option<i64>,
+    /// Word: `text` or `text+tables` (default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub mode: Option<DocxMode>,
+    /// Word: paragraph budget (default 200).
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 1)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_paragraphs: Option<i64>,
+    /// Word: 0-based block (paragraph or table) to start from; `next` gives it.
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 0)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub paragraph_offset: Option<i64>,
+    /// Return only lines that match (pdf, text family, docx).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1)]
+    #[arg(long)]
+    pub query: Option<String>,
+    /// `substring` (default, case-insensitive), `regex` or `iregex`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub query_mode: Option<QueryMode>,
+    /// Lines of context around each hit (default 2, at most 20).
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 0, maximum = 20)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub context_lines: Option<i64>,
+    /// PDF, image: pages with fewer characters are OCR'd (default 50).
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 0)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub min_text_per_page: Option<i64>,
+    /// PDF, image: `auto` (default, local engines only), `force` (OCR every selected page),
+    /// an engine name (`ppocr`, `tesseract`), or `none`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub ocr: Option<Ocr>,
+    /// PDF, image: languages to expect, e.g. `en,zh`, `de`, `ko`, `ja`, `ja-vert`. Chinese
+    /// and the Latin-script languages whose letters PP-OCR's dictionary has (`en`, `de`,
+    /// `fr`, `es`, `it`, `pt`, `nl`, `pl`, `cs`, `sk`, `sv`, `da`, `no`, `fi`, `hu`, `ca`,
+    /// `hr`, `sl`, `is`, `et`, `lv`, `lt`, `tr`) are read by PP-OCR; any other language by
+    /// Tesseract (English is added to it); `GET /readyz` lists Tesseract's installed
+    /// languages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub ocr_lang: Option<String>,
+    /// PDF: password for an encrypted file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub password: Option<String>,
+    /// Image, PDF: also return OCR lines with boxes and confidences.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub include_boxes: Option<bool>,
+    /// All formats: stop work after this many milliseconds.
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 1)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub deadline_ms: Option<i64>,
+    /// All formats: truncation budget in characters (default 15000).
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 1, maximum = 50000000)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_chars: Option<i64>,
+}
+
+/// `mode` of a Word read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, clap::ValueEnum)]
+pub enum DocxMode {
+    /// Paragraphs only.
+    #[serde(rename = "text")]
+    #[value(name = "text")]
+    Text,
+    /// Paragraphs and each table where it stands (the default).
+    #[serde(rename = "text+tables")]
+    #[value(name = "text+tables")]
+    TextTables,
+}
+
+/// How `query` matches a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum QueryMode {
+    /// Literal text, case-insensitive (the default).
+    Substring,
+    /// A regular expression, case-sensitive.
+    Regex,
+    /// A regular expression, case-insensitive.
+    Iregex,
+}
+
+impl QueryMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Substring => "substring",
+            Self::Regex => "regex",
+            Self::Iregex => "iregex",
+        }
+    }
+}
+
+/// `ocr`: which engine reads pages without usable text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, clap::ValueEnum)]
+pub enum Ocr {
+    /// Local engines only, on pages that need it (the default).
+    #[serde(rename = "auto")]
+    #[value(name = "auto")]
+    Auto,
+    /// OCR every selected page, even those with a text layer.
+    #[serde(rename = "force")]
+    #[value(name = "force")]
+    Force,
+    /// Never OCR.
+    #[serde(rename = "none")]
+    #[value(name = "none")]
+    None,
+    /// The built-in PP-OCR engine (Chinese and Latin scripts).
+    #[serde(rename = "ppocr")]
+    #[value(name = "ppocr")]
+    Ppocr,
+    /// The engine's former name, still accepted.
+    #[serde(rename = "ppocr-v4")]
+    #[value(name = "ppocr-v4")]
+    PpocrV4,
+    /// Tesseract, for the languages whose data is installed.
+    #[serde(rename = "tesseract")]
+    #[value(name = "tesseract")]
+    Tesseract,
+}
+
+impl Ocr {
+    /// The name on the wire (what the OCR module matches).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Force => "force",
+            Self::None => "none",
+            Self::Ppocr => "ppocr",
+            Self::PpocrV4 => "ppocr-v4",
+            Self::Tesseract => "tesseract",
+        }
+    }
+}
+
+/// An integer option that also accepts a whole-number float (`7.0`): JSON Schema calls it
+/// an integer, so a client generated from the schema may send it.
+fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    use serde::de::Error;
+    let Some(n) = Option::<serde_json::Number>::deserialize(d)? else {
+        return Ok(None);
+    };
+    if let Some(i) = n.as_i64() {
+        return Ok(Some(i));
+    }
+    match n.as_f64() {
+        Some(f) if f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64 => {
+            Ok(Some(f as i64))
+        }
+        _ => Err(D::Error::custom(format!(
+            "expected a whole number, got {n}"
+        ))),
+    }
+}

@@ -1,0 +1,235 @@
+//! The strict rule (SPEC §5): which options fit which format, and a read that gives an
+//! option its format does not take reads nothing. Also the checks of single options
+//! (`max_chars`, counts, the query with its mode and context).
+
+use super::{Query, QueryMode, ReadRequest};
+use crate::detect::Format;
+use crate::error::{ApiError, ErrorCode};
+
+/// Options every format accepts.
+const UNIVERSAL: &[&str] = &["deadline_ms", "max_chars"];
+
+/// What names the file rather than how to read it.
+const IDENTITY: &[&str] = &["file_id", "path"];
+
+const TEXT: &[&str] = &[
+    "offset",
+    "limit",
+    "byte_offset",
+    "byte_length",
+    "query",
+    "query_mode",
+    "context_lines",
+];
+const PDF: &[&str] = &[
+    "pages",
+    "query",
+    "query_mode",
+    "context_lines",
+    "min_text_per_page",
+    "ocr",
+    "ocr_lang",
+    "password",
+    "include_boxes",
+];
+const SLIDES: &[&str] = &["pages"];
+const WORD: &[&str] = &[
+    "mode",
+    "max_paragraphs",
+    "paragraph_offset",
+    "query",
+    "query_mode",
+    "context_lines",
+];
+const SHEETS: &[&str] = &["sheet", "range", "max_cells"];
+const IMAGE: &[&str] = &["min_text_per_page", "ocr", "ocr_lang", "include_boxes"];
+const MAIL: &[&str] = &["offset", "limit"];
+/// Formats detected but not read by this build: only the universal options.
+const NONE: &[&str] = &[];
+
+/// The options that fit each format (besides `deadline_ms` and `max_chars`). One arm per
+/// format, not per family, so an option that fits only csv, xlsx or html can be said so.
+pub fn options_for(format: Format) -> &'static [&'static str] {
+    match format {
+        Format::Pdf => PDF,
+        Format::Docx { .. } => WORD,
+        Format::Odt => NONE,
+        Format::Pptx { .. } => SLIDES,
+        Format::Odp => NONE,
+        Format::Xlsx { .. } | Format::Xls | Format::Ods => SHEETS,
+        Format::Msg | Format::Eml => MAIL,
+        Format::Image(_) => IMAGE,
+        Format::Text(_) => TEXT,
+    }
+}
+
+impl ReadRequest {
+    /// Names of the options that were given (not `file_id`/`path`): the keys of its own
+    /// serialisation, so a new field can never escape the strict rule.
+    pub fn given(&self) -> Vec<String> {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(map)) => map
+                .into_iter()
+                .filter(|(k, v)| !v.is_null() && !IDENTITY.contains(&k.as_str()))
+                .map(|(k, _)| k)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The strict rule: every given option must fit the format, or nothing is read.
+    pub fn check_fit(&self, format: Format) -> Result<(), ApiError> {
+        let fits = options_for(format);
+        let family = format.family();
+        let misfits: Vec<String> = self
+            .given()
+            .into_iter()
+            .filter(|o| !fits.contains(&o.as_str()) && !UNIVERSAL.contains(&o.as_str()))
+            .collect();
+        if misfits.is_empty() {
+            return Ok(());
+        }
+        let mut ok: Vec<&str> = fits.to_vec();
+        ok.extend_from_slice(UNIVERSAL);
+        Err(ApiError::new(
+            ErrorCode::UnsupportedOption,
+            format!(
+                "option{} {} do{} not apply to {} files",
+                if misfits.len() > 1 { "s" } else { "" },
+                misfits
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if misfits.len() > 1 { "" } else { "es" },
+                family.as_str()
+            ),
+        )
+        .with_hint(format!(
+            "Options for {} files: {}.",
+            family.as_str(),
+            ok.join(", ")
+        )))
+    }
+
+    /// The truncation budget, validated.
+    pub fn max_chars(&self, default: usize) -> Result<usize, ApiError> {
+        match self.max_chars {
+            None => Ok(default),
+            Some(n) if n >= 1 && n <= 50_000_000 => Ok(n as usize),
+            Some(n) => Err(ApiError::invalid_option(format!(
+                "max_chars must be between 1 and 50000000, got {n}"
+            ))),
+        }
+    }
+
+    /// The query, when one was asked for, validated with its mode and context.
+    pub fn query(&self) -> Result<Option<Query>, ApiError> {
+        let Some(q) = &self.query else {
+            if self.query_mode.is_some() || self.context_lines.is_some() {
+                return Err(
+                    ApiError::invalid_option("query_mode and context_lines need a query")
+                        .with_hint("Add `query`, or drop query_mode/context_lines."),
+                );
+            }
+            return Ok(None);
+        };
+        Query::new(
+            q,
+            self.query_mode.map(QueryMode::as_str),
+            self.context_lines,
+        )
+        .map(Some)
+    }
+}
+
+/// Check an optional count option: a non-negative integer (`min` is the smallest allowed).
+pub fn count(name: &str, v: Option<i64>, min: i64) -> Result<Option<u64>, ApiError> {
+    match v {
+        None => Ok(None),
+        Some(n) if n >= min => Ok(Some(n as u64)),
+        Some(n) => Err(ApiError::invalid_option(format!(
+            "{name} must be an integer ≥ {min}, got {n}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::{DocxMode, Ocr};
+
+    #[test]
+    fn fit_is_strict() {
+        let r = ReadRequest {
+            pages: Some("1".into()),
+            ..Default::default()
+        };
+        let e = r
+            .check_fit(Format::Text(crate::detect::TextKind::Csv))
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnsupportedOption);
+        assert!(e.hint.contains("offset"));
+        assert!(r.check_fit(Format::Pdf).is_ok());
+    }
+
+    /// Every field of `ReadRequest` is classified: it names the file, fits every format,
+    /// or fits some format. Built from the type's own schema, so a new field without a
+    /// place in `options_for` fails here (and would otherwise be refused everywhere).
+    #[test]
+    fn every_option_is_classified() {
+        use utoipa::PartialSchema;
+        let schema = serde_json::to_value(ReadRequest::schema()).unwrap();
+        let props = schema["properties"].as_object().expect("properties");
+        let mut body = serde_json::Map::new();
+        for (name, p) in props {
+            let ty = match &p["type"] {
+                serde_json::Value::Array(a) => a[0].as_str().unwrap().to_string(),
+                t => t.as_str().unwrap_or("").to_string(),
+            };
+            let reference = p.to_string();
+            let v = if reference.contains("schemas/Ocr") {
+                serde_json::to_value(Ocr::Auto).unwrap()
+            } else if reference.contains("schemas/QueryMode") {
+                serde_json::to_value(QueryMode::Regex).unwrap()
+            } else if reference.contains("schemas/DocxMode") {
+                serde_json::to_value(DocxMode::Text).unwrap()
+            } else {
+                assert!(
+                    !reference.contains("$ref"),
+                    "{name}: a new option type: {p}"
+                );
+                match ty.as_str() {
+                    "integer" => serde_json::json!(1),
+                    "boolean" => serde_json::json!(true),
+                    _ => serde_json::json!("1"),
+                }
+            };
+            body.insert(name.clone(), v);
+        }
+        let req: ReadRequest = serde_json::from_value(serde_json::Value::Object(body)).unwrap();
+        let given = req.given();
+        assert_eq!(given.len() + IDENTITY.len(), props.len(), "{given:?}");
+        let all_formats = [
+            Format::Pdf,
+            Format::Docx { macros: false },
+            Format::Pptx { macros: false },
+            Format::Xlsx { macros: false },
+            Format::Xls,
+            Format::Ods,
+            Format::Odt,
+            Format::Odp,
+            Format::Msg,
+            Format::Eml,
+            Format::Image(crate::detect::ImageKind::Png),
+            Format::Text(crate::detect::TextKind::Plain),
+        ];
+        for key in &given {
+            let placed = UNIVERSAL.contains(&key.as_str())
+                || all_formats
+                    .iter()
+                    .any(|f| options_for(*f).contains(&key.as_str()));
+            assert!(placed, "option {key} fits no format");
+        }
+    }
+}
