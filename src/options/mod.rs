@@ -19,7 +19,9 @@ use utoipa::ToSchema;
 
 /// Body of `POST /read`. Give `file_id` (or `path`, when the operator allows server paths),
 /// plus the options that fit the file's format. An option that does not fit is an error.
-#[derive(Debug, Default, Clone, Serialize, Deserialize, ToSchema, clap::Args)]
+#[derive(
+    Debug, Default, Clone, Serialize, Deserialize, ToSchema, schemars::JsonSchema, clap::Args,
+)]
 #[serde(deny_unknown_fields)]
 pub struct ReadRequest {
     /// Id returned by `POST /upload`.
@@ -186,7 +188,18 @@ pub struct ReadRequest {
 }
 
 /// `mode` of a Word read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
 pub enum DocxMode {
     /// Paragraphs only.
     #[serde(rename = "text")]
@@ -199,7 +212,18 @@ pub enum DocxMode {
 }
 
 /// How `query` matches a line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum QueryMode {
     /// Literal text, case-insensitive (the default).
@@ -221,7 +245,18 @@ impl QueryMode {
 }
 
 /// `ocr`: which engine reads pages without usable text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
 pub enum Ocr {
     /// Local engines only, on pages that need it (the default).
     #[serde(rename = "auto")]
@@ -280,5 +315,34 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D
         _ => Err(D::Error::custom(format!(
             "expected a whole number, got {n}"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::*;
+
+    /// The JSON Schema MCP tools will take their input schema from (schemars, the version
+    /// rmcp 3 uses) names the same options as the OpenAPI description, with the same enums.
+    #[test]
+    fn json_schema_matches_the_openapi_schema() {
+        use utoipa::PartialSchema;
+        let mcp = serde_json::to_value(schemars::schema_for!(ReadRequest)).unwrap();
+        let openapi = serde_json::to_value(ReadRequest::schema()).unwrap();
+        let keys = |v: &serde_json::Value| {
+            let mut k: Vec<String> = v["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(&mcp), keys(&openapi));
+        let text = mcp.to_string();
+        for v in ["ppocr-v4", "text+tables", "iregex"] {
+            assert!(text.contains(v), "{v} missing from {text}");
+        }
     }
 }
