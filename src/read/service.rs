@@ -127,10 +127,14 @@ impl ReadService {
         // Only PDF pages are remembered (images are read whole, once per upload).
         let memory = match (&upload, &self.storage) {
             (Some((_, sha)), Some(st)) if matches!(plan.format, Format::Pdf) => {
-                let variant = crate::ocr::memory_variant_for(
-                    plan.req.ocr.map(|o| o.as_str()),
-                    plan.req.ocr_lang.as_deref(),
-                );
+                // Naming the variant selects the engine, which may stat model files or load
+                // a library the first time: off the async runtime.
+                let (ocr, lang) = (plan.req.ocr, plan.req.ocr_lang.clone());
+                let variant = tokio::task::spawn_blocking(move || {
+                    crate::ocr::memory_variant_for(ocr.map(|o| o.as_str()), lang.as_deref())
+                })
+                .await
+                .map_err(ApiError::internal)?;
                 input.known_ocr = remembered(st, tenant, sha, &variant).await;
                 Some((sha.clone(), variant))
             }
