@@ -103,10 +103,7 @@ fn filetime(v: [u8; 8]) -> Option<String> {
 fn parse_msg(input: &Input, limits: &Limits) -> Result<Mail, ApiError> {
     let f = std::fs::File::open(&input.path).map_err(ApiError::internal)?;
     let mut cf = cfb::CompoundFile::open(f).map_err(|e| {
-        ApiError::new(
-            ErrorCode::Corrupt,
-            format!("the Outlook message cannot be opened: {e}"),
-        )
+        ApiError::new(ErrorCode::Corrupt, "the Outlook message cannot be opened").with_cause(e)
     })?;
     let props = fixed_props(&mut cf, "/", 32);
     let int = |id: u16| {

@@ -18,8 +18,9 @@ fn decode(input: &Input, caps: &Limits) -> Result<DynamicImage, ApiError> {
     let bad = |e: &dyn std::fmt::Display| {
         ApiError::new(
             ErrorCode::Corrupt,
-            format!("the image cannot be decoded: {e}"),
+            "the image cannot be decoded: it is damaged or not really that format",
         )
+        .with_cause(e)
     };
     let mut reader = ImageReader::open(&input.path)
         .map_err(ApiError::internal)?
@@ -31,10 +32,9 @@ fn decode(input: &Input, caps: &Limits) -> Result<DynamicImage, ApiError> {
     limits.max_alloc = Some(caps.max_image_decode_bytes);
     reader.limits(limits);
     let mut decoder = reader.into_decoder().map_err(|e| match e {
-        image::ImageError::Limits(_) => ApiError::new(
-            ErrorCode::TooLarge,
-            format!("the image is too large to decode: {e}"),
-        ),
+        image::ImageError::Limits(_) => {
+            ApiError::new(ErrorCode::TooLarge, "the image is too large to decode").with_cause(e)
+        }
         other => bad(&other),
     })?;
     let orientation = decoder

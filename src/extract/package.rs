@@ -36,10 +36,7 @@ impl Package {
     pub fn open(path: &Path, limits: PackageLimits) -> Result<Self, ApiError> {
         let f = File::open(path).map_err(ApiError::internal)?;
         let zip = ZipArchive::new(f).map_err(|e| {
-            ApiError::new(
-                ErrorCode::Corrupt,
-                format!("the package is not a readable zip: {e}"),
-            )
+            ApiError::new(ErrorCode::Corrupt, "the package is not a readable zip").with_cause(e)
         })?;
         if zip.len() > limits.max_entries {
             return Err(bomb(format!(
@@ -97,10 +94,7 @@ impl Package {
     fn inflate(&mut self, i: usize, keep: usize) -> Result<Vec<u8>, ApiError> {
         let limits = self.limits;
         let mut entry = self.zip.by_index(i).map_err(|e| {
-            ApiError::new(
-                ErrorCode::Corrupt,
-                format!("a package part cannot be read: {e}"),
-            )
+            ApiError::new(ErrorCode::Corrupt, "a package part cannot be read").with_cause(e)
         })?;
         let name = entry.name().map(|n| n.into_owned()).unwrap_or_default();
         let compressed = entry.compressed_size().max(1);
@@ -112,7 +106,7 @@ impl Package {
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             let n = entry.read(&mut buf).map_err(|e| {
-                ApiError::new(ErrorCode::Corrupt, format!("part {name} is damaged: {e}"))
+                ApiError::new(ErrorCode::Corrupt, format!("part {name} is damaged")).with_cause(e)
             })?;
             if n == 0 {
                 break;

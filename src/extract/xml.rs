@@ -31,10 +31,7 @@ pub fn walk(xml: &[u8], max_depth: usize, mut f: impl FnMut(Node<'_>)) -> Result
     let mut buf = Vec::new();
     let mut depth = 0usize;
     let corrupt = |e: &dyn std::fmt::Display| {
-        ApiError::new(
-            ErrorCode::Corrupt,
-            format!("a document part is not valid XML: {e}"),
-        )
+        ApiError::new(ErrorCode::Corrupt, "a document part is not valid XML").with_cause(e)
     };
     loop {
         let ev = reader.read_event_into(&mut buf).map_err(|e| corrupt(&e))?;

@@ -206,10 +206,7 @@ impl OcrEngine for Tesseract {
 
     fn recognize(&self, image: &RgbImage) -> Result<Vec<OcrLine>, ApiError> {
         let api = api().map_err(|e| {
-            ApiError::new(
-                ErrorCode::NoOcrEngine,
-                format!("Tesseract is not usable: {e}"),
-            )
+            ApiError::new(ErrorCode::NoOcrEngine, "Tesseract is not usable").with_cause(e)
         })?;
         let dir = tessdata().ok_or_else(|| {
             ApiError::new(ErrorCode::NoOcrEngine, "no Tesseract language data found")

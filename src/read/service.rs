@@ -166,9 +166,13 @@ impl ReadService {
                 elapsed_ms = env.elapsed_ms,
                 "read"
             ),
+            // The cause (library text, paths) goes to the log, never to the client.
             Err(e) => match &e.cause {
-                Some(cause) => {
+                Some(cause) if e.code.status() >= 500 => {
                     tracing::error!(format, size, code = e.code.as_str(), %cause, "read failed")
+                }
+                Some(cause) => {
+                    tracing::warn!(format, size, code = e.code.as_str(), %cause, "read failed")
                 }
                 None => tracing::info!(format, size, code = e.code.as_str(), "read failed"),
             },

@@ -190,3 +190,67 @@ async fn responses_say_nosniff_and_carry_a_csp() {
         assert!(!csp.contains("unsafe-eval"), "{path}: {csp}");
     }
 }
+
+/// Damaged files get plain sentences: no library debug text (PDFium's error variants,
+/// quick-xml's or calamine's parser messages) reaches the client; it stays in the log.
+#[tokio::test]
+async fn errors_say_plain_sentences_not_library_debug_text() {
+    let app = TestApp::new().await;
+    let mut pdf = fixture("pdf/three_pages.pdf");
+    pdf.truncate(pdf.len() / 3);
+    let mut xlsx = fixture("office/book.xlsx");
+    // Garble the middle of the package: entries whose bytes no longer inflate or parse.
+    let mid = xlsx.len() / 2;
+    for b in &mut xlsx[mid..mid + 200] {
+        *b ^= 0x5A;
+    }
+    let mut docx = fixture("office/report.docx");
+    let mid = docx.len() / 2;
+    for b in &mut docx[mid..mid + 200] {
+        *b ^= 0x5A;
+    }
+    // A docx whose document part is ill-formed XML (the zip itself is fine).
+    let broken_xml = {
+        use std::io::Write;
+        let mut buf = std::io::Cursor::new(Vec::new());
+        let mut z = zip::ZipWriter::new(&mut buf);
+        let o = zip::write::SimpleFileOptions::default();
+        z.start_file("[Content_Types].xml", o).unwrap();
+        z.write_all(b"<Types/>").unwrap();
+        z.start_file("word/document.xml", o).unwrap();
+        z.write_all(b"<w:document><w:body><w:p><w:r><w:t>hi</w:p></w:body>")
+            .unwrap();
+        z.finish().unwrap();
+        buf.into_inner()
+    };
+    for (name, bytes) in [
+        ("cut.pdf", pdf),
+        ("bad.xlsx", xlsx),
+        ("bad.docx", docx),
+        ("xml.docx", broken_xml),
+    ] {
+        let r = app.upload_and_read(name, &bytes, json!({})).await;
+        if r.status == 200 {
+            continue; // what was left still reads: nothing to say
+        }
+        let msg = r.json["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        for leak in [
+            "PdfiumLibraryInternalError",
+            "PdfiumError",
+            "Unknown",
+            "XlsxError",
+            "ZipError",
+            "quick_xml",
+            "ill-formed",
+            "Xml(",
+            "Io(",
+            "deflate",
+            "expected",
+        ] {
+            assert!(!msg.contains(leak), "{name}: {leak} in {msg:?}");
+        }
+    }
+}

@@ -200,6 +200,11 @@ fn missing_pdfium_is_a_clear_error_not_a_crash() {
     let env = cli_envelope(&out, false);
     assert_eq!(env["error"]["code"], "unavailable", "{env}");
     assert!(env["error"]["message"].as_str().unwrap().contains("PDFium"));
+    // The path it looked at is the operator's business (the log, stderr), not the client's.
+    assert!(
+        !env.to_string().contains("/nonexistent"),
+        "a server path leaked: {env}"
+    );
     assert!(env["error"]["hint"]
         .as_str()
         .unwrap()

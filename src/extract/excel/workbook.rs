@@ -79,8 +79,9 @@ fn calamine_error(e: calamine::Error) -> ApiError {
         calamine::Error::Io(e) => ApiError::internal(e),
         other => ApiError::new(
             ErrorCode::Corrupt,
-            format!("the workbook cannot be read: {other}"),
-        ),
+            "the workbook cannot be read: it is damaged or not really a spreadsheet",
+        )
+        .with_cause(other),
     }
 }
 

@@ -198,7 +198,8 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
                     break;
                 }
                 let page = doc.pages().get((n - 1) as i32).map_err(|e| {
-                    ApiError::new(ErrorCode::Corrupt, format!("page {n} cannot be read: {e}"))
+                    ApiError::new(ErrorCode::Corrupt, format!("page {n} cannot be read"))
+                        .with_cause(e)
                 })?;
                 let mut rec = read_page(&page, n, &job.settings)?;
                 if let (Some(_), Some(engine)) = (rec.need, engine) {

@@ -21,8 +21,9 @@ pub(super) fn pdfium() -> Result<&'static Pdfium, ApiError> {
         .map_err(|e| {
             ApiError::new(
                 ErrorCode::Unavailable,
-                format!("the PDF engine (PDFium) is not available: {e}"),
+                "the PDF engine (PDFium) is not available",
             )
+            .with_cause(e)
             .with_hint(crate::native::INSTALL_HINT)
         })
 }

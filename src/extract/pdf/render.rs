@@ -13,7 +13,7 @@ pub fn render_page_png(path: &std::path::Path, page: u64, dpi: f32) -> Result<Ve
     let pdfium = super::pdfium::pdfium()?;
     let doc = pdfium
         .load_pdf_from_file(path, None)
-        .map_err(|e| ApiError::new(ErrorCode::Corrupt, format!("the PDF cannot be opened: {e}")))?;
+        .map_err(|e| ApiError::new(ErrorCode::Corrupt, "the PDF cannot be opened").with_cause(e))?;
     let p = doc.pages().get((page.max(1) - 1) as i32).map_err(|_| {
         ApiError::out_of_range(format!(
             "page {page} but the document has {} pages",
@@ -25,10 +25,7 @@ pub fn render_page_png(path: &std::path::Path, page: u64, dpi: f32) -> Result<Ve
         .render_with_config(&PdfRenderConfig::new().set_target_width(w))
         .and_then(|b| b.as_image())
         .map_err(|e| {
-            ApiError::new(
-                ErrorCode::Corrupt,
-                format!("the page cannot be rendered: {e}"),
-            )
+            ApiError::new(ErrorCode::Corrupt, "the page cannot be rendered").with_cause(e)
         })?;
     let mut out = std::io::Cursor::new(Vec::new());
     img.write_to(&mut out, image::ImageFormat::Png)
@@ -90,10 +87,7 @@ pub(super) fn render_for_ocr(
                 .render_form_data(true),
         )
         .map_err(|e| {
-            ApiError::new(
-                ErrorCode::Corrupt,
-                format!("the page cannot be rendered: {e}"),
-            )
+            ApiError::new(ErrorCode::Corrupt, "the page cannot be rendered").with_cause(e)
         })?;
     Ok((bitmap_rgb(&bitmap)?, warning))
 }
@@ -104,10 +98,7 @@ pub(super) fn render_for_ocr(
 /// (tens of ms per 300 dpi page, on the thread that renders while the OCR lanes run).
 fn bitmap_rgb(bitmap: &PdfBitmap) -> Result<RgbImage, ApiError> {
     let failed = |e: &dyn std::fmt::Display| {
-        ApiError::new(
-            ErrorCode::Corrupt,
-            format!("the page cannot be rendered: {e}"),
-        )
+        ApiError::new(ErrorCode::Corrupt, "the page cannot be rendered").with_cause(e)
     };
     let (w, h) = (
         bitmap.width().max(0) as usize,

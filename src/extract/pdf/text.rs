@@ -24,10 +24,7 @@ pub(super) fn native_text(page: &PdfPage<'_>) -> Result<String, ApiError> {
 /// The page's text layer, all of it, with `\n` line breaks.
 fn page_text(page: &PdfPage<'_>) -> Result<String, ApiError> {
     let layer = page.text().map_err(|e| {
-        ApiError::new(
-            ErrorCode::Corrupt,
-            format!("a page's text cannot be read: {e}"),
-        )
+        ApiError::new(ErrorCode::Corrupt, "a page's text cannot be read").with_cause(e)
     })?;
     // `all()` keeps only text inside the page-size rectangle anchored at the origin, which
     // drops whole pages whose MediaBox starts elsewhere; ask for everything instead.

@@ -279,11 +279,9 @@ fn load() -> Result<Models, String> {
 impl PpOcr {
     pub(super) fn models(&self) -> Result<&Models, ApiError> {
         self.models.get_or_init(load).as_ref().map_err(|e| {
-            ApiError::new(
-                ErrorCode::NoOcrEngine,
-                format!("the OCR engine cannot start: {e}"),
-            )
-            .with_hint(crate::native::INSTALL_HINT)
+            ApiError::new(ErrorCode::NoOcrEngine, "the OCR engine cannot start")
+                .with_cause(e)
+                .with_hint(crate::native::INSTALL_HINT)
         })
     }
 }

@@ -34,10 +34,7 @@ const SURE_LINE_CHARS: usize = 8;
 const MIN_SKEW: f32 = 0.026; // 1.5°
 
 fn ort_err(e: impl std::fmt::Display) -> ApiError {
-    ApiError::new(
-        ErrorCode::ExtractionCrashed,
-        format!("the OCR engine failed: {e}"),
-    )
+    ApiError::new(ErrorCode::ExtractionCrashed, "the OCR engine failed").with_cause(e)
 }
 
 /// Run a model. `release`: give the session's arena chunks back at the end of this run.
