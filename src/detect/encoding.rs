@@ -190,9 +190,7 @@ pub fn detect(bytes: &[u8], markup: bool) -> Detected {
     if let Some(e) = ebcdic(bytes) {
         return det(TextEncoding::Ebcdic(e), Confidence::High, 0);
     }
-    let mut d = chardetng::EncodingDetector::new();
-    d.feed(bytes, true);
-    let (guess, sure) = d.guess_assess(None, false);
+    let (guess, sure) = guess_legacy(bytes);
     let guess = refine_cyrillic(bytes, guess);
     det(
         TextEncoding::Rs(guess),
@@ -203,6 +201,135 @@ pub fn detect(bytes: &[u8], markup: bool) -> Detected {
         },
         0,
     )
+}
+
+/// Files up to this size are given to chardetng whole.
+const WHOLE_FEED: usize = 1024 * 1024;
+
+/// chardetng's guess for legacy-encoded bytes, decided on the whole file.
+///
+/// chardetng runs every candidate decoder over every byte it is fed (about 1,600
+/// instructions a byte: 10 MB/s), so a large file is not fed whole. It is fed its first
+/// 256 KiB, 32 windows spread through it, and a window around the first occurrence of every
+/// byte value above 0x7F that those did not contain — every kind of non-ASCII evidence the
+/// file holds, with its context. Windows are cut at line ends, so no multi-byte character is
+/// split. A multi-byte guess (GBK, Big5, Shift_JIS, EUC-*) must then decode the *whole* file
+/// without an error, or the whole file is fed after all: the fast path only stands when the
+/// complete bytes agree with it.
+fn guess_legacy(bytes: &[u8]) -> (&'static Encoding, bool) {
+    let whole = |bytes: &[u8]| {
+        let mut d = chardetng::EncodingDetector::new();
+        d.feed(bytes, true);
+        d.guess_assess(None, false)
+    };
+    if bytes.len() <= WHOLE_FEED {
+        return whole(bytes);
+    }
+    const HEAD: usize = 256 * 1024;
+    const WINDOW: usize = 8 * 1024;
+    let n = bytes.len();
+    // Whole lines around each point of interest.
+    let lines = |a: usize, b: usize| line_start(bytes, a)..line_end(bytes, b.min(n));
+    let mut ranges = vec![lines(0, HEAD)];
+    for k in 1..=32 {
+        let at = n / 33 * k;
+        ranges.push(lines(at, at + WINDOW));
+    }
+    // Every non-ASCII byte value those missed, with its context.
+    let mut seen = [false; 256];
+    for r in &ranges {
+        for &x in &bytes[r.clone()] {
+            seen[x as usize] = true;
+        }
+    }
+    let mut first = [usize::MAX; 256];
+    for (i, &x) in bytes.iter().enumerate() {
+        if x >= 0x80 && first[x as usize] == usize::MAX {
+            first[x as usize] = i;
+        }
+    }
+    for x in 0x80..256 {
+        if !seen[x] && first[x] != usize::MAX {
+            let at = first[x];
+            ranges.push(lines(at.saturating_sub(WINDOW / 2), at + WINDOW / 2));
+        }
+    }
+    // Fed in file order, overlaps once.
+    ranges.sort_by_key(|r| r.start);
+    let mut d = chardetng::EncodingDetector::new();
+    let mut fed = 0usize;
+    for r in ranges {
+        let a = r.start.max(fed);
+        if a < r.end {
+            d.feed(&bytes[a..r.end], false);
+            fed = r.end;
+        }
+    }
+    d.feed(&[], true);
+    let (guess, sure) = d.guess_assess(None, false);
+    let multi_byte = [
+        encoding_rs::GBK,
+        encoding_rs::GB18030,
+        encoding_rs::BIG5,
+        encoding_rs::SHIFT_JIS,
+        encoding_rs::EUC_JP,
+        encoding_rs::EUC_KR,
+    ];
+    if multi_byte.contains(&guess) && !decodes_cleanly(guess, bytes) {
+        return whole(bytes);
+    }
+    (guess, sure)
+}
+
+/// How far a window's edge may move to reach a clean place to cut.
+const EDGE: usize = 4096;
+
+/// Whether a character starts right after `b`: after a byte below 0x30 (controls, space,
+/// punctuation) it always does, in every encoding chardetng weighs (trail bytes of GBK,
+/// Big5, Shift_JIS and EUC are 0x40 and up; GB18030's four-byte digits are 0x30–0x39).
+fn cut_after(b: u8) -> bool {
+    b < 0x30
+}
+
+/// A clean place to start a window at or before `i`: after a line end if one is near, else
+/// after any byte `cut_after` allows, else `i` itself.
+fn line_start(bytes: &[u8], i: usize) -> usize {
+    let i = i.min(bytes.len());
+    let lo = i.saturating_sub(EDGE);
+    let near = &bytes[lo..i];
+    near.iter()
+        .rposition(|&b| b == b'\n')
+        .or_else(|| near.iter().rposition(|&b| cut_after(b)))
+        .map_or(if lo == 0 { 0 } else { i }, |p| lo + p + 1)
+}
+
+/// A clean place to end a window at or after `i` (see `line_start`).
+fn line_end(bytes: &[u8], i: usize) -> usize {
+    let i = i.min(bytes.len());
+    let hi = (i + EDGE).min(bytes.len());
+    let near = &bytes[i..hi];
+    near.iter()
+        .position(|&b| b == b'\n')
+        .or_else(|| near.iter().position(|&b| cut_after(b)))
+        .map_or(if hi == bytes.len() { hi } else { i }, |p| i + p + 1)
+}
+
+/// Whether the whole of `bytes` decodes in `enc` without a malformed sequence, decoded in
+/// pieces into one small buffer (nothing the size of the file is allocated).
+fn decodes_cleanly(enc: &'static Encoding, bytes: &[u8]) -> bool {
+    use encoding_rs::DecoderResult;
+    let mut dec = enc.new_decoder_without_bom_handling();
+    let mut out = vec![0u8; 64 * 1024];
+    let mut rest = bytes;
+    loop {
+        let (result, read, _) = dec.decode_to_utf8_without_replacement(rest, &mut out, true);
+        rest = &rest[read..];
+        match result {
+            DecoderResult::InputEmpty => return true,
+            DecoderResult::OutputFull => continue,
+            DecoderResult::Malformed(_, _) => return false,
+        }
+    }
 }
 
 fn looks_like_markup(bytes: &[u8]) -> bool {
@@ -493,5 +620,74 @@ mod tests {
             };
             assert_eq!(te.encoded_len(t), bytes.len());
         }
+    }
+}
+
+#[cfg(test)]
+mod large_file_tests {
+    use super::*;
+
+    fn ascii_lines(n: usize) -> Vec<u8> {
+        let mut v = Vec::with_capacity(n + 64);
+        let mut i = 0u64;
+        while v.len() < n {
+            v.extend_from_slice(format!("line {i}, plain ascii words and numbers\n").as_bytes());
+            i += 1;
+        }
+        v
+    }
+
+    /// Past `WHOLE_FEED` chardetng is fed samples, yet the decision stays a whole-file one:
+    /// Japanese that appears only deep inside a 3 MB file still decides it.
+    #[test]
+    fn evidence_deep_in_a_large_file_is_not_missed() {
+        let (sjis, _, _) =
+            encoding_rs::SHIFT_JIS.encode("日本語のテキストです。東京都港区の住所と電話番号。");
+        let mut bytes = ascii_lines(3 * 1024 * 1024);
+        let at = line_start(&bytes, 2_345_678);
+        for _ in 0..20 {
+            bytes.splice(at..at, sjis.iter().copied().chain(*b"\n"));
+        }
+        assert!(bytes.len() > WHOLE_FEED);
+        assert_eq!(detect(&bytes, false).encoding.name(), "Shift_JIS");
+    }
+
+    /// A large GBK file is recognised from samples and confirmed by decoding all of it; one
+    /// whose bytes stop being GBK deep inside is fed whole instead (and is not called GBK
+    /// on the strength of its samples).
+    #[test]
+    fn a_multi_byte_guess_must_hold_for_the_whole_file() {
+        let (gbk, _, _) = encoding_rs::GBK
+            .encode("代码,名称,价格\n600519,贵州茅台,1700.00\n601318,中国平安,45.10\n");
+        let mut bytes = Vec::new();
+        while bytes.len() < 2 * 1024 * 1024 {
+            bytes.extend_from_slice(&gbk);
+        }
+        assert_eq!(guess_legacy(&bytes).0, encoding_rs::GBK);
+        assert!(decodes_cleanly(encoding_rs::GBK, &bytes));
+        // Bytes no GBK decoder accepts (a lone lead byte before a newline), deep inside.
+        let mut broken = bytes.clone();
+        let at = line_start(&broken, 1_500_000);
+        broken.splice(at..at, [0x81, b'\n']);
+        assert!(!decodes_cleanly(encoding_rs::GBK, &broken));
+        let (whole, _) = {
+            let mut d = chardetng::EncodingDetector::new();
+            d.feed(&broken, true);
+            d.guess_assess(None, false)
+        };
+        assert_eq!(
+            guess_legacy(&broken).0,
+            whole,
+            "falls back to the whole feed"
+        );
+    }
+
+    #[test]
+    fn windows_are_cut_where_a_character_starts() {
+        let b = b"abc\xb9\xf3\xd6\xdd, def";
+        // No newline near: cut after the space-like byte (',' and ' ' are below 0x30).
+        assert_eq!(line_start(b, 8), 8);
+        assert_eq!(line_start(b, 5), 0);
+        assert_eq!(line_end(b, 4), 8);
     }
 }
