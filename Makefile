@@ -19,7 +19,7 @@ TEST_ENV = OMP_THREAD_LIMIT=1 ORT_DISABLE_TELEMETRY=1 RUST_BACKTRACE=0
 # binary those tests built (every operation fuzzed against openapi/openapi.json).
 test: native
 	$(TEST_ENV) $(CARGO) test --locked --all-targets
-	DOCREADER_BIN=target/debug/docreader bash tests/schemathesis/run.sh
+	DOCREADER_BIN=$${CARGO_TARGET_DIR:-target}/debug/docreader bash tests/schemathesis/run.sh
 
 native:
 	python3 scripts/fetch_native.py
