@@ -148,7 +148,8 @@ impl Format {
     }
 }
 
-const ALL_FORMATS: &[Format] = &[
+/// Every format, one of each kind (the mime table, and the strict rule's test).
+pub const ALL_FORMATS: &[Format] = &[
     Format::Pdf,
     Format::Docx { macros: false },
     Format::Docx { macros: true },

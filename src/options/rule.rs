@@ -210,23 +210,9 @@ mod tests {
         let req: ReadRequest = serde_json::from_value(serde_json::Value::Object(body)).unwrap();
         let given = req.given();
         assert_eq!(given.len() + IDENTITY.len(), props.len(), "{given:?}");
-        let all_formats = [
-            Format::Pdf,
-            Format::Docx { macros: false },
-            Format::Pptx { macros: false },
-            Format::Xlsx { macros: false },
-            Format::Xls,
-            Format::Ods,
-            Format::Odt,
-            Format::Odp,
-            Format::Msg,
-            Format::Eml,
-            Format::Image(crate::detect::ImageKind::Png),
-            Format::Text(crate::detect::TextKind::Plain),
-        ];
         for key in &given {
             let placed = UNIVERSAL.contains(&key.as_str())
-                || all_formats
+                || crate::detect::ALL_FORMATS
                     .iter()
                     .any(|f| options_for(*f).contains(&key.as_str()));
             assert!(placed, "option {key} fits no format");

@@ -220,3 +220,78 @@ pub fn strip_truncation(text: &str) -> &str {
         None => text,
     }
 }
+
+/// The real binary serving on a free loopback port (killed when dropped). Its stderr is
+/// collected; `stop_logs` waits for the process and returns what it logged.
+pub struct Server {
+    pub child: std::process::Child,
+    pub addr: String,
+    logs: Option<std::thread::JoinHandle<String>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// `docreader serve` on 127.0.0.1:0 with a fresh data dir, plus `flags` and `env`.
+    pub fn start(flags: &[&str], env: &[(&str, &str)]) -> Self {
+        use std::io::{BufRead, Read};
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docreader"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path().join("data"))
+            .args(flags)
+            .envs(env.iter().copied())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start docreader serve");
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut addr = String::new();
+        let mut line = String::new();
+        while stderr.read_line(&mut line).unwrap() > 0 {
+            if let Some(rest) = line.split("listening on http://").nth(1) {
+                addr = rest.split_whitespace().next().unwrap().to_string();
+                break;
+            }
+            line.clear();
+        }
+        assert!(!addr.is_empty(), "the server did not say where it listens");
+        let logs = std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = stderr.read_to_string(&mut rest);
+            rest
+        });
+        Self {
+            child,
+            addr,
+            logs: Some(logs),
+            _dir: dir,
+        }
+    }
+
+    /// Send SIGTERM.
+    pub fn terminate(&self) {
+        let pid = self.child.id().to_string();
+        assert!(std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+    }
+
+    /// Wait for the process to end; its exit status and everything it logged.
+    pub fn stop_logs(&mut self) -> (std::process::ExitStatus, String) {
+        let status = self.child.wait().unwrap();
+        let logs = self
+            .logs
+            .take()
+            .map(|l| l.join().unwrap())
+            .unwrap_or_default();
+        (status, logs)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

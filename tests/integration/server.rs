@@ -1,8 +1,8 @@
 //! The real binary on a real port: serve, upload, read, CLI read, graceful shutdown.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -69,30 +69,8 @@ fn dechunk(mut s: &str) -> String {
 
 #[test]
 fn real_binary_serves_reads_and_stops_gracefully() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(bin())
-        .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path().join("data"))
-        .env("DOCREADER_LOG_FORMAT", "json")
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start docreader serve");
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut addr = String::new();
-    let mut line = String::new();
-    while stderr.read_line(&mut line).unwrap() > 0 {
-        if let Some(rest) = line.split("listening on http://").nth(1) {
-            addr = rest.split_whitespace().next().unwrap().to_string();
-            break;
-        }
-        line.clear();
-    }
-    assert!(!addr.is_empty(), "the server did not say where it listens");
-    let logs = std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = stderr.read_to_string(&mut rest);
-        rest
-    });
+    let mut srv = Server::start(&[], &[("DOCREADER_LOG_FORMAT", "json")]);
+    let addr = srv.addr.clone();
 
     let (status, body) = http(&addr, "GET", "/healthz", "text/plain", b"");
     assert_eq!((status, body["status"].as_str()), (200, Some("ok")));
@@ -123,15 +101,9 @@ fn real_binary_serves_reads_and_stops_gracefully() {
     assert!(env["text"].as_str().unwrap().contains("贵州茅台"));
 
     // SIGTERM: the server finishes and exits cleanly.
-    let pid = child.id().to_string();
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let status = child.wait().unwrap();
+    srv.terminate();
+    let (status, logs) = srv.stop_logs();
     assert!(status.success(), "exit after SIGTERM: {status}");
-    let logs = logs.join().unwrap();
     assert!(
         logs.contains("\"request_id\""),
         "json logs carry request ids"
