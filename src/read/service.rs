@@ -91,13 +91,8 @@ impl ReadService {
     pub async fn read_local(&self, path: &Path, req: ReadRequest) -> Result<Envelope, ApiError> {
         let meta = std::fs::metadata(path)
             .map_err(|e| ApiError::new(ErrorCode::NotFound, format!("{}: {e}", path.display())))?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let format = sniff_path(path.to_path_buf(), name.clone()).await?;
-        let input = new_input(path.to_path_buf(), name, format, meta.len());
-        let plan = ReadPlan::new(req, format, &self.limits)?;
+        let input = file_input(path.to_path_buf(), meta.len()).await?;
+        let plan = ReadPlan::new(req, input.format, &self.limits)?;
         let resolved = Resolved {
             input,
             upload: None,
@@ -320,12 +315,7 @@ impl ReadService {
                 ),
             ));
         }
-        let name = resolved
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let format = sniff_path(resolved.clone(), name.clone()).await?;
-        Ok(new_input(resolved, name, format, meta.len()))
+        file_input(resolved, meta.len()).await
     }
 }
 
@@ -378,6 +368,16 @@ fn new_input(path: PathBuf, name: String, format: Format, size: u64) -> Input {
         known_ocr: Default::default(),
         progress: Default::default(),
     }
+}
+
+/// A file on disk as an input: named by its path's last part, its format sniffed.
+async fn file_input(path: PathBuf, size: u64) -> Result<Input, ApiError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let format = sniff_path(path.clone(), name.clone()).await?;
+    Ok(new_input(path, name, format, size))
 }
 
 /// Decide a file's format from its bytes, off the async runtime.
