@@ -255,7 +255,7 @@ fn run_job(job: Job, spool: &Path, test_hooks: bool) -> Reply {
         name: job.name,
         format,
         size: job.size,
-        deadline: Some(Instant::now() + Duration::from_millis(job.deadline_ms)),
+        deadline: extract::Deadline::at(Instant::now() + Duration::from_millis(job.deadline_ms)),
         known_ocr: job.known_ocr,
         // Progress goes out as frames ahead of the reply.
         progress: extract::ProgressSink::new(|p| {

@@ -2,6 +2,7 @@
 //! one extraction into an envelope. Synchronous throughout; `read::Executor` is the one
 //! place work leaves the async runtime.
 
+pub mod deadline;
 pub mod docx;
 pub mod email;
 
@@ -24,6 +25,7 @@ use crate::detect::{Family, Format};
 use crate::envelope::{Envelope, Extraction};
 use crate::error::{ApiError, ErrorCode};
 use crate::options::ReadRequest;
+pub use deadline::{Deadline, Stop};
 
 /// A stored file, ready to be read.
 #[derive(Debug, Clone)]
@@ -34,7 +36,7 @@ pub struct Input {
     pub format: Format,
     pub size: u64,
     /// When page-based extractors stop and return what they have (`partial` + `next`).
-    pub deadline: Option<Instant>,
+    pub deadline: Deadline,
     /// OCR lines already known for pages of these bytes (the document memory).
     pub known_ocr: std::collections::HashMap<u64, Vec<crate::ocr::OcrLine>>,
     /// Where page-based extractors report how far they are.

@@ -62,7 +62,7 @@ pub trait OcrEngine: Send + Sync {
     fn recognize_until(
         &self,
         image: &RgbImage,
-        deadline: Option<std::time::Instant>,
+        deadline: &crate::extract::Deadline,
     ) -> Result<Vec<OcrLine>, ApiError> {
         let _ = deadline;
         self.recognize(image)
@@ -94,7 +94,7 @@ impl<T: OcrEngine + ?Sized> OcrEngine for &'static T {
     fn recognize_until(
         &self,
         image: &RgbImage,
-        deadline: Option<std::time::Instant>,
+        deadline: &crate::extract::Deadline,
     ) -> Result<Vec<OcrLine>, ApiError> {
         (**self).recognize_until(image, deadline)
     }

@@ -14,7 +14,7 @@ use super::plan::ReadPlan;
 use crate::config::Limits;
 use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorCode};
-use crate::extract::{self, Input};
+use crate::extract::{self, Deadline, Input, Stop};
 use crate::worker::{Failure, Job, Pool};
 
 /// Runs reads: a slot each, in-process or in the worker pool.
@@ -77,12 +77,21 @@ impl Executor {
             None => {
                 // The extractor stops itself at the deadline and returns finished pages;
                 // the outer timeout only catches work stuck inside one page.
-                input.deadline = Some(Instant::now() + remaining);
+                // When this future is dropped (the client went away) or gives up, the
+                // extractor stops at its next check (between pages, between OCR model runs)
+                // instead of holding its slot to the end.
+                let (deadline, stop) = Deadline::at(Instant::now() + remaining).stoppable();
+                let _stop_when_dropped = StopOnDrop(stop);
+                input.deadline = deadline;
                 let (req, limits, inner) = (plan.req.clone(), limits.clone(), span.clone());
                 let job = tokio::task::spawn_blocking(move || {
                     let _permit = permit;
                     let _entered = inner.enter();
-                    extract::read_blocking(&input, file_id, &req, &limits)
+                    let out = extract::read_blocking(&input, file_id, &req, &limits);
+                    if input.deadline.stopped() {
+                        tracing::info!("read stopped: its client left or its time ran out");
+                    }
+                    out
                 });
                 match tokio::time::timeout(limit, job).await {
                     Err(_) => Err(timeout_error(budget)),
@@ -142,6 +151,15 @@ fn timeout_error(deadline: Duration) -> ApiError {
             deadline.as_millis()
         ),
     )
+}
+
+/// Stops the in-process read it guards when dropped.
+struct StopOnDrop(Stop);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
 }
 
 fn crashed(message: String) -> ApiError {

@@ -364,7 +364,7 @@ fn new_input(path: PathBuf, name: String, format: Format, size: u64) -> Input {
         name,
         format,
         size,
-        deadline: None,
+        deadline: crate::extract::Deadline::none(),
         known_ocr: Default::default(),
         progress: Default::default(),
     }

@@ -140,6 +140,37 @@ async fn a_client_that_disconnects_leaves_no_stuck_metric() {
     assert_eq!(r.status, 200, "{}", r.json);
 }
 
+/// In-process reads (`--workers 0`) stop too when their client goes away: the abandoned
+/// read gives its slot back at its next check instead of OCR'ing 30 pages to the end (before:
+/// the next read waited for the whole of it, and timed out here).
+#[tokio::test]
+async fn an_in_process_read_stops_when_its_client_leaves() {
+    let app = TestApp::with(|a| {
+        a.workers = 0;
+        a.limits.max_concurrent_reads = 1;
+    })
+    .await;
+    let id = app
+        .upload_id("thirty.pdf", &fixture("pdf/thirty_short.pdf"))
+        .await;
+    let gone = tokio::time::timeout(
+        std::time::Duration::from_millis(400),
+        app.read(json!({"file_id": id, "ocr": "force"})),
+    )
+    .await;
+    assert!(gone.is_err(), "the read should still have been running");
+    // The one slot is free again long before 30 pages could have been recognised.
+    let r = app
+        .read(json!({"file_id": id, "pages": "1", "deadline_ms": 4000}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let metrics = app.get("/metrics").await.json.as_str().unwrap().to_string();
+    assert!(
+        metrics.lines().any(|l| l == "docreader_reads_in_flight 0"),
+        "{metrics}"
+    );
+}
+
 #[tokio::test]
 async fn metrics_need_a_key_when_keys_are_configured() {
     let keys = "key-aaaaaaaaaaaaaaaa:alice";

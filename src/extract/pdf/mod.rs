@@ -118,7 +118,10 @@ impl Job<'_> {
     /// Whether to stop before the next page: at the deadline, or when a page as long as
     /// the average so far would end past it, so finished pages come back, not a timeout.
     fn out_of_time(&self, started: Instant, done: usize) -> bool {
-        let Some(d) = self.input.deadline else {
+        if self.input.deadline.stopped() {
+            return true;
+        }
+        let Some(d) = self.input.deadline.instant() else {
             return false;
         };
         let now = Instant::now();
@@ -221,10 +224,10 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
                             job.progress(&out.pages, false);
                         }
                         out.warnings.extend(warning);
-                        let deadline = job.input.deadline;
+                        let deadline = job.input.deadline.clone();
                         pending = Some(PendingOcr {
                             index: out.pages.len(),
-                            handle: scope.spawn(move || engine.recognize_until(&rgb, deadline)),
+                            handle: scope.spawn(move || engine.recognize_until(&rgb, &deadline)),
                         });
                     }
                 }

@@ -55,24 +55,30 @@ pub fn engine() -> &'static PpOcr {
 
 thread_local! {
     /// The deadline of the `recognize_until` call running on this thread.
-    static DEADLINE: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+    static DEADLINE: std::cell::RefCell<crate::extract::Deadline> = std::cell::RefCell::new(crate::extract::Deadline::none());
 }
 
 /// Stop between model runs once the read's deadline has passed: a dense page is several
 /// runs, so a deadline is missed by one run at most, not by the page.
 fn past_deadline() -> Result<(), ApiError> {
-    past(DEADLINE.with(|d| d.get()))
+    DEADLINE.with(|d| past(&d.borrow()))
 }
 
 /// A `timeout` error once `deadline` has passed.
-fn past(deadline: Option<std::time::Instant>) -> Result<(), ApiError> {
-    match deadline {
-        Some(d) if std::time::Instant::now() >= d => Err(ApiError::new(
+fn past(deadline: &crate::extract::Deadline) -> Result<(), ApiError> {
+    if deadline.stopped() {
+        return Err(ApiError::new(
+            ErrorCode::Timeout,
+            "the read was stopped (its client left) while a page was being recognised",
+        ));
+    }
+    if deadline.passed() {
+        return Err(ApiError::new(
             ErrorCode::Timeout,
             "the deadline passed while a page was being recognised",
-        )),
-        _ => Ok(()),
+        ));
     }
+    Ok(())
 }
 
 impl OcrEngine for PpOcr {
@@ -111,15 +117,15 @@ impl OcrEngine for PpOcr {
     fn recognize_until(
         &self,
         image: &RgbImage,
-        deadline: Option<std::time::Instant>,
+        deadline: &crate::extract::Deadline,
     ) -> Result<Vec<OcrLine>, ApiError> {
         struct Reset;
         impl Drop for Reset {
             fn drop(&mut self) {
-                DEADLINE.with(|d| d.set(None));
+                DEADLINE.with(|d| *d.borrow_mut() = crate::extract::Deadline::none());
             }
         }
-        DEADLINE.with(|d| d.set(deadline));
+        DEADLINE.with(|d| *d.borrow_mut() = deadline.clone());
         let _reset = Reset;
         self.recognize(image)
     }

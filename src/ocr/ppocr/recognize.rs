@@ -184,7 +184,7 @@ impl PpOcr {
         let cost = |r: &Region| r.length() / r.thickness().max(1.0);
         order.sort_by(|&a, &b| cost(&regions[b]).total_cmp(&cost(&regions[a])));
         let next = AtomicUsize::new(0);
-        let deadline = DEADLINE.with(|d| d.get());
+        let deadline = DEADLINE.with(|d| d.borrow().clone());
         let read_lane = |lane: usize| -> Result<Vec<(usize, String, f32, bool)>, ApiError> {
             let mut got = Vec::new();
             // Whether this lane's last run gave its arena back.
@@ -192,7 +192,7 @@ impl PpOcr {
             loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&i) = order.get(k) else { break };
-                past(deadline)?;
+                past(&deadline)?;
                 // Usually each lane takes one of the last `lanes` lines, and gives its
                 // arena back after it.
                 let last = k + lanes >= order.len();
