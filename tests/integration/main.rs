@@ -4,6 +4,7 @@ mod common;
 mod connections;
 mod corpus;
 mod errors;
+mod fuzz;
 mod hardening;
 mod memory;
 mod ocr;
