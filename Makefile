@@ -19,7 +19,17 @@ TEST_ENV = OMP_THREAD_LIMIT=1 ORT_DISABLE_TELEMETRY=1 RUST_BACKTRACE=0
 # binary those tests built (every operation fuzzed against openapi/openapi.json).
 test: native
 	$(TEST_ENV) $(CARGO) test --locked --all-targets
+	$(TEST_ENV) $${CARGO_TARGET_DIR:-target}/debug/examples/fuzz --seconds $(FUZZ_SECONDS) --seed 1
 	DOCREADER_BIN=$${CARGO_TARGET_DIR:-target}/debug/docreader bash tests/schemathesis/run.sh
+
+# Mutation fuzzing of every extractor inside workers (examples/fuzz.rs): `make fuzz MINUTES=60`.
+# `make test` runs it for FUZZ_SECONDS with a fixed seed (the same inputs every run).
+MINUTES ?= 10
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz
+fuzz: native
+	$(CARGO) build --locked --bin docreader --example fuzz
+	$(TEST_ENV) $${CARGO_TARGET_DIR:-target}/debug/examples/fuzz --minutes $(MINUTES)
 
 native:
 	python3 scripts/fetch_native.py
