@@ -435,3 +435,68 @@ async fn ocr_pages_keep_their_own_text_and_order() {
         at = end;
     }
 }
+
+/// The expected text of fixtures/pdf/font_*.pdf (fixtures/make_font_fixtures.py).
+fn font_case(file: &str) -> String {
+    let cases: Value = serde_json::from_slice(&fixture("pdf/font_cases.json")).unwrap();
+    let case = cases
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["file"] == file)
+        .unwrap_or_else(|| panic!("{file} in font_cases.json"));
+    case["text"].as_str().unwrap().to_string()
+}
+
+/// Identity-H fonts without a ToUnicode map: PDFium gives glyph ids as characters
+/// (Latin shifted into control characters, CJK into unrelated CJK); the embedded font's own
+/// cmap, inverted and checked against the glyph shapes on the page, gives the text back
+/// exactly, from the text layer (no OCR). Before: garbled → OCR with wrong diacritics
+/// (Czech), and unrelated CJK characters reported as `no_ocr_needed` (CJK).
+#[tokio::test]
+async fn fonts_without_a_unicode_map_read_through_their_own_cmap() {
+    let app = TestApp::new().await;
+    for file in [
+        "font_czech_no_tounicode.pdf",
+        "font_cjk_no_tounicode.pdf",
+        "font_czech_tounicode.pdf",
+        "font_cjk_tounicode.pdf",
+    ] {
+        let r = read_fixture(&app, file, json!({"ocr": "none"})).await;
+        assert_eq!(r.status, 200, "{file}: {}", r.json);
+        let text = r.json["text"].as_str().unwrap();
+        let want = format!("--- Page 1 ---\n{}\n", font_case(file));
+        assert_eq!(text, want, "{file}");
+        assert_eq!(r.json["pages_ocr"], json!([]), "{file}: {}", r.json);
+    }
+}
+
+/// Where the font cannot give the text back (a CIDToGIDMap stream makes codes that are not
+/// glyph ids, a font with no cmap, a simple TrueType font whose codes go through a Mac
+/// cmap), the page is never served as wrong text: it goes to OCR as `garbled_text`. Before:
+/// the simple font's page came back as `P\u{1}\u{2}li\u{3}…ZaÄÅ` with `no_ocr_needed`.
+#[tokio::test]
+async fn fonts_that_cannot_be_recovered_go_to_ocr() {
+    let app = TestApp::new().await;
+    for file in [
+        "font_czech_cidtogidmap_no_tounicode.pdf",
+        "font_czech_nocmap_no_tounicode.pdf",
+        "font_czech_simple_no_tounicode.pdf",
+    ] {
+        let r = read_fixture(&app, file, json!({"ocr": "none"})).await;
+        assert_eq!(r.status, 200, "{file}: {}", r.json);
+        assert_eq!(
+            r.json["pages_ocr"],
+            json!([{"page": 1, "reason": "garbled_text", "confidence": null, "status": "skipped"}]),
+            "{file}: {}",
+            r.json
+        );
+        let r = read_fixture(&app, file, json!({})).await;
+        let text = r.json["text"].as_str().unwrap();
+        assert!(
+            text.contains("Faktura č. 2024/0815") && text.contains("Příliš"),
+            "{file}: {text}"
+        );
+        assert_eq!(r.json["pages_ocr"][0]["status"], "done", "{file}");
+    }
+}

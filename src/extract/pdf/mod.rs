@@ -6,6 +6,7 @@
 //! layer (`text`), verdict (`verdict`), OCR of a rendered page (`render`) — and makes the
 //! text and the typed report from what was read (`report`).
 
+mod fonts;
 mod pdfium;
 mod render;
 mod report;

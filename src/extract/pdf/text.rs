@@ -4,6 +4,7 @@
 
 use pdfium_render::prelude::*;
 
+use super::fonts;
 use crate::error::{ApiError, ErrorCode};
 
 /// A page's native text: its text layer, then its filled-in form fields under
@@ -34,6 +35,12 @@ fn page_text(page: &PdfPage<'_>) -> Result<String, ApiError> {
         // pdfium-render turns the whole page into "" when PDFium's UTF-16 holds one lone
         // surrogate; rebuild it character by character instead.
         text = char_by_char(&layer);
+    }
+    if fonts::suspect(&text) {
+        if let Some(recovered) = fonts::recover(&layer) {
+            tracing::debug!("text of a font without a Unicode map recovered from its cmap");
+            return Ok(recovered.replace('\0', "\n"));
+        }
     }
     if text.chars().any(is_rtl) {
         text = logical_order(&layer);

@@ -35,7 +35,7 @@ pub fn assess(
     if n == 0 {
         return has_images().then_some(OcrReason::NoTextLayer);
     }
-    if is_garbled(&visible) {
+    if is_garbled(&visible) || implausible_cjk(text) {
         return Some(OcrReason::GarbledText);
     }
     (n < min_chars && has_images()).then_some(OcrReason::SparseText)
@@ -55,6 +55,16 @@ fn is_garbled(visible: &[char]) -> bool {
     if bad * 10 >= n * 3 {
         return true;
     }
+    // Control characters do not occur in real text layers; a few percent of them are
+    // small codes read as characters (a simple TrueType font without a Unicode map).
+    let controls = visible
+        .iter()
+        .filter(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        .count();
+    if n >= 20 && controls * 100 >= n * 5 {
+        return true;
+    }
+
     let letters: Vec<char> = visible
         .iter()
         .copied()
@@ -71,6 +81,35 @@ fn is_garbled(visible: &[char]) -> bool {
     }
     let symbols = visible.iter().filter(|c| c.is_ascii_punctuation()).count();
     n >= 40 && symbols * 100 > n * 55
+}
+
+/// Whether text with CJK in it holds many characters that real CJK text hardly uses:
+/// CJK Extension A, Yi, Braille, control pictures, technical and mathematical symbols, and
+/// Hebrew or Arabic on the same line as CJK. Glyph ids read as code points land there (a
+/// CID font without a Unicode map), while real Chinese or Japanese text stays in the
+/// common blocks.
+pub fn implausible_cjk(text: &str) -> bool {
+    let is_cjk = |c: char| matches!(c, '\u{3040}'..='\u{30FF}' | '\u{4E00}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7AF}');
+    let is_rtl = |c: char| matches!(c, '\u{0590}'..='\u{08FF}');
+    let (mut cjk, mut odd, mut non_ascii) = (0usize, 0usize, 0usize);
+    for line in text.lines() {
+        let line_cjk = line.chars().filter(|c| is_cjk(*c)).count();
+        cjk += line_cjk;
+        for c in line.chars().filter(|c| !c.is_ascii() && !c.is_whitespace()) {
+            non_ascii += 1;
+            let rare = matches!(c,
+                '\u{2200}'..='\u{23FF}'   // mathematical operators, technical
+                | '\u{2400}'..='\u{243F}' // control pictures
+                | '\u{2800}'..='\u{28FF}' // Braille
+                | '\u{3400}'..='\u{4DBF}' // CJK Extension A
+                | '\u{A000}'..='\u{A4CF}' // Yi
+            );
+            if rare || (line_cjk > 0 && is_rtl(c)) {
+                odd += 1;
+            }
+        }
+    }
+    cjk >= 5 && odd * 100 >= non_ascii * 15
 }
 
 #[cfg(test)]
@@ -101,5 +140,13 @@ mod tests {
         assert_eq!(assess(&table, 50, || false), None);
         let cjk = "日本語のテキストです。これは正しい文章です。".repeat(4);
         assert_eq!(assess(&cjk, 50, || false), None);
+        // Glyph ids of a CID font without a Unicode map, as PDFium returns them.
+        let ids = "㛝嗉⣪⋗䢇䥏哘⋙⏰捷␟ׇ\n⢝临⣃䳍ꉗ3135.1926ꉉ暝浩ꉗ\n䧼⠆⎯㰽⍸旉⠏ׇ";
+        assert_eq!(assess(ids, 10, || false), Some(OcrReason::GarbledText));
+        // Small codes of a simple font without one: a few control characters.
+        let simple = "P\u{1}\u{2}li\u{3} \u{4}lu\u{5}ou\u{6}k\u{7} k\u{8} Faktura 2024/0815: celkem 12 345,67 K\u{6}";
+        assert_eq!(assess(simple, 10, || false), Some(OcrReason::GarbledText));
+        let chinese = "我能吞下玻璃而不伤身体。发票号码：2024-0815，金额：¥12345.67 ∑ ≤ 3";
+        assert_eq!(assess(chinese, 10, || false), None);
     }
 }
