@@ -574,7 +574,10 @@ fn classify(r: &Result<docreader::envelope::Envelope, docreader::error::ApiError
         Ok(_) => Outcome::Envelope,
         Err(e) => match e.code {
             ErrorCode::ExtractionCrashed => Outcome::Crash,
-            ErrorCode::Timeout => Outcome::Hang,
+            // The executor's own timeout: the read did not come back by its deadline plus
+            // the grace period. (An extractor that stops itself at the deadline, such as
+            // OCR of one large image, answers a typed `timeout` in time: not a finding.)
+            ErrorCode::Timeout if e.message.starts_with("the read did not finish") => Outcome::Hang,
             // The worker's allocator hit its cap: a parser without its own bound.
             ErrorCode::TooLarge if e.message.contains("more memory than a worker may use") => {
                 Outcome::Memory

@@ -15,7 +15,7 @@ pub use cells::{col_name, fmt_num, parse_range};
 use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::{close_truncated, Extraction, Next};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::options::{self, ReadRequest};
 use crate::report::{Report, SheetInfo};
 use sheet::{Keep, Sheet};
@@ -24,26 +24,51 @@ use workbook::Workbook;
 pub struct ExcelExtractor;
 
 impl Extractor for ExcelExtractor {
+    /// calamine indexes records by the lengths they claim, and panics on some damaged
+    /// files (a formula's `cce` past its record, fuzzing found): such a file is corrupt,
+    /// said as such, not a crashed extractor.
     fn extract(
         &self,
         input: &Input,
         req: &ReadRequest,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
-        let max_chars = req.max_chars(limits.max_chars)?;
-        let budget = options::count("max_cells", req.max_cells, 1)?.unwrap_or(1000);
-        let window = req.range.as_deref().map(parse_range).transpose()?;
-        let mut wb = Workbook::open(input, limits)?;
-        let meta = wb.sheets();
-        let scope = Scope {
-            chosen: choose_sheet(&meta, req.sheet.as_deref(), window.is_some())?,
-            window,
-            cells: budget,
-            max_chars,
-        };
-        let read = read_sheets(&mut wb, &meta, &scope)?;
-        Ok(make_report(read, &scope))
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            extract_workbook(input, req, limits)
+        }))
+        .unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(ApiError::new(
+                ErrorCode::Corrupt,
+                "the spreadsheet is damaged: a record points past its own end",
+            )
+            .with_cause(format!("the spreadsheet reader panicked: {what}")))
+        })
     }
+}
+
+fn extract_workbook(
+    input: &Input,
+    req: &ReadRequest,
+    limits: &Limits,
+) -> Result<Extraction, ApiError> {
+    let max_chars = req.max_chars(limits.max_chars)?;
+    let budget = options::count("max_cells", req.max_cells, 1)?.unwrap_or(1000);
+    let window = req.range.as_deref().map(parse_range).transpose()?;
+    let mut wb = Workbook::open(input, limits)?;
+    let meta = wb.sheets();
+    let scope = Scope {
+        chosen: choose_sheet(&meta, req.sheet.as_deref(), window.is_some())?,
+        window,
+        cells: budget,
+        max_chars,
+    };
+    let read = read_sheets(&mut wb, &meta, &scope)?;
+    Ok(make_report(read, &scope))
 }
 
 /// What a read covers: one sheet or all of them, a window of cells, and the budgets.
