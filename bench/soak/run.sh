@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Soak test (see bench/README.md), issue #6: one docreader serve, 10,000 mixed reads from a
-# few concurrent clients (good files, a zip bomb, billion laughs, truncated PDFs, blocked
+# Soak test (see bench/README.md), issues #6 and #15: one docreader serve, 10,000 mixed reads
+# from a few concurrent clients (good files, a zip bomb, billion laughs, truncated PDFs, blocked
 # types, random bytes, empty files, bad options), counted by status and error code, with
-# the server's RSS sampled every second.
+# attacks mixed in (slowloris, stalled upload bodies, idle keep-alive connections, archives
+# disguised as PDFs and images, e-mail attachment bombs, a delete during a long OCR read), the
+# server's RSS sampled every second and /healthz probed all along. Prints PASS or FAIL per
+# criterion and exits 1 when one fails.
 #
-#   bash bench/soak/run.sh [--reads 10000] [--clients 4] [--quick] [--json FILE]
+#   bash bench/soak/run.sh [--reads 10000] [--clients 4] [--quick] [--attack-share 0.03] [--json FILE]
 #   DOCREADER_BIN=path/to/docreader bash bench/soak/run.sh
 #
 # Installs what is missing (idempotent): aiohttp==3.14.5 in the pinned bench venv (bench/requirements.txt, built once by scripts/pyenv.py),
