@@ -134,6 +134,10 @@ pub struct PageOcr {
     pub confidence: Option<f32>,
     /// `done` or `skipped`.
     pub status: String,
+    /// Lines read a second time from a 2× enlargement because a punctuation mark or symbol
+    /// in them was unsure (`include_boxes` marks each with `reread`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reread_lines: Option<u64>,
 }
 
 /// How good the OCR'd text is.
@@ -148,6 +152,10 @@ pub struct OcrQuality {
     /// Image: mean confidence of the lines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f32>,
+    /// Image: lines read a second time from a 2× enlargement because a punctuation mark
+    /// or symbol in them was unsure (`include_boxes` marks each with `reread`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reread_lines: Option<u64>,
 }
 
 /// A PDF's information dictionary (what it states) and its first page's size.

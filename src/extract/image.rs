@@ -240,6 +240,7 @@ impl Extractor for ImageExtractor {
             ocr_pages: pages as u64,
             text_density: (chars / pages) as f64,
             confidence,
+            reread_lines: ocr::reread_lines(&lines),
         });
         if req.include_boxes == Some(true) {
             extra.boxes = Some(Boxes::Lines(lines.clone()));

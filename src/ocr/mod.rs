@@ -45,6 +45,16 @@ pub struct OcrLine {
     #[schema(value_type = Vec<u32>, min_items = 4, max_items = 4)]
     pub bbox: [u32; 4],
     pub confidence: f32,
+    /// Read a second time, from the line enlarged 2×, because a punctuation mark or
+    /// symbol in it was unsure (the surer reading is the one given).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reread: bool,
+}
+
+/// How many lines were read again from a 2× enlargement; `None` when none were.
+pub fn reread_lines(lines: &[OcrLine]) -> Option<u64> {
+    let n = lines.iter().filter(|l| l.reread).count() as u64;
+    (n > 0).then_some(n)
 }
 
 /// A text recogniser for RGB images.

@@ -324,6 +324,7 @@ fn parse_tsv(tsv: &str) -> Vec<OcrLine> {
             text: l.text,
             bbox: l.bbox,
             confidence: (l.conf / l.words as f32 / 100.0).clamp(0.0, 1.0),
+            reread: false,
         })
         .collect()
 }

@@ -14,10 +14,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "pdf/issue16176.pdf",
         "no ToUnicode; PDFium's Adobe-Japan1 table maps CID 13706 to U+5409 (吉) instead of U+20BB7 (𠮷)",
     ),
-    (
-        "image/invoice_image.png",
-        "we believe the row is wrong: the image shows \"Invoice #: 123\" (with a colon); PP-OCRv4 read that, PP-OCRv6 tiny reads \"Invoice ±: 123\"",
-    ),
 ];
 
 struct Row {

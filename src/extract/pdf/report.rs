@@ -118,6 +118,10 @@ fn ocr_report(pages: &[Page], settings: &Settings, total: u64) -> Report {
                     reason: p.need.map(|r| r.as_str().to_string()),
                     confidence: p.ocr.as_ref().and_then(|o| o.confidence),
                     status: if p.ocr.is_some() { "done" } else { "skipped" }.to_string(),
+                    reread_lines: p
+                        .ocr
+                        .as_ref()
+                        .and_then(|o| crate::ocr::reread_lines(&o.lines)),
                 })
                 .collect(),
         ),
@@ -178,6 +182,7 @@ fn ocr_quality(pages: &[Page], pieces: &[(u64, String)]) -> OcrQuality {
         ocr_pages: done.len() as u64,
         text_density: (visible_chars as f64 / pages.len() as f64).round(),
         confidence: None,
+        reread_lines: None,
     }
 }
 

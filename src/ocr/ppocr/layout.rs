@@ -72,6 +72,7 @@ pub(super) fn reading_order(boxes: Vec<(OcrLine, f32)>, slant: f32) -> Vec<OcrLi
                 text,
                 bbox,
                 confidence: conf,
+                reread: row.iter().any(|b| b.reread),
             }
         })
         .collect()
@@ -87,6 +88,7 @@ mod tests {
 
     fn line(text: &str, bbox: [u32; 4], confidence: f32) -> OcrLine {
         OcrLine {
+            reread: false,
             text: text.to_string(),
             bbox,
             confidence,

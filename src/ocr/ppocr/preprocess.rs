@@ -182,7 +182,7 @@ pub(super) struct Crop<'a> {
 }
 
 impl Crop<'_> {
-    fn whole(img: RgbImage) -> Crop<'static> {
+    pub(super) fn whole(img: RgbImage) -> Crop<'static> {
         let (w, h) = img.dimensions();
         Crop {
             img: Cow::Owned(img),
