@@ -42,6 +42,12 @@ impl Store {
         })
     }
 
+    /// Where reads keep their own names for the bytes they read (`read::held`), on the
+    /// blobs' filesystem.
+    pub fn spool(&self) -> PathBuf {
+        self.root.join("tmp")
+    }
+
     pub fn blob_path(&self, sha256: &str) -> PathBuf {
         debug_assert!(sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit()));
         self.root.join("blobs").join(&sha256[..2]).join(sha256)

@@ -5,6 +5,7 @@
 //! (`service`) resolves the file, remembers OCR, keeps attachments and counts the read.
 
 pub mod executor;
+pub mod held;
 pub mod plan;
 pub mod service;
 

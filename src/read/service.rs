@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Executor, ReadPlan};
+use super::{held, Executor, ReadPlan};
 use crate::config::Limits;
 use crate::detect::{self as sniff, Format};
 use crate::envelope::Envelope;
@@ -42,6 +42,8 @@ pub struct ReadService {
 struct Resolved {
     input: Input,
     upload: Option<(String, String)>,
+    /// The read's own name for its bytes (see `held`), removed when the read ends.
+    _held: Option<held::Held>,
 }
 
 /// A read that was resolved and planned and may now run: every error a client can get
@@ -96,6 +98,7 @@ impl ReadService {
         let resolved = Resolved {
             input,
             upload: None,
+            _held: None,
         };
         let prepared = Prepared {
             resolved,
@@ -112,7 +115,12 @@ impl ReadService {
         progress: ProgressSink,
     ) -> Result<Envelope, ApiError> {
         let Prepared {
-            resolved: Resolved { mut input, upload },
+            resolved:
+                Resolved {
+                    mut input,
+                    upload,
+                    _held,
+                },
             plan,
             tenant,
         } = prepared;
@@ -195,21 +203,27 @@ impl ReadService {
                 let format = Format::from_mime(&rec.mime, &rec.name).ok_or_else(|| {
                     ApiError::internal(format!("unknown stored mime {}", rec.mime))
                 })?;
-                let input = new_input(
-                    st.files.store.blob_path(&rec.sha256),
-                    rec.name,
-                    format,
-                    rec.size as u64,
-                );
+                // A delete from now on removes the upload's name, not the bytes this read
+                // is about to open (in a worker, maybe after waiting for one).
+                let held = held::link_blob(
+                    &st.files.store.blob_path(&rec.sha256),
+                    &st.files.store.spool(),
+                )?;
+                let input = new_input(held.path().to_path_buf(), rec.name, format, rec.size as u64);
                 Ok(Resolved {
                     input,
                     upload: Some((rec.file_id, rec.sha256)),
+                    _held: Some(held),
                 })
             }
-            (None, Some(p)) => Ok(Resolved {
-                input: self.server_path_input(p).await?,
-                upload: None,
-            }),
+            (None, Some(p)) => {
+                let (input, held) = self.server_path_input(p).await?;
+                Ok(Resolved {
+                    input,
+                    upload: None,
+                    _held: Some(held),
+                })
+            }
         }
     }
 
@@ -260,7 +274,7 @@ impl ReadService {
 
     /// A server-side path: only under an allowed root, after resolving `~`, `..` and
     /// symlinks.
-    async fn server_path_input(&self, raw: &str) -> Result<Input, ApiError> {
+    async fn server_path_input(&self, raw: &str) -> Result<(Input, held::Held), ApiError> {
         let outside = || {
             ApiError::new(
                 ErrorCode::OutsideAllowedRoots,
@@ -280,42 +294,33 @@ impl ReadService {
                 "UNC paths and URLs are not read; give a local path under an allowed root.",
             ));
         }
-        let expanded = expand_home(raw);
-        let resolved = tokio::fs::canonicalize(&expanded).await.map_err(|_| {
-            // Do not reveal whether a path outside the roots exists.
-            if self
-                .allowed_roots
-                .iter()
-                .any(|r| lexically_under(&expanded, r))
-            {
-                ApiError::new(ErrorCode::NotFound, "no such file under the allowed roots")
-            } else {
-                outside()
-            }
-        })?;
-        if !self
-            .allowed_roots
-            .iter()
-            .any(|root| resolved.starts_with(root))
-        {
-            return Err(outside());
+        let mut expanded = expand_home(raw);
+        if expanded.is_relative() {
+            expanded = std::env::current_dir()
+                .map_err(ApiError::internal)?
+                .join(expanded);
         }
-        let meta = tokio::fs::metadata(&resolved)
-            .await
-            .map_err(ApiError::internal)?;
-        if !meta.is_file() {
-            return Err(ApiError::invalid_request("that path is not a file"));
-        }
-        if meta.len() > self.limits.max_file_bytes {
-            return Err(ApiError::new(
-                ErrorCode::TooLarge,
-                format!(
-                    "the file is over the limit of {} bytes",
-                    self.limits.max_file_bytes
-                ),
-            ));
-        }
-        file_input(resolved, meta.len()).await
+        let name = expanded
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // Opened once beneath its root and copied from that descriptor: nothing swapped
+        // in after the check (a symlink, a FIFO) reaches the read.
+        let (roots, max) = (self.allowed_roots.clone(), self.limits.max_file_bytes);
+        let spool = match &self.storage {
+            Some(st) => st.files.store.spool(),
+            None => std::env::temp_dir(),
+        };
+        let (held, size) = tokio::task::spawn_blocking(move || {
+            held::copy_server_path(&expanded, &roots, &spool, max)
+        })
+        .await
+        .map_err(ApiError::internal)??;
+        let format = sniff_path(held.path().to_path_buf(), name.clone()).await?;
+        Ok((
+            new_input(held.path().to_path_buf(), name, format, size),
+            held,
+        ))
     }
 }
 
@@ -495,19 +500,4 @@ fn expand_home(p: &str) -> PathBuf {
             .unwrap_or_else(|| PathBuf::from(p)),
         _ => PathBuf::from(p),
     }
-}
-
-fn lexically_under(p: &Path, root: &Path) -> bool {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out.starts_with(root)
 }

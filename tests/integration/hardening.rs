@@ -284,3 +284,105 @@ async fn errors_say_plain_sentences_not_library_debug_text() {
         }
     }
 }
+
+/// A path read opens the file once beneath its root and reads from that descriptor: a
+/// folder swapped for a symlink to outside the root between checks never yields the
+/// outside file (before: 35 of 300 raced reads did), and a FIFO is refused at once
+/// instead of blocking a thread forever.
+#[tokio::test]
+async fn path_reads_cannot_be_raced_out_of_their_root() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("f.txt"), "SECRET outside the root\n").unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("d");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("f.txt"), "inside the root\n").unwrap();
+    let fifo = root.path().join("pipe.txt");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let root_s = root.path().to_str().unwrap().to_string();
+    let app = TestApp::with(|a| a.allowed_roots = Some(root_s.clone())).await;
+
+    let r = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        app.read(json!({"path": fifo.to_str().unwrap()})),
+    )
+    .await
+    .expect("a FIFO must not block the read");
+    assert_error(&r, 400, "invalid_request");
+
+    // Swap d/ between the real folder and a symlink to the outside one, as fast as it goes.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (stop, dir, outside) = (stop.clone(), dir.clone(), outside.path().to_path_buf());
+        let real = root.path().join("d.real");
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::rename(&dir, &real);
+                let _ = std::os::unix::fs::symlink(&outside, &dir);
+                let _ = std::fs::remove_file(&dir);
+                let _ = std::fs::rename(&real, &dir);
+            }
+        })
+    };
+    let path = format!("{root_s}/d/f.txt");
+    let (mut inside, mut refused) = (0, 0);
+    for _ in 0..300 {
+        let r = app.read(json!({"path": path})).await;
+        match r.status.as_u16() {
+            200 => {
+                let text = r.json["text"].as_str().unwrap();
+                assert_eq!(text, "inside the root\n", "a raced read left the root");
+                inside += 1;
+            }
+            403 | 404 => refused += 1,
+            other => panic!("{other}: {}", r.json),
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(
+        inside > 0 && inside + refused == 300,
+        "{inside} read, {refused} refused"
+    );
+    assert_eq!(app.temp_files(), 0, "every read's copy is removed");
+}
+
+/// A delete that lands while a read waits for a worker removes the upload, not the bytes
+/// the read holds: the read answers 200 (before: the worker found no file, 500 `internal`),
+/// and nothing of either is left behind.
+#[tokio::test]
+async fn a_delete_while_a_read_waits_for_a_worker_does_not_break_it() {
+    let app = TestApp::with(|a| {
+        a.workers = 1;
+        a.worker_bin = Some(env!("CARGO_BIN_EXE_docreader").into());
+    })
+    .await;
+    let busy = app
+        .upload_id("thirty.pdf", &fixture("pdf/thirty_short.pdf"))
+        .await;
+    let small = app
+        .upload_id("three.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    let long = app.read(json!({"file_id": busy, "ocr": "force", "pages": "1-4"}));
+    let queued = async {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        app.read(json!({"file_id": small})).await
+    };
+    let delete = async {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        app.delete(&format!("/files/{small}")).await
+    };
+    let (l, q, d) = tokio::join!(long, queued, delete);
+    assert_eq!(l.status, 200, "{}", l.json);
+    assert_eq!(d.status, 200, "{}", d.json);
+    assert_eq!(q.status, 200, "{}", q.json);
+    assert!(q.json["text"].as_str().unwrap().contains("Alpha page one"));
+    assert!(
+        q.json["elapsed_ms"].as_u64().unwrap() > 300,
+        "the read must have waited past the delete: {}",
+        q.json
+    );
+    assert_error(&app.read(json!({"file_id": small})).await, 404, "not_found");
+    assert_eq!(app.temp_files(), 0);
+}
