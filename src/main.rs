@@ -18,6 +18,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => {
+            // glibc gives each thread that allocates its own arena and keeps what it freed:
+            // a long-running server with a blocking pool grows by arenas, not by use (soak:
+            // +15 % RSS over 3,000-attachment reads; with two arenas, flat). An operator's
+            // MALLOC_ARENA_MAX wins.
+            if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+                // SAFETY: a plain setting of the allocator, before any thread is spawned.
+                unsafe { libc::mallopt(libc::M_ARENA_MAX, 2) };
+            }
             init_tracing(&args.log_format);
             runtime().block_on(serve(args))
         }
