@@ -19,6 +19,7 @@ TEST_ENV = OMP_THREAD_LIMIT=1 ORT_DISABLE_TELEMETRY=1 RUST_BACKTRACE=0
 # binary those tests built (every operation fuzzed against openapi/openapi.json).
 test: native
 	$(TEST_ENV) $(CARGO) test --locked --all-targets
+	$(CARGO) build --locked --example fuzz
 	$(TEST_ENV) $${CARGO_TARGET_DIR:-target}/debug/examples/fuzz --seconds $(FUZZ_SECONDS) --seed 1
 	DOCREADER_BIN=$${CARGO_TARGET_DIR:-target}/debug/docreader bash tests/schemathesis/run.sh
 
