@@ -52,7 +52,8 @@ fn parse_args() -> Args {
             .map(PathBuf::from)
             .unwrap_or_else(sibling_binary),
         dirs: Vec::new(),
-        worker_memory_mb: 2048,
+        // What `serve` gives its workers by default (`--worker-memory-mb`).
+        worker_memory_mb: 4096,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -579,7 +580,10 @@ fn classify(r: &Result<docreader::envelope::Envelope, docreader::error::ApiError
             // OCR of one large image, answers a typed `timeout` in time: not a finding.)
             ErrorCode::Timeout if e.message.starts_with("the read did not finish") => Outcome::Hang,
             // The worker's allocator hit its cap: a parser without its own bound.
-            ErrorCode::TooLarge if e.message.contains("more memory than a worker may use") => {
+            ErrorCode::TooLarge
+                if e.message.contains("more memory than a worker may use")
+                    || e.message.contains("more memory than this reader may use") =>
+            {
                 Outcome::Memory
             }
             ErrorCode::Internal | ErrorCode::Unavailable => Outcome::Internal,

@@ -36,7 +36,18 @@ const ZOOM_BELOW: f32 = 0.7;
 const MIN_SKEW: f32 = 0.026; // 1.5°
 
 fn ort_err(e: impl std::fmt::Display) -> ApiError {
-    ApiError::new(ErrorCode::ExtractionCrashed, "the OCR engine failed").with_cause(e)
+    let cause = e.to_string();
+    // ONNX Runtime's arena could not grow under the worker's memory cap: the page is too
+    // large for it, which is not a crash of the engine.
+    if cause.contains("Failed to allocate memory") {
+        return ApiError::new(
+            ErrorCode::TooLarge,
+            "recognising this page needs more memory than this reader may use",
+        )
+        .with_hint("Read fewer pages at once, or raise --worker-memory-mb.")
+        .with_cause(cause);
+    }
+    ApiError::new(ErrorCode::ExtractionCrashed, "the OCR engine failed").with_cause(cause)
 }
 
 /// Run a model. `release`: give the session's arena chunks back at the end of this run.
