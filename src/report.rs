@@ -143,7 +143,8 @@ pub struct PageOcr {
 /// How good the OCR'd text is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct OcrQuality {
-    /// `no_ocr_needed`, `good`, `degraded` or `no_ocr_engine`.
+    /// `no_ocr_needed`, `good` (every OCR'd line at 0.8 or more), `degraded` or
+    /// `no_ocr_engine`.
     pub quality_flag: String,
     /// Pages (or image frames) recognised.
     pub ocr_pages: u64,
@@ -156,6 +157,10 @@ pub struct OcrQuality {
     /// or symbol in them was unsure (`include_boxes` marks each with `reread`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reread_lines: Option<u64>,
+    /// OCR'd lines under 0.8 confidence (`good` needs none; `include_boxes` gives each
+    /// line's confidence).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsure_lines: Option<u64>,
 }
 
 /// A PDF's information dictionary (what it states) and its first page's size.

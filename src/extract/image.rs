@@ -234,13 +234,15 @@ impl Extractor for ImageExtractor {
             ocr_engine: Some(engine.name().to_string()),
             ..Default::default()
         };
-        let degraded = lines.is_empty() || confidence.is_some_and(|c| c < 0.8);
+        let unsure = ocr::unsure_lines(&lines);
+        let degraded = lines.is_empty() || unsure.is_some();
         extra.ocr_quality = Some(OcrQuality {
             quality_flag: if degraded { "degraded" } else { "good" }.to_string(),
             ocr_pages: pages as u64,
             text_density: (chars / pages) as f64,
             confidence,
             reread_lines: ocr::reread_lines(&lines),
+            unsure_lines: unsure,
         });
         if req.include_boxes == Some(true) {
             extra.boxes = Some(Boxes::Lines(lines.clone()));

@@ -156,7 +156,7 @@ fn page_texts(pages: &[Page]) -> Vec<(u64, String)> {
 }
 
 /// How good the text is: no OCR needed, needed but missing, degraded (an OCR'd page with
-/// no lines or a mean confidence under 0.8) or good; and visible characters per page.
+/// no lines or a line under 0.8) or good; and visible characters per page.
 fn ocr_quality(pages: &[Page], pieces: &[(u64, String)]) -> OcrQuality {
     let done: Vec<&Page> = pages.iter().filter(|p| p.ocr.is_some()).collect();
     let visible_chars: usize = pieces
@@ -166,7 +166,7 @@ fn ocr_quality(pages: &[Page], pieces: &[(u64, String)]) -> OcrQuality {
     let degraded = done.iter().any(|p| {
         p.ocr
             .as_ref()
-            .is_none_or(|o| o.lines.is_empty() || o.confidence.is_some_and(|c| c < 0.8))
+            .is_none_or(|o| o.lines.is_empty() || crate::ocr::unsure_lines(&o.lines).is_some())
     });
     let flag = if pages.iter().all(|p| p.need.is_none()) {
         "no_ocr_needed"
@@ -183,6 +183,14 @@ fn ocr_quality(pages: &[Page], pieces: &[(u64, String)]) -> OcrQuality {
         text_density: (visible_chars as f64 / pages.len() as f64).round(),
         confidence: None,
         reread_lines: None,
+        unsure_lines: done
+            .iter()
+            .filter_map(|p| {
+                p.ocr
+                    .as_ref()
+                    .and_then(|o| crate::ocr::unsure_lines(&o.lines))
+            })
+            .reduce(|a, b| a + b),
     }
 }
 
