@@ -230,16 +230,15 @@ impl PpOcr {
     /// Small type: a line whose punctuation or symbols the model is unsure of (`#` read
     /// as `±` at 0.44 on a 9-pt invoice) is read again from its crop enlarged 2× with a
     /// sharper filter, and the reading whose differing characters are surer is kept.
-    /// `None` when the line did not need it; otherwise the kept reading and whether the
-    /// zoomed one won.
+    /// `None` when the line did not need it (the common case: nothing runs again).
     fn zoom_reread(
         &self,
         m: &Models,
         lane: usize,
         crop: &Crop,
+        first: &[(String, f32)],
         release: bool,
     ) -> Result<Option<(String, f32)>, ApiError> {
-        let first = self.recognize_chars(m, lane, crop, release)?;
         let unsure = first.iter().any(|(c, p)| {
             *p < ZOOM_BELOW
                 && c.chars()
@@ -255,10 +254,10 @@ impl PpOcr {
             imageops::FilterType::Lanczos3,
         );
         let second = self.recognize_chars(m, lane, &Crop::whole(big), release)?;
-        Ok(Some(summary(if zoomed_is_surer(&first, &second) {
+        Ok(Some(summary(if zoomed_is_surer(first, &second) {
             &second
         } else {
-            &first
+            first
         })))
     }
 
@@ -293,7 +292,8 @@ impl PpOcr {
                 let last = k + lanes >= order.len();
                 let crop = crop(img, &regions[i]);
                 released = last;
-                let (mut text, mut conf) = self.recognize_line(m, lane, &crop, released)?;
+                let chars = self.recognize_chars(m, lane, &crop, released)?;
+                let (mut text, mut conf) = summary(&chars);
                 // A line read upright as a long line at high confidence is upright: text
                 // read upside down never scores so (the classifier, asked anyway, wrongly
                 // flagged one or two such lines on most English scans). Any other line the
@@ -310,7 +310,7 @@ impl PpOcr {
                 }
                 let mut reread = false;
                 if !flipped {
-                    if let Some((t2, c2)) = self.zoom_reread(m, lane, &crop, released)? {
+                    if let Some((t2, c2)) = self.zoom_reread(m, lane, &crop, &chars, released)? {
                         (text, conf, reread) = (t2, c2, true);
                     }
                 }
