@@ -38,6 +38,8 @@ const REC_DICT: &str = "ppocr_rec_v6_tiny.txt";
 
 /// Images with a shorter side are read from an enlarged copy.
 const TINY_SIDE: u32 = 160;
+/// The longest side a tiny image is enlarged to.
+const TINY_MAX_LONG: u32 = 4096;
 /// Skew (radians) past which lines are not text lines at an angle.
 const MAX_SKEW: f32 = 0.61; // 35°
 
@@ -134,8 +136,13 @@ impl OcrEngine for PpOcr {
         let m = self.models()?;
         // Tiny images: recognise a larger copy, report boxes in the original's pixels.
         let short = image.width().min(image.height());
-        if short < TINY_SIDE && short > 0 {
-            let f = TINY_SIDE as f32 / short as f32;
+        let long = image.width().max(image.height());
+        // Enlarged to a short side of TINY_SIDE, but never to a long side past
+        // TINY_MAX_LONG: a 1 × 20,000 px strip (a fuzzed PDF page) once became 160 × 3.2 M
+        // pixels and took its worker past 9 GB.
+        let f =
+            (TINY_SIDE as f32 / short.max(1) as f32).min(TINY_MAX_LONG as f32 / long.max(1) as f32);
+        if short < TINY_SIDE && short > 0 && f > 1.0 {
             let big = imageops::resize(
                 image,
                 (image.width() as f32 * f) as u32,
