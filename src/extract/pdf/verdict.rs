@@ -84,8 +84,8 @@ fn is_garbled(visible: &[char]) -> bool {
 }
 
 /// Whether text with CJK in it holds many characters that real CJK text hardly uses:
-/// CJK Extension A, Yi, Braille, control pictures, technical and mathematical symbols, and
-/// Hebrew or Arabic on the same line as CJK. Glyph ids read as code points land there (a
+/// CJK Extension A, Yi, Braille, control pictures, technical symbols, and Hebrew or Arabic
+/// on the same line as CJK. Glyph ids read as code points land there (a
 /// CID font without a Unicode map), while real Chinese or Japanese text stays in the
 /// common blocks.
 pub fn implausible_cjk(text: &str) -> bool {
@@ -98,7 +98,8 @@ pub fn implausible_cjk(text: &str) -> bool {
         for c in line.chars().filter(|c| !c.is_ascii() && !c.is_whitespace()) {
             non_ascii += 1;
             let rare = matches!(c,
-                '\u{2200}'..='\u{23FF}'   // mathematical operators, technical
+                '\u{2300}'..='\u{23FF}'   // technical symbols (not the math operators
+                                            // before them: Chinese maths uses ∑ ≤ ∈)
                 | '\u{2400}'..='\u{243F}' // control pictures
                 | '\u{2800}'..='\u{28FF}' // Braille
                 | '\u{3400}'..='\u{4DBF}' // CJK Extension A
@@ -148,5 +149,7 @@ mod tests {
         assert_eq!(assess(simple, 10, || false), Some(OcrReason::GarbledText));
         let chinese = "我能吞下玻璃而不伤身体。发票号码：2024-0815，金额：¥12345.67 ∑ ≤ 3";
         assert_eq!(assess(chinese, 10, || false), None);
+        let maths = "设集合A满足∀x∈A，x≤∑aᵢ，且∃y∉B∩C⊆D。".repeat(3);
+        assert_eq!(assess(&maths, 10, || false), None);
     }
 }
