@@ -59,7 +59,7 @@ fn is_garbled(visible: &[char]) -> bool {
     // small codes read as characters (a simple TrueType font without a Unicode map).
     let controls = visible
         .iter()
-        .filter(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        .filter(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{2}'))
         .count();
     if n >= 20 && controls * 100 >= n * 5 {
         return true;
