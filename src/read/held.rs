@@ -20,19 +20,25 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::error::{ApiError, ErrorCode};
 
-/// A private name for a read's bytes, removed when dropped.
+/// A private name for a read's bytes, removed when dropped (unless it is the blob itself,
+/// on a filesystem without hard links).
 #[derive(Debug)]
-pub struct Held(PathBuf);
+pub struct Held {
+    path: PathBuf,
+    owned: bool,
+}
 
 impl Held {
     pub fn path(&self) -> &Path {
-        &self.0
+        &self.path
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        if self.owned {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -45,9 +51,20 @@ fn spool_name(spool: &Path) -> PathBuf {
 pub fn link_blob(blob: &Path, spool: &Path) -> Result<Held, ApiError> {
     let to = spool_name(spool);
     match std::fs::hard_link(blob, &to) {
-        Ok(()) => Ok(Held(to)),
+        Ok(()) => Ok(Held {
+            path: to,
+            owned: true,
+        }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(ApiError::not_found()),
-        Err(e) => Err(ApiError::internal(e)),
+        // A data folder on a filesystem without hard links (some network and FUSE mounts):
+        // the read uses the blob's own name, as before, rather than fail.
+        Err(e) => {
+            tracing::warn!(error = %e, "could not hard-link an upload for its read; reading the blob in place");
+            Ok(Held {
+                path: blob.to_path_buf(),
+                owned: false,
+            })
+        }
     }
 }
 
@@ -192,7 +209,10 @@ pub fn copy_server_path(
         .create_new(true)
         .open(&to)
         .map_err(ApiError::internal)?;
-    let held = Held(to);
+    let held = Held {
+        path: to,
+        owned: true,
+    };
     // At most the limit is copied, however the file grows meanwhile.
     let copied = io::copy(&mut io::Read::take(&mut file, max_bytes + 1), &mut out)
         .map_err(ApiError::internal)?;
