@@ -272,8 +272,9 @@ impl ReadService {
         }
     }
 
-    /// A server-side path: only under an allowed root, after resolving `~`, `..` and
-    /// symlinks.
+    /// A server-side path: only under an allowed root (`~` expanded, relative paths taken
+    /// from the working folder), opened once beneath it and read from a copy made from
+    /// that descriptor (`held::copy_server_path`).
     async fn server_path_input(&self, raw: &str) -> Result<(Input, held::Held), ApiError> {
         let outside = || {
             ApiError::new(
