@@ -770,9 +770,10 @@ fn main() {
 
 /// A fresh work folder under the system's temp dir.
 fn tempfile_dir() -> PathBuf {
-    let mut b = [0u8; 8];
-    getrandom::fill(&mut b).expect("random bytes");
-    let p = std::env::temp_dir().join(format!("docreader-fuzz-{}", hex::encode(b)));
+    let p = std::env::temp_dir().join(format!(
+        "docreader-fuzz-{}",
+        docreader::store::random_hex(8)
+    ));
     std::fs::create_dir_all(&p).expect("temp folder");
     p
 }

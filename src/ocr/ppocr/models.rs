@@ -297,7 +297,7 @@ mod tests {
 
     use super::super::detect::regions;
     use super::super::preprocess::{crop, to_tensor};
-    use super::super::recognize::{ctc_decode, run, REC_HEIGHT};
+    use super::super::recognize::{ctc_chars, run, summary, REC_HEIGHT};
     use super::super::{engine, hello_png};
     use super::{model_file, open_session, part};
 
@@ -401,7 +401,7 @@ mod tests {
             "classes and dictionary differ"
         );
         let text: Vec<String> = (0..crops.len())
-            .map(|k| ctc_decode(&probs.view(), k, &m.dict).unwrap().0)
+            .map(|k| summary(&ctc_chars(&probs.view(), k, &m.dict).unwrap()).0)
             .collect();
         assert!(
             text.join(" ").contains("Hello OCR world 2026"),

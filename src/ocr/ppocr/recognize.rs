@@ -108,19 +108,8 @@ fn argmax(row: &[f32]) -> (usize, f32) {
     (at, max)
 }
 
-/// Greedy CTC decoding of line `k` of a recognition output (batch × steps × classes):
-/// the best class per step, repeats merged, blanks dropped. The confidence is the mean
-/// probability of the characters kept.
-pub(super) fn ctc_decode(
-    probs: &ArrayViewD<f32>,
-    k: usize,
-    dict: &[String],
-) -> Result<(String, f32), ApiError> {
-    Ok(summary(&ctc_chars(probs, k, dict)?))
-}
-
 /// A line's text and confidence (the mean of its characters') from its characters.
-fn summary(chars: &[(String, f32)]) -> (String, f32) {
+pub(super) fn summary(chars: &[(String, f32)]) -> (String, f32) {
     let text: String = chars.iter().map(|c| c.0.as_str()).collect();
     let conf = if chars.is_empty() {
         0.0
@@ -147,7 +136,9 @@ fn zoomed_is_surer(first: &[(String, f32)], zoomed: &[(String, f32)]) -> bool {
     summary(zoomed).1 > summary(first).1
 }
 
-/// Greedy CTC decoding of line `k`, character by character with each one's probability.
+/// Greedy CTC decoding of line `k` of a recognition output (batch × steps × classes):
+/// the best class per step, repeats merged, blanks dropped; each character with its
+/// probability (`summary`: the text, and the mean of the probabilities as confidence).
 pub(super) fn ctc_chars(
     probs: &ArrayViewD<f32>,
     k: usize,
@@ -191,26 +182,10 @@ impl PpOcr {
         Ok(probs[[0, 1]] > 0.9 && probs[[0, 1]] > probs[[0, 0]])
     }
 
-    /// CTC recognition of one line at its own width: no padding to a wider neighbour's
-    /// width (11 % less CPU than batches of six), and a line reads the same whatever lines
-    /// or how many threads share the page.
-    fn recognize_line(
-        &self,
-        m: &Models,
-        lane: usize,
-        crop: &Crop,
-        release: bool,
-    ) -> Result<(String, f32), ApiError> {
-        let width = ((REC_HEIGHT as f32 * crop.width() as f32 / crop.height().max(1) as f32).ceil()
-            as u32)
-            .clamp(16, REC_MAX_WIDTH);
-        let input = line_tensor(crop, width, REC_HEIGHT, REC_MIN_WIDTH);
-        run_with(&m.rec[lane], &input, release, |probs| {
-            ctc_decode(probs, 0, &m.dict)
-        })?
-    }
-
-    /// `recognize_line`, character by character.
+    /// CTC recognition of one line at its own width, character by character with each
+    /// one's probability: no padding to a wider neighbour's width (11 % less CPU than
+    /// batches of six), and a line reads the same whatever lines or how many threads share
+    /// the page. `summary` gives its text and confidence.
     fn recognize_chars(
         &self,
         m: &Models,
@@ -303,7 +278,7 @@ impl PpOcr {
                 let sure = conf >= SURE_LINE_SCORE && text.chars().count() >= SURE_LINE_CHARS;
                 if !sure && self.upside_down(m, &crop)? {
                     let turned = crop.turned();
-                    let (t2, c2) = self.recognize_line(m, lane, &turned, released)?;
+                    let (t2, c2) = summary(&self.recognize_chars(m, lane, &turned, released)?);
                     if c2 > conf {
                         (text, conf, flipped) = (t2, c2, true);
                     }
