@@ -152,12 +152,14 @@ def fuse(dest):
     print(f"native: fused PP-OCR graphs: installed in {dest}")
 
 
-# Tesseract, the second local OCR engine (Korean, Japanese incl. vertical, and any other
-# installed language): Debian's packages, loaded at run time by src/ocr/tesseract.rs.
-TESSERACT_PACKAGES = ["libtesseract5", "tesseract-ocr-eng", "tesseract-ocr-kor", "tesseract-ocr-jpn",
-                      "tesseract-ocr-jpn-vert", "tesseract-ocr-chi-sim"]
+# Tesseract, the second local OCR engine: Debian's packages, loaded at run time by
+# src/ocr/tesseract.rs. It reads `ocr_lang` languages PP-OCR has no letters for (Korean,
+# Japanese incl. vertical, …), and the lines of a page PP-OCR reads that are in another
+# script (src/ocr/script.rs: Korean, Japanese, Russian, Arabic, Thai, Hindi; `osd` names
+# the script of a line none of them reads). Any other installed language is usable by name.
+TESSERACT_LANGS = ["eng", "osd", "kor", "jpn", "jpn_vert", "chi_sim", "chi_tra", "rus", "ara", "hin", "tha"]
+TESSERACT_PACKAGES = ["libtesseract5"] + ["tesseract-ocr-" + l.replace("_", "-") for l in TESSERACT_LANGS]
 TESSDATA = "/usr/share/tesseract-ocr/5/tessdata"
-TESSERACT_LANGS = ["eng", "kor", "jpn", "jpn_vert", "chi_sim"]
 
 
 def tesseract():
@@ -168,11 +170,12 @@ def tesseract():
         print("native: Tesseract: installed")
         return
     if os.environ.get("DOCREADER_SKIP_TESSERACT"):
-        print("native: Tesseract: skipped (DOCREADER_SKIP_TESSERACT); Korean and Japanese OCR will be unavailable")
+        print("native: Tesseract: skipped (DOCREADER_SKIP_TESSERACT); Korean, Japanese, Russian, Arabic,"
+              " Thai and Hindi OCR will be unavailable")
         return
     if not shutil.which("apt-get"):
-        print("native: Tesseract: no apt-get here; install libtesseract 5 and the kor, jpn, jpn_vert,"
-              " chi_sim traineddata to read Korean and Japanese images")
+        print("native: Tesseract: no apt-get here; install libtesseract 5 and the traineddata of "
+              + ", ".join(TESSERACT_LANGS) + " to read scripts PP-OCR has no letters for")
         return
     sudo = [] if os.geteuid() == 0 else (["sudo", "-n"] if shutil.which("sudo") else None)
     if sudo is None:

@@ -138,13 +138,35 @@ pub struct PageOcr {
     /// in them was unsure (`include_boxes` marks each with `reread`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reread_lines: Option<u64>,
+    /// Lines in a script the read's engine has no letters for, read by an engine that has
+    /// (`include_boxes` gives each line's `script` and `engine`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_script_lines: Option<u64>,
+    /// Lines left out of the text: their script has no recognition model installed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsupported_script: Option<Vec<UnreadLine>>,
+}
+
+/// A line left out of the text because no installed engine reads its script.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct UnreadLine {
+    /// The page (PDFs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u64>,
+    /// As Tesseract's script detection names it: `Greek`, `Hebrew`, `Georgian`, …
+    pub script: String,
+    /// `[x0, y0, x1, y1]` in the pixels of the image (or page rendering) read.
+    #[serde(rename = "box")]
+    #[schema(value_type = Vec<u32>, min_items = 4, max_items = 4)]
+    pub bbox: [u32; 4],
 }
 
 /// How good the OCR'd text is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct OcrQuality {
-    /// `no_ocr_needed`, `good` (every OCR'd line at 0.8 or more), `degraded` or
-    /// `no_ocr_engine`.
+    /// `no_ocr_needed`, `good` (every OCR'd line at 0.8 or more, none looking read in the
+    /// wrong script), `degraded`, `unsupported_script` (lines in a script no installed
+    /// engine reads were left out: `unsupported_script` lists them) or `no_ocr_engine`.
     pub quality_flag: String,
     /// Pages (or image frames) recognised.
     pub ocr_pages: u64,
@@ -157,10 +179,18 @@ pub struct OcrQuality {
     /// or symbol in them was unsure (`include_boxes` marks each with `reread`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reread_lines: Option<u64>,
-    /// OCR'd lines under 0.8 confidence (`good` needs none; `include_boxes` gives each
-    /// line's confidence).
+    /// OCR'd lines under 0.8 confidence or looking read in the wrong script (`good` needs
+    /// none; `include_boxes` gives each line's confidence).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unsure_lines: Option<u64>,
+    /// Lines in a script the engine has no letters for, read by one that has (Korean by
+    /// Tesseract's `kor` on a page PP-OCR read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_script_lines: Option<u64>,
+    /// Lines left out of the text, their script having no engine installed, with the
+    /// script and where they are (`quality_flag` is then `unsupported_script`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsupported_script: Option<Vec<UnreadLine>>,
 }
 
 /// A PDF's information dictionary (what it states) and its first page's size.

@@ -235,14 +235,24 @@ impl Extractor for ImageExtractor {
             ..Default::default()
         };
         let unsure = ocr::unsure_lines(&lines);
+        let unread = ocr::unread_lines(&lines, None);
         let degraded = lines.is_empty() || unsure.is_some();
+        let flag = if unread.is_some() {
+            "unsupported_script"
+        } else if degraded {
+            "degraded"
+        } else {
+            "good"
+        };
         extra.ocr_quality = Some(OcrQuality {
-            quality_flag: if degraded { "degraded" } else { "good" }.to_string(),
+            quality_flag: flag.to_string(),
             ocr_pages: pages as u64,
             text_density: (chars / pages) as f64,
             confidence,
             reread_lines: ocr::reread_lines(&lines),
             unsure_lines: unsure,
+            other_script_lines: ocr::other_script_lines(&lines),
+            unsupported_script: unread,
         });
         if req.include_boxes == Some(true) {
             extra.boxes = Some(Boxes::Lines(lines.clone()));

@@ -3,6 +3,7 @@
 //! process, with nothing sent off the machine.
 
 pub mod ppocr;
+pub mod script;
 pub mod tesseract;
 
 use image::{DynamicImage, RgbImage};
@@ -12,7 +13,7 @@ use crate::error::{ApiError, ErrorCode};
 
 /// What a remembered OCR result depends on: engine, models and rendering. Change it when
 /// any of them changes, so old results are not reused.
-pub const MEMORY_VARIANT: &str = "ppocr/det-v4/rec-v6-tiny/300dpi/4";
+pub const MEMORY_VARIANT: &str = "ppocr/det-v4/rec-v6-tiny/300dpi/5";
 
 /// An image as 8-bit RGB, as `DynamicImage::into_rgb8` makes it (grey replicated, alpha
 /// dropped), in one tight pass for grey and RGBA images: `into_rgb8` casts pixel by pixel
@@ -37,7 +38,7 @@ pub fn into_rgb(img: DynamicImage) -> RgbImage {
 }
 
 /// One recognised line: text, its box in image pixels, and the recogniser's confidence.
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct OcrLine {
     pub text: String,
     /// `[x0, y0, x1, y1]`.
@@ -49,19 +50,65 @@ pub struct OcrLine {
     /// symbol in it was unsure (the surer reading is the one given).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reread: bool,
+    /// The script found in a line the read's engine has no letters for (`Hangul`,
+    /// `Cyrillic`, …). With `engine` the line was read by that engine instead; without, no
+    /// installed engine reads the script and the line is left out of the text (`text` is
+    /// empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+    /// The engine and languages that read this line when not the read's `ocr_engine`
+    /// (`tesseract:kor+eng`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+}
+
+impl OcrLine {
+    /// A line in a script no installed engine reads: kept for its box, not in the text.
+    pub fn is_unread(&self) -> bool {
+        self.script.is_some() && self.engine.is_none()
+    }
 }
 
 /// Confidence every OCR'd line must reach for the text to be called `good` (a mean hides
 /// a wrong line: Korean read by a Chinese model scored 0.54–0.81 per line, 0.93 overall).
 pub const GOOD_LINE_CONFIDENCE: f32 = 0.8;
 
-/// Lines under `GOOD_LINE_CONFIDENCE`; `None` when there are none.
+/// Lines under `GOOD_LINE_CONFIDENCE`, or that look read in the wrong script
+/// (`script::looks_misread`); `None` when there are none.
 pub fn unsure_lines(lines: &[OcrLine]) -> Option<u64> {
     let n = lines
         .iter()
-        .filter(|l| l.confidence < GOOD_LINE_CONFIDENCE)
+        .filter(|l| {
+            !l.is_unread()
+                && (l.confidence < GOOD_LINE_CONFIDENCE || script::looks_misread(&l.text))
+        })
         .count() as u64;
     (n > 0).then_some(n)
+}
+
+/// Lines read by another engine because the read's engine has no letters for their
+/// script; `None` when none were.
+pub fn other_script_lines(lines: &[OcrLine]) -> Option<u64> {
+    let n = lines.iter().filter(|l| l.engine.is_some()).count() as u64;
+    (n > 0).then_some(n)
+}
+
+/// Lines left out because no installed engine reads their script (on `page`, for PDFs);
+/// `None` when there are none.
+pub fn unread_lines(
+    lines: &[OcrLine],
+    page: Option<u64>,
+) -> Option<Vec<crate::report::UnreadLine>> {
+    let v: Vec<_> = lines
+        .iter()
+        .filter(|l| l.is_unread())
+        .map(|l| crate::report::UnreadLine {
+            page,
+            script: l.script.clone().unwrap_or_default(),
+            bbox: l.bbox,
+        })
+        .collect();
+    (!v.is_empty()).then_some(v)
 }
 
 /// How many lines were read again from a 2× enlargement; `None` when none were.
@@ -314,7 +361,7 @@ pub fn no_engine(what: &str) -> ApiError {
 /// Lines as text: one line per line, in reading order.
 pub fn lines_to_text(lines: &[OcrLine]) -> String {
     let mut s = String::new();
-    for l in lines {
+    for l in lines.iter().filter(|l| !l.is_unread()) {
         s.push_str(&l.text);
         s.push('\n');
     }

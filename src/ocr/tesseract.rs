@@ -29,6 +29,12 @@ struct Api {
     end: unsafe extern "C" fn(Handle),
     delete: unsafe extern "C" fn(Handle),
     version: unsafe extern "C" fn() -> *const c_char,
+    detect_script: Option<
+        unsafe extern "C" fn(Handle, *mut c_int, *mut f32, *mut *const c_char, *mut f32) -> c_int,
+    >,
+    set_variable: Option<unsafe extern "C" fn(Handle, *const c_char, *const c_char) -> c_int>,
+    utf8: Option<unsafe extern "C" fn(Handle) -> *mut c_char>,
+    mean_conf: Option<unsafe extern "C" fn(Handle) -> c_int>,
 }
 
 fn load() -> Result<Api, String> {
@@ -55,6 +61,22 @@ fn load() -> Result<Api, String> {
         end: sym!(b"TessBaseAPIEnd"),
         delete: sym!(b"TessBaseAPIDelete"),
         version: sym!(b"TessVersion"),
+        // SAFETY: the symbol has the signature of tesseract/capi.h (Tesseract 4 and 5).
+        detect_script: unsafe { lib.get(b"TessBaseAPIDetectOrientationScript") }
+            .ok()
+            .map(|f| *f),
+        // SAFETY: as above.
+        set_variable: unsafe { lib.get(b"TessBaseAPISetVariable") }
+            .ok()
+            .map(|f| *f),
+        // SAFETY: as above.
+        utf8: unsafe { lib.get(b"TessBaseAPIGetUTF8Text") }
+            .ok()
+            .map(|f| *f),
+        // SAFETY: as above.
+        mean_conf: unsafe { lib.get(b"TessBaseAPIMeanTextConf") }
+            .ok()
+            .map(|f| *f),
         _lib: lib,
     })
 }
@@ -205,59 +227,147 @@ impl OcrEngine for Tesseract {
     }
 
     fn recognize(&self, image: &RgbImage) -> Result<Vec<OcrLine>, ApiError> {
+        // PSM_AUTO, as the tesseract command uses: the API's default is one uniform
+        // block, which reads columns and vertical text as noise.
+        Reader::open(&self.langs, 3)?.read(image)
+    }
+}
+
+/// An initialised Tesseract session, kept for several images (the lines of a page read
+/// with one language set): loading a language's model costs more than reading a line.
+pub struct Reader {
+    session: Session<'static>,
+}
+
+impl Reader {
+    /// A session for `langs` (`kor+eng`; `osd` for `script`) in page segmentation mode
+    /// `psm` (3 a page, 7 one line, 0 orientation and script only).
+    pub fn open(langs: &str, psm: c_int) -> Result<Self, ApiError> {
         let api = api().map_err(|e| {
             ApiError::new(ErrorCode::NoOcrEngine, "Tesseract is not usable").with_cause(e)
         })?;
         let dir = tessdata().ok_or_else(|| {
             ApiError::new(ErrorCode::NoOcrEngine, "no Tesseract language data found")
         })?;
-        let (w, h) = image.dimensions();
-        if w < 3 || h < 3 {
-            return Ok(Vec::new());
-        }
         let datapath =
             CString::new(dir.to_string_lossy().as_bytes()).map_err(ApiError::internal)?;
-        let langs = CString::new(self.langs.as_bytes()).map_err(ApiError::internal)?;
-        // SAFETY: calls follow the C API's contract: a created handle, initialised before
-        // use, an image buffer (w*h*3 bytes, stride w*3) that outlives Recognize, and the
-        // TSV text freed with TessDeleteText. The session ends and deletes the handle.
+        let c_langs = CString::new(langs.as_bytes()).map_err(ApiError::internal)?;
+        // SAFETY: a created handle, initialised before use; the session ends and deletes it.
         unsafe {
             let Some(s) = Session::open(api) else {
                 return Err(ApiError::internal("TessBaseAPICreate failed"));
             };
-            if (api.init3)(s.1, datapath.as_ptr(), langs.as_ptr()) != 0 {
+            if (api.init3)(s.1, datapath.as_ptr(), c_langs.as_ptr()) != 0 {
                 return Err(ApiError::new(
                     ErrorCode::NoOcrEngine,
-                    format!("Tesseract cannot load the languages {}", self.langs),
+                    format!("Tesseract cannot load the languages {langs}"),
                 ));
             }
-            // PSM_AUTO, as the tesseract command uses: the API's default is one uniform
-            // block, which reads columns and vertical text as noise.
-            (api.set_psm)(s.1, 3);
-            let raw = image.as_raw();
-            (api.set_image)(
-                s.1,
+            (api.set_psm)(s.1, psm);
+            // Its remarks ("Too few characters", "Estimating resolution") go nowhere rather
+            // than to the service's stderr, once per line read.
+            if let Some(set) = api.set_variable {
+                set(s.1, c"debug_file".as_ptr(), c"/dev/null".as_ptr());
+            }
+            Ok(Self { session: s })
+        }
+    }
+
+    /// Hand `image` to the session (it must outlive the next call that reads it).
+    fn set_image(&self, image: &RgbImage) {
+        let (w, h) = image.dimensions();
+        let raw = image.as_raw();
+        // SAFETY: an initialised handle and a w*h*3 byte buffer with stride w*3; Tesseract
+        // copies it into its own image.
+        unsafe {
+            (self.session.0.set_image)(
+                self.session.1,
                 raw.as_ptr(),
                 w as c_int,
                 h as c_int,
                 3,
                 (w * 3) as c_int,
             );
-            // No resolution is set: images rarely carry a true one, and Tesseract
-            // estimates it from the text height (setting 300 dpi on a small screenshot
-            // makes its characters look 5 pt high and the result garbage).
-            if (api.recognize)(s.1, std::ptr::null_mut()) != 0 {
+        }
+    }
+
+    /// The lines in `image`.
+    pub fn read(&self, image: &RgbImage) -> Result<Vec<OcrLine>, ApiError> {
+        let (w, h) = image.dimensions();
+        if w < 3 || h < 3 {
+            return Ok(Vec::new());
+        }
+        let api = self.session.0;
+        self.set_image(image);
+        // No resolution is set: images rarely carry a true one, and Tesseract estimates it
+        // from the text height (setting 300 dpi on a small screenshot makes its characters
+        // look 5 pt high and the result garbage).
+        // SAFETY: an initialised handle with an image set; the TSV text is freed with
+        // TessDeleteText.
+        unsafe {
+            if (api.recognize)(self.session.1, std::ptr::null_mut()) != 0 {
                 return Err(ApiError::internal(
                     "Tesseract could not recognise the image",
                 ));
             }
-            let p = (api.tsv)(s.1, 0);
+            let p = (api.tsv)(self.session.1, 0);
             if p.is_null() {
                 return Ok(Vec::new());
             }
             let tsv = CStr::from_ptr(p).to_string_lossy().into_owned();
             (api.delete_text)(p);
             Ok(parse_tsv(&tsv))
+        }
+    }
+
+    /// `image` read as one line (a session opened in mode 7): its text, spaced as
+    /// Tesseract writes it (its word boxes split Korean words into syllables and Thai into
+    /// letters), and its mean confidence, 0–1. `None` when it reads nothing.
+    pub fn read_line(&self, image: &RgbImage) -> Result<Option<(String, f32)>, ApiError> {
+        let api = self.session.0;
+        let (Some(utf8), Some(mean_conf)) = (api.utf8, api.mean_conf) else {
+            let lines = self.read(image)?;
+            let text = lines.iter().map(|l| l.text.as_str()).collect::<Vec<_>>();
+            return Ok(super::mean_confidence(&lines).map(|c| (text.join(" "), c)));
+        };
+        let (w, h) = image.dimensions();
+        if w < 3 || h < 3 {
+            return Ok(None);
+        }
+        self.set_image(image);
+        // SAFETY: an initialised handle with an image set; the text is freed with
+        // TessDeleteText.
+        unsafe {
+            if (api.recognize)(self.session.1, std::ptr::null_mut()) != 0 {
+                return Err(ApiError::internal("Tesseract could not recognise a line"));
+            }
+            let p = utf8(self.session.1);
+            if p.is_null() {
+                return Ok(None);
+            }
+            let text = CStr::from_ptr(p).to_string_lossy().into_owned();
+            (api.delete_text)(p);
+            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let conf = mean_conf(self.session.1).clamp(0, 100) as f32 / 100.0;
+            Ok((!text.is_empty()).then_some((text, conf)))
+        }
+    }
+
+    /// The script Tesseract's orientation and script detection sees in `image` and its
+    /// confidence (a session opened with `osd`, mode 0); `None` when it sees too little.
+    pub fn script(&self, image: &RgbImage) -> Option<(String, f32)> {
+        let detect = self.session.0.detect_script?;
+        self.set_image(image);
+        let (mut deg, mut oconf, mut name, mut sconf) = (0, 0.0f32, std::ptr::null(), 0.0f32);
+        // SAFETY: an initialised `osd` handle with an image set; `name` points to a string
+        // Tesseract owns, copied before the session is used again.
+        unsafe {
+            if detect(self.session.1, &mut deg, &mut oconf, &mut name, &mut sconf) == 0
+                || name.is_null()
+            {
+                return None;
+            }
+            Some((CStr::from_ptr(name).to_string_lossy().into_owned(), sconf))
         }
     }
 }
@@ -324,7 +434,7 @@ fn parse_tsv(tsv: &str) -> Vec<OcrLine> {
             text: l.text,
             bbox: l.bbox,
             confidence: (l.conf / l.words as f32 / 100.0).clamp(0.0, 1.0),
-            reread: false,
+            ..Default::default()
         })
         .collect()
 }
@@ -406,6 +516,10 @@ mod session_tests {
             end: count_end,
             delete: count_end,
             version: no_version,
+            detect_script: None,
+            set_variable: None,
+            utf8: None,
+            mean_conf: None,
         };
         // SAFETY: the API's functions are the test's own.
         assert!(unsafe { Session::open(&api) }.is_none());

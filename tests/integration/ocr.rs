@@ -464,3 +464,171 @@ async fn good_means_every_line_is_sure() {
     assert_eq!(r.json["ocr_quality"]["quality_flag"], "good", "{}", r.json);
     assert!(r.json["ocr_quality"].get("unsure_lines").is_none());
 }
+
+/// Edit distance between two strings, by characters.
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur.push(
+                (prev[j] + usize::from(ca != cb))
+                    .min(prev[j + 1] + 1)
+                    .min(cur[j] + 1),
+            );
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// fixtures/images/script_*.png (fixtures/make_script_fixtures.py): English lines mixed
+/// with one other script each, every line's text known.
+fn script_cases() -> serde_json::Map<String, serde_json::Value> {
+    let cases: serde_json::Value =
+        serde_json::from_slice(&fixture("images/script_cases.json")).unwrap();
+    cases.as_object().unwrap().clone()
+}
+
+/// Lines in a script the built-in engine has no letters for are found on their own (no
+/// `ocr_lang`) and read by Tesseract in that script, with English alongside; every line
+/// of every page comes back right (before: Korean and Thai came back as Chinese-looking
+/// nonsense, Russian as `Ao6pbIé AeHb` with the page `good`, and Hindi lines were lost).
+#[tokio::test]
+async fn lines_in_other_scripts_are_read_in_their_script() {
+    let installed = docreader::ocr::tesseract::installed();
+    for lang in ["kor", "jpn", "rus", "ara", "tha", "hin"] {
+        assert!(
+            installed.iter().any(|l| l == lang),
+            "Tesseract's {lang} is not installed: `make native` installs it"
+        );
+    }
+    let app = TestApp::new().await;
+    let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (file, case) in script_cases() {
+        let script = case["script"].as_str().unwrap();
+        if matches!(script, "Greek" | "Hebrew") {
+            continue; // the next test's
+        }
+        let r = app
+            .upload_and_read(
+                &file,
+                &fixture(&format!("images/{file}")),
+                json!({"include_boxes": true}),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{file}: {}", r.json);
+        let got: Vec<String> = r.json["text"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .map(squeeze)
+            .collect();
+        let want: Vec<String> = case["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| squeeze(l["text"].as_str().unwrap()))
+            .collect();
+        assert_eq!(got.len(), want.len(), "{file}: {got:#?}");
+        for (g, w) in got.iter().zip(&want) {
+            // One character in ten at most (PP-OCR reads 丸の内 as 丸O内 at 0.93).
+            assert!(
+                edits(g, w) * 10 <= w.chars().count(),
+                "{file}: {g:?} for {w:?}"
+            );
+        }
+        let q = &r.json["ocr_quality"];
+        assert_eq!(q["quality_flag"], "good", "{file}: {q}");
+        let routed: Vec<&serde_json::Value> = r.json["boxes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b.get("engine").is_some())
+            .collect();
+        assert!(routed.len() >= 2, "{file}: {}", r.json["boxes"]);
+        assert_eq!(q["other_script_lines"], routed.len() as u64, "{file}: {q}");
+        for b in routed {
+            assert_eq!(b["script"], script, "{file}: {b}");
+            assert!(
+                b["engine"].as_str().unwrap().starts_with("tesseract:")
+                    && b["engine"].as_str().unwrap().ends_with("+eng"),
+                "{file}: {b}"
+            );
+        }
+        // The page PP-OCR reads for its English lines: still PP-OCR's read.
+        assert_eq!(r.json["ocr_engine"], "ppocr");
+    }
+
+    // The corpus's English and Korean page without `ocr_lang`: its Korean comes back.
+    let png = std::fs::read(corpus_dir().join("image/english_and_korean.png")).unwrap();
+    let r = app
+        .upload_and_read(
+            "english_and_korean.png",
+            &png,
+            json!({"include_boxes": true}),
+        )
+        .await;
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("안녕하세요") && text.contains("RULES AND INSTRUCTIONS"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("号部则"),
+        "PP-OCR's reading of the Korean is gone: {text}"
+    );
+}
+
+/// A line in a script no installed engine reads is left out of the text, never guessed,
+/// and the read says so: `quality_flag: unsupported_script` with the script and the box of
+/// each such line (before: Greek came back as `Kαλnμépα gαç` and an upside-down reading,
+/// `good`; Hebrew as Latin-looking nonsense).
+#[tokio::test]
+async fn lines_in_scripts_with_no_engine_are_left_out_and_said() {
+    let installed = docreader::ocr::tesseract::installed();
+    let app = TestApp::new().await;
+    for (file, case) in script_cases() {
+        let script = case["script"].as_str().unwrap();
+        if !matches!(script, "Greek" | "Hebrew") {
+            continue;
+        }
+        assert!(
+            !installed.iter().any(|l| l == "ell" || l == "heb"),
+            "Greek or Hebrew data is installed here: this test needs a script without"
+        );
+        let r = app
+            .upload_and_read(
+                &file,
+                &fixture(&format!("images/{file}")),
+                json!({"include_boxes": true}),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{file}: {}", r.json);
+        let english: Vec<&str> = case["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["script"] == "Latin")
+            .map(|l| l["text"].as_str().unwrap())
+            .collect();
+        let got: Vec<&str> = r.json["text"].as_str().unwrap().lines().collect();
+        assert_eq!(got, english, "{file}");
+        let q = &r.json["ocr_quality"];
+        assert_eq!(q["quality_flag"], "unsupported_script", "{file}: {q}");
+        let unread = q["unsupported_script"].as_array().unwrap();
+        assert_eq!(unread.len(), 3, "{file}: {q}");
+        for u in unread {
+            assert_eq!(u["script"], script, "{file}: {u}");
+            assert_eq!(u["box"].as_array().unwrap().len(), 4);
+        }
+        // With `include_boxes` the left-out lines are there, with no text.
+        let boxes = r.json["boxes"].as_array().unwrap();
+        let empty: Vec<_> = boxes.iter().filter(|b| b["text"] == "").collect();
+        assert_eq!(empty.len(), 3, "{file}");
+        assert!(empty
+            .iter()
+            .all(|b| b["script"] == script && b.get("engine").is_none()));
+    }
+}

@@ -122,6 +122,14 @@ fn ocr_report(pages: &[Page], settings: &Settings, total: u64) -> Report {
                         .ocr
                         .as_ref()
                         .and_then(|o| crate::ocr::reread_lines(&o.lines)),
+                    other_script_lines: p
+                        .ocr
+                        .as_ref()
+                        .and_then(|o| crate::ocr::other_script_lines(&o.lines)),
+                    unsupported_script: p
+                        .ocr
+                        .as_ref()
+                        .and_then(|o| crate::ocr::unread_lines(&o.lines, None)),
                 })
                 .collect(),
         ),
@@ -168,10 +176,21 @@ fn ocr_quality(pages: &[Page], pieces: &[(u64, String)]) -> OcrQuality {
             .as_ref()
             .is_none_or(|o| o.lines.is_empty() || crate::ocr::unsure_lines(&o.lines).is_some())
     });
+    let unread: Vec<crate::report::UnreadLine> = done
+        .iter()
+        .filter_map(|p| {
+            p.ocr
+                .as_ref()
+                .and_then(|o| crate::ocr::unread_lines(&o.lines, Some(p.number)))
+        })
+        .flatten()
+        .collect();
     let flag = if pages.iter().all(|p| p.need.is_none()) {
         "no_ocr_needed"
     } else if pages.iter().any(|p| p.need.is_some() && p.ocr.is_none()) {
         "no_ocr_engine"
+    } else if !unread.is_empty() {
+        "unsupported_script"
     } else if degraded {
         "degraded"
     } else {
@@ -191,6 +210,15 @@ fn ocr_quality(pages: &[Page], pieces: &[(u64, String)]) -> OcrQuality {
                     .and_then(|o| crate::ocr::unsure_lines(&o.lines))
             })
             .reduce(|a, b| a + b),
+        other_script_lines: done
+            .iter()
+            .filter_map(|p| {
+                p.ocr
+                    .as_ref()
+                    .and_then(|o| crate::ocr::other_script_lines(&o.lines))
+            })
+            .reduce(|a, b| a + b),
+        unsupported_script: (!unread.is_empty()).then_some(unread),
     }
 }
 

@@ -73,6 +73,7 @@ pub(super) fn reading_order(boxes: Vec<(OcrLine, f32)>, slant: f32) -> Vec<OcrLi
                 bbox,
                 confidence: conf,
                 reread: row.iter().any(|b| b.reread),
+                ..Default::default()
             }
         })
         .collect()
@@ -88,10 +89,10 @@ mod tests {
 
     fn line(text: &str, bbox: [u32; 4], confidence: f32) -> OcrLine {
         OcrLine {
-            reread: false,
             text: text.to_string(),
             bbox,
             confidence,
+            ..Default::default()
         }
     }
 

@@ -104,6 +104,11 @@ impl OcrEngine for PpOcr {
             .all(|f| part(f).is_ok())
     }
 
+    fn memory_variant(&self) -> String {
+        // Lines in other scripts are read by the languages installed here.
+        format!("{}/{}", super::MEMORY_VARIANT, super::script::variant())
+    }
+
     fn warm_up(&self) {
         if engine().models.get().is_none() {
             // Concurrent first users wait on the same OnceLock: loaded once. A thread that

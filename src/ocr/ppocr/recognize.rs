@@ -346,8 +346,9 @@ impl PpOcr {
         );
         let upside_down = read.iter().filter(|r| r.2).count();
         let mut lines = Vec::new();
+        let mut weak = Vec::new();
         for (r, (text, conf, _, reread)) in regions.iter().zip(read) {
-            if text.is_empty() || conf < MIN_LINE_SCORE {
+            if text.is_empty() {
                 continue;
             }
             let line = OcrLine {
@@ -355,14 +356,20 @@ impl PpOcr {
                 bbox: [r.x0 as u32, r.y0 as u32, r.x1 as u32, r.y1 as u32],
                 confidence: conf,
                 reread,
+                ..Default::default()
             };
-            lines.push((line, r.thickness()));
+            if conf < MIN_LINE_SCORE {
+                weak.push(line);
+            } else {
+                lines.push((line, r.thickness()));
+            }
         }
         // Slanted lines are ordered along their own direction: their axis-aligned boxes are
         // taller than the text by the slant, and overlap their neighbours'.
         let slant = skew.filter(|a| a.abs() < MAX_SKEW).unwrap_or(0.0);
         Ok(Pass {
             lines: reading_order(lines, slant),
+            weak,
             regions: regions.len(),
             tall: regions.iter().filter(|r| r.h() > 1.5 * r.w()).count(),
             upside_down,
@@ -373,6 +380,10 @@ impl PpOcr {
 /// What one pass found, with the hints that the whole image is turned.
 struct Pass {
     lines: Vec<OcrLine>,
+    /// Regions read at under `MIN_LINE_SCORE`, left out of `lines`: noise, or a line in a
+    /// script PP-OCR has no letters for (a Hindi line scores under 0.5), which
+    /// `script::route` may read.
+    weak: Vec<OcrLine>,
     regions: usize,
     /// Regions much taller than wide: text running vertically (a page turned 90°).
     tall: usize,
@@ -399,11 +410,40 @@ impl Pass {
 
 impl PpOcr {
     /// Read an image whatever its orientation: skewed, turned a quarter, or upside down.
+    /// The lines of `image`, upright, with lines in scripts PP-OCR cannot read checked
+    /// (`ocr::script`) on the image as it was read (levelled or turned).
     pub(super) fn read_upright(
         &self,
         m: &Models,
         image: &RgbImage,
     ) -> Result<Vec<OcrLine>, ApiError> {
+        let (pass, seen) = self.read_turned(m, image)?;
+        let seen = seen.as_ref().unwrap_or(image);
+        // Regions too unsure to be lines are checked with them (one pass, so the script
+        // found on the page is tried first for both) and stay out unless another script's
+        // engine reads them or their script is one no engine here reads (then reported).
+        let mut lines = pass.lines;
+        let n = lines.len();
+        lines.extend(pass.weak);
+        crate::ocr::script::route(seen, &mut lines, &past_deadline)?;
+        let weak: Vec<OcrLine> = lines.drain(n..).filter(|w| w.script.is_some()).collect();
+        for w in weak {
+            let at = lines
+                .iter()
+                .position(|l| l.bbox[1] + l.bbox[3] > w.bbox[1] + w.bbox[3])
+                .unwrap_or(lines.len());
+            lines.insert(at, w);
+        }
+        Ok(lines)
+    }
+
+    /// The lines of `image` and, when it was levelled or turned to read them, the image
+    /// their boxes belong to.
+    fn read_turned(
+        &self,
+        m: &Models,
+        image: &RgbImage,
+    ) -> Result<(Pass, Option<RgbImage>), ApiError> {
         let (regions, skew) = self.detect_timed(m, image)?;
         let first = self.read_regions(m, image, regions, skew)?;
         // Skewed lines (a scan fed in at an angle) are cut out along their own direction;
@@ -411,9 +451,10 @@ impl PpOcr {
         // larger and surer reading kept.
         if let Some(a) = skew.filter(|a| a.abs() > MIN_SKEW && a.abs() < MAX_SKEW) {
             if !first.is_sure() {
-                let level = self.pass(m, &deskew(image, a))?;
+                let levelled = deskew(image, a);
+                let level = self.pass(m, &levelled)?;
                 if level.weight() > first.weight() {
-                    return Ok(level.lines);
+                    return Ok((level, Some(levelled)));
                 }
             }
         }
@@ -437,9 +478,9 @@ impl PpOcr {
         // Upside down: the classifier fixed each line, but the line order is reversed.
         if best.regions > 0 && best.upside_down * 2 > best.regions {
             let upright = imageops::rotate180(turned.as_ref().unwrap_or(image));
-            return Ok(self.pass(m, &upright)?.lines);
+            return Ok((self.pass(m, &upright)?, Some(upright)));
         }
-        Ok(best.lines)
+        Ok((best, turned))
     }
 }
 
