@@ -173,10 +173,20 @@ fn routes() -> &'static [(usize, String)] {
     })
 }
 
-/// What routing depends on (for remembered results): the languages it can use.
+/// What routing depends on (for remembered results): the languages it can use. Read
+/// from the data files alone: every read asks, most never route a line.
 pub fn variant() -> String {
-    let langs: Vec<&str> = routes().iter().map(|(_, l)| l.as_str()).collect();
-    format!("scripts:{}", langs.join(","))
+    static VARIANT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VARIANT
+        .get_or_init(|| {
+            let installed = tesseract::installed_data();
+            let langs: Vec<String> = SCRIPTS
+                .iter()
+                .filter_map(|s| s.langs_installed(&installed))
+                .collect();
+            format!("scripts:{}", langs.join(","))
+        })
+        .clone()
 }
 
 /// The part of `image` under `bbox`, with a margin of a quarter of its height (Tesseract
