@@ -1,4 +1,4 @@
-//! Text decoding, decided on the whole file (SPEC §4): BOM, BOM-less UTF-16, UTF-8,
+//! Text decoding, decided on the whole file (SPEC §4): BOM, BOM-less UTF-32 and UTF-16, UTF-8,
 //! declared HTML/XML charsets, EBCDIC, then a statistical choice among legacy encodings.
 //!
 //! encoding_rs decodes; chardetng (Firefox's detector) makes the statistical choice; a
@@ -13,6 +13,9 @@ use encoding_rs::Encoding;
 pub enum TextEncoding {
     Rs(&'static Encoding),
     Ebcdic(Ebcdic),
+    /// UTF-32 (encoding_rs has none: it implements the WHATWG encodings); `be` for
+    /// big-endian.
+    Utf32 { be: bool },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +65,8 @@ impl TextEncoding {
             Self::Rs(e) => e.name(),
             Self::Ebcdic(Ebcdic::Cp500) => "IBM500",
             Self::Ebcdic(Ebcdic::Cp037) => "IBM037",
+            Self::Utf32 { be: false } => "UTF-32LE",
+            Self::Utf32 { be: true } => "UTF-32BE",
         }
     }
 
@@ -73,6 +78,12 @@ impl TextEncoding {
                 let table = t.table();
                 Cow::Owned(bytes.iter().map(|b| table[*b as usize]).collect())
             }
+            Self::Utf32 { be } => Cow::Owned(
+                utf32_units(bytes, be)
+                    .map(|u| char::from_u32(u).unwrap_or('\u{FFFD}'))
+                    .chain((bytes.len() % 4 != 0).then_some('\u{FFFD}'))
+                    .collect(),
+            ),
         }
     }
 
@@ -81,6 +92,15 @@ impl TextEncoding {
         match self {
             Self::Rs(e) => e.decode_without_bom_handling_and_without_replacement(bytes),
             Self::Ebcdic(_) => Some(self.decode(bytes)),
+            Self::Utf32 { be } => {
+                if bytes.len() % 4 != 0 {
+                    return None;
+                }
+                utf32_units(bytes, be)
+                    .map(char::from_u32)
+                    .collect::<Option<String>>()
+                    .map(Cow::Owned)
+            }
         }
     }
 
@@ -94,6 +114,7 @@ impl TextEncoding {
             Self::Rs(e) if e.is_single_byte() => text.chars().count(),
             Self::Rs(e) => e.encode(text).0.len(),
             Self::Ebcdic(_) => text.chars().count(),
+            Self::Utf32 { .. } => text.chars().count() * 4,
         }
     }
 
@@ -101,6 +122,7 @@ impl TextEncoding {
     pub fn unit(self) -> usize {
         match self {
             Self::Rs(e) if e == encoding_rs::UTF_16LE || e == encoding_rs::UTF_16BE => 2,
+            Self::Utf32 { .. } => 4,
             _ => 1,
         }
     }
@@ -113,6 +135,41 @@ impl Ebcdic {
             Self::Cp037 => &CP037,
         }
     }
+}
+
+/// The 32-bit code units of UTF-32 bytes (a trailing partial unit is left out).
+pub fn utf32_units(bytes: &[u8], be: bool) -> impl Iterator<Item = u32> + '_ {
+    bytes.chunks_exact(4).map(move |c| {
+        let b = [c[0], c[1], c[2], c[3]];
+        if be {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        }
+    })
+}
+
+/// UTF-32 without a BOM (`Some(true)` big-endian), when the NUL pattern leaves no doubt:
+/// every 4-byte unit of the head is a Unicode scalar value (so two of every four bytes are
+/// zero, in the same places), and what they spell is text, not control codes — an array
+/// of small 32-bit integers is valid UTF-32 too. UTF-16 text never is: its units pair an
+/// ASCII letter with the next one (`A\0B\0` is U+420041, past Unicode).
+pub fn utf32_kind(bytes: &[u8]) -> Option<bool> {
+    let sample = &bytes[..bytes.len().min(64 * 1024) & !3];
+    if sample.len() < 8 || bytes.len() % 4 != 0 {
+        return None;
+    }
+    [false, true].into_iter().find(|&be| {
+        let (mut chars, mut text) = (0usize, 0usize);
+        for u in utf32_units(sample, be) {
+            let Some(c) = char::from_u32(u) else {
+                return false;
+            };
+            chars += 1;
+            text += usize::from(!c.is_control() || matches!(c, '\n' | '\r' | '\t'));
+        }
+        text * 100 >= chars * 95
+    })
 }
 
 /// UTF-16 without a BOM, recognised by where the NUL bytes fall: ASCII-range characters
@@ -166,11 +223,21 @@ pub fn detect(bytes: &[u8], markup: bool) -> Detected {
     if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
         return det(TextEncoding::Rs(encoding_rs::UTF_8), Confidence::Bom, 3);
     }
+    // Before UTF-16's: UTF-32LE's BOM starts with UTF-16LE's.
+    if bytes.starts_with(&[0xFF, 0xFE, 0, 0]) {
+        return det(TextEncoding::Utf32 { be: false }, Confidence::Bom, 4);
+    }
+    if bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
+        return det(TextEncoding::Utf32 { be: true }, Confidence::Bom, 4);
+    }
     if bytes.starts_with(&[0xFF, 0xFE]) {
         return det(TextEncoding::Rs(encoding_rs::UTF_16LE), Confidence::Bom, 2);
     }
     if bytes.starts_with(&[0xFE, 0xFF]) {
         return det(TextEncoding::Rs(encoding_rs::UTF_16BE), Confidence::Bom, 2);
+    }
+    if let Some(be) = utf32_kind(bytes) {
+        return det(TextEncoding::Utf32 { be }, Confidence::Certain, 0);
     }
     if let Some(enc) = utf16_kind(bytes) {
         return det(TextEncoding::Rs(enc), Confidence::Certain, 0);
@@ -586,6 +653,33 @@ mod tests {
             .flat_map(|u| u.to_be_bytes())
             .collect();
         assert_eq!(detect(&be, false).encoding.name(), "UTF-16BE");
+    }
+
+    /// UTF-32 with either BOM, and without one when the NUL pattern is unambiguous; UTF-16
+    /// does not claim it, and it does not claim UTF-16 or an array of small integers.
+    #[test]
+    fn utf32_with_and_without_bom() {
+        let text = "Grüße, 世界 😀\nline two\n";
+        let le: Vec<u8> = text.chars().flat_map(|c| (c as u32).to_le_bytes()).collect();
+        let be: Vec<u8> = text.chars().flat_map(|c| (c as u32).to_be_bytes()).collect();
+        for (bytes, is_be) in [(&le, false), (&be, true)] {
+            let bom: &[u8] = if is_be { &[0, 0, 0xFE, 0xFF] } else { &[0xFF, 0xFE, 0, 0] };
+            let with = [bom, bytes.as_slice()].concat();
+            let d = detect(&with, false);
+            assert_eq!(d.encoding, TextEncoding::Utf32 { be: is_be });
+            assert_eq!((d.confidence, d.bom_len), (Confidence::Bom, 4));
+            assert_eq!(d.encoding.decode(&with[4..]), text);
+            let d = detect(bytes, false);
+            assert_eq!(d.encoding, TextEncoding::Utf32 { be: is_be });
+            assert_eq!(d.confidence, Confidence::Certain);
+            assert_eq!(d.encoding.decode_strict(bytes).unwrap(), text);
+            assert_eq!(d.encoding.encoded_len(text), bytes.len());
+            assert!(utf16_kind(bytes).is_none(), "UTF-16 claims UTF-32");
+        }
+        let utf16: Vec<u8> = "Hello, UTF-16 text\n".encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
+        assert!(utf32_kind(&utf16).is_none());
+        let ints: Vec<u8> = (0u32..64).flat_map(|i| i.to_le_bytes()).collect();
+        assert!(utf32_kind(&ints).is_none(), "small integers are not text");
     }
 
     #[test]

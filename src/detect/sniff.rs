@@ -495,7 +495,14 @@ fn looks_binary(head: &[u8]) -> bool {
     if head.is_empty() {
         return false;
     }
+    if head.starts_with(&[0xFF, 0xFE, 0, 0]) || head.starts_with(&[0, 0, 0xFE, 0xFF]) {
+        return false; // UTF-32 with its byte-order mark
+    }
     if super::encoding::utf16_kind(head).is_some() {
+        return false;
+    }
+    // Whole units only: the head may end inside one.
+    if super::encoding::utf32_kind(&head[..head.len() & !3]).is_some() {
         return false;
     }
     let sample = &head[..head.len().min(8192)];

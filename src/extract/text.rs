@@ -75,7 +75,9 @@ pub fn line_count(bytes: &[u8], enc: TextEncoding) -> usize {
                 .map(|c| u16::from_be_bytes([c[0], c[1]])),
         ),
         TextEncoding::Rs(_) => Box::new(bytes.iter().map(|b| *b as u16)),
-        TextEncoding::Ebcdic(_) => return split_lines(&enc.decode(bytes)).len(),
+        TextEncoding::Ebcdic(_) | TextEncoding::Utf32 { .. } => {
+            return split_lines(&enc.decode(bytes)).len()
+        }
     };
     let (mut lines, mut open, mut after_cr) = (0usize, false, false);
     for u in units {

@@ -8,7 +8,7 @@ use crate::common::*;
 #[tokio::test]
 async fn every_encoding_fixture_decodes_exactly() {
     let cases: Vec<Value> = serde_json::from_slice(&fixture("text/cases.json")).unwrap();
-    assert!(cases.len() >= 12);
+    assert!(cases.len() >= 16);
     let app = TestApp::new().await;
     for c in cases {
         let name = c["file"].as_str().unwrap();
@@ -307,6 +307,8 @@ async fn following_next_reproduces_the_whole_file() {
         ("mixed.txt", mixed.clone().into_bytes()),
         ("gbk.csv", fixture("text/gbk.csv")),
         ("utf16.txt", fixture("text/utf16le_bom.txt")),
+        ("utf32.txt", fixture("text/utf32le_bom.txt")),
+        ("utf32be.txt", fixture("text/utf32be_nobom.txt")),
         ("sjis.txt", fixture("text/shift_jis.txt")),
     ];
     for (name, bytes) in files {
