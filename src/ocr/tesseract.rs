@@ -322,7 +322,16 @@ impl Reader {
             }
             let tsv = CStr::from_ptr(p).to_string_lossy().into_owned();
             (api.delete_text)(p);
-            Ok(parse_tsv(&tsv))
+            let mut lines = parse_tsv(&tsv);
+            if let Some(utf8) = api.utf8 {
+                let p = utf8(self.session.1);
+                if !p.is_null() {
+                    let text = CStr::from_ptr(p).to_string_lossy().into_owned();
+                    (api.delete_text)(p);
+                    respace(&mut lines, &text);
+                }
+            }
+            Ok(lines)
         }
     }
 
@@ -375,6 +384,30 @@ impl Reader {
             }
             Some((CStr::from_ptr(name).to_string_lossy().into_owned(), sconf))
         }
+    }
+}
+
+/// Gives each line the spacing of Tesseract's own text (`GetUTF8Text`), which knows
+/// where a space was: the TSV lists a Korean word's syllables, and Thai's letters, as
+/// words of their own (`회 의 는` for `회의는`). Only when the text has the same lines with
+/// the same characters (spaces aside); otherwise the TSV's words stay.
+fn respace(lines: &mut [OcrLine], text: &str) {
+    let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let written: Vec<String> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty())
+        .collect();
+    if written.len() != lines.len()
+        || lines
+            .iter()
+            .zip(&written)
+            .any(|(l, w)| squeeze(&l.text) != squeeze(w))
+    {
+        return;
+    }
+    for (l, w) in lines.iter_mut().zip(written) {
+        l.text = w;
     }
 }
 
@@ -464,6 +497,29 @@ mod tests {
         assert_eq!(lines[0].bbox, [10, 10, 130, 30]);
         assert!((lines[0].confidence - 0.94).abs() < 1e-4);
         assert_eq!(lines[1].text, "文字を上 OK");
+    }
+}
+
+#[cfg(test)]
+mod respace_tests {
+    use super::*;
+
+    #[test]
+    fn lines_take_tesseracts_spacing_when_they_match() {
+        let line = |t: &str| OcrLine {
+            text: t.into(),
+            ..Default::default()
+        };
+        let mut lines = vec![line("회 의 는 오후 세 시 에"), line("RULES AND")];
+        respace(&mut lines, "회의는 오후 세 시에\n\nRULES AND\n");
+        assert_eq!(lines[0].text, "회의는 오후 세 시에");
+        assert_eq!(lines[1].text, "RULES AND");
+        // Different characters or lines: left as they were.
+        let mut lines = vec![line("회 의 는")];
+        respace(&mut lines, "회의");
+        assert_eq!(lines[0].text, "회 의 는");
+        respace(&mut lines, "회의는\n다른 줄");
+        assert_eq!(lines[0].text, "회 의 는");
     }
 }
 
