@@ -15,7 +15,9 @@ pub enum TextEncoding {
     Ebcdic(Ebcdic),
     /// UTF-32 (encoding_rs has none: it implements the WHATWG encodings); `be` for
     /// big-endian.
-    Utf32 { be: bool },
+    Utf32 {
+        be: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -660,10 +662,20 @@ mod tests {
     #[test]
     fn utf32_with_and_without_bom() {
         let text = "Grüße, 世界 😀\nline two\n";
-        let le: Vec<u8> = text.chars().flat_map(|c| (c as u32).to_le_bytes()).collect();
-        let be: Vec<u8> = text.chars().flat_map(|c| (c as u32).to_be_bytes()).collect();
+        let le: Vec<u8> = text
+            .chars()
+            .flat_map(|c| (c as u32).to_le_bytes())
+            .collect();
+        let be: Vec<u8> = text
+            .chars()
+            .flat_map(|c| (c as u32).to_be_bytes())
+            .collect();
         for (bytes, is_be) in [(&le, false), (&be, true)] {
-            let bom: &[u8] = if is_be { &[0, 0, 0xFE, 0xFF] } else { &[0xFF, 0xFE, 0, 0] };
+            let bom: &[u8] = if is_be {
+                &[0, 0, 0xFE, 0xFF]
+            } else {
+                &[0xFF, 0xFE, 0, 0]
+            };
             let with = [bom, bytes.as_slice()].concat();
             let d = detect(&with, false);
             assert_eq!(d.encoding, TextEncoding::Utf32 { be: is_be });
@@ -676,7 +688,10 @@ mod tests {
             assert_eq!(d.encoding.encoded_len(text), bytes.len());
             assert!(utf16_kind(bytes).is_none(), "UTF-16 claims UTF-32");
         }
-        let utf16: Vec<u8> = "Hello, UTF-16 text\n".encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
+        let utf16: Vec<u8> = "Hello, UTF-16 text\n"
+            .encode_utf16()
+            .flat_map(|u| u.to_le_bytes())
+            .collect();
         assert!(utf32_kind(&utf16).is_none());
         let ints: Vec<u8> = (0u32..64).flat_map(|i| i.to_le_bytes()).collect();
         assert!(utf32_kind(&ints).is_none(), "small integers are not text");

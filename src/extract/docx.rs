@@ -24,72 +24,309 @@ pub enum Block {
     Marker(String),
 }
 
-/// List formats per (numId, level), from numbering.xml.
+/// One level of a list definition (`w:lvl`).
+#[derive(Debug, Clone, Default)]
+struct Level {
+    /// `numFmt`: decimal, decimalZero, upperLetter, lowerRoman, bullet, none, …
+    fmt: Option<String>,
+    /// `lvlText`: the label, `%1.%2.` standing for the levels' counters.
+    text: Option<String>,
+    start: Option<u32>,
+    /// `lvlRestart`: restart after this (1-based) level is used; 0 never.
+    restart: Option<u32>,
+    /// `isLgl`: every counter in the label as a decimal number.
+    legal: bool,
+    /// `pStyle`: the paragraph style numbered at this level.
+    style: Option<String>,
+}
+
+/// A list instance (`w:num`): its definition and what it overrides.
+#[derive(Debug, Clone, Default)]
+struct Num {
+    abs: String,
+    /// By level: `startOverride`, and a whole `lvl` given in the override.
+    overrides: HashMap<u32, (Option<u32>, Option<Level>)>,
+}
+
+/// A paragraph style's numbering, from styles.xml (`basedOn` followed).
+#[derive(Debug, Clone, Default)]
+struct StyleNum {
+    based_on: Option<String>,
+    num_id: Option<String>,
+    ilvl: Option<u32>,
+}
+
+const LEVELS: usize = 9;
+
+/// Word's list numbering: definitions from numbering.xml and styles.xml, and the counters
+/// as the document is read. Counters belong to the definition (`abstractNum`), so two
+/// lists of one definition continue each other, unless a list restarts a level with
+/// `startOverride` (applied when it is first used).
 #[derive(Default)]
 struct Numbering {
-    formats: HashMap<(String, u32), String>,
-    counters: HashMap<(String, u32), u32>,
+    abstracts: HashMap<String, Vec<Level>>,
+    nums: HashMap<String, Num>,
+    styles: HashMap<String, StyleNum>,
+    counters: HashMap<String, [Option<u32>; LEVELS]>,
+    started: std::collections::HashSet<String>,
 }
 
 impl Numbering {
     fn parse(xml: &[u8], depth: usize) -> Result<Self, ApiError> {
-        let mut abstract_fmt: HashMap<(String, u32), String> = HashMap::new();
-        let mut num_to_abstract: HashMap<String, String> = HashMap::new();
-        let (mut cur_abs, mut cur_lvl, mut cur_num) = (None::<String>, None::<u32>, None::<String>);
+        let mut out = Self::default();
+        let (mut cur_abs, mut cur_num) = (None::<String>, None::<String>);
+        let mut cur_override: Option<u32> = None;
+        let mut cur_lvl: Option<(u32, Level)> = None;
         walk(xml, depth, |n| match n {
             Node::Open("abstractNum", a) => cur_abs = attr(a, "abstractNumId").map(str::to_string),
-            Node::Open("lvl", a) => cur_lvl = attr(a, "ilvl").and_then(|v| v.parse().ok()),
-            Node::Open("numFmt", a) => {
-                if let (Some(ab), Some(l), Some(v)) = (&cur_abs, cur_lvl, attr(a, "val")) {
-                    abstract_fmt.insert((ab.clone(), l), v.to_string());
+            Node::Close("abstractNum") => cur_abs = None,
+            Node::Open("num", a) => {
+                cur_num = attr(a, "numId").map(str::to_string);
+                if let Some(id) = &cur_num {
+                    out.nums.insert(id.clone(), Num::default());
                 }
             }
-            Node::Open("num", a) => cur_num = attr(a, "numId").map(str::to_string),
+            Node::Close("num") => cur_num = None,
             Node::Open("abstractNumId", a) => {
                 if let (Some(num), Some(v)) = (&cur_num, attr(a, "val")) {
-                    num_to_abstract.insert(num.clone(), v.to_string());
+                    if let Some(n) = out.nums.get_mut(num) {
+                        n.abs = v.to_string();
+                    }
                 }
             }
-            Node::Close("abstractNum") => cur_abs = None,
+            Node::Open("lvlOverride", a) => {
+                cur_override = attr(a, "ilvl").and_then(|v| v.parse().ok())
+            }
+            Node::Close("lvlOverride") => cur_override = None,
+            Node::Open("startOverride", a) => {
+                if let (Some(num), Some(l)) = (&cur_num, cur_override) {
+                    let v = attr(a, "val").and_then(|v| v.parse().ok());
+                    if let Some(n) = out.nums.get_mut(num) {
+                        n.overrides.entry(l).or_default().0 = v;
+                    }
+                }
+            }
+            Node::Open("lvl", a) => {
+                let i = attr(a, "ilvl").and_then(|v| v.parse().ok()).unwrap_or(0);
+                cur_lvl = Some((i, Level::default()));
+            }
+            Node::Close("lvl") => {
+                let Some((i, lvl)) = cur_lvl.take() else {
+                    return;
+                };
+                if (i as usize) >= LEVELS {
+                    return;
+                }
+                if let (Some(num), Some(_)) = (&cur_num, cur_override) {
+                    if let Some(n) = out.nums.get_mut(num) {
+                        n.overrides.entry(i).or_default().1 = Some(lvl);
+                    }
+                } else if let Some(abs) = &cur_abs {
+                    let levels = out.abstracts.entry(abs.clone()).or_default();
+                    if levels.len() <= i as usize {
+                        levels.resize(i as usize + 1, Level::default());
+                    }
+                    levels[i as usize] = lvl;
+                }
+            }
+            Node::Open(tag, a) => {
+                let Some((_, lvl)) = cur_lvl.as_mut() else {
+                    return;
+                };
+                let val = attr(a, "val");
+                match tag {
+                    "numFmt" => lvl.fmt = val.map(str::to_string),
+                    "lvlText" => lvl.text = val.map(str::to_string),
+                    "start" => lvl.start = val.and_then(|v| v.parse().ok()),
+                    "lvlRestart" => lvl.restart = val.and_then(|v| v.parse().ok()),
+                    "isLgl" => lvl.legal = val.is_none_or(|v| !matches!(v, "0" | "false")),
+                    "pStyle" => lvl.style = val.map(str::to_string),
+                    _ => {}
+                }
+            }
             _ => {}
         })?;
-        let mut formats = HashMap::new();
-        for (num, abs) in num_to_abstract {
-            for ((a, lvl), fmt) in &abstract_fmt {
-                if *a == abs {
-                    formats.insert((num.clone(), *lvl), fmt.clone());
+        Ok(out)
+    }
+
+    /// Paragraph styles that carry numbering (headings numbered through their style).
+    fn parse_styles(&mut self, xml: &[u8], depth: usize) -> Result<(), ApiError> {
+        let mut cur: Option<(String, StyleNum)> = None;
+        let mut in_ppr = false;
+        walk(xml, depth, |n| match n {
+            Node::Open("style", a) => {
+                cur = attr(a, "styleId").map(|id| (id.to_string(), StyleNum::default()))
+            }
+            Node::Close("style") => {
+                if let Some((id, st)) = cur.take() {
+                    self.styles.insert(id, st);
                 }
             }
-        }
-        Ok(Self {
-            formats,
-            counters: HashMap::new(),
+            Node::Open("pPr", _) => in_ppr = true,
+            Node::Close("pPr") => in_ppr = false,
+            Node::Open(tag, a) => {
+                let Some((_, st)) = cur.as_mut() else { return };
+                match tag {
+                    "basedOn" => st.based_on = attr(a, "val").map(str::to_string),
+                    "numId" if in_ppr => st.num_id = attr(a, "val").map(str::to_string),
+                    "ilvl" if in_ppr => st.ilvl = attr(a, "val").and_then(|v| v.parse().ok()),
+                    _ => {}
+                }
+            }
+            _ => {}
         })
     }
 
-    fn prefix(&mut self, num_id: &str, lvl: u32) -> String {
-        let indent = "  ".repeat(lvl as usize);
-        let fmt = self
-            .formats
-            .get(&(num_id.to_string(), lvl))
-            .map(String::as_str)
-            .unwrap_or("bullet");
-        if fmt == "bullet" || fmt == "none" {
-            return format!("{indent}• ");
+    /// The list and level a paragraph of `style` has through its style (and the styles
+    /// it is based on), if any.
+    fn for_style(&self, style: &str) -> Option<(String, u32)> {
+        let (mut num_id, mut ilvl) = (None, None);
+        let mut at = Some(style.to_string());
+        for _ in 0..16 {
+            let Some(st) = at.as_ref().and_then(|s| self.styles.get(s)) else {
+                break;
+            };
+            num_id = num_id.or_else(|| st.num_id.clone());
+            ilvl = ilvl.or(st.ilvl);
+            at = st.based_on.clone();
         }
-        // A new item at this level restarts the deeper levels.
-        self.counters.retain(|(n, l), _| !(n == num_id && *l > lvl));
-        let c = self.counters.entry((num_id.to_string(), lvl)).or_insert(0);
-        *c += 1;
-        let n = *c;
-        let label = match fmt {
-            "lowerLetter" => letters(n).to_lowercase(),
-            "upperLetter" => letters(n),
-            "lowerRoman" => roman(n).to_lowercase(),
-            "upperRoman" => roman(n),
-            _ => n.to_string(),
+        let num_id = num_id.filter(|n| n != "0")?;
+        // A level linked to the style names the level; else the style's own, else 0.
+        let linked = self
+            .nums
+            .get(&num_id)
+            .and_then(|n| self.abstracts.get(&n.abs))
+            .and_then(|levels| {
+                levels
+                    .iter()
+                    .position(|l| l.style.as_deref() == Some(style))
+            });
+        Some((num_id, linked.map(|l| l as u32).or(ilvl).unwrap_or(0)))
+    }
+
+    /// The definition of level `ilvl` of list `num_id`, overrides applied.
+    fn level(&self, num_id: &str, ilvl: u32) -> Option<Level> {
+        let num = self.nums.get(num_id)?;
+        if let Some((_, Some(l))) = num.overrides.get(&ilvl) {
+            return Some(l.clone());
+        }
+        self.abstracts.get(&num.abs)?.get(ilvl as usize).cloned()
+    }
+
+    /// The label of the next item at `ilvl` of list `num_id` (`2.3.1.`, `b)`, `•`), with
+    /// the indent of its level, counting it.
+    fn prefix(&mut self, num_id: &str, lvl: u32) -> String {
+        let ilvl = lvl.min(LEVELS as u32 - 1);
+        let indent = "  ".repeat(ilvl as usize);
+        let Some(num) = self.nums.get(num_id).cloned() else {
+            return format!("{indent}• ");
         };
-        format!("{indent}{label}. ")
+        let Some(level) = self
+            .level(num_id, ilvl)
+            .filter(|l| l.fmt.is_some() || l.text.is_some())
+        else {
+            return format!("{indent}• ");
+        };
+        let levels: Vec<Level> = (0..LEVELS as u32)
+            .map(|i| self.level(num_id, i).unwrap_or_default())
+            .collect();
+        let counters = self.counters.entry(num.abs.clone()).or_default();
+        if self.started.insert(num_id.to_string()) {
+            for (l, (start, _)) in &num.overrides {
+                if let Some(v) = start {
+                    if (*l as usize) < LEVELS {
+                        counters[*l as usize] = Some(v.saturating_sub(1));
+                    }
+                }
+            }
+        }
+        let start = |l: &Level| l.start.unwrap_or(1);
+        let i = ilvl as usize;
+        counters[i] = Some(counters[i].map_or(start(&level), |c| c + 1));
+        // Deeper levels restart after this one, unless their lvlRestart says otherwise.
+        for (d, l) in levels.iter().enumerate().skip(i + 1) {
+            let restarts = match l.restart {
+                None => true,
+                Some(0) => false,
+                Some(r) => i < r as usize,
+            };
+            if restarts {
+                counters[d] = None;
+            }
+        }
+        let fmt = level.fmt.as_deref().unwrap_or("decimal");
+        if fmt == "bullet" {
+            return format!("{indent}{} ", bullet(level.text.as_deref().unwrap_or("")));
+        }
+        let pattern = level.text.clone().unwrap_or_else(|| format!("%{}.", i + 1));
+        let mut label = String::new();
+        let mut chars = pattern.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (c, chars.peek().and_then(|d| d.to_digit(10))) {
+                ('%', Some(d)) if (1..=LEVELS as u32).contains(&d) => {
+                    chars.next();
+                    let k = d as usize - 1;
+                    let n = counters[k].unwrap_or_else(|| start(&levels[k]));
+                    let f = if level.legal && k != i {
+                        "decimal"
+                    } else if k == i {
+                        fmt
+                    } else {
+                        levels[k].fmt.as_deref().unwrap_or("decimal")
+                    };
+                    label.push_str(&format_number(n, f));
+                }
+                _ => label.push(c),
+            }
+        }
+        if label.trim().is_empty() {
+            indent
+        } else {
+            format!("{indent}{label} ")
+        }
+    }
+}
+
+/// A bullet's character: Word writes Symbol and Wingdings bullets in the private use area
+/// (U+F0B7 for the round one); those become `•`.
+fn bullet(text: &str) -> String {
+    let t: String = text
+        .chars()
+        .map(|c| {
+            if ('\u{E000}'..='\u{F8FF}').contains(&c) {
+                '•'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if t.trim().is_empty() {
+        "•".to_string()
+    } else {
+        t
+    }
+}
+
+/// A counter in a `numFmt`.
+fn format_number(n: u32, fmt: &str) -> String {
+    match fmt {
+        "lowerLetter" => letters(n).to_lowercase(),
+        "upperLetter" => letters(n),
+        "lowerRoman" => roman(n).to_lowercase(),
+        "upperRoman" => roman(n),
+        "decimalZero" if n < 10 => format!("0{n}"),
+        "ordinal" => {
+            let suffix = match (n % 10, n % 100) {
+                (_, 11..=13) => "th",
+                (1, _) => "st",
+                (2, _) => "nd",
+                (3, _) => "rd",
+                _ => "th",
+            };
+            format!("{n}{suffix}")
+        }
+        "none" => String::new(),
+        _ => n.to_string(),
     }
 }
 
@@ -139,7 +376,8 @@ fn parse_story(
         paras: Vec<String>,
     }
     let mut blocks = Vec::new();
-    let mut paras: Vec<(String, Option<(String, u32)>)> = Vec::new(); // open paragraphs
+    // Open paragraphs: text, list (numId, level) set directly, and paragraph style.
+    let mut paras: Vec<(String, Option<(String, u32)>, Option<String>)> = Vec::new();
     let mut tables: Vec<Vec<Vec<Cell>>> = Vec::new(); // open tables: rows of cells
     let mut in_text = false;
     let mut skip_depth = 0usize; // inside content that must not be read (fallbacks, deleted text, field codes, ruby annotations)
@@ -156,21 +394,26 @@ fn parse_story(
         }
         match n {
             Node::Open(
-                "Fallback" | "delText" | "instrText" | "rt" | "footnoteRef" | "endnoteRef",
+                "Fallback" | "delText" | "instrText" | "rt" | "footnoteRef" | "endnoteRef"
+                | "pPrChange" | "rPrChange",
                 _,
             ) => skip_depth = 1,
             Node::Open("p", _) => {
-                paras.push((String::new(), None));
+                paras.push((String::new(), None, None));
                 num = None;
                 ilvl = 0;
+            }
+            Node::Open("pStyle", a) => {
+                if let Some(p) = paras.last_mut() {
+                    p.2 = attr(a, "val").map(str::to_string);
+                }
             }
             Node::Open("ilvl", a) => {
                 ilvl = attr(a, "val").and_then(|v| v.parse().ok()).unwrap_or(0)
             }
             Node::Open("numId", a) => {
-                if let Some(v) = attr(a, "val").filter(|v| *v != "0") {
-                    num = Some((v.to_string(), ilvl));
-                }
+                // numId 0 takes the numbering a style would give away.
+                num = attr(a, "val").map(|v| (v.to_string(), ilvl));
             }
             Node::Close("numPr") => {
                 if let (Some(p), Some((id, _))) = (paras.last_mut(), num.clone()) {
@@ -202,8 +445,14 @@ fn parse_story(
                 }
             }
             Node::Close("p") => {
-                let Some((text, list)) = paras.pop() else {
+                let Some((text, list, style)) = paras.pop() else {
                     return;
+                };
+                // Set on the paragraph, else through its style (numbered headings).
+                let list = match list {
+                    Some((id, _)) if id == "0" => None,
+                    Some(l) => Some(l),
+                    None => style.and_then(|s| numbering.for_style(&s)),
                 };
                 let text = match list {
                     Some((id, lvl)) if !text.trim().is_empty() => {
@@ -306,6 +555,9 @@ fn read_document(pkg: &mut Package) -> Result<(Vec<Block>, usize, usize), ApiErr
         Some(x) => Numbering::parse(&x, depth)?,
         None => Numbering::default(),
     };
+    if let Some(x) = pkg.read("word/styles.xml")? {
+        numbering.parse_styles(&x, depth)?;
+    }
     let body = pkg.read("word/document.xml")?.ok_or_else(|| {
         ApiError::new(
             crate::error::ErrorCode::Corrupt,

@@ -618,3 +618,19 @@ async fn unordered_xlsx_rows_do_not_allocate_the_used_area() {
     assert!(text.contains("--- Sheet: Far"), "{text}");
     assert!(text.contains('7'), "{text}");
 }
+
+/// Word list numbers as Word shows them (fixtures/office/lists.txt): multi-level patterns
+/// (`1.2.1.`), headings numbered through their styles (`Article II`, `2.1` with isLgl), a
+/// list style and numId 0 taking it away, decimalZero, letters, roman numerals, Symbol
+/// bullets, a startOverride restart and lvlRestart 0. Before, each item showed only its own
+/// level's counter (`1.` for `1.1.`) and styled headings had no number.
+#[tokio::test]
+async fn word_list_numbers_are_what_word_shows() {
+    let app = TestApp::new().await;
+    let r = app
+        .upload_and_read("lists.docx", &fixture("office/lists.docx"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let want = String::from_utf8(fixture("office/lists.txt")).unwrap();
+    assert_eq!(r.json["text"].as_str().unwrap().trim_end(), want.trim_end());
+}
