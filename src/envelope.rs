@@ -83,9 +83,12 @@ pub struct Envelope {
 /// with the same `file_id` and the read's other options; only the keys present change.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Next {
-    /// Pages (pdf) or slides (pptx) still to read.
+    /// Pages (pdf) or slides (pptx, odp) still to read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pages: Option<String>,
+    /// EPUB: chapters still to read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chapters: Option<String>,
     /// Text family, e-mail body: the 0-based line to continue from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset: Option<u64>,

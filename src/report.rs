@@ -86,6 +86,16 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slide_range_read: Option<String>,
 
+    /// EPUB: chapters (spine documents) in the book.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_chapters: Option<u64>,
+    /// EPUB: the chapters read as a range spec.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chapter_range_read: Option<String>,
+    /// EPUB: the book's title (its package metadata).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+
     /// Excel: every sheet, its size and how much of it was read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sheets: Option<Vec<SheetInfo>>,

@@ -15,6 +15,9 @@ pub enum Family {
     Pdf,
     Docx,
     Pptx,
+    Odt,
+    Odp,
+    Epub,
     Excel,
     Image,
     Email,
@@ -27,6 +30,9 @@ impl Family {
             Self::Pdf => "pdf",
             Self::Docx => "docx",
             Self::Pptx => "pptx",
+            Self::Odt => "odt",
+            Self::Odp => "odp",
+            Self::Epub => "epub",
             Self::Excel => "excel",
             Self::Image => "image",
             Self::Email => "email",
@@ -46,6 +52,7 @@ pub enum Format {
     Ods,
     Odt,
     Odp,
+    Epub,
     Msg,
     Eml,
     Image(ImageKind),
@@ -82,8 +89,11 @@ impl Format {
     pub fn family(self) -> Family {
         match self {
             Self::Pdf => Family::Pdf,
-            Self::Docx { .. } | Self::Odt => Family::Docx,
-            Self::Pptx { .. } | Self::Odp => Family::Pptx,
+            Self::Docx { .. } => Family::Docx,
+            Self::Pptx { .. } => Family::Pptx,
+            Self::Odt => Family::Odt,
+            Self::Odp => Family::Odp,
+            Self::Epub => Family::Epub,
             Self::Xlsx { .. } | Self::Xls | Self::Ods => Family::Excel,
             Self::Msg | Self::Eml => Family::Email,
             Self::Image(_) => Family::Image,
@@ -113,6 +123,7 @@ impl Format {
             Self::Ods => "application/vnd.oasis.opendocument.spreadsheet",
             Self::Odt => "application/vnd.oasis.opendocument.text",
             Self::Odp => "application/vnd.oasis.opendocument.presentation",
+            Self::Epub => "application/epub+zip",
             Self::Msg => "application/vnd.ms-outlook",
             Self::Eml => "message/rfc822",
             Self::Image(k) => match k {
@@ -161,6 +172,7 @@ pub const ALL_FORMATS: &[Format] = &[
     Format::Ods,
     Format::Odt,
     Format::Odp,
+    Format::Epub,
     Format::Msg,
     Format::Eml,
     Format::Image(ImageKind::Png),
@@ -182,6 +194,8 @@ pub const ALL_FORMATS: &[Format] = &[
 /// Why a file is refused at the door.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
+    /// A document kind this service does not read: its media type.
+    Unsupported(String),
     /// An executable or library: what was detected.
     Executable(&'static str),
     /// An archive: what was detected.
@@ -207,6 +221,11 @@ impl Refusal {
                 format!("{what} detected: executables and libraries are not accepted"),
             )
             .with_hint("Upload documents only (PDF, Office, e-mail, images, text). A script is accepted as text when it starts with a #! line."),
+            Refusal::Unsupported(kind) => ApiError::new(
+                ErrorCode::UnsupportedFormat,
+                format!("{kind} files are not read by this service"),
+            )
+            .with_hint("Save it as PDF, or as an OpenDocument or Office text, spreadsheet or presentation (odt, ods, odp, docx, xlsx, pptx), and upload that."),
             Refusal::Archive(what) => ApiError::new(
                 ErrorCode::BlockedType,
                 format!("{what} archive detected: archives are not accepted"),
@@ -584,22 +603,43 @@ fn sniff_zip<R: Read + Seek>(
             return Ok(Format::Pptx { macros });
         }
     }
-    if has("mimetype") && has("content.xml") {
-        // ODF stores `mimetype` first and uncompressed, so its bytes follow the local header.
-        let declared = (head.len() > 38 && &head[30..38] == b"mimetype")
-            .then(|| String::from_utf8_lossy(&head[38..head.len().min(38 + 80)]).into_owned())
-            .unwrap_or_default();
+    if has("mimetype") {
+        // ODF and EPUB store `mimetype` first and uncompressed, so its bytes follow the
+        // local header; a package that does not is read for it (a few bytes, bounded).
+        let mut declared = stored_mimetype(head).unwrap_or_default();
+        if declared.is_empty() {
+            declared = mimetype_entry(&mut r).unwrap_or_default();
+        }
+        let declared = declared.trim_start();
         let odf = |kind: &str| {
             declared.starts_with(&format!("application/vnd.oasis.opendocument.{kind}"))
+                && !declared[format!("application/vnd.oasis.opendocument.{kind}").len()..]
+                    .starts_with('-')
         };
-        if odf("spreadsheet") || ext.as_deref() == Some("ods") {
-            return Ok(Format::Ods);
+        if has("content.xml") {
+            if odf("spreadsheet") {
+                return Ok(Format::Ods);
+            }
+            if odf("presentation") {
+                return Ok(Format::Odp);
+            }
+            if odf("text") {
+                return Ok(Format::Odt);
+            }
         }
-        if odf("presentation") || ext.as_deref() == Some("odp") {
-            return Ok(Format::Odp);
+        if declared.starts_with("application/epub+zip") && has("META-INF/container.xml") {
+            return Ok(Format::Epub);
         }
-        if odf("text") || ext.as_deref() == Some("odt") {
-            return Ok(Format::Odt);
+        // Other OpenDocument kinds (drawings, formulas, charts, templates, masters) and
+        // the OpenOffice 1 formats: a document, but not one this service reads.
+        if declared.starts_with("application/vnd.oasis.opendocument.")
+            || declared.starts_with("application/vnd.sun.xml.")
+        {
+            let kind: String = declared
+                .chars()
+                .take_while(|c| c.is_ascii_graphic())
+                .collect();
+            return Err(Refusal::Unsupported(kind));
         }
     }
     if damaged && has("[Content_Types].xml") {
@@ -608,6 +648,35 @@ fn sniff_zip<R: Read + Seek>(
         ));
     }
     Err(Refusal::Archive("zip"))
+}
+
+/// The `mimetype` entry's content when it is the zip's first entry and stored (not
+/// compressed), as ODF and EPUB require: its bytes follow the local header.
+fn stored_mimetype(head: &[u8]) -> Option<String> {
+    let le16 = |o: usize| Some(u16::from_le_bytes([*head.get(o)?, *head.get(o + 1)?]) as usize);
+    let le32 = |o: usize| {
+        Some(u32::from_le_bytes([
+            *head.get(o)?,
+            *head.get(o + 1)?,
+            *head.get(o + 2)?,
+            *head.get(o + 3)?,
+        ]) as usize)
+    };
+    if head.get(30..38)? != b"mimetype" || le16(8)? != 0 {
+        return None;
+    }
+    let start = 30 + le16(26)? + le16(28)?;
+    let size = le32(18)?.min(200);
+    Some(String::from_utf8_lossy(head.get(start..start + size)?).into_owned())
+}
+
+/// The first bytes of a package's `mimetype` entry, when it is not stored first.
+fn mimetype_entry<R: Read + Seek>(r: R) -> Option<String> {
+    let mut z = zip::ZipArchive::new(r).ok()?;
+    let entry = z.by_name("mimetype").ok()?;
+    let mut buf = Vec::new();
+    entry.take(100).read_to_end(&mut buf).ok()?;
+    Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// OLE2 compound files: Excel 97-2003 is read; Word/PowerPoint 97-2003 are legacy;

@@ -330,7 +330,7 @@ fn format_number(n: u32, fmt: &str) -> String {
     }
 }
 
-fn letters(mut n: u32) -> String {
+pub(super) fn letters(mut n: u32) -> String {
     let mut s = Vec::new();
     while n > 0 {
         n -= 1;
@@ -340,7 +340,7 @@ fn letters(mut n: u32) -> String {
     s.iter().rev().collect()
 }
 
-fn roman(mut n: u32) -> String {
+pub(super) fn roman(mut n: u32) -> String {
     let table = [
         (1000, "M"),
         (900, "CM"),
@@ -610,6 +610,22 @@ impl Extractor for DocxExtractor {
         req: &ReadRequest,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
+        let mut pkg = Package::open(&input.path, limits.package)?;
+        let (blocks, paragraphs, tables) = read_document(&mut pkg)?;
+        serve_blocks(&blocks, paragraphs, tables, req, limits)
+    }
+}
+
+/// A read of a document's blocks (Word, OpenDocument text): `mode`, `max_paragraphs` and
+/// `paragraph_offset`, `query`, `max_chars`, with `next` where it stops.
+pub(super) fn serve_blocks(
+    blocks: &[Block],
+    paragraphs: usize,
+    tables: usize,
+    req: &ReadRequest,
+    limits: &Limits,
+) -> Result<Extraction, ApiError> {
+    {
         let max_chars = req.max_chars(limits.max_chars)?;
         let query = req.query()?;
         let with_tables = req.mode != Some(crate::options::DocxMode::Text);
@@ -617,8 +633,6 @@ impl Extractor for DocxExtractor {
             options::count("max_paragraphs", req.max_paragraphs, 1)?.unwrap_or(200) as usize;
         let start =
             options::count("paragraph_offset", req.paragraph_offset, 0)?.unwrap_or(0) as usize;
-        let mut pkg = Package::open(&input.path, limits.package)?;
-        let (blocks, paragraphs, tables) = read_document(&mut pkg)?;
         if start > 0 && start >= blocks.len() {
             return Err(ApiError::out_of_range(format!(
                 "paragraph_offset {start} but the document has {} blocks",

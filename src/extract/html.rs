@@ -37,10 +37,12 @@ pub fn to_text(html: &str) -> String {
             }
             continue;
         }
+        // `<head/>` (XHTML) opens and closes at once: nothing to skip.
+        let empty = tag.trim_end().ends_with('/');
         match name.as_str() {
-            "script" if !closing => skip_until = Some("script"),
-            "style" if !closing => skip_until = Some("style"),
-            "head" if !closing => skip_until = Some("head"),
+            "script" if !closing && !empty => skip_until = Some("script"),
+            "style" if !closing && !empty => skip_until = Some("style"),
+            "head" if !closing && !empty => skip_until = Some("head"),
             "br" => out.push('\n'),
             "p" | "div" | "tr" | "li" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "table"
             | "ul" | "ol" | "blockquote" | "pre" | "hr" | "title" => {

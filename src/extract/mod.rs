@@ -5,10 +5,12 @@
 pub mod deadline;
 pub mod docx;
 pub mod email;
+pub mod epub;
 
 pub mod excel;
 pub mod html;
 pub mod image;
+pub mod odf;
 pub mod package;
 pub mod pdf;
 pub mod pptx;
@@ -23,7 +25,7 @@ use std::time::Instant;
 use crate::config::Limits;
 use crate::detect::{Family, Format};
 use crate::envelope::{Envelope, Extraction};
-use crate::error::{ApiError, ErrorCode};
+use crate::error::ApiError;
 use crate::options::ReadRequest;
 pub use deadline::{Deadline, Stop};
 
@@ -92,24 +94,20 @@ pub trait Extractor: Send + Sync {
     ) -> Result<Extraction, ApiError>;
 }
 
-/// The extractor for a format, or why there is none.
+/// The extractor for a format (every detected format is read; a document kind that is
+/// not is refused at detection, `unsupported_format`).
 pub fn extractor_for(format: Format) -> Result<&'static dyn Extractor, ApiError> {
     match format.family() {
         Family::Text => Ok(&text::TextExtractor),
         Family::Pdf => Ok(&pdf::PdfExtractor),
-        Family::Docx if !matches!(format, Format::Odt) => Ok(&docx::DocxExtractor),
-        Family::Pptx if !matches!(format, Format::Odp) => Ok(&pptx::PptxExtractor),
+        Family::Docx => Ok(&docx::DocxExtractor),
+        Family::Pptx => Ok(&pptx::PptxExtractor),
+        Family::Odt => Ok(&odf::OdtExtractor),
+        Family::Odp => Ok(&odf::OdpExtractor),
+        Family::Epub => Ok(&epub::EpubExtractor),
         Family::Excel => Ok(&excel::ExcelExtractor),
         Family::Email => Ok(&email::EmailExtractor),
         Family::Image => Ok(&image::ImageExtractor),
-        other => Err(ApiError::new(
-            ErrorCode::UnsupportedFormat,
-            format!(
-                "reading {} files ({}) is not available in this build yet",
-                other.as_str(),
-                format.mime()
-            ),
-        )),
     }
 }
 

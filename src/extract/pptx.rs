@@ -42,7 +42,7 @@ fn relationships(
 }
 
 /// `ppt/slides` + `../notesSlides/n1.xml` → `ppt/notesSlides/n1.xml`.
-fn resolve(base_dir: &str, target: &str) -> String {
+pub(super) fn resolve(base_dir: &str, target: &str) -> String {
     if let Some(abs) = target.strip_prefix('/') {
         return abs.to_string();
     }
@@ -221,6 +221,20 @@ impl Extractor for PptxExtractor {
             }
             blocks.push((n, block));
         }
+        serve_slides(blocks, &selected, total, warnings, max_chars)
+    }
+}
+
+/// A read of the selected slides' blocks (`--- Slide N ---` and their text), in order,
+/// within `max_chars`, with `next` naming the slides still to read.
+pub(super) fn serve_slides(
+    blocks: Vec<(u64, String)>,
+    selected: &[u64],
+    total: u64,
+    mut warnings: Vec<String>,
+    max_chars: usize,
+) -> Result<Extraction, ApiError> {
+    {
         let char_count: usize = blocks.iter().map(|(_, b)| b.chars().count()).sum();
         let mut ex = Extraction {
             char_count: char_count as u64,

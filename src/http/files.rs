@@ -52,7 +52,7 @@ pub struct UploadForm {
         (status = 400, description = "invalid_request", body = ErrorBody),
         (status = 401, description = "unauthorized", body = ErrorBody),
         (status = 413, description = "too_large", body = ErrorBody),
-        (status = 415, description = "blocked_type, binary_content, legacy_format", body = ErrorBody),
+        (status = 415, description = "blocked_type, binary_content, legacy_format, unsupported_format", body = ErrorBody),
         (status = 422, description = "encrypted", body = ErrorBody)),
     security((), ("bearer" = [])))]
 pub async fn upload(

@@ -40,6 +40,13 @@ pub struct ReadRequest {
     )]
     #[arg(long, alias = "page-range")]
     pub pages: Option<String>,
+    /// EPUB: chapters to read, `1-3,7` (1-based, in reading order).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(
+        pattern = r"^\s*[1-9][0-9]{0,15}\s*([-\u2010\u2011\u2013\u2014\u2212]\s*[1-9][0-9]{0,15}\s*)?(,\s*[1-9][0-9]{0,15}\s*([-\u2010\u2011\u2013\u2014\u2212]\s*[1-9][0-9]{0,15}\s*)?)*$"
+    )]
+    #[arg(long)]
+    pub chapters: Option<String>,
     /// Text family, e-mail body: 0-based line offset.
     #[serde(
         default,

@@ -41,11 +41,10 @@ const WORD: &[&str] = &[
     "query_mode",
     "context_lines",
 ];
+const EPUB: &[&str] = &["chapters", "query", "query_mode", "context_lines"];
 const SHEETS: &[&str] = &["sheet", "range", "max_cells"];
 const IMAGE: &[&str] = &["min_text_per_page", "ocr", "ocr_lang", "include_boxes"];
 const MAIL: &[&str] = &["offset", "limit"];
-/// Formats detected but not read by this build: only the universal options.
-const NONE: &[&str] = &[];
 
 /// The options that fit each format (besides `deadline_ms` and `max_chars`). One arm per
 /// format, not per family, so an option that fits only csv, xlsx or html can be said so.
@@ -53,9 +52,10 @@ pub fn options_for(format: Format) -> &'static [&'static str] {
     match format {
         Format::Pdf => PDF,
         Format::Docx { .. } => WORD,
-        Format::Odt => NONE,
+        Format::Odt => WORD,
         Format::Pptx { .. } => SLIDES,
-        Format::Odp => NONE,
+        Format::Odp => SLIDES,
+        Format::Epub => EPUB,
         Format::Xlsx { .. } | Format::Xls | Format::Ods => SHEETS,
         Format::Msg | Format::Eml => MAIL,
         Format::Image(_) => IMAGE,

@@ -295,3 +295,35 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// Follow `next` until it is absent; the pieces must rebuild the selection exactly.
+pub async fn follow(app: &TestApp, id: &str, first: Value) -> (String, usize) {
+    let mut body = first.clone();
+    body["file_id"] = json!(id);
+    let mut out = String::new();
+    let mut reads = 0;
+    loop {
+        reads += 1;
+        assert!(reads < 10_000, "next never ends");
+        let r = app.read(body.clone()).await;
+        assert_eq!(r.status, 200, "{} for {body}", r.json);
+        let text = r.json["text"].as_str().unwrap();
+        out.push_str(if r.json["truncated"] == true {
+            strip_truncation(text)
+        } else {
+            text
+        });
+        let Some(next) = r.json.get("next") else {
+            break;
+        };
+        let mut b = json!({"file_id": id});
+        if let Some(mc) = first.get("max_chars") {
+            b["max_chars"] = mc.clone();
+        }
+        b.as_object_mut()
+            .unwrap()
+            .extend(next.as_object().unwrap().clone());
+        body = b;
+    }
+    (out, reads)
+}

@@ -87,14 +87,12 @@ async fn scenarios() -> BTreeMap<&'static str, Resp> {
     let doc =
         std::fs::read(corpus_dir().join("doc/testWORD.doc")).expect("corpus doc/testWORD.doc");
     out.insert("legacy_format", app.upload("old.doc", &doc).await);
-    let odt = crate::upload::make_zip(&[
-        ("mimetype", b"application/vnd.oasis.opendocument.text"),
+    // An OpenDocument drawing: a document kind that is not read.
+    let odg = crate::upload::make_zip(&[
+        ("mimetype", b"application/vnd.oasis.opendocument.graphics"),
         ("content.xml", b"<office:document-content/>"),
     ]);
-    out.insert(
-        "unsupported_format",
-        app.upload_and_read("a.odt", &odt, json!({})).await,
-    );
+    out.insert("unsupported_format", app.upload("a.odg", &odg).await);
     let mut keyed = TestApp::with(|a| a.api_keys = Some("key-aaaaaaaaaaaaaaaa:alice".into())).await;
     out.insert("unauthorized_missing", keyed.get("/files").await);
     keyed.token = Some("not-a-key-at-all-xx".into());

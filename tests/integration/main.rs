@@ -10,6 +10,7 @@ mod memory;
 mod ocr;
 mod office;
 mod openapi;
+mod opendoc;
 mod pdf;
 mod read_text;
 mod server;
