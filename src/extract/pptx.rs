@@ -133,6 +133,73 @@ fn shape_text(
 }
 
 /// Slide part paths in presentation order.
+/// Comment authors by id: legacy comments' `ppt/commentAuthors.xml` (numeric ids) and
+/// modern comments' `ppt/authors.xml` (GUIDs).
+fn comment_authors(pkg: &mut Package) -> Result<HashMap<String, String>, ApiError> {
+    let depth = pkg.limits().max_xml_depth;
+    let mut out = HashMap::new();
+    for part in ["ppt/commentAuthors.xml", "ppt/authors.xml"] {
+        if let Some(x) = pkg.read(part)? {
+            walk(&x, depth, |n| {
+                if let Node::Open("cmAuthor" | "author", a) = n {
+                    if let (Some(id), Some(name)) = (attr(a, "id"), attr(a, "name")) {
+                        out.insert(id.to_string(), name.to_string());
+                    }
+                }
+            })?;
+        }
+    }
+    Ok(out)
+}
+
+/// A slide's comments, `author: text` each, replies after what they answer: legacy
+/// (`p:cm` with `p:text`) and modern (`p188:cm` with a text body and `p188:reply`s).
+fn slide_comments(
+    xml: &[u8],
+    depth: usize,
+    authors: &HashMap<String, String>,
+) -> Result<Vec<String>, ApiError> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    // The open comment and reply (a modern comment's replies may come before its text).
+    let mut open: Vec<usize> = Vec::new();
+    let mut in_text = false;
+    walk(xml, depth, |n| match n {
+        Node::Open("cm" | "reply", a) => {
+            let who = attr(a, "authorId").unwrap_or("");
+            open.push(out.len());
+            out.push((authors.get(who).cloned().unwrap_or_default(), String::new()));
+        }
+        Node::Close("cm" | "reply") => {
+            open.pop();
+        }
+        Node::Open("text" | "t", _) => in_text = true,
+        Node::Close("text" | "t") => in_text = false,
+        Node::Close("p") => {
+            if let Some(&i) = open.last() {
+                out[i].1.push(' ');
+            }
+        }
+        Node::Text(t) if in_text => {
+            if let Some(&i) = open.last() {
+                out[i].1.push_str(t);
+            }
+        }
+        _ => {}
+    })?;
+    Ok(out
+        .into_iter()
+        .map(|(who, text)| (who, text.split_whitespace().collect::<Vec<_>>().join(" ")))
+        .filter(|(_, text)| !text.is_empty())
+        .map(|(who, text)| {
+            if who.is_empty() {
+                text
+            } else {
+                format!("{who}: {text}")
+            }
+        })
+        .collect())
+}
+
 fn slide_order(pkg: &mut Package) -> Result<Vec<String>, ApiError> {
     let pres = pkg.read("ppt/presentation.xml")?.ok_or_else(|| {
         ApiError::new(
@@ -180,6 +247,7 @@ impl Extractor for PptxExtractor {
             &mut warnings,
         )?;
         let mut blocks = Vec::with_capacity(selected.len());
+        let mut authors: Option<HashMap<String, String>> = None;
         for &n in &selected {
             let path = &slides[(n - 1) as usize];
             let xml = pkg.read(path)?.ok_or_else(|| {
@@ -217,6 +285,32 @@ impl Extractor for PptxExtractor {
                             block.push('\n');
                         }
                     }
+                }
+            }
+            let mut comment_parts: Vec<&String> = rels
+                .values()
+                .filter(|(_, k)| k == "comments")
+                .map(|(t, _)| t)
+                .collect();
+            comment_parts.sort();
+            let mut lines = Vec::new();
+            for part in comment_parts {
+                if let Some(cx) = pkg.read(part)? {
+                    if authors.is_none() {
+                        authors = Some(comment_authors(&mut pkg)?);
+                    }
+                    lines.extend(slide_comments(
+                        &cx,
+                        depth,
+                        authors.as_ref().unwrap_or(&HashMap::new()),
+                    )?);
+                }
+            }
+            if !lines.is_empty() {
+                block.push_str("[Comments]\n");
+                for l in lines {
+                    block.push_str(&l);
+                    block.push('\n');
                 }
             }
             blocks.push((n, block));

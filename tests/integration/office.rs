@@ -634,3 +634,75 @@ async fn word_list_numbers_are_what_word_shows() {
     let want = String::from_utf8(fixture("office/lists.txt")).unwrap();
     assert_eq!(r.json["text"].as_str().unwrap().trim_end(), want.trim_end());
 }
+
+/// PowerPoint comments, legacy and modern (with a reply), after each slide's notes, as
+/// `author: text` (before: dropped).
+#[tokio::test]
+async fn pptx_comments_follow_each_slides_notes() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("comments.pptx", &fixture("office/comments.pptx"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let want = String::from_utf8(fixture("office/comments.pptx.txt")).unwrap();
+    assert_eq!(r.json["text"], want);
+    let r = app.read(json!({"file_id": id, "pages": "2"})).await;
+    assert_eq!(
+        r.json["text"],
+        "--- Slide 2 ---\nLaunch date\n[Comments]\nCleo Diaz: Is the date final?\nDev Rao: Done, moved to March.\n"
+    );
+}
+
+/// Excel notes and threaded comments after each sheet's rows, `CELL (author): text`, only
+/// for cells of what was read, each counted as a cell of the budget; a row waits for
+/// `next` with its comments (before: dropped).
+#[tokio::test]
+async fn xlsx_comments_follow_the_rows_they_belong_to() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("comments.xlsx", &fixture("office/comments.xlsx"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains(
+            "Washers\t7\n[Comments]\nB2 (Ann Lee): Counted twice, please recheck.\n\
+             A3 (Cleo Diaz): Supplier changed?\nA3 (Dev Rao): Yes, since May.\n"
+        ),
+        "{text}"
+    );
+    // Excel's stand-in note for the thread, and a note on an empty far cell: not shown.
+    assert!(
+        !text.contains("Threaded comment") && !text.contains("Far away"),
+        "{text}"
+    );
+    // A range shows the comments of its cells only.
+    let r = app
+        .read(json!({"file_id": id, "sheet": "Stock", "range": "A1:B2"}))
+        .await;
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("B2 (Ann Lee)") && !text.contains("A3 ("),
+        "{text}"
+    );
+    // Rows 1–2 and B2's comment are 5 cells; row 3 with its two comments does not fit.
+    let r = app
+        .read(json!({"file_id": id, "sheet": "Stock", "max_cells": 5}))
+        .await;
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("Bolts\t40\n[Comments]\nB2 (Ann Lee)") && !text.contains("Nuts"),
+        "{text}"
+    );
+    assert_eq!(r.json["next"]["range"], "A3:B4", "{}", r.json);
+    let r = app
+        .read(json!({"file_id": id, "sheet": "Stock", "range": "A3:B4"}))
+        .await;
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("A3 (Dev Rao): Yes, since May.") && !text.contains("B2 ("),
+        "{text}"
+    );
+}

@@ -7,6 +7,7 @@
 //! last, and writes the sheet list and `next` from what was shown.
 
 mod cells;
+mod comments;
 mod sheet;
 mod workbook;
 
@@ -67,7 +68,15 @@ fn extract_workbook(
         cells: budget,
         max_chars,
     };
-    let read = read_sheets(&mut wb, &meta, &scope)?;
+    // Cell comments (xlsx): shown after each sheet's rows, for the rows shown.
+    let notes = match input.format {
+        crate::detect::Format::Xlsx { .. } => comments::read(&mut super::package::Package::open(
+            &input.path,
+            limits.package,
+        )?)?,
+        _ => Default::default(),
+    };
+    let read = read_sheets(&mut wb, &meta, &scope, &notes)?;
     Ok(make_report(read, &scope))
 }
 
@@ -157,6 +166,7 @@ fn read_sheets(
     wb: &mut Workbook,
     meta: &[(String, bool)],
     scope: &Scope,
+    notes: &std::collections::HashMap<String, Vec<comments::Note>>,
 ) -> Result<SheetsRead, ApiError> {
     // Room for the sheet list, with the longest status every sheet could get.
     let reserve: usize = 12
@@ -190,8 +200,30 @@ fn read_sheets(
         wb.read(&mut s)?;
         let heading = s.heading();
         let hn = heading.chars().count();
+        // The comments on cells of what this sheet shows (its rows and columns, or the
+        // window), each a line and a cell of the budget.
+        let (r0, c0) = s.origin;
+        let sheet_notes: Vec<(u32, String)> = notes
+            .get(name)
+            .map(|v| {
+                v.iter()
+                    .filter(|n| {
+                        (r0..r0 + s.rows).contains(&n.row) && (c0..c0 + s.cols).contains(&n.col)
+                    })
+                    .map(|n| (n.row, n.line()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        const NOTES_HEAD: &str = "[Comments]\n";
         if scope.includes(i) {
             read.all_chars += hn as u64 + s.line_chars;
+            if !sheet_notes.is_empty() {
+                read.all_chars += NOTES_HEAD.len() as u64
+                    + sheet_notes
+                        .iter()
+                        .map(|(_, l)| l.chars().count() as u64)
+                        .sum::<u64>();
+            }
         }
         if reading {
             if body_chars + hn > char_room || (cells_left == 0 && s.rows > 0) {
@@ -203,12 +235,31 @@ fn read_sheets(
             } else {
                 let mut shown = 0u32;
                 let mut shown_bytes = 0usize;
+                let mut notes_shown = 0usize;
                 while shown < s.rows {
-                    // A line not kept is one the budgets cannot show (`Keep`).
-                    let n = s.line(shown as usize).map(|l| l.chars().count());
+                    // A line not kept is one the budgets cannot show (`Keep`). A row's
+                    // comments are shown with it, or the row waits for `next`.
+                    let row_notes = &sheet_notes[notes_shown..];
+                    let k = row_notes
+                        .iter()
+                        .take_while(|(r, _)| *r == r0 + shown)
+                        .count();
+                    let note_chars: usize = row_notes[..k]
+                        .iter()
+                        .map(|(_, l)| l.chars().count())
+                        .sum::<usize>()
+                        + if k > 0 && notes_shown == 0 {
+                            NOTES_HEAD.len()
+                        } else {
+                            0
+                        };
+                    let need_cells = s.cols as u64 + k as u64;
+                    let n = s
+                        .line(shown as usize)
+                        .map(|l| l.chars().count() + note_chars);
                     let fits = n.is_some_and(|n| body_chars + hn + n <= char_room);
-                    if cells_left < s.cols as u64 || !fits {
-                        read.stopped_by = if cells_left < s.cols as u64 {
+                    if cells_left < need_cells || !fits {
+                        read.stopped_by = if cells_left < need_cells {
                             "cell budget (max_cells)"
                         } else {
                             "character budget (max_chars)"
@@ -216,9 +267,10 @@ fn read_sheets(
                         break;
                     }
                     body_chars += n.unwrap_or(0);
-                    cells_left -= s.cols as u64;
+                    cells_left -= need_cells;
                     shown_bytes = s.ends[shown as usize];
                     shown += 1;
+                    notes_shown += k;
                 }
                 body_chars += hn;
                 read.plan.push((i, shown));
@@ -226,6 +278,12 @@ fn read_sheets(
                 // text that can be most of max_chars).
                 let mut text = std::mem::take(&mut s.text);
                 text.truncate(shown_bytes);
+                if notes_shown > 0 {
+                    text.push_str(NOTES_HEAD);
+                    for (_, l) in &sheet_notes[..notes_shown] {
+                        text.push_str(l);
+                    }
+                }
                 if read.body.is_empty() {
                     text.insert_str(0, &heading);
                     read.body = text;

@@ -1,0 +1,258 @@
+//! Cell comments of an xlsx workbook: notes (`xl/comments*.xml`, with their authors) and
+//! threaded comments (`xl/threadedComments/*.xml`, authors in `xl/persons/`), found
+//! through each worksheet's relationships. Excel also writes a note for every threaded
+//! comment ("[Threaded comment] Your version of Excel…"): where a cell has threaded
+//! comments, they are given instead.
+
+use std::collections::HashMap;
+
+use super::super::package::Package;
+use super::super::xml::{attr, walk, Node};
+use crate::error::ApiError;
+
+/// A comment on a cell (0-based row and column).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Note {
+    pub(super) row: u32,
+    pub(super) col: u32,
+    pub(super) author: String,
+    pub(super) text: String,
+}
+
+impl Note {
+    /// `B2 (Ann): text`.
+    pub(super) fn line(&self) -> String {
+        let cell = format!("{}{}", super::col_name(self.col), self.row + 1);
+        if self.author.is_empty() {
+            format!("{cell}: {}\n", self.text)
+        } else {
+            format!("{cell} ({}): {}\n", self.author, self.text)
+        }
+    }
+}
+
+fn relationships(pkg: &mut Package, part: &str) -> Result<Vec<(String, String, String)>, ApiError> {
+    let (dir, file) = part.rsplit_once('/').unwrap_or(("", part));
+    let mut out = Vec::new();
+    let Some(xml) = pkg.read(&format!("{dir}/_rels/{file}.rels"))? else {
+        return Ok(out);
+    };
+    walk(&xml, pkg.limits().max_xml_depth, |n| {
+        if let Node::Open("Relationship", a) = n {
+            if let (Some(id), Some(t)) = (attr(a, "Id"), attr(a, "Target")) {
+                let kind = attr(a, "Type")
+                    .unwrap_or("")
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("");
+                out.push((
+                    id.to_string(),
+                    kind.to_string(),
+                    super::super::pptx::resolve(dir, t),
+                ));
+            }
+        }
+    })?;
+    Ok(out)
+}
+
+/// `B12` as 0-based (row, col).
+fn cell_ref(r: &str) -> Option<(u32, u32)> {
+    let col_end = r.find(|c: char| c.is_ascii_digit())?;
+    let (letters, digits) = r.split_at(col_end);
+    if letters.is_empty() {
+        return None;
+    }
+    let mut col = 0u32;
+    for c in letters.chars() {
+        col = col
+            .checked_mul(26)?
+            .checked_add(c.to_ascii_uppercase() as u32 - 'A' as u32 + 1)?;
+    }
+    let row: u32 = digits.parse().ok()?;
+    Some((row.checked_sub(1)?, col.checked_sub(1)?))
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Notes of one comments part, in order.
+fn notes(xml: &[u8], depth: usize) -> Result<Vec<Note>, ApiError> {
+    let mut authors: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    let (mut in_author, mut in_t) = (false, false);
+    let mut cur: Option<(Option<(u32, u32)>, usize, String)> = None;
+    walk(xml, depth, |n| match n {
+        Node::Open("author", _) => {
+            in_author = true;
+            authors.push(String::new());
+        }
+        Node::Close("author") => in_author = false,
+        Node::Open("comment", a) => {
+            let at = attr(a, "ref").and_then(cell_ref);
+            let who = attr(a, "authorId")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(usize::MAX);
+            cur = Some((at, who, String::new()));
+        }
+        Node::Open("t", _) => in_t = true,
+        Node::Close("t") => in_t = false,
+        // Phonetic runs repeat the text in kana: not part of it.
+        Node::Open("rPh", _) => in_t = false,
+        Node::Text(t) if in_author => {
+            if let Some(a) = authors.last_mut() {
+                a.push_str(t);
+            }
+        }
+        Node::Text(t) if in_t => {
+            if let Some((_, _, s)) = cur.as_mut() {
+                s.push_str(t);
+            }
+        }
+        Node::Close("comment") => {
+            if let Some((Some((row, col)), who, text)) = cur.take() {
+                let author = authors.get(who).cloned().unwrap_or_default();
+                // Excel starts a note with its author's name and a colon: said once.
+                let text = text
+                    .strip_prefix(&format!("{author}:"))
+                    .unwrap_or(&text)
+                    .to_string();
+                out.push(Note {
+                    row,
+                    col,
+                    author: one_line(&author),
+                    text: one_line(&text),
+                });
+            }
+        }
+        _ => {}
+    })?;
+    Ok(out)
+}
+
+/// Threaded comments of one part, with the people who wrote them.
+fn threaded(
+    xml: &[u8],
+    depth: usize,
+    people: &HashMap<String, String>,
+) -> Result<Vec<Note>, ApiError> {
+    let mut out = Vec::new();
+    let mut cur: Option<(Option<(u32, u32)>, String, String)> = None;
+    let mut in_text = false;
+    walk(xml, depth, |n| match n {
+        Node::Open("threadedComment", a) => {
+            let at = attr(a, "ref").and_then(cell_ref);
+            let who = attr(a, "personId").unwrap_or("").to_string();
+            cur = Some((at, who, String::new()));
+        }
+        Node::Open("text", _) => in_text = true,
+        Node::Close("text") => in_text = false,
+        Node::Text(t) if in_text => {
+            if let Some((_, _, s)) = cur.as_mut() {
+                s.push_str(t);
+            }
+        }
+        Node::Close("threadedComment") => {
+            if let Some((Some((row, col)), who, text)) = cur.take() {
+                out.push(Note {
+                    row,
+                    col,
+                    author: people.get(&who).map(|p| one_line(p)).unwrap_or_default(),
+                    text: one_line(&text),
+                });
+            }
+        }
+        _ => {}
+    })?;
+    Ok(out)
+}
+
+/// Every worksheet's comments, by sheet name (cells in row, then column order; a cell's
+/// thread in its order).
+pub(super) fn read(pkg: &mut Package) -> Result<HashMap<String, Vec<Note>>, ApiError> {
+    let depth = pkg.limits().max_xml_depth;
+    let mut out = HashMap::new();
+    let Some(wb) = pkg.read("xl/workbook.xml")? else {
+        return Ok(out);
+    };
+    let mut sheets: Vec<(String, String)> = Vec::new(); // name, relationship id
+    walk(&wb, depth, |n| {
+        if let Node::Open("sheet", a) = n {
+            if let (Some(name), Some(id)) = (attr(a, "name"), attr(a, "id")) {
+                sheets.push((name.to_string(), id.to_string()));
+            }
+        }
+    })?;
+    let wb_rels = relationships(pkg, "xl/workbook.xml")?;
+    let mut people: Option<HashMap<String, String>> = None;
+    for (name, rid) in sheets {
+        let Some((_, _, part)) = wb_rels.iter().find(|(id, _, _)| *id == rid) else {
+            continue;
+        };
+        let rels = relationships(pkg, part)?;
+        let mut legacy = Vec::new();
+        let mut threads = Vec::new();
+        for (_, kind, target) in rels {
+            if kind == "comments" {
+                if let Some(x) = pkg.read(&target)? {
+                    legacy.extend(notes(&x, depth)?);
+                }
+            } else if kind == "threadedComment" {
+                if people.is_none() {
+                    people = Some(persons(pkg)?);
+                }
+                if let Some(x) = pkg.read(&target)? {
+                    threads.extend(threaded(
+                        &x,
+                        depth,
+                        people.as_ref().unwrap_or(&HashMap::new()),
+                    )?);
+                }
+            }
+        }
+        legacy.retain(|n| !threads.iter().any(|t| (t.row, t.col) == (n.row, n.col)));
+        legacy.extend(threads);
+        legacy.sort_by_key(|n| (n.row, n.col));
+        if !legacy.is_empty() {
+            out.insert(name, legacy);
+        }
+    }
+    Ok(out)
+}
+
+/// The people of threaded comments: id → display name.
+fn persons(pkg: &mut Package) -> Result<HashMap<String, String>, ApiError> {
+    let depth = pkg.limits().max_xml_depth;
+    let mut out = HashMap::new();
+    let names: Vec<String> = pkg
+        .names()
+        .into_iter()
+        .filter(|n| n.starts_with("xl/persons/") && n.ends_with(".xml"))
+        .collect();
+    for n in names {
+        if let Some(x) = pkg.read(&n)? {
+            walk(&x, depth, |node| {
+                if let Node::Open("person", a) = node {
+                    if let (Some(id), Some(name)) = (attr(a, "id"), attr(a, "displayName")) {
+                        out.insert(id.to_string(), name.to_string());
+                    }
+                }
+            })?;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_references() {
+        assert_eq!(cell_ref("A1"), Some((0, 0)));
+        assert_eq!(cell_ref("AB12"), Some((11, 27)));
+        assert_eq!(cell_ref("12"), None);
+        assert_eq!(cell_ref("A0"), None);
+    }
+}
