@@ -268,6 +268,9 @@ pub struct SheetInfo {
     /// Of a partly read sheet: the last cell read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_cell: Option<String>,
+    /// `chart` for a chart sheet (no cells; its chart is read); absent for a worksheet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
 }
 
 /// A file attached to an e-mail.

@@ -22,7 +22,12 @@ pub enum Block {
     Table(Vec<Vec<String>>),
     /// `--- Headers ---` and the like.
     Marker(String),
+    /// A chart, as `chart::read` writes it (a block, like a table).
+    Chart(String),
 }
+
+/// A paragraph `parse_story` writes where a chart stands, with its relationship id.
+const CHART_MARK: &str = "\u{1}chart:";
 
 /// One level of a list definition (`w:lvl`).
 #[derive(Debug, Clone, Default)]
@@ -477,6 +482,11 @@ fn parse_story(
                 }
                 blocks.push(Block::Para(text));
             }
+            Node::Open("chart", a) => {
+                if let Some(rid) = attr(a, "id") {
+                    blocks.push(Block::Para(format!("{CHART_MARK}{rid}")));
+                }
+            }
             Node::Open("tbl", _) => tables.push(Vec::new()),
             Node::Open("tr", _) => {
                 if let Some(t) = tables.last_mut() {
@@ -530,6 +540,11 @@ fn render(blocks: &[Block], first_table: usize, with_tables: bool) -> Vec<String
         match b {
             Block::Para(p) => out.push(format!("{p}\n")),
             Block::Marker(m) => out.push(format!("--- {m} ---\n")),
+            Block::Chart(c) => out.push(if with_tables {
+                c.clone()
+            } else {
+                String::new()
+            }),
             Block::Table(rows) => {
                 t += 1;
                 if with_tables {
@@ -565,6 +580,29 @@ fn read_document(pkg: &mut Package) -> Result<(Vec<Block>, usize, usize), ApiErr
         )
     })?;
     let mut blocks = parse_story(&body, depth, &mut numbering)?;
+    // Charts where they stand, from the parts the body's relationships name.
+    if blocks
+        .iter()
+        .any(|b| matches!(b, Block::Para(p) if p.starts_with(CHART_MARK)))
+    {
+        let rels = super::pptx::relationships(pkg, "word/_rels/document.xml.rels", "word")?;
+        for b in blocks.iter_mut() {
+            let Block::Para(p) = b else { continue };
+            let Some(rid) = p.strip_prefix(CHART_MARK) else {
+                continue;
+            };
+            let part = rels.get(rid).map(|(t, _)| t.clone());
+            let chart = match part {
+                Some(part) => match pkg.read(&part)? {
+                    Some(x) => super::chart::read(&x, depth)?,
+                    None => None,
+                },
+                None => None,
+            };
+            *b = Block::Chart(chart.unwrap_or_default());
+        }
+        blocks.retain(|b| !matches!(b, Block::Chart(c) if c.is_empty()));
+    }
     let body_paragraphs = blocks
         .iter()
         .filter(|b| matches!(b, Block::Para(_)))
@@ -589,7 +627,7 @@ fn read_document(pkg: &mut Package) -> Result<(Vec<Block>, usize, usize), ApiErr
         {
             let Some(xml) = pkg.read(name)? else { continue };
             for b in parse_story(&xml, depth, &mut numbering)? {
-                let empty = matches!(&b, Block::Para(p) if p.trim().is_empty());
+                let empty = matches!(&b, Block::Para(p) if p.trim().is_empty() || p.starts_with(CHART_MARK));
                 if !empty && !seen.contains(&b) {
                     seen.push(b);
                 }

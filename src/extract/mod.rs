@@ -2,6 +2,7 @@
 //! one extraction into an envelope. Synchronous throughout; `read::Executor` is the one
 //! place work leaves the async runtime.
 
+pub mod chart;
 pub mod deadline;
 pub mod docx;
 pub mod email;

@@ -518,6 +518,7 @@ impl Extractor for OdpExtractor {
                 .map(|r| format!("{}\n", r.join(" | ")))
                 .collect(),
             Block::Marker(m) => format!("{m}\n"),
+            Block::Chart(c) => c.clone(),
         };
         let blocks: Vec<(u64, String)> = selected
             .iter()

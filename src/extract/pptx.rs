@@ -15,8 +15,11 @@ use crate::report::Report;
 
 pub struct PptxExtractor;
 
+/// A line `shape_text` writes where a chart stands, with the chart's relationship id.
+const CHART_MARK: &str = "\u{1}chart:";
+
 /// `Id → Target` of a part's relationships, targets resolved against `base_dir`.
-fn relationships(
+pub(super) fn relationships(
     pkg: &mut Package,
     rels_path: &str,
     base_dir: &str,
@@ -113,6 +116,11 @@ fn shape_text(
                     None if !p.trim().is_empty() => lines.push(p),
                     None => {}
                 }
+            }
+        }
+        Node::Open("chart", a) => {
+            if let Some(rid) = attr(a, "id") {
+                lines.push(format!("{CHART_MARK}{rid}"));
             }
         }
         Node::Open("tr", _) => row = Some(Vec::new()),
@@ -254,12 +262,25 @@ impl Extractor for PptxExtractor {
                 ApiError::new(ErrorCode::Corrupt, format!("slide {n} ({path}) is missing"))
             })?;
             let mut block = format!("--- Slide {n} ---\n");
+            let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+            let rels = relationships(&mut pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
             for l in shape_text(&xml, depth, &[])? {
+                // A chart, where it stands: its data from the chart part.
+                if let Some(rid) = l.strip_prefix(CHART_MARK) {
+                    let part = rels.get(rid).map(|(t, _)| t.clone());
+                    if let Some(cx) = match part {
+                        Some(p) => pkg.read(&p)?,
+                        None => None,
+                    } {
+                        if let Some(text) = super::chart::read(&cx, depth)? {
+                            block.push_str(&text);
+                        }
+                    }
+                    continue;
+                }
                 block.push_str(&l);
                 block.push('\n');
             }
-            let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
-            let rels = relationships(&mut pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
             // SmartArt keeps its text in diagram data parts, not in the slide.
             let mut diagrams: Vec<&String> = rels
                 .values()

@@ -706,3 +706,52 @@ async fn xlsx_comments_follow_the_rows_they_belong_to() {
         "{text}"
     );
 }
+
+/// Charts where they stand: `[Chart: TITLE]`, then the category and series as
+/// tab-separated rows, in a slide, in a Word body (a block, like a table) and in a
+/// workbook (after a worksheet's last row; a chart sheet listed as `kind: chart` and read
+/// as its chart). Before, none of it was read and a chart sheet was not listed.
+#[tokio::test]
+async fn charts_are_read_where_they_stand() {
+    let app = TestApp::new().await;
+    for name in ["charts.pptx", "charts.docx", "charts.xlsx"] {
+        let r = app
+            .upload_and_read(name, &fixture(&format!("office/{name}")), json!({}))
+            .await;
+        assert_eq!(r.status, 200, "{name}: {}", r.json);
+        let want = String::from_utf8(fixture(&format!("office/{name}.txt"))).unwrap();
+        assert_eq!(r.json["text"], want, "{name}");
+    }
+    let id = app
+        .upload_id("charts.xlsx", &fixture("office/charts.xlsx"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.json["sheets"][1]["kind"], "chart", "{}", r.json);
+    assert!(r.json["sheets"][0].get("kind").is_none());
+    // The chart waits with the last row; `next` shows it once.
+    let r = app.read(json!({"file_id": id, "max_cells": 5})).await;
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("Quarter\tNorth\n") && !text.contains("[Chart"),
+        "{text}"
+    );
+    assert_eq!(r.json["next"]["range"], "A2:B2", "{}", r.json);
+    let r = app
+        .read(json!({"file_id": id, "sheet": "Data", "range": "A2:B2", "max_cells": 5}))
+        .await;
+    let text = r.json["text"].as_str().unwrap();
+    assert_eq!(text.matches("[Chart: Units sold]").count(), 1, "{text}");
+    let r = app
+        .read(json!({"file_id": id, "sheet": "Share chart"}))
+        .await;
+    assert!(r.json["text"]
+        .as_str()
+        .unwrap()
+        .contains("[Chart]\nCategory\tShare\nAlpha\t60\n"));
+    // In Word a chart is a block: `mode: text` leaves it out, as it does tables.
+    let id = app
+        .upload_id("charts.docx", &fixture("office/charts.docx"))
+        .await;
+    let r = app.read(json!({"file_id": id, "mode": "text"})).await;
+    assert!(!r.json["text"].as_str().unwrap().contains("[Chart"));
+}

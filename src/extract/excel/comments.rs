@@ -1,4 +1,4 @@
-//! Cell comments of an xlsx workbook: notes (`xl/comments*.xml`, with their authors) and
+//! Cell comments and charts of an xlsx workbook. Comments: notes (`xl/comments*.xml`, with their authors) and
 //! threaded comments (`xl/threadedComments/*.xml`, authors in `xl/persons/`), found
 //! through each worksheet's relationships. Excel also writes a note for every threaded
 //! comment ("[Threaded comment] Your version of Excel…"): where a cell has threaded
@@ -216,6 +216,63 @@ pub(super) fn read(pkg: &mut Package) -> Result<HashMap<String, Vec<Note>>, ApiE
         legacy.sort_by_key(|n| (n.row, n.col));
         if !legacy.is_empty() {
             out.insert(name, legacy);
+        }
+    }
+    Ok(out)
+}
+
+/// Every sheet's charts (`chart::read` text), by sheet name: those drawn on a worksheet
+/// (its drawing's charts, in the drawing's order) and the chart of a chart sheet.
+pub(super) fn charts(pkg: &mut Package) -> Result<HashMap<String, Vec<String>>, ApiError> {
+    let depth = pkg.limits().max_xml_depth;
+    let mut out = HashMap::new();
+    let Some(wb) = pkg.read("xl/workbook.xml")? else {
+        return Ok(out);
+    };
+    let mut sheets: Vec<(String, String)> = Vec::new();
+    walk(&wb, depth, |n| {
+        if let Node::Open("sheet", a) = n {
+            if let (Some(name), Some(id)) = (attr(a, "name"), attr(a, "id")) {
+                sheets.push((name.to_string(), id.to_string()));
+            }
+        }
+    })?;
+    let wb_rels = relationships(pkg, "xl/workbook.xml")?;
+    for (name, rid) in sheets {
+        let Some((_, _, part)) = wb_rels.iter().find(|(id, _, _)| *id == rid) else {
+            continue;
+        };
+        let mut texts = Vec::new();
+        for (_, kind, drawing) in relationships(pkg, part)? {
+            if kind != "drawing" {
+                continue;
+            }
+            // The drawing's anchors in order, each chart by its relationship id.
+            let Some(dx) = pkg.read(&drawing)? else {
+                continue;
+            };
+            let mut ids = Vec::new();
+            walk(&dx, depth, |n| {
+                if let Node::Open("chart", a) = n {
+                    if let Some(id) = attr(a, "id") {
+                        ids.push(id.to_string());
+                    }
+                }
+            })?;
+            let drels = relationships(pkg, &drawing)?;
+            for id in ids {
+                let Some((_, _, target)) = drels.iter().find(|(i, _, _)| *i == id) else {
+                    continue;
+                };
+                if let Some(cx) = pkg.read(target)? {
+                    if let Some(t) = super::super::chart::read(&cx, depth)? {
+                        texts.push(t);
+                    }
+                }
+            }
+        }
+        if !texts.is_empty() {
+            out.insert(name, texts);
         }
     }
     Ok(out)

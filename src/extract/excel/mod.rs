@@ -68,16 +68,38 @@ fn extract_workbook(
         cells: budget,
         max_chars,
     };
-    // Cell comments (xlsx): shown after each sheet's rows, for the rows shown.
-    let notes = match input.format {
-        crate::detect::Format::Xlsx { .. } => comments::read(&mut super::package::Package::open(
-            &input.path,
-            limits.package,
-        )?)?,
+    // Cell comments (xlsx): shown after each sheet's rows, for the rows shown. And charts:
+    // a worksheet's after its last row, a chart sheet's as its content.
+    let (notes, charts) = match input.format {
+        crate::detect::Format::Xlsx { .. } => {
+            let mut pkg = super::package::Package::open(&input.path, limits.package)?;
+            (comments::read(&mut pkg)?, comments::charts(&mut pkg)?)
+        }
         _ => Default::default(),
     };
-    let read = read_sheets(&mut wb, &meta, &scope, &notes)?;
+    let extras = Extras {
+        notes,
+        charts,
+        chart_sheets: wb.chart_sheets(),
+    };
+    let read = read_sheets(&mut wb, &meta, &scope, &extras)?;
     Ok(make_report(read, &scope))
+}
+
+/// What an xlsx holds besides cells: comments and charts by sheet, and which sheets are
+/// chart sheets.
+struct Extras {
+    notes: std::collections::HashMap<String, Vec<comments::Note>>,
+    charts: std::collections::HashMap<String, Vec<String>>,
+    chart_sheets: std::collections::HashSet<String>,
+}
+
+/// Data cells of chart text (the header and the rows' fields), for the cell budget.
+fn chart_cells(text: &str) -> u64 {
+    text.lines()
+        .filter(|l| !l.starts_with("[Chart"))
+        .map(|l| l.split('\t').count() as u64)
+        .sum()
 }
 
 /// What a read covers: one sheet or all of them, a window of cells, and the budgets.
@@ -166,8 +188,9 @@ fn read_sheets(
     wb: &mut Workbook,
     meta: &[(String, bool)],
     scope: &Scope,
-    notes: &std::collections::HashMap<String, Vec<comments::Note>>,
+    extras: &Extras,
 ) -> Result<SheetsRead, ApiError> {
+    let notes = &extras.notes;
     // Room for the sheet list, with the longest status every sheet could get.
     let reserve: usize = 12
         + meta
@@ -197,8 +220,26 @@ fn read_sheets(
             None
         };
         let mut s = Sheet::new(name.clone(), *hidden, w, keep);
-        wb.read(&mut s)?;
+        s.chart = extras.chart_sheets.contains(name);
+        if !s.chart {
+            wb.read(&mut s)?;
+        }
         let heading = s.heading();
+        // Its charts, shown with the end of what is read of it (its last row, or its
+        // heading when it has no rows), so reading on with `next` shows them once. They
+        // cost their data cells, but never more than the budget leaves beside a row: a
+        // chart larger than `max_cells` would otherwise never be read.
+        let charts: String = if scope.includes(i) {
+            extras
+                .charts
+                .get(name)
+                .map(|v| v.concat())
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let tail_chars = charts.chars().count();
+        let tail_cells = chart_cells(&charts).min(scope.cells.saturating_sub(s.cols as u64));
         let hn = heading.chars().count();
         // The comments on cells of what this sheet shows (its rows and columns, or the
         // window), each a line and a cell of the budget.
@@ -216,7 +257,7 @@ fn read_sheets(
             .unwrap_or_default();
         const NOTES_HEAD: &str = "[Comments]\n";
         if scope.includes(i) {
-            read.all_chars += hn as u64 + s.line_chars;
+            read.all_chars += hn as u64 + s.line_chars + tail_chars as u64;
             if !sheet_notes.is_empty() {
                 read.all_chars += NOTES_HEAD.len() as u64
                     + sheet_notes
@@ -226,7 +267,15 @@ fn read_sheets(
             }
         }
         if reading {
-            if body_chars + hn > char_room || (cells_left == 0 && s.rows > 0) {
+            let (head_chars, head_cells) = if s.rows == 0 {
+                (tail_chars, tail_cells)
+            } else {
+                (0, 0)
+            };
+            if body_chars + hn + head_chars > char_room
+                || (cells_left == 0 && s.rows > 0)
+                || cells_left < head_cells
+            {
                 read.stopped_by = if cells_left == 0 {
                     "cell budget (max_cells)"
                 } else {
@@ -253,10 +302,11 @@ fn read_sheets(
                         } else {
                             0
                         };
-                    let need_cells = s.cols as u64 + k as u64;
-                    let n = s
-                        .line(shown as usize)
-                        .map(|l| l.chars().count() + note_chars);
+                    let last = shown + 1 == s.rows;
+                    let need_cells = s.cols as u64 + k as u64 + if last { tail_cells } else { 0 };
+                    let n = s.line(shown as usize).map(|l| {
+                        l.chars().count() + note_chars + if last { tail_chars } else { 0 }
+                    });
                     let fits = n.is_some_and(|n| body_chars + hn + n <= char_room);
                     if cells_left < need_cells || !fits {
                         read.stopped_by = if cells_left < need_cells {
@@ -272,7 +322,8 @@ fn read_sheets(
                     shown += 1;
                     notes_shown += k;
                 }
-                body_chars += hn;
+                body_chars += hn + head_chars;
+                cells_left -= head_cells;
                 read.plan.push((i, shown));
                 // The first sheet's lines become the body in place (no copy of a
                 // text that can be most of max_chars).
@@ -283,6 +334,9 @@ fn read_sheets(
                     for (_, l) in &sheet_notes[..notes_shown] {
                         text.push_str(l);
                     }
+                }
+                if shown == s.rows {
+                    text.push_str(&charts);
                 }
                 if read.body.is_empty() {
                     text.insert_str(0, &heading);
@@ -308,11 +362,14 @@ fn make_report(read: SheetsRead, scope: &Scope) -> Extraction {
     let mut infos = Vec::new();
     for (i, s) in sheets.iter().enumerate() {
         let (st, last) = read.status(i, scope);
+        let size = if s.chart {
+            "chart".to_string()
+        } else {
+            format!("{} rows × {} cols", s.rows, s.cols)
+        };
         head.push_str(&format!(
-            "- {} ({} rows × {} cols){}: {}\n",
+            "- {} ({size}){}: {}\n",
             s.name,
-            s.rows,
-            s.cols,
             if s.hidden { ", hidden" } else { "" },
             st.replace('_', " ")
         ));
@@ -323,6 +380,7 @@ fn make_report(read: SheetsRead, scope: &Scope) -> Extraction {
             read: st.to_string(),
             hidden: s.hidden,
             last_cell: last,
+            kind: s.chart.then(|| "chart".to_string()),
         });
     }
 

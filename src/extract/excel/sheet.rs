@@ -39,6 +39,8 @@ pub(super) struct Sheet {
     line: String,
     /// Cells came out of row order: the caller re-reads the sheet sorted.
     pub(super) unordered: bool,
+    /// A chart sheet: no cells, its chart is its content.
+    pub(super) chart: bool,
 }
 
 impl Sheet {
@@ -66,6 +68,7 @@ impl Sheet {
             row_cells: Vec::new(),
             line: String::new(),
             unordered: false,
+            chart: false,
         }
     }
 
@@ -158,6 +161,9 @@ impl Sheet {
     }
 
     pub(super) fn heading(&self) -> String {
+        if self.chart {
+            return format!("--- Chart sheet: {} ---\n", self.name);
+        }
         format!(
             "--- Sheet: {} ({} rows × {} cols) ---\n",
             self.name, self.rows, self.cols

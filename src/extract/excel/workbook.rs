@@ -141,16 +141,33 @@ impl Workbook {
         })
     }
 
-    /// Worksheets (not chart sheets) in workbook order: (name, hidden).
-    pub(super) fn sheets(&self) -> Vec<(String, bool)> {
-        let meta = match self {
+    fn metadata(&self) -> &[calamine::Sheet] {
+        match self {
             Self::Xlsx(w) => w.sheets_metadata(),
             Self::Xls(w) => w.sheets_metadata(),
             Self::Ods(w) => w.sheets_metadata(),
-        };
-        meta.iter()
-            .filter(|s| s.typ == calamine::SheetType::WorkSheet)
+        }
+    }
+
+    /// Worksheets, and an xlsx's chart sheets, in workbook order: (name, hidden).
+    pub(super) fn sheets(&self) -> Vec<(String, bool)> {
+        let xlsx = matches!(self, Self::Xlsx(_));
+        self.metadata()
+            .iter()
+            .filter(|s| {
+                s.typ == calamine::SheetType::WorkSheet
+                    || (xlsx && s.typ == calamine::SheetType::ChartSheet)
+            })
             .map(|s| (s.name.clone(), s.visible != SheetVisible::Visible))
+            .collect()
+    }
+
+    /// The chart sheets' names (they have no cells; `charts` reads them).
+    pub(super) fn chart_sheets(&self) -> std::collections::HashSet<String> {
+        self.metadata()
+            .iter()
+            .filter(|s| s.typ == calamine::SheetType::ChartSheet)
+            .map(|s| s.name.clone())
             .collect()
     }
 
