@@ -271,6 +271,53 @@ pub struct SheetInfo {
     /// `chart` for a chart sheet (no cells; its chart is read); absent for a worksheet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// With `include_styles` (xlsx): the look of the cells read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub styles: Option<SheetStyles>,
+}
+
+/// What a sheet's formatting says about the cells read (`include_styles`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SheetStyles {
+    /// Merged ranges that touch the cells read, `A1:D1`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<String>,
+    /// Hidden rows among those read (1-based).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hidden_rows: Vec<u64>,
+    /// Hidden columns among those read, `C` or `E:F`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hidden_cols: Vec<String>,
+    /// Number formats other than General, each over a column's run of cells.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub number_formats: Vec<NumberFormatRange>,
+    /// The header: among the first three rows read, the first run of rows whose every
+    /// cell is bold or filled alike.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header: Option<HeaderStyle>,
+    /// Some lists were cut at the entry bound (`max_cells`, at most 1000 each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+}
+
+/// A number format over a range of cells.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct NumberFormatRange {
+    pub range: String,
+    /// The format code, as Excel stores it (`yyyy-mm-dd`, `#,##0.00`, `0%`).
+    pub format: String,
+}
+
+/// The header row(s) of a sheet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct HeaderStyle {
+    /// Its first row (1-based).
+    pub row: u64,
+    pub rows: u64,
+    pub bold: bool,
+    /// The fill colour shared by its cells (`FFFFFF00`, or `theme 4`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fill: Option<String>,
 }
 
 /// A file attached to an e-mail.

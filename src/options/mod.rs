@@ -174,6 +174,11 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub include_boxes: Option<bool>,
+    /// xlsx: add each read sheet's `styles` (merged ranges, hidden rows and columns,
+    /// number formats, header bold/fill) to `sheets`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub include_styles: Option<bool>,
     /// All formats: stop work after this many milliseconds.
     #[serde(
         default,

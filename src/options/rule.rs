@@ -43,6 +43,7 @@ const WORD: &[&str] = &[
 ];
 const EPUB: &[&str] = &["chapters", "query", "query_mode", "context_lines"];
 const SHEETS: &[&str] = &["sheet", "range", "max_cells"];
+const XLSX: &[&str] = &["sheet", "range", "max_cells", "include_styles"];
 const IMAGE: &[&str] = &["min_text_per_page", "ocr", "ocr_lang", "include_boxes"];
 const MAIL: &[&str] = &["offset", "limit"];
 
@@ -56,7 +57,8 @@ pub fn options_for(format: Format) -> &'static [&'static str] {
         Format::Pptx { .. } => SLIDES,
         Format::Odp => SLIDES,
         Format::Epub => EPUB,
-        Format::Xlsx { .. } | Format::Xls | Format::Ods => SHEETS,
+        Format::Xlsx { .. } => XLSX,
+        Format::Xls | Format::Ods => SHEETS,
         Format::Msg | Format::Eml => MAIL,
         Format::Image(_) => IMAGE,
         Format::Text(_) => TEXT,
@@ -80,7 +82,12 @@ impl ReadRequest {
     /// The strict rule: every given option must fit the format, or nothing is read.
     pub fn check_fit(&self, format: Format) -> Result<(), ApiError> {
         let fits = options_for(format);
-        let family = format.family();
+        // Named by format where a family's formats take different options.
+        let family = match format {
+            Format::Xls => "xls (Excel 97-2003)",
+            Format::Ods => "ods",
+            _ => format.family().as_str(),
+        };
         let misfits: Vec<String> = self
             .given()
             .into_iter()
@@ -102,14 +109,10 @@ impl ReadRequest {
                     .collect::<Vec<_>>()
                     .join(", "),
                 if misfits.len() > 1 { "" } else { "es" },
-                family.as_str()
+                family
             ),
         )
-        .with_hint(format!(
-            "Options for {} files: {}.",
-            family.as_str(),
-            ok.join(", ")
-        )))
+        .with_hint(format!("Options for {} files: {}.", family, ok.join(", "))))
     }
 
     /// The truncation budget, validated.

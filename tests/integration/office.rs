@@ -755,3 +755,51 @@ async fn charts_are_read_where_they_stand() {
     let r = app.read(json!({"file_id": id, "mode": "text"})).await;
     assert!(!r.json["text"].as_str().unwrap().contains("[Chart"));
 }
+
+/// `include_styles` (xlsx): merged ranges, hidden rows and columns, number formats by
+/// range and the header's bold and fill, for the cells read — not in the text; refused on
+/// other formats, Excel 97-2003 and OpenDocument spreadsheets included.
+#[tokio::test]
+async fn xlsx_styles_on_request() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("styles.xlsx", &fixture("office/styles.xlsx"))
+        .await;
+    let plain = app.read(json!({"file_id": id})).await;
+    assert!(plain.json["sheets"][0].get("styles").is_none());
+    let r = app
+        .read(json!({"file_id": id, "include_styles": true}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["text"], plain.json["text"], "styles are not text");
+    assert_eq!(
+        r.json["sheets"][0]["styles"],
+        json!({
+            "merged": ["A1:D1"],
+            "hidden_rows": [5],
+            "hidden_cols": ["E"],
+            "number_formats": [
+                {"range": "C3:C6", "format": "#,##0.00"},
+                {"range": "D3:D6", "format": "yyyy-mm-dd"}
+            ],
+            "header": {"row": 2, "rows": 1, "bold": true, "fill": "FFFFFF00"}
+        })
+    );
+    // Only what was read: rows 1–3 (the cell budget) reach neither the hidden row nor
+    // the formats' full runs.
+    let r = app
+        .read(json!({"file_id": id, "include_styles": true, "max_cells": 15}))
+        .await;
+    let st = &r.json["sheets"][0]["styles"];
+    assert!(st.get("hidden_rows").is_none(), "{st}");
+    assert_eq!(st["number_formats"][0]["range"], "C3", "{st}");
+    for (name, file) in [
+        ("report.docx", "office/report.docx"),
+        ("prices.ods", "office/prices.ods"),
+    ] {
+        let r = app
+            .upload_and_read(name, &fixture(file), json!({"include_styles": true}))
+            .await;
+        assert_error(&r, 400, "unsupported_option");
+    }
+}

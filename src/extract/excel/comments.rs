@@ -221,6 +221,31 @@ pub(super) fn read(pkg: &mut Package) -> Result<HashMap<String, Vec<Note>>, ApiE
     Ok(out)
 }
 
+/// Each sheet's name and its part (`xl/worksheets/sheet1.xml`), in workbook order.
+pub(super) fn sheet_parts(pkg: &mut Package) -> Result<Vec<(String, String)>, ApiError> {
+    let depth = pkg.limits().max_xml_depth;
+    let Some(wb) = pkg.read("xl/workbook.xml")? else {
+        return Ok(Vec::new());
+    };
+    let mut sheets: Vec<(String, String)> = Vec::new();
+    walk(&wb, depth, |n| {
+        if let Node::Open("sheet", a) = n {
+            if let (Some(name), Some(id)) = (attr(a, "name"), attr(a, "id")) {
+                sheets.push((name.to_string(), id.to_string()));
+            }
+        }
+    })?;
+    let rels = relationships(pkg, "xl/workbook.xml")?;
+    Ok(sheets
+        .into_iter()
+        .filter_map(|(name, rid)| {
+            rels.iter()
+                .find(|(id, _, _)| *id == rid)
+                .map(|(_, _, part)| (name, part.clone()))
+        })
+        .collect())
+}
+
 /// Every sheet's charts (`chart::read` text), by sheet name: those drawn on a worksheet
 /// (its drawing's charts, in the drawing's order) and the chart of a chart sheet.
 pub(super) fn charts(pkg: &mut Package) -> Result<HashMap<String, Vec<String>>, ApiError> {

@@ -9,6 +9,7 @@
 mod cells;
 mod comments;
 mod sheet;
+mod styles;
 mod workbook;
 
 pub use cells::{col_name, fmt_num, parse_range};
@@ -83,7 +84,36 @@ fn extract_workbook(
         chart_sheets: wb.chart_sheets(),
     };
     let read = read_sheets(&mut wb, &meta, &scope, &extras)?;
-    Ok(make_report(read, &scope))
+    // `include_styles`: each sheet shown, for the rows and columns shown.
+    let mut sheet_styles = Vec::new();
+    if req.include_styles == Some(true) {
+        let mut pkg = super::package::Package::open(&input.path, limits.package)?;
+        let formats = styles::Formats::read(&mut pkg)?;
+        let parts = comments::sheet_parts(&mut pkg)?;
+        for &(i, rows) in &read.plan {
+            let s = &read.sheets[i];
+            let Some((_, part)) = parts.iter().find(|(n, _)| *n == s.name) else {
+                continue;
+            };
+            let bounds = (
+                s.origin,
+                (s.origin.0 + rows.max(1) - 1, s.origin.1 + s.cols.max(1) - 1),
+            );
+            if rows > 0 && !s.chart {
+                let st = styles::sheet(&mut pkg, part, &formats, bounds, scope.cells)?;
+                sheet_styles.push((i, st));
+            }
+        }
+    }
+    let mut ex = make_report(read, &scope);
+    if let Some(infos) = ex.report.sheets.as_mut() {
+        for (i, st) in sheet_styles {
+            if let Some(info) = infos.get_mut(i) {
+                info.styles = Some(st);
+            }
+        }
+    }
+    Ok(ex)
 }
 
 /// What an xlsx holds besides cells: comments and charts by sheet, and which sheets are
@@ -381,6 +411,7 @@ fn make_report(read: SheetsRead, scope: &Scope) -> Extraction {
             hidden: s.hidden,
             last_cell: last,
             kind: s.chart.then(|| "chart".to_string()),
+            styles: None,
         });
     }
 

@@ -1,0 +1,314 @@
+//! `include_styles` (xlsx): what a sheet's look says about its data, compactly, for the
+//! cells read: merged ranges, hidden rows and columns, number formats by range (a column's
+//! run of cells with one format), and whether the header row(s) are bold or filled. Read
+//! from the sheet's XML and `xl/styles.xml` (calamine gives values, not formats).
+
+use std::collections::HashMap;
+
+use super::super::package::Package;
+use super::super::xml::{attr, walk, Node};
+use crate::error::ApiError;
+use crate::report::{HeaderStyle, NumberFormatRange, SheetStyles};
+
+/// Entries of one kind at most (each also costs a cell of the budget).
+const MAX_ENTRIES: usize = 1000;
+
+/// One cell format (`cellXfs` entry): number format, bold font, solid fill colour.
+#[derive(Debug, Clone, Default)]
+struct Xf {
+    num_fmt: Option<String>,
+    bold: bool,
+    fill: Option<String>,
+}
+
+/// The workbook's cell formats, by style index.
+pub(super) struct Formats(Vec<Xf>);
+
+/// Built-in number formats (ECMA-376 §18.8.30) other than General.
+fn builtin(id: u32) -> Option<&'static str> {
+    Some(match id {
+        1 => "0",
+        2 => "0.00",
+        3 => "#,##0",
+        4 => "#,##0.00",
+        9 => "0%",
+        10 => "0.00%",
+        11 => "0.00E+00",
+        12 => "# ?/?",
+        13 => "# ??/??",
+        14 => "mm-dd-yy",
+        15 => "d-mmm-yy",
+        16 => "d-mmm",
+        17 => "mmm-yy",
+        18 => "h:mm AM/PM",
+        19 => "h:mm:ss AM/PM",
+        20 => "h:mm",
+        21 => "h:mm:ss",
+        22 => "m/d/yy h:mm",
+        37 => "#,##0 ;(#,##0)",
+        38 => "#,##0 ;[Red](#,##0)",
+        39 => "#,##0.00;(#,##0.00)",
+        40 => "#,##0.00;[Red](#,##0.00)",
+        45 => "mm:ss",
+        46 => "[h]:mm:ss",
+        47 => "mmss.0",
+        48 => "##0.0E+0",
+        49 => "@",
+        _ => return None,
+    })
+}
+
+impl Formats {
+    pub(super) fn read(pkg: &mut Package) -> Result<Self, ApiError> {
+        let Some(xml) = pkg.read("xl/styles.xml")? else {
+            return Ok(Self(Vec::new()));
+        };
+        let depth = pkg.limits().max_xml_depth;
+        let mut custom: HashMap<u32, String> = HashMap::new();
+        let mut fonts: Vec<bool> = Vec::new();
+        let mut fills: Vec<Option<String>> = Vec::new();
+        let mut raw: Vec<(u32, usize, usize)> = Vec::new(); // numFmtId, fontId, fillId
+        let mut section = "";
+        walk(&xml, depth, |n| match n {
+            Node::Open(tag @ ("fonts" | "fills" | "cellXfs" | "cellStyleXfs" | "numFmts"), _) => {
+                section = match tag {
+                    "fonts" => "fonts",
+                    "fills" => "fills",
+                    "cellXfs" => "cellXfs",
+                    "numFmts" => "numFmts",
+                    _ => "other",
+                }
+            }
+            Node::Close("fonts" | "fills" | "cellXfs" | "cellStyleXfs" | "numFmts") => section = "",
+            Node::Open("numFmt", a) if section == "numFmts" => {
+                if let (Some(id), Some(code)) = (
+                    attr(a, "numFmtId").and_then(|v| v.parse().ok()),
+                    attr(a, "formatCode"),
+                ) {
+                    custom.insert(id, code.to_string());
+                }
+            }
+            Node::Open("font", _) if section == "fonts" => fonts.push(false),
+            Node::Open("b", a) if section == "fonts" => {
+                if let Some(f) = fonts.last_mut() {
+                    *f = attr(a, "val").is_none_or(|v| !matches!(v, "0" | "false"));
+                }
+            }
+            Node::Open("fill", _) if section == "fills" => fills.push(None),
+            Node::Open("patternFill", a) if section == "fills" => {
+                if attr(a, "patternType") != Some("solid") {
+                    if let Some(f) = fills.last_mut() {
+                        *f = Some(String::new()); // a pattern, not a colour: not reported
+                    }
+                }
+            }
+            Node::Open("fgColor", a) if section == "fills" => {
+                if let Some(f) = fills.last_mut() {
+                    if f.is_none() {
+                        *f = attr(a, "rgb")
+                            .map(str::to_string)
+                            .or_else(|| attr(a, "theme").map(|t| format!("theme {t}")))
+                            .or_else(|| attr(a, "indexed").map(|t| format!("indexed {t}")));
+                    }
+                }
+            }
+            Node::Open("xf", a) if section == "cellXfs" => {
+                let num = |k: &str| attr(a, k).and_then(|v| v.parse().ok()).unwrap_or(0);
+                raw.push((num("numFmtId") as u32, num("fontId"), num("fillId")));
+            }
+            _ => {}
+        })?;
+        Ok(Self(
+            raw.into_iter()
+                .map(|(nf, font, fill)| Xf {
+                    num_fmt: custom
+                        .get(&nf)
+                        .cloned()
+                        .or_else(|| builtin(nf).map(str::to_string)),
+                    bold: fonts.get(font).copied().unwrap_or(false),
+                    fill: fills.get(fill).cloned().flatten().filter(|f| !f.is_empty()),
+                })
+                .collect(),
+        ))
+    }
+}
+
+fn cell_ref(r: &str) -> Option<(u32, u32)> {
+    let split = r.find(|c: char| c.is_ascii_digit())?;
+    let (letters, digits) = r.split_at(split);
+    let mut col = 0u32;
+    for c in letters.chars() {
+        if !c.is_ascii_alphabetic() {
+            return None;
+        }
+        col = col
+            .checked_mul(26)?
+            .checked_add(c.to_ascii_uppercase() as u32 - 'A' as u32 + 1)?;
+    }
+    Some((
+        digits.parse::<u32>().ok()?.checked_sub(1)?,
+        col.checked_sub(1)?,
+    ))
+}
+
+fn a1(r: u32, c: u32) -> String {
+    format!("{}{}", super::col_name(c), r + 1)
+}
+
+/// The styles of the cells of `part` inside `bounds` (inclusive, 0-based rows and
+/// columns: what was read), within `budget` entries.
+pub(super) fn sheet(
+    pkg: &mut Package,
+    part: &str,
+    formats: &Formats,
+    bounds: ((u32, u32), (u32, u32)),
+    budget: u64,
+) -> Result<SheetStyles, ApiError> {
+    let depth = pkg.limits().max_xml_depth;
+    let Some(xml) = pkg.read(part)? else {
+        return Ok(SheetStyles::default());
+    };
+    let ((r0, c0), (r1, c1)) = bounds;
+    let inside = |r: u32, c: u32| (r0..=r1).contains(&r) && (c0..=c1).contains(&c);
+    let mut merged = Vec::new();
+    let mut hidden_rows = Vec::new();
+    let mut hidden_cols = Vec::new();
+    // Per column, runs of (first row, last row, format).
+    let mut runs: HashMap<u32, Vec<(u32, u32, String)>> = HashMap::new();
+    // Per header-candidate row (the first three read): (cells, bold, fills).
+    let mut head: HashMap<u32, (usize, usize, Vec<Option<String>>)> = HashMap::new();
+    let mut cur: Option<((u32, u32), usize, bool)> = None; // cell, style, has a value
+    walk(&xml, depth, |n| match n {
+        Node::Open("mergeCell", a) => {
+            if let Some((from, to)) = attr(a, "ref").and_then(|r| r.split_once(':')) {
+                if let (Some(f), Some(t)) = (cell_ref(from), cell_ref(to)) {
+                    if inside(f.0, f.1) || inside(t.0, t.1) {
+                        merged.push(format!("{}:{}", a1(f.0, f.1), a1(t.0, t.1)));
+                    }
+                }
+            }
+        }
+        Node::Open("row", a) => {
+            let hidden = attr(a, "hidden").is_some_and(|v| matches!(v, "1" | "true"));
+            if let Some(r) = attr(a, "r").and_then(|v| v.parse::<u32>().ok()) {
+                if hidden && (r0..=r1).contains(&(r - 1)) {
+                    hidden_rows.push(r as u64);
+                }
+            }
+        }
+        Node::Open("col", a) => {
+            let hidden = attr(a, "hidden").is_some_and(|v| matches!(v, "1" | "true"));
+            let (Some(min), Some(max)) = (
+                attr(a, "min").and_then(|v| v.parse::<u32>().ok()),
+                attr(a, "max").and_then(|v| v.parse::<u32>().ok()),
+            ) else {
+                return;
+            };
+            if hidden {
+                let (lo, hi) = ((min - 1).max(c0), (max.min(16384) - 1).min(c1));
+                if lo <= hi {
+                    hidden_cols.push(if lo == hi {
+                        super::col_name(lo)
+                    } else {
+                        format!("{}:{}", super::col_name(lo), super::col_name(hi))
+                    });
+                }
+            }
+        }
+        Node::Open("c", a) => {
+            let at = attr(a, "r").and_then(cell_ref);
+            let style = attr(a, "s").and_then(|v| v.parse().ok()).unwrap_or(0);
+            cur = at.map(|at| (at, style, false));
+        }
+        Node::Open("v" | "is", _) => {
+            if let Some(c) = cur.as_mut() {
+                c.2 = true;
+            }
+        }
+        Node::Close("c") => {
+            let Some(((r, c), style, has_value)) = cur.take() else {
+                return;
+            };
+            if !inside(r, c) || !has_value {
+                return;
+            }
+            let xf = formats.0.get(style).cloned().unwrap_or_default();
+            if let Some(f) = xf.num_fmt.filter(|f| f != "General") {
+                let col = runs.entry(c).or_default();
+                match col.last_mut() {
+                    Some((_, last, g)) if *g == f && *last + 1 == r => *last = r,
+                    _ => col.push((r, r, f)),
+                }
+            }
+            if r < r0 + 3 {
+                let h = head.entry(r).or_default();
+                h.0 += 1;
+                h.1 += usize::from(xf.bold);
+                h.2.push(xf.fill);
+            }
+        }
+        _ => {}
+    })?;
+    let mut number_formats: Vec<NumberFormatRange> = Vec::new();
+    let mut cols: Vec<_> = runs.into_iter().collect();
+    cols.sort_by_key(|(c, _)| *c);
+    for (c, col) in cols {
+        for (from, to, format) in col {
+            number_formats.push(NumberFormatRange {
+                range: if from == to {
+                    a1(from, c)
+                } else {
+                    format!("{}:{}", a1(from, c), a1(to, c))
+                },
+                format,
+            });
+        }
+    }
+    // Header rows: among the first three read (a title may stand above), the first run of
+    // rows whose every cell is bold, or filled alike.
+    let mut header: Option<HeaderStyle> = None;
+    for r in r0..r0 + 3 {
+        let styled = head.get(&r).and_then(|(cells, bold, fills)| {
+            let all_bold = *cells > 0 && bold == cells;
+            let fill = fills
+                .first()
+                .cloned()
+                .flatten()
+                .filter(|f| fills.iter().all(|g| g.as_ref() == Some(f)));
+            (all_bold || fill.is_some()).then_some((all_bold, fill))
+        });
+        match (styled, header.as_mut()) {
+            (Some((bold, fill)), None) => {
+                header = Some(HeaderStyle {
+                    row: r as u64 + 1,
+                    rows: 1,
+                    bold,
+                    fill,
+                })
+            }
+            (Some((bold, fill)), Some(h)) => {
+                h.rows += 1;
+                h.bold &= bold;
+                if h.fill != fill {
+                    h.fill = None;
+                }
+            }
+            (None, Some(_)) => break,
+            (None, None) => {}
+        }
+    }
+    let cap = (budget as usize).min(MAX_ENTRIES);
+    let truncated = merged.len() > cap || number_formats.len() > cap;
+    merged.truncate(cap);
+    number_formats.truncate(cap);
+    hidden_rows.truncate(cap);
+    hidden_cols.truncate(cap);
+    Ok(SheetStyles {
+        merged,
+        hidden_rows,
+        hidden_cols,
+        number_formats,
+        header,
+        truncated: truncated.then_some(true),
+    })
+}
