@@ -77,6 +77,10 @@ pub struct ServeArgs {
     /// Browser origins (comma-separated) allowed by CORS. Unset: CORS is closed.
     #[arg(long, env = "DOCREADER_CORS_ORIGINS")]
     pub cors_origins: Option<String>,
+    /// `Host` names (comma-separated, `host` or `host:port`) that `/mcp` answers behind a
+    /// gateway; `*` for any. Unset: loopback names only (rmcp's guard against DNS rebinding).
+    #[arg(long, env = "DOCREADER_MCP_ALLOWED_HOSTS")]
+    pub mcp_allowed_hosts: Option<String>,
     /// List e-mail attachments without storing them as uploads (a read-only deployment).
     #[arg(long, env = "DOCREADER_NO_STORE_ATTACHMENTS", default_value_t = false)]
     pub no_store_attachments: bool,
@@ -330,6 +334,7 @@ impl ServeArgs {
             worker_test_hooks: false,
             allowed_roots: None,
             cors_origins: None,
+            mcp_allowed_hosts: None,
             log_format: "text".into(),
             header_read_timeout_ms: 10_000,
             body_timeout_ms: 30_000,

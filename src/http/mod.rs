@@ -5,6 +5,7 @@ pub mod auth;
 pub mod error;
 pub mod files;
 pub mod health;
+pub mod mcp;
 pub mod metrics;
 pub mod read;
 pub mod request_id;
@@ -46,6 +47,8 @@ pub struct AppState {
     pub body_timeout: std::time::Duration,
     /// The one way a read runs.
     pub reader: Arc<ReadService>,
+    /// `Host` headers `/mcp` answers (`*`: any; empty: loopback only).
+    pub mcp_hosts: Vec<String>,
     pub metrics: Arc<Metrics>,
 }
 
@@ -128,6 +131,13 @@ impl AppState {
             body_timeout: std::time::Duration::from_millis(args.body_timeout_ms.max(1)),
             reader: Arc::new(reader),
             metrics,
+            mcp_hosts: args
+                .mcp_allowed_hosts
+                .iter()
+                .flat_map(|s| s.split(','))
+                .map(|h| h.trim().to_string())
+                .filter(|h| !h.is_empty())
+                .collect(),
         })
     }
 }
@@ -139,6 +149,7 @@ pub fn app(state: AppState) -> Router {
         .merge(metrics::router())
         .merge(files::router(state.limits.max_request_bytes))
         .merge(read::router())
+        .merge(mcp::router(state.clone(), &state.mcp_hosts))
         .merge(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", openapi()))
         .fallback(|| async {
             ApiError::new(ErrorCode::NotFound, "no such endpoint")

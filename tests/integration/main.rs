@@ -6,6 +6,7 @@ mod corpus;
 mod errors;
 mod fuzz;
 mod hardening;
+mod mcp;
 mod memory;
 mod ocr;
 mod office;

@@ -1,0 +1,341 @@
+//! `/mcp`: the Model Context Protocol over Streamable HTTP (rmcp), on the same app, behind
+//! the same API keys and tenants (a Bearer key, as for every other endpoint). Stateless:
+//! no session is kept, so any replica answers any request.
+//!
+//! Tools, written for a model to choose between them and page through a document:
+//! `read_document` (every `/read` option; a compact header, then the text; the envelope as
+//! structured content), `list_documents` and `document_info` (what a file is, without its
+//! text). Errors come back as tool errors with the same code, message and hint as HTTP.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::ServerHandler;
+use serde_json::{json, Value};
+
+use super::auth::Tenant;
+use super::AppState;
+use crate::error::ApiError;
+use crate::extract::ProgressSink;
+use crate::options::ReadRequest;
+
+/// A read through MCP with no budget of its own stops at this many characters (about 10k
+/// tokens: what common MCP clients take in one tool result), and says how to read on.
+pub const DEFAULT_MAX_CHARS: u64 = 40_000;
+
+/// The tools' handler: the app's state; the tenant comes with each request.
+#[derive(Clone)]
+struct Docreader {
+    st: AppState,
+}
+
+const READ_DESCRIPTION: &str = "Read the text of a document uploaded to docreader (PDF, Word, PowerPoint, Excel, OpenDocument, EPUB, e-mail, images with OCR, text and CSV in any encoding). \
+Give `file_id` (from list_documents or an upload) and, if needed, options: `pages` (\"1-5\") for PDF and slides, `chapters` for EPUB, `sheet`/`range` for spreadsheets, `offset`/`limit` for lines of text, `query` to get only matching lines, `ocr`/`ocr_lang` for scans. \
+The answer starts with a header line (format, what was read, whether it was cut) and then the text. When the text was cut, the header gives `next`: call read_document again with the same file_id and those option values to read on. \
+An option that does not fit the format is an error that names the options that do.";
+
+const LIST_DESCRIPTION: &str = "List the documents uploaded to docreader for this API key: file_id, name, format, size, upload time, newest first. Use a file_id with read_document or document_info.";
+
+const INFO_DESCRIPTION: &str = "What a document is, without reading its text: name, format, mime, size, and its structure (pages, slides, sheets with their sizes, chapters, paragraphs and tables). Use it to plan which `pages`, `sheet` or `chapters` to read.";
+
+fn schema(v: Value) -> Arc<JsonObject> {
+    Arc::new(v.as_object().cloned().unwrap_or_default())
+}
+
+fn tools() -> Vec<Tool> {
+    let read_only = ToolAnnotations::new().read_only(true);
+    let read_schema = serde_json::to_value(schemars::schema_for!(ReadRequest)).unwrap_or_default();
+    vec![
+        Tool::new("read_document", READ_DESCRIPTION, schema(read_schema))
+            .with_annotations(read_only.clone()),
+        Tool::new(
+            "list_documents",
+            LIST_DESCRIPTION,
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+                    "offset": {"type": "integer", "minimum": 0, "default": 0}
+                },
+                "additionalProperties": false
+            })),
+        )
+        .with_annotations(read_only.clone()),
+        Tool::new(
+            "document_info",
+            INFO_DESCRIPTION,
+            schema(json!({
+                "type": "object",
+                "properties": {"file_id": {"type": "string", "description": "from list_documents or an upload"}},
+                "required": ["file_id"],
+                "additionalProperties": false
+            })),
+        )
+        .with_annotations(read_only),
+    ]
+}
+
+/// A tool error a model can act on: the error envelope's code, message and hint.
+fn tool_error(e: ApiError) -> CallToolResult {
+    let body = json!({"status": "error", "error": {
+        "code": e.code.as_str(), "message": e.message, "hint": e.hint}});
+    let mut text = format!("error {}: {}", e.code.as_str(), e.message);
+    if !e.hint.is_empty() {
+        text.push_str(&format!("\nWhat to do: {}", e.hint));
+    }
+    let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(body);
+    r
+}
+
+/// The first line of a read_document answer: what was read, and how to read on.
+fn header(env: &Value) -> String {
+    let mut parts = vec![format!(
+        "[{} · {}]",
+        env["file"].as_str().unwrap_or(""),
+        env["format"].as_str().unwrap_or("")
+    )];
+    for (key, label) in [
+        ("page_range_read", "pages"),
+        ("slide_range_read", "slides"),
+        ("chapter_range_read", "chapters"),
+        ("total_pages", "of pages"),
+        ("total_slides", "of slides"),
+        ("total_chapters", "of chapters"),
+        ("matches", "matches"),
+    ] {
+        if let Some(v) = env.get(key).filter(|v| !v.is_null()) {
+            parts.push(format!(
+                "{label} {}",
+                v.as_str().map_or(v.to_string(), str::to_string)
+            ));
+        }
+    }
+    parts.push(format!("{} chars", env["char_count"]));
+    match env.get("next") {
+        Some(next) if env["truncated"] == true => {
+            parts.push(format!("cut: read on with the same file_id and {next}"))
+        }
+        _ => parts.push("complete".into()),
+    }
+    parts.join(" · ")
+}
+
+impl Docreader {
+    fn tenant(ctx: &RequestContext<RoleServer>) -> Option<String> {
+        ctx.extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Tenant>())
+            .map(|t| t.0.clone())
+    }
+
+    async fn read_document(&self, tenant: &str, args: JsonObject) -> CallToolResult {
+        let mut req: ReadRequest = match serde_json::from_value(Value::Object(args)) {
+            Ok(r) => r,
+            Err(e) => {
+                return tool_error(
+                    ApiError::invalid_option(format!("bad option: {e}"))
+                        .with_hint("The tool's input schema lists every option and its type."),
+                )
+            }
+        };
+        if req.path.is_some() {
+            return tool_error(ApiError::invalid_option(
+                "`path` is not available over MCP: read uploaded files by file_id",
+            ));
+        }
+        if req.max_chars.is_none() {
+            req.max_chars = Some(DEFAULT_MAX_CHARS as i64);
+        }
+        let prepared = match self.st.reader.prepare(tenant, req).await {
+            Ok(p) => p,
+            Err(e) => return tool_error(e),
+        };
+        match self.st.reader.run(prepared, ProgressSink::default()).await {
+            Ok(env) => {
+                let v = serde_json::to_value(&env).unwrap_or_default();
+                let text = format!("{}\n{}", header(&v), env.text);
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(v);
+                r
+            }
+            Err(e) => tool_error(e),
+        }
+    }
+
+    async fn list_documents(&self, tenant: &str, args: JsonObject) -> CallToolResult {
+        let num = |k: &str, d: i64| args.get(k).and_then(Value::as_i64).unwrap_or(d);
+        let (limit, offset) = (num("limit", 100), num("offset", 0));
+        if !(1..=1000).contains(&limit) || offset < 0 {
+            return tool_error(ApiError::invalid_option(
+                "limit must be 1..1000 and offset ≥ 0",
+            ));
+        }
+        match crate::db::list(&self.st.db, tenant, limit, offset).await {
+            Ok(files) => {
+                let lines: Vec<String> = files
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "{}\t{}\t{}\t{} bytes\t{}",
+                            f.file_id, f.name, f.format, f.size, f.created_at
+                        )
+                    })
+                    .collect();
+                let text = if lines.is_empty() {
+                    "No documents uploaded yet.".to_string()
+                } else {
+                    format!(
+                        "file_id\tname\tformat\tsize\tuploaded\n{}",
+                        lines.join("\n")
+                    )
+                };
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(json!({"files": files}));
+                r
+            }
+            Err(e) => tool_error(ApiError::internal(e)),
+        }
+    }
+
+    async fn document_info(&self, tenant: &str, args: JsonObject) -> CallToolResult {
+        let Some(id) = args.get("file_id").and_then(Value::as_str) else {
+            return tool_error(ApiError::invalid_option("file_id is required"));
+        };
+        let file = match self.st.files.get(tenant, id).await {
+            Ok(f) => f,
+            Err(e) => return tool_error(e),
+        };
+        // The structure comes from a read that keeps one character (no OCR: what a file
+        // holds, not its scanned text).
+        let mut probe = json!({"file_id": id, "max_chars": 1});
+        if matches!(file.format.as_str(), "pdf" | "image") {
+            probe["ocr"] = json!("none");
+        }
+        let mut info = json!({"file": file});
+        if let Ok(req) = serde_json::from_value::<ReadRequest>(probe) {
+            if let Ok(p) = self.st.reader.prepare(tenant, req).await {
+                if let Ok(env) = self.st.reader.run(p, ProgressSink::default()).await {
+                    let mut v = serde_json::to_value(&env).unwrap_or_default();
+                    if let Some(o) = v.as_object_mut() {
+                        for k in [
+                            "text",
+                            "truncated",
+                            "next",
+                            "warnings",
+                            "elapsed_ms",
+                            "cached",
+                            "status",
+                            "char_count",
+                        ] {
+                            o.remove(k);
+                        }
+                    }
+                    info["structure"] = v;
+                }
+            }
+        }
+        let text = serde_json::to_string_pretty(&info).unwrap_or_default();
+        let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+        r.structured_content = Some(info);
+        r
+    }
+}
+
+impl ServerHandler for Docreader {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("docreader", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "docreader reads documents the user uploaded: list_documents to find them, \
+                 document_info to see their structure, read_document to read them a part at a \
+                 time (follow the `next` it gives until the answer says complete).",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, rmcp::ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let Some(tenant) = Self::tenant(&context) else {
+            return Err(rmcp::ErrorData::internal_error(
+                "no tenant on the request",
+                None,
+            ));
+        };
+        let args = request.arguments.unwrap_or_default();
+        let result = match request.name.as_ref() {
+            "read_document" => self.read_document(&tenant, args).await,
+            "list_documents" => self.list_documents(&tenant, args).await,
+            "document_info" => self.document_info(&tenant, args).await,
+            other => {
+                return Err(rmcp::ErrorData::invalid_params(
+                    format!("no tool named {other:?}: the tools are read_document, list_documents, document_info"),
+                    None,
+                ))
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+/// The API key decides the tenant here, as on every endpoint; the tools find it in the
+/// request's extensions.
+async fn authenticate(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    let (mut parts, body) = req.into_parts();
+    match Tenant::from_request_parts(&mut parts, &st).await {
+        Ok(t) => {
+            parts.extensions.insert(t);
+            next.run(Request::from_parts(parts, body)).await
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `/mcp`, for `hosts` as `Host` headers (a gateway's public name; `*` for any; empty:
+/// loopback only, rmcp's default).
+pub fn router(st: AppState, hosts: &[String]) -> Router<AppState> {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_max_request_body_bytes(st.limits.max_request_bytes.min(64 << 20) as usize);
+    if hosts.iter().any(|h| h == "*") {
+        config = config.disable_allowed_hosts();
+    } else if !hosts.is_empty() {
+        config = config.with_allowed_hosts(hosts.iter().cloned());
+    }
+    let handler = Docreader { st: st.clone() };
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(st, authenticate))
+}

@@ -1,0 +1,73 @@
+//! `/mcp` driven by the official MCP Python SDK against the real binary (issue #19): the
+//! checks are in tests/mcp/client.py; the SDK and its dependencies come pinned from
+//! tests/mcp/requirements.txt, in a venv scripts/pyenv.py builds once outside the repo.
+
+use crate::common::*;
+
+#[test]
+fn an_mcp_client_lists_reads_and_pages_through_documents() {
+    let root = repo();
+    let venv = std::process::Command::new("python3")
+        .arg(root.join("scripts/pyenv.py"))
+        .args(["--name", "venv-mcp", "--requirements"])
+        .arg(root.join("tests/mcp/requirements.txt"))
+        .output()
+        .expect("python3 runs scripts/pyenv.py");
+    assert!(
+        venv.status.success(),
+        "the MCP client venv could not be built: {}",
+        String::from_utf8_lossy(&venv.stderr)
+    );
+    let python = String::from_utf8(venv.stdout).unwrap().trim().to_string();
+    let (alice, bob) = ("alice-key-0123456789", "bob-key-0123456789ab");
+    let mut srv = Server::start(
+        &[],
+        &[("DOCREADER_API_KEYS", &format!("{alice}:alice,{bob}:bob"))],
+    );
+    let out = std::process::Command::new(python)
+        .arg(root.join("tests/mcp/client.py"))
+        .arg(format!("http://{}", srv.addr))
+        .args([alice, bob])
+        .arg(root.join("fixtures/pdf/thirty_short.pdf"))
+        .output()
+        .expect("run the MCP client");
+    srv.terminate();
+    let (_, logs) = srv.stop_logs();
+    assert!(
+        out.status.success(),
+        "MCP client failed:\n{}{}\nserver log:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        logs.lines().rev().take(30).collect::<Vec<_>>().join("\n")
+    );
+}
+
+/// Behind a gateway the `Host` is the public name: refused unless listed
+/// (`DOCREADER_MCP_ALLOWED_HOSTS`), as rmcp guards against DNS rebinding; listed, answered.
+#[tokio::test]
+async fn mcp_answers_only_the_hosts_it_is_told() {
+    use axum::body::Body;
+    use axum::http::Request;
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let request = || {
+        Request::post("/mcp")
+            .header("host", "docs.example.com")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(Body::from(init.to_string()))
+            .unwrap()
+    };
+    let app = TestApp::new().await;
+    let r = app.send(request()).await;
+    assert!(r.status.is_client_error(), "{}: {}", r.status, r.json);
+    let app = TestApp::with(|a| a.mcp_allowed_hosts = Some("docs.example.com".into())).await;
+    let r = app.send(request()).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(
+        r.json["result"]["serverInfo"]["name"], "docreader",
+        "{}",
+        r.json
+    );
+}

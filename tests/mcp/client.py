@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Drives docreader's /mcp with the official MCP Python SDK (issue #19), as an agent's host
+does: initialize, list the tools, list and describe documents, read a document a part at
+a time by following `next` until the answer says it is complete (the parts together must
+equal one whole read over HTTP), a wrong option (a tool error that says what to do), and
+another tenant's file (not found). Exits non-zero with a message on the first failure.
+
+    python client.py http://127.0.0.1:PORT KEY_ALICE KEY_BOB FILE.pdf
+
+It uploads FILE.pdf (thirty short pages) as each tenant and reads it whole over HTTP first.
+
+tests/integration/mcp.rs runs it against the real binary.
+"""
+import asyncio
+import json
+import sys
+
+import httpx2
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+
+def check(cond, what):
+    if not cond:
+        print(f"FAIL: {what}", file=sys.stderr)
+        sys.exit(1)
+
+
+def text_of(result):
+    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+async def session(base, key, body):
+    headers = {"Authorization": f"Bearer {key}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+        async with streamable_http_client(f"{base}/mcp", http_client=http) as streams:
+            read, write = streams[0], streams[1]
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                return await body(s)
+
+
+async def upload(http, base, key, path):
+    with open(path, "rb") as f:
+        r = await http.post(f"{base}/upload", headers={"Authorization": f"Bearer {key}"},
+                            files={"file": (path.rsplit("/", 1)[-1], f.read(), "application/pdf")})
+    check(r.status_code == 200, f"upload: {r.status_code} {r.text}")
+    return r.json()["files"][0]["file_id"]
+
+
+async def main():
+    base, key_a, key_b, pdf = sys.argv[1:5]
+    async with httpx2.AsyncClient(timeout=60) as http:
+        file_a = await upload(http, base, key_a, pdf)
+        file_b = await upload(http, base, key_b, pdf)
+        r = await http.post(f"{base}/read", headers={"Authorization": f"Bearer {key_a}"},
+                            json={"file_id": file_a, "max_chars": 10000000})
+        check(r.status_code == 200, f"whole read: {r.text}")
+        whole = r.json()["text"]
+
+    async def as_alice(s):
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        check(set(tools) >= {"read_document", "list_documents", "document_info"}, f"tools: {list(tools)}")
+        for t in tools.values():
+            check(t.annotations is not None and t.annotations.read_only_hint is True, f"{t.name} readOnlyHint")
+            check(len(t.description or "") > 80, f"{t.name} has a description a model can use")
+        check("pages" in json.dumps(tools["read_document"].input_schema), "read_document's schema has the read options")
+
+        listed = await s.call_tool("list_documents", {})
+        check(not listed.is_error and file_a in text_of(listed), f"list_documents: {text_of(listed)}")
+        check(file_b not in text_of(listed), "another tenant's file is not listed")
+
+        info = await s.call_tool("document_info", {"file_id": file_a})
+        check(not info.is_error, f"document_info: {text_of(info)}")
+        check(info.structured_content["structure"]["total_pages"] == 30, f"info: {info.structured_content}")
+
+        # Page through with a small budget: each answer's header says how to read on.
+        got, reads, args = "", 0, {"file_id": file_a, "max_chars": 400}
+        while True:
+            reads += 1
+            check(reads < 50, "next never ends")
+            r = await s.call_tool("read_document", args)
+            check(not r.is_error, f"read_document: {text_of(r)}")
+            env = r.structured_content
+            head, _, body = text_of(r).partition("\n")
+            check(body == env["text"], "the text after the header is the envelope's text")
+            if not env.get("truncated"):
+                check("complete" in head, f"the last header says complete: {head}")
+                got += env["text"]
+                break
+            check("read on" in head and "next" in env, f"a cut answer says how to read on: {head}")
+            text = env["text"]
+            cut = text.rfind("\n... (truncated, total ")
+            got += text[:cut] if cut >= 0 else text
+            args = {"file_id": file_a, "max_chars": 400, **env["next"]}
+        check(reads > 1, "the budget split the read")
+        check(got == whole, "the parts rebuild one whole read")
+
+        # Without a budget, the tool still caps the answer (about 10k tokens).
+        r = await s.call_tool("read_document", {"file_id": file_a})
+        check(not r.is_error and r.structured_content["char_count"] > 0, "default read")
+
+        bad = await s.call_tool("read_document", {"file_id": file_a, "sheet": "Sheet1"})
+        check(bad.is_error, "a wrong option is a tool error")
+        check("unsupported_option" in text_of(bad) and "What to do" in text_of(bad), f"wrong option: {text_of(bad)}")
+
+        other = await s.call_tool("read_document", {"file_id": file_b})
+        check(other.is_error and "not_found" in text_of(other), f"another tenant's file: {text_of(other)}")
+        return True
+
+    await session(base, key_a, as_alice)
+
+    # No key: the endpoint refuses before MCP starts.
+    async with httpx2.AsyncClient(timeout=30) as http:
+        r = await http.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                            headers={"Accept": "application/json, text/event-stream"})
+        check(r.status_code == 401, f"no key: HTTP {r.status_code}")
+    print("mcp client: all checks passed")
+
+
+asyncio.run(main())
