@@ -5,7 +5,7 @@
 //! Tools, written for a model to choose between them and page through a document:
 //! `read_document` (every `/read` option; a compact header, then the text; the envelope as
 //! structured content), `list_documents` and `document_info` (what a file is, without its
-//! text). Errors come back as tool errors with the same code, message and hint as HTTP.
+//! text), `upload_document` (a small file as base64; larger ones through `POST /upload`). Errors come back as tool errors with the same code, message and hint as HTTP.
 
 use std::sync::Arc;
 
@@ -47,6 +47,12 @@ An option that does not fit the format is an error that names the options that d
 
 const LIST_DESCRIPTION: &str = "List the documents uploaded to docreader for this API key: file_id, name, format, size, upload time, newest first. Use a file_id with read_document or document_info.";
 
+/// The largest file `upload_document` takes (decoded): base64 through a model's context
+/// is for small files; larger ones go through `POST /upload`.
+pub const MAX_UPLOAD_BYTES: usize = 8 << 20;
+
+const UPLOAD_DESCRIPTION: &str = "Store a small document the user gave you (at most 8 MiB) so it can be read: `name` (with its extension, e.g. report.pdf) and `content_base64` (the file's bytes, base64). Returns its file_id for read_document. The type is decided from the content; executables and archives are refused. For larger files, upload with HTTP POST /upload (multipart, field `file`, the same API key) and use the file_id it returns.";
+
 const INFO_DESCRIPTION: &str = "What a document is, without reading its text: name, format, mime, size, and its structure (pages, slides, sheets with their sizes, chapters, paragraphs and tables). Use it to plan which `pages`, `sheet` or `chapters` to read.";
 
 fn schema(v: Value) -> Arc<JsonObject> {
@@ -72,6 +78,20 @@ fn tools() -> Vec<Tool> {
             })),
         )
         .with_annotations(read_only.clone()),
+        Tool::new(
+            "upload_document",
+            UPLOAD_DESCRIPTION,
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "minLength": 1, "description": "file name with extension"},
+                    "content_base64": {"type": "string", "description": "the file's bytes, base64 (standard alphabet)"}
+                },
+                "required": ["name", "content_base64"],
+                "additionalProperties": false
+            })),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(false)),
         Tool::new(
             "document_info",
             INFO_DESCRIPTION,
@@ -209,6 +229,49 @@ impl Docreader {
         }
     }
 
+    async fn upload_document(&self, tenant: &str, args: JsonObject) -> CallToolResult {
+        use base64::Engine;
+        let (Some(name), Some(content)) = (
+            args.get("name").and_then(Value::as_str),
+            args.get("content_base64").and_then(Value::as_str),
+        ) else {
+            return tool_error(ApiError::invalid_option(
+                "name and content_base64 are required",
+            ));
+        };
+        if content.len() / 4 * 3 > MAX_UPLOAD_BYTES + 3 {
+            return tool_error(
+                ApiError::new(
+                    crate::error::ErrorCode::TooLarge,
+                    format!("{name}: over the {} MiB upload_document takes", MAX_UPLOAD_BYTES >> 20),
+                )
+                .with_hint("Upload it with HTTP POST /upload (multipart, field `file`, the same API key) and read it by the file_id it returns."),
+            );
+        }
+        let compact: String = content.split_whitespace().collect();
+        let bytes = match base64::engine::general_purpose::STANDARD.decode(compact) {
+            Ok(b) => b,
+            Err(e) => {
+                return tool_error(
+                    ApiError::invalid_option(format!("content_base64 is not base64: {e}"))
+                        .with_hint("Send the file's bytes base64-encoded with the standard alphabet (A–Z a–z 0–9 + /, = padding)."),
+                )
+            }
+        };
+        match self.st.files.store_bytes(tenant, name, &bytes).await {
+            Ok((file, _)) => {
+                let text = format!(
+                    "Stored {} as file_id {} ({}, {} bytes). Read it with read_document.",
+                    file.name, file.file_id, file.format, file.size
+                );
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(json!({"file": file}));
+                r
+            }
+            Err(e) => tool_error(e),
+        }
+    }
+
     async fn document_info(&self, tenant: &str, args: JsonObject) -> CallToolResult {
         let Some(id) = args.get("file_id").and_then(Value::as_str) else {
             return tool_error(ApiError::invalid_option("file_id is required"));
@@ -292,9 +355,10 @@ impl ServerHandler for Docreader {
             "read_document" => self.read_document(&tenant, args).await,
             "list_documents" => self.list_documents(&tenant, args).await,
             "document_info" => self.document_info(&tenant, args).await,
+            "upload_document" => self.upload_document(&tenant, args).await,
             other => {
                 return Err(rmcp::ErrorData::invalid_params(
-                    format!("no tool named {other:?}: the tools are read_document, list_documents, document_info"),
+                    format!("no tool named {other:?}: the tools are read_document, list_documents, document_info, upload_document"),
                     None,
                 ))
             }

@@ -2,7 +2,8 @@
 """Drives docreader's /mcp with the official MCP Python SDK (issue #19), as an agent's host
 does: initialize, list the tools, list and describe documents, read a document a part at
 a time by following `next` until the answer says it is complete (the parts together must
-equal one whole read over HTTP), a wrong option (a tool error that says what to do), and
+equal one whole read over HTTP), upload a small file and read it back, refuse an
+executable, a wrong option (a tool error that says what to do), and
 another tenant's file (not found). Exits non-zero with a message on the first failure.
 
     python client.py http://127.0.0.1:PORT KEY_ALICE KEY_BOB FILE.pdf
@@ -12,6 +13,7 @@ It uploads FILE.pdf (thirty short pages) as each tenant and reads it whole over 
 tests/integration/mcp.rs runs it against the real binary.
 """
 import asyncio
+import base64
 import json
 import sys
 
@@ -60,9 +62,11 @@ async def main():
 
     async def as_alice(s):
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        check(set(tools) >= {"read_document", "list_documents", "document_info"}, f"tools: {list(tools)}")
+        check(set(tools) == {"read_document", "list_documents", "document_info", "upload_document"},
+              f"tools: {list(tools)}")
         for t in tools.values():
-            check(t.annotations is not None and t.annotations.read_only_hint is True, f"{t.name} readOnlyHint")
+            ro = t.name != "upload_document"
+            check(t.annotations is not None and t.annotations.read_only_hint is ro, f"{t.name} readOnlyHint")
             check(len(t.description or "") > 80, f"{t.name} has a description a model can use")
         check("pages" in json.dumps(tools["read_document"].input_schema), "read_document's schema has the read options")
 
@@ -103,6 +107,18 @@ async def main():
         bad = await s.call_tool("read_document", {"file_id": file_a, "sheet": "Sheet1"})
         check(bad.is_error, "a wrong option is a tool error")
         check("unsupported_option" in text_of(bad) and "What to do" in text_of(bad), f"wrong option: {text_of(bad)}")
+
+        # A small file through the tool, then read back by its file_id.
+        csv = "city,people\nTartu,97000\n".encode()
+        up = await s.call_tool("upload_document", {"name": "cities.csv",
+                                                   "content_base64": base64.b64encode(csv).decode()})
+        check(not up.is_error, f"upload_document: {text_of(up)}")
+        new_id = up.structured_content["file"]["file_id"]
+        r = await s.call_tool("read_document", {"file_id": new_id})
+        check(not r.is_error and r.structured_content["text"] == csv.decode(), f"read back: {text_of(r)}")
+        elf = base64.b64encode(b"\x7fELF\x02\x01\x01" + bytes(120)).decode()
+        bad = await s.call_tool("upload_document", {"name": "notes.txt", "content_base64": elf})
+        check(bad.is_error and "blocked_type" in text_of(bad), f"an executable: {text_of(bad)}")
 
         other = await s.call_tool("read_document", {"file_id": file_b})
         check(other.is_error and "not_found" in text_of(other), f"another tenant's file: {text_of(other)}")
