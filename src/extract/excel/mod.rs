@@ -97,7 +97,10 @@ fn extract_workbook(
             };
             let bounds = (
                 s.origin,
-                (s.origin.0 + rows.max(1) - 1, s.origin.1 + s.cols.max(1) - 1),
+                (
+                    s.origin.0.saturating_add(rows.max(1) - 1),
+                    s.origin.1.saturating_add(s.cols.max(1) - 1),
+                ),
             );
             if rows > 0 && !s.chart {
                 let st = styles::sheet(&mut pkg, part, &formats, bounds, scope.cells)?;
@@ -279,7 +282,8 @@ fn read_sheets(
             .map(|v| {
                 v.iter()
                     .filter(|n| {
-                        (r0..r0 + s.rows).contains(&n.row) && (c0..c0 + s.cols).contains(&n.col)
+                        (r0..r0.saturating_add(s.rows)).contains(&n.row)
+                            && (c0..c0.saturating_add(s.cols)).contains(&n.col)
                     })
                     .map(|n| (n.row, n.line()))
                     .collect()
@@ -321,7 +325,7 @@ fn read_sheets(
                     let row_notes = &sheet_notes[notes_shown..];
                     let k = row_notes
                         .iter()
-                        .take_while(|(r, _)| *r == r0 + shown)
+                        .take_while(|(r, _)| *r == r0.saturating_add(shown))
                         .count();
                     let note_chars: usize = row_notes[..k]
                         .iter()

@@ -240,7 +240,7 @@ pub(super) fn sheet(
                     _ => col.push((r, r, f)),
                 }
             }
-            if r < r0 + 3 {
+            if r < r0.saturating_add(3) {
                 let h = head.entry(r).or_default();
                 h.0 += 1;
                 h.1 += usize::from(xf.bold);
@@ -267,7 +267,7 @@ pub(super) fn sheet(
     // Header rows: among the first three read (a title may stand above), the first run of
     // rows whose every cell is bold, or filled alike.
     let mut header: Option<HeaderStyle> = None;
-    for r in r0..r0 + 3 {
+    for r in r0..r0.saturating_add(3) {
         let styled = head.get(&r).and_then(|(cells, bold, fills)| {
             let all_bold = *cells > 0 && bold == cells;
             let fill = fills
