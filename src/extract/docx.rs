@@ -247,7 +247,7 @@ impl Numbering {
         }
         let start = |l: &Level| l.start.unwrap_or(1);
         let i = ilvl as usize;
-        counters[i] = Some(counters[i].map_or(start(&level), |c| c + 1));
+        counters[i] = Some(counters[i].map_or(start(&level), |c| c.saturating_add(1)));
         // Deeper levels restart after this one, unless their lvlRestart says otherwise.
         for (d, l) in levels.iter().enumerate().skip(i + 1) {
             let restarts = match l.restart {
@@ -345,7 +345,12 @@ pub(super) fn letters(mut n: u32) -> String {
     s.iter().rev().collect()
 }
 
+/// Roman numerals up to 3999 (past that, Word writes the number in digits too: a damaged
+/// `start` of four billion once meant four million M's per list item).
 pub(super) fn roman(mut n: u32) -> String {
+    if n >= 4000 {
+        return n.to_string();
+    }
     let table = [
         (1000, "M"),
         (900, "CM"),

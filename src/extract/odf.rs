@@ -106,7 +106,7 @@ impl Counters {
         }
         self.0[level - 1] = Some(match (start, self.0[level - 1]) {
             (Some(s), _) => s,
-            (None, Some(c)) => c + 1,
+            (None, Some(c)) => c.saturating_add(1),
             (None, None) => def.start.max(1),
         });
         self.0.truncate(level);
