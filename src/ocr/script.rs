@@ -30,6 +30,8 @@ const LIKELY: f32 = 0.75;
 const MARGIN: f32 = 0.1;
 /// A line left unread must have been this unsure in PP-OCR's reading.
 const UNREADABLE_BELOW: f32 = 0.8;
+/// Lines of one page read in every installed language (see `route`).
+const MAX_SWEEPS: usize = 6;
 /// Tesseract's script confidence needed to call a line's script one no engine reads
 /// (Greek lines: 0.67–8.3; the line is also unsure, or looks misread, and no installed
 /// language read it).
@@ -211,8 +213,17 @@ pub fn route(
     lines: &mut [OcrLine],
     past: &dyn Fn() -> Result<(), ApiError>,
 ) -> Result<(), ApiError> {
+    // A region PP-OCR read under 0.5 is checked only when it is shaped like a line of
+    // text (wide, not a blob of a picture).
+    let line_shaped = |b: [u32; 4]| {
+        let (w, h) = (b[2].saturating_sub(b[0]), b[3].saturating_sub(b[1]));
+        h >= 8 && w >= 2 * h
+    };
     let suspects: Vec<usize> = (0..lines.len())
-        .filter(|&i| lines[i].script.is_none() && suspect(&lines[i]))
+        .filter(|&i| {
+            let l = &lines[i];
+            l.script.is_none() && suspect(l) && (l.confidence >= 0.5 || line_shaped(l.bbox))
+        })
         .collect();
     if suspects.is_empty() {
         return Ok(());
@@ -222,6 +233,9 @@ pub fn route(
     let mut readers: Vec<Option<Reader>> = routes.iter().map(|_| None).collect();
     let mut page_script: Option<usize> = None;
     let mut osd: Option<Option<Reader>> = None;
+    // Lines read in every language: a page of unsure English or noise costs at most this
+    // many sweeps (a line the page's script reads, or detection calls Latin, costs none).
+    let mut sweeps_left = MAX_SWEEPS;
     for i in suspects {
         let Some(crop) = crop(image, lines[i].bbox) else {
             continue;
@@ -273,17 +287,22 @@ pub fn route(
                     continue;
                 }
             }
-            let guess = seen.as_ref().and_then(|(name, _)| script_named(name));
-            let mut rest: Vec<usize> = (0..routes.len())
-                .filter(|&r| Some(r) != page_script)
-                .collect();
-            if let Some(k) = guess.and_then(|g| rest.iter().position(|&r| routes[r].0 == g)) {
-                let r = rest.remove(k);
-                rest.insert(0, r);
-            }
-            for r in rest {
-                if read_as(r, &mut tried)? {
-                    break;
+            // Past the page's sweeps a line keeps PP-OCR's reading, unless detection names
+            // a script no engine here reads (below).
+            if sweeps_left > 0 {
+                sweeps_left -= 1;
+                let guess = seen.as_ref().and_then(|(name, _)| script_named(name));
+                let mut rest: Vec<usize> = (0..routes.len())
+                    .filter(|&r| Some(r) != page_script)
+                    .collect();
+                if let Some(k) = guess.and_then(|g| rest.iter().position(|&r| routes[r].0 == g)) {
+                    let r = rest.remove(k);
+                    rest.insert(0, r);
+                }
+                for r in rest {
+                    if read_as(r, &mut tried)? {
+                        break;
+                    }
                 }
             }
         }
