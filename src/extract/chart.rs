@@ -104,11 +104,23 @@ pub fn read(xml: &[u8], depth: usize) -> Result<Option<String>, ApiError> {
         .max()
         .unwrap_or(0)
         .min(100_000);
-    let cats: Vec<(usize, String)> = series
+    // Points by index, once (a chart of 100,000 points looked up point by point would be
+    // quadratic).
+    fn by_index(pts: &[(usize, String)], n: usize) -> Vec<Option<&str>> {
+        let mut v: Vec<Option<&str>> = vec![None; n];
+        for (i, t) in pts {
+            if *i < n && v[*i].is_none() {
+                v[*i] = Some(t.as_str());
+            }
+        }
+        v
+    }
+    let cats = series
         .iter()
         .find(|s| !s.cats.is_empty())
-        .map(|s| s.cats.clone())
-        .unwrap_or_default();
+        .map(|s| by_index(&s.cats, n))
+        .unwrap_or_else(|| vec![None; n]);
+    let vals: Vec<Vec<Option<&str>>> = series.iter().map(|s| by_index(&s.vals, n)).collect();
     let cat_title = one_line(&cat_title);
     let mut header = vec![if cat_title.is_empty() {
         "Category".to_string()
@@ -130,20 +142,10 @@ pub fn read(xml: &[u8], depth: usize) -> Result<Option<String>, ApiError> {
         _ => one_line(v),
     };
     for i in 0..n {
-        let cat = cats
-            .iter()
-            .find(|(j, _)| *j == i)
-            .map(|(_, c)| one_line(c))
-            .unwrap_or_else(|| (i + 1).to_string());
+        let cat = cats[i].map(one_line).unwrap_or_else(|| (i + 1).to_string());
         let mut row = vec![cat];
-        for s in &series {
-            row.push(
-                s.vals
-                    .iter()
-                    .find(|(j, _)| *j == i)
-                    .map(|(_, v)| value(v))
-                    .unwrap_or_default(),
-            );
+        for v in &vals {
+            row.push(v[i].map(value).unwrap_or_default());
         }
         out.push_str(&row.join("\t"));
         out.push('\n');
