@@ -204,6 +204,38 @@ pub struct Taken {
     pub oversize: Option<usize>,
 }
 
+/// The answer to a `query` over a document's rendered text: the matching lines (with their
+/// context, as `grep` gives them), cut at whole lines within `max_chars` with `next`
+/// asking for the budget that reads them all.
+pub fn query_answer(
+    text: &str,
+    q: &crate::options::Query,
+    max_chars: usize,
+    report: Report,
+) -> Extraction {
+    let lines: Vec<&str> = text.lines().collect();
+    let (hits, count) = crate::options::grep(&lines, 1, q);
+    let char_count = hits.chars().count() as u64;
+    let mut ex = Extraction {
+        char_count,
+        matches: Some(count as u64),
+        report,
+        ..Default::default()
+    };
+    if char_count as usize > max_chars {
+        ex.text = close_truncated(whole_lines_within(&hits, max_chars).to_string(), char_count);
+        ex.truncated = true;
+        let mut next = Next::default();
+        next.max_chars = Some(char_count);
+        ex.next = Some(next);
+        ex.warnings
+            .push("the matches are cut at max_chars; `next` reads them all".into());
+    } else {
+        ex.text = hits;
+    }
+    ex
+}
+
 /// Whole blocks (pages, slides, paragraphs) while they fit `max_chars`, at most
 /// `max_blocks` of them. Cuts fall between blocks; only a first block longer than the whole
 /// budget is cut inside, and then `oversize` says how large a budget reads it whole.

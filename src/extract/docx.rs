@@ -8,9 +8,9 @@ use super::package::Package;
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, take_blocks, whole_lines_within, Extraction, Next, Taken};
+use crate::envelope::{close_truncated, take_blocks, Extraction, Next, Taken};
 use crate::error::ApiError;
-use crate::options::{self, grep, ReadRequest};
+use crate::options::{self, ReadRequest};
 use crate::report::Report;
 
 pub struct DocxExtractor;
@@ -696,29 +696,12 @@ pub(super) fn serve_blocks(
 
         if let Some(q) = query {
             // Search everything from the offset; line numbers are the output's lines.
-            let all: String = rendered.concat();
-            let lines: Vec<&str> = all.lines().collect();
-            let (hits, count) = grep(&lines, 1, &q);
-            let char_count = hits.chars().count() as u64;
-            let mut ex = Extraction {
-                char_count,
-                matches: Some(count as u64),
-                report: extra,
-                ..Default::default()
-            };
-            if char_count as usize > max_chars {
-                let kept = whole_lines_within(&hits, max_chars);
-                ex.text = close_truncated(kept.to_string(), char_count);
-                ex.truncated = true;
-                let mut next = Next::default();
-                next.max_chars = Some(char_count as u64);
-                ex.next = Some(next);
-                ex.warnings
-                    .push("the matches are cut at max_chars; `next` reads them all".into());
-            } else {
-                ex.text = hits;
-            }
-            return Ok(ex);
+            return Ok(crate::envelope::query_answer(
+                &rendered.concat(),
+                &q,
+                max_chars,
+                extra,
+            ));
         }
 
         // Whole blocks, within both budgets.

@@ -10,9 +10,9 @@ use super::package::Package;
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, take_blocks, whole_lines_within, Extraction, Next, Taken};
+use crate::envelope::{close_truncated, take_blocks, Extraction, Next, Taken};
 use crate::error::{ApiError, ErrorCode};
-use crate::options::{format_pages, grep, select_pages, ReadRequest};
+use crate::options::{format_pages, select_pages, ReadRequest};
 use crate::report::Report;
 
 pub struct EpubExtractor;
@@ -274,28 +274,8 @@ impl Extractor for EpubExtractor {
         };
         if let Some(q) = query {
             let all: String = blocks.iter().map(|(_, b)| b.as_str()).collect();
-            let lines: Vec<&str> = all.lines().collect();
-            let (hits, count) = grep(&lines, 1, &q);
-            let char_count = hits.chars().count() as u64;
-            let mut ex = Extraction {
-                char_count,
-                matches: Some(count as u64),
-                report: report(&selected),
-                warnings,
-                ..Default::default()
-            };
-            if char_count as usize > max_chars {
-                ex.text =
-                    close_truncated(whole_lines_within(&hits, max_chars).to_string(), char_count);
-                ex.truncated = true;
-                let mut next = Next::default();
-                next.max_chars = Some(char_count);
-                ex.next = Some(next);
-                ex.warnings
-                    .push("the matches are cut at max_chars; `next` reads them all".into());
-            } else {
-                ex.text = hits;
-            }
+            let mut ex = crate::envelope::query_answer(&all, &q, max_chars, report(&selected));
+            ex.warnings.splice(0..0, warnings);
             return Ok(ex);
         }
         let char_count: usize = blocks.iter().map(|(_, b)| b.chars().count()).sum();

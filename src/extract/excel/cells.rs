@@ -19,7 +19,7 @@ pub fn col_name(mut c: u32) -> String {
 }
 
 /// `B12` → (11, 1), 0-based (row, col).
-fn parse_cell(s: &str) -> Option<(u32, u32)> {
+pub(super) fn parse_cell(s: &str) -> Option<(u32, u32)> {
     let s = s.trim().trim_start_matches('$');
     let split = s.find(|c: char| c.is_ascii_digit())?;
     let (letters, digits) = s.split_at(split);

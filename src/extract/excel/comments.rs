@@ -56,23 +56,6 @@ fn relationships(pkg: &mut Package, part: &str) -> Result<Vec<(String, String, S
     Ok(out)
 }
 
-/// `B12` as 0-based (row, col).
-fn cell_ref(r: &str) -> Option<(u32, u32)> {
-    let col_end = r.find(|c: char| c.is_ascii_digit())?;
-    let (letters, digits) = r.split_at(col_end);
-    if letters.is_empty() {
-        return None;
-    }
-    let mut col = 0u32;
-    for c in letters.chars() {
-        col = col
-            .checked_mul(26)?
-            .checked_add(c.to_ascii_uppercase() as u32 - 'A' as u32 + 1)?;
-    }
-    let row: u32 = digits.parse().ok()?;
-    Some((row.checked_sub(1)?, col.checked_sub(1)?))
-}
-
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -90,7 +73,7 @@ fn notes(xml: &[u8], depth: usize) -> Result<Vec<Note>, ApiError> {
         }
         Node::Close("author") => in_author = false,
         Node::Open("comment", a) => {
-            let at = attr(a, "ref").and_then(cell_ref);
+            let at = attr(a, "ref").and_then(super::cells::parse_cell);
             let who = attr(a, "authorId")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(usize::MAX);
@@ -142,7 +125,7 @@ fn threaded(
     let mut in_text = false;
     walk(xml, depth, |n| match n {
         Node::Open("threadedComment", a) => {
-            let at = attr(a, "ref").and_then(cell_ref);
+            let at = attr(a, "ref").and_then(super::cells::parse_cell);
             let who = attr(a, "personId").unwrap_or("").to_string();
             cur = Some((at, who, String::new()));
         }
@@ -169,27 +152,15 @@ fn threaded(
 }
 
 /// Every worksheet's comments, by sheet name (cells in row, then column order; a cell's
-/// thread in its order).
-pub(super) fn read(pkg: &mut Package) -> Result<HashMap<String, Vec<Note>>, ApiError> {
+/// thread in its order), from the sheets' parts (`sheet_parts`).
+pub(super) fn read(
+    pkg: &mut Package,
+    parts: &[(String, String)],
+) -> Result<HashMap<String, Vec<Note>>, ApiError> {
     let depth = pkg.limits().max_xml_depth;
     let mut out = HashMap::new();
-    let Some(wb) = pkg.read("xl/workbook.xml")? else {
-        return Ok(out);
-    };
-    let mut sheets: Vec<(String, String)> = Vec::new(); // name, relationship id
-    walk(&wb, depth, |n| {
-        if let Node::Open("sheet", a) = n {
-            if let (Some(name), Some(id)) = (attr(a, "name"), attr(a, "id")) {
-                sheets.push((name.to_string(), id.to_string()));
-            }
-        }
-    })?;
-    let wb_rels = relationships(pkg, "xl/workbook.xml")?;
     let mut people: Option<HashMap<String, String>> = None;
-    for (name, rid) in sheets {
-        let Some((_, _, part)) = wb_rels.iter().find(|(id, _, _)| *id == rid) else {
-            continue;
-        };
+    for (name, part) in parts {
         let rels = relationships(pkg, part)?;
         let mut legacy = Vec::new();
         let mut threads = Vec::new();
@@ -215,7 +186,7 @@ pub(super) fn read(pkg: &mut Package) -> Result<HashMap<String, Vec<Note>>, ApiE
         legacy.extend(threads);
         legacy.sort_by_key(|n| (n.row, n.col));
         if !legacy.is_empty() {
-            out.insert(name, legacy);
+            out.insert(name.clone(), legacy);
         }
     }
     Ok(out)
@@ -248,25 +219,13 @@ pub(super) fn sheet_parts(pkg: &mut Package) -> Result<Vec<(String, String)>, Ap
 
 /// Every sheet's charts (`chart::read` text), by sheet name: those drawn on a worksheet
 /// (its drawing's charts, in the drawing's order) and the chart of a chart sheet.
-pub(super) fn charts(pkg: &mut Package) -> Result<HashMap<String, Vec<String>>, ApiError> {
+pub(super) fn charts(
+    pkg: &mut Package,
+    parts: &[(String, String)],
+) -> Result<HashMap<String, Vec<String>>, ApiError> {
     let depth = pkg.limits().max_xml_depth;
     let mut out = HashMap::new();
-    let Some(wb) = pkg.read("xl/workbook.xml")? else {
-        return Ok(out);
-    };
-    let mut sheets: Vec<(String, String)> = Vec::new();
-    walk(&wb, depth, |n| {
-        if let Node::Open("sheet", a) = n {
-            if let (Some(name), Some(id)) = (attr(a, "name"), attr(a, "id")) {
-                sheets.push((name.to_string(), id.to_string()));
-            }
-        }
-    })?;
-    let wb_rels = relationships(pkg, "xl/workbook.xml")?;
-    for (name, rid) in sheets {
-        let Some((_, _, part)) = wb_rels.iter().find(|(id, _, _)| *id == rid) else {
-            continue;
-        };
+    for (name, part) in parts {
         let mut texts = Vec::new();
         for (_, kind, drawing) in relationships(pkg, part)? {
             if kind != "drawing" {
@@ -297,7 +256,7 @@ pub(super) fn charts(pkg: &mut Package) -> Result<HashMap<String, Vec<String>>, 
             }
         }
         if !texts.is_empty() {
-            out.insert(name, texts);
+            out.insert(name.clone(), texts);
         }
     }
     Ok(out)
@@ -332,6 +291,7 @@ mod tests {
 
     #[test]
     fn cell_references() {
+        let cell_ref = super::super::cells::parse_cell;
         assert_eq!(cell_ref("A1"), Some((0, 0)));
         assert_eq!(cell_ref("AB12"), Some((11, 27)));
         assert_eq!(cell_ref("12"), None);

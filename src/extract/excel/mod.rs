@@ -71,12 +71,21 @@ fn extract_workbook(
     };
     // Cell comments (xlsx): shown after each sheet's rows, for the rows shown. And charts:
     // a worksheet's after its last row, a chart sheet's as its content.
-    let (notes, charts) = match input.format {
+    // The package is opened once for what calamine does not read.
+    let mut pkg = match input.format {
         crate::detect::Format::Xlsx { .. } => {
-            let mut pkg = super::package::Package::open(&input.path, limits.package)?;
-            (comments::read(&mut pkg)?, comments::charts(&mut pkg)?)
+            Some(super::package::Package::open(&input.path, limits.package)?)
         }
-        _ => Default::default(),
+        _ => None,
+    };
+    let (parts, notes, charts) = match pkg.as_mut() {
+        Some(pkg) => {
+            let parts = comments::sheet_parts(pkg)?;
+            let notes = comments::read(pkg, &parts)?;
+            let charts = comments::charts(pkg, &parts)?;
+            (parts, notes, charts)
+        }
+        None => Default::default(),
     };
     let extras = Extras {
         notes,
@@ -86,10 +95,8 @@ fn extract_workbook(
     let read = read_sheets(&mut wb, &meta, &scope, &extras)?;
     // `include_styles`: each sheet shown, for the rows and columns shown.
     let mut sheet_styles = Vec::new();
-    if req.include_styles == Some(true) {
-        let mut pkg = super::package::Package::open(&input.path, limits.package)?;
-        let formats = styles::Formats::read(&mut pkg)?;
-        let parts = comments::sheet_parts(&mut pkg)?;
+    if let (Some(true), Some(pkg)) = (req.include_styles, pkg.as_mut()) {
+        let formats = styles::Formats::read(pkg)?;
         for &(i, rows) in &read.plan {
             let s = &read.sheets[i];
             let Some((_, part)) = parts.iter().find(|(n, _)| *n == s.name) else {
@@ -103,7 +110,7 @@ fn extract_workbook(
                 ),
             );
             if rows > 0 && !s.chart {
-                let st = styles::sheet(&mut pkg, part, &formats, bounds, scope.cells)?;
+                let st = styles::sheet(pkg, part, &formats, bounds, scope.cells)?;
                 sheet_styles.push((i, st));
             }
         }

@@ -133,24 +133,6 @@ impl Formats {
     }
 }
 
-fn cell_ref(r: &str) -> Option<(u32, u32)> {
-    let split = r.find(|c: char| c.is_ascii_digit())?;
-    let (letters, digits) = r.split_at(split);
-    let mut col = 0u32;
-    for c in letters.chars() {
-        if !c.is_ascii_alphabetic() {
-            return None;
-        }
-        col = col
-            .checked_mul(26)?
-            .checked_add(c.to_ascii_uppercase() as u32 - 'A' as u32 + 1)?;
-    }
-    Some((
-        digits.parse::<u32>().ok()?.checked_sub(1)?,
-        col.checked_sub(1)?,
-    ))
-}
-
 fn a1(r: u32, c: u32) -> String {
     format!("{}{}", super::col_name(c), r + 1)
 }
@@ -181,7 +163,9 @@ pub(super) fn sheet(
     walk(&xml, depth, |n| match n {
         Node::Open("mergeCell", a) => {
             if let Some((from, to)) = attr(a, "ref").and_then(|r| r.split_once(':')) {
-                if let (Some(f), Some(t)) = (cell_ref(from), cell_ref(to)) {
+                if let (Some(f), Some(t)) =
+                    (super::cells::parse_cell(from), super::cells::parse_cell(to))
+                {
                     if inside(f.0, f.1) || inside(t.0, t.1) {
                         merged.push(format!("{}:{}", a1(f.0, f.1), a1(t.0, t.1)));
                     }
@@ -216,7 +200,7 @@ pub(super) fn sheet(
             }
         }
         Node::Open("c", a) => {
-            let at = attr(a, "r").and_then(cell_ref);
+            let at = attr(a, "r").and_then(super::cells::parse_cell);
             let style = attr(a, "s").and_then(|v| v.parse().ok()).unwrap_or(0);
             cur = at.map(|at| (at, style, false));
         }
