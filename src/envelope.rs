@@ -55,6 +55,10 @@ pub struct Envelope {
     /// Whether `text` was cut at `max_chars`.
     pub truncated: bool,
     pub text: String,
+    /// Estimated tokens of `text` (an upper bound of common LLM tokenizers), for reads
+    /// with `max_tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
     /// The options that read on from where this read stopped (e.g. `{"offset": 412}`);
     /// absent when the selection was read whole.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -113,6 +117,9 @@ pub struct Next {
     /// The budget that reads the next block whole, when even one block did not fit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u64>,
+    /// The token budget to read on with (a read by `max_tokens` continues by it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
 }
 
 impl Next {
@@ -129,6 +136,9 @@ pub enum Ok {
     #[serde(rename = "ok")]
     Ok,
 }
+
+/// How the closing line of a cut text starts, newline included (clients strip from here).
+pub const TRUNCATION_LINE: &str = "\n... (truncated, total ";
 
 /// The closing line of a cut text.
 pub fn truncation_line(total_chars: u64) -> String {

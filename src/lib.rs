@@ -21,6 +21,7 @@ pub mod read;
 pub mod report;
 pub mod request_id;
 pub mod store;
+pub mod tokens;
 pub mod worker;
 
 pub use http::{app, AppState};

@@ -132,6 +132,7 @@ pub fn read_blocking(
         char_count: out.char_count,
         truncated: out.truncated,
         text: out.text,
+        tokens: None,
         next: out.next,
         matches: out.matches,
         warnings: out.warnings,

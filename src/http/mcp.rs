@@ -30,9 +30,10 @@ use crate::error::ApiError;
 use crate::extract::ProgressSink;
 use crate::options::ReadRequest;
 
-/// A read through MCP with no budget of its own stops at this many characters (about 10k
-/// tokens: what common MCP clients take in one tool result), and says how to read on.
-pub const DEFAULT_MAX_CHARS: u64 = 40_000;
+/// A read through MCP with no budget of its own stops at this many estimated tokens (an
+/// upper bound: common MCP clients take 10k–25k tokens in one tool result), and says how
+/// to read on.
+pub const DEFAULT_MAX_TOKENS: u64 = 8_000;
 
 /// The tools' handler: the app's state; the tenant comes with each request.
 #[derive(Clone)]
@@ -143,6 +144,9 @@ fn header(env: &Value) -> String {
         }
     }
     parts.push(format!("{} chars", env["char_count"]));
+    if let Some(t) = env.get("tokens").and_then(Value::as_u64) {
+        parts.push(format!("~{t} tokens shown"));
+    }
     match env.get("next") {
         Some(next) if env["truncated"] == true => {
             parts.push(format!("cut: read on with the same file_id and {next}"))
@@ -175,8 +179,8 @@ impl Docreader {
                 "`path` is not available over MCP: read uploaded files by file_id",
             ));
         }
-        if req.max_chars.is_none() {
-            req.max_chars = Some(DEFAULT_MAX_CHARS as i64);
+        if req.max_chars.is_none() && req.max_tokens.is_none() {
+            req.max_tokens = Some(DEFAULT_MAX_TOKENS as i64);
         }
         let prepared = match self.st.reader.prepare(tenant, req).await {
             Ok(p) => p,

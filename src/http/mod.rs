@@ -236,8 +236,8 @@ impl Modify for BearerAuth {
 }
 
 /// The OpenAPI description: what utoipa derives from the code, plus the rules between
-/// `ReadRequest`'s fields that derive macros cannot state (exactly one of `file_id` and
-/// `path`; options that exclude each other; options that need `query`). A schema-valid
+/// `ReadRequest`'s fields that derive macros cannot state (exactly one of `file_id`,
+/// `file_ids` and `path`; options that exclude each other; options that need `query`). A schema-valid
 /// request is then never refused for its shape, only for its content (the file's format,
 /// its size, a range past its end).
 pub fn openapi() -> serde_json::Value {
@@ -248,8 +248,10 @@ pub fn openapi() -> serde_json::Value {
     let both = |a: &str, b: &str| json!({"required": [a, b], "properties": {a: {"not": {"type": "null"}}, b: {"not": {"type": "null"}}}});
     let without_query = |k: &str| json!({"required": [k], "properties": {k: {"not": {"type": "null"}}}, "not": given("query")});
     doc["components"]["schemas"]["ReadRequest"]["allOf"] = json!([
-        {"description": "Exactly one of file_id and path names the file.",
-         "oneOf": [given("file_id"), given("path")]},
+        {"description": "Exactly one of file_id, file_ids and path names the file(s).",
+         "oneOf": [given("file_id"), given("file_ids"), given("path")]},
+        {"description": "max_chars and max_tokens exclude each other.",
+         "not": both("max_chars", "max_tokens")},
         {"description": "byte_offset/byte_length exclude offset/limit and query.",
          "not": {"anyOf": [
             both("byte_offset", "offset"), both("byte_offset", "limit"),

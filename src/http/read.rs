@@ -26,10 +26,12 @@ pub fn router() -> Router<AppState> {
 /// file's format are refused (`unsupported_option`); positions past the end are
 /// `out_of_range`; a cut text says how to read on in `next`. With `Accept:
 /// text/event-stream` the answer is a stream of `progress` events ({done, total, stage}
-/// per page) ending with an `envelope` (or `error`) event.
+/// per page) ending with an `envelope` (or `error`) event. With `file_ids` (up to 10) the
+/// answer is `{"status":"ok","results":[…]}`: one envelope, error or `not_read` per file, in
+/// order, the budget used up in file order.
 #[utoipa::path(post, path = "/read", tag = "read", request_body = ReadRequest,
     responses(
-        (status = 200, description = "the envelope", body = Envelope),
+        (status = 200, description = "the envelope; with `file_ids`, one result per file", body = ReadAnswer),
         (status = 400, description = "invalid_request, invalid_option, unsupported_option, invalid_range, inverted_range", body = ErrorBody),
         (status = 401, description = "unauthorized", body = ErrorBody),
         (status = 403, description = "outside_allowed_roots", body = ErrorBody),
@@ -52,10 +54,23 @@ pub async fn read(
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("text/event-stream"));
-    let prepared = match parse(body) {
-        Ok(req) => st.reader.prepare(&tenant, req).await,
-        Err(e) => Err(e),
+    let req = match parse(body) {
+        Ok(req) => req,
+        Err(e) => return e.into_response(),
     };
+    if req.file_ids.is_some() {
+        if streamed {
+            return ApiError::invalid_option("a read of several files (file_ids) is not streamed")
+                .with_hint("Send it without `Accept: text/event-stream`, or stream each file's read on its own.")
+                .into_response();
+        }
+        let rid = super::request_id::current();
+        return match st.reader.read_many(&tenant, req, rid).await {
+            Ok(results) => Json(results).into_response(),
+            Err(e) => e.into_response(),
+        };
+    }
+    let prepared = st.reader.prepare(&tenant, req).await;
     let prepared = match prepared {
         Ok(p) => p,
         Err(e) => return e.into_response(),
@@ -94,6 +109,15 @@ pub async fn read(
     Sse::new(events)
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+/// What `POST /read` answers: one envelope, or with `file_ids` one result per file.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum ReadAnswer {
+    One(Envelope),
+    Many(crate::read::ReadResults),
 }
 
 fn parse(body: Result<Json<Value>, JsonRejection>) -> Result<ReadRequest, ApiError> {

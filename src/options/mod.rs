@@ -32,6 +32,14 @@ pub struct ReadRequest {
     #[arg(skip)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Several uploads in one read (1 to 10, instead of `file_id`): the answer is
+    /// `{"status":"ok","results":[…]}`, one envelope or error per file, in order; the budget
+    /// is used up in file order.
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(min_items = 1, max_items = 10)]
+    #[schemars(length(min = 1, max = 10))]
+    pub file_ids: Option<Vec<String>>,
     /// Pages (pdf) or slides (pptx): `"5"`, `"1-10"`, `"1,3,5-8"`. Alias: `page_range`.
     #[serde(alias = "page_range")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -197,6 +205,17 @@ pub struct ReadRequest {
     #[schema(minimum = 1, maximum = 50000000)]
     #[arg(long, allow_negative_numbers = true)]
     pub max_chars: Option<i64>,
+    /// All formats: truncation budget in estimated tokens, instead of `max_chars` (never
+    /// both). The estimate is an upper bound of common LLM tokenizers (cl100k, o200k); the
+    /// envelope's `tokens` gives it for the text returned, and `next` carries the budget.
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 50, maximum = 12500000)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_tokens: Option<i64>,
 }
 
 /// `mode` of a Word read.

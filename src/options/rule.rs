@@ -7,10 +7,10 @@ use crate::detect::Format;
 use crate::error::{ApiError, ErrorCode};
 
 /// Options every format accepts.
-const UNIVERSAL: &[&str] = &["deadline_ms", "max_chars"];
+const UNIVERSAL: &[&str] = &["deadline_ms", "max_chars", "max_tokens"];
 
 /// What names the file rather than how to read it.
-const IDENTITY: &[&str] = &["file_id", "path"];
+const IDENTITY: &[&str] = &["file_id", "path", "file_ids"];
 
 const TEXT: &[&str] = &[
     "offset",
@@ -115,6 +115,28 @@ impl ReadRequest {
         .with_hint(format!("Options for {} files: {}.", family, ok.join(", "))))
     }
 
+    /// The token budget, validated (and never beside `max_chars`).
+    pub fn max_tokens(&self) -> Result<Option<u64>, ApiError> {
+        match (self.max_tokens, self.max_chars) {
+            (None, _) => Ok(None),
+            (Some(_), Some(_)) => Err(ApiError::invalid_option(
+                "give max_chars or max_tokens, not both",
+            )
+            .with_hint("max_tokens budgets in estimated LLM tokens, max_chars in characters: keep one.")),
+            (Some(n), None)
+                if (crate::tokens::MIN_BUDGET as i64..=crate::tokens::MAX_BUDGET as i64)
+                    .contains(&n) =>
+            {
+                Ok(Some(n as u64))
+            }
+            (Some(n), None) => Err(ApiError::invalid_option(format!(
+                "max_tokens must be between {} and {}, got {n}",
+                crate::tokens::MIN_BUDGET,
+                crate::tokens::MAX_BUDGET
+            ))),
+        }
+    }
+
     /// The truncation budget, validated.
     pub fn max_chars(&self, default: usize) -> Result<usize, ApiError> {
         match self.max_chars {
@@ -205,6 +227,7 @@ mod tests {
                 match ty.as_str() {
                     "integer" => serde_json::json!(1),
                     "boolean" => serde_json::json!(true),
+                    "array" => serde_json::json!(["1"]),
                     _ => serde_json::json!("1"),
                 }
             };

@@ -3,12 +3,15 @@
 //! `ReadPlan` once (`plan`), runs on the one `Executor` (`executor`: in-process or worker
 //! processes; it owns the slot, the deadline, the span and the timeout), and the service
 //! (`service`) resolves the file, remembers OCR, keeps attachments and counts the read.
+//! `many` reads several files with one budget (`file_ids`).
 
 pub mod executor;
 pub mod held;
+pub mod many;
 pub mod plan;
 pub mod service;
 
 pub use executor::Executor;
+pub use many::{ReadResult, ReadResults};
 pub use plan::ReadPlan;
 pub use service::{ReadService, Storage};

@@ -23,6 +23,7 @@ impl ReadPlan {
         crate::extract::extractor_for(format)?;
         req.check_fit(format)?;
         req.max_chars(limits.max_chars)?;
+        req.max_tokens()?;
         let deadline = deadline(&req, limits)?;
         Ok(Self {
             req,

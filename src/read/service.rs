@@ -54,6 +54,13 @@ pub struct Prepared {
     tenant: String,
 }
 
+impl Prepared {
+    /// The read's options, to change its budget (a several-file read shares one).
+    pub(super) fn request_mut(&mut self) -> &mut ReadRequest {
+        &mut self.plan.req
+    }
+}
+
 impl ReadService {
     /// A service without storage, for reading local files (the CLI).
     pub fn local(limits: Limits) -> Self {
@@ -149,7 +156,13 @@ impl ReadService {
         // away drops it mid-read, and the read is counted as `client_closed`.
         let flight = InFlight::start(&self.metrics, format);
         let file_id = upload.as_ref().map(|(id, _)| id.clone());
-        let out = self.executor.run(input, file_id, &plan, &self.limits).await;
+        let out = match plan.req.max_tokens {
+            Some(t) => {
+                self.run_within_tokens(input, file_id, plan.clone(), t as u64)
+                    .await
+            }
+            None => self.executor.run(input, file_id, &plan, &self.limits).await,
+        };
         flight.end();
         if let (Ok(env), Some((sha, variant)), Some(st)) = (&out, &memory, &self.storage) {
             self.remember(st, tenant, sha, variant, env).await;
@@ -183,6 +196,69 @@ impl ReadService {
         let mut env = out?;
         if let Some(st) = &self.storage {
             store_attachments(st, &self.limits, tenant, &mut env).await;
+        }
+        Ok(env)
+    }
+
+    /// A read by `max_tokens`: read as many characters as the budget could hold (four a
+    /// token), and when the estimate of what came back is over the budget, read again
+    /// within the longest prefix that fits (the extractors cut at the same places, so the
+    /// second text is a prefix of the first). `next` carries the token budget.
+    async fn run_within_tokens(
+        &self,
+        input: crate::extract::Input,
+        file_id: Option<String>,
+        mut plan: ReadPlan,
+        max_tokens: u64,
+    ) -> Result<Envelope, ApiError> {
+        use crate::tokens;
+        let started = Instant::now();
+        let total = plan.deadline;
+        let mut chars = tokens::first_pass_chars(max_tokens);
+        let mut passes = 0;
+        let mut env = loop {
+            plan.req.max_tokens = None;
+            plan.req.max_chars = Some(chars as i64);
+            plan.deadline = total.saturating_sub(started.elapsed());
+            let env = self
+                .executor
+                .run(input.clone(), file_id.clone(), &plan, &self.limits)
+                .await?;
+            passes += 1;
+            let estimate = tokens::estimate(&env.text);
+            if estimate <= max_tokens || passes == 4 {
+                break env;
+            }
+            // The closing line of a cut text counts too; each further pass leaves more room.
+            let (body, tail) = match env.text.rfind(crate::envelope::TRUNCATION_LINE) {
+                Some(i) => env.text.split_at(i),
+                None => (env.text.as_str(), ""),
+            };
+            let room = max_tokens.saturating_sub(tokens::estimate(tail));
+            let fit = tokens::prefix_within(body, room) as u64;
+            chars = (fit * (10 - passes) / 10).clamp(1, chars.saturating_sub(1).max(1));
+        };
+        let estimate = tokens::estimate(&env.text);
+        if estimate > max_tokens {
+            // Not reached by any text seen; said rather than returned over budget silently.
+            env.warnings.push(format!(
+                "the text is estimated at {estimate} tokens, over max_tokens {max_tokens}"
+            ));
+        }
+        env.tokens = Some(estimate);
+        // The extractors speak of the character budget this read used inside.
+        let inner = regex::Regex::new(r"max_chars( \(\d+\))?").expect("a valid pattern");
+        for w in env.warnings.iter_mut() {
+            *w = inner
+                .replace_all(w, format!("max_tokens ({max_tokens})").as_str())
+                .into_owned();
+        }
+        if let Some(next) = env.next.as_mut() {
+            // A block longer than the budget: a token budget that surely holds it.
+            next.max_tokens = Some(match next.max_chars.take() {
+                Some(c) => c.saturating_mul(tokens::MAX_PER_CHAR).min(tokens::MAX_BUDGET),
+                None => max_tokens,
+            });
         }
         Ok(env)
     }

@@ -317,8 +317,10 @@ pub async fn follow(app: &TestApp, id: &str, first: Value) -> (String, usize) {
             break;
         };
         let mut b = json!({"file_id": id});
-        if let Some(mc) = first.get("max_chars") {
-            b["max_chars"] = mc.clone();
+        for budget in ["max_chars", "max_tokens"] {
+            if let Some(v) = first.get(budget) {
+                b[budget] = v.clone();
+            }
         }
         b.as_object_mut()
             .unwrap()
