@@ -81,6 +81,11 @@ pub struct ServeArgs {
     /// gateway; `*` for any. Unset: loopback names only (rmcp's guard against DNS rebinding).
     #[arg(long, env = "DOCREADER_MCP_ALLOWED_HOSTS")]
     pub mcp_allowed_hosts: Option<String>,
+    /// The service's address as clients reach it (`https://docs.example.com`), for the
+    /// upload URLs it hands out. Unset: taken from the request (`X-Forwarded-Proto`,
+    /// `X-Forwarded-Host`, `Host`).
+    #[arg(long, env = "DOCREADER_PUBLIC_URL")]
+    pub public_url: Option<String>,
     /// List e-mail attachments without storing them as uploads (a read-only deployment).
     #[arg(long, env = "DOCREADER_NO_STORE_ATTACHMENTS", default_value_t = false)]
     pub no_store_attachments: bool,
@@ -335,6 +340,7 @@ impl ServeArgs {
             allowed_roots: None,
             cors_origins: None,
             mcp_allowed_hosts: None,
+            public_url: None,
             log_format: "text".into(),
             header_read_timeout_ms: 10_000,
             body_timeout_ms: 30_000,

@@ -222,3 +222,64 @@ pub async fn refs(pool: &SqlitePool, sha256: &str) -> Result<i64, sqlx::Error> {
         .await?;
     Ok(n)
 }
+
+/// Keep an upload token (its sha256) for a tenant's file name until `expires_at` (unix s).
+pub async fn token_insert(
+    pool: &SqlitePool,
+    token_sha256: &str,
+    tenant: &str,
+    name: &str,
+    expires_at: i64,
+) -> Result<(), sqlx::Error> {
+    // Expired tokens go as new ones come: the table holds only live ones.
+    sqlx::query("DELETE FROM upload_tokens WHERE expires_at < ?")
+        .bind(chrono::Utc::now().timestamp() - 3600)
+        .execute(pool)
+        .await?;
+    sqlx::query(
+        "INSERT INTO upload_tokens (token_sha256, tenant, name, expires_at) VALUES (?, ?, ?, ?)",
+    )
+    .bind(token_sha256)
+    .bind(tenant)
+    .bind(name)
+    .bind(expires_at)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Claim a live, unused token for one upload: its tenant and file name, or `None` when it
+/// is unknown, expired, used or being used. One statement, so two claims cannot both win.
+pub async fn token_claim(
+    pool: &SqlitePool,
+    token_sha256: &str,
+) -> Result<Option<(String, String)>, sqlx::Error> {
+    let now = chrono::Utc::now().timestamp();
+    sqlx::query_as(
+        "UPDATE upload_tokens SET claimed_at = ? WHERE token_sha256 = ? AND claimed_at IS NULL \
+         AND expires_at >= ? RETURNING tenant, name",
+    )
+    .bind(now)
+    .bind(token_sha256)
+    .bind(now)
+    .fetch_optional(pool)
+    .await
+}
+
+/// Settle a claimed token: used for good by `file_id`, or free again when the upload failed.
+pub async fn token_settle(
+    pool: &SqlitePool,
+    token_sha256: &str,
+    file_id: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    let q = match file_id {
+        Some(_) => "UPDATE upload_tokens SET file_id = ? WHERE token_sha256 = ?",
+        None => "UPDATE upload_tokens SET claimed_at = NULL, file_id = ? WHERE token_sha256 = ?",
+    };
+    sqlx::query(q)
+        .bind(file_id)
+        .bind(token_sha256)
+        .execute(pool)
+        .await?;
+    Ok(())
+}

@@ -154,7 +154,10 @@ mod tests {
             assert!(estimate(&prefix) <= budget);
             if n < text.chars().count() {
                 let longer: String = text.chars().take(n + 1).collect();
-                assert!(estimate(&longer) > budget, "budget {budget}: {n} is not the longest");
+                assert!(
+                    estimate(&longer) > budget,
+                    "budget {budget}: {n} is not the longest"
+                );
             }
         }
     }

@@ -125,10 +125,31 @@ async fn receive_one(
     st: &AppState,
     tenant: &str,
     name: &str,
-    mut field: axum::extract::multipart::Field<'_>,
+    field: axum::extract::multipart::Field<'_>,
     total: &mut u64,
 ) -> Result<FileRecord, ApiError> {
+    use futures_util::StreamExt;
+    let limit = st.limits.max_request_bytes;
+    let chunks = field.map(|c| c.map_err(|e| multipart_error(e, limit)));
+    receive_stream(st, tenant, name, chunks, total).await
+}
+
+/// Receive one file's bytes from a stream of chunks into the store, within the limits and
+/// the body timeout, and keep it (`Files::finalize`); nothing is kept when it fails.
+/// `total` counts the request's bytes across its files.
+pub(super) async fn receive_stream<S>(
+    st: &AppState,
+    tenant: &str,
+    name: &str,
+    chunks: S,
+    total: &mut u64,
+) -> Result<FileRecord, ApiError>
+where
+    S: futures_util::Stream<Item = Result<axum::body::Bytes, ApiError>>,
+{
+    use futures_util::StreamExt;
     let limits = &st.limits;
+    let mut chunks = std::pin::pin!(chunks);
     let mut inc = st
         .files
         .store
@@ -136,19 +157,12 @@ async fn receive_one(
         .await
         .map_err(ApiError::internal)?;
     loop {
-        let chunk = match paced(st, field.chunk()).await {
-            Err(e) => {
+        let chunk = match paced(st, chunks.next()).await {
+            Ok(Some(Ok(c))) => c,
+            Ok(None) => break,
+            Ok(Some(Err(e))) | Err(e) => {
                 inc.discard().await;
                 return Err(e);
-            }
-            Ok(r) => r,
-        };
-        let chunk = match chunk {
-            Ok(Some(c)) => c,
-            Ok(None) => break,
-            Err(e) => {
-                inc.discard().await;
-                return Err(multipart_error(e, limits.max_request_bytes));
             }
         };
         *total += chunk.len() as u64;
@@ -194,7 +208,7 @@ async fn paced<T>(
         })
 }
 
-fn multipart_error(e: axum::extract::multipart::MultipartError, limit: u64) -> ApiError {
+pub(super) fn multipart_error(e: axum::extract::multipart::MultipartError, limit: u64) -> ApiError {
     if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
         ApiError::new(
             ErrorCode::TooLarge,

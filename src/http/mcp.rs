@@ -5,7 +5,8 @@
 //! Tools, written for a model to choose between them and page through a document:
 //! `read_document` (every `/read` option; a compact header, then the text; the envelope as
 //! structured content), `list_documents` and `document_info` (what a file is, without its
-//! text), `upload_document` (a small file as base64; larger ones through `POST /upload`). Errors come back as tool errors with the same code, message and hint as HTTP.
+//! text), `upload_document` (a small file as base64, or an upload URL the host sends any
+//! file to). Errors come back as tool errors with the same code, message and hint as HTTP.
 
 use std::sync::Arc;
 
@@ -42,8 +43,8 @@ struct Docreader {
 }
 
 const READ_DESCRIPTION: &str = "Read the text of a document uploaded to docreader (PDF, Word, PowerPoint, Excel, OpenDocument, EPUB, e-mail, images with OCR, text and CSV in any encoding). \
-Give `file_id` (from list_documents or an upload) and, if needed, options: `pages` (\"1-5\") for PDF and slides, `chapters` for EPUB, `sheet`/`range` for spreadsheets, `offset`/`limit` for lines of text, `query` to get only matching lines, `ocr`/`ocr_lang` for scans. \
-The answer starts with a header line (format, what was read, whether it was cut) and then the text. When the text was cut, the header gives `next`: call read_document again with the same file_id and those option values to read on. \
+Give `file_id` (from list_documents or an upload), or `file_ids` (up to 10, read in order within one budget), and, if needed, options: `pages` (\"1-5\") for PDF and slides, `chapters` for EPUB, `sheet`/`range` for spreadsheets, `offset`/`limit` for lines of text, `query` to get only matching lines, `ocr`/`ocr_lang` for scans. \
+The answer holds at most about 8000 tokens unless `max_tokens` (or `max_chars`) says otherwise. It starts with a header line (format, what was read, whether it was cut) and then the text. When the text was cut, the header gives `next`: call read_document again with the same file_id and those option values to read on. \
 An option that does not fit the format is an error that names the options that do.";
 
 const LIST_DESCRIPTION: &str = "List the documents uploaded to docreader for this API key: file_id, name, format, size, upload time, newest first. Use a file_id with read_document or document_info.";
@@ -52,7 +53,10 @@ const LIST_DESCRIPTION: &str = "List the documents uploaded to docreader for thi
 /// is for small files; larger ones go through `POST /upload`.
 pub const MAX_UPLOAD_BYTES: usize = 8 << 20;
 
-const UPLOAD_DESCRIPTION: &str = "Store a small document the user gave you (at most 8 MiB) so it can be read: `name` (with its extension, e.g. report.pdf) and `content_base64` (the file's bytes, base64). Returns its file_id for read_document. The type is decided from the content; executables and archives are refused. For larger files, upload with HTTP POST /upload (multipart, field `file`, the same API key) and use the file_id it returns.";
+const UPLOAD_DESCRIPTION: &str = "Store a document the user gave you so it can be read; returns its file_id for read_document. Two ways: \
+(1) a small file (at most 8 MiB): give `name` (with its extension, e.g. report.pdf) and `content_base64` (the file's bytes, base64); \
+(2) any larger file, or one your host can send itself: give only `name`; the answer is an `upload_url` (single use, valid 15 minutes, no API key needed) to which the bytes are sent with plain HTTP, e.g. `curl -T report.pdf <upload_url>`; that answer carries the file_id. \
+The type is decided from the content; executables and archives are refused.";
 
 const INFO_DESCRIPTION: &str = "What a document is, without reading its text: name, format, mime, size, and its structure (pages, slides, sheets with their sizes, chapters, paragraphs and tables). Use it to plan which `pages`, `sheet` or `chapters` to read.";
 
@@ -86,9 +90,9 @@ fn tools() -> Vec<Tool> {
                 "type": "object",
                 "properties": {
                     "name": {"type": "string", "minLength": 1, "description": "file name with extension"},
-                    "content_base64": {"type": "string", "description": "the file's bytes, base64 (standard alphabet)"}
+                    "content_base64": {"type": "string", "description": "the file's bytes, base64 (standard alphabet), at most 8 MiB decoded; leave out to get an upload_url instead"}
                 },
-                "required": ["name", "content_base64"],
+                "required": ["name"],
                 "additionalProperties": false
             })),
         )
@@ -182,6 +186,41 @@ impl Docreader {
         if req.max_chars.is_none() && req.max_tokens.is_none() {
             req.max_tokens = Some(DEFAULT_MAX_TOKENS as i64);
         }
+        if req.file_ids.is_some() {
+            return match self.st.reader.read_many(tenant, req, None).await {
+                Ok(results) => {
+                    let v = serde_json::to_value(&results).unwrap_or_default();
+                    let parts: Vec<String> = v["results"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|r| match r["status"].as_str() {
+                            Some("ok") => {
+                                format!("{}\n{}", header(r), r["text"].as_str().unwrap_or(""))
+                            }
+                            Some("error") => format!(
+                                "[{}] error {}: {} What to do: {}",
+                                r["file_id"].as_str().unwrap_or(""),
+                                r["error"]["code"].as_str().unwrap_or(""),
+                                r["error"]["message"].as_str().unwrap_or(""),
+                                r["error"]["hint"].as_str().unwrap_or("")
+                            ),
+                            _ => format!(
+                                "[{}] not read: {} {}",
+                                r["file_id"].as_str().unwrap_or(""),
+                                r["message"].as_str().unwrap_or(""),
+                                r["hint"].as_str().unwrap_or("")
+                            ),
+                        })
+                        .collect();
+                    let mut r =
+                        CallToolResult::success(vec![ContentBlock::text(parts.join("\n\n"))]);
+                    r.structured_content = Some(v);
+                    r
+                }
+                Err(e) => tool_error(e),
+            };
+        }
         let prepared = match self.st.reader.prepare(tenant, req).await {
             Ok(p) => p,
             Err(e) => return tool_error(e),
@@ -233,15 +272,30 @@ impl Docreader {
         }
     }
 
-    async fn upload_document(&self, tenant: &str, args: JsonObject) -> CallToolResult {
+    async fn upload_document(
+        &self,
+        tenant: &str,
+        headers: &axum::http::HeaderMap,
+        args: JsonObject,
+    ) -> CallToolResult {
         use base64::Engine;
-        let (Some(name), Some(content)) = (
-            args.get("name").and_then(Value::as_str),
-            args.get("content_base64").and_then(Value::as_str),
-        ) else {
-            return tool_error(ApiError::invalid_option(
-                "name and content_base64 are required",
-            ));
+        let Some(name) = args.get("name").and_then(Value::as_str) else {
+            return tool_error(ApiError::invalid_option("name is required"));
+        };
+        let Some(content) = args.get("content_base64").and_then(Value::as_str) else {
+            // No bytes through the model: a URL the host sends them to.
+            return match super::upload_url::issue(&self.st, tenant, name, None, headers).await {
+                Ok(u) => {
+                    let text = format!(
+                        "Send the file's bytes to this URL with HTTP PUT (no API key; once; until {}): {}\nFor example: curl -T {name} '{}'\nThe answer is JSON with files[0].file_id: read it with read_document.",
+                        u.expires_at, u.upload_url, u.upload_url
+                    );
+                    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                    r.structured_content = serde_json::to_value(&u).ok();
+                    r
+                }
+                Err(e) => tool_error(e),
+            };
         };
         if content.len() / 4 * 3 > MAX_UPLOAD_BYTES + 3 {
             return tool_error(
@@ -249,7 +303,7 @@ impl Docreader {
                     crate::error::ErrorCode::TooLarge,
                     format!("{name}: over the {} MiB upload_document takes", MAX_UPLOAD_BYTES >> 20),
                 )
-                .with_hint("Upload it with HTTP POST /upload (multipart, field `file`, the same API key) and read it by the file_id it returns."),
+                .with_hint("Call upload_document with only `name` to get an upload_url, and send the bytes there with HTTP PUT."),
             );
         }
         let compact: String = content.split_whitespace().collect();
@@ -355,11 +409,16 @@ impl ServerHandler for Docreader {
             ));
         };
         let args = request.arguments.unwrap_or_default();
+        let headers = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .map(|p| p.headers.clone())
+            .unwrap_or_default();
         let result = match request.name.as_ref() {
             "read_document" => self.read_document(&tenant, args).await,
             "list_documents" => self.list_documents(&tenant, args).await,
             "document_info" => self.document_info(&tenant, args).await,
-            "upload_document" => self.upload_document(&tenant, args).await,
+            "upload_document" => self.upload_document(&tenant, &headers, args).await,
             other => {
                 return Err(rmcp::ErrorData::invalid_params(
                     format!("no tool named {other:?}: the tools are read_document, list_documents, document_info, upload_document"),

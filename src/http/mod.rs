@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod read;
 pub mod request_id;
 pub mod serve;
+pub mod upload_url;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -49,6 +50,8 @@ pub struct AppState {
     pub reader: Arc<ReadService>,
     /// `Host` headers `/mcp` answers (`*`: any; empty: loopback only).
     pub mcp_hosts: Vec<String>,
+    /// The address clients reach the service at, for upload URLs (else from the request).
+    pub public_url: Option<String>,
     pub metrics: Arc<Metrics>,
 }
 
@@ -131,6 +134,11 @@ impl AppState {
             body_timeout: std::time::Duration::from_millis(args.body_timeout_ms.max(1)),
             reader: Arc::new(reader),
             metrics,
+            public_url: args
+                .public_url
+                .as_deref()
+                .map(|u| u.trim_end_matches('/').to_string())
+                .filter(|u| !u.is_empty()),
             mcp_hosts: args
                 .mcp_allowed_hosts
                 .iter()
@@ -149,6 +157,7 @@ pub fn app(state: AppState) -> Router {
         .merge(metrics::router())
         .merge(files::router(state.limits.max_request_bytes))
         .merge(read::router())
+        .merge(upload_url::router())
         .merge(mcp::router(state.clone(), &state.mcp_hosts))
         .merge(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", openapi()))
         .fallback(|| async {
@@ -214,10 +223,10 @@ async fn security_headers(
 #[derive(OpenApi)]
 #[openapi(
     info(title = "docreader", description = "Reads any document and hands back its text in one JSON envelope. Upload with POST /upload, then POST /read. Every error is {\"status\":\"error\",\"error\":{\"code\",\"message\",\"hint\"}} with a stable code (see the ErrorCode schema)."),
-    paths(files::upload, files::list, files::show, files::remove, read::read, health::healthz, health::readyz, metrics::metrics),
+    paths(files::upload, upload_url::create, upload_url::receive, files::list, files::show, files::remove, read::read, health::healthz, health::readyz, metrics::metrics),
     components(schemas(crate::error::ErrorCode, crate::error::ErrorBody, crate::error::ErrorDetail,
         crate::envelope::Envelope, crate::options::ReadRequest, crate::db::FileRecord, crate::detect::Family,
-        files::UploadResponse, files::FileList, files::FileInfo, files::Deleted)),
+        files::UploadResponse, upload_url::UploadUrlRequest, upload_url::UploadUrl, files::FileList, files::FileInfo, files::Deleted)),
     modifiers(&BearerAuth),
     tags((name = "files", description = "Upload and manage files"), (name = "read", description = "Read a document"), (name = "health", description = "Probes"))
 )]

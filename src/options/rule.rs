@@ -122,7 +122,9 @@ impl ReadRequest {
             (Some(_), Some(_)) => Err(ApiError::invalid_option(
                 "give max_chars or max_tokens, not both",
             )
-            .with_hint("max_tokens budgets in estimated LLM tokens, max_chars in characters: keep one.")),
+            .with_hint(
+                "max_tokens budgets in estimated LLM tokens, max_chars in characters: keep one.",
+            )),
             (Some(n), None)
                 if (crate::tokens::MIN_BUDGET as i64..=crate::tokens::MAX_BUDGET as i64)
                     .contains(&n) =>

@@ -104,10 +104,12 @@ impl Budget {
                 };
                 Budget::Chars(n.saturating_sub(shown.chars().count() as u64))
             }
-            Budget::Tokens(n) => Budget::Tokens(n.saturating_sub(
-                env.tokens
-                    .unwrap_or_else(|| crate::tokens::estimate(&env.text)),
-            )),
+            Budget::Tokens(n) => Budget::Tokens(
+                n.saturating_sub(
+                    env.tokens
+                        .unwrap_or_else(|| crate::tokens::estimate(&env.text)),
+                ),
+            ),
         }
     }
 
@@ -200,8 +202,11 @@ impl ReadService {
                 results.push(ReadResult::NotRead(NotRead {
                     status: NotReadStatus::NotRead,
                     file_id: id,
-                    message: format!("the budget ({described}) was used up by the files before this one"),
-                    hint: "Read this file with its own read (file_id), or give a larger budget.".into(),
+                    message: format!(
+                        "the budget ({described}) was used up by the files before this one"
+                    ),
+                    hint: "Read this file with its own read (file_id), or give a larger budget."
+                        .into(),
                 }));
                 continue;
             }

@@ -256,7 +256,9 @@ impl ReadService {
         if let Some(next) = env.next.as_mut() {
             // A block longer than the budget: a token budget that surely holds it.
             next.max_tokens = Some(match next.max_chars.take() {
-                Some(c) => c.saturating_mul(tokens::MAX_PER_CHAR).min(tokens::MAX_BUDGET),
+                Some(c) => c
+                    .saturating_mul(tokens::MAX_PER_CHAR)
+                    .min(tokens::MAX_BUDGET),
                 None => max_tokens,
             });
         }

@@ -61,6 +61,11 @@ impl TestApp {
                     .insert("authorization", format!("Bearer {t}").parse().unwrap());
             }
         }
+        self.router_send(req).await
+    }
+
+    /// Send a request as it is (no key added).
+    pub async fn router_send(&self, req: Request<Body>) -> Resp {
         let resp = self.router.clone().oneshot(req).await.expect("infallible");
         let status = resp.status();
         let headers = resp.headers().clone();

@@ -19,7 +19,9 @@ async fn each_file_gets_its_own_result_in_order() {
     let pdf = app
         .upload_id("three.pdf", &fixture("pdf/three_pages.pdf"))
         .await;
-    let xlsx = app.upload_id("book.xlsx", &fixture("office/book.xlsx")).await;
+    let xlsx = app
+        .upload_id("book.xlsx", &fixture("office/book.xlsx"))
+        .await;
     let whole_pdf = app.read(json!({"file_id": pdf})).await;
     let r = app
         .read(json!({"file_ids": [pdf, "f_00000000000000000000000000000000", xlsx]}))
@@ -33,7 +35,9 @@ async fn each_file_gets_its_own_result_in_order() {
     assert_eq!(results[0]["text"], whole_pdf.json["text"]);
     assert_eq!(results[1]["status"], "error");
     assert_eq!(results[1]["error"]["code"], "not_found");
-    assert!(results[1]["error"]["hint"].as_str().is_some_and(|h| !h.is_empty()));
+    assert!(results[1]["error"]["hint"]
+        .as_str()
+        .is_some_and(|h| !h.is_empty()));
     assert_eq!(results[2]["status"], "ok");
     assert_eq!(results[2]["format"], "excel");
 }
@@ -54,13 +58,20 @@ async fn the_budget_is_used_up_in_file_order() {
     assert_eq!(res[1]["truncated"], true, "{}", res[1]);
     // The second file got what the first left (580 characters), in whole lines.
     let shown = strip_truncation(res[1]["text"].as_str().unwrap());
-    assert!((557..=580).contains(&shown.chars().count()), "{}", shown.len());
+    assert!(
+        (557..=580).contains(&shown.chars().count()),
+        "{}",
+        shown.len()
+    );
     assert!(shown.starts_with("b line 000"));
     let next = &res[1]["next"];
     assert_eq!(next["offset"], json!(shown.lines().count()));
     assert_eq!(res[2]["status"], "not_read", "{}", res[2]);
     assert_eq!(res[2]["file_id"], c.as_str());
-    assert!(res[2]["message"].as_str().unwrap().contains("max_chars 1500"));
+    assert!(res[2]["message"]
+        .as_str()
+        .unwrap()
+        .contains("max_chars 1500"));
     // Its next reads on in that file alone.
     let on = app
         .read(json!({"file_id": b, "max_chars": 10000, "offset": next["offset"]}))
@@ -74,10 +85,7 @@ async fn the_budget_is_used_up_in_file_order() {
         .read(json!({"file_ids": [a, b, c], "max_tokens": 300}))
         .await;
     let res = r.json["results"].as_array().unwrap();
-    let spent: u64 = res
-        .iter()
-        .filter_map(|e| e["tokens"].as_u64())
-        .sum();
+    let spent: u64 = res.iter().filter_map(|e| e["tokens"].as_u64()).sum();
     assert!(spent <= 300, "{spent} tokens: {}", r.json);
     assert_eq!(res[0]["next"]["max_tokens"], 300, "{}", res[0]);
 }
@@ -96,8 +104,16 @@ async fn options_that_do_not_fit_some_files_are_refused_naming_them() {
     let msg = r.json["error"]["message"].as_str().unwrap();
     assert!(msg.contains(&csv) && !msg.contains(&pdf), "{msg}");
     let ids: Vec<String> = (0..11).map(|_| pdf.clone()).collect();
-    assert_error(&app.read(json!({"file_ids": ids})).await, 400, "invalid_option");
-    assert_error(&app.read(json!({"file_ids": []})).await, 400, "invalid_option");
+    assert_error(
+        &app.read(json!({"file_ids": ids})).await,
+        400,
+        "invalid_option",
+    );
+    assert_error(
+        &app.read(json!({"file_ids": []})).await,
+        400,
+        "invalid_option",
+    );
     assert_error(
         &app.read(json!({"file_ids": [pdf], "file_id": pdf})).await,
         400,

@@ -71,27 +71,48 @@ async fn token_budgets_hold_by_real_tokenizers() {
         .iter()
         .map(|(label, rel)| {
             let bytes = std::fs::read(corpus_dir().join(rel)).unwrap();
-            (label.to_string(), rel.rsplit('/').next().unwrap().to_string(), bytes)
+            (
+                label.to_string(),
+                rel.rsplit('/').next().unwrap().to_string(),
+                bytes,
+            )
         })
         .collect();
     files.push(("code".into(), "pdfgen.py".into(), code_py));
     for (label, name, bytes) in &files {
         let id = app.upload_id(name, bytes).await;
-        let whole = app.read(json!({"file_id": id, "max_chars": 10_000_000})).await;
+        let whole = app
+            .read(json!({"file_id": id, "max_chars": 10_000_000}))
+            .await;
         assert_eq!(whole.status, 200, "{name}: {}", whole.json);
         let text = whole.json["text"].as_str().unwrap().to_string();
-        reads.push((format!("{label}: {name}"), None, docreader::tokens::estimate(&text)));
+        reads.push((
+            format!("{label}: {name}"),
+            None,
+            docreader::tokens::estimate(&text),
+        ));
         texts.push(text);
         for budget in [50u64, 150, 600] {
             let r = app.read(json!({"file_id": id, "max_tokens": budget})).await;
             assert_eq!(r.status, 200, "{name} max_tokens {budget}: {}", r.json);
             let text = r.json["text"].as_str().unwrap().to_string();
-            let est = r.json["tokens"].as_u64().expect("a read by max_tokens says its tokens");
-            assert!(est <= budget, "{name}: estimate {est} over max_tokens {budget}");
+            let est = r.json["tokens"]
+                .as_u64()
+                .expect("a read by max_tokens says its tokens");
+            assert!(
+                est <= budget,
+                "{name}: estimate {est} over max_tokens {budget}"
+            );
             assert_eq!(est, docreader::tokens::estimate(&text));
             if let Some(next) = r.json.get("next") {
-                assert!(next.get("max_chars").is_none(), "{name}: next mixes budgets: {next}");
-                assert!(next["max_tokens"].as_u64().is_some(), "{name}: next carries the budget: {next}");
+                assert!(
+                    next.get("max_chars").is_none(),
+                    "{name}: next mixes budgets: {next}"
+                );
+                assert!(
+                    next["max_tokens"].as_u64().is_some(),
+                    "{name}: next carries the budget: {next}"
+                );
             }
             reads.push((format!("{label}: {name}"), Some(budget), est));
             texts.push(text);
@@ -106,7 +127,10 @@ async fn token_budgets_hold_by_real_tokenizers() {
             "{label} (budget {budget:?}): estimate {est} under the real count {real} (cl100k {cl}, o200k {o2})"
         );
         if let Some(b) = budget {
-            assert!(real <= *b, "{label}: {real} real tokens over max_tokens {b}");
+            assert!(
+                real <= *b,
+                "{label}: {real} real tokens over max_tokens {b}"
+            );
         } else {
             table.push_str(&format!(
                 "{label} | {cl} / {o2} | {est} | {:.2}\n",
@@ -130,7 +154,9 @@ async fn max_tokens_pages_through_a_document() {
     assert_error(&r, 400, "invalid_option");
     let r = app.read(json!({"file_id": id, "max_tokens": 0})).await;
     assert_error(&r, 400, "invalid_option");
-    let whole = app.read(json!({"file_id": id, "max_chars": 10_000_000})).await;
+    let whole = app
+        .read(json!({"file_id": id, "max_chars": 10_000_000}))
+        .await;
     let (text, reads) = follow(&app, &id, json!({"max_tokens": 120})).await;
     assert!(reads > 3, "{reads} reads");
     assert_eq!(text, whole.json["text"].as_str().unwrap());

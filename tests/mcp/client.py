@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Drives docreader's /mcp with the official MCP Python SDK (issue #19), as an agent's host
 does: initialize, list the tools, list and describe documents, read a document a part at
-a time by following `next` until the answer says it is complete (the parts together must
-equal one whole read over HTTP), upload a small file and read it back, refuse an
+a time by following `next` (a token budget) until the answer says it is complete (the parts
+together must equal one whole read over HTTP), read several files in one call, upload a small
+file as base64 and a bigger one by an upload_url, read them back, refuse an
 executable, a wrong option (a tool error that says what to do), and
 another tenant's file (not found). Exits non-zero with a message on the first failure.
 
@@ -62,7 +63,7 @@ async def main():
 
     async def as_alice(s):
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        check(set(tools) == {"read_document", "list_documents", "document_info", "upload_document"},
+        check(set(tools) >= {"read_document", "list_documents", "document_info", "upload_document"},
               f"tools: {list(tools)}")
         for t in tools.values():
             ro = t.name != "upload_document"
@@ -79,7 +80,7 @@ async def main():
         check(info.structured_content["structure"]["total_pages"] == 30, f"info: {info.structured_content}")
 
         # Page through with a small budget: each answer's header says how to read on.
-        got, reads, args = "", 0, {"file_id": file_a, "max_chars": 400}
+        got, reads, args = "", 0, {"file_id": file_a, "max_tokens": 150}
         while True:
             reads += 1
             check(reads < 50, "next never ends")
@@ -96,13 +97,22 @@ async def main():
             text = env["text"]
             cut = text.rfind("\n... (truncated, total ")
             got += text[:cut] if cut >= 0 else text
-            args = {"file_id": file_a, "max_chars": 400, **env["next"]}
+            check(env["tokens"] <= 150 and env["next"].get("max_tokens") == 150, f"the budget holds and is carried: {env}")
+            args = {"file_id": file_a, **env["next"]}
         check(reads > 1, "the budget split the read")
         check(got == whole, "the parts rebuild one whole read")
 
-        # Without a budget, the tool still caps the answer (about 10k tokens).
+        # Without a budget, the tool still caps the answer (about 8k tokens).
         r = await s.call_tool("read_document", {"file_id": file_a})
-        check(not r.is_error and r.structured_content["char_count"] > 0, "default read")
+        check(not r.is_error and 0 < r.structured_content["tokens"] <= 8000, f"default read: {r.structured_content}")
+
+        # Several files in one call: one result each, in order; an unknown one fails alone.
+        r = await s.call_tool("read_document", {"file_ids": [file_a, "f_00000000000000000000000000000000"],
+                                                "max_tokens": 2000})
+        check(not r.is_error, f"file_ids: {text_of(r)}")
+        res = r.structured_content["results"]
+        check([x["status"] for x in res] == ["ok", "error"], f"file_ids results: {res}")
+        check("not_found" in text_of(r), "the failed file is named in the text")
 
         bad = await s.call_tool("read_document", {"file_id": file_a, "sheet": "Sheet1"})
         check(bad.is_error, "a wrong option is a tool error")
@@ -116,6 +126,20 @@ async def main():
         new_id = up.structured_content["file"]["file_id"]
         r = await s.call_tool("read_document", {"file_id": new_id})
         check(not r.is_error and r.structured_content["text"] == csv.decode(), f"read back: {text_of(r)}")
+        # A bigger file by upload_url: the host PUTs the bytes with plain HTTP, no key.
+        up = await s.call_tool("upload_document", {"name": "thirty.pdf"})
+        check(not up.is_error and up.structured_content["upload_url"].startswith("http"), f"upload_url: {text_of(up)}")
+        url = up.structured_content["upload_url"]
+        async with httpx2.AsyncClient(timeout=60) as http:
+            with open(pdf, "rb") as f:
+                put = await http.put(url, content=f.read())
+            check(put.status_code == 200, f"PUT to the upload_url: {put.status_code} {put.text}")
+            again = await http.put(url, content=b"again")
+            check(again.status_code == 404, f"an upload_url works once: {again.status_code}")
+        put_id = put.json()["files"][0]["file_id"]
+        r = await s.call_tool("read_document", {"file_id": put_id, "max_chars": 10000000})
+        check(not r.is_error and r.structured_content["text"] == whole, "the PUT file reads as the uploaded one")
+
         elf = base64.b64encode(b"\x7fELF\x02\x01\x01" + bytes(120)).decode()
         bad = await s.call_tool("upload_document", {"name": "notes.txt", "content_base64": elf})
         check(bad.is_error and "blocked_type" in text_of(bad), f"an executable: {text_of(bad)}")
