@@ -131,6 +131,9 @@ impl Files {
         else {
             return Ok(false);
         };
+        crate::search::forget(&self.db, tenant, id)
+            .await
+            .map_err(ApiError::internal)?;
         if db::tenant_refs(&self.db, tenant, &sha)
             .await
             .map_err(ApiError::internal)?

@@ -20,6 +20,7 @@ pub mod options;
 pub mod read;
 pub mod report;
 pub mod request_id;
+pub mod search;
 pub mod store;
 pub mod tokens;
 pub mod worker;

@@ -58,6 +58,9 @@ const UPLOAD_DESCRIPTION: &str = "Store a document the user gave you so it can b
 (2) any larger file, or one your host can send itself: give only `name`; the answer is an `upload_url` (single use, valid 15 minutes, no API key needed) to which the bytes are sent with plain HTTP, e.g. `curl -T report.pdf <upload_url>`; that answer carries the file_id. \
 The type is decided from the content; executables and archives are refused.";
 
+const SEARCH_DESCRIPTION: &str = "Search the user's uploaded documents for words or a phrase (BM25 ranking: documents with more of the words, and rarer ones, first; Chinese, Japanese and Korean match from two characters). Returns the best places first: file_id, name, page/slide/sheet/chapter, line and a snippet; then read_document with that file_id and `pages` (or `sheet`, `chapters`) to read around it. \
+Searched is what was read before; files named in `file_ids` that were never read are read whole first (that can take a while for long scans). `limit` (default 10, at most 100) caps the hits.";
+
 const INFO_DESCRIPTION: &str = "What a document is, without reading its text: name, format, mime, size, and its structure (pages, slides, sheets with their sizes, chapters, paragraphs and tables). Use it to plan which `pages`, `sheet` or `chapters` to read.";
 
 fn schema(v: Value) -> Arc<JsonObject> {
@@ -97,6 +100,12 @@ fn tools() -> Vec<Tool> {
             })),
         )
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(false)),
+        Tool::new(
+            "search_documents",
+            SEARCH_DESCRIPTION,
+            schema(serde_json::to_value(schemars::schema_for!(crate::search::SearchRequest)).unwrap_or_default()),
+        )
+        .with_annotations(read_only.clone()),
         Tool::new(
             "document_info",
             INFO_DESCRIPTION,
@@ -330,6 +339,48 @@ impl Docreader {
         }
     }
 
+    async fn search_documents(&self, tenant: &str, args: JsonObject) -> CallToolResult {
+        let req: crate::search::SearchRequest = match serde_json::from_value(Value::Object(args)) {
+            Ok(r) => r,
+            Err(e) => {
+                return tool_error(
+                    ApiError::invalid_option(format!("bad search: {e}"))
+                        .with_hint("Give {\"query\": \"words\"}, optionally file_ids and limit."),
+                )
+            }
+        };
+        match super::search::run(&self.st, tenant, &req).await {
+            Ok(hits) => {
+                let lines: Vec<String> = hits
+                    .iter()
+                    .map(|h| {
+                        let place = match (&h.page, &h.slide, &h.sheet, &h.chapter) {
+                            (Some(p), ..) => format!("page {p}"),
+                            (_, Some(s), ..) => format!("slide {s}"),
+                            (_, _, Some(s), _) => format!("sheet {s:?}"),
+                            (.., Some(c)) => format!("chapter {c}"),
+                            _ => "text".into(),
+                        };
+                        format!(
+                            "{} ({}) {place}, line {}: {}",
+                            h.file_id, h.name, h.line, h.snippet
+                        )
+                    })
+                    .collect();
+                let text = if lines.is_empty() {
+                    "No matches. Documents are searchable once read (or named in file_ids)."
+                        .to_string()
+                } else {
+                    lines.join("\n")
+                };
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(json!({"hits": hits}));
+                r
+            }
+            Err(e) => tool_error(e),
+        }
+    }
+
     async fn document_info(&self, tenant: &str, args: JsonObject) -> CallToolResult {
         let Some(id) = args.get("file_id").and_then(Value::as_str) else {
             return tool_error(ApiError::invalid_option("file_id is required"));
@@ -418,10 +469,11 @@ impl ServerHandler for Docreader {
             "read_document" => self.read_document(&tenant, args).await,
             "list_documents" => self.list_documents(&tenant, args).await,
             "document_info" => self.document_info(&tenant, args).await,
+            "search_documents" => self.search_documents(&tenant, args).await,
             "upload_document" => self.upload_document(&tenant, &headers, args).await,
             other => {
                 return Err(rmcp::ErrorData::invalid_params(
-                    format!("no tool named {other:?}: the tools are read_document, list_documents, document_info, upload_document"),
+                    format!("no tool named {other:?}: the tools are read_document, list_documents, document_info, search_documents, upload_document"),
                     None,
                 ))
             }

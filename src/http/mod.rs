@@ -9,6 +9,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod read;
 pub mod request_id;
+pub mod search;
 pub mod serve;
 pub mod upload_url;
 
@@ -157,6 +158,7 @@ pub fn app(state: AppState) -> Router {
         .merge(metrics::router())
         .merge(files::router(state.limits.max_request_bytes))
         .merge(read::router())
+        .merge(search::router())
         .merge(upload_url::router())
         .merge(mcp::router(state.clone(), &state.mcp_hosts))
         .merge(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", openapi()))
@@ -223,10 +225,10 @@ async fn security_headers(
 #[derive(OpenApi)]
 #[openapi(
     info(title = "docreader", description = "Reads any document and hands back its text in one JSON envelope. Upload with POST /upload, then POST /read. Every error is {\"status\":\"error\",\"error\":{\"code\",\"message\",\"hint\"}} with a stable code (see the ErrorCode schema)."),
-    paths(files::upload, upload_url::create, upload_url::receive, files::list, files::show, files::remove, read::read, health::healthz, health::readyz, metrics::metrics),
+    paths(files::upload, upload_url::create, upload_url::receive, files::list, files::show, files::remove, read::read, search::search, search::index, health::healthz, health::readyz, metrics::metrics),
     components(schemas(crate::error::ErrorCode, crate::error::ErrorBody, crate::error::ErrorDetail,
         crate::envelope::Envelope, crate::options::ReadRequest, crate::db::FileRecord, crate::detect::Family,
-        files::UploadResponse, upload_url::UploadUrlRequest, upload_url::UploadUrl, files::FileList, files::FileInfo, files::Deleted)),
+        files::UploadResponse, upload_url::UploadUrlRequest, upload_url::UploadUrl, crate::search::SearchRequest, crate::search::SearchResults, search::Indexed, files::FileList, files::FileInfo, files::Deleted)),
     modifiers(&BearerAuth),
     tags((name = "files", description = "Upload and manage files"), (name = "read", description = "Read a document"), (name = "health", description = "Probes"))
 )]

@@ -195,6 +195,13 @@ impl ReadService {
         }
         let mut env = out?;
         if let Some(st) = &self.storage {
+            if let (Some((id, _)), true) = (&upload, crate::search::indexable(&plan.req)) {
+                // Search is a by-product of reading: a failure to index never fails the read.
+                if let Err(e) = crate::search::index_text(&st.files.db, tenant, id, &env.text).await
+                {
+                    tracing::warn!(error = %e, "could not index the read for search");
+                }
+            }
             store_attachments(st, &self.limits, tenant, &mut env).await;
         }
         Ok(env)

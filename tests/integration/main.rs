@@ -15,6 +15,7 @@ mod openapi;
 mod opendoc;
 mod pdf;
 mod read_text;
+mod search;
 mod server;
 mod tokens;
 mod upload;

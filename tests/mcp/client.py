@@ -3,7 +3,7 @@
 does: initialize, list the tools, list and describe documents, read a document a part at
 a time by following `next` (a token budget) until the answer says it is complete (the parts
 together must equal one whole read over HTTP), read several files in one call, upload a small
-file as base64 and a bigger one by an upload_url, read them back, refuse an
+file as base64 and a bigger one by an upload_url, read them back, search, refuse an
 executable, a wrong option (a tool error that says what to do), and
 another tenant's file (not found). Exits non-zero with a message on the first failure.
 
@@ -63,7 +63,7 @@ async def main():
 
     async def as_alice(s):
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        check(set(tools) >= {"read_document", "list_documents", "document_info", "upload_document"},
+        check(set(tools) == {"read_document", "list_documents", "document_info", "upload_document", "search_documents"},
               f"tools: {list(tools)}")
         for t in tools.values():
             ro = t.name != "upload_document"
@@ -143,6 +143,17 @@ async def main():
         elf = base64.b64encode(b"\x7fELF\x02\x01\x01" + bytes(120)).decode()
         bad = await s.call_tool("upload_document", {"name": "notes.txt", "content_base64": elf})
         check(bad.is_error and "blocked_type" in text_of(bad), f"an executable: {text_of(bad)}")
+
+        # Search: the CSV uploaded above was read; a word of it is found there.
+        found = await s.call_tool("search_documents", {"query": "Tartu"})
+        check(not found.is_error, f"search_documents: {text_of(found)}")
+        hits = found.structured_content["hits"]
+        check(hits and hits[0]["file_id"] == new_id and "Tartu" in hits[0]["snippet"], f"search hits: {hits}")
+        bad = await s.call_tool("search_documents", {"query": "x", "limit": 500})
+        check(bad.is_error and "invalid_option" in text_of(bad), f"a bad limit: {text_of(bad)}")
+        # Bob's file, named: not searched.
+        none = await s.call_tool("search_documents", {"query": "page", "file_ids": [file_b]})
+        check(not none.is_error and none.structured_content["hits"] == [], "another tenant's file is never searched")
 
         other = await s.call_tool("read_document", {"file_id": file_b})
         check(other.is_error and "not_found" in text_of(other), f"another tenant's file: {text_of(other)}")

@@ -1,0 +1,146 @@
+//! `POST /search` (ranked hits across the tenant's indexed documents) and
+//! `POST /files/{id}/index` (read a whole document so all of it is searchable).
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, State};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::auth::Tenant;
+use super::AppState;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::ProgressSink;
+use crate::options::ReadRequest;
+use crate::search::{SearchRequest, SearchResults};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/search", post(search))
+        .route("/files/{id}/index", post(index))
+}
+
+/// Search the caller's documents: BM25-ranked hits (file, page/slide/sheet/chapter, line,
+/// snippet), best first. What is searched is what reads of the tenant's uploads returned,
+/// and whole documents indexed with `POST /files/{id}/index`. Chinese, Japanese and Korean
+/// match from two characters. Another tenant's documents are never searched. Files named
+/// in `file_ids` (the first 10) that were never read are read whole first.
+#[utoipa::path(post, path = "/search", tag = "read", request_body = SearchRequest,
+    responses(
+        (status = 200, description = "the hits", body = SearchResults),
+        (status = 400, description = "invalid_request, invalid_option", body = ErrorBody),
+        (status = 401, description = "unauthorized", body = ErrorBody)),
+    security((), ("bearer" = [])))]
+pub async fn search(
+    State(st): State<AppState>,
+    Tenant(tenant): Tenant,
+    body: Result<Json<SearchRequest>, JsonRejection>,
+) -> Result<Json<SearchResults>, ApiError> {
+    let Json(req) = body.map_err(|e| {
+        ApiError::invalid_request(format!("the body is not a valid search: {}", e.body_text()))
+            .with_hint("Send {\"query\": \"words to find\"} (and optionally file_ids, limit).")
+    })?;
+    let hits = run(&st, &tenant, &req).await?;
+    Ok(Json(SearchResults { status: "ok", hits }))
+}
+
+/// A search, after reading whole the files it names that were never indexed.
+pub async fn run(
+    st: &AppState,
+    tenant: &str,
+    req: &SearchRequest,
+) -> Result<Vec<crate::search::Hit>, ApiError> {
+    for id in req
+        .file_ids
+        .iter()
+        .flatten()
+        .take(crate::read::many::MAX_FILES)
+    {
+        let known = crate::search::indexed(&st.db, tenant, id)
+            .await
+            .map_err(ApiError::internal)?;
+        if !known {
+            // Unknown ids and unreadable files are simply not found by the search.
+            if let Err(e) = index_whole(st, tenant, id).await {
+                tracing::info!(
+                    code = e.code.as_str(),
+                    "could not index a file named in a search"
+                );
+            }
+        }
+    }
+    crate::search::search(&st.db, tenant, req).await
+}
+
+/// What `POST /files/{id}/index` did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Indexed {
+    #[schema(value_type = String, example = "ok")]
+    pub status: &'static str,
+    pub file_id: String,
+    /// Reads it took to cover the document (following `next`).
+    pub reads: u64,
+    /// Characters of the document now searchable.
+    pub chars: u64,
+}
+
+/// The most reads indexing one document takes (a workbook read sheet by sheet).
+const MAX_INDEX_READS: u64 = 1000;
+
+/// Read a whole document (every page, sheet, slide, chapter; scanned pages are OCR'd) so
+/// that all of it is searchable. Runs as reads do, on the same executor.
+#[utoipa::path(post, path = "/files/{id}/index", tag = "read",
+    params(("id" = String, Path, description = "file id")),
+    responses(
+        (status = 200, description = "indexed", body = Indexed),
+        (status = 401, description = "unauthorized", body = ErrorBody),
+        (status = 404, description = "not_found", body = ErrorBody),
+        (status = 422, description = "encrypted, corrupt", body = ErrorBody)),
+    security((), ("bearer" = [])))]
+pub async fn index(
+    State(st): State<AppState>,
+    Tenant(tenant): Tenant,
+    Path(id): Path<String>,
+) -> Result<Json<Indexed>, ApiError> {
+    let (reads, chars) = index_whole(&st, &tenant, &id).await?;
+    Ok(Json(Indexed {
+        status: "ok",
+        file_id: id,
+        reads,
+        chars,
+    }))
+}
+
+/// Read a document from its start to its end, following `next`; each read indexes what it
+/// returned.
+pub async fn index_whole(st: &AppState, tenant: &str, id: &str) -> Result<(u64, u64), ApiError> {
+    let file = st.files.get(tenant, id).await?;
+    let base = serde_json::json!({"file_id": id, "max_chars": 50_000_000});
+    let mut req: ReadRequest = serde_json::from_value(base.clone()).map_err(ApiError::internal)?;
+    if file.format == "excel" {
+        req.max_cells = Some(1_000_000);
+    }
+    let (mut reads, mut chars) = (0, 0);
+    loop {
+        let prepared = st.reader.prepare(tenant, req.clone()).await?;
+        let env = st.reader.run(prepared, ProgressSink::default()).await?;
+        reads += 1;
+        chars += env.text.chars().count() as u64;
+        let Some(next) = env.next.filter(|n| !n.is_empty()) else {
+            break;
+        };
+        if reads >= MAX_INDEX_READS {
+            break;
+        }
+        // The read's options, with the values that read on.
+        let mut v = serde_json::to_value(&req).map_err(ApiError::internal)?;
+        if let (Some(o), Ok(serde_json::Value::Object(n))) =
+            (v.as_object_mut(), serde_json::to_value(&next))
+        {
+            o.extend(n);
+        }
+        req = serde_json::from_value(v).map_err(ApiError::internal)?;
+    }
+    Ok((reads, chars))
+}

@@ -1,0 +1,459 @@
+//! Search across a tenant's documents (issue #19): BM25 over SQLite FTS5.
+//!
+//! What is indexed: the text of every page, slide, sheet or chapter a read of an upload
+//! returned (split at the envelope's `--- Page N ---` markers; a format without them is one
+//! unit), and whole documents through `POST /files/{id}/index`. A unit is kept once per
+//! file, replaced when a later read returns more of it. Reads that do not start at the
+//! document's start (`offset`, `byte_offset`, `paragraph_offset`, `range`) or return only
+//! matching lines (`query`) are not indexed: their line numbers are not the document's.
+//!
+//! FTS5's `unicode61` tokenizer splits words at spaces and punctuation, which Chinese and
+//! Japanese do not have, and its trigram tokenizer cannot match a 2-character query: runs
+//! of CJK characters are indexed as overlapping bigrams (`北京大学` → `北京 京大 大学`), and a
+//! query's CJK runs become phrases of the same bigrams (one character: a prefix query).
+
+use serde::{Deserialize, Serialize};
+use sqlx::SqlitePool;
+use utoipa::ToSchema;
+
+use crate::error::ApiError;
+use crate::options::ReadRequest;
+
+/// Whether a character belongs to a script written without spaces between words (or, for
+/// Hangul, with words long enough that bigrams match better than whole words).
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // Hiragana, Katakana
+        | 0x3400..=0x4DBF    // CJK extension A
+        | 0x4E00..=0x9FFF    // CJK unified ideographs
+        | 0xAC00..=0xD7AF    // Hangul syllables
+        | 0xF900..=0xFAFF
+        | 0x20000..=0x3FFFF)
+}
+
+/// Split text into words and CJK runs (both lowercased by the tokenizer later).
+fn pieces(text: &str) -> Vec<(bool, String)> {
+    let mut out: Vec<(bool, String)> = Vec::new();
+    for c in text.chars() {
+        let kind = if is_cjk(c) {
+            Some(true)
+        } else if c.is_alphanumeric() {
+            Some(false)
+        } else {
+            None
+        };
+        match (kind, out.last_mut()) {
+            (Some(k), Some((lk, s))) if *lk == k && !s.is_empty() => s.push(c),
+            (Some(k), _) => out.push((k, c.to_string())),
+            (None, Some((_, s))) if !s.is_empty() => out.push((false, String::new())),
+            (None, _) => {}
+        }
+    }
+    out.retain(|(_, s)| !s.is_empty());
+    out
+}
+
+fn bigrams(run: &str) -> Vec<String> {
+    let chars: Vec<char> = run.chars().collect();
+    if chars.len() == 1 {
+        return vec![run.to_string()];
+    }
+    chars.windows(2).map(|w| w.iter().collect()).collect()
+}
+
+/// What the index stores for a text: its words, with CJK runs as bigrams.
+pub fn index_terms(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    for (cjk, s) in pieces(text) {
+        if cjk {
+            for b in bigrams(&s) {
+                out.push_str(&b);
+                out.push(' ');
+            }
+        } else {
+            out.push_str(&s);
+            out.push(' ');
+        }
+    }
+    out
+}
+
+/// The FTS5 query for a user's query: any of its words (BM25 ranks documents with more
+/// of them, and rarer ones, first); a CJK run is a phrase of its bigrams. Every term is
+/// quoted, so no user text is FTS5 syntax.
+pub fn match_query(query: &str) -> Option<String> {
+    let mut terms = Vec::new();
+    for (cjk, s) in pieces(query) {
+        let s = s.to_lowercase();
+        if cjk && s.chars().count() == 1 {
+            terms.push(format!("\"{s}\"*"));
+        } else if cjk {
+            terms.push(format!("\"{}\"", bigrams(&s).join(" ")));
+        } else {
+            terms.push(format!("\"{s}\""));
+        }
+    }
+    terms.dedup();
+    (!terms.is_empty()).then(|| terms.join(" OR "))
+}
+
+/// One indexed unit of a document: a page, slide, sheet or chapter, or the whole text.
+#[derive(Debug, PartialEq)]
+pub struct Unit {
+    /// `page`, `slide`, `sheet`, `chapter` or `document`.
+    pub kind: &'static str,
+    /// Its number or sheet name (`""` for a document).
+    pub key: String,
+    pub text: String,
+}
+
+/// Split an envelope's text at its unit markers, without the closing line of a cut text.
+pub fn units(text: &str) -> Vec<Unit> {
+    let text = match text.rfind(crate::envelope::TRUNCATION_LINE) {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let mut out: Vec<Unit> = Vec::new();
+    let mut current = Unit {
+        kind: "document",
+        key: String::new(),
+        text: String::new(),
+    };
+    for line in text.split_inclusive('\n') {
+        if let Some((kind, key)) = marker(line.trim_end()) {
+            let done = std::mem::replace(
+                &mut current,
+                Unit {
+                    kind,
+                    key,
+                    text: String::new(),
+                },
+            );
+            if !done.text.trim().is_empty() {
+                out.push(done);
+            }
+            continue;
+        }
+        current.text.push_str(line);
+    }
+    if !current.text.trim().is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// `--- Page 3 ---`, `--- Slide 2 ---`, `--- Chapter 4: Title ---`, `--- Sheet: Q1 (…) ---`,
+/// `--- Chart sheet: Q1 ---`.
+fn marker(line: &str) -> Option<(&'static str, String)> {
+    let inner = line.strip_prefix("--- ")?.strip_suffix(" ---")?;
+    for (prefix, kind) in [
+        ("Page ", "page"),
+        ("Slide ", "slide"),
+        ("Chapter ", "chapter"),
+    ] {
+        if let Some(rest) = inner.strip_prefix(prefix) {
+            let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            return (!n.is_empty()).then_some((kind, n));
+        }
+    }
+    if let Some(rest) = inner
+        .strip_prefix("Sheet: ")
+        .or_else(|| inner.strip_prefix("Chart sheet: "))
+    {
+        let name = match rest.rfind(" (") {
+            Some(i) if rest.ends_with(" cols)") => &rest[..i],
+            _ => rest,
+        };
+        return Some(("sheet", name.to_string()));
+    }
+    None
+}
+
+/// Whether a read's text is the document's own, from its start (see the module doc).
+pub fn indexable(req: &ReadRequest) -> bool {
+    req.query.is_none()
+        && req.offset.is_none()
+        && req.limit.is_none()
+        && req.byte_offset.is_none()
+        && req.byte_length.is_none()
+        && req.paragraph_offset.is_none()
+        && req.range.is_none()
+}
+
+/// Index what a read of a tenant's upload returned. Returns how many units were added or
+/// grew.
+pub async fn index_text(
+    db: &SqlitePool,
+    tenant: &str,
+    file_id: &str,
+    text: &str,
+) -> Result<usize, sqlx::Error> {
+    let mut changed = 0;
+    for u in units(text) {
+        let mut tx = db.begin().await?;
+        let old: Option<(i64, i64)> = sqlx::query_as(
+            "SELECT id, length(text) FROM search_units WHERE tenant = ? AND file_id = ? AND unit = ? AND unit_key = ?",
+        )
+        .bind(tenant)
+        .bind(file_id)
+        .bind(u.kind)
+        .bind(&u.key)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some((id, len)) = old {
+            if len as usize >= u.text.len() {
+                continue;
+            }
+            sqlx::query("DELETE FROM search_fts WHERE rowid = ?")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("DELETE FROM search_units WHERE id = ?")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let (id,): (i64,) = sqlx::query_as(
+            "INSERT INTO search_units (tenant, file_id, unit, unit_key, text) VALUES (?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(tenant)
+        .bind(file_id)
+        .bind(u.kind)
+        .bind(&u.key)
+        .bind(&u.text)
+        .fetch_one(&mut *tx)
+        .await?;
+        sqlx::query("INSERT INTO search_fts (rowid, terms) VALUES (?, ?)")
+            .bind(id)
+            .bind(index_terms(&u.text))
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        changed += 1;
+    }
+    Ok(changed)
+}
+
+/// Whether any of a file's text is indexed.
+pub async fn indexed(db: &SqlitePool, tenant: &str, file_id: &str) -> Result<bool, sqlx::Error> {
+    let row: Option<(i64,)> =
+        sqlx::query_as("SELECT 1 FROM search_units WHERE tenant = ? AND file_id = ? LIMIT 1")
+            .bind(tenant)
+            .bind(file_id)
+            .fetch_optional(db)
+            .await?;
+    Ok(row.is_some())
+}
+
+/// Remove a file from the index (when it is deleted).
+pub async fn forget(db: &SqlitePool, tenant: &str, file_id: &str) -> Result<(), sqlx::Error> {
+    let mut tx = db.begin().await?;
+    sqlx::query(
+        "DELETE FROM search_fts WHERE rowid IN (SELECT id FROM search_units WHERE tenant = ? AND file_id = ?)",
+    )
+    .bind(tenant)
+    .bind(file_id)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("DELETE FROM search_units WHERE tenant = ? AND file_id = ?")
+        .bind(tenant)
+        .bind(file_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await
+}
+
+/// Body of `POST /search`.
+#[derive(Debug, Deserialize, ToSchema, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    /// Words to find (any of them; documents with more, and rarer, words rank first).
+    /// Chinese, Japanese and Korean match from two characters.
+    #[schema(min_length = 1, max_length = 1000)]
+    pub query: String,
+    /// Only these files (default: all the tenant's files).
+    #[serde(default)]
+    #[schema(max_items = 1000)]
+    pub file_ids: Option<Vec<String>>,
+    /// At most this many hits (default 10, at most 100).
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+}
+
+/// One place a query matched.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Hit {
+    pub file_id: String,
+    /// The file's name.
+    pub name: String,
+    /// The page (pdf, image), when the hit is on one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u64>,
+    /// The slide (pptx, odp).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slide: Option<u64>,
+    /// The sheet (spreadsheets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
+    /// The chapter (epub).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chapter: Option<u64>,
+    /// The 1-based line of the best match, within the page/slide/sheet/chapter (or the
+    /// document's text).
+    pub line: u64,
+    /// That line (at most 240 characters around the match).
+    pub snippet: String,
+    /// BM25 relevance: higher is better.
+    pub score: f64,
+}
+
+/// The answer of `POST /search`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchResults {
+    #[schema(value_type = String, example = "ok")]
+    pub status: &'static str,
+    /// Best first.
+    pub hits: Vec<Hit>,
+}
+
+/// Search the tenant's indexed documents.
+pub async fn search(
+    db: &SqlitePool,
+    tenant: &str,
+    req: &SearchRequest,
+) -> Result<Vec<Hit>, ApiError> {
+    let limit = req.limit.unwrap_or(10);
+    if !(1..=100).contains(&limit) {
+        return Err(ApiError::invalid_option(format!(
+            "limit must be between 1 and 100, got {limit}"
+        )));
+    }
+    if req.query.chars().count() > 1000 {
+        return Err(ApiError::invalid_option(
+            "query is longer than 1000 characters",
+        ));
+    }
+    let Some(fts) = match_query(&req.query) else {
+        return Err(ApiError::invalid_option("query has no words to search for")
+            .with_hint("Give words or characters, e.g. {\"query\": \"invoice total\"}."));
+    };
+    let ids = req.file_ids.clone().unwrap_or_default();
+    if ids.len() > 1000 {
+        return Err(ApiError::invalid_option(
+            "file_ids takes at most 1000 files",
+        ));
+    }
+    // The file filter is a JSON array bound as one parameter (no SQL built from input).
+    let rows: Vec<(String, String, String, String, String, f64)> = sqlx::query_as(
+        "SELECT u.file_id, f.name, u.unit, u.unit_key, u.text, -bm25(search_fts) AS score \
+         FROM search_fts JOIN search_units u ON u.id = search_fts.rowid \
+         JOIN files f ON f.id = u.file_id AND f.tenant = u.tenant \
+         WHERE search_fts MATCH ? AND u.tenant = ? \
+         AND (? = 0 OR u.file_id IN (SELECT value FROM json_each(?))) \
+         ORDER BY bm25(search_fts) LIMIT ?",
+    )
+    .bind(&fts)
+    .bind(tenant)
+    .bind(ids.len() as i64)
+    .bind(serde_json::to_string(&ids).unwrap_or_default())
+    .bind(limit)
+    .fetch_all(db)
+    .await
+    .map_err(ApiError::internal)?;
+    let words: Vec<String> = pieces(&req.query)
+        .into_iter()
+        .map(|(_, s)| s.to_lowercase())
+        .collect();
+    Ok(rows
+        .into_iter()
+        .map(|(file_id, name, unit, key, text, score)| {
+            let (line, snippet) = best_line(&text, &words);
+            let number = key.parse::<u64>().ok();
+            Hit {
+                file_id,
+                name,
+                page: number.filter(|_| unit == "page"),
+                slide: number.filter(|_| unit == "slide"),
+                chapter: number.filter(|_| unit == "chapter"),
+                sheet: (unit == "sheet").then_some(key),
+                line,
+                snippet,
+                score: (score * 1000.0).round() / 1000.0,
+            }
+        })
+        .collect())
+}
+
+/// The line holding most of the query's words (1-based), cut to 240 characters around
+/// the first one.
+fn best_line(text: &str, words: &[String]) -> (u64, String) {
+    let mut best = (0usize, 0usize, "");
+    for (i, line) in text.lines().enumerate() {
+        let lower = line.to_lowercase();
+        let n = words.iter().filter(|w| lower.contains(w.as_str())).count();
+        if n > best.1 {
+            best = (i, n, line);
+        }
+    }
+    if best.1 == 0 {
+        best.2 = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    }
+    let line = best.2.trim();
+    let lower = line.to_lowercase();
+    let at = words
+        .iter()
+        .filter_map(|w| lower.find(w.as_str()))
+        .min()
+        .map(|b| lower[..b].chars().count())
+        .unwrap_or(0);
+    let chars: Vec<char> = line.chars().collect();
+    let start = at.saturating_sub(80);
+    let end = (start + 240).min(chars.len());
+    (best.0 as u64 + 1, chars[start..end].iter().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cjk_runs_become_bigrams() {
+        assert_eq!(
+            index_terms("北京大学 in Beijing"),
+            "北京 京大 大学 in Beijing "
+        );
+        assert_eq!(index_terms("東京は"), "東京 京は ");
+        assert_eq!(match_query("大学").unwrap(), "\"大学\"");
+        assert_eq!(match_query("北京大学").unwrap(), "\"北京 京大 大学\"");
+        assert_eq!(match_query("学").unwrap(), "\"学\"*");
+        assert_eq!(
+            match_query("Invoice \"total\" OR x*").unwrap(),
+            "\"invoice\" OR \"total\" OR \"or\" OR \"x\""
+        );
+        assert!(match_query(" ,;- ").is_none());
+    }
+
+    #[test]
+    fn units_split_at_markers() {
+        let t = "--- Page 1 ---\nalpha\n--- Page 2 ---\n\n--- Page 3 ---\nbeta\ngamma\n\n... (truncated, total 99 chars)";
+        let u = units(t);
+        assert_eq!(u.len(), 2);
+        assert_eq!(
+            (u[0].kind, u[0].key.as_str(), u[0].text.as_str()),
+            ("page", "1", "alpha\n")
+        );
+        assert_eq!((u[1].kind, u[1].key.as_str()), ("page", "3"));
+        assert!(!u[1].text.contains("truncated"));
+        let s = units("--- Sheet: Q1 sales (3 rows × 2 cols) ---\na\tb\n");
+        assert_eq!((s[0].kind, s[0].key.as_str()), ("sheet", "Q1 sales"));
+        let d = units("just text\n");
+        assert_eq!((d[0].kind, d[0].key.as_str()), ("document", ""));
+    }
+
+    #[test]
+    fn the_best_line_is_found() {
+        let (line, snip) = best_line("intro\nthe total is 42\nother", &["total".into()]);
+        assert_eq!((line, snip.as_str()), (2, "the total is 42"));
+    }
+}

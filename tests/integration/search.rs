@@ -1,0 +1,140 @@
+//! Search across a tenant's documents (issue #19): what reads returned is found by page,
+//! slide, sheet and line; Chinese matches from two characters; never across tenants;
+//! gone with the file; `POST /files/{id}/index` makes a never-read document searchable.
+
+use axum::body::Body;
+use axum::http::Request;
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+async fn search(app: &TestApp, body: Value) -> Resp {
+    app.send(
+        Request::post("/search")
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap(),
+    )
+    .await
+}
+
+fn hits(r: &Resp) -> Vec<Value> {
+    assert_eq!(r.status, 200, "{}", r.json);
+    r.json["hits"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn what_was_read_is_found_where_it_stands() {
+    let app = TestApp::new().await;
+    let pdf = app
+        .upload_id("three.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    let deck = app
+        .upload_id("deck.pptx", &fixture("office/deck.pptx"))
+        .await;
+    let book = app
+        .upload_id("book.xlsx", &fixture("office/book.xlsx"))
+        .await;
+    let zh = app
+        .upload_id(
+            "wiki.txt",
+            &std::fs::read(corpus_dir().join("text/sample-chinese.txt")).unwrap(),
+        )
+        .await;
+    // Not read yet: not found.
+    assert!(hits(&search(&app, json!({"query": "needle"})).await).is_empty());
+    for id in [&pdf, &deck, &book, &zh] {
+        assert_eq!(app.read(json!({"file_id": id})).await.status, 200);
+    }
+    let h = hits(&search(&app, json!({"query": "needle capitals"})).await);
+    assert_eq!(h[0]["file_id"], pdf.as_str(), "{h:?}");
+    assert_eq!(
+        h[0]["page"], 3,
+        "the page with both words ranks first: {h:?}"
+    );
+    assert_eq!(h[0]["line"], 2);
+    assert_eq!(h[0]["snippet"], "A second NEEDLE, in capitals.");
+    assert_eq!(h[0]["name"], "three.pdf");
+    let h = hits(&search(&app, json!({"query": "speaker note"})).await);
+    assert_eq!(
+        (h[0]["file_id"].as_str(), h[0]["slide"].as_u64()),
+        (Some(deck.as_str()), Some(1))
+    );
+    let h = hits(&search(&app, json!({"query": "Label"})).await);
+    assert_eq!(h[0]["sheet"], "Data", "{h:?}");
+    // Two Chinese characters (FTS5's trigram tokenizer could not match them).
+    let h = hits(&search(&app, json!({"query": "百科"})).await);
+    assert_eq!(h.len(), 1, "{h:?}");
+    assert_eq!(h[0]["file_id"], zh.as_str());
+    assert!(h[0]["snippet"].as_str().unwrap().contains("百科"));
+    // file_ids narrows; limit caps.
+    let h = hits(&search(&app, json!({"query": "slide page", "file_ids": [deck]})).await);
+    assert!(h.iter().all(|x| x["file_id"] == deck.as_str()) && !h.is_empty());
+    let h = hits(&search(&app, json!({"query": "the", "limit": 2})).await);
+    assert!(h.len() <= 2);
+    // Bad searches say why.
+    assert_error(
+        &search(&app, json!({"query": " ;- "})).await,
+        400,
+        "invalid_option",
+    );
+    assert_error(
+        &search(&app, json!({"query": "x", "limit": 0})).await,
+        400,
+        "invalid_option",
+    );
+    assert_error(
+        &search(&app, json!({"q": "x"})).await,
+        400,
+        "invalid_request",
+    );
+    // Deleted: gone from the index.
+    assert_eq!(app.delete(&format!("/files/{pdf}")).await.status, 200);
+    let h = hits(&search(&app, json!({"query": "needle"})).await);
+    assert!(h.iter().all(|x| x["file_id"] != pdf.as_str()), "{h:?}");
+}
+
+#[tokio::test]
+async fn search_never_crosses_tenants_and_index_reads_whole_documents() {
+    let (alice, bob) = ("alice-key-0123456789", "bob-key-0123456789ab");
+    let mut app = TestApp::with(|a| a.api_keys = Some(format!("{alice}:alice,{bob}:bob"))).await;
+    app.token = Some(alice.into());
+    let id = app
+        .upload_id("thirty.pdf", &fixture("pdf/thirty_pages.pdf"))
+        .await;
+    // Only page 1 read: later pages are not searchable yet.
+    app.read(json!({"file_id": id, "pages": "1"})).await;
+    let whole = app
+        .read(json!({"file_id": id, "pages": "30", "max_chars": 100000}))
+        .await;
+    let last_line = whole.json["text"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let r = app
+        .send(
+            Request::post(format!("/files/{id}/index"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(r.json["chars"].as_u64().unwrap() > 1000);
+    let h = hits(&search(&app, json!({"query": last_line, "limit": 3})).await);
+    assert_eq!(h[0]["page"], 30, "{last_line}: {h:?}");
+    // Bob sees nothing of Alice's, even naming her file.
+    app.token = Some(bob.into());
+    assert!(hits(&search(&app, json!({"query": last_line})).await).is_empty());
+    assert!(hits(&search(&app, json!({"query": last_line, "file_ids": [id]})).await).is_empty());
+    let r = app
+        .send(
+            Request::post(format!("/files/{id}/index"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert_error(&r, 404, "not_found");
+}
