@@ -652,6 +652,7 @@ fn main() {
         limits,
         storage: None,
         allowed_roots: Vec::new(),
+        fetch: Default::default(),
         metrics: Arc::new(Metrics::default()),
     });
     let seeds = Arc::new(seeds);

@@ -86,6 +86,17 @@ pub struct ServeArgs {
     /// `X-Forwarded-Host`, `Host`).
     #[arg(long, env = "DOCREADER_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// Hosts `/read` may fetch a `url` from (comma-separated; `*.example.com` for its
+    /// subdomains). Unset: URL inputs are off.
+    #[arg(long, env = "DOCREADER_URL_ALLOWLIST")]
+    pub url_allowlist: Option<String>,
+    /// Internal address ranges URL inputs may reach anyway (`127.0.0.0/8,10.0.0.0/8`);
+    /// loopback, private, link-local and metadata addresses are refused otherwise.
+    #[arg(long, env = "DOCREADER_URL_ALLOW_ADDRESSES")]
+    pub url_allow_addresses: Option<String>,
+    /// How long fetching a URL may take, redirects and body included.
+    #[arg(long, env = "DOCREADER_URL_TIMEOUT_MS", default_value_t = 30_000)]
+    pub url_timeout_ms: u64,
     /// List e-mail attachments without storing them as uploads (a read-only deployment).
     #[arg(long, env = "DOCREADER_NO_STORE_ATTACHMENTS", default_value_t = false)]
     pub no_store_attachments: bool,
@@ -341,6 +352,9 @@ impl ServeArgs {
             cors_origins: None,
             mcp_allowed_hosts: None,
             public_url: None,
+            url_allowlist: None,
+            url_allow_addresses: None,
+            url_timeout_ms: 30_000,
             log_format: "text".into(),
             header_read_timeout_ms: 10_000,
             body_timeout_ms: 30_000,

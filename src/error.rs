@@ -34,6 +34,12 @@ pub enum ErrorCode {
     Internal,
     Unavailable,
     RequestTimeout,
+    UrlNotAllowed,
+    UrlHostNotAllowed,
+    UrlSchemeNotAllowed,
+    UrlAddressBlocked,
+    UrlRedirectBlocked,
+    FetchFailed,
 }
 
 impl ErrorCode {
@@ -62,6 +68,12 @@ impl ErrorCode {
         Self::Internal,
         Self::Unavailable,
         Self::RequestTimeout,
+        Self::UrlNotAllowed,
+        Self::UrlHostNotAllowed,
+        Self::UrlSchemeNotAllowed,
+        Self::UrlAddressBlocked,
+        Self::UrlRedirectBlocked,
+        Self::FetchFailed,
     ];
 
     /// The snake_case code as it appears on the wire.
@@ -90,6 +102,12 @@ impl ErrorCode {
             Self::Internal => "internal",
             Self::Unavailable => "unavailable",
             Self::RequestTimeout => "request_timeout",
+            Self::UrlNotAllowed => "url_not_allowed",
+            Self::UrlHostNotAllowed => "url_host_not_allowed",
+            Self::UrlSchemeNotAllowed => "url_scheme_not_allowed",
+            Self::UrlAddressBlocked => "url_address_blocked",
+            Self::UrlRedirectBlocked => "url_redirect_blocked",
+            Self::FetchFailed => "fetch_failed",
         }
     }
 
@@ -116,6 +134,12 @@ impl ErrorCode {
             Self::ExtractionCrashed | Self::Internal => 500,
             Self::Unavailable => 503,
             Self::RequestTimeout => 408,
+            Self::UrlSchemeNotAllowed => 400,
+            Self::UrlNotAllowed
+            | Self::UrlHostNotAllowed
+            | Self::UrlAddressBlocked
+            | Self::UrlRedirectBlocked => 403,
+            Self::FetchFailed => 502,
         }
     }
 
@@ -145,6 +169,12 @@ impl ErrorCode {
             Self::Internal => "Retry; if it persists, report the request id to the operator.",
             Self::Unavailable => "Retry after the number of seconds in the Retry-After header.",
             Self::RequestTimeout => "Send the request without long pauses; the operator sets how long a body may pause (DOCREADER_BODY_TIMEOUT_MS).",
+            Self::UrlNotAllowed => "Upload the file (POST /upload), or ask the operator to enable URL inputs (DOCREADER_URL_ALLOWLIST).",
+            Self::UrlHostNotAllowed => "Upload the file, or ask the operator to add the host to DOCREADER_URL_ALLOWLIST.",
+            Self::UrlSchemeNotAllowed => "Give an http:// or https:// URL, or upload the file.",
+            Self::UrlAddressBlocked => "Fetch from a public address, or ask the operator to allow the range in DOCREADER_URL_ALLOW_ADDRESSES.",
+            Self::UrlRedirectBlocked => "Give the final URL directly if its host is allowed.",
+            Self::FetchFailed => "Check that the URL works from the service's network, or upload the file.",
         }
     }
 }

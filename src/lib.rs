@@ -11,6 +11,7 @@ pub mod detect;
 pub mod envelope;
 pub mod error;
 pub mod extract;
+pub mod fetch;
 pub mod files;
 pub mod http;
 pub mod metrics;

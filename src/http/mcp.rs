@@ -43,7 +43,7 @@ struct Docreader {
 }
 
 const READ_DESCRIPTION: &str = "Read the text of a document uploaded to docreader (PDF, Word, PowerPoint, Excel, OpenDocument, EPUB, e-mail, images with OCR, text and CSV in any encoding). \
-Give `file_id` (from list_documents or an upload), or `file_ids` (up to 10, read in order within one budget), and, if needed, options: `pages` (\"1-5\") for PDF and slides, `chapters` for EPUB, `sheet`/`range` for spreadsheets, `offset`/`limit` for lines of text, `query` to get only matching lines, `ocr`/`ocr_lang` for scans. \
+Give `file_id` (from list_documents or an upload), or `file_ids` (up to 10, read in order within one budget), or `url` (an http(s) address on the operator's list; it becomes an upload whose file_id the answer gives), and, if needed, options: `pages` (\"1-5\") for PDF and slides, `chapters` for EPUB, `sheet`/`range` for spreadsheets, `offset`/`limit` for lines of text, `query` to get only matching lines, `ocr`/`ocr_lang` for scans. \
 The answer holds at most about 8000 tokens unless `max_tokens` (or `max_chars`) says otherwise. It starts with a header line (format, what was read, whether it was cut) and then the text. When the text was cut, the header gives `next`: call read_document again with the same file_id and those option values to read on. \
 An option that does not fit the format is an error that names the options that do.";
 

@@ -122,6 +122,11 @@ impl AppState {
                 store_attachments: !args.no_store_attachments,
             }),
             allowed_roots: roots,
+            fetch: crate::fetch::FetchPolicy::parse(
+                args.url_allowlist.as_deref(),
+                args.url_allow_addresses.as_deref(),
+                args.url_timeout_ms,
+            )?,
             metrics: metrics.clone(),
         };
         Ok(Self {
@@ -248,7 +253,7 @@ impl Modify for BearerAuth {
 
 /// The OpenAPI description: what utoipa derives from the code, plus the rules between
 /// `ReadRequest`'s fields that derive macros cannot state (exactly one of `file_id`,
-/// `file_ids` and `path`; options that exclude each other; options that need `query`). A schema-valid
+/// `file_ids`, `url` and `path`; options that exclude each other; options that need `query`). A schema-valid
 /// request is then never refused for its shape, only for its content (the file's format,
 /// its size, a range past its end).
 pub fn openapi() -> serde_json::Value {
@@ -259,8 +264,8 @@ pub fn openapi() -> serde_json::Value {
     let both = |a: &str, b: &str| json!({"required": [a, b], "properties": {a: {"not": {"type": "null"}}, b: {"not": {"type": "null"}}}});
     let without_query = |k: &str| json!({"required": [k], "properties": {k: {"not": {"type": "null"}}}, "not": given("query")});
     doc["components"]["schemas"]["ReadRequest"]["allOf"] = json!([
-        {"description": "Exactly one of file_id, file_ids and path names the file(s).",
-         "oneOf": [given("file_id"), given("file_ids"), given("path")]},
+        {"description": "Exactly one of file_id, file_ids, url and path names the file(s).",
+         "oneOf": [given("file_id"), given("file_ids"), given("url"), given("path")]},
         {"description": "max_chars and max_tokens exclude each other.",
          "not": both("max_chars", "max_tokens")},
         {"description": "byte_offset/byte_length exclude offset/limit and query.",

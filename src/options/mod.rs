@@ -32,6 +32,12 @@ pub struct ReadRequest {
     #[arg(skip)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// A document to fetch and read (`http`/`https`, hosts the operator lists in
+    /// `DOCREADER_URL_ALLOWLIST`), instead of `file_id`. It becomes an upload of the
+    /// tenant: the envelope's `file_id` reads it again without fetching.
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// Several uploads in one read (1 to 10, instead of `file_id`): the answer is
     /// `{"status":"ok","results":[…]}`, one envelope or error per file, in order; the budget
     /// is used up in file order.

@@ -10,7 +10,7 @@ use crate::error::{ApiError, ErrorCode};
 const UNIVERSAL: &[&str] = &["deadline_ms", "max_chars", "max_tokens"];
 
 /// What names the file rather than how to read it.
-const IDENTITY: &[&str] = &["file_id", "path", "file_ids"];
+const IDENTITY: &[&str] = &["file_id", "path", "file_ids", "url"];
 
 const TEXT: &[&str] = &[
     "offset",

@@ -35,6 +35,8 @@ pub struct ReadService {
     pub storage: Option<Storage>,
     /// Canonical folders `path` reads may come from; empty: `path` is refused.
     pub allowed_roots: Vec<PathBuf>,
+    /// Which URLs `url` reads may fetch (none by default).
+    pub fetch: crate::fetch::FetchPolicy,
     pub metrics: Arc<Metrics>,
 }
 
@@ -69,6 +71,7 @@ impl ReadService {
             limits,
             storage: None,
             allowed_roots: Vec::new(),
+            fetch: Default::default(),
             metrics: Arc::new(Metrics::default()),
         }
     }
@@ -272,8 +275,24 @@ impl ReadService {
         Ok(env)
     }
 
-    /// The file to read: an upload of the tenant (with its id and sha256) or a server path.
+    /// The file to read: an upload of the tenant (with its id and sha256), a URL fetched
+    /// into a new upload, or a server path.
     async fn resolve(&self, tenant: &str, req: &ReadRequest) -> Result<Resolved, ApiError> {
+        if let Some(url) = &req.url {
+            if req.file_id.is_some() || req.path.is_some() {
+                return Err(ApiError::invalid_request(
+                    "give one of file_id, url and path, not several",
+                ));
+            }
+            let Some(st) = &self.storage else {
+                return Err(ApiError::new(
+                    ErrorCode::UrlNotAllowed,
+                    "URLs are read by the service only",
+                ));
+            };
+            let rec = crate::fetch::fetch(&st.files, &self.fetch, tenant, url).await?;
+            return self.upload_input(st, tenant, &rec.file_id).await;
+        }
         match (&req.file_id, &req.path) {
             (Some(_), Some(_)) => Err(ApiError::invalid_request(
                 "give either file_id or path, not both",
@@ -284,22 +303,7 @@ impl ReadService {
                 let Some(st) = &self.storage else {
                     return Err(ApiError::not_found());
                 };
-                let rec = st.files.get(tenant, id).await?;
-                let format = Format::from_mime(&rec.mime, &rec.name).ok_or_else(|| {
-                    ApiError::internal(format!("unknown stored mime {}", rec.mime))
-                })?;
-                // A delete from now on removes the upload's name, not the bytes this read
-                // is about to open (in a worker, maybe after waiting for one).
-                let held = held::link_blob(
-                    &st.files.store.blob_path(&rec.sha256),
-                    &st.files.store.spool(),
-                )?;
-                let input = new_input(held.path().to_path_buf(), rec.name, format, rec.size as u64);
-                Ok(Resolved {
-                    input,
-                    upload: Some((rec.file_id, rec.sha256)),
-                    _held: Some(held),
-                })
+                self.upload_input(st, tenant, id).await
             }
             (None, Some(p)) => {
                 let (input, held) = self.server_path_input(p).await?;
@@ -310,6 +314,30 @@ impl ReadService {
                 })
             }
         }
+    }
+
+    /// An upload of the tenant, held for this read.
+    async fn upload_input(
+        &self,
+        st: &Storage,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Resolved, ApiError> {
+        let rec = st.files.get(tenant, id).await?;
+        let format = Format::from_mime(&rec.mime, &rec.name)
+            .ok_or_else(|| ApiError::internal(format!("unknown stored mime {}", rec.mime)))?;
+        // A delete from now on removes the upload's name, not the bytes this read
+        // is about to open (in a worker, maybe after waiting for one).
+        let held = held::link_blob(
+            &st.files.store.blob_path(&rec.sha256),
+            &st.files.store.spool(),
+        )?;
+        let input = new_input(held.path().to_path_buf(), rec.name, format, rec.size as u64);
+        Ok(Resolved {
+            input,
+            upload: Some((rec.file_id, rec.sha256)),
+            _held: Some(held),
+        })
     }
 
     /// Keep what this read recognised; count what it reused.

@@ -20,4 +20,5 @@ mod server;
 mod tokens;
 mod upload;
 mod upload_url;
+mod url_input;
 mod workers;

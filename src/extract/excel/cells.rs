@@ -181,6 +181,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn cell_references() {
+        assert_eq!(parse_cell("A1"), Some((0, 0)));
+        assert_eq!(parse_cell("AB12"), Some((11, 27)));
+        assert_eq!(parse_cell("12"), None);
+        assert_eq!(parse_cell("A0"), None);
+    }
+
+    #[test]
     fn numbers_without_float_noise() {
         assert_eq!(fmt_num(0.1 + 0.2), "0.3");
         assert_eq!(fmt_num(3.0), "3");

@@ -284,17 +284,3 @@ fn persons(pkg: &mut Package) -> Result<HashMap<String, String>, ApiError> {
     }
     Ok(out)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cell_references() {
-        let cell_ref = super::super::cells::parse_cell;
-        assert_eq!(cell_ref("A1"), Some((0, 0)));
-        assert_eq!(cell_ref("AB12"), Some((11, 27)));
-        assert_eq!(cell_ref("12"), None);
-        assert_eq!(cell_ref("A0"), None);
-    }
-}
