@@ -132,9 +132,9 @@ impl ReadService {
         request_id: Option<String>,
     ) -> Result<ReadResults, ApiError> {
         let ids = req.file_ids.take().unwrap_or_default();
-        if req.file_id.is_some() || req.path.is_some() {
+        if req.file_id.is_some() || req.path.is_some() || req.url.is_some() {
             return Err(ApiError::invalid_request(
-                "give file_ids, or file_id, or path: not two of them",
+                "give one of file_ids, file_id, url and path, not several",
             ));
         }
         if ids.is_empty() || ids.len() > MAX_FILES {
