@@ -276,7 +276,7 @@ pub struct SearchRequest {
     #[schema(max_items = 1000)]
     pub file_ids: Option<Vec<String>>,
     /// At most this many hits (default 10, at most 100).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::options::whole_number")]
     #[schema(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
 }
@@ -329,14 +329,18 @@ pub async fn search(
             "limit must be between 1 and 100, got {limit}"
         )));
     }
+    if req.query.is_empty() {
+        return Err(ApiError::invalid_option("query is empty")
+            .with_hint("Give words or characters, e.g. {\"query\": \"invoice total\"}."));
+    }
     if req.query.chars().count() > 1000 {
         return Err(ApiError::invalid_option(
             "query is longer than 1000 characters",
         ));
     }
+    // A query of only spaces and punctuation has nothing to find.
     let Some(fts) = match_query(&req.query) else {
-        return Err(ApiError::invalid_option("query has no words to search for")
-            .with_hint("Give words or characters, e.g. {\"query\": \"invoice total\"}."));
+        return Ok(Vec::new());
     };
     let ids = req.file_ids.clone().unwrap_or_default();
     if ids.len() > 1000 {

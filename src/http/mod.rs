@@ -230,7 +230,7 @@ async fn security_headers(
 #[derive(OpenApi)]
 #[openapi(
     info(title = "docreader", description = "Reads any document and hands back its text in one JSON envelope. Upload with POST /upload, then POST /read. Every error is {\"status\":\"error\",\"error\":{\"code\",\"message\",\"hint\"}} with a stable code (see the ErrorCode schema)."),
-    paths(files::upload, upload_url::create, upload_url::receive, files::list, files::show, files::remove, read::read, search::search, search::index, health::healthz, health::readyz, metrics::metrics),
+    paths(files::upload, upload_url::create, upload_url::receive, upload_url::receive_post, files::list, files::show, files::remove, read::read, search::search, search::index, health::healthz, health::readyz, metrics::metrics),
     components(schemas(crate::error::ErrorCode, crate::error::ErrorBody, crate::error::ErrorDetail,
         crate::envelope::Envelope, crate::options::ReadRequest, crate::db::FileRecord, crate::detect::Family,
         files::UploadResponse, upload_url::UploadUrlRequest, upload_url::UploadUrl, crate::search::SearchRequest, crate::search::SearchResults, search::Indexed, files::FileList, files::FileInfo, files::Deleted)),

@@ -32,15 +32,16 @@ pub fn router() -> Router<AppState> {
 #[utoipa::path(post, path = "/read", tag = "read", request_body = ReadRequest,
     responses(
         (status = 200, description = "the envelope; with `file_ids`, one result per file", body = ReadAnswer),
-        (status = 400, description = "invalid_request, invalid_option, unsupported_option, invalid_range, inverted_range", body = ErrorBody),
+        (status = 400, description = "invalid_request, invalid_option, unsupported_option, invalid_range, inverted_range, url_scheme_not_allowed", body = ErrorBody),
         (status = 401, description = "unauthorized", body = ErrorBody),
-        (status = 403, description = "outside_allowed_roots", body = ErrorBody),
+        (status = 403, description = "outside_allowed_roots, url_not_allowed, url_host_not_allowed, url_address_blocked, url_redirect_blocked", body = ErrorBody),
         (status = 404, description = "not_found", body = ErrorBody),
         (status = 413, description = "too_large: the file or what it expands to is over a limit (pixels, decompressed size, a worker's memory cap)", body = ErrorBody),
         (status = 415, description = "blocked_type, binary_content, legacy_format, unsupported_format", body = ErrorBody),
         (status = 416, description = "out_of_range", body = ErrorBody),
         (status = 422, description = "encrypted, corrupt, no_ocr_engine", body = ErrorBody),
         (status = 500, description = "extraction_crashed, internal", body = ErrorBody),
+        (status = 502, description = "fetch_failed: the server of `url` could not be reached or answered an error", body = ErrorBody),
         (status = 503, description = "unavailable", body = ErrorBody),
         (status = 504, description = "timeout", body = ErrorBody)),
     security((), ("bearer" = [])))]

@@ -96,7 +96,12 @@ const MAX_INDEX_READS: u64 = 1000;
         (status = 200, description = "indexed", body = Indexed),
         (status = 401, description = "unauthorized", body = ErrorBody),
         (status = 404, description = "not_found", body = ErrorBody),
-        (status = 422, description = "encrypted, corrupt", body = ErrorBody)),
+        (status = 413, description = "too_large", body = ErrorBody),
+        (status = 415, description = "blocked_type, binary_content, legacy_format, unsupported_format", body = ErrorBody),
+        (status = 422, description = "encrypted, corrupt, no_ocr_engine", body = ErrorBody),
+        (status = 500, description = "extraction_crashed, internal", body = ErrorBody),
+        (status = 503, description = "unavailable", body = ErrorBody),
+        (status = 504, description = "timeout", body = ErrorBody)),
     security((), ("bearer" = [])))]
 pub async fn index(
     State(st): State<AppState>,

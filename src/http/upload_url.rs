@@ -27,7 +27,7 @@ pub const MAX_TTL_SECONDS: i64 = 3600;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/uploads", post(create))
-        .route("/uploads/{token}", post(receive).put(receive))
+        .route("/uploads/{token}", post(receive_post).put(receive))
 }
 
 /// Body of `POST /uploads`.
@@ -38,6 +38,7 @@ pub struct UploadUrlRequest {
     #[schema(min_length = 1)]
     pub name: String,
     /// Seconds the URL stays valid (default 900, at most 3600).
+    #[serde(default, deserialize_with = "crate::options::whole_number")]
     #[schema(minimum = 1, maximum = 3600)]
     pub ttl_seconds: Option<i64>,
 }
@@ -98,11 +99,11 @@ pub async fn issue(
             "ttl_seconds must be between 1 and {MAX_TTL_SECONDS}, got {ttl}"
         )));
     }
-    let name = clean_name(name);
-    if name.is_empty() {
+    if name.trim().is_empty() {
         return Err(ApiError::invalid_option("name is empty")
             .with_hint("Give the file's name with its extension, e.g. report.pdf."));
     }
+    let name = clean_name(name);
     let token = random_hex(32);
     let expires = chrono::Utc::now() + chrono::Duration::seconds(ttl);
     db::token_insert(&st.db, &digest(&token), tenant, &name, expires.timestamp())
@@ -166,6 +167,25 @@ pub async fn receive(
         status: "ok",
         files: vec![rec],
     }))
+}
+
+/// Store a file sent to an upload URL with `POST` (raw bytes, or a multipart form with
+/// one file part, as a browser form or `curl -F` sends it).
+#[utoipa::path(post, path = "/uploads/{token}", tag = "files",
+    params(("token" = String, Path, description = "from POST /uploads")),
+    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "the file's bytes (or a multipart form with one file part)"),
+    responses(
+        (status = 200, description = "stored", body = UploadResponse),
+        (status = 404, description = "not_found: unknown, expired or already used", body = ErrorBody),
+        (status = 408, description = "request_timeout", body = ErrorBody),
+        (status = 413, description = "too_large", body = ErrorBody),
+        (status = 415, description = "blocked_type, binary_content, legacy_format, unsupported_format", body = ErrorBody)))]
+pub async fn receive_post(
+    st: State<AppState>,
+    token: Path<String>,
+    req: Request,
+) -> Result<Json<UploadResponse>, ApiError> {
+    receive(st, token, req).await
 }
 
 /// The body as the file: raw bytes, or the first file part of a multipart form.

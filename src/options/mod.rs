@@ -337,7 +337,9 @@ impl Ocr {
 
 /// An integer option that also accepts a whole-number float (`7.0`): JSON Schema calls it
 /// an integer, so a client generated from the schema may send it.
-fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+pub(crate) fn whole_number<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<i64>, D::Error> {
     use serde::de::Error;
     let Some(n) = Option::<serde_json::Number>::deserialize(d)? else {
         return Ok(None);

@@ -114,9 +114,14 @@ async fn options_that_do_not_fit_some_files_are_refused_naming_them() {
         400,
         "invalid_option",
     );
-    for other in [json!({"file_id": pdf}), json!({"url": "http://127.0.0.1/x.pdf"})] {
+    for other in [
+        json!({"file_id": pdf}),
+        json!({"url": "http://127.0.0.1/x.pdf"}),
+    ] {
         let mut body = json!({"file_ids": [pdf]});
-        body.as_object_mut().unwrap().extend(other.as_object().unwrap().clone());
+        body.as_object_mut()
+            .unwrap()
+            .extend(other.as_object().unwrap().clone());
         assert_error(&app.read(body).await, 400, "invalid_request");
     }
     assert_error(
