@@ -41,6 +41,16 @@ pub enum Command {
         #[arg(long)]
         test_hooks: bool,
     },
+    /// Ask a running service whether it is ready (`GET /readyz`): exit 0 when it answers
+    /// 200, else 1 with one line saying why. For container health checks (no curl there).
+    Healthcheck {
+        /// The service's address (`0.0.0.0` and `::` are asked on loopback).
+        #[arg(long, env = "DOCREADER_ADDR", default_value = "127.0.0.1:8080")]
+        addr: SocketAddr,
+        /// Give up after this many milliseconds.
+        #[arg(long, default_value_t = 3000)]
+        timeout_ms: u64,
+    },
     /// Print the OpenAPI description (or write it to a file).
     Openapi {
         #[arg(long)]

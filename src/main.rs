@@ -66,6 +66,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Healthcheck { addr, timeout_ms } => runtime().block_on(healthcheck(addr, timeout_ms)),
         Command::Openapi { out } => {
             let json = docreader::http::openapi_json();
             match out {
@@ -126,6 +127,10 @@ async fn serve(args: ServeArgs) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
+    if let Err(e) = check_data_dir(&args.data_dir) {
+        eprintln!("docreader: {e}");
+        return ExitCode::FAILURE;
+    }
     let state = match AppState::new(&args).await {
         Ok(s) => s,
         Err(e) => {
@@ -166,6 +171,65 @@ async fn serve(args: ServeArgs) -> ExitCode {
         docreader::http::serve::serve(listener, app(state), limits, shutdown_signal()).await;
     tracing::info!(drained, "docreader stopped");
     ExitCode::SUCCESS
+}
+
+/// `GET /readyz` on the service at `addr`.
+async fn healthcheck(mut addr: std::net::SocketAddr, timeout_ms: u64) -> ExitCode {
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr {
+            std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    let ask = async {
+        let tcp = tokio::net::TcpStream::connect(addr).await?;
+        let (mut sender, conn) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
+                .await
+                .map_err(std::io::Error::other)?;
+        tokio::spawn(conn);
+        let req = hyper::Request::get("/readyz")
+            .header(hyper::header::HOST, addr.to_string())
+            .body(http_body_util::Empty::<hyper::body::Bytes>::new())
+            .map_err(std::io::Error::other)?;
+        let resp = sender.send_request(req).await.map_err(std::io::Error::other)?;
+        Ok::<_, std::io::Error>(resp.status())
+    };
+    match tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), ask).await {
+        Ok(Ok(status)) if status.is_success() => ExitCode::SUCCESS,
+        Ok(Ok(status)) => {
+            eprintln!("docreader healthcheck: http://{addr}/readyz answered {status}");
+            ExitCode::FAILURE
+        }
+        Ok(Err(e)) => {
+            eprintln!("docreader healthcheck: cannot reach http://{addr}/readyz: {e}");
+            ExitCode::FAILURE
+        }
+        Err(_) => {
+            eprintln!("docreader healthcheck: http://{addr}/readyz did not answer in {timeout_ms} ms");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The data dir must be a folder this process can write: said in one line with the path and
+/// the user, before anything else fails less clearly (a container's volume mounted for
+/// another user, a typo).
+fn check_data_dir(dir: &std::path::Path) -> Result<(), String> {
+    let probe = dir.join(format!(".write-check-{}", std::process::id()));
+    let tried = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&probe, b"ok"))
+        .and_then(|()| std::fs::remove_file(&probe));
+    tried.map_err(|e| {
+        // SAFETY: plain getters of the process's ids.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        format!(
+            "the data dir {} is not writable by this process (uid {uid}, gid {gid}): {e}. \
+             Give that user a writable folder or volume there (e.g. podman run -v docreader-data:/data), \
+             or point DOCREADER_DATA_DIR elsewhere.",
+            dir.display()
+        )
+    })
 }
 
 /// SIGTERM or Ctrl-C: stop accepting, let in-flight requests finish.

@@ -126,6 +126,52 @@ fn refuses_public_address_without_keys() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("DOCREADER_API_KEYS"));
 }
 
+/// A data dir the process cannot write is one line at start naming the path and the user.
+#[test]
+fn an_unwritable_data_dir_is_said_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-folder");
+    std::fs::write(&file, b"x").unwrap();
+    let data = file.join("data");
+    let out = Command::new(bin())
+        .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(&data.display().to_string()) && err.contains("uid "), "{err}");
+}
+
+/// `docreader healthcheck` (for containers without curl): 0 when /readyz answers 200, 1
+/// with a reason otherwise.
+#[test]
+fn healthcheck_asks_readyz() {
+    let mut srv = Server::start(&[], &[]);
+    let ok = Command::new(bin())
+        .args(["healthcheck", "--addr", &srv.addr])
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    // The same port as 0.0.0.0 (a container's listen address) is asked on loopback.
+    let port = srv.addr.rsplit(':').next().unwrap();
+    let any = Command::new(bin())
+        .args(["healthcheck", "--addr", &format!("0.0.0.0:{port}")])
+        .output()
+        .unwrap();
+    assert!(any.status.success(), "{}", String::from_utf8_lossy(&any.stderr));
+    srv.terminate();
+    let (status, _) = srv.stop_logs();
+    assert!(status.success());
+    let down = Command::new(bin())
+        .args(["healthcheck", "--addr", &srv.addr, "--timeout-ms", "2000"])
+        .output()
+        .unwrap();
+    assert_eq!(down.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&down.stderr).contains("cannot reach"));
+}
+
 #[test]
 fn cli_read_prints_the_same_envelope() {
     let p = repo().join("fixtures/text/tabs_crlf.py");
