@@ -70,6 +70,10 @@ pub struct Envelope {
     pub elapsed_ms: u64,
     /// Whether the result came from the document memory.
     pub cached: bool,
+    /// Text in `text` a person would not see (hidden characters, look-alike letters);
+    /// absent when nothing was found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub security: Option<crate::findings::Security>,
     /// Format-specific keys (see `Report`), beside the common ones.
     #[serde(flatten)]
     pub report: Report,
@@ -267,9 +271,100 @@ pub fn take_blocks<S: AsRef<str>>(blocks: &[S], max_chars: usize, max_blocks: us
     }
 }
 
+/// A part of a read's text: a page, slide, sheet or chapter (after its marker line), or
+/// the whole text of a format without markers. Search indexes them; findings are placed by
+/// them.
+#[derive(Debug, PartialEq)]
+pub struct Unit {
+    /// `page`, `slide`, `sheet`, `chapter` or `document`.
+    pub kind: &'static str,
+    /// Its number or sheet name (`""` for a document).
+    pub key: String,
+    pub text: String,
+}
+
+/// Split an envelope's text at its unit markers, without the closing line of a cut text.
+pub fn units(text: &str) -> Vec<Unit> {
+    let text = match text.rfind(TRUNCATION_LINE) {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let mut out: Vec<Unit> = Vec::new();
+    let mut current = Unit {
+        kind: "document",
+        key: String::new(),
+        text: String::new(),
+    };
+    for line in text.split_inclusive('\n') {
+        if let Some((kind, key)) = marker(line.trim_end()) {
+            let done = std::mem::replace(
+                &mut current,
+                Unit {
+                    kind,
+                    key,
+                    text: String::new(),
+                },
+            );
+            if !done.text.trim().is_empty() {
+                out.push(done);
+            }
+            continue;
+        }
+        current.text.push_str(line);
+    }
+    if !current.text.trim().is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// `--- Page 3 ---`, `--- Slide 2 ---`, `--- Chapter 4: Title ---`, `--- Sheet: Q1 (…) ---`,
+/// `--- Chart sheet: Q1 ---`.
+fn marker(line: &str) -> Option<(&'static str, String)> {
+    let inner = line.strip_prefix("--- ")?.strip_suffix(" ---")?;
+    for (prefix, kind) in [
+        ("Page ", "page"),
+        ("Slide ", "slide"),
+        ("Chapter ", "chapter"),
+    ] {
+        if let Some(rest) = inner.strip_prefix(prefix) {
+            let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            return (!n.is_empty()).then_some((kind, n));
+        }
+    }
+    if let Some(rest) = inner
+        .strip_prefix("Sheet: ")
+        .or_else(|| inner.strip_prefix("Chart sheet: "))
+    {
+        let name = match rest.rfind(" (") {
+            Some(i) if rest.ends_with(" cols)") => &rest[..i],
+            _ => rest,
+        };
+        return Some(("sheet", name.to_string()));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn units_split_at_markers() {
+        let t = "--- Page 1 ---\nalpha\n--- Page 2 ---\n\n--- Page 3 ---\nbeta\ngamma\n\n... (truncated, total 99 chars)";
+        let u = units(t);
+        assert_eq!(u.len(), 2);
+        assert_eq!(
+            (u[0].kind, u[0].key.as_str(), u[0].text.as_str()),
+            ("page", "1", "alpha\n")
+        );
+        assert_eq!((u[1].kind, u[1].key.as_str()), ("page", "3"));
+        assert!(!u[1].text.contains("truncated"));
+        let s = units("--- Sheet: Q1 sales (3 rows × 2 cols) ---\na\tb\n");
+        assert_eq!((s[0].kind, s[0].key.as_str()), ("sheet", "Q1 sales"));
+        let d = units("just text\n");
+        assert_eq!((d[0].kind, d[0].key.as_str()), ("document", ""));
+    }
 
     #[test]
     fn cutting_helpers() {

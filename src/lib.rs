@@ -13,6 +13,7 @@ pub mod error;
 pub mod extract;
 pub mod fetch;
 pub mod files;
+pub mod findings;
 pub mod http;
 pub mod metrics;
 pub mod native;

@@ -66,7 +66,9 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Healthcheck { addr, timeout_ms } => runtime().block_on(healthcheck(addr, timeout_ms)),
+        Command::Healthcheck { addr, timeout_ms } => {
+            runtime().block_on(healthcheck(addr, timeout_ms))
+        }
         Command::Openapi { out } => {
             let json = docreader::http::openapi_json();
             match out {
@@ -192,7 +194,10 @@ async fn healthcheck(mut addr: std::net::SocketAddr, timeout_ms: u64) -> ExitCod
             .header(hyper::header::HOST, addr.to_string())
             .body(http_body_util::Empty::<hyper::body::Bytes>::new())
             .map_err(std::io::Error::other)?;
-        let resp = sender.send_request(req).await.map_err(std::io::Error::other)?;
+        let resp = sender
+            .send_request(req)
+            .await
+            .map_err(std::io::Error::other)?;
         Ok::<_, std::io::Error>(resp.status())
     };
     match tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), ask).await {
@@ -206,7 +211,9 @@ async fn healthcheck(mut addr: std::net::SocketAddr, timeout_ms: u64) -> ExitCod
             ExitCode::FAILURE
         }
         Err(_) => {
-            eprintln!("docreader healthcheck: http://{addr}/readyz did not answer in {timeout_ms} ms");
+            eprintln!(
+                "docreader healthcheck: http://{addr}/readyz did not answer in {timeout_ms} ms"
+            );
             ExitCode::FAILURE
         }
     }

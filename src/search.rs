@@ -97,78 +97,6 @@ pub fn match_query(query: &str) -> Option<String> {
     (!terms.is_empty()).then(|| terms.join(" OR "))
 }
 
-/// One indexed unit of a document: a page, slide, sheet or chapter, or the whole text.
-#[derive(Debug, PartialEq)]
-pub struct Unit {
-    /// `page`, `slide`, `sheet`, `chapter` or `document`.
-    pub kind: &'static str,
-    /// Its number or sheet name (`""` for a document).
-    pub key: String,
-    pub text: String,
-}
-
-/// Split an envelope's text at its unit markers, without the closing line of a cut text.
-pub fn units(text: &str) -> Vec<Unit> {
-    let text = match text.rfind(crate::envelope::TRUNCATION_LINE) {
-        Some(i) => &text[..i],
-        None => text,
-    };
-    let mut out: Vec<Unit> = Vec::new();
-    let mut current = Unit {
-        kind: "document",
-        key: String::new(),
-        text: String::new(),
-    };
-    for line in text.split_inclusive('\n') {
-        if let Some((kind, key)) = marker(line.trim_end()) {
-            let done = std::mem::replace(
-                &mut current,
-                Unit {
-                    kind,
-                    key,
-                    text: String::new(),
-                },
-            );
-            if !done.text.trim().is_empty() {
-                out.push(done);
-            }
-            continue;
-        }
-        current.text.push_str(line);
-    }
-    if !current.text.trim().is_empty() {
-        out.push(current);
-    }
-    out
-}
-
-/// `--- Page 3 ---`, `--- Slide 2 ---`, `--- Chapter 4: Title ---`, `--- Sheet: Q1 (…) ---`,
-/// `--- Chart sheet: Q1 ---`.
-fn marker(line: &str) -> Option<(&'static str, String)> {
-    let inner = line.strip_prefix("--- ")?.strip_suffix(" ---")?;
-    for (prefix, kind) in [
-        ("Page ", "page"),
-        ("Slide ", "slide"),
-        ("Chapter ", "chapter"),
-    ] {
-        if let Some(rest) = inner.strip_prefix(prefix) {
-            let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            return (!n.is_empty()).then_some((kind, n));
-        }
-    }
-    if let Some(rest) = inner
-        .strip_prefix("Sheet: ")
-        .or_else(|| inner.strip_prefix("Chart sheet: "))
-    {
-        let name = match rest.rfind(" (") {
-            Some(i) if rest.ends_with(" cols)") => &rest[..i],
-            _ => rest,
-        };
-        return Some(("sheet", name.to_string()));
-    }
-    None
-}
-
 /// Whether a read's text is the document's own, from its start (see the module doc).
 pub fn indexable(req: &ReadRequest) -> bool {
     req.query.is_none()
@@ -189,7 +117,7 @@ pub async fn index_text(
     text: &str,
 ) -> Result<usize, sqlx::Error> {
     let mut changed = 0;
-    for u in units(text) {
+    for u in crate::envelope::units(text) {
         let mut tx = db.begin().await?;
         let old: Option<(i64, i64)> = sqlx::query_as(
             "SELECT id, length(text) FROM search_units WHERE tenant = ? AND file_id = ? AND unit = ? AND unit_key = ?",
@@ -436,23 +364,6 @@ mod tests {
             "\"invoice\" OR \"total\" OR \"or\" OR \"x\""
         );
         assert!(match_query(" ,;- ").is_none());
-    }
-
-    #[test]
-    fn units_split_at_markers() {
-        let t = "--- Page 1 ---\nalpha\n--- Page 2 ---\n\n--- Page 3 ---\nbeta\ngamma\n\n... (truncated, total 99 chars)";
-        let u = units(t);
-        assert_eq!(u.len(), 2);
-        assert_eq!(
-            (u[0].kind, u[0].key.as_str(), u[0].text.as_str()),
-            ("page", "1", "alpha\n")
-        );
-        assert_eq!((u[1].kind, u[1].key.as_str()), ("page", "3"));
-        assert!(!u[1].text.contains("truncated"));
-        let s = units("--- Sheet: Q1 sales (3 rows × 2 cols) ---\na\tb\n");
-        assert_eq!((s[0].kind, s[0].key.as_str()), ("sheet", "Q1 sales"));
-        let d = units("just text\n");
-        assert_eq!((d[0].kind, d[0].key.as_str()), ("document", ""));
     }
 
     #[test]

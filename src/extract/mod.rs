@@ -131,6 +131,7 @@ pub fn read_blocking(
         mime: input.format.mime().to_string(),
         char_count: out.char_count,
         truncated: out.truncated,
+        security: crate::findings::scan(&out.text),
         text: out.text,
         tokens: None,
         next: out.next,

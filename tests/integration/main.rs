@@ -4,6 +4,7 @@ mod common;
 mod connections;
 mod corpus;
 mod errors;
+mod findings;
 mod fuzz;
 mod hardening;
 mod many;

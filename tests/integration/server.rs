@@ -141,7 +141,10 @@ fn an_unwritable_data_dir_is_said_at_start() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains(&data.display().to_string()) && err.contains("uid "), "{err}");
+    assert!(
+        err.contains(&data.display().to_string()) && err.contains("uid "),
+        "{err}"
+    );
 }
 
 /// `docreader healthcheck` (for containers without curl): 0 when /readyz answers 200, 1
@@ -153,14 +156,22 @@ fn healthcheck_asks_readyz() {
         .args(["healthcheck", "--addr", &srv.addr])
         .output()
         .unwrap();
-    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
     // The same port as 0.0.0.0 (a container's listen address) is asked on loopback.
     let port = srv.addr.rsplit(':').next().unwrap();
     let any = Command::new(bin())
         .args(["healthcheck", "--addr", &format!("0.0.0.0:{port}")])
         .output()
         .unwrap();
-    assert!(any.status.success(), "{}", String::from_utf8_lossy(&any.stderr));
+    assert!(
+        any.status.success(),
+        "{}",
+        String::from_utf8_lossy(&any.stderr)
+    );
     srv.terminate();
     let (status, _) = srv.stop_logs();
     assert!(status.success());
