@@ -117,8 +117,9 @@ pub async fn index_text(
     text: &str,
 ) -> Result<usize, sqlx::Error> {
     let mut changed = 0;
+    // One transaction (one commit, one sync) for all the read's units.
+    let mut tx = db.begin().await?;
     for u in crate::envelope::units(text) {
-        let mut tx = db.begin().await?;
         let old: Option<(i64, i64)> = sqlx::query_as(
             "SELECT id, length(text) FROM search_units WHERE tenant = ? AND file_id = ? AND unit = ? AND unit_key = ?",
         )
@@ -156,9 +157,9 @@ pub async fn index_text(
             .bind(index_terms(&u.text))
             .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
         changed += 1;
     }
+    tx.commit().await?;
     Ok(changed)
 }
 

@@ -159,7 +159,9 @@ fn header(env: &Value) -> String {
     parts.push(format!("{} chars", env["char_count"]));
     if let Some(summary) = env["security"]["summary"].as_str() {
         // What a person would not see, before the model reads it.
-        parts.push(format!("WARNING {summary} (see structured content: security)"));
+        parts.push(format!(
+            "WARNING {summary} (see structured content: security)"
+        ));
     }
     if let Some(t) = env.get("tokens").and_then(Value::as_u64) {
         parts.push(format!("~{t} tokens shown"));

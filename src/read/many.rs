@@ -88,22 +88,13 @@ impl Budget {
         }
     }
 
-    /// What is left after a file's read: nothing when the budget cut it.
+    /// What is left after a file's read: nothing when the budget cut it (a cut text ends
+    /// the read; its `next` reads on in that file).
     fn after(self, env: &Envelope) -> Self {
-        if env.truncated {
-            return match self {
-                Budget::Chars(_) => Budget::Chars(0),
-                Budget::Tokens(_) => Budget::Tokens(0),
-            };
-        }
         match self {
-            Budget::Chars(n) => {
-                let shown = match env.text.rfind(crate::envelope::TRUNCATION_LINE) {
-                    Some(i) => &env.text[..i],
-                    None => env.text.as_str(),
-                };
-                Budget::Chars(n.saturating_sub(shown.chars().count() as u64))
-            }
+            Budget::Chars(_) if env.truncated => Budget::Chars(0),
+            Budget::Tokens(_) if env.truncated => Budget::Tokens(0),
+            Budget::Chars(n) => Budget::Chars(n.saturating_sub(env.text.chars().count() as u64)),
             Budget::Tokens(n) => Budget::Tokens(
                 n.saturating_sub(
                     env.tokens
@@ -112,13 +103,14 @@ impl Budget {
             ),
         }
     }
+}
 
-    fn describe(self, req: &ReadRequest, default_chars: usize) -> String {
-        match (req.max_tokens, req.max_chars) {
-            (Some(t), _) => format!("max_tokens {t}"),
-            (None, Some(c)) => format!("max_chars {c}"),
-            (None, None) => format!("max_chars {default_chars} (the default)"),
-        }
+/// The budget as the request gave it, for the message of a file it did not reach.
+fn describe(req: &ReadRequest, default_chars: usize) -> String {
+    match (req.max_tokens, req.max_chars) {
+        (Some(t), _) => format!("max_tokens {t}"),
+        (None, Some(c)) => format!("max_chars {c}"),
+        (None, None) => format!("max_chars {default_chars} (the default)"),
     }
 }
 
@@ -145,12 +137,11 @@ impl ReadService {
             .with_hint("Split the files over several reads."));
         }
         check_values(&req)?;
-        req.max_chars(self.limits.max_chars)?;
         let mut budget = match req.max_tokens()? {
             Some(t) => Budget::Tokens(t),
             None => Budget::Chars(req.max_chars(self.limits.max_chars)? as u64),
         };
-        let described = budget.describe(&req, self.limits.max_chars);
+        let described = describe(&req, self.limits.max_chars);
         // Every file is resolved and planned first: options that do not fit some of them
         // refuse the read, with every such file named.
         let mut prepared: Vec<Result<Prepared, ApiError>> = Vec::with_capacity(ids.len());

@@ -250,16 +250,19 @@ impl ReadService {
         };
         let estimate = tokens::estimate(&env.text);
         if estimate > max_tokens {
-            // Not reached by any text seen; said rather than returned over budget silently.
+            // Each pass returns less text, so this is not expected; if it happens it is said,
+            // not returned over budget silently.
             env.warnings.push(format!(
                 "the text is estimated at {estimate} tokens, over max_tokens {max_tokens}"
             ));
         }
         env.tokens = Some(estimate);
         // The extractors speak of the character budget this read used inside.
-        let inner = regex::Regex::new(r"max_chars( \(\d+\))?").expect("a valid pattern");
+        static INNER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+            regex::Regex::new(r"max_chars( \(\d+\))?").expect("a valid pattern")
+        });
         for w in env.warnings.iter_mut() {
-            *w = inner
+            *w = INNER
                 .replace_all(w, format!("max_tokens ({max_tokens})").as_str())
                 .into_owned();
         }
