@@ -283,6 +283,37 @@ pub struct Unit {
     pub text: String,
 }
 
+/// Where in a document something stands: the page, slide, sheet or chapter of a `Unit`
+/// (none for a format without markers). Search hits and hidden-text findings carry it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+pub struct Place {
+    /// The page (pdf, image).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u64>,
+    /// The slide (pptx, odp).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slide: Option<u64>,
+    /// The sheet (spreadsheets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
+    /// The chapter (epub).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chapter: Option<u64>,
+}
+
+impl Place {
+    /// The place a unit's kind and key name.
+    pub fn of(kind: &str, key: &str) -> Self {
+        let number = key.parse::<u64>().ok();
+        Self {
+            page: number.filter(|_| kind == "page"),
+            slide: number.filter(|_| kind == "slide"),
+            chapter: number.filter(|_| kind == "chapter"),
+            sheet: (kind == "sheet").then(|| key.to_string()),
+        }
+    }
+}
+
 /// Split an envelope's text at its unit markers, without the closing line of a cut text.
 pub fn units(text: &str) -> Vec<Unit> {
     let text = match text.rfind(TRUNCATION_LINE) {

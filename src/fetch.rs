@@ -279,10 +279,9 @@ fn file_name(u: &url::Url) -> String {
         .and_then(|mut s| s.next_back().map(str::to_string))
         .filter(|s| !s.is_empty())
         .map(|s| {
-            url::form_urlencoded::parse(format!("n={s}").as_bytes())
-                .next()
-                .map(|(_, v)| v.into_owned())
-                .unwrap_or(s)
+            percent_encoding::percent_decode_str(&s)
+                .decode_utf8_lossy()
+                .into_owned()
         })
         .unwrap_or_else(|| "download".into())
 }
@@ -445,6 +444,13 @@ mod tests {
         for a in ["93.184.216.34", "2606:4700::1111", "8.8.8.8"] {
             assert!(!internal(a.parse().unwrap()), "{a}");
         }
+    }
+
+    #[test]
+    fn file_names_come_decoded_from_the_last_segment() {
+        let name = |u: &str| file_name(&url::Url::parse(u).unwrap());
+        assert_eq!(name("https://x.test/docs/a%20b+c.pdf?x=1"), "a b+c.pdf");
+        assert_eq!(name("https://x.test/"), "download");
     }
 
     #[test]

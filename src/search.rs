@@ -216,18 +216,9 @@ pub struct Hit {
     pub file_id: String,
     /// The file's name.
     pub name: String,
-    /// The page (pdf, image), when the hit is on one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub page: Option<u64>,
-    /// The slide (pptx, odp).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slide: Option<u64>,
-    /// The sheet (spreadsheets).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sheet: Option<String>,
-    /// The chapter (epub).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub chapter: Option<u64>,
+    /// The page, slide, sheet or chapter of the hit, when the format has them.
+    #[serde(flatten)]
+    pub place: crate::envelope::Place,
     /// The 1-based line of the best match, within the page/slide/sheet/chapter (or the
     /// document's text).
     pub line: u64,
@@ -302,14 +293,10 @@ pub async fn search(
         .into_iter()
         .map(|(file_id, name, unit, key, text, score)| {
             let (line, snippet) = best_line(&text, &words);
-            let number = key.parse::<u64>().ok();
             Hit {
                 file_id,
                 name,
-                page: number.filter(|_| unit == "page"),
-                slide: number.filter(|_| unit == "slide"),
-                chapter: number.filter(|_| unit == "chapter"),
-                sheet: (unit == "sheet").then_some(key),
+                place: crate::envelope::Place::of(&unit, &key),
                 line,
                 snippet,
                 score: (score * 1000.0).round() / 1000.0,

@@ -176,13 +176,6 @@ fn header(env: &Value) -> String {
 }
 
 impl Docreader {
-    fn tenant(ctx: &RequestContext<RoleServer>) -> Option<String> {
-        ctx.extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|p| p.extensions.get::<Tenant>())
-            .map(|t| t.0.clone())
-    }
-
     async fn read_document(&self, tenant: &str, args: JsonObject) -> CallToolResult {
         let mut req: ReadRequest = match serde_json::from_value(Value::Object(args)) {
             Ok(r) => r,
@@ -360,7 +353,8 @@ impl Docreader {
                 let lines: Vec<String> = hits
                     .iter()
                     .map(|h| {
-                        let place = match (&h.page, &h.slide, &h.sheet, &h.chapter) {
+                        let p = &h.place;
+                        let place = match (&p.page, &p.slide, &p.sheet, &p.chapter) {
                             (Some(p), ..) => format!("page {p}"),
                             (_, Some(s), ..) => format!("slide {s}"),
                             (_, _, Some(s), _) => format!("sheet {s:?}"),
@@ -459,18 +453,19 @@ impl ServerHandler for Docreader {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
-        let Some(tenant) = Self::tenant(&context) else {
+        // The HTTP request the call came in: its tenant (set by `authenticate`) and headers.
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let Some(tenant) = parts
+            .and_then(|p| p.extensions.get::<Tenant>())
+            .map(|t| t.0.clone())
+        else {
             return Err(rmcp::ErrorData::internal_error(
                 "no tenant on the request",
                 None,
             ));
         };
+        let headers = parts.map(|p| p.headers.clone()).unwrap_or_default();
         let args = request.arguments.unwrap_or_default();
-        let headers = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .map(|p| p.headers.clone())
-            .unwrap_or_default();
         let result = match request.name.as_ref() {
             "read_document" => self.read_document(&tenant, args).await,
             "list_documents" => self.list_documents(&tenant, args).await,

@@ -170,6 +170,25 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Run one of the scripts that build a pinned tool environment once, outside the repo
+/// (`scripts/pyenv.py`, `scripts/npmenv.py`), and return what it prints: the environment's
+/// path. Paths in `args` are relative to the repository.
+pub fn tool_env(script: &str, args: &[&str]) -> String {
+    let root = repo();
+    let out = std::process::Command::new("python3")
+        .arg(root.join(script))
+        .args(args)
+        .current_dir(&root)
+        .output()
+        .unwrap_or_else(|e| panic!("python3 runs {script}: {e}"));
+    assert!(
+        out.status.success(),
+        "{script} could not build its environment: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
 pub fn fixture(rel: &str) -> Vec<u8> {
     let p = repo().join("fixtures").join(rel);
     std::fs::read(&p).unwrap_or_else(|e| panic!("missing fixture {}: {e}", p.display()))

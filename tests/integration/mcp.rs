@@ -7,18 +7,15 @@ use crate::common::*;
 #[test]
 fn an_mcp_client_lists_reads_and_pages_through_documents() {
     let root = repo();
-    let venv = std::process::Command::new("python3")
-        .arg(root.join("scripts/pyenv.py"))
-        .args(["--name", "venv-mcp", "--requirements"])
-        .arg(root.join("tests/mcp/requirements.txt"))
-        .output()
-        .expect("python3 runs scripts/pyenv.py");
-    assert!(
-        venv.status.success(),
-        "the MCP client venv could not be built: {}",
-        String::from_utf8_lossy(&venv.stderr)
+    let python = tool_env(
+        "scripts/pyenv.py",
+        &[
+            "--name",
+            "venv-mcp",
+            "--requirements",
+            "tests/mcp/requirements.txt",
+        ],
     );
-    let python = String::from_utf8(venv.stdout).unwrap().trim().to_string();
     let (alice, bob) = ("alice-key-0123456789", "bob-key-0123456789ab");
     let mut srv = Server::start(
         &[],

@@ -18,6 +18,15 @@ async fn search(app: &TestApp, body: Value) -> Resp {
     .await
 }
 
+async fn index(app: &TestApp, id: &str) -> Resp {
+    app.send(
+        Request::post(format!("/files/{id}/index"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await
+}
+
 fn hits(r: &Resp) -> Vec<Value> {
     assert_eq!(r.status, 200, "{}", r.json);
     r.json["hits"].as_array().unwrap().clone()
@@ -103,39 +112,34 @@ async fn search_never_crosses_tenants_and_index_reads_whole_documents() {
     let id = app
         .upload_id("thirty.pdf", &fixture("pdf/thirty_pages.pdf"))
         .await;
-    // Only page 1 read: later pages are not searchable yet.
+    // Only page 1 read: later pages are not searchable yet. Page 30's text comes from
+    // another upload of the same bytes (its read indexes that upload, not this one).
     app.read(json!({"file_id": id, "pages": "1"})).await;
-    let whole = app
-        .read(json!({"file_id": id, "pages": "30", "max_chars": 100000}))
+    let twin = app
+        .upload_id("twin.pdf", &fixture("pdf/thirty_pages.pdf"))
         .await;
-    let last_line = whole.json["text"]
+    let page30 = app
+        .read(json!({"file_id": twin, "pages": "30", "max_chars": 100000}))
+        .await;
+    let last_line = page30.json["text"]
         .as_str()
         .unwrap()
         .lines()
         .nth(1)
         .unwrap()
         .to_string();
-    let r = app
-        .send(
-            Request::post(format!("/files/{id}/index"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await;
+    let only_id = json!({"query": last_line, "file_ids": [id], "limit": 3});
+    let before = hits(&search(&app, only_id.clone()).await);
+    assert!(before.iter().all(|h| h["page"] != 30), "{before:?}");
+    let r = index(&app, &id).await;
     assert_eq!(r.status, 200, "{}", r.json);
     assert!(r.json["chars"].as_u64().unwrap() > 1000);
-    let h = hits(&search(&app, json!({"query": last_line, "limit": 3})).await);
+    let h = hits(&search(&app, only_id).await);
     assert_eq!(h[0]["page"], 30, "{last_line}: {h:?}");
     // Bob sees nothing of Alice's, even naming her file.
     app.token = Some(bob.into());
     assert!(hits(&search(&app, json!({"query": last_line})).await).is_empty());
     assert!(hits(&search(&app, json!({"query": last_line, "file_ids": [id]})).await).is_empty());
-    let r = app
-        .send(
-            Request::post(format!("/files/{id}/index"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await;
+    let r = index(&app, &id).await;
     assert_error(&r, 404, "not_found");
 }

@@ -12,18 +12,10 @@ use crate::common::*;
 /// Real token counts of `texts`: (cl100k, o200k) each.
 fn real_counts(texts: &[String]) -> Vec<(u64, u64)> {
     let root = repo();
-    let env = std::process::Command::new("python3")
-        .arg(root.join("scripts/npmenv.py"))
-        .args(["--name", "npm-tokens", "--dir"])
-        .arg(root.join("tests/tokens"))
-        .output()
-        .expect("python3 runs scripts/npmenv.py");
-    assert!(
-        env.status.success(),
-        "the tokenizer package could not be installed: {}",
-        String::from_utf8_lossy(&env.stderr)
+    let dir = tool_env(
+        "scripts/npmenv.py",
+        &["--name", "npm-tokens", "--dir", "tests/tokens"],
     );
-    let dir = String::from_utf8(env.stdout).unwrap().trim().to_string();
     let mut child = std::process::Command::new("node")
         .arg(root.join("tests/tokens/count.cjs"))
         .env("NODE_PATH", format!("{dir}/node_modules"))
