@@ -6,7 +6,7 @@ CARGO ?= cargo
 ADDR ?= 127.0.0.1:8080
 DATA_DIR ?= ./data
 
-.PHONY: run test native openapi fmt bench-pdf
+.PHONY: run test native openapi fmt bench-pdf image test-container
 
 run: native
 	$(CARGO) run --release --locked -- serve --addr $(ADDR) --data-dir $(DATA_DIR)
@@ -34,6 +34,18 @@ fuzz: native
 
 native:
 	python3 scripts/fetch_native.py
+
+# The container image (docker/Containerfile): a release build packaged with podman, no base
+# image needed (docker/mkroot.sh assembles the root from what the binary loads).
+IMAGE ?= localhost/docreader:latest
+image: native
+	$(CARGO) build --release --locked
+	bash docker/build-image.sh $(IMAGE)
+
+# The image run as users run it, behind nginx: tests/container/run.sh (root; installs podman,
+# runc and nginx from Debian when missing).
+test-container: image
+	SKIP_IMAGE_BUILD=1 IMAGE=$(IMAGE) bash tests/container/run.sh
 
 openapi:
 	$(CARGO) run --quiet --locked -- openapi --out openapi/openapi.json

@@ -208,6 +208,9 @@ def remove_stale(dest):
 
 
 def main():
+    if sys.argv[1:] == ["--print-dir"]:
+        print(native_dir())
+        return
     dest = native_dir()
     os.makedirs(dest, exist_ok=True)
     remove_stale(dest)

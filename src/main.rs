@@ -26,18 +26,18 @@ fn main() -> ExitCode {
                 // SAFETY: a plain setting of the allocator, before any thread is spawned.
                 unsafe { libc::mallopt(libc::M_ARENA_MAX, 2) };
             }
-            init_tracing(&args.log_format);
+            init_tracing(&args.log_format, true);
             runtime().block_on(serve(args))
         }
         Command::Read(args) => {
             // Quiet by default (stdout is the envelope); DOCREADER_LOG=debug shows the stages.
             if std::env::var_os("DOCREADER_LOG").is_some() {
-                init_tracing("text");
+                init_tracing("text", false);
             }
             read(args)
         }
         Command::Migrate { data_dir } => {
-            init_tracing("text");
+            init_tracing("text", false);
             runtime().block_on(async {
                 match docreader::db::open(&data_dir).await {
                     Ok(_) => {
@@ -56,8 +56,8 @@ fn main() -> ExitCode {
             log_format,
             test_hooks,
         } => match {
-            // Log lines go to stderr, which the server's own stderr receives.
-            init_tracing(&log_format);
+            // Log lines go to stderr, which the server points where it logs.
+            init_tracing(&log_format, false);
             docreader::worker::serve_jobs(&spool, test_hooks)
         } {
             Ok(()) => ExitCode::SUCCESS,
@@ -95,21 +95,29 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("tokio runtime")
 }
 
-fn init_tracing(format: &str) {
+/// Text logs go to stderr. The server's JSON logs (a container's) go to stdout; a worker's
+/// stdout carries its replies, so it logs to stderr, which the server points at its stdout.
+fn init_tracing(format: &str, json_to_stdout: bool) {
     use tracing_subscriber::EnvFilter;
     let filter =
-        EnvFilter::try_from_env("DOCREADER_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        EnvFilter::try_from_env("DOCREADER_LOG").unwrap_or_else(|_| EnvFilter::new("info,ort=warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
     if format == "json" {
+        let out = move || -> Box<dyn std::io::Write> {
+            if json_to_stdout {
+                Box::new(std::io::stdout())
+            } else {
+                Box::new(std::io::stderr())
+            }
+        };
         builder
+            .with_writer(out)
             .json()
             .flatten_event(true)
             .with_current_span(true)
             .init();
     } else {
-        builder.init();
+        builder.with_writer(std::io::stderr).init();
     }
 }
 
@@ -123,8 +131,9 @@ async fn serve(args: ServeArgs) -> ExitCode {
     };
     if !keys_set && !args.addr.ip().is_loopback() && !args.allow_unauthenticated {
         eprintln!(
-            "docreader: refusing to serve on {} without API keys. Set DOCREADER_API_KEYS=key:tenant, \
-             or pass --allow-unauthenticated when a gateway in front authenticates.",
+            "docreader: refusing to serve on {} without API keys. Set DOCREADER_API_KEYS=key:tenant \
+             (or DOCREADER_API_KEYS_FILE), or DOCREADER_ALLOW_UNAUTHENTICATED=true \
+             (--allow-unauthenticated) when a gateway in front authenticates.",
             args.addr
         );
         return ExitCode::FAILURE;
@@ -152,8 +161,10 @@ async fn serve(args: ServeArgs) -> ExitCode {
         .map(|a| a.to_string())
         .unwrap_or_default();
     tracing::info!(%addr, data_dir = %args.data_dir.display(), auth = keys_set, "docreader listening");
-    // Printed plainly too, so scripts and people see where to go.
-    eprintln!("docreader listening on http://{addr} (docs at http://{addr}/docs)");
+    // Printed plainly too, so scripts and people see where to go (JSON logs stay JSON only).
+    if args.log_format != "json" {
+        eprintln!("docreader listening on http://{addr} (docs at http://{addr}/docs)");
+    }
     let fd_limit = docreader::http::serve::raise_fd_limit();
     let limits = docreader::http::serve::ConnLimits {
         header_read_timeout: std::time::Duration::from_millis(args.header_read_timeout_ms.max(1)),
@@ -232,8 +243,9 @@ fn check_data_dir(dir: &std::path::Path) -> Result<(), String> {
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         format!(
             "the data dir {} is not writable by this process (uid {uid}, gid {gid}): {e}. \
-             Give that user a writable folder or volume there (e.g. podman run -v docreader-data:/data), \
+             Give that user a writable folder or volume there (e.g. podman run -v docreader-data:{}), \
              or point DOCREADER_DATA_DIR elsewhere.",
+            dir.display(),
             dir.display()
         )
     })

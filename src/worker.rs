@@ -372,7 +372,7 @@ pub struct PoolConfig {
     pub workers: usize,
     /// Address-space cap of each child, in bytes (0: none).
     pub memory_bytes: u64,
-    /// `text` or `json`: children log to stderr in the server's format.
+    /// `text` or `json`: children log in the server's format, where the server logs.
     pub log_format: String,
     /// Pass the hidden `--test-hooks` flag (the isolation tests only).
     pub test_hooks: bool,
@@ -408,9 +408,17 @@ impl Pool {
                 cmd.env_remove(&name);
             }
         }
+        // JSON logs go to the server's stdout (a container's log stream): the children's
+        // log lines join them there, one stream in one format.
+        let logs = if self.log_format == "json" {
+            use std::os::fd::AsFd;
+            std::process::Stdio::from(std::io::stdout().as_fd().try_clone_to_owned()?)
+        } else {
+            std::process::Stdio::inherit()
+        };
         cmd.stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
+            .stderr(logs)
             .kill_on_drop(true);
         let limit = self.memory_bytes;
         // SAFETY: between fork and exec only async-signal-safe calls are made (setrlimit).

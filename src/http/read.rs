@@ -107,9 +107,15 @@ pub async fn read(
             .await
             .map(|ev| (Ok::<_, std::convert::Infallible>(ev), rx))
     });
-    Sse::new(events)
+    // Gateways buffer responses by default; these two headers ask nginx (and caches) to pass
+    // each event on as it comes.
+    let mut res = Sse::new(events)
         .keep_alive(KeepAlive::default())
-        .into_response()
+        .into_response();
+    let h = res.headers_mut();
+    h.insert("x-accel-buffering", header::HeaderValue::from_static("no"));
+    h.insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache"));
+    res
 }
 
 /// What `POST /read` answers: one envelope, or with `file_ids` one result per file.

@@ -245,7 +245,7 @@ pub fn strip_truncation(text: &str) -> &str {
     }
 }
 
-/// The real binary serving on a free loopback port (killed when dropped). Its stderr is
+/// The real binary serving on a free loopback port (killed when dropped). Its log is
 /// collected; `stop_logs` waits for the process and returns what it logged.
 pub struct Server {
     pub child: std::process::Child,
@@ -256,22 +256,39 @@ pub struct Server {
 
 impl Server {
     /// `docreader serve` on 127.0.0.1:0 with a fresh data dir, plus `flags` and `env`.
+    /// Logs are read where the server writes them: stderr, or stdout for JSON logs.
     pub fn start(flags: &[&str], env: &[(&str, &str)]) -> Self {
         use std::io::{BufRead, Read};
+        let json = env.contains(&("DOCREADER_LOG_FORMAT", "json"));
         let dir = tempfile::tempdir().unwrap();
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docreader"))
             .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
             .arg(dir.path().join("data"))
             .args(flags)
             .envs(env.iter().copied())
+            .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("start docreader serve");
-        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let (out, err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        // The stream that is not the log is drained too, so the server never blocks on it.
+        let (logs, other): (Box<dyn Read + Send>, Box<dyn Read + Send>) = if json {
+            (Box::new(out), Box::new(err))
+        } else {
+            (Box::new(err), Box::new(out))
+        };
+        let mut logs = std::io::BufReader::new(logs);
         let mut addr = String::new();
         let mut line = String::new();
-        while stderr.read_line(&mut line).unwrap() > 0 {
-            if let Some(rest) = line.split("listening on http://").nth(1) {
+        while logs.read_line(&mut line).unwrap() > 0 {
+            if json {
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("a log line that is not JSON ({e}): {line}"));
+                if v["message"] == "docreader listening" {
+                    addr = v["addr"].as_str().unwrap().to_string();
+                    break;
+                }
+            } else if let Some(rest) = line.split("listening on http://").nth(1) {
                 addr = rest.split_whitespace().next().unwrap().to_string();
                 break;
             }
@@ -280,7 +297,10 @@ impl Server {
         assert!(!addr.is_empty(), "the server did not say where it listens");
         let logs = std::thread::spawn(move || {
             let mut rest = String::new();
-            let _ = stderr.read_to_string(&mut rest);
+            let _ = logs.read_to_string(&mut rest);
+            let mut other = other;
+            let mut ignored = Vec::new();
+            let _ = other.read_to_end(&mut ignored);
             rest
         });
         Self {

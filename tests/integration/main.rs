@@ -2,6 +2,7 @@
 
 mod common;
 mod connections;
+mod container_files;
 mod corpus;
 mod errors;
 mod findings;

@@ -108,6 +108,12 @@ fn real_binary_serves_reads_and_stops_gracefully() {
         logs.contains("\"request_id\""),
         "json logs carry request ids"
     );
+    // JSON logs are on stdout (a container's log stream), one JSON object a line.
+    for line in logs.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(v["level"].is_string() && v["message"].is_string(), "{line}");
+    }
     assert!(
         !logs.contains("贵州茅台"),
         "logs must never contain document text"

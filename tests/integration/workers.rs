@@ -172,6 +172,9 @@ async fn progress_streams_page_by_page_then_the_envelope() {
             .to_str()
             .unwrap()
             .starts_with("text/event-stream"));
+        // Gateways (nginx) pass events on as they come only when told.
+        assert_eq!(r.headers["x-accel-buffering"], "no");
+        assert_eq!(r.headers["cache-control"], "no-cache");
         let body = r.json.as_str().expect("an event stream").to_string();
         let events: Vec<(String, serde_json::Value)> = body
             .split("\n\n")
