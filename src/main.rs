@@ -99,8 +99,8 @@ fn runtime() -> tokio::runtime::Runtime {
 /// stdout carries its replies, so it logs to stderr, which the server points at its stdout.
 fn init_tracing(format: &str, json_to_stdout: bool) {
     use tracing_subscriber::EnvFilter;
-    let filter =
-        EnvFilter::try_from_env("DOCREADER_LOG").unwrap_or_else(|_| EnvFilter::new("info,ort=warn"));
+    let filter = EnvFilter::try_from_env("DOCREADER_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("info,ort=warn"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     if format == "json" {
         let out = move || -> Box<dyn std::io::Write> {

@@ -20,6 +20,7 @@ use crate::config::Limits;
 use crate::detect::Format;
 use crate::envelope::{Attachment, Envelope};
 use crate::error::ApiError;
+use crate::extract::page_image::{PageImage, PageImageRequest, PictureFormat};
 use crate::extract::{self, Input};
 use crate::options::ReadRequest;
 
@@ -43,6 +44,16 @@ pub struct Job {
     pub known_ocr: std::collections::HashMap<u64, Vec<crate::ocr::OcrLine>>,
     /// The request this read serves, for the worker's log lines.
     pub request_id: Option<String>,
+    /// Draw a page instead of reading (`GET /files/{id}/pages/{n}`); `req` is then unused.
+    #[serde(default)]
+    pub draw: Option<PageImageRequest>,
+}
+
+/// What a job gave: a read's envelope, or a drawn page.
+#[derive(Debug)]
+pub enum Done {
+    Read(Envelope),
+    Picture(PageImage),
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -53,6 +64,13 @@ pub enum Reply {
         envelope: Envelope,
         attachments: Vec<(String, PathBuf)>,
         fresh_ocr: Vec<(u64, Vec<crate::ocr::OcrLine>)>,
+    },
+    /// A drawn page, its bytes in a spool file.
+    Picture {
+        path: PathBuf,
+        format: PictureFormat,
+        width: u32,
+        height: u32,
     },
     Err(ApiError),
     /// An allocation failed under the memory cap; the worker is about to abort.
@@ -262,6 +280,28 @@ fn run_job(job: Job, spool: &Path, test_hooks: bool) -> Reply {
             let _ = send(&Reply::Progress(p));
         }),
     };
+    if let Some(draw) = &job.draw {
+        return match extract::page_image::draw(&input, draw, &job.limits) {
+            Ok(pic) => {
+                let path = spool.join(format!("pic-{}", crate::store::random_hex(12)));
+                match std::fs::write(&path, &pic.bytes) {
+                    Ok(()) => Reply::Picture {
+                        path,
+                        format: pic.format,
+                        width: pic.width,
+                        height: pic.height,
+                    },
+                    Err(e) => Reply::Err(ApiError::internal(e)),
+                }
+            }
+            Err(e) => {
+                if let Some(cause) = &e.cause {
+                    tracing::error!(code = e.code.as_str(), cause = %cause, "drawing failed");
+                }
+                Reply::Err(e)
+            }
+        };
+    }
     let started = Instant::now();
     match extract::read_blocking(&input, job.file_id, &job.req, &job.limits) {
         Ok(mut env) => {
@@ -454,7 +494,7 @@ impl Pool {
         job: Job,
         limit: Duration,
         progress: &extract::ProgressSink,
-    ) -> Result<Result<Envelope, ApiError>, Failure> {
+    ) -> Result<Result<Done, ApiError>, Failure> {
         let started = Instant::now();
         let Ok(Ok(_permit)) = tokio::time::timeout(limit, self.slots.clone().acquire_owned()).await
         else {
@@ -512,6 +552,23 @@ impl Pool {
                         unreachable!("handled above")
                     }
                     Ok(Reply::Err(e)) => Err(e),
+                    Ok(Reply::Picture {
+                        path,
+                        format,
+                        width,
+                        height,
+                    }) => {
+                        let bytes = tokio::fs::read(&path).await.map_err(ApiError::internal);
+                        let _ = tokio::fs::remove_file(&path).await;
+                        bytes.map(|bytes| {
+                            Done::Picture(PageImage {
+                                bytes,
+                                format,
+                                width,
+                                height,
+                            })
+                        })
+                    }
                     Ok(Reply::Ok {
                         mut envelope,
                         attachments,
@@ -524,7 +581,7 @@ impl Pool {
                             }
                             let _ = tokio::fs::remove_file(&path).await;
                         }
-                        Ok(envelope)
+                        Ok(Done::Read(envelope))
                     }
                 })
             }

@@ -14,7 +14,7 @@ use crate::report::{Boxes, OcrQuality, Report};
 
 pub struct ImageExtractor;
 
-fn decode(input: &Input, caps: &Limits) -> Result<DynamicImage, ApiError> {
+pub(crate) fn decode(input: &Input, caps: &Limits) -> Result<DynamicImage, ApiError> {
     let bad = |e: &dyn std::fmt::Display| {
         ApiError::new(
             ErrorCode::Corrupt,
@@ -85,7 +85,7 @@ pub fn ocr_image(
 /// The pages of a TIFF after the first (the `image` crate decodes only the first), decoded
 /// one at a time as RGB, so that a 500-page TIFF holds one page in memory, not all of them.
 /// Pages in colour types this does not handle are skipped, and said so.
-struct TiffPages {
+pub(crate) struct TiffPages {
     dec: Option<tiff::decoder::Decoder<std::io::BufReader<std::fs::File>>>,
     /// The 1-based number of the page last decoded.
     n: usize,
@@ -94,7 +94,7 @@ struct TiffPages {
 }
 
 impl TiffPages {
-    fn open(path: &std::path::Path, max_pages: usize) -> Result<Self, ApiError> {
+    pub(crate) fn open(path: &std::path::Path, max_pages: usize) -> Result<Self, ApiError> {
         let f = std::io::BufReader::new(std::fs::File::open(path).map_err(ApiError::internal)?);
         Ok(Self {
             dec: tiff::decoder::Decoder::new(f).ok(),
@@ -105,7 +105,7 @@ impl TiffPages {
 
     /// The next page: its number and its image, or a warning why it was skipped; `None`
     /// after the last page (or `max_pages`).
-    fn next_page(&mut self) -> Option<(usize, Result<RgbImage, String>)> {
+    pub(crate) fn next_page(&mut self) -> Option<(usize, Result<RgbImage, String>)> {
         use tiff::decoder::DecodingResult;
         use tiff::ColorType;
         let dec = self.dec.as_mut()?;

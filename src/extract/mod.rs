@@ -13,6 +13,7 @@ pub mod html;
 pub mod image;
 pub mod odf;
 pub mod package;
+pub mod page_image;
 pub mod pdf;
 pub mod pptx;
 pub mod rtf;

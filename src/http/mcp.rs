@@ -28,8 +28,10 @@ use serde_json::{json, Value};
 use super::auth::Tenant;
 use super::AppState;
 use crate::error::ApiError;
+use crate::extract::page_image::{PageImageRequest, PictureFormat};
 use crate::extract::ProgressSink;
 use crate::options::ReadRequest;
+use crate::read::service::Drawn;
 
 /// A read through MCP with no budget of its own stops at this many estimated tokens (an
 /// upper bound: common MCP clients take 10k–25k tokens in one tool result), and says how
@@ -62,6 +64,12 @@ const SEARCH_DESCRIPTION: &str = "Search the user's uploaded documents for words
 Searched is what was read before; files named in `file_ids` that were never read are read whole first (that can take a while for long scans). `limit` (default 10, at most 100) caps the hits.";
 
 const INFO_DESCRIPTION: &str = "What a document is, without reading its text: name, format, mime, size, and its structure (pages, slides, sheets with their sizes, chapters, paragraphs and tables). Use it to plan which `pages`, `sheet` or `chapters` to read.";
+
+const RENDER_DESCRIPTION: &str = "Look at a page: a PDF page (or an image file's page) as a PNG picture, to see a chart, a table's layout, a signature or a scan that read_document's text cannot show. `page` from 1; `width` in pixels (default 1000, at most 2000: pictures cost context too). Other formats have no pages to draw: read them with read_document.";
+
+/// The widest picture `render_page` gives a model (a page at 1000 px is about 1,300 tokens
+/// of image in the models that count them by tiles).
+const RENDER_MAX_WIDTH: u64 = 2000;
 
 fn schema(v: Value) -> Arc<JsonObject> {
     Arc::new(v.as_object().cloned().unwrap_or_default())
@@ -112,6 +120,22 @@ fn tools() -> Vec<Tool> {
             schema(json!({
                 "type": "object",
                 "properties": {"file_id": {"type": "string", "description": "from list_documents or an upload"}},
+                "required": ["file_id"],
+                "additionalProperties": false
+            })),
+        )
+        .with_annotations(read_only.clone()),
+        Tool::new(
+            "render_page",
+            RENDER_DESCRIPTION,
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "file_id": {"type": "string", "description": "from list_documents or an upload"},
+                    "page": {"type": "integer", "minimum": 1, "default": 1},
+                    "width": {"type": "integer", "minimum": 100, "maximum": RENDER_MAX_WIDTH, "default": 1000},
+                    "password": {"type": "string", "description": "an encrypted PDF's password"}
+                },
                 "required": ["file_id"],
                 "additionalProperties": false
             })),
@@ -423,6 +447,47 @@ impl Docreader {
         r.structured_content = Some(info);
         r
     }
+
+    async fn render_page(&self, tenant: &str, args: JsonObject) -> CallToolResult {
+        let Some(id) = args.get("file_id").and_then(Value::as_str) else {
+            return tool_error(ApiError::invalid_option("file_id is required"));
+        };
+        let page = args.get("page").and_then(Value::as_u64).unwrap_or(1);
+        let width = args.get("width").and_then(Value::as_u64).unwrap_or(1000);
+        if !(100..=RENDER_MAX_WIDTH).contains(&width) {
+            return tool_error(ApiError::invalid_option(format!(
+                "width must be 100 to {RENDER_MAX_WIDTH} pixels"
+            )));
+        }
+        let req = PageImageRequest {
+            page,
+            format: PictureFormat::Png,
+            dpi: None,
+            width: Some(width as u32),
+            password: args
+                .get("password")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        };
+        match self.st.reader.draw(tenant, id, req, None).await {
+            Ok(Drawn::Picture { picture, .. }) => {
+                use base64::Engine;
+                let data = base64::engine::general_purpose::STANDARD.encode(&picture.bytes);
+                let caption = format!(
+                    "file {id}, page {page}: {}×{} PNG",
+                    picture.width, picture.height
+                );
+                CallToolResult::success(vec![
+                    ContentBlock::text(caption),
+                    ContentBlock::image(data, picture.format.mime()),
+                ])
+            }
+            Ok(Drawn::NotModified { .. }) => tool_error(ApiError::internal(
+                "a page drawn without a copy held came back unchanged",
+            )),
+            Err(e) => tool_error(e),
+        }
+    }
 }
 
 impl ServerHandler for Docreader {
@@ -472,9 +537,10 @@ impl ServerHandler for Docreader {
             "document_info" => self.document_info(&tenant, args).await,
             "search_documents" => self.search_documents(&tenant, args).await,
             "upload_document" => self.upload_document(&tenant, &headers, args).await,
+            "render_page" => self.render_page(&tenant, args).await,
             other => {
                 return Err(rmcp::ErrorData::invalid_params(
-                    format!("no tool named {other:?}: the tools are read_document, list_documents, document_info, search_documents, upload_document"),
+                    format!("no tool named {other:?}: the tools are read_document, list_documents, document_info, search_documents, upload_document, render_page"),
                     None,
                 ))
             }

@@ -7,6 +7,7 @@ pub mod files;
 pub mod health;
 pub mod mcp;
 pub mod metrics;
+pub mod pages;
 pub mod read;
 pub mod request_id;
 pub mod search;
@@ -163,6 +164,7 @@ pub fn app(state: AppState) -> Router {
         .merge(metrics::router())
         .merge(files::router(state.limits.max_request_bytes))
         .merge(read::router())
+        .merge(pages::router())
         .merge(search::router())
         .merge(upload_url::router())
         .merge(mcp::router(state.clone(), &state.mcp_hosts))
@@ -230,9 +232,9 @@ async fn security_headers(
 #[derive(OpenApi)]
 #[openapi(
     info(title = "docreader", description = "Reads any document and hands back its text in one JSON envelope. Upload with POST /upload, then POST /read. Every error is {\"status\":\"error\",\"error\":{\"code\",\"message\",\"hint\"}} with a stable code (see the ErrorCode schema)."),
-    paths(files::upload, upload_url::create, upload_url::receive, upload_url::receive_post, files::list, files::show, files::remove, read::read, search::search, search::index, health::healthz, health::readyz, metrics::metrics),
+    paths(files::upload, upload_url::create, upload_url::receive, upload_url::receive_post, files::list, files::show, files::remove, pages::page, read::read, search::search, search::index, health::healthz, health::readyz, metrics::metrics),
     components(schemas(crate::error::ErrorCode, crate::error::ErrorBody, crate::error::ErrorDetail,
-        crate::envelope::Envelope, crate::options::ReadRequest, crate::db::FileRecord, crate::detect::Family,
+        crate::envelope::Envelope, crate::options::ReadRequest, crate::db::FileRecord, crate::detect::Family, crate::extract::page_image::PictureFormat,
         files::UploadResponse, upload_url::UploadUrlRequest, upload_url::UploadUrl, crate::search::SearchRequest, crate::search::SearchResults, search::Indexed, files::FileList, files::FileInfo, files::Deleted)),
     modifiers(&BearerAuth),
     tags((name = "files", description = "Upload and manage files"), (name = "read", description = "Read a document"), (name = "health", description = "Probes"))

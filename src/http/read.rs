@@ -114,7 +114,10 @@ pub async fn read(
         .into_response();
     let h = res.headers_mut();
     h.insert("x-accel-buffering", header::HeaderValue::from_static("no"));
-    h.insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache"));
+    h.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-cache"),
+    );
     res
 }
 

@@ -14,8 +14,10 @@ use super::plan::ReadPlan;
 use crate::config::Limits;
 use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorCode};
+use crate::extract::page_image::{PageImage, PageImageRequest};
 use crate::extract::{self, Deadline, Input, Stop};
-use crate::worker::{Failure, Job, Pool};
+use crate::options::ReadRequest;
+use crate::worker::{Done, Failure, Job, Pool};
 
 /// Runs reads: a slot each, in-process or in the worker pool.
 pub struct Executor {
@@ -53,18 +55,53 @@ impl Executor {
     /// the page in flight).
     pub async fn run(
         &self,
-        mut input: Input,
+        input: Input,
         file_id: Option<String>,
         plan: &ReadPlan,
         limits: &Limits,
     ) -> Result<Envelope, ApiError> {
+        let task = Task::Read {
+            file_id,
+            req: plan.req.clone(),
+        };
+        match self.execute(input, task, plan.deadline, limits).await? {
+            Done::Read(env) => Ok(env),
+            Done::Picture(_) => Err(ApiError::internal("a read came back as a picture")),
+        }
+    }
+
+    /// Draw a page (`GET /files/{id}/pages/{n}`): the same slots, workers and deadline as
+    /// a read.
+    pub async fn draw(
+        &self,
+        input: Input,
+        req: PageImageRequest,
+        deadline: Duration,
+        limits: &Limits,
+    ) -> Result<PageImage, ApiError> {
+        match self
+            .execute(input, Task::Draw(req), deadline, limits)
+            .await?
+        {
+            Done::Picture(p) => Ok(p),
+            Done::Read(_) => Err(ApiError::internal("a drawing came back as a read")),
+        }
+    }
+
+    async fn execute(
+        &self,
+        mut input: Input,
+        task: Task,
+        budget: Duration,
+        limits: &Limits,
+    ) -> Result<Done, ApiError> {
         let started = Instant::now();
-        let budget = plan.deadline;
         let span = tracing::info_span!(
             "extract",
-            format = plan.format.family().as_str(),
+            format = input.format.family().as_str(),
             size = input.size,
-            workers = self.workers.is_some()
+            workers = self.workers.is_some(),
+            draw = matches!(task, Task::Draw(_))
         );
         let permit = tokio::time::timeout(budget, self.slots.clone().acquire_owned())
             .await
@@ -83,11 +120,18 @@ impl Executor {
                 let (deadline, stop) = Deadline::at(Instant::now() + remaining).stoppable();
                 let _stop_when_dropped = StopOnDrop(stop);
                 input.deadline = deadline;
-                let (req, limits, inner) = (plan.req.clone(), limits.clone(), span.clone());
+                let (limits, inner) = (limits.clone(), span.clone());
                 let job = tokio::task::spawn_blocking(move || {
                     let _permit = permit;
                     let _entered = inner.enter();
-                    let out = extract::read_blocking(&input, file_id, &req, &limits);
+                    let out = match task {
+                        Task::Read { file_id, req } => {
+                            extract::read_blocking(&input, file_id, &req, &limits).map(Done::Read)
+                        }
+                        Task::Draw(req) => {
+                            extract::page_image::draw(&input, &req, &limits).map(Done::Picture)
+                        }
+                    };
                     if input.deadline.stopped() {
                         tracing::info!("read stopped: its client left or its time ran out");
                     }
@@ -105,17 +149,22 @@ impl Executor {
             }
             Some(pool) => {
                 let progress = input.progress.clone();
+                let (file_id, req, draw) = match task {
+                    Task::Read { file_id, req } => (file_id, req, None),
+                    Task::Draw(d) => (None, ReadRequest::default(), Some(d)),
+                };
                 let job = Job {
                     path: input.path,
                     name: input.name,
                     mime: input.format.mime().to_string(),
                     size: input.size,
                     file_id,
-                    req: plan.req.clone(),
+                    req,
                     limits: limits.clone(),
                     deadline_ms: remaining.as_millis() as u64,
                     known_ocr: input.known_ocr,
                     request_id: crate::request_id::current(),
+                    draw,
                 };
                 let ran = pool.run(job, limit, &progress).instrument(span).await;
                 drop(permit);
@@ -136,11 +185,23 @@ impl Executor {
                 }
             }
         };
-        out.map(|mut env| {
-            env.elapsed_ms = started.elapsed().as_millis() as u64;
-            env
+        out.map(|done| match done {
+            Done::Read(mut env) => {
+                env.elapsed_ms = started.elapsed().as_millis() as u64;
+                Done::Read(env)
+            }
+            picture => picture,
         })
     }
+}
+
+/// What the executor runs: a read, or the drawing of a page.
+enum Task {
+    Read {
+        file_id: Option<String>,
+        req: ReadRequest,
+    },
+    Draw(PageImageRequest),
 }
 
 fn timeout_error(deadline: Duration) -> ApiError {

@@ -14,6 +14,7 @@ use crate::config::Limits;
 use crate::detect::{self as sniff, Format};
 use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorCode};
+use crate::extract::page_image::{PageImage, PageImageRequest};
 use crate::extract::{Input, ProgressSink};
 use crate::files::Files;
 use crate::metrics::Metrics;
@@ -26,6 +27,12 @@ pub struct Storage {
     pub files: Files,
     /// Whether attachments found in documents are stored as uploads.
     pub store_attachments: bool,
+}
+
+/// A page drawn, or known to the client already.
+pub enum Drawn {
+    Picture { picture: PageImage, etag: String },
+    NotModified { etag: String },
 }
 
 /// The read service: everything a read needs, shared by every caller.
@@ -97,6 +104,46 @@ impl ReadService {
             plan,
             tenant: tenant.to_string(),
         })
+    }
+
+    /// Draw a page of a tenant's upload (`GET /files/{id}/pages/{n}`). Its `ETag` names the
+    /// bytes and the drawing asked for, so a client that holds it (`If-None-Match`) is
+    /// answered without drawing.
+    pub async fn draw(
+        &self,
+        tenant: &str,
+        file_id: &str,
+        req: PageImageRequest,
+        if_none_match: Option<&str>,
+    ) -> Result<Drawn, ApiError> {
+        let Some(st) = &self.storage else {
+            return Err(ApiError::not_found());
+        };
+        let resolved = self.upload_input(st, tenant, file_id).await?;
+        req.check(resolved.input.format)?;
+        let sha = resolved.upload.as_ref().map_or("", |(_, sha)| sha.as_str());
+        let size = match (req.width, req.dpi) {
+            (Some(w), _) => format!("w{w}"),
+            (None, Some(d)) => format!("d{d}"),
+            (None, None) => "d".into(),
+        };
+        let etag = format!(
+            "\"{}.{}.{size}.{}.{}\"",
+            &sha[..sha.len().min(32)],
+            req.page,
+            req.format.as_str(),
+            env!("CARGO_PKG_VERSION")
+        );
+        if if_none_match.is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"))
+        {
+            return Ok(Drawn::NotModified { etag });
+        }
+        let deadline = std::time::Duration::from_millis(self.limits.deadline_ms);
+        let picture = self
+            .executor
+            .draw(resolved.input, req, deadline, &self.limits)
+            .await?;
+        Ok(Drawn::Picture { picture, etag })
     }
 
     /// Read a local file the caller may read (the CLI; never reachable from a client).

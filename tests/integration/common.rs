@@ -21,6 +21,8 @@ pub struct Resp {
     pub status: StatusCode,
     pub headers: HeaderMap,
     pub json: Value,
+    /// The body as sent (for answers that are not JSON, such as page images).
+    pub body: Vec<u8>,
 }
 
 impl TestApp {
@@ -80,6 +82,7 @@ impl TestApp {
             status,
             headers,
             json,
+            body: bytes.to_vec(),
         }
     }
 

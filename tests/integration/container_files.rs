@@ -21,7 +21,9 @@ fn containerfile_and_dockerfile_end_with_the_same_stage() {
     let source = read("docker/Dockerfile");
     assert_eq!(final_stage(&ci), final_stage(&source));
     // Both take the root docker/mkroot.sh assembles, and the data mount owned by the user.
-    assert!(ci.contains("FROM scratch\nCOPY root/ /\nCOPY --chown=10001:10001 data/ /var/lib/docreader/\n"));
+    assert!(ci.contains(
+        "FROM scratch\nCOPY root/ /\nCOPY --chown=10001:10001 data/ /var/lib/docreader/\n"
+    ));
     assert!(source.contains(
         "FROM scratch\nCOPY --from=root /image/root/ /\nCOPY --from=root --chown=10001:10001 /image/data/ /var/lib/docreader/\n"
     ));
@@ -34,7 +36,10 @@ fn containerfile_and_dockerfile_end_with_the_same_stage() {
         "CMD [\"/usr/local/bin/docreader\", \"healthcheck\"]",
         "VOLUME /var/lib/docreader",
     ] {
-        assert!(stage.contains(needed), "{needed} missing from the final stage");
+        assert!(
+            stage.contains(needed),
+            "{needed} missing from the final stage"
+        );
     }
 }
 
@@ -47,7 +52,11 @@ fn the_gateway_example_fits_the_service() {
         .lines()
         .find_map(|l| l.trim().strip_prefix("client_max_body_size "))
         .expect("client_max_body_size");
-    let mib: u64 = cap.trim_end_matches(';').trim_end_matches('m').parse().unwrap();
+    let mib: u64 = cap
+        .trim_end_matches(';')
+        .trim_end_matches('m')
+        .parse()
+        .unwrap();
     let service = docreader::config::Limits::default().max_file_bytes;
     assert!(
         mib << 20 > service,
@@ -59,14 +68,22 @@ fn the_gateway_example_fits_the_service() {
         "proxy_request_buffering off;",
         "proxy_set_header X-Request-Id $docreader_request_id;",
     ] {
-        assert!(conf.contains(needed), "{needed} missing from docker/nginx.conf");
+        assert!(
+            conf.contains(needed),
+            "{needed} missing from docker/nginx.conf"
+        );
     }
     // Reads may take the deadline and the grace period: nginx must wait longer.
     let limits = docreader::config::Limits::default();
     let wait: u64 = conf
         .lines()
         .find_map(|l| l.trim().strip_prefix("proxy_read_timeout "))
-        .map(|v| v.trim_end_matches(';').trim_end_matches('s').parse().unwrap())
+        .map(|v| {
+            v.trim_end_matches(';')
+                .trim_end_matches('s')
+                .parse()
+                .unwrap()
+        })
         .expect("proxy_read_timeout");
     assert!(wait * 1000 > limits.deadline_ms + limits.grace_ms);
 }

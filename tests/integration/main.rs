@@ -15,6 +15,7 @@ mod ocr;
 mod office;
 mod openapi;
 mod opendoc;
+mod pages;
 mod pdf;
 mod read_text;
 mod search;

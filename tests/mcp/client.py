@@ -63,13 +63,28 @@ async def main():
 
     async def as_alice(s):
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        check(set(tools) == {"read_document", "list_documents", "document_info", "upload_document", "search_documents"},
+        check(set(tools) == {"read_document", "list_documents", "document_info", "upload_document", "search_documents",
+                             "render_page"},
               f"tools: {list(tools)}")
         for t in tools.values():
             ro = t.name != "upload_document"
             check(t.annotations is not None and t.annotations.read_only_hint is ro, f"{t.name} readOnlyHint")
             check(len(t.description or "") > 80, f"{t.name} has a description a model can use")
         check("pages" in json.dumps(tools["read_document"].input_schema), "read_document's schema has the read options")
+
+        # A page as a picture: a PNG of the width asked, its size in the caption.
+        pic = await s.call_tool("render_page", {"file_id": file_a, "page": 2, "width": 400})
+        check(not pic.is_error, f"render_page: {text_of(pic)}")
+        images = [c for c in pic.content if c.type == "image"]
+        check(len(images) == 1 and images[0].mime_type == "image/png", f"render_page content: {pic.content}")
+        png = base64.b64decode(images[0].data)
+        check(png[:8] == b"\x89PNG\r\n\x1a\n", "a PNG")
+        width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+        check(width == 400 and f"{width}×{height}" in text_of(pic), f"render_page size: {width}×{height}, {text_of(pic)}")
+        past = await s.call_tool("render_page", {"file_id": file_a, "page": 31})
+        check(past.is_error and "out_of_range" in text_of(past), f"render_page past the end: {text_of(past)}")
+        other = await s.call_tool("render_page", {"file_id": file_b})
+        check(other.is_error and "not_found" in text_of(other), f"another tenant's page: {text_of(other)}")
 
         listed = await s.call_tool("list_documents", {})
         check(not listed.is_error and file_a in text_of(listed), f"list_documents: {text_of(listed)}")

@@ -104,6 +104,28 @@ def read_400_only_for_content(ctx, response, case):
     code, message = _error(response)
     if code in CONTENT_BASED_400 or (code == "invalid_option" and message.startswith(CONTENT_BASED_INVALID_OPTION)):
         return None
+    _refuse_400(code, message)
+
+
+# GET /files/{id}/pages/{n}: what JSON Schema cannot state about its parameters.
+PAGE_400 = ("give dpi or width, not both", "an image has pixels, not a dpi", "only PDFs take a password")
+
+
+@schemathesis.check
+def page_400_only_for_content(ctx, response, case):
+    """A schema-valid page request answered 400 must be one the schema cannot forbid."""
+    if case.method.upper() != "GET" or not case.path.endswith("/pages/{n}") or response.status_code != 400:
+        return None
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive:
+        return None
+    code, message = _error(response)
+    if code in ("invalid_option", "unsupported_option") and message.startswith(PAGE_400):
+        return None
+    _refuse_400(code, message)
+
+
+def _refuse_400(code, message):
     raise AssertionError(
         f"Schema-valid request refused with 400 {code}: {message}\n"
         "Only a refusal the file's content decides (unsupported_option, a missing sheet) or one "

@@ -18,7 +18,7 @@ use std::time::Instant;
 use pdfium_render::prelude::*;
 
 pub use pdfium::available;
-pub use render::render_page_png;
+pub use render::{render_page, render_page_png};
 pub use verdict::{assess, OcrReason};
 
 use super::{Extractor, Input};

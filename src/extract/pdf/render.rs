@@ -8,29 +8,65 @@ use super::Page;
 use crate::error::{ApiError, ErrorCode};
 use crate::ocr;
 
-/// A page (1-based) rendered to PNG at `dpi`, through the process's one PDFium binding.
+/// A page (1-based) rendered to PNG at `dpi`, through the process's one PDFium binding
+/// (no pixel budget: for tests and tools that make OCR inputs).
 pub fn render_page_png(path: &std::path::Path, page: u64, dpi: f32) -> Result<Vec<u8>, ApiError> {
+    use crate::extract::page_image::{encode, PageImageRequest, PictureFormat};
+    let req = PageImageRequest {
+        page,
+        format: PictureFormat::Png,
+        dpi: Some(dpi),
+        width: None,
+        password: None,
+    };
+    Ok(encode(render_page(path, &req, u64::MAX)?, PictureFormat::Png)?.bytes)
+}
+
+/// A page as `req` asks (dpi or width), refused when over `cap` pixels.
+pub fn render_page(
+    path: &std::path::Path,
+    req: &crate::extract::page_image::PageImageRequest,
+    cap: u64,
+) -> Result<image::DynamicImage, ApiError> {
     let pdfium = super::pdfium::pdfium()?;
-    let doc = pdfium
-        .load_pdf_from_file(path, None)
-        .map_err(|e| ApiError::new(ErrorCode::Corrupt, "the PDF cannot be opened").with_cause(e))?;
-    let p = doc.pages().get((page.max(1) - 1) as i32).map_err(|_| {
-        ApiError::out_of_range(format!(
-            "page {page} but the document has {} pages",
-            doc.pages().len()
-        ))
-    })?;
-    let w = (p.width().value / 72.0 * dpi).round() as i32;
-    let img = p
-        .render_with_config(&PdfRenderConfig::new().set_target_width(w))
-        .and_then(|b| b.as_image())
-        .map_err(|e| {
-            ApiError::new(ErrorCode::Corrupt, "the page cannot be rendered").with_cause(e)
+    let doc = super::pdfium::open(pdfium, path, req.password.as_deref())?;
+    let pages = doc.pages();
+    let p = pages
+        .get((req.page.clamp(1, i32::MAX as u64) - 1) as i32)
+        .map_err(|_| {
+            ApiError::out_of_range(format!(
+                "page {} but the document has {} pages",
+                req.page,
+                pages.len()
+            ))
         })?;
-    let mut out = std::io::Cursor::new(Vec::new());
-    img.write_to(&mut out, image::ImageFormat::Png)
-        .map_err(ApiError::internal)?;
-    Ok(out.into_inner())
+    let (wpt, hpt) = (f64::from(p.width().value), f64::from(p.height().value));
+    if !(wpt.is_finite() && hpt.is_finite() && wpt > 0.0 && hpt > 0.0) {
+        return Err(ApiError::new(
+            ErrorCode::Corrupt,
+            "the page has no size to draw",
+        ));
+    }
+    let dpi = match req.width {
+        Some(w) => f64::from(w) * 72.0 / wpt,
+        None => f64::from(req.dpi.unwrap_or(crate::extract::page_image::DEFAULT_DPI)),
+    };
+    let side = |pt: f64| (pt * dpi / 72.0).round().clamp(1.0, 1e9) as u64;
+    let (w, h) = (req.width.map_or(side(wpt), u64::from), side(hpt));
+    crate::extract::page_image::fits(w, h, cap, |f| match req.width {
+        Some(_) => format!(
+            "Ask for a width of at most {} pixels.",
+            (w as f64 * f) as u64
+        ),
+        None => format!("Ask for a dpi of at most {}.", (dpi * f).floor().max(1.0)),
+    })?;
+    p.render_with_config(
+        &PdfRenderConfig::new()
+            .set_target_width(w as i32)
+            .set_target_height(h as i32),
+    )
+    .and_then(|b| b.as_image())
+    .map_err(|e| ApiError::new(ErrorCode::Corrupt, "the page cannot be rendered").with_cause(e))
 }
 
 /// The pixel size (and dpi) a page of `wpt` × `hpt` points renders at for OCR: 300 dpi, or
