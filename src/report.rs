@@ -16,6 +16,9 @@ use crate::ocr::OcrLine;
 /// `total_lines`, `attachments`.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Report {
+    /// CSV/TSV with `profile`: the table, column by column (the whole file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::extract::profile::TableProfile>,
     /// Text family: the encoding the bytes were decoded with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encoding: Option<String>,
@@ -271,6 +274,9 @@ pub struct SheetInfo {
     /// `chart` for a chart sheet (no cells; its chart is read); absent for a worksheet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// With `profile`: the sheet's (or the range's) table, column by column, all of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::extract::profile::TableProfile>,
     /// With `include_styles` (xlsx): the look of the cells read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub styles: Option<SheetStyles>,

@@ -16,6 +16,7 @@ pub mod package;
 pub mod page_image;
 pub mod pdf;
 pub mod pptx;
+pub mod profile;
 pub mod rtf;
 pub mod text;
 pub mod xml;

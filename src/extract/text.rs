@@ -21,7 +21,11 @@ impl Extractor for TextExtractor {
     ) -> Result<Extraction, ApiError> {
         let bytes = std::fs::read(&input.path).map_err(ApiError::internal)?;
         let markup = matches!(input.format, Format::Text(TextKind::Html | TextKind::Xml));
-        extract_bytes(&bytes, markup, req, limits)
+        let table = match input.format {
+            Format::Text(k @ (TextKind::Csv | TextKind::Tsv)) => Some(k),
+            _ => None,
+        };
+        extract_bytes(&bytes, markup, table, req, limits)
     }
 }
 
@@ -109,6 +113,7 @@ fn strip_eol(line: &str) -> &str {
 pub fn extract_bytes(
     bytes: &[u8],
     markup: bool,
+    table: Option<TextKind>,
     req: &ReadRequest,
     limits: &Limits,
 ) -> Result<Extraction, ApiError> {
@@ -124,6 +129,13 @@ pub fn extract_bytes(
             "byte_offset/byte_length and offset/limit exclude each other",
         )
         .with_hint("Use offset/limit for lines, or byte_offset/byte_length for bytes, not both."));
+    }
+    let profile = req.profile == Some(true);
+    if byte_mode && profile {
+        return Err(ApiError::invalid_option(
+            "profile reads the whole table and cannot be combined with byte_offset/byte_length",
+        )
+        .with_hint("Ask for the profile without a byte window (offset/limit may still pick the lines shown)."));
     }
     if byte_mode && query.is_some() {
         return Err(ApiError::invalid_option(
@@ -156,6 +168,14 @@ pub fn extract_bytes(
     }
 
     let text = det.encoding.decode(&bytes[det.bom_len..]);
+    if profile {
+        // The whole table, whatever part of it is shown.
+        let delim = match table {
+            Some(TextKind::Tsv) => b'\t',
+            _ => super::profile::csv_delimiter(&text),
+        };
+        extra.profile = super::profile::profile_delimited(&text, delim);
+    }
     let lines = split_lines(&text);
     let total = lines.len() as u64;
     extra.total_lines = Some(total as u64);

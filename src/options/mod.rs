@@ -188,6 +188,12 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub include_boxes: Option<bool>,
+    /// CSV/TSV and workbooks: add a `profile` of the table (per column: type, nulls,
+    /// distinct values, range of numbers and dates) — of the whole file, or of each sheet or
+    /// `range` in scope, whatever part of the text is shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub profile: Option<bool>,
     /// xlsx: add each read sheet's `styles` (merged ranges, hidden rows and columns,
     /// number formats, header bold/fill) to `sheets`.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -3,7 +3,7 @@
 //! (`max_chars`, counts, the query with its mode and context).
 
 use super::{Query, QueryMode, ReadRequest};
-use crate::detect::Format;
+use crate::detect::{Format, TextKind};
 use crate::error::{ApiError, ErrorCode};
 
 /// Options every format accepts.
@@ -42,8 +42,18 @@ const WORD: &[&str] = &[
     "context_lines",
 ];
 const EPUB: &[&str] = &["chapters", "query", "query_mode", "context_lines"];
-const SHEETS: &[&str] = &["sheet", "range", "max_cells"];
-const XLSX: &[&str] = &["sheet", "range", "max_cells", "include_styles"];
+const TABLE_TEXT: &[&str] = &[
+    "offset",
+    "limit",
+    "byte_offset",
+    "byte_length",
+    "query",
+    "query_mode",
+    "context_lines",
+    "profile",
+];
+const SHEETS: &[&str] = &["sheet", "range", "max_cells", "profile"];
+const XLSX: &[&str] = &["sheet", "range", "max_cells", "include_styles", "profile"];
 const IMAGE: &[&str] = &["min_text_per_page", "ocr", "ocr_lang", "include_boxes"];
 const MAIL: &[&str] = &["offset", "limit"];
 
@@ -61,6 +71,7 @@ pub fn options_for(format: Format) -> &'static [&'static str] {
         Format::Xls | Format::Ods => SHEETS,
         Format::Msg | Format::Eml => MAIL,
         Format::Image(_) => IMAGE,
+        Format::Text(TextKind::Csv | TextKind::Tsv) => TABLE_TEXT,
         Format::Text(_) => TEXT,
     }
 }

@@ -17,6 +17,7 @@ mod openapi;
 mod opendoc;
 mod pages;
 mod pdf;
+mod profile;
 mod read_text;
 mod search;
 mod server;

@@ -45,12 +45,12 @@ FILES = _load_files("file_ids.json")
 
 # Options each format family takes besides deadline_ms and max_chars (src/options.rs).
 OPTIONS = {
-    "text": {"offset", "limit", "byte_offset", "byte_length", "query", "query_mode", "context_lines"},
+    "text": {"offset", "limit", "byte_offset", "byte_length", "query", "query_mode", "context_lines", "profile"},
     "pdf": {"pages", "query", "query_mode", "context_lines", "min_text_per_page", "ocr", "ocr_lang",
             "password", "include_boxes"},
     "pptx": {"pages"},
     "docx": {"mode", "max_paragraphs", "paragraph_offset", "query", "query_mode", "context_lines"},
-    "excel": {"sheet", "range", "max_cells"},
+    "excel": {"sheet", "range", "max_cells", "profile"},
     "image": {"min_text_per_page", "ocr", "ocr_lang", "include_boxes"},
     "email": {"offset", "limit"},
 }

@@ -68,6 +68,7 @@ fn extract_workbook(
         window,
         cells: budget,
         max_chars,
+        profile: req.profile == Some(true),
     };
     // Cell comments (xlsx): shown after each sheet's rows, for the rows shown. And charts:
     // a worksheet's after its last row, a chart sheet's as its content.
@@ -151,6 +152,8 @@ struct Scope {
     /// `max_cells`.
     cells: u64,
     max_chars: usize,
+    /// `profile`: each sheet in scope is profiled as it streams.
+    profile: bool,
 }
 
 impl Scope {
@@ -261,6 +264,9 @@ fn read_sheets(
         };
         let mut s = Sheet::new(name.clone(), *hidden, w, keep);
         s.chart = extras.chart_sheets.contains(name);
+        if scope.profile && scope.includes(i) && !s.chart {
+            s.profiler = Some(super::profile::Profiler::new(true));
+        }
         if !s.chart {
             wb.read(&mut s)?;
         }
@@ -397,7 +403,12 @@ fn read_sheets(
 
 /// The sheet list, then the body; `sheets` in the report; and, when a budget stopped the
 /// read, the cut text with `next` at the partly read sheet or else the first sheet not read.
-fn make_report(read: SheetsRead, scope: &Scope) -> Extraction {
+fn make_report(mut read: SheetsRead, scope: &Scope) -> Extraction {
+    let mut profiles: Vec<_> = read
+        .sheets
+        .iter_mut()
+        .map(|s| s.profiler.take().and_then(super::profile::Profiler::finish))
+        .collect();
     let sheets = &read.sheets;
     let mut head = String::from("## Sheets\n");
     let mut infos = Vec::new();
@@ -422,6 +433,7 @@ fn make_report(read: SheetsRead, scope: &Scope) -> Extraction {
             hidden: s.hidden,
             last_cell: last,
             kind: s.chart.then(|| "chart".to_string()),
+            profile: profiles[i].take(),
             styles: None,
         });
     }

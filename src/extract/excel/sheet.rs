@@ -41,6 +41,8 @@ pub(super) struct Sheet {
     pub(super) unordered: bool,
     /// A chart sheet: no cells, its chart is its content.
     pub(super) chart: bool,
+    /// `profile`: every row of the sheet (or window) goes through it, shown or not.
+    pub(super) profiler: Option<crate::extract::profile::Profiler>,
 }
 
 impl Sheet {
@@ -69,6 +71,7 @@ impl Sheet {
             line: String::new(),
             unordered: false,
             chart: false,
+            profiler: None,
         }
     }
 
@@ -113,6 +116,14 @@ impl Sheet {
                 }
             }
             self.row_cells = dedup;
+        }
+        if let Some(p) = self.profiler.as_mut() {
+            let (origin, buf) = (self.origin.1, &self.row_buf);
+            p.row(
+                self.row_cells
+                    .iter()
+                    .map(|&(c, a, b)| ((c - origin) as usize, &buf[a..b])),
+            );
         }
         let mut line = std::mem::take(&mut self.line);
         line.clear();
