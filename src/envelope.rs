@@ -124,6 +124,9 @@ pub struct Next {
     /// The token budget to read on with (a read by `max_tokens` continues by it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
+    /// HTML read as its source (`raw: true`) reads on as its source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<bool>,
 }
 
 impl Next {

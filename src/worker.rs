@@ -35,8 +35,7 @@ pub struct Job {
     pub name: String,
     pub mime: String,
     pub size: u64,
-    pub file_id: Option<String>,
-    pub req: ReadRequest,
+    pub task: Task,
     pub limits: Limits,
     /// Milliseconds left until the read's deadline.
     pub deadline_ms: u64,
@@ -44,9 +43,16 @@ pub struct Job {
     pub known_ocr: std::collections::HashMap<u64, Vec<crate::ocr::OcrLine>>,
     /// The request this read serves, for the worker's log lines.
     pub request_id: Option<String>,
-    /// Draw a page instead of reading (`GET /files/{id}/pages/{n}`); `req` is then unused.
-    #[serde(default)]
-    pub draw: Option<PageImageRequest>,
+}
+
+/// What a job does: read the file, or draw one of its pages (`GET /files/{id}/pages/{n}`).
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Task {
+    Read {
+        file_id: Option<String>,
+        req: ReadRequest,
+    },
+    Draw(PageImageRequest),
 }
 
 /// What a job gave: a read's envelope, or a drawn page.
@@ -280,30 +286,12 @@ fn run_job(job: Job, spool: &Path, test_hooks: bool) -> Reply {
             let _ = send(&Reply::Progress(p));
         }),
     };
-    if let Some(draw) = &job.draw {
-        return match extract::page_image::draw(&input, draw, &job.limits) {
-            Ok(pic) => {
-                let path = spool.join(format!("pic-{}", crate::store::random_hex(12)));
-                match std::fs::write(&path, &pic.bytes) {
-                    Ok(()) => Reply::Picture {
-                        path,
-                        format: pic.format,
-                        width: pic.width,
-                        height: pic.height,
-                    },
-                    Err(e) => Reply::Err(ApiError::internal(e)),
-                }
-            }
-            Err(e) => {
-                if let Some(cause) = &e.cause {
-                    tracing::error!(code = e.code.as_str(), cause = %cause, "drawing failed");
-                }
-                Reply::Err(e)
-            }
-        };
-    }
+    let (file_id, req) = match job.task {
+        Task::Read { file_id, req } => (file_id, req),
+        Task::Draw(draw) => return draw_job(&input, &draw, &job.limits, spool),
+    };
     let started = Instant::now();
-    match extract::read_blocking(&input, job.file_id, &job.req, &job.limits) {
+    match extract::read_blocking(&input, file_id, &req, &job.limits) {
         Ok(mut env) => {
             env.elapsed_ms = started.elapsed().as_millis() as u64;
             let mut attachments = Vec::new();
@@ -323,6 +311,30 @@ fn run_job(job: Job, spool: &Path, test_hooks: bool) -> Reply {
         Err(e) => {
             if let Some(cause) = &e.cause {
                 tracing::error!(code = e.code.as_str(), cause = %cause, "read failed");
+            }
+            Reply::Err(e)
+        }
+    }
+}
+
+/// A drawn page goes back as a spool file, not inside the reply frame.
+fn draw_job(input: &Input, draw: &PageImageRequest, limits: &Limits, spool: &Path) -> Reply {
+    match extract::page_image::draw(input, draw, limits) {
+        Ok(pic) => {
+            let path = spool.join(format!("pic-{}", crate::store::random_hex(12)));
+            match std::fs::write(&path, &pic.bytes) {
+                Ok(()) => Reply::Picture {
+                    path,
+                    format: pic.format,
+                    width: pic.width,
+                    height: pic.height,
+                },
+                Err(e) => Reply::Err(ApiError::internal(e)),
+            }
+        }
+        Err(e) => {
+            if let Some(cause) = &e.cause {
+                tracing::error!(code = e.code.as_str(), cause = %cause, "drawing failed");
             }
             Reply::Err(e)
         }

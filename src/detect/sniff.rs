@@ -22,6 +22,7 @@ pub enum Family {
     Image,
     Email,
     Text,
+    Html,
 }
 
 impl Family {
@@ -37,6 +38,7 @@ impl Family {
             Self::Image => "image",
             Self::Email => "email",
             Self::Text => "text",
+            Self::Html => "html",
         }
     }
 }
@@ -97,6 +99,7 @@ impl Format {
             Self::Xlsx { .. } | Self::Xls | Self::Ods => Family::Excel,
             Self::Msg | Self::Eml => Family::Email,
             Self::Image(_) => Family::Image,
+            Self::Text(TextKind::Html) => Family::Html,
             Self::Text(_) => Family::Text,
         }
     }

@@ -1,20 +1,72 @@
-//! HTML to plain text for e-mail bodies that have no text part: tags dropped, scripts and
-//! styles skipped, block elements on their own lines, character references decoded.
+//! HTML to the text a browser shows: tags dropped, scripts, styles and templates skipped,
+//! elements a browser hides left out (the `hidden` attribute, inline `display:none`,
+//! `visibility:hidden` or `font-size:0`, and `<style>` rules of a tag, class or id that say
+//! so) and recorded, block elements on their own lines, every HTML5 character reference
+//! decoded. For HTML files, e-mail bodies with no text part, EPUB chapters and RTF's HTML.
+
+/// What a browser hides, left out of the text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hidden {
+    /// `hidden attribute`, `display:none`, `visibility:hidden`, `font-size:0` or
+    /// `a <style> rule`.
+    pub why: &'static str,
+    /// The start of the hidden text (at most 80 characters).
+    pub snippet: String,
+    /// Characters of hidden text.
+    pub chars: usize,
+}
+
+/// The text, and what was hidden.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    pub text: String,
+    pub hidden: Vec<Hidden>,
+    /// The document's `<title>` (in the head, so not in `text`).
+    pub title: Option<String>,
+}
 
 /// Convert an HTML fragment or document to readable text.
 pub fn to_text(html: &str) -> String {
+    render(html).text
+}
+
+/// Elements that never have content (a start tag is all of them).
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr",
+];
+
+/// An element being left out: its name, how deep in itself we are, why, its text so far.
+struct Hiding {
+    name: String,
+    depth: usize,
+    why: &'static str,
+    text: String,
+}
+
+/// Convert HTML to the text a browser shows, with what it hides.
+pub fn render(html: &str) -> Rendered {
+    let rules = StyleRules::of(html);
     let mut out = String::with_capacity(html.len() / 2);
+    let mut hidden: Vec<Hidden> = Vec::new();
+    let mut hiding: Option<Hiding> = None;
     let mut rest = html;
     let mut skip_until: Option<&'static str> = None;
     while !rest.is_empty() {
         let Some(lt) = rest.find('<') else {
             if skip_until.is_none() {
-                push_text(&mut out, rest);
+                match hiding.as_mut() {
+                    Some(h) => push_text(&mut h.text, rest),
+                    None => push_text(&mut out, rest),
+                }
             }
             break;
         };
         if skip_until.is_none() {
-            push_text(&mut out, &rest[..lt]);
+            match hiding.as_mut() {
+                Some(h) => push_text(&mut h.text, &rest[..lt]),
+                None => push_text(&mut out, &rest[..lt]),
+            }
         }
         rest = &rest[lt..];
         if rest.starts_with("<!--") {
@@ -37,10 +89,53 @@ pub fn to_text(html: &str) -> String {
             }
             continue;
         }
+        let empty = tag.trim_end().ends_with('/') || VOID.contains(&name.as_str());
+        if let Some(h) = hiding.as_mut() {
+            if name == h.name && !empty {
+                if closing {
+                    h.depth -= 1;
+                } else {
+                    h.depth += 1;
+                }
+            }
+            if h.depth == 0 {
+                let h = hiding.take().expect("hiding");
+                let text = h.text.split_whitespace().collect::<Vec<_>>().join(" ");
+                if !text.is_empty() {
+                    hidden.push(Hidden {
+                        why: h.why,
+                        snippet: text.chars().take(80).collect(),
+                        chars: text.chars().count(),
+                    });
+                }
+            } else if matches!(name.as_str(), "br" | "p" | "div" | "li" | "tr") {
+                h.text.push(' ');
+            } else if !closing && !empty {
+                // Code and style sheets inside a hidden element are not its text either.
+                skip_until = match name.as_str() {
+                    "script" => Some("script"),
+                    "style" => Some("style"),
+                    "template" => Some("template"),
+                    _ => None,
+                };
+            }
+            continue;
+        }
+        if !closing && !empty && !name.is_empty() {
+            if let Some(why) = rules.hides(&name, tag) {
+                hiding = Some(Hiding {
+                    name,
+                    depth: 1,
+                    why,
+                    text: String::new(),
+                });
+                continue;
+            }
+        }
         // `<head/>` (XHTML) opens and closes at once: nothing to skip.
-        let empty = tag.trim_end().ends_with('/');
         match name.as_str() {
             "script" if !closing && !empty => skip_until = Some("script"),
+            "template" if !closing && !empty => skip_until = Some("template"),
             "style" if !closing && !empty => skip_until = Some("style"),
             "head" if !closing && !empty => skip_until = Some("head"),
             "br" => out.push('\n'),
@@ -73,7 +168,198 @@ pub fn to_text(html: &str) -> String {
         clean.push_str(l.trim_start_matches(' '));
         clean.push('\n');
     }
-    clean.trim().to_string() + "\n"
+    if let Some(h) = hiding {
+        // An element hidden and never closed hides to the end, as in a browser.
+        let text = h.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !text.is_empty() {
+            hidden.push(Hidden {
+                why: h.why,
+                snippet: text.chars().take(80).collect(),
+                chars: text.chars().count(),
+            });
+        }
+    }
+    Rendered {
+        text: clean.trim().to_string() + "\n",
+        hidden,
+        title: title(html),
+    }
+}
+
+/// The text of the first `<title>` element, whitespace collapsed.
+fn title(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    let start = open + lower[open..].find('>')? + 1;
+    let end = start + lower[start..].find("</title")?;
+    let mut t = String::new();
+    push_text(&mut t, &html[start..end]);
+    let t = t.trim().to_string();
+    (!t.is_empty()).then_some(t)
+}
+
+/// The selectors of `<style>` rules that hide (`display:none`, `visibility:hidden`): simple
+/// ones only — a tag, `.class`, `#id`, `tag.class` — which is what hiding text takes.
+#[derive(Default)]
+struct StyleRules {
+    tags: Vec<String>,
+    classes: Vec<(Option<String>, String)>,
+    ids: Vec<String>,
+}
+
+impl StyleRules {
+    fn of(html: &str) -> Self {
+        let mut rules = Self::default();
+        let lower = html.to_ascii_lowercase();
+        let mut at = 0;
+        while let Some(i) = lower[at..].find("<style") {
+            let open = at + i;
+            let Some(gt) = lower[open..].find('>') else {
+                break;
+            };
+            let body_start = open + gt + 1;
+            let end = lower[body_start..]
+                .find("</style")
+                .map_or(lower.len(), |j| body_start + j);
+            rules.parse(&lower[body_start..end]);
+            at = end;
+        }
+        rules
+    }
+
+    fn parse(&mut self, css: &str) {
+        let mut rest = css;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}') else {
+                break;
+            };
+            let (selectors, decls) = (&rest[..open], &rest[open + 1..open + close]);
+            rest = &rest[open + close + 1..];
+            if hiding_style(decls).is_none() {
+                continue;
+            }
+            // Comments and at-rules before the selector list are not selectors.
+            let selectors = selectors.rsplit("*/").next().unwrap_or("");
+            for sel in selectors.split(',').map(str::trim) {
+                if sel.is_empty() || sel.contains([' ', '>', '+', '~', '[', ':', '@', '*']) {
+                    continue;
+                }
+                if let Some(id) = sel.strip_prefix('#') {
+                    self.ids.push(id.to_string());
+                } else if let Some((tag, class)) = sel.split_once('.') {
+                    let tag = (!tag.is_empty()).then(|| tag.to_string());
+                    self.classes.push((tag, class.to_string()));
+                } else {
+                    self.tags.push(sel.to_string());
+                }
+            }
+        }
+    }
+
+    /// Why a start tag's element is hidden, if it is.
+    fn hides(&self, name: &str, tag: &str) -> Option<&'static str> {
+        let attrs = attributes(tag);
+        let get = |k: &str| attrs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        if get("hidden").is_some() {
+            return Some("hidden attribute");
+        }
+        if let Some(why) = get("style").and_then(hiding_style) {
+            return Some(why);
+        }
+        if name == "body" || name == "html" {
+            return None;
+        }
+        let by_rule = self.tags.iter().any(|t| t == name)
+            || get("id").is_some_and(|id| self.ids.iter().any(|i| i.eq_ignore_ascii_case(id)))
+            || get("class").is_some_and(|cls| {
+                cls.split_whitespace().any(|c| {
+                    self.classes.iter().any(|(t, k)| {
+                        k.eq_ignore_ascii_case(c) && t.as_deref().is_none_or(|t| t == name)
+                    })
+                })
+            });
+        by_rule.then_some("a <style> rule")
+    }
+}
+
+/// What in a declaration block hides text.
+fn hiding_style(decls: &str) -> Option<&'static str> {
+    let d: String = decls
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let has = |decl: &str| {
+        d.split(';')
+            .any(|part| part.trim_end_matches("!important") == decl)
+    };
+    if has("display:none") {
+        Some("display:none")
+    } else if has("visibility:hidden") {
+        Some("visibility:hidden")
+    } else if [
+        "font-size:0",
+        "font-size:0px",
+        "font-size:0pt",
+        "font-size:0em",
+    ]
+    .iter()
+    .any(|z| has(z))
+    {
+        Some("font-size:0")
+    } else {
+        None
+    }
+}
+
+/// A start tag's attributes (names lower-cased; values unquoted, entities left as written).
+fn attributes(tag: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let b = tag.as_bytes();
+    // Past the element's name.
+    let mut i = b
+        .iter()
+        .position(|c| c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    while i < b.len() {
+        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b'/') {
+            i += 1;
+        }
+        let start = i;
+        while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'=' && b[i] != b'/' {
+            i += 1;
+        }
+        if start == i {
+            break;
+        }
+        let name = tag[start..i].to_ascii_lowercase();
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let mut value = String::new();
+        if b.get(i) == Some(&b'=') {
+            i += 1;
+            while i < b.len() && b[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            match b.get(i) {
+                Some(&q) if q == b'"' || q == b'\'' => {
+                    let end = tag[i + 1..].find(q as char).map_or(b.len(), |j| i + 1 + j);
+                    value = tag[i + 1..end].to_string();
+                    i = (end + 1).min(b.len());
+                }
+                _ => {
+                    let end = tag[i..]
+                        .find(|c: char| c.is_ascii_whitespace())
+                        .map_or(b.len(), |j| i + j);
+                    value = tag[i..end].to_string();
+                    i = end;
+                }
+            }
+        }
+        out.push((name, value));
+    }
+    out
 }
 
 fn push_text(out: &mut String, raw: &str) {
@@ -106,7 +392,7 @@ fn decode_entities(s: &str) -> String {
             .find(|c: char| c == ';' || c.is_whitespace() || c == '&')
             .map(|j| j + 1);
         let (entity, after) = match end {
-            Some(j) if rest.as_bytes().get(j) == Some(&b';') && j <= 12 => {
+            Some(j) if rest.as_bytes().get(j) == Some(&b';') && j <= 34 => {
                 (&rest[1..j], &rest[j + 1..])
             }
             _ => {
@@ -115,29 +401,21 @@ fn decode_entities(s: &str) -> String {
                 continue;
             }
         };
-        let ch = match entity {
-            "amp" => Some('&'),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "quot" => Some('"'),
-            "apos" => Some('\''),
-            "nbsp" => Some('\u{A0}'),
-            "copy" => Some('©'),
-            "reg" => Some('®'),
-            "euro" => Some('€'),
-            "mdash" => Some('—'),
-            "ndash" => Some('–'),
-            "hellip" => Some('…'),
-            "laquo" => Some('«'),
-            "raquo" => Some('»'),
+        let ch: Option<String> = match entity {
             e if e.starts_with("#x") || e.starts_with("#X") => u32::from_str_radix(&e[2..], 16)
                 .ok()
-                .and_then(char::from_u32),
-            e if e.starts_with('#') => e[1..].parse().ok().and_then(char::from_u32),
-            _ => None,
+                .and_then(char::from_u32)
+                .map(String::from),
+            e if e.starts_with('#') => e[1..]
+                .parse()
+                .ok()
+                .and_then(char::from_u32)
+                .map(String::from),
+            // Every named reference of HTML5 (2,231 of them).
+            e => quick_xml::escape::resolve_html5_entity(e).map(str::to_string),
         };
         match ch {
-            Some(c) => out.push(c),
+            Some(c) => out.push_str(&c),
             None => {
                 out.push('&');
                 out.push_str(entity);

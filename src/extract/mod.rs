@@ -102,6 +102,7 @@ pub trait Extractor: Send + Sync {
 pub fn extractor_for(format: Format) -> Result<&'static dyn Extractor, ApiError> {
     match format.family() {
         Family::Text => Ok(&text::TextExtractor),
+        Family::Html => Ok(&text::HtmlExtractor),
         Family::Pdf => Ok(&pdf::PdfExtractor),
         Family::Docx => Ok(&docx::DocxExtractor),
         Family::Pptx => Ok(&pptx::PptxExtractor),

@@ -29,6 +29,61 @@ impl Extractor for TextExtractor {
     }
 }
 
+/// HTML files: the text a browser shows (`html::render`), read like a text file (lines,
+/// `offset`/`limit`, `query`, `max_chars` all on that text), elements a browser hides left
+/// out and said in a warning; `raw: true` reads the source as the text family does.
+pub struct HtmlExtractor;
+
+impl Extractor for HtmlExtractor {
+    fn extract(
+        &self,
+        input: &Input,
+        req: &ReadRequest,
+        limits: &Limits,
+    ) -> Result<Extraction, ApiError> {
+        let bytes = std::fs::read(&input.path).map_err(ApiError::internal)?;
+        if req.raw == Some(true) {
+            let mut ex = extract_bytes(&bytes, true, None, req, limits)?;
+            if let Some(next) = ex.next.as_mut() {
+                next.raw = Some(true);
+            }
+            return Ok(ex);
+        }
+        if req.byte_offset.is_some() || req.byte_length.is_some() {
+            return Err(ApiError::invalid_option(
+                "byte_offset/byte_length read the HTML source, not the text a browser shows",
+            )
+            .with_hint(
+                "Add `raw: true` to read the source by bytes, or use offset/limit on the text.",
+            ));
+        }
+        let det = encoding::detect(&bytes, true);
+        let source = det.encoding.decode(&bytes[det.bom_len..]);
+        let mut rendered = super::html::render(&source);
+        drop(source);
+        // The title (the tab's text, in the head) is the first line, as readers show it.
+        if let Some(t) = &rendered.title {
+            if !rendered.text.starts_with(t.as_str()) {
+                rendered.text = format!("{t}\n{}", rendered.text.trim_start_matches('\n'));
+            }
+        }
+        let mut ex = extract_bytes(rendered.text.as_bytes(), false, None, req, limits)?;
+        ex.report.encoding = Some(det.encoding.name().to_string());
+        ex.report.encoding_confidence = Some(det.confidence.as_str().to_string());
+        ex.report.size = Some(bytes.len() as u64);
+        if !rendered.hidden.is_empty() {
+            let chars: usize = rendered.hidden.iter().map(|h| h.chars).sum();
+            ex.warnings.push(format!(
+                "{} element{} a browser does not show ({chars} characters: {}) left out; `raw: true` reads the source",
+                rendered.hidden.len(),
+                if rendered.hidden.len() == 1 { "" } else { "s" },
+                rendered.hidden[0].why
+            ));
+        }
+        Ok(ex)
+    }
+}
+
 /// Split text into lines, each keeping its terminator (`\n`, `\r\n` or a lone `\r`), so
 /// that concatenating any run of lines gives back the text exactly.
 pub fn split_lines(text: &str) -> Vec<&str> {

@@ -188,6 +188,11 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub include_boxes: Option<bool>,
+    /// HTML: `true` reads the source as text (then byte windows apply); by default the
+    /// text a browser shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub raw: Option<bool>,
     /// CSV/TSV and workbooks: add a `profile` of the table (per column: type, nulls,
     /// distinct values, range of numbers and dates) — of the whole file, or of each sheet or
     /// `range` in scope, whatever part of the text is shown.

@@ -52,6 +52,16 @@ const TABLE_TEXT: &[&str] = &[
     "context_lines",
     "profile",
 ];
+const HTML: &[&str] = &[
+    "offset",
+    "limit",
+    "byte_offset",
+    "byte_length",
+    "query",
+    "query_mode",
+    "context_lines",
+    "raw",
+];
 const SHEETS: &[&str] = &["sheet", "range", "max_cells", "profile"];
 const XLSX: &[&str] = &["sheet", "range", "max_cells", "include_styles", "profile"];
 const IMAGE: &[&str] = &["min_text_per_page", "ocr", "ocr_lang", "include_boxes"];
@@ -72,6 +82,7 @@ pub fn options_for(format: Format) -> &'static [&'static str] {
         Format::Msg | Format::Eml => MAIL,
         Format::Image(_) => IMAGE,
         Format::Text(TextKind::Csv | TextKind::Tsv) => TABLE_TEXT,
+        Format::Text(TextKind::Html) => HTML,
         Format::Text(_) => TEXT,
     }
 }

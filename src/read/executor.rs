@@ -16,8 +16,7 @@ use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::page_image::{PageImage, PageImageRequest};
 use crate::extract::{self, Deadline, Input, Stop};
-use crate::options::ReadRequest;
-use crate::worker::{Done, Failure, Job, Pool};
+use crate::worker::{Done, Failure, Job, Pool, Task};
 
 /// Runs reads: a slot each, in-process or in the worker pool.
 pub struct Executor {
@@ -149,22 +148,16 @@ impl Executor {
             }
             Some(pool) => {
                 let progress = input.progress.clone();
-                let (file_id, req, draw) = match task {
-                    Task::Read { file_id, req } => (file_id, req, None),
-                    Task::Draw(d) => (None, ReadRequest::default(), Some(d)),
-                };
                 let job = Job {
                     path: input.path,
                     name: input.name,
                     mime: input.format.mime().to_string(),
                     size: input.size,
-                    file_id,
-                    req,
+                    task,
                     limits: limits.clone(),
                     deadline_ms: remaining.as_millis() as u64,
                     known_ocr: input.known_ocr,
                     request_id: crate::request_id::current(),
-                    draw,
                 };
                 let ran = pool.run(job, limit, &progress).instrument(span).await;
                 drop(permit);
@@ -193,15 +186,6 @@ impl Executor {
             picture => picture,
         })
     }
-}
-
-/// What the executor runs: a read, or the drawing of a page.
-enum Task {
-    Read {
-        file_id: Option<String>,
-        req: ReadRequest,
-    },
-    Draw(PageImageRequest),
 }
 
 fn timeout_error(deadline: Duration) -> ApiError {

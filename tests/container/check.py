@@ -181,6 +181,15 @@ def check_reads():
     ids[fid] = env["text"]
     say("an Outlook .msg: read, 'Почта России' in its text")
 
+    # Tesseract (libtesseract and its closure in the image, the Korean data) by ocr_lang.
+    fid = upload_id("english_and_korean.png", corpus("image/english_and_korean.png"))
+    env = read({"file_id": fid, "ocr_lang": "ko"}).json()
+    expect("안녕하세요" in env.get("text", ""), f"Korean by Tesseract: {env}")
+    expect("tesseract" in (env.get("ocr_engine") or ""), f"engine: {env.get('ocr_engine')}")
+    ids[fid] = env["text"]
+    say(f"an image read with ocr_lang ko: Tesseract in the container ({env['ocr_engine']}) "
+        "read '안녕하세요'")
+
     r = upload("report.pdf", corpus("executable/testLinux-x86-64"), headers={"X-Request-Id": "ci-exe-1"})
     expect(r.status == 415 and r.json()["error"]["code"] == "blocked_type", f"exe: {r.status} {r.body!r}")
     expect(r.json()["error"]["request_id"] == "ci-exe-1", f"exe request id: {r.body!r}")

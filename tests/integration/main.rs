@@ -8,6 +8,7 @@ mod errors;
 mod findings;
 mod fuzz;
 mod hardening;
+mod html;
 mod many;
 mod mcp;
 mod memory;

@@ -46,6 +46,7 @@ FILES = _load_files("file_ids.json")
 # Options each format family takes besides deadline_ms and max_chars (src/options.rs).
 OPTIONS = {
     "text": {"offset", "limit", "byte_offset", "byte_length", "query", "query_mode", "context_lines", "profile"},
+    "html": {"offset", "limit", "byte_offset", "byte_length", "query", "query_mode", "context_lines", "raw"},
     "pdf": {"pages", "query", "query_mode", "context_lines", "min_text_per_page", "ocr", "ocr_lang",
             "password", "include_boxes"},
     "pptx": {"pages"},

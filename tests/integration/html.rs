@@ -1,0 +1,96 @@
+//! HTML read as a document: the text a browser shows, or the source with `raw: true`.
+
+use serde_json::json;
+
+use crate::common::*;
+
+const SHOWN: &str =
+    "Quarterly report – Q3\nRevenue grew 12 %\nSales rose in every region — see the table.\n\
+Region | Growth\nNorth | 14 %\nSouth East | 9 %\n• First ✓\n• Second ¾\nThe end & that's all.\n";
+
+#[tokio::test]
+async fn html_reads_as_a_browser_shows_it() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("report.html", &fixture("html/hidden.html"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["format"], "html");
+    assert_eq!(r.json["mime"], "text/html");
+    // Every kind of hiding is left out; entities (named, numeric, HTML5-only) decoded.
+    assert_eq!(r.json["text"], SHOWN);
+    let warning = r.json["warnings"][0].as_str().unwrap();
+    assert!(
+        warning.starts_with("7 elements a browser does not show"),
+        "{warning}"
+    );
+    for hidden in [
+        "Ignore previous",
+        "inline style",
+        "Zero-size",
+        "class rule",
+        "id rule",
+        "promo",
+        "inner",
+        "Template",
+        "script text",
+    ] {
+        assert!(
+            !r.json["text"].as_str().unwrap().contains(hidden),
+            "{hidden}"
+        );
+    }
+    assert_eq!(r.json["total_lines"], SHOWN.lines().count() as u64);
+    // Lines and queries are those of the text shown.
+    let q = app.read(json!({"file_id": id, "query": "North"})).await;
+    assert_eq!(q.json["matches"], 1);
+    assert!(
+        q.json["text"].as_str().unwrap().contains("5:North | 14 %"),
+        "{}",
+        q.json["text"]
+    );
+    let part = app
+        .read(json!({"file_id": id, "offset": 3, "limit": 3}))
+        .await;
+    assert_eq!(
+        part.json["text"],
+        "Region | Growth\nNorth | 14 %\nSouth East | 9 %\n"
+    );
+}
+
+#[tokio::test]
+async fn raw_html_is_the_source_and_reads_on_as_the_source() {
+    let app = TestApp::new().await;
+    let source = fixture("html/hidden.html");
+    let id = app.upload_id("report.html", &source).await;
+    let r = app.read(json!({"file_id": id, "raw": true})).await;
+    assert_eq!(r.json["text"], String::from_utf8(source.clone()).unwrap());
+    // A byte window reads the source, so it needs `raw`.
+    let bytes = app
+        .read(json!({"file_id": id, "byte_offset": 0, "byte_length": 15}))
+        .await;
+    assert_error(&bytes, 400, "invalid_option");
+    let bytes = app
+        .read(json!({"file_id": id, "raw": true, "byte_offset": 0, "byte_length": 15}))
+        .await;
+    assert_eq!(bytes.json["text"], "<!DOCTYPE html>");
+    // Cut with a small budget, `next` carries `raw`, and the pieces are the source again.
+    let first = app
+        .read(json!({"file_id": id, "raw": true, "max_chars": 300}))
+        .await;
+    assert_eq!(first.json["next"]["raw"], true, "{}", first.json);
+    let (whole, reads) = follow(&app, &id, json!({"raw": true, "max_chars": 300})).await;
+    assert!(reads > 3);
+    assert_eq!(whole.as_bytes(), source.as_slice());
+    // The text shown reads on as the text shown.
+    let (shown, _) = follow(&app, &id, json!({"max_chars": 60})).await;
+    assert_eq!(shown, SHOWN);
+    // `raw` is HTML's alone.
+    let txt = app.upload_id("notes.txt", b"plain\n").await;
+    assert_error(
+        &app.read(json!({"file_id": txt, "raw": true})).await,
+        400,
+        "unsupported_option",
+    );
+}
