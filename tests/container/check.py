@@ -155,7 +155,7 @@ def check_reads():
     fid = upload_id("three_pages.pdf", fixture("pdf/three_pages.pdf"))
     env = read({"file_id": fid}).json()
     expect("Alpha page one" in env["text"] and env["format"] == "pdf", f"text pdf: {env}")
-    ids[fid] = env["text"]
+    ids[fid] = ({"file_id": fid}, env["text"])
     say("a text PDF: read, 'Alpha page one' in its text")
 
     fid = upload_id("image_only_german_pdf.pdf", corpus("pdf/image_only_german_pdf.pdf"))
@@ -165,20 +165,20 @@ def check_reads():
     for s in ["Bayerischer Landesverein", "Sehr geehrte Damen und Herren", "Archivgesetz"]:
         expect(s in env["text"], f"scanned pdf lacks {s!r}: {env['text'][:500]!r}")
     expect(env["ocr_quality"]["ocr_pages"] >= 1, f"no OCR: {env['ocr_quality']}")
-    ids[fid] = env["text"]
+    ids[fid] = ({"file_id": fid}, env["text"])
     say(f"a scanned PDF: OCR inside the container read {env['ocr_quality']['ocr_pages']} pages "
         f"({env['ocr_quality']['quality_flag']})")
 
     fid = upload_id("book.xlsx", fixture("office/book.xlsx"))
     env = read({"file_id": fid}).json()
     expect("Id\tValue\tLabel\tDate\n1\t1.5\titem\t2024-01-03\n" in env["text"], f"xlsx: {env}")
-    ids[fid] = env["text"]
+    ids[fid] = ({"file_id": fid}, env["text"])
     say("an xlsx: read, its rows as tab-separated lines")
 
     fid = upload_id("cyrillic_message.msg", corpus("msg/cyrillic_message.msg"))
     env = read({"file_id": fid}).json()
     expect("Почта России" in env["text"] and env["mime"] == "application/vnd.ms-outlook", f"msg: {env}")
-    ids[fid] = env["text"]
+    ids[fid] = ({"file_id": fid}, env["text"])
     say("an Outlook .msg: read, 'Почта России' in its text")
 
     # Tesseract (libtesseract and its closure in the image, the Korean data) by ocr_lang.
@@ -186,7 +186,7 @@ def check_reads():
     env = read({"file_id": fid, "ocr_lang": "ko"}).json()
     expect("안녕하세요" in env.get("text", ""), f"Korean by Tesseract: {env}")
     expect("tesseract" in (env.get("ocr_engine") or ""), f"engine: {env.get('ocr_engine')}")
-    ids[fid] = env["text"]
+    ids[fid] = ({"file_id": fid, "ocr_lang": "ko"}, env["text"])
     say(f"an image read with ocr_lang ko: Tesseract in the container ({env['ocr_engine']}) "
         "read '안녕하세요'")
 
@@ -262,7 +262,7 @@ def wait_ready(seconds=30):
     raise AssertionError("the container did not come back ready")
 
 
-def check_sigterm_and_restart(ids, big):
+def check_sigterm_and_restart(ids):
     fid = upload_id("thirty_pages.pdf", fixture("pdf/thirty_pages.pdf"))
     stopped = {}
 
@@ -292,8 +292,8 @@ def check_sigterm_and_restart(ids, big):
 
     podman("start", ARGS.container)
     took = wait_ready()
-    for fid, text in ids.items():
-        r = read({"file_id": fid, "max_chars": 2000} if fid == big else {"file_id": fid})
+    for fid, (req, text) in ids.items():
+        r = read(req)
         expect(r.status == 200 and r.json()["text"] == text, f"after restart {fid}: {r.status}")
     say(f"restarted (ready in {took:.2f} s): the {len(ids)} files read before read the same "
         "(data on the volume, root read-only)")
@@ -313,9 +313,9 @@ def main():
     check_cors()
     big = check_big_uploads()
     ids = check_reads()
-    ids[big] = read({"file_id": big, "max_chars": 2000}).json()["text"]
+    ids[big] = ({"file_id": big, "max_chars": 2000}, read({"file_id": big, "max_chars": 2000}).json()["text"])
     check_sse()
-    check_sigterm_and_restart(ids, big)
+    check_sigterm_and_restart(ids)
 
 
 if __name__ == "__main__":
