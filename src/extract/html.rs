@@ -44,6 +44,18 @@ struct Hiding {
     text: String,
 }
 
+impl Hiding {
+    /// What it hid, when it held any text.
+    fn done(self) -> Option<Hidden> {
+        let text = self.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        (!text.is_empty()).then(|| Hidden {
+            why: self.why,
+            snippet: text.chars().take(80).collect(),
+            chars: text.chars().count(),
+        })
+    }
+}
+
 /// Convert HTML to the text a browser shows, with what it hides.
 pub fn render(html: &str) -> Rendered {
     let rules = StyleRules::of(html);
@@ -99,15 +111,7 @@ pub fn render(html: &str) -> Rendered {
                 }
             }
             if h.depth == 0 {
-                let h = hiding.take().expect("hiding");
-                let text = h.text.split_whitespace().collect::<Vec<_>>().join(" ");
-                if !text.is_empty() {
-                    hidden.push(Hidden {
-                        why: h.why,
-                        snippet: text.chars().take(80).collect(),
-                        chars: text.chars().count(),
-                    });
-                }
+                hidden.extend(hiding.take().and_then(Hiding::done));
             } else if matches!(name.as_str(), "br" | "p" | "div" | "li" | "tr") {
                 h.text.push(' ');
             } else if !closing && !empty {
@@ -168,17 +172,8 @@ pub fn render(html: &str) -> Rendered {
         clean.push_str(l.trim_start_matches(' '));
         clean.push('\n');
     }
-    if let Some(h) = hiding {
-        // An element hidden and never closed hides to the end, as in a browser.
-        let text = h.text.split_whitespace().collect::<Vec<_>>().join(" ");
-        if !text.is_empty() {
-            hidden.push(Hidden {
-                why: h.why,
-                snippet: text.chars().take(80).collect(),
-                chars: text.chars().count(),
-            });
-        }
-    }
+    // An element hidden and never closed hides to the end, as in a browser.
+    hidden.extend(hiding.and_then(Hiding::done));
     Rendered {
         text: clean.trim().to_string() + "\n",
         hidden,
