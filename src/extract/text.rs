@@ -30,8 +30,9 @@ impl Extractor for TextExtractor {
 }
 
 /// HTML files: the text a browser shows (`html::render`), read like a text file (lines,
-/// `offset`/`limit`, `query`, `max_chars` all on that text), elements a browser hides left
-/// out and said in a warning; `raw: true` reads the source as the text family does.
+/// `offset`/`limit`, `query`, `max_chars`, and byte windows over its UTF-8 — where `next`
+/// goes for a line longer than the budget — all on that text), elements a browser hides
+/// left out and said in a warning; `raw: true` reads the source as the text family does.
 pub struct HtmlExtractor;
 
 impl Extractor for HtmlExtractor {
@@ -48,14 +49,6 @@ impl Extractor for HtmlExtractor {
                 next.raw = Some(true);
             }
             return Ok(ex);
-        }
-        if req.byte_offset.is_some() || req.byte_length.is_some() {
-            return Err(ApiError::invalid_option(
-                "byte_offset/byte_length read the HTML source, not the text a browser shows",
-            )
-            .with_hint(
-                "Add `raw: true` to read the source by bytes, or use offset/limit on the text.",
-            ));
         }
         let det = encoding::detect(&bytes, true);
         let source = det.encoding.decode(&bytes[det.bom_len..]);

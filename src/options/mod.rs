@@ -188,8 +188,8 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub include_boxes: Option<bool>,
-    /// HTML: `true` reads the source as text (then byte windows apply); by default the
-    /// text a browser shows.
+    /// HTML: `true` reads the source as text (byte windows count its bytes); by default
+    /// the text a browser shows (byte windows count its UTF-8 bytes).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub raw: Option<bool>,

@@ -12,15 +12,23 @@ const UNIVERSAL: &[&str] = &["deadline_ms", "max_chars", "max_tokens"];
 /// What names the file rather than how to read it.
 const IDENTITY: &[&str] = &["file_id", "path", "file_ids", "url"];
 
-const TEXT: &[&str] = &[
-    "offset",
-    "limit",
-    "byte_offset",
-    "byte_length",
-    "query",
-    "query_mode",
-    "context_lines",
-];
+/// The text family's options, and what a kind of text file takes besides them.
+macro_rules! text_options {
+    ($($extra:literal),*) => {
+        &[
+            "offset",
+            "limit",
+            "byte_offset",
+            "byte_length",
+            "query",
+            "query_mode",
+            "context_lines"
+            $(, $extra)*
+        ]
+    };
+}
+
+const TEXT: &[&str] = text_options!();
 const PDF: &[&str] = &[
     "pages",
     "query",
@@ -42,26 +50,8 @@ const WORD: &[&str] = &[
     "context_lines",
 ];
 const EPUB: &[&str] = &["chapters", "query", "query_mode", "context_lines"];
-const TABLE_TEXT: &[&str] = &[
-    "offset",
-    "limit",
-    "byte_offset",
-    "byte_length",
-    "query",
-    "query_mode",
-    "context_lines",
-    "profile",
-];
-const HTML: &[&str] = &[
-    "offset",
-    "limit",
-    "byte_offset",
-    "byte_length",
-    "query",
-    "query_mode",
-    "context_lines",
-    "raw",
-];
+const TABLE_TEXT: &[&str] = text_options!("profile");
+const HTML: &[&str] = text_options!("raw");
 const SHEETS: &[&str] = &["sheet", "range", "max_cells", "profile"];
 const XLSX: &[&str] = &["sheet", "range", "max_cells", "include_styles", "profile"];
 const IMAGE: &[&str] = &["min_text_per_page", "ocr", "ocr_lang", "include_boxes"];

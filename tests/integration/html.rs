@@ -66,15 +66,15 @@ async fn raw_html_is_the_source_and_reads_on_as_the_source() {
     let id = app.upload_id("report.html", &source).await;
     let r = app.read(json!({"file_id": id, "raw": true})).await;
     assert_eq!(r.json["text"], String::from_utf8(source.clone()).unwrap());
-    // A byte window reads the source, so it needs `raw`.
-    let bytes = app
-        .read(json!({"file_id": id, "byte_offset": 0, "byte_length": 15}))
-        .await;
-    assert_error(&bytes, 400, "invalid_option");
+    // A byte window counts the source's bytes with `raw`, the shown text's (UTF-8) without.
     let bytes = app
         .read(json!({"file_id": id, "raw": true, "byte_offset": 0, "byte_length": 15}))
         .await;
     assert_eq!(bytes.json["text"], "<!DOCTYPE html>");
+    let bytes = app
+        .read(json!({"file_id": id, "byte_offset": 0, "byte_length": 15}))
+        .await;
+    assert_eq!(bytes.json["text"], "Quarterly repor");
     // Cut with a small budget, `next` carries `raw`, and the pieces are the source again.
     let first = app
         .read(json!({"file_id": id, "raw": true, "max_chars": 300}))
@@ -83,8 +83,15 @@ async fn raw_html_is_the_source_and_reads_on_as_the_source() {
     let (whole, reads) = follow(&app, &id, json!({"raw": true, "max_chars": 300})).await;
     assert!(reads > 3);
     assert_eq!(whole.as_bytes(), source.as_slice());
-    // The text shown reads on as the text shown.
+    // The text shown reads on as the text shown, also through a line longer than the
+    // budget (its `next` is a byte window over the shown text).
     let (shown, _) = follow(&app, &id, json!({"max_chars": 60})).await;
+    assert_eq!(shown, SHOWN);
+    let cut = app
+        .read(json!({"file_id": id, "offset": 2, "max_chars": 30}))
+        .await;
+    assert!(cut.json["next"]["byte_offset"].is_u64(), "{}", cut.json);
+    let (shown, _) = follow(&app, &id, json!({"max_chars": 30})).await;
     assert_eq!(shown, SHOWN);
     // `raw` is HTML's alone.
     let txt = app.upload_id("notes.txt", b"plain\n").await;
