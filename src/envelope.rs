@@ -127,6 +127,9 @@ pub struct Next {
     /// HTML read as its source (`raw: true`) reads on as its source.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw: Option<bool>,
+    /// A Markdown read (`output: "markdown"`) reads on as Markdown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<crate::options::Output>,
 }
 
 impl Next {

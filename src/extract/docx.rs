@@ -19,6 +19,17 @@ pub struct DocxExtractor;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
     Para(String),
+    /// A heading: its Markdown level (1 for the title), the list level of its number
+    /// (plain text indents it like a list item), and its text with that number.
+    Heading(u8, u32, String),
+    /// A list item: its level (0-based), its label (`2.3.1.`, `b)`, `•`; empty for a
+    /// level without one), whether that is a bullet, and its text.
+    Item {
+        level: u32,
+        label: String,
+        bullet: bool,
+        text: String,
+    },
     Table(Vec<Vec<String>>),
     /// `--- Headers ---` and the like.
     Marker(String),
@@ -59,6 +70,11 @@ struct StyleNum {
     based_on: Option<String>,
     num_id: Option<String>,
     ilvl: Option<u32>,
+    /// The outline level (0 for Heading 1), from `outlineLvl` or the style's built-in
+    /// name.
+    outline: Option<u32>,
+    /// The built-in Title style.
+    title: bool,
 }
 
 const LEVELS: usize = 9;
@@ -175,11 +191,41 @@ impl Numbering {
                     "basedOn" => st.based_on = attr(a, "val").map(str::to_string),
                     "numId" if in_ppr => st.num_id = attr(a, "val").map(str::to_string),
                     "ilvl" if in_ppr => st.ilvl = attr(a, "val").and_then(|v| v.parse().ok()),
+                    "outlineLvl" if in_ppr => {
+                        st.outline = attr(a, "val").and_then(|v| v.parse().ok())
+                    }
+                    "name" => {
+                        let name = attr(a, "val").unwrap_or("").to_ascii_lowercase();
+                        st.title = name == "title";
+                        let level = name
+                            .strip_prefix("heading ")
+                            .and_then(|n| n.trim().parse::<u32>().ok())
+                            .map(|n| n.saturating_sub(1));
+                        st.outline = st.outline.or(level);
+                    }
                     _ => {}
                 }
             }
             _ => {}
         })
+    }
+
+    /// The Markdown heading level of a paragraph of `style`, through the styles it is
+    /// based on: 1 for the Title, outline level + 2 (to 6) for headings — the title is the
+    /// document's one top heading —; none for body text (outline level 9 and up).
+    fn heading(&self, style: &str) -> Option<u8> {
+        let mut at = Some(style);
+        for _ in 0..16 {
+            let st = self.styles.get(at?)?;
+            if st.title {
+                return Some(1);
+            }
+            if let Some(o) = st.outline {
+                return heading_level(o);
+            }
+            at = st.based_on.as_deref();
+        }
+        None
     }
 
     /// The list and level a paragraph of `style` has through its style (and the styles
@@ -220,17 +266,16 @@ impl Numbering {
 
     /// The label of the next item at `ilvl` of list `num_id` (`2.3.1.`, `b)`, `•`), with
     /// the indent of its level, counting it.
-    fn prefix(&mut self, num_id: &str, lvl: u32) -> String {
+    fn prefix(&mut self, num_id: &str, lvl: u32) -> (u32, String, bool) {
         let ilvl = lvl.min(LEVELS as u32 - 1);
-        let indent = "  ".repeat(ilvl as usize);
         let Some(num) = self.nums.get(num_id).cloned() else {
-            return format!("{indent}• ");
+            return (ilvl, "•".into(), true);
         };
         let Some(level) = self
             .level(num_id, ilvl)
             .filter(|l| l.fmt.is_some() || l.text.is_some())
         else {
-            return format!("{indent}• ");
+            return (ilvl, "•".into(), true);
         };
         let levels: Vec<Level> = (0..LEVELS as u32)
             .map(|i| self.level(num_id, i).unwrap_or_default())
@@ -261,7 +306,7 @@ impl Numbering {
         }
         let fmt = level.fmt.as_deref().unwrap_or("decimal");
         if fmt == "bullet" {
-            return format!("{indent}{} ", bullet(level.text.as_deref().unwrap_or("")));
+            return (ilvl, bullet(level.text.as_deref().unwrap_or("")), true);
         }
         let pattern = level.text.clone().unwrap_or_else(|| format!("%{}.", i + 1));
         let mut label = String::new();
@@ -284,11 +329,7 @@ impl Numbering {
                 _ => label.push(c),
             }
         }
-        if label.trim().is_empty() {
-            indent
-        } else {
-            format!("{indent}{label} ")
-        }
+        (ilvl, label.trim().to_string(), false)
     }
 }
 
@@ -393,6 +434,8 @@ fn parse_story(
     let mut skip_depth = 0usize; // inside content that must not be read (fallbacks, deleted text, field codes, ruby annotations)
     let mut num: Option<(String, u32)> = None;
     let mut ilvl: u32 = 0;
+    // The open paragraph's own outline level (`w:outlineLvl`), over its style's.
+    let mut outline: Option<u32> = None;
     walk(xml, depth, |n| {
         if skip_depth > 0 {
             match n {
@@ -412,6 +455,7 @@ fn parse_story(
                 paras.push((String::new(), None, None));
                 num = None;
                 ilvl = 0;
+                outline = None;
             }
             Node::Open("pStyle", a) => {
                 if let Some(p) = paras.last_mut() {
@@ -458,34 +502,54 @@ fn parse_story(
                 let Some((text, list, style)) = paras.pop() else {
                     return;
                 };
+                let heading = match outline.take() {
+                    Some(o) => heading_level(o),
+                    None => style.as_deref().and_then(|s| numbering.heading(s)),
+                };
                 // Set on the paragraph, else through its style (numbered headings).
                 let list = match list {
                     Some((id, _)) if id == "0" => None,
                     Some(l) => Some(l),
                     None => style.and_then(|s| numbering.for_style(&s)),
                 };
-                let text = match list {
-                    Some((id, lvl)) if !text.trim().is_empty() => {
-                        format!("{}{}", numbering.prefix(&id, lvl), text)
-                    }
-                    _ => text,
+                let label = match list {
+                    Some((id, lvl)) if !text.trim().is_empty() => Some(numbering.prefix(&id, lvl)),
+                    _ => None,
                 };
-                if let Some(cell) = tables
+                let in_cell = tables
                     .last_mut()
                     .and_then(|t| t.last_mut())
-                    .and_then(|r| r.last_mut())
-                {
-                    cell.paras.push(text);
+                    .and_then(|r| r.last_mut());
+                let block = match (label, heading) {
+                    _ if in_cell.is_some() || text.trim().is_empty() => Block::Para(text),
+                    // A numbered heading is a heading with its number.
+                    (Some((lvl, label, _)), Some(h)) => {
+                        Block::Heading(h, lvl, join_label(&label, &text))
+                    }
+                    (None, Some(h)) => Block::Heading(h, 0, text),
+                    (Some((level, label, bullet)), None) => Block::Item {
+                        level,
+                        label,
+                        bullet,
+                        text,
+                    },
+                    (None, None) => Block::Para(text),
+                };
+                if let Some(cell) = in_cell {
+                    cell.paras.push(block.plain());
                     return;
                 }
                 if !paras.is_empty() {
                     // A text box inside a paragraph: its own line, where it stands.
-                    if !text.trim().is_empty() {
-                        blocks.push(Block::Para(text));
+                    if !block.plain().trim().is_empty() {
+                        blocks.push(block);
                     }
                     return;
                 }
-                blocks.push(Block::Para(text));
+                blocks.push(block);
+            }
+            Node::Open("outlineLvl", a) if !paras.is_empty() => {
+                outline = attr(a, "val").and_then(|v| v.parse().ok());
             }
             Node::Open("chart", a) => {
                 if let Some(rid) = attr(a, "id") {
@@ -537,13 +601,109 @@ fn parse_story(
     Ok(blocks)
 }
 
+/// The Markdown heading of a Word outline level (0 is Heading 1, under the title).
+fn heading_level(outline: u32) -> Option<u8> {
+    (outline < 9).then(|| (outline + 2).min(6) as u8)
+}
+
+/// A list label before its text (nothing for an empty label).
+fn join_label(label: &str, text: &str) -> String {
+    if label.is_empty() {
+        text.to_string()
+    } else {
+        format!("{label} {text}")
+    }
+}
+
+impl Block {
+    /// The text of a paragraph-like block as plain text shows it (list items indented two
+    /// spaces a level, with their label).
+    pub(super) fn plain(&self) -> String {
+        match self {
+            Block::Para(p) => p.clone(),
+            Block::Heading(_, indent, p) => format!("{}{p}", "  ".repeat(*indent as usize)),
+            Block::Item {
+                level, label, text, ..
+            } => format!(
+                "{}{}",
+                "  ".repeat(*level as usize),
+                join_label(label, text)
+            ),
+            Block::Marker(m) | Block::Chart(m) => m.clone(),
+            Block::Table(rows) => rows
+                .iter()
+                .map(|r| r.join(" | "))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
+    /// Whether it is a paragraph of the text (a heading and a list item are).
+    pub(super) fn is_paragraph(&self) -> bool {
+        matches!(
+            self,
+            Block::Para(_) | Block::Heading(..) | Block::Item { .. }
+        )
+    }
+}
+
+/// Render blocks as Markdown: a heading's level in `#`s, list items as `-` or their
+/// number (a label Markdown has no list for — `b)`, `2.3.1.` — stays in the item's
+/// text), tables as GFM pipe tables; blocks apart by a blank line, list items by a line.
+fn render_markdown(blocks: &[Block], with_tables: bool) -> Vec<String> {
+    let mut out = Vec::with_capacity(blocks.len());
+    for (i, b) in blocks.iter().enumerate() {
+        let item = |b: Option<&Block>| matches!(b, Some(Block::Item { .. }));
+        let gap = if item(Some(b)) && item(blocks.get(i + 1)) {
+            "\n"
+        } else {
+            "\n\n"
+        };
+        let s = match b {
+            Block::Para(p) if p.trim().is_empty() => String::new(),
+            Block::Para(p) => format!("{}{gap}", p.trim_end()),
+            Block::Heading(h, _, t) => format!("{} {}{gap}", "#".repeat(*h as usize), t.trim()),
+            Block::Item {
+                level,
+                label,
+                bullet,
+                text,
+            } => {
+                let indent = "    ".repeat(*level as usize);
+                let number = label
+                    .strip_suffix(['.', ')'])
+                    .filter(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
+                match number {
+                    Some(n) if !bullet => format!("{indent}{n}. {}{gap}", text.trim()),
+                    _ if *bullet || label.is_empty() => format!("{indent}- {}{gap}", text.trim()),
+                    _ => format!("{indent}- {label} {}{gap}", text.trim()),
+                }
+            }
+            Block::Marker(m) => format!("--- {m} ---{gap}"),
+            Block::Chart(c) if with_tables => format!("{}{gap}", c.trim_end()),
+            Block::Table(rows) if with_tables => {
+                let rows: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|r| r.iter().map(|c| super::html::cell_text(c)).collect())
+                    .collect();
+                format!("{}{gap}", super::html::pipe_table(&rows).trim_end())
+            }
+            Block::Chart(_) | Block::Table(_) => String::new(),
+        };
+        out.push(s);
+    }
+    out
+}
+
 /// Render blocks; table numbering continues from `first_table`.
 fn render(blocks: &[Block], first_table: usize, with_tables: bool) -> Vec<String> {
     let mut out = Vec::with_capacity(blocks.len());
     let mut t = first_table;
     for b in blocks {
         match b {
-            Block::Para(p) => out.push(format!("{p}\n")),
+            Block::Para(_) | Block::Heading(..) | Block::Item { .. } => {
+                out.push(format!("{}\n", b.plain()))
+            }
             Block::Marker(m) => out.push(format!("--- {m} ---\n")),
             Block::Chart(c) => out.push(if with_tables {
                 c.clone()
@@ -608,10 +768,7 @@ fn read_document(pkg: &mut Package) -> Result<(Vec<Block>, usize, usize), ApiErr
         }
         blocks.retain(|b| !matches!(b, Block::Chart(c) if c.is_empty()));
     }
-    let body_paragraphs = blocks
-        .iter()
-        .filter(|b| matches!(b, Block::Para(_)))
-        .count();
+    let body_paragraphs = blocks.iter().filter(|b| b.is_paragraph()).count();
     let tables = blocks
         .iter()
         .filter(|b| matches!(b, Block::Table(_)))
@@ -632,7 +789,10 @@ fn read_document(pkg: &mut Package) -> Result<(Vec<Block>, usize, usize), ApiErr
         {
             let Some(xml) = pkg.read(name)? else { continue };
             for b in parse_story(&xml, depth, &mut numbering)? {
-                let empty = matches!(&b, Block::Para(p) if p.trim().is_empty() || p.starts_with(CHART_MARK));
+                let empty = b.is_paragraph() && {
+                    let p = b.plain();
+                    p.trim().is_empty() || p.starts_with(CHART_MARK)
+                };
                 if !empty && !seen.contains(&b) {
                     seen.push(b);
                 }
@@ -686,7 +846,11 @@ pub(super) fn serve_blocks(
             .iter()
             .filter(|b| matches!(b, Block::Table(_)))
             .count();
-        let rendered = render(&blocks[start..], tables_before, with_tables);
+        let rendered = if req.markdown() {
+            render_markdown(&blocks[start..], with_tables)
+        } else {
+            render(&blocks[start..], tables_before, with_tables)
+        };
         let extra = Report {
             paragraphs: Some(paragraphs as u64),
             tables: Some(tables as u64),

@@ -58,7 +58,17 @@ impl Hiding {
 
 /// Convert HTML to the text a browser shows, with what it hides.
 pub fn render(html: &str) -> Rendered {
+    render_as(html, false)
+}
+
+/// The same as Markdown: headings, lists with their numbers, links, GFM pipe tables.
+pub fn render_markdown(html: &str) -> Rendered {
+    render_as(html, true)
+}
+
+fn render_as(html: &str, markdown: bool) -> Rendered {
     let rules = StyleRules::of(html);
+    let mut md = markdown.then(Markdown::default);
     let mut out = String::with_capacity(html.len() / 2);
     let mut hidden: Vec<Hidden> = Vec::new();
     let mut hiding: Option<Hiding> = None;
@@ -136,6 +146,11 @@ pub fn render(html: &str) -> Rendered {
                 continue;
             }
         }
+        if let Some(m) = md.as_mut() {
+            if m.tag(&mut out, &name, tag, closing) {
+                continue;
+            }
+        }
         // `<head/>` (XHTML) opens and closes at once: nothing to skip.
         match name.as_str() {
             "script" if !closing && !empty => skip_until = Some("script"),
@@ -160,7 +175,15 @@ pub fn render(html: &str) -> Rendered {
     let mut clean = String::with_capacity(out.len());
     let mut blank = 0;
     for line in out.lines() {
-        let l = line.trim_end().trim_end_matches(" |").trim_end();
+        let l = match md {
+            // List items keep their indent, table rows their closing pipe.
+            Some(_) => line.trim_end(),
+            None => line
+                .trim_end()
+                .trim_end_matches(" |")
+                .trim_end()
+                .trim_start_matches(' '),
+        };
         if l.trim().is_empty() {
             blank += 1;
             if blank > 1 {
@@ -169,7 +192,7 @@ pub fn render(html: &str) -> Rendered {
         } else {
             blank = 0;
         }
-        clean.push_str(l.trim_start_matches(' '));
+        clean.push_str(l);
         clean.push('\n');
     }
     // An element hidden and never closed hides to the end, as in a browser.
@@ -178,6 +201,269 @@ pub fn render(html: &str) -> Rendered {
         text: clean.trim().to_string() + "\n",
         hidden,
         title: title(html),
+    }
+}
+
+/// Markdown's state while HTML is rendered: open lists (the counter of an ordered one),
+/// tables being collected, and links waiting for their text. Text goes to the output as
+/// it comes; a cell's or a link's is taken back from it at its end tag.
+#[derive(Default)]
+struct Markdown {
+    lists: Vec<Option<u64>>,
+    tables: Vec<MdTable>,
+    links: Vec<(usize, String)>,
+    emphasis: Vec<(usize, &'static str)>,
+}
+
+#[derive(Default)]
+struct MdTable {
+    /// Where the table starts in the output (its cells' text is taken back from here).
+    start: usize,
+    rows: Vec<Vec<String>>,
+    /// The open cell: where its text starts, and how many columns it spans.
+    cell: Option<(usize, usize)>,
+}
+
+impl MdTable {
+    fn close_cell(&mut self, out: &mut String) {
+        let Some((at, span)) = self.cell.take() else {
+            return;
+        };
+        let at = if out.is_char_boundary(at.min(out.len())) {
+            at.min(out.len())
+        } else {
+            out.len()
+        };
+        let text = cell_text(&out[at..]);
+        out.truncate(at);
+        if self.rows.is_empty() {
+            self.rows.push(Vec::new());
+        }
+        let row = self.rows.last_mut().expect("a row");
+        // A cell spanning columns fills each of them, so the columns stay aligned.
+        row.extend(std::iter::repeat_n(text, span));
+    }
+}
+
+/// A cell's text on one line, its pipes escaped.
+pub(crate) fn cell_text(s: &str) -> String {
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('|', "\\|")
+}
+
+/// A GFM pipe table: the first row is the header, every row as wide as the widest.
+pub(crate) fn pipe_table(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0).max(1);
+    let mut out = String::new();
+    for (i, r) in rows.iter().enumerate() {
+        out.push('|');
+        for c in 0..cols {
+            out.push(' ');
+            out.push_str(r.get(c).map_or("", String::as_str));
+            out.push_str(" |");
+        }
+        out.push('\n');
+        if i == 0 {
+            out.push('|');
+            out.push_str(&"---|".repeat(cols));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Make the output end with a blank line (a new Markdown block), unless it is empty.
+fn block_break(out: &mut String) {
+    if out.is_empty() || out.ends_with("\n\n") {
+        return;
+    }
+    out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
+}
+
+fn line_break(out: &mut String) {
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+}
+
+impl Markdown {
+    /// Render a tag's Markdown; false leaves it to the plain rendering.
+    fn tag(&mut self, out: &mut String, name: &str, tag: &str, closing: bool) -> bool {
+        let in_cell = self.tables.last().is_some_and(|t| t.cell.is_some());
+        match name {
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" if !in_cell => {
+                if closing {
+                    block_break(out);
+                } else {
+                    block_break(out);
+                    let level = (name.as_bytes()[1] - b'0') as usize;
+                    out.push_str(&"#".repeat(level));
+                    out.push(' ');
+                }
+            }
+            "p" | "div" | "blockquote" | "pre" | "section" | "article" | "header" | "footer"
+            | "main" | "nav" | "aside" | "figure" | "figcaption" | "dl" | "address"
+                if !in_cell =>
+            {
+                if self.lists.is_empty() {
+                    block_break(out);
+                } else {
+                    line_break(out);
+                }
+            }
+            "hr" if !in_cell => {
+                block_break(out);
+                out.push_str("---\n\n");
+            }
+            "ul" | "ol" if !in_cell => {
+                if closing {
+                    self.lists.pop();
+                    if self.lists.is_empty() {
+                        block_break(out);
+                    } else {
+                        line_break(out);
+                    }
+                } else {
+                    if self.lists.is_empty() {
+                        block_break(out);
+                    }
+                    let start = attributes(tag)
+                        .into_iter()
+                        .find(|(k, _)| k == "start")
+                        .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+                        .unwrap_or(1);
+                    self.lists
+                        .push((name == "ol").then_some(start.saturating_sub(1)));
+                }
+            }
+            "li" if !in_cell => {
+                line_break(out);
+                if closing {
+                    return true;
+                }
+                let depth = self.lists.len().max(1);
+                out.push_str(&"    ".repeat(depth - 1));
+                match self.lists.last_mut() {
+                    Some(Some(n)) => {
+                        *n += 1;
+                        out.push_str(&format!("{n}. "));
+                    }
+                    _ => out.push_str("- "),
+                }
+            }
+            "table" => {
+                if closing {
+                    let Some(mut t) = self.tables.pop() else {
+                        return true;
+                    };
+                    t.close_cell(out);
+                    if out.is_char_boundary(t.start.min(out.len())) {
+                        out.truncate(t.start.min(out.len()));
+                    }
+                    t.rows.retain(|r| !r.is_empty());
+                    if !t.rows.is_empty() {
+                        if self.tables.is_empty() {
+                            block_break(out);
+                        }
+                        out.push_str(&pipe_table(&t.rows));
+                        if self.tables.is_empty() {
+                            out.push('\n');
+                        }
+                    }
+                } else {
+                    if self.tables.is_empty() {
+                        block_break(out);
+                    }
+                    self.tables.push(MdTable {
+                        start: out.len(),
+                        ..Default::default()
+                    });
+                }
+            }
+            "tr" => {
+                if let Some(t) = self.tables.last_mut() {
+                    t.close_cell(out);
+                    if !closing {
+                        t.rows.push(Vec::new());
+                    }
+                }
+            }
+            "td" | "th" => {
+                if let Some(t) = self.tables.last_mut() {
+                    t.close_cell(out);
+                    if !closing {
+                        let span = attributes(tag)
+                            .into_iter()
+                            .find(|(k, _)| k == "colspan")
+                            .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+                            .unwrap_or(1)
+                            .clamp(1, 64);
+                        t.cell = Some((out.len(), span));
+                    }
+                }
+            }
+            "a" => {
+                if closing {
+                    let Some((at, href)) = self.links.pop() else {
+                        return true;
+                    };
+                    if at > out.len() || !out.is_char_boundary(at) {
+                        return true;
+                    }
+                    let inner = &out[at..];
+                    let text = inner.trim();
+                    if !text.is_empty() && !href.is_empty() && !text.contains('\n') {
+                        let lead = &inner[..inner.len() - inner.trim_start().len()];
+                        let tail = &inner[inner.trim_end().len()..];
+                        let link = format!("{lead}[{text}]({href}){tail}");
+                        out.truncate(at);
+                        out.push_str(&link);
+                    }
+                } else {
+                    let href = attributes(tag)
+                        .into_iter()
+                        .find(|(k, _)| k == "href")
+                        .map(|(_, v)| decode_entities(v.trim()).replace([' ', '\n'], "%20"))
+                        .filter(|h| !h.to_ascii_lowercase().starts_with("javascript:"))
+                        .unwrap_or_default();
+                    self.links.push((out.len(), href));
+                }
+            }
+            "strong" | "b" | "em" | "i" => {
+                let mark = if matches!(name, "strong" | "b") {
+                    "**"
+                } else {
+                    "*"
+                };
+                if !closing {
+                    self.emphasis.push((out.len(), mark));
+                    return true;
+                }
+                let Some((at, mark)) = self.emphasis.pop() else {
+                    return true;
+                };
+                // Marks hug the text (spaces stay outside); none around nothing or
+                // around lines.
+                if at > out.len() || !out.is_char_boundary(at) {
+                    return true;
+                }
+                let inner = &out[at..];
+                let body = inner.trim();
+                if body.is_empty() || body.contains('\n') {
+                    return true;
+                }
+                let lead = &inner[..inner.len() - inner.trim_start().len()];
+                let tail = &inner[inner.trim_end().len()..];
+                let wrapped = format!("{lead}{mark}{body}{mark}{tail}");
+                out.truncate(at);
+                out.push_str(&wrapped);
+            }
+            "br" if in_cell => out.push(' '),
+            _ => return false,
+        }
+        true
     }
 }
 

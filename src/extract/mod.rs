@@ -125,7 +125,10 @@ pub fn read_blocking(
 ) -> Result<Envelope, ApiError> {
     let started = Instant::now();
     let ex = extractor_for(input.format)?;
-    let out = ex.extract(input, req, limits)?;
+    let mut out = ex.extract(input, req, limits)?;
+    if let (true, Some(next)) = (req.markdown(), out.next.as_mut()) {
+        next.output = req.output;
+    }
     Ok(Envelope {
         status: crate::envelope::Ok::Ok,
         file_id,

@@ -464,10 +464,7 @@ impl Extractor for OdtExtractor {
         let mut pkg = Package::open(&input.path, limits.package)?;
         let (content, styles_xml) = read_content(&mut pkg)?;
         let mut blocks: Vec<Block> = content.body.into_iter().map(|(_, _, b)| b).collect();
-        let paragraphs = blocks
-            .iter()
-            .filter(|b| matches!(b, Block::Para(_)))
-            .count();
+        let paragraphs = blocks.iter().filter(|b| b.is_paragraph()).count();
         let tables = blocks
             .iter()
             .filter(|b| matches!(b, Block::Table(_)))
@@ -512,7 +509,7 @@ impl Extractor for OdpExtractor {
             &mut warnings,
         )?;
         let line = |b: &Block| match b {
-            Block::Para(p) => format!("{p}\n"),
+            Block::Para(_) | Block::Heading(..) | Block::Item { .. } => format!("{}\n", b.plain()),
             Block::Table(rows) => rows
                 .iter()
                 .map(|r| format!("{}\n", r.join(" | ")))

@@ -63,33 +63,63 @@ pub(super) fn resolve(base_dir: &str, target: &str) -> String {
 }
 
 /// Text of one slide-like part: paragraphs as lines, tables as `a | b` rows. Placeholders
-/// of the given types (e.g. slide numbers in notes) are left out.
+/// of the given types (e.g. slide numbers in notes) are left out. As Markdown: a title
+/// placeholder's paragraphs are `#` headings, paragraphs with their own bullet or number
+/// (`buChar`, `buAutoNum`) list items at their level, and a table is one GFM pipe table.
 fn shape_text(
     xml: &[u8],
     depth: usize,
     skip_placeholders: &[&str],
+    markdown: bool,
 ) -> Result<Vec<String>, ApiError> {
     let mut lines = Vec::new();
     let mut para: Option<String> = None;
     let mut in_t = false;
     let mut row: Option<Vec<String>> = None;
+    let mut rows: Vec<Vec<String>> = Vec::new();
     let mut cell: Option<String> = None;
     let mut shape_depth = 0usize;
     let mut skip_shape: Option<usize> = None;
+    // Markdown: the shape that is a title, and the open paragraph's list marker.
+    let mut title_shape: Option<usize> = None;
+    let mut marker: Option<(u32, Option<u64>)> = None;
+    let mut level = 0u32;
+    let mut numbers: Vec<u64> = Vec::new();
     walk(xml, depth, |n| match n {
         Node::Open("sp", _) => shape_depth += 1,
         Node::Close("sp") => {
             if skip_shape == Some(shape_depth) {
                 skip_shape = None;
             }
+            if title_shape == Some(shape_depth) {
+                title_shape = None;
+            }
+            numbers.clear();
             shape_depth = shape_depth.saturating_sub(1);
         }
         Node::Open("ph", a) => {
-            if attr(a, "type").is_some_and(|t| skip_placeholders.contains(&t)) {
+            let kind = attr(a, "type");
+            if kind.is_some_and(|t| skip_placeholders.contains(&t)) {
                 skip_shape = Some(shape_depth);
             }
+            if matches!(kind, Some("title" | "ctrTitle")) {
+                title_shape = Some(shape_depth);
+            }
         }
-        Node::Open("p", _) => para = Some(String::new()),
+        Node::Open("p", _) => {
+            para = Some(String::new());
+            marker = None;
+            level = 0;
+        }
+        Node::Open("pPr", a) => level = attr(a, "lvl").and_then(|v| v.parse().ok()).unwrap_or(0),
+        Node::Open("buChar", _) => marker = Some((level, None)),
+        Node::Open("buAutoNum", a) => {
+            let start = attr(a, "startAt")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1u64);
+            marker = Some((level, Some(start)));
+        }
+        Node::Open("buNone", _) => marker = None,
         Node::Open("br", _) => {
             if let Some(p) = para.as_mut() {
                 p.push('\n');
@@ -113,6 +143,33 @@ fn shape_text(
                             c.push_str(p.trim());
                         }
                     }
+                    None if !p.trim().is_empty() && markdown => {
+                        let text = p.split_whitespace().collect::<Vec<_>>().join(" ");
+                        let line = if title_shape.is_some() {
+                            format!("# {text}")
+                        } else {
+                            match marker {
+                                Some((lvl, start)) => {
+                                    let indent = "    ".repeat(lvl.min(8) as usize);
+                                    match start {
+                                        Some(first) => {
+                                            let at = lvl.min(8) as usize;
+                                            numbers.resize(at + 1, 0);
+                                            numbers[at] = if numbers[at] == 0 {
+                                                first
+                                            } else {
+                                                numbers[at] + 1
+                                            };
+                                            format!("{indent}{}. {text}", numbers[at])
+                                        }
+                                        None => format!("{indent}- {text}"),
+                                    }
+                                }
+                                None => text,
+                            }
+                        };
+                        lines.push(line);
+                    }
                     None if !p.trim().is_empty() => lines.push(p),
                     None => {}
                 }
@@ -132,8 +189,16 @@ fn shape_text(
         }
         Node::Close("tr") => {
             if let Some(r) = row.take() {
-                lines.push(r.join(" | "));
+                if markdown {
+                    rows.push(r.iter().map(|c| super::html::cell_text(c)).collect());
+                } else {
+                    lines.push(r.join(" | "));
+                }
             }
+        }
+        Node::Close("tbl") if markdown && !rows.is_empty() => {
+            let table = super::html::pipe_table(&std::mem::take(&mut rows));
+            lines.push(table.trim_end().to_string());
         }
         _ => {}
     })?;
@@ -256,15 +321,18 @@ impl Extractor for PptxExtractor {
         )?;
         let mut blocks = Vec::with_capacity(selected.len());
         let mut authors: Option<HashMap<String, String>> = None;
+        // Markdown: paragraphs apart by a blank line, the slide marker a paragraph too.
+        let md = req.markdown();
+        let end = if md { "\n\n" } else { "\n" };
         for &n in &selected {
             let path = &slides[(n - 1) as usize];
             let xml = pkg.read(path)?.ok_or_else(|| {
                 ApiError::new(ErrorCode::Corrupt, format!("slide {n} ({path}) is missing"))
             })?;
-            let mut block = format!("--- Slide {n} ---\n");
+            let mut block = format!("--- Slide {n} ---{end}");
             let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
             let rels = relationships(&mut pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
-            for l in shape_text(&xml, depth, &[])? {
+            for l in shape_text(&xml, depth, &[], md)? {
                 // A chart, where it stands: its data from the chart part.
                 if let Some(rid) = l.strip_prefix(CHART_MARK) {
                     let part = rels.get(rid).map(|(t, _)| t.clone());
@@ -279,7 +347,7 @@ impl Extractor for PptxExtractor {
                     continue;
                 }
                 block.push_str(&l);
-                block.push('\n');
+                block.push_str(end);
             }
             // SmartArt keeps its text in diagram data parts, not in the slide.
             let mut diagrams: Vec<&String> = rels
@@ -290,20 +358,21 @@ impl Extractor for PptxExtractor {
             diagrams.sort();
             for d in diagrams {
                 if let Some(dx) = pkg.read(d)? {
-                    for l in shape_text(&dx, depth, &[])? {
+                    for l in shape_text(&dx, depth, &[], md)? {
                         block.push_str(&l);
-                        block.push('\n');
+                        block.push_str(end);
                     }
                 }
             }
             if let Some((notes, _)) = rels.values().find(|(_, kind)| kind == "notesSlide") {
                 if let Some(nx) = pkg.read(notes)? {
-                    let lines = shape_text(&nx, depth, &["sldNum", "sldImg", "hdr", "dt"])?;
+                    let lines = shape_text(&nx, depth, &["sldNum", "sldImg", "hdr", "dt"], md)?;
                     if !lines.is_empty() {
-                        block.push_str("[Notes]\n");
+                        block.push_str("[Notes]");
+                        block.push_str(end);
                         for l in lines {
                             block.push_str(&l);
-                            block.push('\n');
+                            block.push_str(end);
                         }
                     }
                 }
@@ -328,10 +397,11 @@ impl Extractor for PptxExtractor {
                 }
             }
             if !lines.is_empty() {
-                block.push_str("[Comments]\n");
+                block.push_str("[Comments]");
+                block.push_str(end);
                 for l in lines {
                     block.push_str(&l);
-                    block.push('\n');
+                    block.push_str(end);
                 }
             }
             blocks.push((n, block));

@@ -545,16 +545,19 @@ pub fn delimited_rows(text: &str, delim: u8, mut each: impl FnMut(&[std::borrow:
     }
 }
 
-/// The delimiter of a CSV file: `;` when its first line has more of them than commas (the
-/// European spreadsheet export), else `,`.
+/// The delimiter of a CSV file: the one of `,` `;` tab `|` its first line has most of
+/// (`;` is the European spreadsheet export's), `,` when none or tied with it.
 pub fn csv_delimiter(text: &str) -> u8 {
     let first = text.lines().next().unwrap_or("");
-    let count = |c: char| first.chars().filter(|&x| x == c).count();
-    if count(';') > count(',') {
-        b';'
-    } else {
-        b','
+    let count = |c: u8| first.bytes().filter(|&x| x == c).count();
+    let mut best = (count(b','), b',');
+    for d in [b';', b'\t', b'|'] {
+        let n = count(d);
+        if n > best.0 {
+            best = (n, d);
+        }
     }
+    best.1
 }
 
 /// Profile delimited text whole.

@@ -25,8 +25,58 @@ impl Extractor for TextExtractor {
             Format::Text(k @ (TextKind::Csv | TextKind::Tsv)) => Some(k),
             _ => None,
         };
-        extract_bytes(&bytes, markup, table, req, limits)
+        match table {
+            Some(kind) if req.markdown() => table_markdown(&bytes, kind, req, limits),
+            _ => extract_bytes(&bytes, markup, table, req, limits),
+        }
     }
+}
+
+/// CSV/TSV as Markdown: one GFM pipe table, the first record its header, one line per
+/// record (line breaks inside a quoted field become spaces), read like a text file — its
+/// lines, queries, budgets and byte windows are the Markdown's. A profile is of the source.
+fn table_markdown(
+    bytes: &[u8],
+    kind: TextKind,
+    req: &ReadRequest,
+    limits: &Limits,
+) -> Result<Extraction, ApiError> {
+    let det = encoding::detect(bytes, false);
+    let source = det.encoding.decode(&bytes[det.bom_len..]);
+    let delim = match kind {
+        TextKind::Tsv => b'\t',
+        _ => super::profile::csv_delimiter(&source),
+    };
+    let profile = (req.profile == Some(true))
+        .then(|| super::profile::profile_delimited(&source, delim))
+        .flatten();
+    let mut cols = 0;
+    super::profile::delimited_rows(&source, delim, |row| cols = cols.max(row.len()));
+    let mut md = String::with_capacity(source.len() + source.len() / 4);
+    let mut first = true;
+    super::profile::delimited_rows(&source, delim, |row| {
+        md.push('|');
+        for c in 0..cols.max(1) {
+            md.push(' ');
+            if let Some(cell) = row.get(c) {
+                md.push_str(&super::html::cell_text(cell));
+            }
+            md.push_str(" |");
+        }
+        md.push('\n');
+        if std::mem::take(&mut first) {
+            md.push('|');
+            md.push_str(&"---|".repeat(cols.max(1)));
+            md.push('\n');
+        }
+    });
+    drop(source);
+    let mut ex = extract_bytes(md.as_bytes(), false, None, req, limits)?;
+    ex.report.encoding = Some(det.encoding.name().to_string());
+    ex.report.encoding_confidence = Some(det.confidence.as_str().to_string());
+    ex.report.size = Some(bytes.len() as u64);
+    ex.report.profile = profile;
+    Ok(ex)
 }
 
 /// HTML files: the text a browser shows (`html::render`), read like a text file (lines,
@@ -52,12 +102,19 @@ impl Extractor for HtmlExtractor {
         }
         let det = encoding::detect(&bytes, true);
         let source = det.encoding.decode(&bytes[det.bom_len..]);
-        let mut rendered = super::html::render(&source);
+        let mut rendered = if req.markdown() {
+            super::html::render_markdown(&source)
+        } else {
+            super::html::render(&source)
+        };
         drop(source);
-        // The title (the tab's text, in the head) is the first line, as readers show it.
+        // The title (the tab's text, in the head) is the first line, as readers show it
+        // (a paragraph of its own in Markdown, unless the first heading says it).
         if let Some(t) = &rendered.title {
-            if !rendered.text.starts_with(t.as_str()) {
-                rendered.text = format!("{t}\n{}", rendered.text.trim_start_matches('\n'));
+            let first = rendered.text.trim_start_matches(['#', ' ', '\n']);
+            if !first.starts_with(t.as_str()) {
+                let gap = if req.markdown() { "\n\n" } else { "\n" };
+                rendered.text = format!("{t}{gap}{}", rendered.text.trim_start_matches('\n'));
             }
         }
         let mut ex = extract_bytes(rendered.text.as_bytes(), false, None, req, limits)?;
@@ -216,10 +273,11 @@ pub fn extract_bytes(
     }
 
     let text = det.encoding.decode(&bytes[det.bom_len..]);
-    if profile {
-        // The whole table, whatever part of it is shown.
-        let delim = match table {
-            Some(TextKind::Tsv) => b'\t',
+    if let (true, Some(kind)) = (profile, table) {
+        // The whole table, whatever part of it is shown (a Markdown read's caller profiles
+        // the source itself).
+        let delim = match kind {
+            TextKind::Tsv => b'\t',
             _ => super::profile::csv_delimiter(&text),
         };
         extra.profile = super::profile::profile_delimited(&text, delim);

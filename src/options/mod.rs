@@ -12,7 +12,7 @@ mod rule;
 
 pub use pages::{format_pages, parse_spans, resolve_pages, select_pages, Selection};
 pub use query::{grep, grep_lines, GrepLine, Hits, Query};
-pub use rule::{count, options_for};
+pub use rule::{count, options_for, MAX_CHARS};
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -204,6 +204,13 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub include_styles: Option<bool>,
+    /// All formats: `text` (the default) or `markdown` — headings, lists with their numbers
+    /// and tables as GFM pipe tables where the format has them (Word, OpenDocument text,
+    /// PowerPoint, workbooks, CSV/TSV, HTML); other formats' text is returned as it is.
+    /// Budgets, ranges, queries and `next` apply to the Markdown returned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub output: Option<Output>,
     /// All formats: stop work after this many milliseconds.
     #[serde(
         default,
@@ -257,6 +264,36 @@ pub enum DocxMode {
     #[serde(rename = "text+tables")]
     #[value(name = "text+tables")]
     TextTables,
+}
+
+/// `output`: plain text or Markdown.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Output {
+    /// Plain text (the default).
+    #[default]
+    Text,
+    /// Markdown: headings, lists, GFM pipe tables.
+    Markdown,
+}
+
+impl ReadRequest {
+    /// Whether the read returns Markdown.
+    pub fn markdown(&self) -> bool {
+        self.output == Some(Output::Markdown)
+    }
 }
 
 /// How `query` matches a line.

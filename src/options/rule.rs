@@ -6,8 +6,11 @@ use super::{Query, QueryMode, ReadRequest};
 use crate::detect::{Format, TextKind};
 use crate::error::{ApiError, ErrorCode};
 
+/// The largest `max_chars` (the schema's maximum).
+pub const MAX_CHARS: usize = 50_000_000;
+
 /// Options every format accepts.
-const UNIVERSAL: &[&str] = &["deadline_ms", "max_chars", "max_tokens"];
+const UNIVERSAL: &[&str] = &["deadline_ms", "max_chars", "max_tokens", "output"];
 
 /// What names the file rather than how to read it.
 const IDENTITY: &[&str] = &["file_id", "path", "file_ids", "url"];
@@ -106,6 +109,13 @@ impl ReadRequest {
             .filter(|o| !fits.contains(&o.as_str()) && !UNIVERSAL.contains(&o.as_str()))
             .collect();
         if misfits.is_empty() {
+            if self.markdown() && self.raw == Some(true) {
+                return Err(ApiError::new(
+                    ErrorCode::UnsupportedOption,
+                    "`raw: true` reads the HTML source, which has no Markdown form",
+                )
+                .with_hint("Leave out raw for the page as Markdown, or output for its source."));
+            }
             return Ok(());
         }
         let mut ok: Vec<&str> = fits.to_vec();
@@ -155,7 +165,7 @@ impl ReadRequest {
     pub fn max_chars(&self, default: usize) -> Result<usize, ApiError> {
         match self.max_chars {
             None => Ok(default),
-            Some(n) if n >= 1 && n <= 50_000_000 => Ok(n as usize),
+            Some(n) if n >= 1 && n <= MAX_CHARS as i64 => Ok(n as usize),
             Some(n) => Err(ApiError::invalid_option(format!(
                 "max_chars must be between 1 and 50000000, got {n}"
             ))),
@@ -233,6 +243,8 @@ mod tests {
                 serde_json::to_value(QueryMode::Regex).unwrap()
             } else if reference.contains("schemas/DocxMode") {
                 serde_json::to_value(DocxMode::Text).unwrap()
+            } else if reference.contains("schemas/Output") {
+                serde_json::to_value(crate::options::Output::Markdown).unwrap()
             } else {
                 assert!(
                     !reference.contains("$ref"),

@@ -10,6 +10,7 @@ mod fuzz;
 mod hardening;
 mod html;
 mod many;
+mod markdown;
 mod mcp;
 mod memory;
 mod ocr;

@@ -55,7 +55,7 @@ OPTIONS = {
     "image": {"min_text_per_page", "ocr", "ocr_lang", "include_boxes"},
     "email": {"offset", "limit"},
 }
-ANY_FORMAT = {"deadline_ms", "max_chars", "file_id", "path"}
+ANY_FORMAT = {"deadline_ms", "max_chars", "max_tokens", "output", "file_id", "path"}
 
 
 @schemathesis.hook("map_case").apply_to(method="POST", path="/read")

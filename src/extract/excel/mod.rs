@@ -69,6 +69,7 @@ fn extract_workbook(
         cells: budget,
         max_chars,
         profile: req.profile == Some(true),
+        markdown: req.markdown(),
     };
     // Cell comments (xlsx): shown after each sheet's rows, for the rows shown. And charts:
     // a worksheet's after its last row, a chart sheet's as its content.
@@ -145,6 +146,8 @@ fn chart_cells(text: &str) -> u64 {
 
 /// What a read covers: one sheet or all of them, a window of cells, and the budgets.
 struct Scope {
+    /// `output: "markdown"`: each sheet's rows a GFM pipe table.
+    markdown: bool,
     /// The sheet `sheet` named (its index in workbook order); `None`: every sheet.
     chosen: Option<usize>,
     /// `range`, inclusive and 0-based; applies to the chosen sheet.
@@ -204,6 +207,9 @@ struct SheetsRead {
     all_chars: u64,
     /// Which budget stopped the read ("" when none did).
     stopped_by: &'static str,
+    /// When `max_chars` stopped the read before any row was shown, the budget that shows
+    /// the sheet list and the sheet (else `next` would ask for the same again forever).
+    needed: Option<u64>,
 }
 
 impl SheetsRead {
@@ -250,7 +256,10 @@ fn read_sheets(
         body: String::new(),
         all_chars: 0,
         stopped_by: "",
+        needed: None,
     };
+    // Whether this read shows a row, or all of a sheet (an empty one): then `next` moves on.
+    let mut moved = false;
     for (i, (name, hidden)) in meta.iter().enumerate() {
         let reading = scope.includes(i) && read.stopped_by.is_empty();
         let keep = reading.then(|| Keep {
@@ -264,6 +273,7 @@ fn read_sheets(
         };
         let mut s = Sheet::new(name.clone(), *hidden, w, keep);
         s.chart = extras.chart_sheets.contains(name);
+        s.markdown = scope.markdown;
         if scope.profile && scope.includes(i) && !s.chart {
             s.profiler = Some(super::profile::Profiler::new(true));
         }
@@ -271,6 +281,17 @@ fn read_sheets(
             wb.read(&mut s)?;
         }
         let heading = s.heading();
+        // Markdown: the first row shown is the table's header, padded to the sheet's
+        // columns and followed by the separator row; what follows the table (comments,
+        // charts) starts a new block.
+        let md_head = if scope.markdown && s.rows > 0 {
+            s.line(0)
+                .map(|l| s.table_head(l).1.chars().count())
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        let after_table = usize::from(scope.markdown);
         // Its charts, shown with the end of what is read of it (its last row, or its
         // heading when it has no rows), so reading on with `next` shows them once. They
         // cost their data cells, but never more than the budget leaves beside a row: a
@@ -284,9 +305,9 @@ fn read_sheets(
         } else {
             String::new()
         };
-        let tail_chars = charts.chars().count();
+        let tail_chars = charts.chars().count() + if charts.is_empty() { 0 } else { after_table };
         let tail_cells = chart_cells(&charts).min(scope.cells.saturating_sub(s.cols as u64));
-        let hn = heading.chars().count();
+        let hn = heading.chars().count() + md_head;
         // The comments on cells of what this sheet shows (its rows and columns, or the
         // window), each a line and a cell of the budget.
         let (r0, c0) = s.origin;
@@ -302,11 +323,15 @@ fn read_sheets(
                     .collect()
             })
             .unwrap_or_default();
-        const NOTES_HEAD: &str = "[Comments]\n";
+        let notes_head = if scope.markdown {
+            "\n[Comments]\n\n"
+        } else {
+            "[Comments]\n"
+        };
         if scope.includes(i) {
             read.all_chars += hn as u64 + s.line_chars + tail_chars as u64;
             if !sheet_notes.is_empty() {
-                read.all_chars += NOTES_HEAD.len() as u64
+                read.all_chars += notes_head.len() as u64
                     + sheet_notes
                         .iter()
                         .map(|(_, l)| l.chars().count() as u64)
@@ -345,7 +370,7 @@ fn read_sheets(
                         .map(|(_, l)| l.chars().count())
                         .sum::<usize>()
                         + if k > 0 && notes_shown == 0 {
-                            NOTES_HEAD.len()
+                            notes_head.len()
                         } else {
                             0
                         };
@@ -371,18 +396,27 @@ fn read_sheets(
                 }
                 body_chars += hn + head_chars;
                 cells_left -= head_cells;
+                moved |= shown > 0 || shown == s.rows;
                 read.plan.push((i, shown));
                 // The first sheet's lines become the body in place (no copy of a
                 // text that can be most of max_chars).
                 let mut text = std::mem::take(&mut s.text);
                 text.truncate(shown_bytes);
+                if md_head > 0 && shown > 0 {
+                    let first = text.find('\n').map_or(text.len(), |i| i + 1);
+                    let (head, _) = s.table_head(&text[..first]);
+                    text.replace_range(..first, &head);
+                }
                 if notes_shown > 0 {
-                    text.push_str(NOTES_HEAD);
+                    text.push_str(notes_head);
                     for (_, l) in &sheet_notes[..notes_shown] {
                         text.push_str(l);
                     }
                 }
                 if shown == s.rows {
+                    if scope.markdown && !charts.is_empty() {
+                        text.push('\n');
+                    }
                     text.push_str(&charts);
                 }
                 if read.body.is_empty() {
@@ -393,6 +427,17 @@ fn read_sheets(
                     read.body.push_str(&text);
                 }
             }
+        }
+        if reading && !moved && read.stopped_by.starts_with("character") {
+            let notes: u64 = sheet_notes
+                .iter()
+                .map(|(_, l)| l.chars().count() as u64)
+                .sum::<u64>()
+                + notes_head.len() as u64;
+            read.needed = Some(
+                (reserve as u64 + (hn + tail_chars) as u64 + s.line_chars + notes)
+                    .min(crate::options::MAX_CHARS as u64),
+            );
         }
         s.text = String::new();
         s.ends = Vec::new();
@@ -483,12 +528,21 @@ fn make_report(mut read: SheetsRead, scope: &Scope) -> Extraction {
     let mut text = read.body;
     text.insert_str(0, &head);
     match next {
-        Some(n) => {
+        Some(mut n) => {
             ex.truncated = true;
-            ex.warnings.push(format!(
-                "stopped at the {}; the sheet list says what was read and `next` reads on",
-                read.stopped_by
-            ));
+            match read.needed {
+                Some(needed) => {
+                    n.max_chars = Some(needed);
+                    ex.warnings.push(
+                        "max_chars cannot hold the sheet list and a row; `next` reads on with a budget that does"
+                            .into(),
+                    );
+                }
+                None => ex.warnings.push(format!(
+                    "stopped at the {}; the sheet list says what was read and `next` reads on",
+                    read.stopped_by
+                )),
+            }
             ex.text = close_truncated(text, ex.char_count);
             ex.next = Some(n);
         }

@@ -41,6 +41,8 @@ pub(super) struct Sheet {
     pub(super) unordered: bool,
     /// A chart sheet: no cells, its chart is its content.
     pub(super) chart: bool,
+    /// Rows as Markdown table rows (`| a | | c |`) instead of tab-separated lines.
+    pub(super) markdown: bool,
     /// `profile`: every row of the sheet (or window) goes through it, shown or not.
     pub(super) profiler: Option<crate::extract::profile::Profiler>,
 }
@@ -71,6 +73,7 @@ impl Sheet {
             line: String::new(),
             unordered: false,
             chart: false,
+            markdown: false,
             profiler: None,
         }
     }
@@ -128,11 +131,23 @@ impl Sheet {
         let mut line = std::mem::take(&mut self.line);
         line.clear();
         let mut col = self.origin.1;
-        for &(c, a, b) in &self.row_cells {
-            // The first cell sits `c - origin` tabs in; each next one `c - previous`.
-            line.extend(std::iter::repeat_n('\t', (c - col) as usize));
-            line.push_str(&self.row_buf[a..b]);
-            col = c;
+        if self.markdown {
+            // `| a | | c |`: an empty cell for each column between, pipes escaped.
+            line.push('|');
+            for &(c, a, b) in &self.row_cells {
+                line.push_str(&" |".repeat((c - col) as usize));
+                line.push(' ');
+                line.push_str(&self.row_buf[a..b].replace('|', "\\|"));
+                line.push_str(" |");
+                col = c + 1;
+            }
+        } else {
+            for &(c, a, b) in &self.row_cells {
+                // The first cell sits `c - origin` tabs in; each next one `c - previous`.
+                line.extend(std::iter::repeat_n('\t', (c - col) as usize));
+                line.push_str(&self.row_buf[a..b]);
+                col = c;
+            }
         }
         line.push('\n');
         let last_col = self.row_cells.last().map(|c| c.0).unwrap_or(col);
@@ -143,11 +158,12 @@ impl Sheet {
         // once meant four billion calls here, 17 s past the read's deadline).
         let first_row = self.last_row.map_or(self.origin.0, |l| l + 1);
         let mut gap = r.saturating_sub(first_row) as u64;
+        let blank = if self.markdown { "| |\n" } else { "\n" };
         while gap > 0 && self.keep.is_some() {
-            self.emit("\n");
+            self.emit(blank);
             gap -= 1;
         }
-        self.line_chars += gap;
+        self.line_chars += gap * blank.len() as u64;
         self.rows = r - self.origin.0 + 1;
         self.cols = self.cols.max(last_col - self.origin.1 + 1);
         self.last_row = Some(r);
@@ -177,13 +193,32 @@ impl Sheet {
     }
 
     pub(super) fn heading(&self) -> String {
+        // Markdown: a paragraph of its own, after the blank line that ends a table.
+        let (before, after) = if self.markdown {
+            ("\n", "\n\n")
+        } else {
+            ("", "\n")
+        };
         if self.chart {
-            return format!("--- Chart sheet: {} ---\n", self.name);
+            return format!("{before}--- Chart sheet: {} ---{after}", self.name);
         }
         format!(
-            "--- Sheet: {} ({} rows × {} cols) ---\n",
+            "{before}--- Sheet: {} ({} rows × {} cols) ---{after}",
             self.name, self.rows, self.cols
         )
+    }
+
+    /// Markdown: the table's first row (`line`) padded to the sheet's columns, with the
+    /// separator row after it; and how many characters that adds.
+    pub(super) fn table_head(&self, line: &str) -> (String, String) {
+        let row = line.trim_end_matches('\n');
+        // Every cell ends with ` |`; an escaped pipe in a cell is `\|`, never ` |`.
+        let cells = row.matches(" |").count();
+        let cols = (self.cols as usize).max(1);
+        let pad = " |".repeat(cols.saturating_sub(cells));
+        let sep = format!("|{}\n", "---|".repeat(cols));
+        let added = format!("{pad}{sep}");
+        (format!("{row}{pad}\n{sep}"), added)
     }
 
     /// Kept line `i` (0-based from the origin row).

@@ -1,0 +1,187 @@
+//! `output: "markdown"`: headings, lists with their numbers and GFM pipe tables for the
+//! formats that have them, through the real service; budgets, ranges and `next` hold for
+//! the Markdown as they do for text.
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+async fn markdown(app: &TestApp, name: &str, bytes: &[u8], opts: Value) -> (String, Resp) {
+    let id = app.upload_id(name, bytes).await;
+    let mut body = json!({"file_id": id, "output": "markdown"});
+    body.as_object_mut()
+        .unwrap()
+        .extend(opts.as_object().unwrap().clone());
+    let r = app.read(body).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    (id, r)
+}
+
+fn text(r: &Resp) -> &str {
+    r.json["text"].as_str().unwrap()
+}
+
+#[tokio::test]
+async fn word_headings_lists_and_tables() {
+    let app = TestApp::new().await;
+    let (_, r) = markdown(&app, "lists.docx", &fixture("office/lists.docx"), json!({})).await;
+    let md = text(&r);
+    // Heading 1 under the title is `##`; a heading numbered through its style keeps its
+    // number; list items nest by four spaces; a label Markdown has no list for stays.
+    for want in [
+        "## Article I Definitions\n\nTerms used below.\n\n1. Scope\n    - 1.1. Parties\n",
+        "\n### 1.1 Obligations\n",
+        "- A. Alpha\n    - (i) detail\n",
+    ] {
+        assert!(md.contains(want), "{want:?} not in {md}");
+    }
+    let (_, r) = markdown(
+        &app,
+        "report.docx",
+        &fixture("office/report.docx"),
+        json!({}),
+    )
+    .await;
+    let md = text(&r);
+    assert!(
+        md.contains("- First bullet\n- Second bullet\n1. Step one\n    - a. Sub step\n2. Step two\n\n| Name | Amount |\n|---|---|\n| Line one line two | 1,200.50 |\n| inner a \\| inner b | nested |\n"),
+        "{md}"
+    );
+    assert!(!md.contains("--- Table"), "{md}");
+    // The text read is as before: no Markdown in it.
+    let plain = app
+        .upload_and_read("report.docx", &fixture("office/report.docx"), json!({}))
+        .await;
+    assert!(text(&plain).contains("--- Table 1 ---\nName | Amount\n"));
+    assert!(!text(&plain).contains("|---|"));
+}
+
+/// Following `next` through a Word document, a workbook, a deck, a CSV and an HTML page
+/// with small budgets gives back exactly the Markdown of one read of it all: `next`
+/// carries `output`, so no piece comes back as plain text.
+#[tokio::test]
+async fn next_reads_on_in_markdown() {
+    let app = TestApp::new().await;
+    let cases = [
+        (
+            "long.docx",
+            fixture("office/long.docx"),
+            json!({"max_paragraphs": 7}),
+            json!({"max_paragraphs": 100000, "max_chars": 1000000}),
+        ),
+        (
+            "deck.pptx",
+            fixture("office/deck.pptx"),
+            json!({"max_chars": 120}),
+            json!({}),
+        ),
+        (
+            "report.html",
+            fixture("html/hidden.html"),
+            json!({"max_chars": 80}),
+            json!({}),
+        ),
+        (
+            "gbk.csv",
+            fixture("text/gbk.csv"),
+            json!({"max_chars": 90}),
+            json!({}),
+        ),
+    ];
+    for (name, bytes, small, whole) in cases {
+        let (id, all) = markdown(&app, name, &bytes, whole).await;
+        assert!(all.json.get("next").is_none(), "{name}: {}", all.json);
+        let mut first = json!({"output": "markdown"});
+        first
+            .as_object_mut()
+            .unwrap()
+            .extend(small.as_object().unwrap().clone());
+        let (joined, reads) = follow(&app, &id, first).await;
+        assert!(reads > 1, "{name}: read in one go");
+        assert_eq!(joined, text(&all), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn workbook_sheets_are_pipe_tables() {
+    let app = TestApp::new().await;
+    let (id, r) = markdown(
+        &app,
+        "book.xlsx",
+        &fixture("office/book.xlsx"),
+        json!({"max_cells": 100000}),
+    )
+    .await;
+    let md = text(&r);
+    assert!(
+        md.contains("--- Sheet: Data (52 rows × 4 cols) ---\n\n| Id | Value | Label | Date |\n|---|---|---|---|\n| 1 | 1.5 | item | 2024-01-03 |\n"),
+        "{md}"
+    );
+    // A cut read and its `next` (a range of the sheet) are Markdown too: each piece's
+    // first row shown is the table's header row of that piece.
+    let cut = app
+        .read(json!({"file_id": id, "output": "markdown", "max_cells": 40}))
+        .await;
+    let next = &cut.json["next"];
+    assert_eq!(next["output"], "markdown", "{}", cut.json);
+    assert_eq!(next["range"], "A11:D52");
+    let mut body = json!({"file_id": id});
+    body.as_object_mut()
+        .unwrap()
+        .extend(next.as_object().unwrap().clone());
+    let on = app.read(body).await;
+    assert!(
+        text(&on).contains("\n| 10 | 15 | item | 2024-01-12 |\n|---|---|---|---|\n| 11 |"),
+        "{}",
+        on.json
+    );
+}
+
+#[tokio::test]
+async fn slides_csv_and_html() {
+    let app = TestApp::new().await;
+    let (_, r) = markdown(&app, "deck.pptx", &fixture("office/deck.pptx"), json!({})).await;
+    assert!(
+        text(&r)
+            .contains("--- Slide 2 ---\n\nMiddle slide\n\n| Q1 | Q2 |\n|---|---|\n| 10 | 20 |\n"),
+        "{}",
+        r.json
+    );
+    let (_, r) = markdown(
+        &app,
+        "gbk.csv",
+        &fixture("text/gbk.csv"),
+        json!({"profile": true}),
+    )
+    .await;
+    let md = text(&r);
+    let lines: Vec<&str> = md.lines().collect();
+    assert!(
+        lines[0].starts_with("| ") && lines[1].starts_with("|---|"),
+        "{md}"
+    );
+    assert!(
+        lines.iter().all(|l| l.starts_with('|') && l.ends_with('|')),
+        "{md}"
+    );
+    assert_eq!(r.json["encoding"], "GBK");
+    // The profile is of the table, not of its Markdown.
+    assert!(
+        r.json["profile"]["columns"].as_array().unwrap().len() > 1,
+        "{}",
+        r.json
+    );
+    let (id, r) = markdown(&app, "report.html", &fixture("html/hidden.html"), json!({})).await;
+    assert_eq!(
+        text(&r),
+        "Quarterly report – Q3\n\n# Revenue grew 12 %\n\nSales rose in every region — see the table.\n\n\
+| Region | Growth |\n|---|---|\n| North | 14 % |\n| South East | 9 % |\n\n- First ✓\n- Second ¾\n\nThe end & that's all.\n"
+    );
+    // The source has no Markdown form.
+    let both = app
+        .read(json!({"file_id": id, "output": "markdown", "raw": true}))
+        .await;
+    assert_error(&both, 400, "unsupported_option");
+    let bad = app.read(json!({"file_id": id, "output": "html"})).await;
+    assert_error(&bad, 400, "invalid_option");
+}
