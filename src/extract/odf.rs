@@ -155,7 +155,8 @@ struct OpenList {
 fn parse_content(xml: &[u8], depth: usize, styles: &Styles) -> Result<Content, ApiError> {
     let mut c = Content::default();
     // Open paragraphs (text, label) — a frame's or note's paragraph opens inside another.
-    let mut paras: Vec<(String, Option<String>)> = Vec::new();
+    // Open paragraphs: text, and what it is — a heading, a list item or a paragraph.
+    let mut paras: Vec<(String, Kind)> = Vec::new();
     let mut tables: Vec<Vec<Vec<Vec<String>>>> = Vec::new(); // rows of cells of paragraphs
     let mut repeat: Vec<usize> = Vec::new(); // the open cells' number-columns-repeated
     let mut lists: Vec<OpenList> = Vec::new();
@@ -258,26 +259,33 @@ fn parse_content(xml: &[u8], depth: usize, styles: &Styles) -> Result<Content, A
             Node::Open("list-header", _) => pending_label = Some(String::new()),
             Node::Open(tag @ ("p" | "h"), a) => {
                 let mut label = pending_label.take();
-                let mut indent = "  ".repeat(lists.len().saturating_sub(1));
-                if tag == "h" && label.is_none() {
+                let in_list = label.is_some() && !lists.is_empty();
+                let mut indent = lists.len().saturating_sub(1);
+                let mut heading = None;
+                if tag == "h" {
                     let level: usize = attr(a, "outline-level")
                         .and_then(|v| v.parse().ok())
                         .unwrap_or(1)
                         .clamp(1, 10);
-                    if let Some(levels) = styles.lists.get("") {
-                        if levels.get(level - 1).is_some_and(|l| !l.format.is_empty()) {
-                            // Indented by level, as Word's numbered headings are.
-                            label = outline.label(levels, level, None);
-                            indent = "  ".repeat(level - 1);
+                    // Markdown: as Word's, Heading 1 is `##` (the title is `#`).
+                    heading = Some((level + 1).min(6) as u8);
+                    if label.is_none() {
+                        if let Some(levels) = styles.lists.get("") {
+                            if levels.get(level - 1).is_some_and(|l| !l.format.is_empty()) {
+                                // Indented by level, as Word's numbered headings are.
+                                label = outline.label(levels, level, None);
+                                indent = level - 1;
+                            }
                         }
                     }
                 }
-                let label = match label {
-                    Some(l) if !l.is_empty() => Some(format!("{indent}{l} ")),
-                    Some(_) if !lists.is_empty() => Some(indent),
-                    _ => None,
+                let label = label.unwrap_or_default();
+                let kind = match heading {
+                    Some(h) => Kind::Heading(h, indent as u32, label),
+                    None if in_list => Kind::Item(indent as u32, label),
+                    None => Kind::Para,
                 };
-                paras.push((String::new(), label));
+                paras.push((String::new(), kind));
             }
             Node::Text(t) => {
                 if let Some(p) = paras.last_mut() {
@@ -304,7 +312,7 @@ fn parse_content(xml: &[u8], depth: usize, styles: &Styles) -> Result<Content, A
                 }
             }
             Node::Close("p" | "h") => {
-                let Some((text, label)) = paras.pop() else {
+                let Some((text, kind)) = paras.pop() else {
                     return;
                 };
                 if let Some((_, ps)) = annotation.as_mut() {
@@ -315,24 +323,38 @@ fn parse_content(xml: &[u8], depth: usize, styles: &Styles) -> Result<Content, A
                     note_paras.push(text.trim().to_string());
                     return;
                 }
-                let text = match label {
-                    Some(l) if !text.trim().is_empty() => format!("{l}{text}"),
-                    _ => text,
+                let block = match kind {
+                    _ if text.trim().is_empty() => Block::Para(text),
+                    Kind::Heading(h, indent, label) => {
+                        let text = if label.is_empty() {
+                            text
+                        } else {
+                            format!("{label} {text}")
+                        };
+                        Block::Heading(h, indent, text)
+                    }
+                    Kind::Item(level, label) => Block::Item {
+                        level,
+                        bullet: !label.chars().any(char::is_alphanumeric),
+                        label,
+                        text,
+                    },
+                    Kind::Para => Block::Para(text),
                 };
                 if let Some(cell) = tables
                     .last_mut()
                     .and_then(|t| t.last_mut())
                     .and_then(|r| r.last_mut())
                 {
-                    cell.push(text);
+                    cell.push(block.plain());
                     return;
                 }
                 // A frame's paragraph inside another: its own line, where it stands. On a
                 // slide every paragraph is in a frame, and none is inside another.
-                if text.trim().is_empty() && (!paras.is_empty() || slide > 0) {
+                if block.plain().trim().is_empty() && (!paras.is_empty() || slide > 0) {
                     return;
                 }
-                c.body.push((slide, in_notes, Block::Para(text)));
+                c.body.push((slide, in_notes, block));
             }
             Node::Open("table", _) => tables.push(Vec::new()),
             Node::Open("table-row", _) => {
@@ -401,6 +423,14 @@ fn parse_content(xml: &[u8], depth: usize, styles: &Styles) -> Result<Content, A
         }
     })?;
     Ok(c)
+}
+
+/// What an open paragraph is: a heading (Markdown level, the list level its number is
+/// indented by, the number), a list item (level, label) or a plain paragraph.
+enum Kind {
+    Heading(u8, u32, String),
+    Item(u32, String),
+    Para,
 }
 
 /// Paragraphs of the page headers and footers in styles.xml (master pages).

@@ -48,6 +48,14 @@ async fn word_headings_lists_and_tables() {
         "{md}"
     );
     assert!(!md.contains("--- Table"), "{md}");
+    // OpenDocument text: outline headings with their numbers, lists, tables.
+    let (_, r) = markdown(&app, "memo.odt", &fixture("office/memo.odt"), json!({})).await;
+    assert!(
+        text(&r).starts_with("## 1. Introduction\n\nTwo  spaces and\ta tab in one paragraph.\n\n### 1.1. Scope\n\n1. First step\n    - a) Detail one\n"),
+        "{}",
+        r.json
+    );
+    assert!(text(&r).contains("| Item | Count |\n|---|---|\n| Merged across |  |\n"));
     // The text read is as before: no Markdown in it.
     let plain = app
         .upload_and_read("report.docx", &fixture("office/report.docx"), json!({}))
