@@ -22,6 +22,7 @@ test: native
 	$(CARGO) build --locked --example fuzz
 	$(TEST_ENV) $${CARGO_TARGET_DIR:-target}/debug/examples/fuzz --seconds $(FUZZ_SECONDS) --seed 1
 	DOCREADER_BIN=$${CARGO_TARGET_DIR:-target}/debug/docreader bash tests/schemathesis/run.sh
+	DOCREADER_BIN=$${CARGO_TARGET_DIR:-target}/debug/docreader bash tests/console/run.sh
 
 # Mutation fuzzing of every extractor inside workers (examples/fuzz.rs): `make fuzz MINUTES=60`.
 # `make test` runs it for FUZZ_SECONDS with a fixed seed (the same inputs every run).

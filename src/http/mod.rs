@@ -2,6 +2,7 @@
 //! Each endpoint family lives in its own module with its own `router()`.
 
 pub mod auth;
+pub mod console;
 pub mod error;
 pub mod files;
 pub mod health;
@@ -168,6 +169,7 @@ pub fn app(state: AppState) -> Router {
         .merge(search::router())
         .merge(upload_url::router())
         .merge(mcp::router(state.clone(), &state.mcp_hosts))
+        .merge(console::router())
         .merge(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", openapi()))
         .fallback(|| async {
             ApiError::new(ErrorCode::NotFound, "no such endpoint")
@@ -212,6 +214,7 @@ async fn security_headers(
 ) -> axum::response::Response {
     use axum::http::HeaderValue;
     let docs = req.uri().path().starts_with("/docs");
+    let console = console::is_console(req.uri().path());
     let mut resp = next.run(req).await;
     let h = resp.headers_mut();
     h.insert(
@@ -220,7 +223,11 @@ async fn security_headers(
     );
     h.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(if docs {
+        HeaderValue::from_static(if console {
+            // The console: its own script and style only (no inline code), page images as
+            // blob: URLs made from fetched bytes, calls to this service alone.
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        } else if docs {
             "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
         } else {
             "default-src 'none'; frame-ancestors 'none'"

@@ -101,3 +101,37 @@ async fn raw_html_is_the_source_and_reads_on_as_the_source() {
         "unsupported_option",
     );
 }
+
+/// The web console is served from the binary at `/`, public (it holds no data), under a
+/// Content-Security-Policy that lets only its own script and style run — and it has no
+/// inline script, handler or style that such a policy would refuse. (Its behaviour in a
+/// browser: tests/console, run by `make test`.)
+#[tokio::test]
+async fn console_is_served_under_a_strict_policy() {
+    let app = TestApp::with(|a| a.api_keys = Some("k1-aaaaaaaaaaaaaaaa:acme".into())).await;
+    let page = app.get("/").await;
+    assert_eq!(page.status, 200);
+    let html = String::from_utf8(page.body.clone()).unwrap();
+    assert!(html.contains("<script src=\"/console/app.js\" defer></script>"));
+    let csp = page.headers["content-security-policy"].to_str().unwrap();
+    assert!(
+        csp.contains("script-src 'self'") && !csp.contains("unsafe"),
+        "{csp}"
+    );
+    for inline in ["<script>", " onclick=", " onload=", " style=", "<style"] {
+        assert!(!html.contains(inline), "{inline}");
+    }
+    for (asset, mime) in [
+        ("/console/app.js", "text/javascript"),
+        ("/console/app.css", "text/css"),
+    ] {
+        let r = app.get(asset).await;
+        assert_eq!(r.status, 200, "{asset}");
+        assert!(r.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with(mime));
+    }
+    // The API itself still wants the key.
+    assert_eq!(app.get("/files").await.status, 401);
+}
