@@ -98,6 +98,18 @@ def check_health():
         f"tesseract {','.join(engines['tesseract'])}")
 
 
+def check_console():
+    """The console's page and assets through the gateway, without a key, under its CSP."""
+    page = request("GET", "/", key=False)
+    expect(page.status == 200 and b"/console/app.js" in page.body, f"/ {page.status} {page.body[:200]!r}")
+    csp = page.headers.get("content-security-policy", "")
+    expect("script-src 'self'" in csp and "unsafe" not in csp, f"console CSP: {csp!r}")
+    for asset in ("/console/app.js", "/console/app.css"):
+        r = request("GET", asset, key=False)
+        expect(r.status == 200 and len(r.body) > 1000, f"{asset}: {r.status}")
+    say("the web console through the gateway without a key: /, its script and style, strict CSP")
+
+
 def check_keys_and_request_ids():
     r = request("GET", "/files", key=False, headers={"X-Request-Id": "ci-no-key-1"})
     expect(r.status == 401, f"no key: {r.status}")
@@ -309,6 +321,7 @@ def main():
     p.add_argument("--shared", required=True)
     ARGS = p.parse_args()
     check_health()
+    check_console()
     check_keys_and_request_ids()
     check_cors()
     big = check_big_uploads()
