@@ -112,6 +112,9 @@ pub struct Next {
     /// Excel: the sheet to read next.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sheet: Option<String>,
+    /// Excel: the sheets after that one are still to read too (a read of several sheets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sheets_after: Option<bool>,
     /// Excel: the cells of that sheet still to read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub range: Option<String>,

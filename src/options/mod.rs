@@ -101,6 +101,11 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub sheet: Option<String>,
+    /// Excel, with `sheet`: also read every sheet after it, in workbook order (what `next`
+    /// of a read of several sheets says).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub sheets_after: Option<bool>,
     /// Excel: cell range such as `A1:D10`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(

@@ -55,8 +55,15 @@ const WORD: &[&str] = &[
 const EPUB: &[&str] = &["chapters", "query", "query_mode", "context_lines"];
 const TABLE_TEXT: &[&str] = text_options!("profile");
 const HTML: &[&str] = text_options!("raw");
-const SHEETS: &[&str] = &["sheet", "range", "max_cells", "profile"];
-const XLSX: &[&str] = &["sheet", "range", "max_cells", "include_styles", "profile"];
+const SHEETS: &[&str] = &["sheet", "sheets_after", "range", "max_cells", "profile"];
+const XLSX: &[&str] = &[
+    "sheet",
+    "sheets_after",
+    "range",
+    "max_cells",
+    "include_styles",
+    "profile",
+];
 const IMAGE: &[&str] = &["min_text_per_page", "ocr", "ocr_lang", "include_boxes"];
 const MAIL: &[&str] = &["offset", "limit"];
 

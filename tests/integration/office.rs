@@ -172,7 +172,10 @@ async fn xlsx_budget_sheet_and_range_options() {
     assert_eq!(r.json["sheets"][0]["read"], "partial");
     assert_eq!(r.json["sheets"][0]["last_cell"], "D5");
     assert_eq!(r.json["sheets"][1]["read"], "not_read");
-    assert_eq!(r.json["next"], json!({"sheet": "Data", "range": "A6:D52"}));
+    assert_eq!(
+        r.json["next"],
+        json!({"sheet": "Data", "range": "A6:D52", "sheets_after": true})
+    );
     let r = app
         .read(json!({"file_id": id, "sheet": "Data", "range": "A6:D52", "max_cells": 1000}))
         .await;
@@ -549,17 +552,32 @@ async fn ods_sheets_cells_dates_and_budget() {
     assert_eq!(r.json["sheets"][0]["read"], "partial", "{}", r.json);
     assert_eq!(r.json["sheets"][0]["last_cell"], "C2");
     assert_eq!(r.json["sheets"][1]["read"], "not_read");
-    assert_eq!(r.json["next"], json!({"sheet": "Prices", "range": "A3:C4"}));
+    // The rest of this sheet, then the sheets after it: following `next` reads them all.
+    assert_eq!(
+        r.json["next"],
+        json!({"sheet": "Prices", "range": "A3:C4", "sheets_after": true})
+    );
+    let r = app
+        .read(json!({"file_id": id, "sheet": "Prices", "range": "A3:C4", "sheets_after": true}))
+        .await;
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("Birnen\t2.5\t2023-12-24\nTotal\t3.75\n")
+            && text.contains("Räumung\t\tnach Ostern\n"),
+        "{}",
+        r.json
+    );
+    assert_eq!(r.json["sheets"][1]["read"], "full");
+    assert!(r.json.get("next").is_none(), "{}", r.json);
+    // Without it, `sheet` is that sheet alone, as before.
     let r = app
         .read(json!({"file_id": id, "sheet": "Prices", "range": "A3:C4"}))
         .await;
-    assert!(
-        r.json["text"]
-            .as_str()
-            .unwrap()
-            .contains("Birnen\t2.5\t2023-12-24\nTotal\t3.75\n"),
-        "{}",
-        r.json
+    assert_eq!(r.json["sheets"][1]["read"], "not_selected");
+    assert_error(
+        &app.read(json!({"file_id": id, "sheets_after": true})).await,
+        400,
+        "invalid_option",
     );
     assert_error(
         &app.read(json!({"file_id": id, "pages": "1"})).await,
@@ -801,5 +819,45 @@ async fn xlsx_styles_on_request() {
             .upload_and_read(name, &fixture(file), json!({"include_styles": true}))
             .await;
         assert_error(&r, 400, "unsupported_option");
+    }
+}
+
+/// Following `next` through a workbook of several sheets with small budgets reads every
+/// sheet's every row once: `next` of a read that stops in (or before) one sheet says
+/// `sheets_after`, so the sheets after it are read on too (before, following `next` ended
+/// with the sheet it named). Every piece's cells, without the sheet lists, are the cells
+/// of one whole read.
+#[tokio::test]
+async fn following_next_reads_every_sheet() {
+    let app = TestApp::new().await;
+    for (name, budget) in [
+        ("book.xlsx", json!({"max_cells": 30})),
+        ("book.xlsx", json!({"max_chars": 700})),
+        ("prices.ods", json!({"max_cells": 4})),
+    ] {
+        let id = app
+            .upload_id(name, &fixture(&format!("office/{name}")))
+            .await;
+        let whole = app
+            .read(json!({"file_id": id, "max_cells": 1000000, "max_chars": 1000000}))
+            .await;
+        let rows = |text: &str| -> Vec<String> {
+            text.lines()
+                .filter(|l| {
+                    !l.starts_with("## Sheets")
+                        && !l.starts_with("- ")
+                        && !l.starts_with("--- Sheet")
+                })
+                .filter(|l| !l.starts_with("... (truncated"))
+                .map(str::to_string)
+                .collect()
+        };
+        let (joined, reads) = follow(&app, &id, budget.clone()).await;
+        assert!(reads >= 2, "{name} {budget}: read in one go");
+        assert_eq!(
+            rows(&joined),
+            rows(whole.json["text"].as_str().unwrap()),
+            "{name} {budget}"
+        );
     }
 }

@@ -51,7 +51,7 @@ OPTIONS = {
             "password", "include_boxes"},
     "pptx": {"pages"},
     "docx": {"mode", "max_paragraphs", "paragraph_offset", "query", "query_mode", "context_lines"},
-    "excel": {"sheet", "range", "max_cells", "profile"},
+    "excel": {"sheet", "sheets_after", "range", "max_cells", "profile"},
     "image": {"min_text_per_page", "ocr", "ocr_lang", "include_boxes"},
     "email": {"offset", "limit"},
 }

@@ -63,7 +63,12 @@ fn extract_workbook(
     let window = req.range.as_deref().map(parse_range).transpose()?;
     let mut wb = Workbook::open(input, limits)?;
     let meta = wb.sheets();
+    if req.sheets_after == Some(true) && req.sheet.is_none() {
+        return Err(ApiError::invalid_option("sheets_after needs sheet")
+            .with_hint("Give the sheet to start from in `sheet` (what `next` says), or leave sheets_after out for the whole workbook."));
+    }
     let scope = Scope {
+        onward: req.sheets_after == Some(true),
         chosen: choose_sheet(&meta, req.sheet.as_deref(), window.is_some())?,
         window,
         cells: budget,
@@ -146,6 +151,8 @@ fn chart_cells(text: &str) -> u64 {
 
 /// What a read covers: one sheet or all of them, a window of cells, and the budgets.
 struct Scope {
+    /// `sheets_after`: the chosen sheet and every sheet after it.
+    onward: bool,
     /// `output: "markdown"`: each sheet's rows a GFM pipe table.
     markdown: bool,
     /// The sheet `sheet` named (its index in workbook order); `None`: every sheet.
@@ -161,7 +168,19 @@ struct Scope {
 
 impl Scope {
     fn includes(&self, sheet: usize) -> bool {
-        self.chosen.is_none_or(|c| c == sheet)
+        self.chosen
+            .is_none_or(|c| c == sheet || (self.onward && sheet > c))
+    }
+
+    /// Whether `range` applies to this sheet: the chosen one (the only one, without `sheet`).
+    fn windowed(&self, sheet: usize) -> bool {
+        self.includes(sheet) && self.chosen.is_none_or(|c| c == sheet)
+    }
+
+    /// Whether a read on from sheet `i` still has sheets in scope after it (then `next`
+    /// says `sheets_after`, so that following it reads them too).
+    fn more_after(&self, i: usize, sheets: usize) -> bool {
+        (self.chosen.is_none() || self.onward) && i + 1 < sheets
     }
 }
 
@@ -266,7 +285,7 @@ fn read_sheets(
             cells: cells_left,
             chars: char_room.saturating_sub(body_chars),
         });
-        let w = if scope.includes(i) {
+        let w = if scope.windowed(i) {
             scope.window
         } else {
             None
@@ -508,6 +527,7 @@ fn make_report(mut read: SheetsRead, scope: &Scope) -> Extraction {
             let r0 = s.origin.0 + rows;
             Some(Next {
                 sheet: Some(s.name.clone()),
+                sheets_after: scope.more_after(i, sheets.len()).then_some(true),
                 range: Some(format!(
                     "{}{}:{}{}",
                     col_name(s.origin.1),
@@ -520,6 +540,7 @@ fn make_report(mut read: SheetsRead, scope: &Scope) -> Extraction {
         }
         "not_read" => Some(Next {
             sheet: Some(sheets[i].name.clone()),
+            sheets_after: scope.more_after(i, sheets.len()).then_some(true),
             ..Default::default()
         }),
         _ => None,
