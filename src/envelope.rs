@@ -28,6 +28,8 @@ pub struct Extraction {
     pub cached: bool,
     /// Pages this read recognised, for the caller to remember.
     pub fresh_ocr: Vec<(u64, Vec<crate::ocr::OcrLine>)>,
+    /// What the extractor found hidden (elements, runs), beside what the text shows.
+    pub findings: Vec<crate::findings::Finding>,
 }
 
 /// A file found inside a document.
@@ -130,6 +132,9 @@ pub struct Next {
     /// HTML read as its source (`raw: true`) reads on as its source.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw: Option<bool>,
+    /// Hidden text kept, marked or dropped as the read asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hidden_text: Option<crate::options::HiddenText>,
     /// A Markdown read (`output: "markdown"`) reads on as Markdown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<crate::options::Output>,
@@ -308,6 +313,9 @@ pub struct Place {
     /// The chapter (epub).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chapter: Option<u64>,
+    /// The block (Word: paragraph or table, 0-based, as `paragraph_offset` counts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paragraph: Option<u64>,
 }
 
 impl Place {
@@ -319,6 +327,7 @@ impl Place {
             slide: number.filter(|_| kind == "slide"),
             chapter: number.filter(|_| kind == "chapter"),
             sheet: (kind == "sheet").then(|| key.to_string()),
+            paragraph: None,
         }
     }
 }

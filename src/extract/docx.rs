@@ -10,7 +10,7 @@ use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::{close_truncated, take_blocks, Extraction, Next, Taken};
 use crate::error::ApiError;
-use crate::options::{self, ReadRequest};
+use crate::options::{self, HiddenText, ReadRequest};
 use crate::report::Report;
 
 pub struct DocxExtractor;
@@ -418,11 +418,15 @@ pub(super) fn roman(mut n: u32) -> String {
 }
 
 /// Parse one story (body, header, notes…) into blocks.
+/// Hidden runs found in a story: the block they are in, and their text.
+type HiddenRuns = Vec<(usize, String)>;
+
 fn parse_story(
     xml: &[u8],
     depth: usize,
     numbering: &mut Numbering,
-) -> Result<Vec<Block>, ApiError> {
+    hidden_text: HiddenText,
+) -> Result<(Vec<Block>, HiddenRuns), ApiError> {
     struct Cell {
         paras: Vec<String>,
     }
@@ -436,6 +440,11 @@ fn parse_story(
     let mut ilvl: u32 = 0;
     // The open paragraph's own outline level (`w:outlineLvl`), over its style's.
     let mut outline: Option<u32> = None;
+    // Hidden runs (`w:vanish` in a run's properties; in the paragraph's it hides only the
+    // paragraph mark): the open run's, the last run's, and the open paragraph's text.
+    let (mut in_ppr, mut run_hidden, mut last_hidden) = (false, false, false);
+    let mut hidden_here = String::new();
+    let mut hidden: HiddenRuns = Vec::new();
     walk(xml, depth, |n| {
         if skip_depth > 0 {
             match n {
@@ -476,9 +485,35 @@ fn parse_story(
             }
             Node::Open("t", _) => in_text = true,
             Node::Close("t") => in_text = false,
+            Node::Open("pPr", _) => in_ppr = true,
+            Node::Close("pPr") => in_ppr = false,
+            Node::Open("r", _) => run_hidden = false,
+            Node::Open("vanish", a) if !in_ppr => {
+                run_hidden = attr(a, "val").is_none_or(|v| !matches!(v, "0" | "false" | "off"))
+            }
             Node::Text(t) if in_text => {
                 if let Some(p) = paras.last_mut() {
-                    p.0.push_str(t);
+                    if !run_hidden {
+                        p.0.push_str(t);
+                        last_hidden = false;
+                        return;
+                    }
+                    hidden_here.push_str(t);
+                    match hidden_text {
+                        HiddenText::Keep => p.0.push_str(t),
+                        HiddenText::Drop => {}
+                        HiddenText::Mark => {
+                            // Runs hidden one after another share one marker.
+                            if last_hidden && p.0.ends_with('⟧') {
+                                p.0.pop();
+                            } else {
+                                p.0.push_str("⟦hidden: ");
+                            }
+                            p.0.push_str(t);
+                            p.0.push('⟧');
+                        }
+                    }
+                    last_hidden = true;
                 }
             }
             Node::Open("tab", _) => {
@@ -502,6 +537,11 @@ fn parse_story(
                 let Some((text, list, style)) = paras.pop() else {
                     return;
                 };
+                last_hidden = false;
+                if !hidden_here.trim().is_empty() {
+                    hidden.push((blocks.len(), std::mem::take(&mut hidden_here)));
+                }
+                hidden_here.clear();
                 let heading = match outline.take() {
                     Some(o) => heading_level(o),
                     None => style.as_deref().and_then(|s| numbering.heading(s)),
@@ -598,7 +638,7 @@ fn parse_story(
             _ => {}
         }
     })?;
-    Ok(blocks)
+    Ok((blocks, hidden))
 }
 
 /// The Markdown heading of a Word outline level (0 is Heading 1, under the title).
@@ -729,7 +769,10 @@ fn render(blocks: &[Block], first_table: usize, with_tables: bool) -> Vec<String
 }
 
 /// The parts of a document in reading order: body, then the side stories.
-fn read_document(pkg: &mut Package) -> Result<(Vec<Block>, usize, usize), ApiError> {
+fn read_document(
+    pkg: &mut Package,
+    hidden_text: HiddenText,
+) -> Result<(Vec<Block>, usize, usize, HiddenRuns), ApiError> {
     let depth = pkg.limits().max_xml_depth;
     let mut numbering = match pkg.read("word/numbering.xml")? {
         Some(x) => Numbering::parse(&x, depth)?,
@@ -744,7 +787,7 @@ fn read_document(pkg: &mut Package) -> Result<(Vec<Block>, usize, usize), ApiErr
             "the package has no word/document.xml",
         )
     })?;
-    let mut blocks = parse_story(&body, depth, &mut numbering)?;
+    let (mut blocks, hidden) = parse_story(&body, depth, &mut numbering, hidden_text)?;
     // Charts where they stand, from the parts the body's relationships name.
     if blocks
         .iter()
@@ -788,7 +831,7 @@ fn read_document(pkg: &mut Package) -> Result<(Vec<Block>, usize, usize), ApiErr
             .filter(|n| n.starts_with(prefix) && n.ends_with(".xml"))
         {
             let Some(xml) = pkg.read(name)? else { continue };
-            for b in parse_story(&xml, depth, &mut numbering)? {
+            for b in parse_story(&xml, depth, &mut numbering, hidden_text)?.0 {
                 let empty = b.is_paragraph() && {
                     let p = b.plain();
                     p.trim().is_empty() || p.starts_with(CHART_MARK)
@@ -803,7 +846,7 @@ fn read_document(pkg: &mut Package) -> Result<(Vec<Block>, usize, usize), ApiErr
             blocks.extend(seen);
         }
     }
-    Ok((blocks, body_paragraphs, tables))
+    Ok((blocks, body_paragraphs, tables, hidden))
 }
 
 impl Extractor for DocxExtractor {
@@ -814,9 +857,56 @@ impl Extractor for DocxExtractor {
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
         let mut pkg = Package::open(&input.path, limits.package)?;
-        let (blocks, paragraphs, tables) = read_document(&mut pkg)?;
-        serve_blocks(&blocks, paragraphs, tables, req, limits)
+        let hidden_text = req.hidden_text.unwrap_or(HiddenText::Keep);
+        let (blocks, paragraphs, tables, hidden) = read_document(&mut pkg, hidden_text)?;
+        let mut ex = serve_blocks(&blocks, paragraphs, tables, req, limits)?;
+        ex.findings = hidden_findings(&blocks, &hidden, req, hidden_text)?;
+        Ok(ex)
     }
+}
+
+/// Word's hidden runs in the blocks read (from `paragraph_offset`, as far as the read
+/// went) as findings: the block (`paragraph`, as `paragraph_offset` counts), the line of
+/// the text returned where it stands, its text. Instruction-like hidden text is `high`, and
+/// when it is dropped its phrases are listed too.
+fn hidden_findings(
+    blocks: &[Block],
+    hidden: &[(usize, String)],
+    req: &ReadRequest,
+    mode: HiddenText,
+) -> Result<Vec<crate::findings::Finding>, ApiError> {
+    let start = options::count("paragraph_offset", req.paragraph_offset, 0)?.unwrap_or(0) as usize;
+    let budget = options::count("max_paragraphs", req.max_paragraphs, 1)?.unwrap_or(200) as usize;
+    let end = if req.query.is_some() {
+        blocks.len()
+    } else {
+        start.saturating_add(budget).min(blocks.len())
+    };
+    let mut out = Vec::new();
+    for (at, text) in hidden.iter().filter(|(at, _)| (start..end).contains(at)) {
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let instruction = crate::findings::instruction_like(&text);
+        let mut f = crate::findings::finding(
+            "hidden_run",
+            if instruction { "high" } else { "low" },
+            0,
+            text.chars().take(80).collect(),
+            text.chars().count() as u64,
+        );
+        f.how = Some("w:vanish".into());
+        f.place.paragraph = Some(*at as u64);
+        if instruction && mode == HiddenText::Drop {
+            let mut phrases = crate::findings::injection(&text, 0);
+            for p in phrases.iter_mut() {
+                p.place.paragraph = Some(*at as u64);
+            }
+            out.push(f);
+            out.extend(phrases);
+        } else {
+            out.push(f);
+        }
+    }
+    Ok(out)
 }
 
 /// A read of a document's blocks (Word, OpenDocument text): `mode`, `max_paragraphs` and

@@ -14,7 +14,24 @@ pub struct Hidden {
     pub snippet: String,
     /// Characters of hidden text.
     pub chars: usize,
+    /// The whole hidden text, whitespace collapsed.
+    pub text: String,
+    /// The 1-based line of the rendered text where it stands (kept, marked or left out).
+    pub line: usize,
 }
+
+/// What becomes of text a browser hides: left out (the default), kept as if shown, or
+/// kept between visible markers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HiddenMode {
+    #[default]
+    Drop,
+    Keep,
+    Mark,
+}
+
+/// Where a hidden element stood in the output, until lines are known.
+const PLACE: char = '\u{FDD0}';
 
 /// The text, and what was hidden.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,21 +69,20 @@ impl Hiding {
             why: self.why,
             snippet: text.chars().take(80).collect(),
             chars: text.chars().count(),
+            text,
+            line: 0,
         })
     }
 }
 
 /// Convert HTML to the text a browser shows, with what it hides.
 pub fn render(html: &str) -> Rendered {
-    render_as(html, false)
+    render_as(html, false, HiddenMode::Drop)
 }
 
-/// The same as Markdown: headings, lists with their numbers, links, GFM pipe tables.
-pub fn render_markdown(html: &str) -> Rendered {
-    render_as(html, true)
-}
-
-fn render_as(html: &str, markdown: bool) -> Rendered {
+/// Render as text or Markdown (headings, lists with their numbers, links, GFM pipe
+/// tables), hidden text dropped, kept or marked.
+pub fn render_as(html: &str, markdown: bool, mode: HiddenMode) -> Rendered {
     let rules = StyleRules::of(html);
     let mut md = markdown.then(Markdown::default);
     let mut out = String::with_capacity(html.len() / 2);
@@ -121,7 +137,9 @@ fn render_as(html: &str, markdown: bool) -> Rendered {
                 }
             }
             if h.depth == 0 {
-                hidden.extend(hiding.take().and_then(Hiding::done));
+                let done = hiding.take().and_then(Hiding::done);
+                place_hidden(&mut out, done.as_ref(), mode);
+                hidden.extend(done);
             } else if matches!(name.as_str(), "br" | "p" | "div" | "li" | "tr") {
                 h.text.push(' ');
             } else if !closing && !empty {
@@ -171,10 +189,25 @@ fn render_as(html: &str, markdown: bool) -> Rendered {
             _ => {}
         }
     }
-    // Collapse runs of blank lines and trailing spaces.
+    // An element hidden and never closed hides to the end, as in a browser.
+    let done = hiding.and_then(Hiding::done);
+    place_hidden(&mut out, done.as_ref(), mode);
+    hidden.extend(done);
+    // Collapse runs of blank lines and trailing spaces; each hidden element's place
+    // becomes its line number.
     let mut clean = String::with_capacity(out.len());
     let mut blank = 0;
+    let mut lines_out = 0usize;
+    let mut places: Vec<usize> = Vec::with_capacity(hidden.len());
     for line in out.lines() {
+        let marks = line.matches(PLACE).count();
+        let stripped;
+        let line = if marks > 0 {
+            stripped = line.replace(PLACE, "");
+            stripped.as_str()
+        } else {
+            line
+        };
         let l = match md {
             // List items keep their indent, table rows their closing pipe.
             Some(_) => line.trim_end(),
@@ -184,6 +217,13 @@ fn render_as(html: &str, markdown: bool) -> Rendered {
                 .trim_end()
                 .trim_start_matches(' '),
         };
+        // Where the next line shown will be (a hidden block between lines is placed
+        // at the line after it).
+        places.extend(std::iter::repeat_n(lines_out + 1, marks));
+        if marks > 0 && l.trim().is_empty() {
+            // Only where something hidden stood: no line of its own.
+            continue;
+        }
         if l.trim().is_empty() {
             blank += 1;
             if blank > 1 {
@@ -194,13 +234,41 @@ fn render_as(html: &str, markdown: bool) -> Rendered {
         }
         clean.push_str(l);
         clean.push('\n');
+        lines_out += 1;
     }
-    // An element hidden and never closed hides to the end, as in a browser.
-    hidden.extend(hiding.and_then(Hiding::done));
+    // Leading blank lines are trimmed below: lines count from the first one kept.
+    let lead = clean.len() - clean.trim_start().len();
+    let lead_lines = clean[..lead].matches('\n').count();
+    let text = clean.trim().to_string() + "\n";
+    let last = text.lines().count().max(1);
+    for (h, at) in hidden.iter_mut().zip(places) {
+        h.line = at.saturating_sub(lead_lines).clamp(1, last);
+    }
     Rendered {
-        text: clean.trim().to_string() + "\n",
+        text,
         hidden,
         title: title(html),
+    }
+}
+
+/// Mark where a hidden element stood, and put its text back when it is kept or marked.
+fn place_hidden(out: &mut String, hidden: Option<&Hidden>, mode: HiddenMode) {
+    let Some(h) = hidden else { return };
+    out.push(PLACE);
+    match mode {
+        HiddenMode::Drop => {}
+        HiddenMode::Keep => {
+            if !out.ends_with([' ', '\n', PLACE]) {
+                out.push(' ');
+            }
+            out.push_str(&h.text);
+            out.push(' ');
+        }
+        HiddenMode::Mark => {
+            out.push_str("⟦hidden: ");
+            out.push_str(&h.text);
+            out.push_str("⟧ ");
+        }
     }
 }
 
@@ -647,7 +715,7 @@ fn push_text(out: &mut String, raw: &str) {
     let decoded = decode_entities(raw);
     // Whitespace in HTML text collapses to single spaces.
     let mut last_space = out.ends_with([' ', '\n']);
-    for c in decoded.chars() {
+    for c in decoded.chars().filter(|&c| c != PLACE) {
         if c.is_whitespace() && c != '\u{A0}' {
             if !last_space {
                 out.push(' ');

@@ -126,8 +126,12 @@ pub fn read_blocking(
     let started = Instant::now();
     let ex = extractor_for(input.format)?;
     let mut out = ex.extract(input, req, limits)?;
-    if let (true, Some(next)) = (req.markdown(), out.next.as_mut()) {
-        next.output = req.output;
+    if let Some(next) = out.next.as_mut() {
+        // A read on reads as this one did.
+        if req.markdown() {
+            next.output = req.output;
+        }
+        next.hidden_text = req.hidden_text;
     }
     Ok(Envelope {
         status: crate::envelope::Ok::Ok,
@@ -137,7 +141,7 @@ pub fn read_blocking(
         mime: input.format.mime().to_string(),
         char_count: out.char_count,
         truncated: out.truncated,
-        security: crate::findings::scan(&out.text),
+        security: crate::findings::scan(&out.text, std::mem::take(&mut out.findings)),
         text: out.text,
         tokens: None,
         next: out.next,

@@ -102,11 +102,13 @@ impl Extractor for HtmlExtractor {
         }
         let det = encoding::detect(&bytes, true);
         let source = det.encoding.decode(&bytes[det.bom_len..]);
-        let mut rendered = if req.markdown() {
-            super::html::render_markdown(&source)
-        } else {
-            super::html::render(&source)
+        use super::html::HiddenMode;
+        let mode = match req.hidden_text {
+            Some(crate::options::HiddenText::Keep) => HiddenMode::Keep,
+            Some(crate::options::HiddenText::Mark) => HiddenMode::Mark,
+            _ => HiddenMode::Drop,
         };
+        let mut rendered = super::html::render_as(&source, req.markdown(), mode);
         drop(source);
         // The title (the tab's text, in the head) is the first line, as readers show it
         // (a paragraph of its own in Markdown, unless the first heading says it).
@@ -115,13 +117,25 @@ impl Extractor for HtmlExtractor {
             if !first.starts_with(t.as_str()) {
                 let gap = if req.markdown() { "\n\n" } else { "\n" };
                 rendered.text = format!("{t}{gap}{}", rendered.text.trim_start_matches('\n'));
+                for h in rendered.hidden.iter_mut() {
+                    h.line += gap.len();
+                }
             }
         }
+        let findings = hidden_findings(&rendered.hidden, mode);
         let mut ex = extract_bytes(rendered.text.as_bytes(), false, None, req, limits)?;
         ex.report.encoding = Some(det.encoding.name().to_string());
         ex.report.encoding_confidence = Some(det.confidence.as_str().to_string());
         ex.report.size = Some(bytes.len() as u64);
-        if !rendered.hidden.is_empty() {
+        // Counted over the lines read.
+        let first = options::count("offset", req.offset, 0)?.unwrap_or(0) + 1;
+        let last = options::count("limit", req.limit, 1)?
+            .map_or(u64::MAX, |l| first.saturating_add(l) - 1);
+        ex.findings = findings
+            .into_iter()
+            .filter(|f| (first..=last).contains(&f.line))
+            .collect();
+        if !rendered.hidden.is_empty() && mode == HiddenMode::Drop {
             let chars: usize = rendered.hidden.iter().map(|h| h.chars).sum();
             ex.warnings.push(format!(
                 "{} element{} a browser does not show ({chars} characters: {}) left out; `raw: true` reads the source",
@@ -132,6 +146,32 @@ impl Extractor for HtmlExtractor {
         }
         Ok(ex)
     }
+}
+
+/// HTML's hidden elements as findings: where each stood, how it was hidden, its text. One
+/// holding instruction-like text is `high`, and when it is left out of the text its
+/// phrases are listed too (the scan of the text returned cannot see them).
+fn hidden_findings(
+    hidden: &[super::html::Hidden],
+    mode: super::html::HiddenMode,
+) -> Vec<crate::findings::Finding> {
+    let mut out = Vec::new();
+    for h in hidden {
+        let instruction = crate::findings::instruction_like(&h.text);
+        let mut f = crate::findings::finding(
+            "hidden_element",
+            if instruction { "high" } else { "low" },
+            h.line as u64,
+            h.snippet.clone(),
+            h.chars as u64,
+        );
+        f.how = Some(h.why.to_string());
+        out.push(f);
+        if instruction && mode == super::html::HiddenMode::Drop {
+            out.extend(crate::findings::injection(&h.text, h.line as u64));
+        }
+    }
+    out
 }
 
 /// Split text into lines, each keeping its terminator (`\n`, `\r\n` or a lone `\r`), so

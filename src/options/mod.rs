@@ -209,6 +209,14 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub include_styles: Option<bool>,
+    /// HTML, Word: what becomes of text a person does not see (HTML's hidden elements,
+    /// Word's hidden runs): `keep` (in the text, as if shown), `mark` (kept between
+    /// `⟦hidden: …⟧` markers) or `drop` (left out). The default is what each shows: HTML
+    /// `drop` (what a browser shows), Word `keep`. Either way `security.findings` lists
+    /// what was hidden.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub hidden_text: Option<HiddenText>,
     /// All formats: `text` (the default) or `markdown` — headings, lists with their numbers
     /// and tables as GFM pipe tables where the format has them (Word, OpenDocument text,
     /// PowerPoint, workbooks, CSV/TSV, HTML); other formats' text is returned as it is.
@@ -292,6 +300,29 @@ pub enum Output {
     Text,
     /// Markdown: headings, lists, GFM pipe tables.
     Markdown,
+}
+
+/// `hidden_text`: what becomes of text a person does not see.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum HiddenText {
+    /// In the text as if shown.
+    Keep,
+    /// In the text between `⟦hidden: …⟧` markers.
+    Mark,
+    /// Left out.
+    Drop,
 }
 
 impl ReadRequest {

@@ -45,6 +45,7 @@ const PDF: &[&str] = &[
 ];
 const SLIDES: &[&str] = &["pages"];
 const WORD: &[&str] = &[
+    "hidden_text",
     "mode",
     "max_paragraphs",
     "paragraph_offset",
@@ -54,7 +55,7 @@ const WORD: &[&str] = &[
 ];
 const EPUB: &[&str] = &["chapters", "query", "query_mode", "context_lines"];
 const TABLE_TEXT: &[&str] = text_options!("profile");
-const HTML: &[&str] = text_options!("raw");
+const HTML: &[&str] = text_options!("raw", "hidden_text");
 const SHEETS: &[&str] = &["sheet", "sheets_after", "range", "max_cells", "profile"];
 const XLSX: &[&str] = &[
     "sheet",
@@ -116,6 +117,13 @@ impl ReadRequest {
             .filter(|o| !fits.contains(&o.as_str()) && !UNIVERSAL.contains(&o.as_str()))
             .collect();
         if misfits.is_empty() {
+            if self.hidden_text.is_some() && self.raw == Some(true) {
+                return Err(ApiError::new(
+                    ErrorCode::UnsupportedOption,
+                    "`raw: true` reads the HTML source, where nothing is hidden or shown",
+                )
+                .with_hint("Leave out raw to keep, mark or drop hidden text."));
+            }
             if self.markdown() && self.raw == Some(true) {
                 return Err(ApiError::new(
                     ErrorCode::UnsupportedOption,
@@ -250,6 +258,8 @@ mod tests {
                 serde_json::to_value(QueryMode::Regex).unwrap()
             } else if reference.contains("schemas/DocxMode") {
                 serde_json::to_value(DocxMode::Text).unwrap()
+            } else if reference.contains("schemas/HiddenText") {
+                serde_json::to_value(crate::options::HiddenText::Keep).unwrap()
             } else if reference.contains("schemas/Output") {
                 serde_json::to_value(crate::options::Output::Markdown).unwrap()
             } else {

@@ -46,11 +46,12 @@ FILES = _load_files("file_ids.json")
 # Options each format family takes besides deadline_ms and max_chars (src/options.rs).
 OPTIONS = {
     "text": {"offset", "limit", "byte_offset", "byte_length", "query", "query_mode", "context_lines", "profile"},
-    "html": {"offset", "limit", "byte_offset", "byte_length", "query", "query_mode", "context_lines", "raw"},
+    "html": {"offset", "limit", "byte_offset", "byte_length", "query", "query_mode", "context_lines", "raw",
+             "hidden_text"},
     "pdf": {"pages", "query", "query_mode", "context_lines", "min_text_per_page", "ocr", "ocr_lang",
             "password", "include_boxes"},
     "pptx": {"pages"},
-    "docx": {"mode", "max_paragraphs", "paragraph_offset", "query", "query_mode", "context_lines"},
+    "docx": {"mode", "max_paragraphs", "paragraph_offset", "query", "query_mode", "context_lines", "hidden_text"},
     "excel": {"sheet", "sheets_after", "range", "max_cells", "profile"},
     "image": {"min_text_per_page", "ocr", "ocr_lang", "include_boxes"},
     "email": {"offset", "limit"},
