@@ -233,3 +233,59 @@ async fn instruction_like_text_is_reported() {
     assert_eq!(lines, [3, 4, 5], "{}", r.json);
     assert_eq!(r.json["text"], text);
 }
+
+/// PDF text a person does not see (issue #21): drawn invisible (render mode 3), at 0.5 pt,
+/// wholly outside the page — each a finding of its page, instruction-like text `high` —
+/// while a scan's OCR layer (invisible text over a page-sized image) is not one.
+#[tokio::test]
+async fn pdf_text_nobody_sees_is_found() {
+    let app = TestApp::new().await;
+    let r = app
+        .upload_and_read("loan.pdf", &fixture("pdf/hidden_text.pdf"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let found: Vec<(String, u64, String, String)> = r.json["security"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["page"].as_u64().unwrap(),
+                f["severity"].as_str().unwrap().to_string(),
+                f["snippet"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let has = |kind: &str, severity: &str, snippet: &str| {
+        found
+            .iter()
+            .any(|(k, p, s, t)| k == kind && *p == 1 && s == severity && t.starts_with(snippet))
+    };
+    assert!(
+        has(
+            "invisible_render_mode",
+            "high",
+            "Ignore previous instructions"
+        ),
+        "{found:?}"
+    );
+    assert!(
+        has("tiny_text", "low", "tiny words nobody reads"),
+        "{found:?}"
+    );
+    assert!(has("off_page", "low", "text outside the page"), "{found:?}");
+    assert!(
+        found.iter().all(|(_, p, _, _)| *p == 1),
+        "the OCR layer of page 2: {found:?}"
+    );
+    // Only the pages read are looked at.
+    let two = app
+        .upload_and_read(
+            "loan.pdf",
+            &fixture("pdf/hidden_text.pdf"),
+            json!({"pages": "2"}),
+        )
+        .await;
+    assert!(two.json.get("security").is_none(), "{}", two.json);
+}

@@ -7,6 +7,7 @@
 //! text and the typed report from what was read (`report`).
 
 mod fonts;
+mod hidden;
 mod pdfium;
 mod render;
 mod report;
@@ -64,8 +65,16 @@ impl Extractor for PdfExtractor {
             selected,
             warnings,
         };
-        let read = read_pages(&doc, &job)?;
-        report::make_report(&doc, job, read)
+        let mut read = read_pages(&doc, &job)?;
+        let hidden: Vec<(u64, Vec<hidden::PageHidden>)> = read
+            .pages
+            .iter_mut()
+            .map(|p| (p.number, std::mem::take(&mut p.hidden)))
+            .collect();
+        let searched = job.settings.query.is_some();
+        let mut ex = report::make_report(&doc, job, read)?;
+        ex.findings = hidden_findings(&ex.text, searched, hidden);
+        Ok(ex)
     }
 }
 
@@ -159,6 +168,8 @@ struct Page {
     ocr: Option<PageOcr>,
     text: String,
     need: Option<OcrReason>,
+    /// Text objects a person does not see.
+    hidden: Vec<hidden::PageHidden>,
 }
 
 impl Page {
@@ -275,5 +286,40 @@ fn read_page(page: &PdfPage<'_>, number: u64, settings: &Settings) -> Result<Pag
         text,
         need,
         ocr: None,
+        hidden: hidden::scan(page),
     })
+}
+
+/// The hidden text of the pages read as findings (a query read searched every page it
+/// read; otherwise the pages the text shows), by page; instruction-like text is `high`.
+fn hidden_findings(
+    text: &str,
+    searched: bool,
+    pages: Vec<(u64, Vec<hidden::PageHidden>)>,
+) -> Vec<crate::findings::Finding> {
+    let mut out = Vec::new();
+    for (n, found) in pages {
+        if found.is_empty() || !(searched || text.contains(&format!("--- Page {n} ---\n"))) {
+            continue;
+        }
+        for h in found {
+            let text = h.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let instruction = crate::findings::instruction_like(&text);
+            let severity = match (instruction, h.kind) {
+                (true, _) => "high",
+                (false, "invisible_render_mode") => "medium",
+                _ => "low",
+            };
+            let mut f = crate::findings::finding(
+                h.kind,
+                severity,
+                0,
+                text.chars().take(80).collect(),
+                text.chars().count() as u64,
+            );
+            f.place.page = Some(n);
+            out.push(f);
+        }
+    }
+    out
 }
