@@ -320,6 +320,7 @@ impl Extractor for PptxExtractor {
             &mut warnings,
         )?;
         let mut blocks = Vec::with_capacity(selected.len());
+        let mut hidden: Vec<crate::findings::Finding> = Vec::new();
         let mut authors: Option<HashMap<String, String>> = None;
         // Markdown: paragraphs apart by a blank line, the slide marker a paragraph too.
         let md = req.markdown();
@@ -329,6 +330,18 @@ impl Extractor for PptxExtractor {
             let xml = pkg.read(path)?.ok_or_else(|| {
                 ApiError::new(ErrorCode::Corrupt, format!("slide {n} ({path}) is missing"))
             })?;
+            // A hidden slide (`<p:sld show="0">`): not shown in a slide show (issue #21).
+            if hidden_slide(&xml) {
+                let mut f = crate::findings::finding(
+                    "hidden_slide",
+                    "low",
+                    0,
+                    format!("slide {n} is hidden in the slide show"),
+                    0,
+                );
+                f.place.slide = Some(n);
+                hidden.push(f);
+            }
             let mut block = format!("--- Slide {n} ---{end}");
             let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
             let rels = relationships(&mut pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
@@ -406,8 +419,39 @@ impl Extractor for PptxExtractor {
             }
             blocks.push((n, block));
         }
-        serve_slides(blocks, &selected, total, warnings, max_chars)
+        let mut ex = serve_slides(blocks, &selected, total, warnings, max_chars)?;
+        // The slides shown: those before `next`'s.
+        let rest = ex
+            .next
+            .as_ref()
+            .and_then(|n| n.pages.clone())
+            .unwrap_or_default();
+        let unread = crate::options::parse_spans(&rest).unwrap_or_default();
+        hidden.retain(|f| {
+            f.place
+                .slide
+                .is_some_and(|s| !unread.iter().any(|&(a, b)| (a..=b).contains(&s)))
+        });
+        ex.findings = hidden;
+        Ok(ex)
     }
+}
+
+/// Whether a slide part's root says it is hidden (`show="0"`).
+fn hidden_slide(xml: &[u8]) -> bool {
+    let head = &xml[..xml.len().min(2048)];
+    let Some(at) =
+        memchr::memmem::find(head, b":sld ").or_else(|| memchr::memmem::find(head, b"<sld "))
+    else {
+        return false;
+    };
+    let tag_end = head[at..]
+        .iter()
+        .position(|&c| c == b'>')
+        .map_or(head.len(), |e| at + e);
+    let tag = &head[at..tag_end];
+    memchr::memmem::find(tag, b" show=\"0\"").is_some()
+        || memchr::memmem::find(tag, b" show=\"false\"").is_some()
 }
 
 /// A read of the selected slides' blocks (`--- Slide N ---` and their text), in order,

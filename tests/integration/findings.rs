@@ -289,3 +289,53 @@ async fn pdf_text_nobody_sees_is_found() {
         .await;
     assert!(two.json.get("security").is_none(), "{}", two.json);
 }
+
+/// Hidden sheets holding cells a read showed, and slides hidden in the slide show, are
+/// listed (low: facts of the file's structure); a read that does not show them does not.
+#[tokio::test]
+async fn hidden_sheets_and_slides_are_listed() {
+    let app = TestApp::new().await;
+    let r = app
+        .upload_and_read(
+            "book.xlsx",
+            &fixture("office/book.xlsx"),
+            json!({"max_cells": 100000}),
+        )
+        .await;
+    let f = &r.json["security"]["findings"][0];
+    assert_eq!(
+        (
+            f["kind"].as_str(),
+            f["sheet"].as_str(),
+            f["severity"].as_str()
+        ),
+        (Some("hidden_sheet"), Some("Hidden"), Some("low")),
+        "{}",
+        r.json
+    );
+    let data = app
+        .upload_and_read(
+            "book.xlsx",
+            &fixture("office/book.xlsx"),
+            json!({"sheet": "Data"}),
+        )
+        .await;
+    assert!(data.json.get("security").is_none(), "{}", data.json);
+    let id = app
+        .upload_id("deck.pptx", &fixture("office/hidden_slide.pptx"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    let f = &r.json["security"]["findings"][0];
+    assert_eq!(
+        (f["kind"].as_str(), f["slide"].as_u64()),
+        (Some("hidden_slide"), Some(2)),
+        "{}",
+        r.json
+    );
+    assert!(r.json["text"]
+        .as_str()
+        .unwrap()
+        .contains("Hidden slide text"));
+    let other = app.read(json!({"file_id": id, "pages": "1,3"})).await;
+    assert!(other.json.get("security").is_none(), "{}", other.json);
+}

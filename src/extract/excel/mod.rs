@@ -502,11 +502,32 @@ fn make_report(mut read: SheetsRead, scope: &Scope) -> Extraction {
         });
     }
 
+    // Hidden sheets holding cells a read showed: a person opening the workbook does not
+    // see them (issue #21).
+    let findings = sheets
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| {
+            s.hidden && s.rows > 0 && read.plan.iter().any(|(p, shown)| p == i && *shown > 0)
+        })
+        .map(|(_, s)| {
+            let mut f = crate::findings::finding(
+                "hidden_sheet",
+                "low",
+                0,
+                format!("{} ({} rows × {} cols)", s.name, s.rows, s.cols),
+                s.line_chars,
+            );
+            f.place.sheet = Some(s.name.clone());
+            f
+        })
+        .collect();
     let mut ex = Extraction {
         report: Report {
             sheets: Some(infos),
             ..Default::default()
         },
+        findings,
         ..Default::default()
     };
     if sheets.iter().all(|s| s.rows == 0) {
