@@ -132,6 +132,8 @@ try {
     assert.equal(await page.isVisible("#read-on"), true);
     await page.click("#read-on");
     await page.waitForSelector("#text .md table");
+    // The budget is kept: four more blocks, and `next` again.
+    assert.equal(await page.isVisible("#read-on"), true);
     assert.equal(await page.textContent("#text .md th >> nth=0"), "Name");
     assert.match(await page.textContent("#text"), /inner a \| inner b/);
   });

@@ -7,6 +7,9 @@
 const $ = (sel) => document.querySelector(sel);
 const IDENTITY = new Set(["file_id", "file_ids", "path", "url"]);
 const FIRST = ["output", "max_chars", "pages", "sheet", "range", "query"];
+// Where a read starts and ends: `next` says these anew.
+const POSITION = ["pages", "chapters", "offset", "limit", "byte_offset", "byte_length", "sheet",
+  "sheets_after", "range", "paragraph_offset"];
 const OCR_DPI = 300; // what OCR boxes of PDF pages are measured in (src/extract/pdf/render.rs)
 
 const state = {
@@ -467,11 +470,10 @@ async function start() {
   $("#read-on").addEventListener("click", () => {
     const env = state.env;
     if (!env || !env.next) return;
-    // What the last read asked for, with `next`'s position over it.
-    const body = { file_id: env.file_id || state.body.file_id };
-    for (const k of ["max_chars", "max_tokens", "output", "include_boxes", "ocr", "ocr_lang", "mode", "query", "query_mode"]) {
-      if (state.body[k] !== undefined) body[k] = state.body[k];
-    }
+    // What the last read asked for (its budgets and choices), with `next`'s position in
+    // place of the last one's.
+    const body = { ...state.body, file_id: env.file_id || state.body.file_id };
+    for (const k of POSITION) delete body[k];
     read(Object.assign(body, env.next));
   });
   $("#prev").addEventListener("click", () => { state.page = Math.max(1, state.page - 1); render(); });
