@@ -123,6 +123,9 @@ pub struct Next {
     /// Word: the block (paragraph or table) to continue from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paragraph_offset: Option<u64>,
+    /// Excel: the cell budget that shows the next row, when not even one row fitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cells: Option<u64>,
     /// The budget that reads the next block whole, when even one block did not fit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u64>,

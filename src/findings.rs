@@ -118,7 +118,21 @@ static INJECTION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|
 /// outside ASCII: text without one (most text) costs one pass; instruction-like phrases
 /// are one more pass of a compiled pattern.
 pub fn scan(text: &str, extra: Vec<Finding>) -> Option<Security> {
-    let mut findings = extra;
+    // Every finding is counted by kind; the first MAX_FINDINGS are listed.
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    let mut findings = Vec::new();
+    let mut add = |f: Finding, findings: &mut Vec<Finding>| {
+        match kinds.iter_mut().find(|(k, _)| *k == f.kind) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((f.kind.clone(), 1)),
+        }
+        if findings.len() < MAX_FINDINGS {
+            findings.push(f);
+        }
+    };
+    for f in extra {
+        add(f, &mut findings);
+    }
     let chars = !text.is_ascii() && text.chars().any(suspect);
     let phrases = INJECTION.is_match(text);
     if chars || phrases {
@@ -136,7 +150,7 @@ pub fn scan(text: &str, extra: Vec<Finding>) -> Option<Security> {
                 }
                 for mut f in found {
                     f.place = place.clone();
-                    findings.push(f);
+                    add(f, &mut findings);
                 }
             }
         }
@@ -144,14 +158,8 @@ pub fn scan(text: &str, extra: Vec<Finding>) -> Option<Security> {
     if findings.is_empty() {
         return None;
     }
-    let mut kinds: Vec<(String, usize)> = Vec::new();
-    for f in &findings {
-        match kinds.iter_mut().find(|(k, _)| *k == f.kind) {
-            Some((_, n)) => *n += 1,
-            None => kinds.push((f.kind.clone(), 1)),
-        }
-    }
-    let summary = format!(
+    let total: usize = kinds.iter().map(|(_, n)| n).sum();
+    let mut summary = format!(
         "hidden text: {}",
         kinds
             .iter()
@@ -159,26 +167,68 @@ pub fn scan(text: &str, extra: Vec<Finding>) -> Option<Security> {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if total > findings.len() {
+        summary.push_str(&format!(" (the first {} listed)", findings.len()));
+    }
     Some(Security { findings, summary })
 }
 
-/// Instruction-like phrases in a line (also in hidden text an extractor found: `phrases`).
+/// At most this many phrases of one line are listed (a hostile line can repeat one a
+/// million times); the summary still counts the findings listed.
+const PHRASES_PER_LINE: usize = 20;
+
+/// Instruction-like phrases in a line (also in hidden text an extractor found).
 pub fn injection(line: &str, n: u64) -> Vec<Finding> {
-    INJECTION
-        .find_iter(line)
-        .map(|m| {
-            let chars: Vec<char> = line.chars().collect();
-            let at = line[..m.start()].chars().count();
-            finding(
-                "injection_pattern",
-                "high",
-                n,
-                snippet_around(&chars, at),
-                m.as_str().chars().count() as u64,
-            )
-        })
-        .collect()
+    let mut out = Vec::new();
+    let mut chars: Option<Vec<char>> = None;
+    // Character offsets counted as the matches go, not from the line's start each time.
+    let (mut byte, mut at) = (0usize, 0usize);
+    for m in INJECTION.find_iter(line).take(PHRASES_PER_LINE) {
+        at += line[byte..m.start()].chars().count();
+        byte = m.start();
+        let chars = chars.get_or_insert_with(|| line.chars().collect());
+        out.push(finding(
+            "injection_pattern",
+            "high",
+            n,
+            snippet_around(chars, at),
+            m.as_str().chars().count() as u64,
+        ));
+    }
+    out
 }
+
+/// Text a person does not see, as a finding: `kind` and `how`, its text (whitespace
+/// collapsed; the snippet its first 80 characters), `high` when instruction-like, else
+/// `severity`; when it is left out of the text returned, its phrases too (the scan of that
+/// text cannot see them). The caller places them.
+pub fn hidden(
+    kind: &str,
+    how: Option<&str>,
+    severity: &str,
+    text: &str,
+    line: u64,
+    left_out: bool,
+) -> Vec<Finding> {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let instruction = instruction_like(&text);
+    let mut f = finding(
+        kind,
+        if instruction { "high" } else { severity },
+        line,
+        text.chars().take(80).collect(),
+        text.chars().count() as u64,
+    );
+    f.how = how.map(str::to_string);
+    let mut out = vec![f];
+    if instruction && left_out {
+        out.extend(injection(&text, line));
+    }
+    out
+}
+
+/// Findings listed in one envelope at most; the summary says how many more there were.
+const MAX_FINDINGS: usize = 500;
 
 /// Whether text holds an instruction-like phrase.
 pub fn instruction_like(text: &str) -> bool {

@@ -860,49 +860,38 @@ impl Extractor for DocxExtractor {
         let hidden_text = req.hidden_text.unwrap_or(HiddenText::Keep);
         let (blocks, paragraphs, tables, hidden) = read_document(&mut pkg, hidden_text)?;
         let mut ex = serve_blocks(&blocks, paragraphs, tables, req, limits)?;
-        ex.findings = hidden_findings(&blocks, &hidden, req, hidden_text)?;
+        ex.findings = hidden_findings(blocks.len(), &hidden, req, ex.next.as_ref(), hidden_text)?;
         Ok(ex)
     }
 }
 
-/// Word's hidden runs in the blocks read (from `paragraph_offset`, as far as the read
-/// went) as findings: the block (`paragraph`, as `paragraph_offset` counts), the line of
-/// the text returned where it stands, its text. Instruction-like hidden text is `high`, and
-/// when it is dropped its phrases are listed too.
+/// Word's hidden runs in the blocks the read returned (from `paragraph_offset` to where
+/// `next` goes on, or all it searched for a query) as findings, placed by block
+/// (`paragraph`, as `paragraph_offset` counts).
 fn hidden_findings(
-    blocks: &[Block],
+    blocks: usize,
     hidden: &[(usize, String)],
     req: &ReadRequest,
+    next: Option<&Next>,
     mode: HiddenText,
 ) -> Result<Vec<crate::findings::Finding>, ApiError> {
     let start = options::count("paragraph_offset", req.paragraph_offset, 0)?.unwrap_or(0) as usize;
-    let budget = options::count("max_paragraphs", req.max_paragraphs, 1)?.unwrap_or(200) as usize;
-    let end = if req.query.is_some() {
-        blocks.len()
-    } else {
-        start.saturating_add(budget).min(blocks.len())
-    };
+    // A block longer than max_chars is shown only in part: `next` reads it again.
+    let end = next
+        .and_then(|n| n.paragraph_offset)
+        .map_or(blocks, |n| n as usize)
+        .max(start + usize::from(next.is_some_and(|n| n.max_chars.is_some())));
     let mut out = Vec::new();
     for (at, text) in hidden.iter().filter(|(at, _)| (start..end).contains(at)) {
-        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        let instruction = crate::findings::instruction_like(&text);
-        let mut f = crate::findings::finding(
+        for mut f in crate::findings::hidden(
             "hidden_run",
-            if instruction { "high" } else { "low" },
+            Some("w:vanish"),
+            "low",
+            text,
             0,
-            text.chars().take(80).collect(),
-            text.chars().count() as u64,
-        );
-        f.how = Some("w:vanish".into());
-        f.place.paragraph = Some(*at as u64);
-        if instruction && mode == HiddenText::Drop {
-            let mut phrases = crate::findings::injection(&text, 0);
-            for p in phrases.iter_mut() {
-                p.place.paragraph = Some(*at as u64);
-            }
-            out.push(f);
-            out.extend(phrases);
-        } else {
+            mode == HiddenText::Drop,
+        ) {
+            f.place.paragraph = Some(*at as u64);
             out.push(f);
         }
     }

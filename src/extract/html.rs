@@ -140,7 +140,10 @@ pub fn render_as(html: &str, markdown: bool, mode: HiddenMode) -> Rendered {
                 let done = hiding.take().and_then(Hiding::done);
                 place_hidden(&mut out, done.as_ref(), mode);
                 hidden.extend(done);
-            } else if matches!(name.as_str(), "br" | "p" | "div" | "li" | "tr") {
+            } else if matches!(
+                name.as_str(),
+                "br" | "p" | "div" | "li" | "tr" | "td" | "th"
+            ) {
                 h.text.push(' ');
             } else if !closing && !empty {
                 // Code and style sheets inside a hidden element are not its text either.
@@ -241,7 +244,9 @@ pub fn render_as(html: &str, markdown: bool, mode: HiddenMode) -> Rendered {
     let lead_lines = clean[..lead].matches('\n').count();
     let text = clean.trim().to_string() + "\n";
     let last = text.lines().count().max(1);
-    for (h, at) in hidden.iter_mut().zip(places) {
+    // Every element left a place mark; should one have been lost, it is placed last.
+    for (i, h) in hidden.iter_mut().enumerate() {
+        let at = places.get(i).copied().unwrap_or(usize::MAX);
         h.line = at.saturating_sub(lead_lines).clamp(1, last);
     }
     Rendered {
@@ -334,12 +339,66 @@ pub(crate) fn pipe_table(rows: &[Vec<String>]) -> String {
         }
         out.push('\n');
         if i == 0 {
-            out.push('|');
-            out.push_str(&"---|".repeat(cols));
-            out.push('\n');
+            out.push_str(&separator(cols));
         }
     }
     out
+}
+
+/// A link target fit for Markdown: control characters (tab and line breaks among them)
+/// taken out, as browsers do — so `java\tscript:` is `javascript:` —, only `http`,
+/// `https`, `mailto` or a relative target, and the characters that would end or break
+/// Markdown's `(…)` percent-encoded.
+fn safe_href(raw: &str) -> Option<String> {
+    let href: String = raw
+        .trim()
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>()
+        .replace(' ', "%20");
+    if href.is_empty() {
+        return None;
+    }
+    let scheme_end = href.find(':');
+    let path_start = href.find(['/', '?', '#']);
+    if let Some(colon) = scheme_end {
+        if path_start.is_none_or(|p| colon < p) {
+            let scheme = href[..colon].to_ascii_lowercase();
+            if !matches!(scheme.as_str(), "http" | "https" | "mailto") {
+                return None;
+            }
+        }
+    }
+    Some(
+        href.replace('(', "%28")
+            .replace(')', "%29")
+            .replace('<', "%3C")
+            .replace('>', "%3E"),
+    )
+}
+
+/// Wrap the text written since `at` (a link's, an emphasis's) with `wrap`: the marks hug
+/// the text, spaces around it stay outside; nothing is wrapped around nothing or around
+/// lines, or when `at` is no longer where the text starts (a table took it back).
+fn wrap_since(out: &mut String, at: usize, wrap: impl FnOnce(&str) -> String) {
+    if at > out.len() || !out.is_char_boundary(at) {
+        return;
+    }
+    let inner = &out[at..];
+    let text = inner.trim();
+    if text.is_empty() || text.contains('\n') {
+        return;
+    }
+    let lead = &inner[..inner.len() - inner.trim_start().len()];
+    let tail = &inner[inner.trim_end().len()..];
+    let wrapped = format!("{lead}{}{tail}", wrap(text));
+    out.truncate(at);
+    out.push_str(&wrapped);
+}
+
+/// A pipe table's separator row for `cols` columns, line end included.
+pub(crate) fn separator(cols: usize) -> String {
+    format!("|{}\n", "---|".repeat(cols.max(1)))
 }
 
 /// Make the output end with a blank line (a new Markdown block), unless it is empty.
@@ -415,7 +474,7 @@ impl Markdown {
                 out.push_str(&"    ".repeat(depth - 1));
                 match self.lists.last_mut() {
                     Some(Some(n)) => {
-                        *n += 1;
+                        *n = n.saturating_add(1);
                         out.push_str(&format!("{n}. "));
                     }
                     _ => out.push_str("- "),
@@ -427,9 +486,20 @@ impl Markdown {
                         return true;
                     };
                     t.close_cell(out);
-                    if out.is_char_boundary(t.start.min(out.len())) {
-                        out.truncate(t.start.min(out.len()));
-                    }
+                    // What stood in the table outside its cells — a hidden row's place (and
+                    // its text, kept or marked), text a browser shows beside the table —
+                    // goes after it.
+                    let start = t.start.min(out.len());
+                    let rest = if out.is_char_boundary(start) {
+                        let rest = out[start..]
+                            .split_whitespace()
+                            .collect::<Vec<_>>()
+                            .join(" ");
+                        out.truncate(start);
+                        rest
+                    } else {
+                        String::new()
+                    };
                     t.rows.retain(|r| !r.is_empty());
                     if !t.rows.is_empty() {
                         if self.tables.is_empty() {
@@ -439,6 +509,10 @@ impl Markdown {
                         if self.tables.is_empty() {
                             out.push('\n');
                         }
+                    }
+                    if !rest.is_empty() {
+                        out.push_str(&rest);
+                        out.push('\n');
                     }
                 } else {
                     if self.tables.is_empty() {
@@ -477,24 +551,14 @@ impl Markdown {
                     let Some((at, href)) = self.links.pop() else {
                         return true;
                     };
-                    if at > out.len() || !out.is_char_boundary(at) {
-                        return true;
-                    }
-                    let inner = &out[at..];
-                    let text = inner.trim();
-                    if !text.is_empty() && !href.is_empty() && !text.contains('\n') {
-                        let lead = &inner[..inner.len() - inner.trim_start().len()];
-                        let tail = &inner[inner.trim_end().len()..];
-                        let link = format!("{lead}[{text}]({href}){tail}");
-                        out.truncate(at);
-                        out.push_str(&link);
+                    if !href.is_empty() {
+                        wrap_since(out, at, |text| format!("[{text}]({href})"));
                     }
                 } else {
                     let href = attributes(tag)
                         .into_iter()
                         .find(|(k, _)| k == "href")
-                        .map(|(_, v)| decode_entities(v.trim()).replace([' ', '\n'], "%20"))
-                        .filter(|h| !h.to_ascii_lowercase().starts_with("javascript:"))
+                        .and_then(|(_, v)| safe_href(&decode_entities(&v)))
                         .unwrap_or_default();
                     self.links.push((out.len(), href));
                 }
@@ -512,21 +576,7 @@ impl Markdown {
                 let Some((at, mark)) = self.emphasis.pop() else {
                     return true;
                 };
-                // Marks hug the text (spaces stay outside); none around nothing or
-                // around lines.
-                if at > out.len() || !out.is_char_boundary(at) {
-                    return true;
-                }
-                let inner = &out[at..];
-                let body = inner.trim();
-                if body.is_empty() || body.contains('\n') {
-                    return true;
-                }
-                let lead = &inner[..inner.len() - inner.trim_start().len()];
-                let tail = &inner[inner.trim_end().len()..];
-                let wrapped = format!("{lead}{mark}{body}{mark}{tail}");
-                out.truncate(at);
-                out.push_str(&wrapped);
+                wrap_since(out, at, |text| format!("{mark}{text}{mark}"));
             }
             "br" if in_cell => out.push(' '),
             _ => return false,

@@ -84,7 +84,7 @@ fn shape_text(
     let mut title_shape: Option<usize> = None;
     let mut marker: Option<(u32, Option<u64>)> = None;
     let mut level = 0u32;
-    let mut numbers: Vec<u64> = Vec::new();
+    let mut numbers: Vec<Option<u64>> = Vec::new();
     walk(xml, depth, |n| match n {
         Node::Open("sp", _) => shape_depth += 1,
         Node::Close("sp") => {
@@ -153,14 +153,15 @@ fn shape_text(
                                     let indent = "    ".repeat(lvl.min(8) as usize);
                                     match start {
                                         Some(first) => {
+                                            // The levels below restart when the list
+                                            // steps back out.
                                             let at = lvl.min(8) as usize;
-                                            numbers.resize(at + 1, 0);
-                                            numbers[at] = if numbers[at] == 0 {
-                                                first
-                                            } else {
-                                                numbers[at] + 1
-                                            };
-                                            format!("{indent}{}. {text}", numbers[at])
+                                            numbers.truncate(at + 1);
+                                            numbers.resize(at + 1, None);
+                                            let n = numbers[at]
+                                                .map_or(first, |n: u64| n.saturating_add(1));
+                                            numbers[at] = Some(n);
+                                            format!("{indent}{n}. {text}")
                                         }
                                         None => format!("{indent}- {text}"),
                                     }

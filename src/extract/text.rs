@@ -65,9 +65,7 @@ fn table_markdown(
         }
         md.push('\n');
         if std::mem::take(&mut first) {
-            md.push('|');
-            md.push_str(&"---|".repeat(cols.max(1)));
-            md.push('\n');
+            md.push_str(&super::html::separator(cols));
         }
     });
     drop(source);
@@ -127,14 +125,26 @@ impl Extractor for HtmlExtractor {
         ex.report.encoding = Some(det.encoding.name().to_string());
         ex.report.encoding_confidence = Some(det.confidence.as_str().to_string());
         ex.report.size = Some(bytes.len() as u64);
-        // Counted over the lines read.
-        let first = options::count("offset", req.offset, 0)?.unwrap_or(0) + 1;
-        let last = options::count("limit", req.limit, 1)?
-            .map_or(u64::MAX, |l| first.saturating_add(l) - 1);
-        ex.findings = findings
-            .into_iter()
-            .filter(|f| (first..=last).contains(&f.line))
-            .collect();
+        // Counted over the lines returned, numbered as the text returned is (a query or a
+        // byte window searched or read the whole page: every finding, by the page's lines).
+        ex.findings =
+            if req.query.is_none() && req.byte_offset.is_none() && req.byte_length.is_none() {
+                let first = options::count("offset", req.offset, 0)?.unwrap_or(0) + 1;
+                let shown = match ex.text.rfind(crate::envelope::TRUNCATION_LINE) {
+                    Some(cut) => ex.text[..cut].lines().count(),
+                    None => ex.text.lines().count(),
+                } as u64;
+                findings
+                    .into_iter()
+                    .filter(|f| (first..first + shown).contains(&f.line))
+                    .map(|mut f| {
+                        f.line -= first - 1;
+                        f
+                    })
+                    .collect()
+            } else {
+                findings
+            };
         if !rendered.hidden.is_empty() && mode == HiddenMode::Drop {
             let chars: usize = rendered.hidden.iter().map(|h| h.chars).sum();
             ex.warnings.push(format!(
@@ -148,30 +158,24 @@ impl Extractor for HtmlExtractor {
     }
 }
 
-/// HTML's hidden elements as findings: where each stood, how it was hidden, its text. One
-/// holding instruction-like text is `high`, and when it is left out of the text its
-/// phrases are listed too (the scan of the text returned cannot see them).
+/// HTML's hidden elements as findings, at the line each stood at.
 fn hidden_findings(
     hidden: &[super::html::Hidden],
     mode: super::html::HiddenMode,
 ) -> Vec<crate::findings::Finding> {
-    let mut out = Vec::new();
-    for h in hidden {
-        let instruction = crate::findings::instruction_like(&h.text);
-        let mut f = crate::findings::finding(
-            "hidden_element",
-            if instruction { "high" } else { "low" },
-            h.line as u64,
-            h.snippet.clone(),
-            h.chars as u64,
-        );
-        f.how = Some(h.why.to_string());
-        out.push(f);
-        if instruction && mode == super::html::HiddenMode::Drop {
-            out.extend(crate::findings::injection(&h.text, h.line as u64));
-        }
-    }
-    out
+    hidden
+        .iter()
+        .flat_map(|h| {
+            crate::findings::hidden(
+                "hidden_element",
+                Some(h.why),
+                "low",
+                &h.text,
+                h.line as u64,
+                mode == super::html::HiddenMode::Drop,
+            )
+        })
+        .collect()
 }
 
 /// Split text into lines, each keeping its terminator (`\n`, `\r\n` or a lone `\r`), so

@@ -44,6 +44,14 @@ const PDF: &[&str] = &[
     "include_boxes",
 ];
 const SLIDES: &[&str] = &["pages"];
+const ODT: &[&str] = &[
+    "mode",
+    "max_paragraphs",
+    "paragraph_offset",
+    "query",
+    "query_mode",
+    "context_lines",
+];
 const WORD: &[&str] = &[
     "hidden_text",
     "mode",
@@ -74,7 +82,7 @@ pub fn options_for(format: Format) -> &'static [&'static str] {
     match format {
         Format::Pdf => PDF,
         Format::Docx { .. } => WORD,
-        Format::Odt => WORD,
+        Format::Odt => ODT,
         Format::Pptx { .. } => SLIDES,
         Format::Odp => SLIDES,
         Format::Epub => EPUB,

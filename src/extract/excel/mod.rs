@@ -229,6 +229,8 @@ struct SheetsRead {
     /// When `max_chars` stopped the read before any row was shown, the budget that shows
     /// the sheet list and the sheet (else `next` would ask for the same again forever).
     needed: Option<u64>,
+    /// The same for `max_cells`: the cells of the first row (with its comments and charts).
+    needed_cells: Option<u64>,
 }
 
 impl SheetsRead {
@@ -276,6 +278,7 @@ fn read_sheets(
         all_chars: 0,
         stopped_by: "",
         needed: None,
+        needed_cells: None,
     };
     // Whether this read shows a row, or all of a sheet (an empty one): then `next` moves on.
     let mut moved = false;
@@ -363,15 +366,18 @@ fn read_sheets(
             } else {
                 (0, 0)
             };
-            if body_chars + hn + head_chars > char_room
-                || (cells_left == 0 && s.rows > 0)
-                || cells_left < head_cells
-            {
-                read.stopped_by = if cells_left == 0 {
+            let cells_short = (cells_left == 0 && s.rows > 0) || cells_left < head_cells;
+            if body_chars + hn + head_chars > char_room || cells_short {
+                read.stopped_by = if cells_short {
                     "cell budget (max_cells)"
                 } else {
                     "character budget (max_chars)"
                 };
+                if cells_short && !moved {
+                    // Not even this sheet's first row (or its chart) fits `max_cells`.
+                    read.needed_cells =
+                        Some(head_cells.max(s.cols as u64 + sheet_notes.len() as u64 + tail_cells));
+                }
             } else {
                 let mut shown = 0u32;
                 let mut shown_bytes = 0usize;
@@ -405,6 +411,9 @@ fn read_sheets(
                         } else {
                             "character budget (max_chars)"
                         };
+                        if cells_left < need_cells && shown == 0 && !moved {
+                            read.needed_cells = Some(need_cells);
+                        }
                         break;
                     }
                     body_chars += n.unwrap_or(0);
@@ -572,18 +581,19 @@ fn make_report(mut read: SheetsRead, scope: &Scope) -> Extraction {
     match next {
         Some(mut n) => {
             ex.truncated = true;
-            match read.needed {
-                Some(needed) => {
-                    n.max_chars = Some(needed);
-                    ex.warnings.push(
-                        "max_chars cannot hold the sheet list and a row; `next` reads on with a budget that does"
-                            .into(),
-                    );
-                }
-                None => ex.warnings.push(format!(
+            match (read.needed, read.needed_cells) {
+                (None, None) => ex.warnings.push(format!(
                     "stopped at the {}; the sheet list says what was read and `next` reads on",
                     read.stopped_by
                 )),
+                (chars, cells) => {
+                    n.max_chars = chars;
+                    n.max_cells = cells;
+                    ex.warnings.push(format!(
+                        "{} cannot hold the sheet list and a row; `next` reads on with a budget that does",
+                        if cells.is_some() { "max_cells" } else { "max_chars" }
+                    ));
+                }
             }
             ex.text = close_truncated(text, ex.char_count);
             ex.next = Some(n);

@@ -216,7 +216,7 @@ impl Sheet {
         let cells = row.matches(" |").count();
         let cols = (self.cols as usize).max(1);
         let pad = " |".repeat(cols.saturating_sub(cells));
-        let sep = format!("|{}\n", "---|".repeat(cols));
+        let sep = crate::extract::html::separator(cols);
         let added = format!("{pad}{sep}");
         (format!("{row}{pad}\n{sep}"), added)
     }

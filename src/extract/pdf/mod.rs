@@ -291,7 +291,8 @@ fn read_page(page: &PdfPage<'_>, number: u64, settings: &Settings) -> Result<Pag
 }
 
 /// The hidden text of the pages read as findings (a query read searched every page it
-/// read; otherwise the pages the text shows), by page; instruction-like text is `high`.
+/// read; otherwise the pages the text shows), by page; instruction-like text is `high`,
+/// an invisible render mode `medium`.
 fn hidden_findings(
     text: &str,
     searched: bool,
@@ -303,22 +304,17 @@ fn hidden_findings(
             continue;
         }
         for h in found {
-            let text = h.text.split_whitespace().collect::<Vec<_>>().join(" ");
-            let instruction = crate::findings::instruction_like(&text);
-            let severity = match (instruction, h.kind) {
-                (true, _) => "high",
-                (false, "invisible_render_mode") => "medium",
-                _ => "low",
+            let severity = if h.kind == "invisible_render_mode" {
+                "medium"
+            } else {
+                "low"
             };
-            let mut f = crate::findings::finding(
-                h.kind,
-                severity,
-                0,
-                text.chars().take(80).collect(),
-                text.chars().count() as u64,
-            );
-            f.place.page = Some(n);
-            out.push(f);
+            // The text is in what is returned (PDFium extracts it): its phrases are found
+            // there.
+            for mut f in crate::findings::hidden(h.kind, None, severity, &h.text, 0, false) {
+                f.place.page = Some(n);
+                out.push(f);
+            }
         }
     }
     out

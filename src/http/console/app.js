@@ -428,6 +428,17 @@ function renderMarkdown(md) {
   return root;
 }
 
+// A link a document may carry: http(s) or mail, as the browser itself resolves it (no
+// control characters, which browsers strip before the scheme).
+function safeUrl(href) {
+  if (/[\u0000-\u0020\u007f]/.test(href)) return false;
+  try {
+    return ["http:", "https:", "mailto:"].includes(new URL(href, location.href).protocol);
+  } catch (_) {
+    return false;
+  }
+}
+
 function inline(node, text) {
   const re = /\*\*([^*]+)\*\*|\*([^*]+)\*|\[([^\]]+)\]\(([^)\s]+)\)/g;
   let at = 0;
@@ -437,9 +448,7 @@ function inline(node, text) {
     if (m[1]) node.append(el("strong", { text: m[1] }));
     else if (m[2]) node.append(el("em", { text: m[2] }));
     else {
-      const href = m[4];
-      const safe = /^(https?:|mailto:|\/|#|\.)/i.test(href) || !/^[a-z][a-z0-9+.-]*:/i.test(href);
-      node.append(safe ? el("a", { href, rel: "noopener noreferrer", target: "_blank", text: m[3] }) : m[3]);
+      node.append(safeUrl(m[4]) ? el("a", { href: m[4], rel: "noopener noreferrer", target: "_blank", text: m[3] }) : m[3]);
     }
     at = re.lastIndex;
   }
