@@ -73,7 +73,17 @@ impl Extractor for PdfExtractor {
             .collect();
         let searched = job.settings.query.is_some();
         let mut ex = report::make_report(&doc, job, read)?;
-        ex.findings = hidden_findings(&ex.text, searched, hidden);
+        // The pages the text shows, as the report says (a query read searched them all).
+        let shown = ex
+            .report
+            .page_range_read
+            .as_deref()
+            .and_then(|r| options::parse_spans(r).ok())
+            .unwrap_or_default();
+        ex.findings = hidden_findings(
+            |n| searched || shown.iter().any(|&(a, b)| (a..=b).contains(&n)),
+            hidden,
+        );
         Ok(ex)
     }
 }
@@ -294,13 +304,12 @@ fn read_page(page: &PdfPage<'_>, number: u64, settings: &Settings) -> Result<Pag
 /// read; otherwise the pages the text shows), by page; instruction-like text is `high`,
 /// an invisible render mode `medium`.
 fn hidden_findings(
-    text: &str,
-    searched: bool,
+    read: impl Fn(u64) -> bool,
     pages: Vec<(u64, Vec<hidden::PageHidden>)>,
 ) -> Vec<crate::findings::Finding> {
     let mut out = Vec::new();
     for (n, found) in pages {
-        if found.is_empty() || !(searched || text.contains(&format!("--- Page {n} ---\n"))) {
+        if found.is_empty() || !read(n) {
             continue;
         }
         for h in found {
