@@ -363,8 +363,10 @@ pub async fn follow(app: &TestApp, id: &str, first: Value) -> (String, usize) {
         let Some(next) = r.json.get("next") else {
             break;
         };
+        // The budgets are the caller's to keep; everything else the read needs (its output,
+        // how hidden text is treated, raw, the sheets after) must come from `next`.
         let mut b = json!({"file_id": id});
-        for budget in ["max_chars", "max_tokens"] {
+        for budget in ["max_chars", "max_tokens", "max_paragraphs", "max_cells"] {
             if let Some(v) = first.get(budget) {
                 b[budget] = v.clone();
             }
