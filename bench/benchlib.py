@@ -1,6 +1,6 @@
 """Helpers shared by the benchmark scripts under bench/ (load, soak, ocr): logging, /proc
-readings (RSS, CPU seconds, child processes), the machine line of a report, a free loopback
-port, percentiles, Prometheus text, and one `docreader serve` started and stopped for a run.
+readings (RSS, CPU seconds, child processes), the machine line of a report, a failed install's note, a free
+loopback port, percentiles, Prometheus text, and one `docreader serve` started and stopped for a run.
 
 The scripts import it after putting bench/ on sys.path (it is not a package):
 
@@ -155,6 +155,18 @@ def metric(text, name):
             except (ValueError, IndexError):
                 return None
     return None
+
+
+def install_note(what):
+    """What run.sh wrote about a failed install of `what` (bench/lib.sh's note), if anything."""
+    path = os.environ.get("DOCREADER_BENCH_INSTALL_NOTES")
+    if not path or not os.path.exists(path):
+        return ""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith(what + ":"):
+                return line.split(":", 1)[1].strip()
+    return ""
 
 
 # --------------------------------------------------------------------------- server

@@ -55,7 +55,7 @@ from rapidfuzz.distance import Levenshtein
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
-from benchlib import Failed, Server, brief, log, machine  # noqa: E402
+from benchlib import Failed, Server, brief, install_note, log, machine  # noqa: E402
 from search.bench_search import request, upload  # noqa: E402
 
 FORMATS = ["docx", "pptx", "xlsx", "html", "csv"]
@@ -229,18 +229,6 @@ class MarkItDownTool:
         t = time.perf_counter()
         text = self.md.convert(path).text_content
         return text, time.perf_counter() - t
-
-
-def install_note(what):
-    """What run.sh wrote about a failed install of `what`, if anything."""
-    path = os.environ.get("DOCREADER_BENCH_INSTALL_NOTES")
-    if not path or not os.path.exists(path):
-        return ""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.startswith(what + ":"):
-                return line.split(":", 1)[1].strip()
-    return ""
 
 
 # --------------------------------------------------------------------------- report

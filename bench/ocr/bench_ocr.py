@@ -40,7 +40,7 @@ import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/: benchlib
-from benchlib import (Failed, Server, brief, cpu_stat, log, machine, ncpu,  # noqa: E402
+from benchlib import (Failed, Server, brief, cpu_stat, install_note, log, machine, ncpu,  # noqa: E402
                       proc_status_kib, self_cpu)
 
 HUGE = 50_000_000  # the largest max_chars docreader accepts (src/options.rs)
@@ -558,18 +558,6 @@ for name in ("rapidocr_onnxruntime", "onnxruntime", "numpy", "Pillow", "rapidfuz
         out[name] = None
 print(json.dumps(out))
 """
-
-
-def install_note(what):
-    """What run.sh wrote about a failed install of `what`, if anything."""
-    path = os.environ.get("DOCREADER_BENCH_INSTALL_NOTES")
-    if not path or not os.path.exists(path):
-        return ""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.startswith(what + ":"):
-                return line.split(":", 1)[1].strip()
-    return ""
 
 
 # --------------------------------------------------------------------------- tools
