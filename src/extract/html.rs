@@ -10,10 +10,6 @@ pub struct Hidden {
     /// `hidden attribute`, `display:none`, `visibility:hidden`, `font-size:0` or
     /// `a <style> rule`.
     pub why: &'static str,
-    /// The start of the hidden text (at most 80 characters).
-    pub snippet: String,
-    /// Characters of hidden text.
-    pub chars: usize,
     /// The whole hidden text, whitespace collapsed.
     pub text: String,
     /// The 1-based line of the rendered text where it stands (kept, marked or left out).
@@ -67,8 +63,6 @@ impl Hiding {
         let text = self.text.split_whitespace().collect::<Vec<_>>().join(" ");
         (!text.is_empty()).then(|| Hidden {
             why: self.why,
-            snippet: text.chars().take(80).collect(),
-            chars: text.chars().count(),
             text,
             line: 0,
         })

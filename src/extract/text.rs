@@ -146,7 +146,7 @@ impl Extractor for HtmlExtractor {
                 findings
             };
         if !rendered.hidden.is_empty() && mode == HiddenMode::Drop {
-            let chars: usize = rendered.hidden.iter().map(|h| h.chars).sum();
+            let chars: usize = rendered.hidden.iter().map(|h| h.text.chars().count()).sum();
             ex.warnings.push(format!(
                 "{} element{} a browser does not show ({chars} characters: {}) left out; `raw: true` reads the source",
                 rendered.hidden.len(),

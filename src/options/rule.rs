@@ -125,19 +125,19 @@ impl ReadRequest {
             .filter(|o| !fits.contains(&o.as_str()) && !UNIVERSAL.contains(&o.as_str()))
             .collect();
         if misfits.is_empty() {
-            if self.hidden_text.is_some() && self.raw == Some(true) {
+            // The HTML source is read as text: nothing in it is hidden, shown or Markdown.
+            let rendered = [
+                ("hidden_text", self.hidden_text.is_some()),
+                ("output", self.markdown()),
+            ];
+            if let (Some(true), Some((name, _))) =
+                (self.raw, rendered.iter().find(|(_, given)| *given))
+            {
                 return Err(ApiError::new(
                     ErrorCode::UnsupportedOption,
-                    "`raw: true` reads the HTML source, where nothing is hidden or shown",
+                    format!("`{name}` applies to the page a browser shows; `raw: true` reads the HTML source"),
                 )
-                .with_hint("Leave out raw to keep, mark or drop hidden text."));
-            }
-            if self.markdown() && self.raw == Some(true) {
-                return Err(ApiError::new(
-                    ErrorCode::UnsupportedOption,
-                    "`raw: true` reads the HTML source, which has no Markdown form",
-                )
-                .with_hint("Leave out raw for the page as Markdown, or output for its source."));
+                .with_hint(format!("Leave out raw to use {name}, or {name} to read the source.")));
             }
             return Ok(());
         }
