@@ -312,13 +312,19 @@ fn guess_legacy(bytes: &[u8]) -> (&'static Encoding, bool) {
         }
     }
     let mut first = [usize::MAX; 256];
+    let mut missing = (0x80..256).filter(|&x| !seen[x]).count();
     for (i, &x) in bytes.iter().enumerate() {
-        if x >= 0x80 && first[x as usize] == usize::MAX {
+        if missing == 0 {
+            break;
+        }
+        if !seen[x as usize] && x >= 0x80 {
+            seen[x as usize] = true;
             first[x as usize] = i;
+            missing -= 1;
         }
     }
     for x in 0x80..256 {
-        if !seen[x] && first[x] != usize::MAX {
+        if first[x] != usize::MAX {
             let at = first[x];
             ranges.push(lines(at.saturating_sub(WINDOW / 2), at + WINDOW / 2));
         }
@@ -455,12 +461,20 @@ fn ebcdic(bytes: &[u8]) -> Option<Ebcdic> {
         t
     };
     let (mut spaces, mut ascii_letters, mut texty) = (0usize, 0usize, 0usize);
-    for &b in bytes {
-        spaces += (b == 0x40) as usize;
-        ascii_letters += b.is_ascii_alphabetic() as usize;
-        texty += TEXTY[b as usize] as usize;
+    for (i, chunk) in bytes.chunks(64 * 1024).enumerate() {
+        for &b in chunk {
+            spaces += (b == 0x40) as usize;
+            ascii_letters += b.is_ascii_alphabetic() as usize;
+            texty += TEXTY[b as usize] as usize;
+        }
+        // The counts only grow: once too many bytes are not EBCDIC text, no rest can
+        // make up for it (most files are ruled out in their first piece).
+        let read = (i * 64 * 1024 + chunk.len()).min(n);
+        if (read - texty) * 10 > n || ascii_letters * 5 > n {
+            return None;
+        }
     }
-    if spaces * 20 < n || texty * 10 < n * 9 || ascii_letters * 5 > n {
+    if spaces * 20 < n || texty * 10 < n * 9 {
         return None;
     }
     // cp037 and cp500 differ only in a few punctuation bytes; pick the one whose brackets pair.

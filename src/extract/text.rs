@@ -216,6 +216,11 @@ pub fn split_lines(text: &str) -> Vec<&str> {
 /// encoding here those bytes are never part of a multi-byte character; UTF-16 is counted
 /// in code units; EBCDIC is decoded (its line ends are other bytes).
 pub fn line_count(bytes: &[u8], enc: TextEncoding) -> usize {
+    if let TextEncoding::Rs(e) = enc {
+        if e.is_ascii_compatible() {
+            return ByteLines { bytes, pos: 0 }.count();
+        }
+    }
     let units: Box<dyn Iterator<Item = u16> + '_> = match enc {
         TextEncoding::Rs(e) if e == encoding_rs::UTF_16LE => Box::new(
             bytes
@@ -316,19 +321,9 @@ pub fn extract_bytes(
         );
     }
 
-    let text = det.encoding.decode(&bytes[det.bom_len..]);
-    if let (true, Some(kind)) = (profile, table) {
-        // The whole table, whatever part of it is shown (a Markdown read's caller profiles
-        // the source itself).
-        let delim = match kind {
-            TextKind::Tsv => b'\t',
-            _ => super::profile::csv_delimiter(&text),
-        };
-        extra.profile = super::profile::profile_delimited(&text, delim);
-    }
-    let lines = split_lines(&text);
-    let total = lines.len() as u64;
-    extra.total_lines = Some(total as u64);
+    let body = &bytes[det.bom_len..];
+    let total = line_count(body, det.encoding) as u64;
+    extra.total_lines = Some(total);
     if let Some(off) = offset {
         if off >= total {
             return Err(ApiError::out_of_range(format!(
@@ -345,66 +340,240 @@ pub fn extract_bytes(
     let start = offset.unwrap_or(0) as usize;
     let end = match limit {
         Some(l) => (start as u64).saturating_add(l).min(total) as usize,
-        None => lines.len(),
+        None => total as usize,
     };
-    let window = &lines[start..end];
 
-    if let Some(q) = query {
-        let bare: Vec<&str> = window.iter().map(|l| strip_eol(l)).collect();
+    // A query and a profile need the whole text; a plain read decodes only what it shows.
+    let whole =
+        (query.is_some() || (profile && table.is_some())).then(|| det.encoding.decode(body));
+    if let (true, Some(kind), Some(text)) = (profile, table, &whole) {
+        // The whole table, whatever part of it is shown (a Markdown read's caller profiles
+        // the source itself).
+        let delim = match kind {
+            TextKind::Tsv => b'\t',
+            _ => super::profile::csv_delimiter(text),
+        };
+        extra.profile = super::profile::profile_delimited(&text, delim);
+    }
+    if let (Some(q), Some(text)) = (query, &whole) {
+        let lines = split_lines(text);
+        let bare: Vec<&str> = lines[start..end].iter().map(|l| strip_eol(l)).collect();
         let hits = grep_lines(&bare, start as u64 + 1, &q);
         let mut ex = cut_grep(&hits, max_chars, limit.map(|_| end as u64));
         ex.matches = Some(hits.count as u64);
         ex.report = extra;
         return Ok(ex);
     }
-
-    let char_count: usize = window.iter().map(|l| l.chars().count()).sum();
-    let mut ex = Extraction {
-        char_count: char_count as u64,
-        report: extra,
-        ..Default::default()
+    let window = Window {
+        start,
+        end,
+        total: total as usize,
+        max_chars,
+        line_window: limit.is_some(),
     };
-    if char_count <= max_chars {
-        ex.text = window.concat();
-        return Ok(ex);
-    }
-    // Cut at a line boundary when at least one line fits.
-    let k = fit_blocks(window, max_chars).count;
-    ex.truncated = true;
-    let mut next = Next::default();
-    if k > 0 {
-        ex.text = close_truncated(window[..k].concat(), char_count as u64);
-        next.offset = Some((start + k) as u64);
-        if limit.is_some() {
-            next.limit = Some((end - start - k) as u64);
-        }
-    } else {
-        // One line longer than the whole budget: return its start and read on by bytes.
-        let line = window[0];
-        let cut = crate::envelope::cut_within(line, max_chars).len();
-        let before: String = lines[..start].concat();
-        let pos = det.bom_len
-            + det.encoding.encoded_len(&before)
-            + det.encoding.encoded_len(&line[..cut]);
-        ex.text = close_truncated(line[..cut].to_string(), char_count as u64);
-        next.byte_offset = Some(pos as u64);
-        if end < lines.len() {
-            // Stay inside the line window: stop where its last line ends.
-            let window_end = pos
-                + det.encoding.encoded_len(&line[cut..])
-                + window[1..]
-                    .iter()
-                    .map(|l| det.encoding.encoded_len(l))
-                    .sum::<usize>();
-            next.byte_length = Some((window_end - pos) as u64);
-        }
-        ex.warnings.push(format!(
-            "line {} alone is longer than max_chars ({max_chars}); `next` continues by bytes",
-            start + 1
-        ));
-    }
-    ex.next = Some(next);
+    let mut ex = window.read_text(body, det);
+    ex.report = extra;
     Ok(ex)
+}
+
+/// Lines `start..end` of a text (of `total`), as many whole lines as `max_chars` shows.
+struct Window {
+    start: usize,
+    end: usize,
+    total: usize,
+    max_chars: usize,
+    /// Whether `limit` set `end` (then `next` stays inside it).
+    line_window: bool,
+}
+
+impl Window {
+    /// Read the window from the file's bytes after the BOM.
+    fn read_text(&self, body: &[u8], det: Detected) -> Extraction {
+        match det.encoding {
+            TextEncoding::Rs(enc) if enc.is_ascii_compatible() => {
+                self.read(body, enc, &|at, prefix| {
+                    det.bom_len + at + source_len(enc, &body[at..], prefix.len())
+                })
+            }
+            // UTF-16, UTF-32, EBCDIC and ISO-2022-JP (stateful): decoded whole, and the
+            // window read on the UTF-8, its positions mapped back to the file's bytes.
+            _ => {
+                let text = det.encoding.decode(body);
+                self.read(text.as_bytes(), encoding_rs::UTF_8, &|at, prefix| {
+                    det.bom_len
+                        + det.encoding.encoded_len(&text[..at])
+                        + det.encoding.encoded_len(prefix)
+                })
+            }
+        }
+    }
+
+    /// Read the window from `body`, bytes in `enc` (ASCII-compatible, so `\n` and `\r`
+    /// are never inside a character and lines are found on the bytes). Only the lines shown
+    /// are decoded into text; the rest of the window is counted for `char_count` through a
+    /// small buffer, never built. `source_pos(at, prefix)`: the file's byte offset of the
+    /// text `prefix` decoded from `body[at..]` ends at (for `next.byte_offset`).
+    fn read(
+        &self,
+        body: &[u8],
+        enc: &'static encoding_rs::Encoding,
+        source_pos: &dyn Fn(usize, &str) -> usize,
+    ) -> Extraction {
+        let mut lines = ByteLines {
+            bytes: body,
+            pos: 0,
+        };
+        for _ in 0..self.start {
+            lines.next();
+        }
+        let mut dec = enc.new_decoder_without_bom_handling();
+        let mut shown = String::new();
+        let (mut shown_chars, mut k) = (0usize, 0usize);
+        // The first line that does not fit: where it starts, and its text.
+        let mut over: Option<(usize, String)> = None;
+        for _ in self.start..self.end {
+            let Some(r) = lines.next() else { break };
+            let at = shown.len();
+            let src = &body[r.clone()];
+            shown.reserve(
+                dec.max_utf8_buffer_length(src.len())
+                    .unwrap_or(src.len() * 3),
+            );
+            // Lines end in an ASCII byte, so no character spans two of them; only the
+            // last line of the file may end inside one.
+            let (result, _, _) = dec.decode_to_string(src, &mut shown, r.end == body.len());
+            debug_assert_eq!(result, encoding_rs::CoderResult::InputEmpty);
+            let n = shown[at..].chars().count();
+            if shown_chars + n > self.max_chars {
+                over = Some((r.start, shown.split_off(at)));
+                break;
+            }
+            shown_chars += n;
+            k += 1;
+        }
+        let Some((line_start, line)) = over else {
+            return Extraction {
+                text: shown,
+                char_count: shown_chars as u64,
+                ..Default::default()
+            };
+        };
+        // Count the rest of the window: the line that did not fit and the lines after it.
+        let window_end = if self.end == self.total {
+            body.len()
+        } else {
+            for _ in self.start + k + 1..self.end {
+                lines.next();
+            }
+            lines.pos
+        };
+        let char_count = (shown_chars + count_chars(enc, &body[line_start..window_end])) as u64;
+        let mut ex = Extraction {
+            char_count,
+            truncated: true,
+            ..Default::default()
+        };
+        let mut next = Next::default();
+        if k > 0 {
+            ex.text = close_truncated(shown, char_count);
+            next.offset = Some((self.start + k) as u64);
+            if self.line_window {
+                next.limit = Some((self.end - self.start - k) as u64);
+            }
+        } else {
+            // One line longer than the whole budget: return its start and read on by bytes.
+            let cut = crate::envelope::cut_within(&line, self.max_chars);
+            let pos = source_pos(line_start, cut);
+            if self.end < self.total {
+                // Stay inside the line window: stop where its last line ends.
+                next.byte_length = Some((source_pos(window_end, "") - pos) as u64);
+            }
+            next.byte_offset = Some(pos as u64);
+            ex.text = close_truncated(cut.to_string(), char_count);
+            ex.warnings.push(format!(
+                "line {} alone is longer than max_chars ({}); `next` continues by bytes",
+                self.start + 1,
+                self.max_chars
+            ));
+        }
+        ex.next = Some(next);
+        ex
+    }
+}
+
+/// The byte ranges of the lines `split_lines` gives (terminators included), found on the
+/// bytes of an ASCII-compatible encoding.
+struct ByteLines<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Iterator for ByteLines<'_> {
+    type Item = std::ops::Range<usize>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (b, a) = (self.bytes, self.pos);
+        if a >= b.len() {
+            return None;
+        }
+        let end = match memchr::memchr2(b'\n', b'\r', &b[a..]) {
+            Some(i) if b[a + i] == b'\r' && b.get(a + i + 1) == Some(&b'\n') => a + i + 2,
+            Some(i) => a + i + 1,
+            None => b.len(),
+        };
+        self.pos = end;
+        Some(a..end)
+    }
+}
+
+/// How many bytes of `src` decode to its first `utf8_len` bytes of text (which end where a
+/// character does): found by decoding, not by encoding the text again (a malformed byte
+/// became U+FFFD, which no legacy encoding writes back as that byte).
+fn source_len(enc: &'static encoding_rs::Encoding, src: &[u8], utf8_len: usize) -> usize {
+    let mut dec = enc.new_decoder_without_bom_handling();
+    let mut out = String::with_capacity(utf8_len + 16);
+    let mut read = 0usize;
+    while out.len() < utf8_len && read < src.len() {
+        // A piece whose worst-case text cannot pass the boundary, down to single bytes.
+        let room = utf8_len - out.len();
+        let mut n = (room / 3).clamp(1, src.len() - read);
+        while n > 1 && dec.max_utf8_buffer_length(n).is_none_or(|m| m > room) {
+            n /= 2;
+        }
+        out.reserve(dec.max_utf8_buffer_length(n).unwrap_or(4 * n + 16));
+        let (_, r, _) = dec.decode_to_string(&src[read..read + n], &mut out, false);
+        read += r;
+        if out.len() > utf8_len {
+            // One byte gave a malformed sequence's U+FFFD and its own character: the
+            // boundary is before that byte.
+            return read - 1;
+        }
+    }
+    read
+}
+
+/// The characters `bytes` decode to in `enc`, decoded through a small buffer.
+fn count_chars(enc: &'static encoding_rs::Encoding, bytes: &[u8]) -> usize {
+    if enc.is_single_byte() {
+        return bytes.len(); // every byte one character (an unmapped one U+FFFD)
+    }
+    if enc == encoding_rs::UTF_8 {
+        if let Ok(s) = std::str::from_utf8(bytes) {
+            return s.chars().count();
+        }
+    }
+    let mut dec = enc.new_decoder_without_bom_handling();
+    let mut buf = String::with_capacity(64 * 1024);
+    let (mut n, mut rest) = (0usize, bytes);
+    loop {
+        buf.clear();
+        let (result, read, _) = dec.decode_to_string(rest, &mut buf, true);
+        n += buf.chars().count();
+        rest = &rest[read..];
+        if result == encoding_rs::CoderResult::InputEmpty {
+            return n;
+        }
+    }
 }
 
 /// Cut a query's output at a whole output line; `next.offset` restarts the search after
@@ -607,5 +776,129 @@ mod tests {
         assert_eq!(split_lines("a\n"), vec!["a\n"]);
         assert!(split_lines("").is_empty());
         assert_eq!(split_lines("\n\n"), vec!["\n", "\n"]);
+    }
+
+    /// The window as the whole decode gives it: lines `start..end` of the decoded text,
+    /// whole lines within the budget, the window's characters, the byte offset `next` gives
+    /// for a first line longer than the budget.
+    fn reference(
+        body: &[u8],
+        enc: TextEncoding,
+        bom: usize,
+        start: usize,
+        end: usize,
+        max: usize,
+    ) -> (String, u64, Option<(u64, Option<u64>)>) {
+        let text = enc.decode(body);
+        let lines = split_lines(&text);
+        let window = &lines[start..end];
+        let chars: usize = window.iter().map(|l| l.chars().count()).sum();
+        if chars <= max {
+            return (window.concat(), chars as u64, None);
+        }
+        let k = fit_blocks(window, max).count;
+        if k > 0 {
+            return (
+                close_truncated(window[..k].concat(), chars as u64),
+                chars as u64,
+                None,
+            );
+        }
+        let cut = crate::envelope::cut_within(window[0], max);
+        let at = |prefix: &str| {
+            (bom..=body.len() + bom)
+                .find(|&n| enc.decode(&body[..n - bom]) == prefix)
+                .expect("a prefix of the bytes decodes to it") as u64
+        };
+        let pos = at(&(lines[..start].concat() + cut));
+        let length = (end < lines.len()).then(|| at(&lines[..end].concat()) - pos);
+        (
+            close_truncated(cut.to_string(), chars as u64),
+            chars as u64,
+            Some((pos, length)),
+        )
+    }
+
+    /// The window read on the bytes (only the lines shown decoded) returns what decoding
+    /// the whole file and cutting its lines returns, in every kind of encoding: ASCII-
+    /// compatible multi-byte, single-byte, UTF-16 and UTF-32 (decoded whole), with
+    /// malformed bytes, BOMs, every line ending, and every offset, limit and budget.
+    #[test]
+    fn window_matches_a_whole_decode() {
+        let text = "第一行 中文\r\nplain ascii line\n\nGrüße aus Köln\rlast 最后一行 without end";
+        let mut cases: Vec<(Vec<u8>, &str)> = Vec::new();
+        for enc in [
+            encoding_rs::GBK,
+            encoding_rs::SHIFT_JIS,
+            encoding_rs::BIG5,
+            encoding_rs::UTF_8,
+        ] {
+            let (b, _, _) = enc.encode(text);
+            cases.push((b.into_owned(), enc.name()));
+        }
+        let (latin, _, _) = encoding_rs::WINDOWS_1252.encode("Grüße\r\ncafé crème\nà la carte\n");
+        cases.push((latin.into_owned(), "windows-1252"));
+        // GBK with a lone lead byte before a line end, and one at the very end.
+        let mut broken = encoding_rs::GBK.encode("中文\n").0.into_owned();
+        broken.extend_from_slice(b"ab\x81\ncd\x81");
+        cases.push((broken, "GBK"));
+        let mut bom = vec![0xEF, 0xBB, 0xBF];
+        bom.extend_from_slice(text.as_bytes());
+        cases.push((bom, "UTF-8"));
+        let mut le = vec![0xFF, 0xFE];
+        le.extend(text.encode_utf16().flat_map(|u| u.to_le_bytes()));
+        cases.push((le, "UTF-16LE"));
+        let mut utf32 = vec![0xFF, 0xFE, 0, 0];
+        utf32.extend(text.chars().flat_map(|c| (c as u32).to_le_bytes()));
+        cases.push((utf32, "UTF-32LE"));
+        for (bytes, name) in &cases {
+            let det = encoding::detect(bytes, false);
+            let det = Detected {
+                encoding: if det.encoding.name() == *name {
+                    det.encoding
+                } else {
+                    TextEncoding::Rs(encoding_rs::Encoding::for_label(name.as_bytes()).unwrap())
+                },
+                ..det
+            };
+            let decoded = det.encoding.decode(&bytes[det.bom_len..]);
+            let total = split_lines(&decoded).len();
+            for start in 0..total {
+                for limit in [None, Some(1), Some(2)] {
+                    let end = limit.map_or(total, |l| (start + l).min(total));
+                    for max in [1, 3, 8, 17, 40, 1000] {
+                        let want = reference(
+                            &bytes[det.bom_len..],
+                            det.encoding,
+                            det.bom_len,
+                            start,
+                            end,
+                            max,
+                        );
+                        let w = Window {
+                            start,
+                            end,
+                            total,
+                            max_chars: max,
+                            line_window: limit.is_some(),
+                        };
+                        let got = w.read_text(&bytes[det.bom_len..], det);
+                        let at = format!("{name} start {start} limit {limit:?} max {max}");
+                        assert_eq!(got.text, want.0, "{at}");
+                        assert_eq!(got.char_count, want.1, "{at}");
+                        let by_bytes = got
+                            .next
+                            .as_ref()
+                            .and_then(|n| Some((n.byte_offset?, n.byte_length)));
+                        assert_eq!(by_bytes, want.2, "{at}");
+                    }
+                }
+            }
+            assert_eq!(
+                line_count(&bytes[det.bom_len..], det.encoding),
+                total,
+                "{name}"
+            );
+        }
     }
 }
