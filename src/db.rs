@@ -42,6 +42,23 @@ pub async fn open(data_dir: &Path) -> Result<SqlitePool, sqlx::Error> {
     Ok(pool)
 }
 
+/// A connection to the same database for derived data (the search index), written
+/// without waiting for the disk (`synchronous = NORMAL`): a power loss may lose its last
+/// writes, never the database's consistency, and what is lost is rebuilt by reading the
+/// file again. File records keep `open`'s full sync. One connection: its writes are one
+/// at a time anyway.
+pub async fn open_derived(data_dir: &Path) -> Result<SqlitePool, sqlx::Error> {
+    let url = format!("sqlite://{}", data_dir.join("docreader.db").display());
+    let opts = SqliteConnectOptions::from_str(&url)?
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
+        .busy_timeout(std::time::Duration::from_secs(10));
+    SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(opts)
+        .await
+}
+
 const COLS: &str = "id AS file_id, tenant, name, size, sha256, format, mime, created_at";
 
 pub async fn insert(pool: &SqlitePool, r: &FileRecord) -> Result<(), sqlx::Error> {

@@ -18,6 +18,8 @@ pub struct Files {
     pub db: SqlitePool,
     pub store: Arc<Store>,
     pub limits: Limits,
+    /// Search indexing of reads, done after they answer.
+    pub indexing: Arc<crate::search::Pending>,
 }
 
 impl Files {
@@ -38,18 +40,13 @@ impl Files {
         inc: Incoming,
     ) -> Result<FileRecord, ApiError> {
         let size = inc.size;
-        let (tmp, sha256) = inc.finish().await.map_err(ApiError::internal)?;
-
-        // Decide the type from the bytes, off the async runtime (it may read the zip directory).
+        // The type decided from the bytes in the same blocking call that syncs them (it may
+        // read the zip directory).
         let hint = name.to_string();
-        let tmp2 = tmp.clone();
-        let sniffed = tokio::task::spawn_blocking(move || {
-            let mut f = std::fs::File::open(&tmp2)?;
-            Ok::<_, std::io::Error>(sniff::sniff_file(&mut f, &hint))
-        })
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(ApiError::internal)?;
+        let (tmp, sha256, sniffed) = inc
+            .finish(move |f| sniff::sniff_file(f, &hint))
+            .await
+            .map_err(ApiError::internal)?;
         let format = match sniffed {
             Ok(f) => f,
             Err(refusal) => {
@@ -124,6 +121,7 @@ impl Files {
 
     /// Delete a row and, when no upload references the bytes any more, the bytes.
     pub async fn forget(&self, tenant: &str, id: &str) -> Result<bool, ApiError> {
+        self.indexing.settled().await;
         let _g = self.store.refs_lock.lock().await;
         let Some(sha) = db::delete(&self.db, tenant, id)
             .await

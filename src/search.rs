@@ -108,6 +108,65 @@ pub fn indexable(req: &ReadRequest) -> bool {
         && req.range.is_none()
 }
 
+/// Indexing that runs after a read has answered (a read's answer does not wait for the
+/// index's writes and their sync). Searches and deletes wait for the indexing already
+/// under way (`settled`), so a search right after a read finds it and a delete leaves
+/// nothing behind; at most `SLOTS` run at once, and a read waits for a slot before it
+/// answers, so a backlog of copies of read texts cannot grow.
+#[derive(Debug)]
+pub struct Pending {
+    /// The index's own connection (`db::open_derived`): one, so index transactions run
+    /// one at a time (two that read then write would meet as SQLite's busy upgrade).
+    db: SqlitePool,
+    /// The store, whose reference lock the index's writes take too: SQLite writers that
+    /// meet sleep in its busy handler, where waiting for an async lock does not.
+    store: std::sync::Arc<crate::store::Store>,
+    gate: std::sync::Arc<tokio::sync::RwLock<()>>,
+    slots: std::sync::Arc<tokio::sync::Semaphore>,
+}
+
+const SLOTS: usize = 4;
+
+impl Pending {
+    pub fn new(db: SqlitePool, store: std::sync::Arc<crate::store::Store>) -> Self {
+        Self {
+            db,
+            store,
+            gate: Default::default(),
+            slots: std::sync::Arc::new(tokio::sync::Semaphore::new(SLOTS)),
+        }
+    }
+
+    /// Index `text` (what a read of the upload returned) in the background.
+    pub async fn index(&self, tenant: &str, file_id: &str, text: &str) {
+        let Ok(slot) = self.slots.clone().acquire_owned().await else {
+            return;
+        };
+        let share = self.gate.clone().read_owned().await;
+        let (db, store, tenant, file_id, text) = (
+            self.db.clone(),
+            self.store.clone(),
+            tenant.to_string(),
+            file_id.to_string(),
+            text.to_string(),
+        );
+        let rid = crate::request_id::current().unwrap_or_default();
+        tokio::spawn(crate::request_id::scope(rid, async move {
+            let _writes = store.refs_lock.lock().await;
+            // Search is a by-product of reading: a failure to index never fails the read.
+            if let Err(e) = index_text(&db, &tenant, &file_id, &text).await {
+                tracing::warn!(error = %e, "could not index the read for search");
+            }
+            drop((share, slot));
+        }));
+    }
+
+    /// Wait until the indexing started before this call is written.
+    pub async fn settled(&self) {
+        drop(self.gate.write().await);
+    }
+}
+
 /// Index what a read of a tenant's upload returned. Returns how many units were added or
 /// grew.
 pub async fn index_text(
@@ -117,8 +176,19 @@ pub async fn index_text(
     text: &str,
 ) -> Result<usize, sqlx::Error> {
     let mut changed = 0;
-    // One transaction (one commit, one sync) for all the read's units.
-    let mut tx = db.begin().await?;
+    // One transaction (one commit) for all the read's units, holding the write lock from
+    // its start: a deferred one that read first could not wait for another writer.
+    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    // A file deleted since its read is not indexed (the delete waited for indexing
+    // already under way: `Pending::settled`).
+    let kept: Option<(i64,)> = sqlx::query_as("SELECT 1 FROM files WHERE id = ? AND tenant = ?")
+        .bind(file_id)
+        .bind(tenant)
+        .fetch_optional(&mut *tx)
+        .await?;
+    if kept.is_none() {
+        return Ok(0);
+    }
     for u in crate::envelope::units(text) {
         let old: Option<(i64, i64)> = sqlx::query_as(
             "SELECT id, length(text) FROM search_units WHERE tenant = ? AND file_id = ? AND unit = ? AND unit_key = ?",

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
-use tokio::io::AsyncWriteExt;
+use std::io::Write;
 use tokio::sync::Mutex;
 
 /// The blob directory and the lock that keeps "is this blob still referenced?" and
@@ -13,17 +13,27 @@ use tokio::sync::Mutex;
 #[derive(Debug)]
 pub struct Store {
     root: PathBuf,
-    /// Held while a blob gains or loses a reference.
+    /// Held while a blob gains or loses a reference, and while the search index is
+    /// written (so the database's writers take turns here, not in SQLite's busy handler).
     pub refs_lock: Mutex<()>,
 }
 
-/// A file being received.
+/// A file being received: its bytes gather in memory and go to its temp file a quarter
+/// of a megabyte at a time, each piece in one blocking call, so a small upload touches the
+/// disk once, in `finish` (create, write, sync and the caller's check, together).
 pub struct Incoming {
     path: PathBuf,
-    file: tokio::fs::File,
+    /// Created when the first piece is written.
+    file: Option<std::fs::File>,
+    /// Whether a piece was (or was being) written: the temp file may exist.
+    on_disk: bool,
+    buf: Vec<u8>,
     hasher: Sha256,
     pub size: u64,
 }
+
+/// Bytes kept in memory before they are written out.
+const SPILL: usize = 256 * 1024;
 
 impl Store {
     pub fn open(data_dir: &Path) -> std::io::Result<Self> {
@@ -53,17 +63,14 @@ impl Store {
         self.root.join("blobs").join(&sha256[..2]).join(sha256)
     }
 
-    /// Start receiving a file into a fresh temp file.
+    /// Start receiving a file (its temp file is created when its first bytes are written).
     pub async fn incoming(&self) -> std::io::Result<Incoming> {
         let path = self.root.join("tmp").join(format!("up-{}", random_hex(16)));
-        let file = tokio::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .await?;
         Ok(Incoming {
             path,
-            file,
+            file: None,
+            on_disk: false,
+            buf: Vec::new(),
             hasher: Sha256::new(),
             size: 0,
         })
@@ -78,18 +85,27 @@ impl Store {
     /// included, already holds these bytes.
     pub async fn commit(&self, tmp: &Path, sha256: &str) -> std::io::Result<PathBuf> {
         let dest = self.blob_path(sha256);
-        if tokio::fs::try_exists(&dest).await? {
-            let name = tmp.file_name().expect("temp files have names");
-            let gone = self.root.join("discard").join(name);
-            tokio::fs::rename(tmp, &gone).await?;
+        let name = tmp.file_name().expect("temp files have names");
+        let gone = self.root.join("discard").join(name);
+        let (tmp, to, aside) = (tmp.to_path_buf(), dest.clone(), gone.clone());
+        // The look and the rename in one blocking call.
+        let duplicate = blocking(move || {
+            if to.try_exists()? {
+                std::fs::rename(&tmp, &aside)?;
+                Ok(true)
+            } else {
+                std::fs::create_dir_all(to.parent().expect("blob has a parent"))?;
+                std::fs::rename(&tmp, &to)?;
+                Ok(false)
+            }
+        })
+        .await?;
+        if duplicate {
             tokio::spawn(async move {
                 if let Err(e) = tokio::fs::remove_file(&gone).await {
                     tracing::warn!(error = %e, "could not free a duplicate upload's copy");
                 }
             });
-        } else {
-            tokio::fs::create_dir_all(dest.parent().expect("blob has a parent")).await?;
-            tokio::fs::rename(tmp, &dest).await?;
         }
         Ok(dest)
     }
@@ -107,21 +123,73 @@ impl Incoming {
     pub async fn write(&mut self, chunk: &[u8]) -> std::io::Result<()> {
         self.hasher.update(chunk);
         self.size += chunk.len() as u64;
-        self.file.write_all(chunk).await
+        self.buf.extend_from_slice(chunk);
+        if self.buf.len() >= SPILL {
+            self.on_disk = true;
+            let (file, buf) = self.take();
+            let (file, mut buf) = blocking(move || {
+                let mut f = file()?;
+                f.write_all(&buf)?;
+                Ok((f, buf))
+            })
+            .await?;
+            buf.clear();
+            (self.file, self.buf) = (Some(file), buf);
+        }
+        Ok(())
     }
 
-    /// Finish writing; returns the temp path and the hex sha256.
-    pub async fn finish(mut self) -> std::io::Result<(PathBuf, String)> {
-        self.file.flush().await?;
-        self.file.sync_data().await?;
-        Ok((self.path, hex::encode(self.hasher.finalize())))
+    /// The temp file (created on the first call, inside the blocking call that uses it) and
+    /// the bytes waiting for it.
+    fn take(&mut self) -> (impl FnOnce() -> std::io::Result<std::fs::File>, Vec<u8>) {
+        let (file, path) = (self.file.take(), self.path.clone());
+        let open = move || match file {
+            Some(f) => Ok(f),
+            None => std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path),
+        };
+        (open, std::mem::take(&mut self.buf))
     }
 
-    /// Give up: remove the temp file.
+    /// Finish: write the rest, sync it to disk, and run `check` on the file (from its
+    /// start) in the same blocking call. Returns the temp path, the hex sha256 and what
+    /// `check` gave.
+    pub async fn finish<T: Send + 'static>(
+        mut self,
+        check: impl FnOnce(&mut std::fs::File) -> T + Send + 'static,
+    ) -> std::io::Result<(PathBuf, String, T)> {
+        let (file, buf) = self.take();
+        let checked = blocking(move || {
+            use std::io::Seek;
+            let mut f = file()?;
+            f.write_all(&buf)?;
+            f.sync_data()?;
+            f.rewind()?;
+            Ok(check(&mut f))
+        })
+        .await?;
+        Ok((self.path, hex::encode(self.hasher.finalize()), checked))
+    }
+
+    /// Give up: remove the temp file (when one was made).
     pub async fn discard(self) {
-        drop(self.file);
-        let _ = tokio::fs::remove_file(&self.path).await;
+        if self.on_disk {
+            drop(self.file);
+            let _ = tokio::fs::remove_file(&self.path).await;
+        }
     }
+}
+
+/// Run file-system work off the async runtime.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+) -> std::io::Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(std::io::Error::other)?
 }
 
 /// Random hex from the OS generator (file ids, temp names, request ids).

@@ -279,7 +279,7 @@ async def latency_level(server, pdf, conc, ops, warmup):
             t2 = time.perf_counter()
             ids.append(rec["file_id"])
             check_pdf_envelope(env, 1)
-            return t2 - t0, t1 - t0, t2 - t1
+            return t2 - t0, t1 - t0, t2 - t1, env["elapsed_ms"] / 1000
 
         async def worker(n_ops, sink):
             while counter[0] < n_ops:
@@ -310,41 +310,75 @@ async def latency_level(server, pdf, conc, ops, warmup):
             "p99_ms": pct(total, 99) * 1000, "max_ms": max(total) * 1000,
             "upload_p50_ms": pct([s[1] for s in samples], 50) * 1000,
             "read_p50_ms": pct([s[2] for s in samples], 50) * 1000,
+            # What is not extraction: the client's latency minus the read's `elapsed_ms`
+            # (the executor's time: worker dispatch and extraction; whole milliseconds).
+            "extract_mean_ms": statistics.mean(s[3] for s in samples) * 1000,
+            "rest_p50_ms": pct([s[0] - s[3] for s in samples], 50) * 1000,
             "server_cpu_s": cpu, "client_cpu_s": client_cpu}
 
 
 def part_latency(args, binary, workdir):
+    """With --baseline, the same levels against both binaries, taking turns level by level."""
     pdf = make_pdf([prose_page(1)])
-    server = Server(binary, workdir, "latency", args.workers).start()
+    binaries = [("docreader", binary)] + ([("baseline", args.baseline)] if args.baseline else [])
+    servers = []
     rows = []
     try:
+        for label, b in binaries:
+            servers.append((label, Server(b, workdir, f"latency-{label}", args.workers).start()))
         for conc in args.concurrency:
-            log(f"2. latency: concurrency {conc}, {args.ops} operations …")
-            try:
-                row = asyncio.run(latency_level(server, pdf, conc, args.ops, max(conc, args.ops // 20)))
-                log(f"   p50 {row['p50_ms']:.1f} ms, p99 {row['p99_ms']:.1f} ms, {row['ops_per_s']:.0f} ops/s")
-            except Failed as e:
-                row = {"concurrency": conc, "error": str(e)}
-            rows.append(row)
+            for label, server in servers:
+                log(f"2. latency ({label}): concurrency {conc}, {args.ops} operations …")
+                try:
+                    row = asyncio.run(latency_level(server, pdf, conc, args.ops, max(conc, args.ops // 20)))
+                    log(f"   p50 {row['p50_ms']:.1f} ms (not extraction {row['rest_p50_ms']:.1f} ms), "
+                        f"p99 {row['p99_ms']:.1f} ms, {row['ops_per_s']:.0f} ops/s")
+                except Failed as e:
+                    row = {"concurrency": conc, "error": str(e)}
+                row["binary"] = label
+                rows.append(row)
     finally:
-        server.stop()
-    return {"workers": args.workers, "pdf_bytes": len(pdf), "rows": rows}
+        for _, server in servers:
+            server.stop()
+    return {"workers": args.workers, "pdf_bytes": len(pdf), "rows": rows,
+            "baseline": args.baseline}
 
 
 def render_latency(res, cpus):
     out = [f"### 2. Upload + read latency: a 1-page PDF, `--workers {res['workers']}`", "",
-           "| concurrency | operations | operations/s | p50 ms | p90 ms | p99 ms | max ms "
-           "| upload p50 ms | read p50 ms | server CPU (% of 1 CPU) | client CPU (% of 1 CPU) | |",
-           "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"]
+           "| binary | concurrency | operations | operations/s | p50 ms | p90 ms | p99 ms | max ms "
+           "| upload p50 ms | read p50 ms | extraction mean ms | not extraction p50 ms "
+           "| server CPU (% of 1 CPU) | client CPU (% of 1 CPU) | |",
+           "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"]
     for r in res["rows"]:
         if "error" in r:
-            out.append(f"| {r['concurrency']} | — | — | — | — | — | — | — | — | — | — | failed: {r['error']} |")
+            out.append(f"| {r.get('binary', '')} | {r['concurrency']} | — | — | — | — | — | — | — | — | — | — | — | — "
+                       f"| failed: {r['error']} |")
             continue
-        out.append(f"| {r['concurrency']} | {r['ops']} | {r['ops_per_s']:.0f} | {r['p50_ms']:.1f} "
-                   f"| {r['p90_ms']:.1f} | **{r['p99_ms']:.1f}** | {r['max_ms']:.1f} "
+        out.append(f"| {r.get('binary', 'docreader')} | {r['concurrency']} | {r['ops']} | {r['ops_per_s']:.0f} "
+                   f"| {r['p50_ms']:.1f} | {r['p90_ms']:.1f} | **{r['p99_ms']:.1f}** | {r['max_ms']:.1f} "
                    f"| {r['upload_p50_ms']:.1f} | {r['read_p50_ms']:.1f} "
+                   f"| {r['extract_mean_ms']:.2f} | {r['rest_p50_ms']:.2f} "
                    f"| {r['server_cpu_s'] / r['wall_s']:.0%} | {r['client_cpu_s'] / r['wall_s']:.0%} | |")
     out.append("")
+    if res.get("baseline"):
+        def row(label, conc):
+            return next((r for r in res["rows"] if r.get("binary") == label
+                         and r["concurrency"] == conc and "error" not in r), None)
+        out.append(f"Baseline: `{res['baseline']}`, run in the same process, level by level in turns "
+                   "with docreader.")
+        out.append("")
+        for conc, key, goal, what in [(1, "rest_p50_ms", 0.5, "not-extraction p50 at concurrency 1, "
+                                       "docreader ÷ baseline (goal ≤ 0.5)"),
+                                      (8, "ops_per_s", 1.5, "operations/s at concurrency 8, docreader ÷ "
+                                       "baseline (goal ≥ 1.5)")]:
+            a, b = row("docreader", conc), row("baseline", conc)
+            if a and b:
+                ratio = a[key] / b[key]
+                met = ratio <= goal if key == "rest_p50_ms" else ratio >= goal
+                out.append(f"- {what}: **{ratio:.2f}** ({a[key]:.2f} vs {b[key]:.2f}): "
+                           f"{'met' if met else 'NOT met'}")
+        out.append("")
     out.append(f"One operation = `POST /upload` (multipart, {res['pdf_bytes']:,} bytes) then `POST /read` "
                "of the returned id (default options), timed together on the client. Every upload is "
                "made unique by a comment after `%%EOF` (same page, new bytes), so none dedupes: each "
@@ -621,6 +655,8 @@ def main():
                                                "in turns (default 4; quick 1)")
     ap.add_argument("--concurrency", help="2. levels (default 1,8,32)")
     ap.add_argument("--ops", type=int, help="2. timed operations per level (default 1000; quick 40)")
+    ap.add_argument("--baseline", help="2. another docreader binary (e.g. an earlier build) measured "
+                                       "side by side in the latency part")
     ap.add_argument("--big-files", type=int, help="3. concurrent uploads (default 16; quick 4)")
     ap.add_argument("--big-mb", type=float, help="3. MB per file (default 50; quick 5)")
     ap.add_argument("--scan", help="4. the scanned PDF (default: the corpus's pdf/testOCR.pdf)")
@@ -651,6 +687,10 @@ def main():
     if not os.access(binary, os.X_OK):
         sys.exit(f"bench-load: no docreader binary at {binary}\n"
                  f"  build it first: cargo build --release   (or set DOCREADER_BIN)")
+    if args.baseline:
+        args.baseline = os.path.abspath(args.baseline)
+        if not os.access(args.baseline, os.X_OK):
+            sys.exit(f"bench-load: no baseline binary at {args.baseline}")
     if args.workers < 1:
         sys.exit("bench-load: --workers must be ≥ 1")
 

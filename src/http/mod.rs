@@ -67,6 +67,12 @@ impl AppState {
                 args.data_dir.display()
             )
         })?;
+        let derived = crate::db::open_derived(&args.data_dir).await.map_err(|e| {
+            format!(
+                "cannot open the database under {}: {e}",
+                args.data_dir.display()
+            )
+        })?;
         let store = crate::store::Store::open(&args.data_dir)
             .map_err(|e| format!("cannot use the data dir {}: {e}", args.data_dir.display()))?;
         let api_keys = match args.api_key_spec()? {
@@ -90,10 +96,12 @@ impl AppState {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect();
+        let store = Arc::new(store);
         let files = Files {
             db: db.clone(),
-            store: Arc::new(store),
+            store: store.clone(),
             limits: args.limits.clone(),
+            indexing: Arc::new(crate::search::Pending::new(derived, store)),
         };
         let max_reads = args.limits.max_concurrent_reads;
         let executor = match args.workers {

@@ -55,6 +55,8 @@ pub async fn run(
     tenant: &str,
     req: &SearchRequest,
 ) -> Result<Vec<crate::search::Hit>, ApiError> {
+    // What reads returned before this search is in the index.
+    st.files.indexing.settled().await;
     for id in req.file_ids.iter().flatten().take(INDEX_ON_SEARCH) {
         let known = crate::search::indexed(&st.db, tenant, id)
             .await

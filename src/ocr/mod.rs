@@ -345,9 +345,32 @@ pub fn engine_for(
 /// The document-memory variant a read's OCR results are stored under.
 pub fn memory_variant_for(ocr: Option<&str>, lang: Option<&str>) -> String {
     match engine_for(ocr, lang) {
-        Ok(Some(e)) => e.memory_variant(),
+        Ok(Some(e)) => {
+            let v = e.memory_variant();
+            let key = (ocr.map(str::to_string), lang.map(str::to_string));
+            if let Ok(mut known) = KNOWN_VARIANTS.lock() {
+                // Bounded: `lang` comes from clients.
+                if known.len() < 256 {
+                    known.insert(key, v.clone());
+                }
+            }
+            v
+        }
         _ => MEMORY_VARIANT.to_string(),
     }
+}
+
+/// `memory_variant_for`'s answers once an engine was found for the options: asked on
+/// every read of a PDF, and finding the engine looks at the disk (an engine found stays
+/// found while the service runs; one not found yet is looked for again).
+static KNOWN_VARIANTS: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<(Option<String>, Option<String>), String>>,
+> = std::sync::LazyLock::new(Default::default);
+
+/// `memory_variant_for`'s answer when it is known without looking at the disk.
+pub fn known_memory_variant(ocr: Option<&str>, lang: Option<&str>) -> Option<String> {
+    let key = (ocr.map(str::to_string), lang.map(str::to_string));
+    KNOWN_VARIANTS.lock().ok()?.get(&key).cloned()
 }
 
 /// The error for content that needs OCR when no engine is installed.

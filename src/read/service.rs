@@ -190,11 +190,16 @@ impl ReadService {
                 // Naming the variant selects the engine, which may stat model files or load
                 // a library the first time: off the async runtime.
                 let (ocr, lang) = (plan.req.ocr, plan.req.ocr_lang.clone());
-                let variant = tokio::task::spawn_blocking(move || {
-                    crate::ocr::memory_variant_for(ocr.map(|o| o.as_str()), lang.as_deref())
-                })
-                .await
-                .map_err(ApiError::internal)?;
+                let known =
+                    crate::ocr::known_memory_variant(ocr.map(|o| o.as_str()), lang.as_deref());
+                let variant = match known {
+                    Some(v) => v,
+                    None => tokio::task::spawn_blocking(move || {
+                        crate::ocr::memory_variant_for(ocr.map(|o| o.as_str()), lang.as_deref())
+                    })
+                    .await
+                    .map_err(ApiError::internal)?,
+                };
                 input.known_ocr = remembered(st, tenant, sha, &variant).await;
                 Some((sha.clone(), variant))
             }
@@ -246,11 +251,7 @@ impl ReadService {
         let mut env = out?;
         if let Some(st) = &self.storage {
             if let (Some((id, _)), true) = (&upload, crate::search::indexable(&plan.req)) {
-                // Search is a by-product of reading: a failure to index never fails the read.
-                if let Err(e) = crate::search::index_text(&st.files.db, tenant, id, &env.text).await
-                {
-                    tracing::warn!(error = %e, "could not index the read for search");
-                }
+                st.files.indexing.index(tenant, id, &env.text).await;
             }
             store_attachments(st, &self.limits, tenant, &mut env).await;
         }

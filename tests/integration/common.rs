@@ -261,9 +261,21 @@ impl Server {
     /// `docreader serve` on 127.0.0.1:0 with a fresh data dir, plus `flags` and `env`.
     /// Logs are read where the server writes them: stderr, or stdout for JSON logs.
     pub fn start(flags: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::start_in(tempfile::tempdir().unwrap(), flags, env)
+    }
+
+    /// SIGKILL (no chance to finish anything), then a new server on the same data dir.
+    pub fn kill_and_restart(mut self, flags: &[&str]) -> Self {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        let dir = tempfile::TempDir::new().unwrap();
+        let old = std::mem::replace(&mut self._dir, dir);
+        Self::start_in(old, flags, &[])
+    }
+
+    fn start_in(dir: tempfile::TempDir, flags: &[&str], env: &[(&str, &str)]) -> Self {
         use std::io::{BufRead, Read};
         let json = env.contains(&("DOCREADER_LOG_FORMAT", "json"));
-        let dir = tempfile::tempdir().unwrap();
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docreader"))
             .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
             .arg(dir.path().join("data"))

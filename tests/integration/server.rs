@@ -330,3 +330,55 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// An upload answered 200 is on disk: a server killed with SIGKILL right after the answers
+/// (no graceful stop, nothing flushed on the way out) serves every one of them, byte for
+/// byte, after a restart on the same data dir. A small upload (written in one piece when it
+/// ends) and one larger than what is kept in memory (written as it arrives).
+#[test]
+fn uploads_answered_200_survive_a_kill_9() {
+    let srv = Server::start(&[], &[]);
+    let boundary = "KiLlNiNe";
+    let small = fixture("text/gbk.csv");
+    let mut big = Vec::new();
+    let mut i = 0u64;
+    while big.len() < 700_000 {
+        big.extend_from_slice(format!("row {i}, some words to fill the line\n").as_bytes());
+        i += 1;
+    }
+    let mut ids = Vec::new();
+    for (name, bytes) in [("small.csv", &small), ("big.txt", &big)] {
+        let mut form = format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n\r\n").into_bytes();
+        form.extend_from_slice(bytes);
+        form.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        let (status, up) = http(
+            &srv.addr,
+            "POST",
+            "/upload",
+            &format!("multipart/form-data; boundary={boundary}"),
+            &form,
+        );
+        assert_eq!(status, 200, "{up}");
+        assert_eq!(up["files"][0]["size"], bytes.len() as u64);
+        ids.push((
+            up["files"][0]["file_id"].as_str().unwrap().to_string(),
+            bytes,
+        ));
+    }
+    let srv = srv.kill_and_restart(&[]);
+    for (id, bytes) in ids {
+        let (status, env) = http(
+            &srv.addr,
+            "POST",
+            "/read",
+            "application/json",
+            format!("{{\"file_id\":\"{id}\",\"max_chars\":2000000}}").as_bytes(),
+        );
+        assert_eq!(status, 200, "{env}");
+        let want = match env["encoding"].as_str() {
+            Some("GBK") => encoding_rs::GBK.decode(bytes).0.into_owned(),
+            _ => String::from_utf8(bytes.clone()).unwrap(),
+        };
+        assert_eq!(env["text"].as_str().unwrap(), want, "{id} after kill -9");
+    }
+}

@@ -92,8 +92,16 @@ impl OcrEngine for PpOcr {
         true
     }
 
+    /// Whether ONNX Runtime and the models are installed. Once found (or loaded) that is
+    /// remembered: every read asks, and each look is a dozen file-system calls. Until then
+    /// each call looks again, so parts installed while the service runs are found.
     fn is_available(&self) -> bool {
-        crate::native::find("libonnxruntime.so", Some("DOCREADER_ORT_LIB")).is_ok()
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static FOUND: AtomicBool = AtomicBool::new(false);
+        if FOUND.load(Ordering::Relaxed) || matches!(self.models.get(), Some(Ok(_))) {
+            return true;
+        }
+        let found = crate::native::find("libonnxruntime.so", Some("DOCREADER_ORT_LIB")).is_ok()
             && [
                 "ppocr_det.onnx",
                 &format!("{REC_MODEL}.onnx"),
@@ -101,7 +109,9 @@ impl OcrEngine for PpOcr {
                 "ppocr_cls.onnx",
             ]
             .iter()
-            .all(|f| part(f).is_ok())
+            .all(|f| part(f).is_ok());
+        FOUND.store(found, Ordering::Relaxed);
+        found
     }
 
     fn memory_variant(&self) -> String {
