@@ -125,8 +125,8 @@ async fn workbook_sheets_are_pipe_tables() {
         md.contains("--- Sheet: Data (52 rows × 4 cols) ---\n\n| Id | Value | Label | Date |\n|---|---|---|---|\n| 1 | 1.5 | item | 2024-01-03 |\n"),
         "{md}"
     );
-    // A cut read and its `next` (a range of the sheet) are Markdown too: each piece's
-    // first row shown is the table's header row of that piece.
+    // A cut read and its `next` (a range of the sheet) are Markdown too; a piece that
+    // starts below the sheet's first row has an empty header row, its first row is data.
     let cut = app
         .read(json!({"file_id": id, "output": "markdown", "max_cells": 40}))
         .await;
@@ -139,7 +139,7 @@ async fn workbook_sheets_are_pipe_tables() {
         .extend(next.as_object().unwrap().clone());
     let on = app.read(body).await;
     assert!(
-        text(&on).contains("\n| 10 | 15 | item | 2024-01-12 |\n|---|---|---|---|\n| 11 |"),
+        text(&on).contains("\n| | | | |\n|---|---|---|---|\n| 10 | 15 | item | 2024-01-12 |\n| 11 |"),
         "{}",
         on.json
     );

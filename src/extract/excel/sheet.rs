@@ -209,7 +209,9 @@ impl Sheet {
     }
 
     /// Markdown: the table's first row (`line`) padded to the sheet's columns, with the
-    /// separator row after it; and how many characters that adds.
+    /// separator row after it; and what that adds. A window that starts below the sheet's
+    /// first row (a `range`, or a continuation from `next`) shows data rows only: its
+    /// table gets an empty header row, so its first row is not taken for column names.
     pub(super) fn table_head(&self, line: &str) -> (String, String) {
         let row = line.trim_end_matches('\n');
         // Every cell ends with ` |`; an escaped pipe in a cell is `\|`, never ` |`.
@@ -217,6 +219,10 @@ impl Sheet {
         let cols = (self.cols as usize).max(1);
         let pad = " |".repeat(cols.saturating_sub(cells));
         let sep = crate::extract::html::separator(cols);
+        if self.origin.0 > 0 {
+            let empty = format!("|{}\n{sep}", " |".repeat(cols));
+            return (format!("{empty}{row}{pad}\n"), format!("{empty}{pad}"));
+        }
         let added = format!("{pad}{sep}");
         (format!("{row}{pad}\n{sep}"), added)
     }
