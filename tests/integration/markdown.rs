@@ -193,3 +193,41 @@ async fn slides_csv_and_html() {
     let bad = app.read(json!({"file_id": id, "output": "html"})).await;
     assert_error(&bad, 400, "invalid_option");
 }
+
+/// PDF headings only where they are clear: lines drawn wholly in a clearly larger font
+/// (levels by size) and lines that are a bookmark's title on its page (levels by depth);
+/// body text — a word that repeats a heading, a line of body size — stays plain. A real
+/// paper (the corpus's tracemonkey.pdf) gets its title and numbered sections and nothing
+/// else of its body. The text output has no marks.
+#[tokio::test]
+async fn pdf_headings_from_font_sizes_and_bookmarks() {
+    let app = TestApp::new().await;
+    let (id, r) = markdown(&app, "headings.pdf", &fixture("pdf/headings.pdf"), json!({})).await;
+    assert_eq!(
+        text(&r),
+        "--- Page 1 ---\n# Annual Report\n\n## 1. Introduction\n\nThis report covers the year and its Results in detail.\nResults\n\n## 2. Results\n\nRevenue grew by four percent over the year before.\n--- Page 2 ---\n# Appendix\n\nTables and sources follow on this page.\n"
+    );
+    let plain = app.read(json!({"file_id": id})).await;
+    assert!(!text(&plain).contains('#'), "{}", plain.json);
+    let (_, r) = markdown(
+        &app,
+        "tracemonkey.pdf",
+        &std::fs::read(corpus_dir().join("pdf/tracemonkey.pdf")).unwrap(),
+        json!({"max_chars": 10_000_000}),
+    )
+    .await;
+    let heads: Vec<&str> = text(&r)
+        .lines()
+        .filter(|l| l.starts_with("# ") || l.starts_with("## ") || l.starts_with("### "))
+        .collect();
+    for want in [
+        "# Trace-based Just-in-Time Type Specialization for Dynamic",
+        "### 1. Introduction",
+        "### 3. Trace Trees",
+        "### 10. Future Work",
+        "## References",
+    ] {
+        assert!(heads.contains(&want), "{want:?} not in {heads:?}");
+    }
+    assert!(heads.len() < 25, "body text promoted: {heads:?}");
+}

@@ -7,6 +7,7 @@
 //! text and the typed report from what was read (`report`).
 
 mod fonts;
+mod headings;
 mod hidden;
 mod pdfium;
 mod render;
@@ -57,6 +58,11 @@ impl Extractor for PdfExtractor {
             "document",
             &mut warnings,
         )?;
+        let outline = if settings.markdown {
+            headings::Outline::read(&doc)
+        } else {
+            headings::Outline::default()
+        };
         let job = Job {
             input,
             limits,
@@ -64,6 +70,7 @@ impl Extractor for PdfExtractor {
             total,
             selected,
             warnings,
+            outline,
         };
         let mut read = read_pages(&doc, &job)?;
         let hidden: Vec<(u64, Vec<hidden::PageHidden>)> = read
@@ -98,6 +105,8 @@ struct Settings {
     /// The OCR engine, unless `ocr` is `none` (or none is installed).
     engine: Option<Box<dyn ocr::OcrEngine>>,
     include_boxes: bool,
+    /// `output: "markdown"`: clear headings marked.
+    markdown: bool,
 }
 
 impl Settings {
@@ -118,6 +127,7 @@ impl Settings {
             choice,
             engine,
             include_boxes: req.include_boxes == Some(true),
+            markdown: req.markdown(),
         })
     }
 }
@@ -132,6 +142,8 @@ struct Job<'a> {
     total: u64,
     selected: Vec<u64>,
     warnings: Vec<String>,
+    /// The bookmarks, for Markdown's headings (empty otherwise).
+    outline: headings::Outline,
 }
 
 impl Job<'_> {
@@ -226,7 +238,7 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
                     ApiError::new(ErrorCode::Corrupt, format!("page {n} cannot be read"))
                         .with_cause(e)
                 })?;
-                let mut rec = read_page(&page, n, &job.settings)?;
+                let mut rec = read_page(&page, n, job)?;
                 if let (Some(_), Some(engine)) = (rec.need, engine) {
                     if let Some(known) = job.input.known_ocr.get(&n) {
                         out.from_memory += 1;
@@ -285,12 +297,16 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
 }
 
 /// One page's native text (with its form fields) and the verdict on it.
-fn read_page(page: &PdfPage<'_>, number: u64, settings: &Settings) -> Result<Page, ApiError> {
-    let text = text::native_text(page)?;
+fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, ApiError> {
+    let settings = &job.settings;
+    let mut text = text::native_text(page)?;
     let need = match settings.choice {
         OcrChoice::Force => Some(OcrReason::Forced),
         _ => assess(&text, settings.min_text, || text::has_images(page)),
     };
+    if settings.markdown && need.is_none() {
+        text = headings::mark(page, number, &text, &job.outline);
+    }
     Ok(Page {
         number,
         text,

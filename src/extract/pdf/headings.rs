@@ -1,0 +1,204 @@
+//! Markdown headings of a PDF page (`output: "markdown"`), only where they are clear: a
+//! line that is one of the document's bookmark titles on that bookmark's page (its depth
+//! the level), or a line drawn wholly in a font clearly larger than the page's body text
+//! (the level from how much larger). Anything else stays a plain line: bold text of body
+//! size, and OCR'd text, are never promoted.
+
+use std::collections::HashMap;
+
+use pdfium_render::prelude::*;
+
+/// The bookmarks of a document by page number: (title without whitespace, lowercased;
+/// level).
+#[derive(Debug, Default)]
+pub(super) struct Outline(HashMap<u64, Vec<(String, usize)>>);
+
+/// At most this many bookmarks are looked at (a hostile outline can be huge or loop).
+const MAX_BOOKMARKS: usize = 10_000;
+
+impl Outline {
+    pub(super) fn read(doc: &PdfDocument<'_>) -> Self {
+        let mut out: HashMap<u64, Vec<(String, usize)>> = HashMap::new();
+        let bookmarks = doc.bookmarks();
+        let mut stack = Vec::new();
+        if let Some(first) = bookmarks.root() {
+            stack.push((first, 1usize));
+        }
+        let mut seen = 0;
+        while let Some((b, depth)) = stack.pop() {
+            seen += 1;
+            if seen > MAX_BOOKMARKS {
+                break;
+            }
+            if let Some(next) = b.next_sibling() {
+                stack.push((next, depth));
+            }
+            if depth < 6 {
+                if let Some(child) = b.first_child() {
+                    stack.push((child, depth + 1));
+                }
+            }
+            let page = b.destination().and_then(|d| d.page_index().ok());
+            if let (Some(title), Some(page)) = (b.title(), page) {
+                let key = squash(&title);
+                if !key.is_empty() {
+                    out.entry(page as u64 + 1).or_default().push((key, depth));
+                }
+            }
+        }
+        Self(out)
+    }
+
+    fn on(&self, page: u64) -> &[(String, usize)] {
+        self.0.get(&page).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// A line's letters without whitespace, lowercased: how lines, bookmark titles and text
+/// objects are compared (PDFs space words and break runs in many ways).
+fn squash(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The text of a page drawn larger than its body text, in drawing order: (squashed text,
+/// level).
+fn large_runs(page: &PdfPage<'_>) -> Vec<(String, usize)> {
+    let objects = page.objects();
+    // The body size: the one that covers the most width (rounded to half points).
+    let mut width_by_size: HashMap<i32, f32> = HashMap::new();
+    let mut texts = Vec::new();
+    for (i, o) in objects.iter().enumerate() {
+        let Some(t) = o.as_text_object() else {
+            continue;
+        };
+        let size = t.scaled_font_size().value;
+        if !(size.is_finite() && size > 0.0) {
+            continue;
+        }
+        let width = o.bounds().map(|b| b.width().value.abs()).unwrap_or(0.0);
+        *width_by_size.entry((size * 2.0).round() as i32).or_default() += width;
+        texts.push((i, size));
+    }
+    let Some(body) = width_by_size
+        .iter()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(s, _)| *s as f32 / 2.0)
+    else {
+        return Vec::new();
+    };
+    let Ok(text_page) = page.text() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, size) in texts {
+        let ratio = size / body;
+        let level = match ratio {
+            r if r >= 1.6 => 1,
+            r if r >= 1.3 => 2,
+            r if r >= 1.15 => 3,
+            _ => continue,
+        };
+        let Ok(o) = objects.get(i) else { continue };
+        let Some(t) = o.as_text_object() else {
+            continue;
+        };
+        let text = squash(&text_page.for_object(t));
+        if !text.is_empty() {
+            out.push((text, level));
+        }
+    }
+    out
+}
+
+/// The page's text with its clear headings marked (`## Title`, a blank line around each).
+pub(super) fn mark(page: &PdfPage<'_>, number: u64, text: &str, outline: &Outline) -> String {
+    let marks = outline.on(number);
+    let runs = large_runs(page);
+    if marks.is_empty() && runs.is_empty() {
+        return text.to_string();
+    }
+    let mut cursor = 0; // runs before it are used
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut after_heading = false;
+    for line in text.split_inclusive('\n') {
+        let key = squash(line);
+        let letters = line.chars().filter(|c| c.is_alphabetic()).count();
+        let level = if key.is_empty() || letters < 2 || line.chars().count() > 150 {
+            None
+        } else if let Some((_, l)) = marks.iter().find(|(t, _)| *t == key) {
+            Some(*l)
+        } else {
+            covered(&key, &runs, &mut cursor)
+        };
+        match level {
+            Some(l) => {
+                if !out.is_empty() && !out.ends_with("\n\n") {
+                    out.push('\n');
+                }
+                out.push_str(&"#".repeat(l.min(6)));
+                out.push(' ');
+                out.push_str(line.trim());
+                out.push_str("\n\n");
+                after_heading = true;
+            }
+            None => {
+                if after_heading && line.trim().is_empty() {
+                    continue; // the blank line after a heading is there already
+                }
+                after_heading = false;
+                out.push_str(line);
+            }
+        }
+    }
+    if !text.ends_with('\n') && out.ends_with("\n\n") {
+        out.truncate(out.len() - 2);
+    }
+    out
+}
+
+/// Whether `key` is exactly a run of consecutive large pieces, from `cursor` on; the
+/// level of the largest of them. Each piece heads one line at most.
+fn covered(key: &str, runs: &[(String, usize)], cursor: &mut usize) -> Option<usize> {
+    for start in *cursor..runs.len() {
+        if !key.starts_with(runs[start].0.as_str()) {
+            continue;
+        }
+        let (mut len, mut level) = (0, usize::MAX);
+        for (j, (piece, l)) in runs.iter().enumerate().skip(start) {
+            if !key[len..].starts_with(piece.as_str()) {
+                break;
+            }
+            len += piece.len();
+            level = level.min(*l);
+            if len == key.len() {
+                *cursor = j + 1;
+                return Some(level);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_must_be_wholly_large_text() {
+        let runs = vec![
+            ("introduction".to_string(), 2),
+            ("1.1".to_string(), 3),
+            ("scope".to_string(), 3),
+        ];
+        let mut cursor = 0;
+        assert_eq!(covered("introduction", &runs, &mut cursor), Some(2));
+        // Body text that merely starts with a heading's words is not a heading.
+        assert_eq!(covered("scopeandmore", &runs, &mut cursor), None);
+        assert_eq!(covered("1.1scope", &runs, &mut cursor), Some(3));
+        // Used pieces head no second line.
+        assert_eq!(covered("introduction", &runs, &mut cursor), None);
+    }
+}
