@@ -58,10 +58,30 @@ fn is_bidi(c: char) -> bool {
 
 /// A character any finding starts from: text without one is not scanned further.
 fn suspect(c: char) -> bool {
-    is_zero_width(c)
-        || is_bidi(c)
-        || ('\u{E0000}'..='\u{E007F}').contains(&c)
-        || LOOKS_LATIN.contains(c)
+    !c.is_ascii()
+        && (is_zero_width(c)
+            || is_bidi(c)
+            || ('\u{E0000}'..='\u{E007F}').contains(&c)
+            || (('\u{0370}'..='\u{052F}').contains(&c) && LOOKS_LATIN.contains(c)))
+}
+
+/// Whether `text` holds a `suspect` character: ASCII bytes are stepped over without
+/// decoding (most of any text, and none of them is suspect).
+fn any_suspect(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] < 0x80 {
+            i += 1;
+            continue;
+        }
+        let c = text[i..].chars().next().expect("i is at a character");
+        if suspect(c) {
+            return true;
+        }
+        i += c.len_utf8();
+    }
+    false
 }
 
 fn visible(s: &str) -> String {
@@ -81,8 +101,13 @@ fn visible(s: &str) -> String {
 /// prompt, asking for the prompt or secrets, chat-template and tool-call syntax, and URLs
 /// with a placeholder to fill with data. Phrases, not words: a manual that explains what a
 /// system prompt is does not match; one that says to ignore the previous instructions does.
+///
+/// Word boundaries are ASCII ones (`(?-u:\b)`): with Unicode's, any text outside ASCII
+/// (a name with an umlaut in a CSV) sends the search to the regex crate's slowest engine,
+/// 3.6 MB/s; with ASCII's it stays on the lazy DFA. The phrases' own letters are still
+/// matched as Unicode (case folding of é, Cyrillic).
 static INJECTION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(concat!(
+    let pattern = concat!(
         r"(?i)",
         // English
         r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|former|system)\s+(?:instructions?|prompts?|rules|directions|context|messages?)\b",
@@ -109,8 +134,8 @@ static INJECTION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|
         r"|ты\s+теперь\s+",
         // Japanese
         r"|(?:以前|これまで|前|上記)の(?:すべての)?(?:指示|命令|プロンプト)を(?:すべて)?無視",
-    ))
-    .expect("a valid pattern")
+    );
+    regex::Regex::new(&pattern.replace(r"\b", r"(?-u:\b)")).expect("a valid pattern")
 });
 
 /// The findings in a read's text, with those its extractor made (hidden elements, hidden
@@ -133,7 +158,7 @@ pub fn scan(text: &str, extra: Vec<Finding>) -> Option<Security> {
     for f in extra {
         add(f, &mut findings);
     }
-    let chars = !text.is_ascii() && text.chars().any(suspect);
+    let chars = any_suspect(text);
     let phrases = INJECTION.is_match(text);
     if chars || phrases {
         for unit in crate::envelope::units(text) {

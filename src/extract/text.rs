@@ -428,26 +428,39 @@ impl Window {
         }
         let mut dec = enc.new_decoder_without_bom_handling();
         let mut shown = String::new();
+        // Each line is decoded into this, then appended (decoding into `shown`'s spare
+        // room would touch a byte of every page of it for every line).
+        let mut scratch: Vec<u8> = Vec::new();
         let (mut shown_chars, mut k) = (0usize, 0usize);
         // The first line that does not fit: where it starts, and its text.
         let mut over: Option<(usize, String)> = None;
         for _ in self.start..self.end {
             let Some(r) = lines.next() else { break };
-            let at = shown.len();
             let src = &body[r.clone()];
-            shown.reserve(
-                dec.max_utf8_buffer_length(src.len())
-                    .unwrap_or(src.len() * 3),
-            );
-            // Lines end in an ASCII byte, so no character spans two of them; only the
-            // last line of the file may end inside one.
-            let (result, _, _) = dec.decode_to_string(src, &mut shown, r.end == body.len());
-            debug_assert_eq!(result, encoding_rs::CoderResult::InputEmpty);
-            let n = shown[at..].chars().count();
+            let line: &str = match std::str::from_utf8(src) {
+                // UTF-8 (or ASCII in any of these encodings) is its own text.
+                Ok(s) if enc == encoding_rs::UTF_8 || s.is_ascii() => s,
+                _ => {
+                    let need = dec
+                        .max_utf8_buffer_length(src.len())
+                        .unwrap_or(src.len() * 3 + 16);
+                    if scratch.len() < need {
+                        scratch.resize(need, 0);
+                    }
+                    // Lines end in an ASCII byte, so no character spans two of them; only
+                    // the last line of the file may end inside one.
+                    let (result, _, written, _) =
+                        dec.decode_to_utf8(src, &mut scratch[..need], r.end == body.len());
+                    debug_assert_eq!(result, encoding_rs::CoderResult::InputEmpty);
+                    std::str::from_utf8(&scratch[..written]).expect("the decoder writes UTF-8")
+                }
+            };
+            let n = line.chars().count();
             if shown_chars + n > self.max_chars {
-                over = Some((r.start, shown.split_off(at)));
+                over = Some((r.start, line.to_string()));
                 break;
             }
+            shown.push_str(line);
             shown_chars += n;
             k += 1;
         }

@@ -139,7 +139,8 @@ async fn workbook_sheets_are_pipe_tables() {
         .extend(next.as_object().unwrap().clone());
     let on = app.read(body).await;
     assert!(
-        text(&on).contains("\n| | | | |\n|---|---|---|---|\n| 10 | 15 | item | 2024-01-12 |\n| 11 |"),
+        text(&on)
+            .contains("\n| | | | |\n|---|---|---|---|\n| 10 | 15 | item | 2024-01-12 |\n| 11 |"),
         "{}",
         on.json
     );
@@ -202,7 +203,13 @@ async fn slides_csv_and_html() {
 #[tokio::test]
 async fn pdf_headings_from_font_sizes_and_bookmarks() {
     let app = TestApp::new().await;
-    let (id, r) = markdown(&app, "headings.pdf", &fixture("pdf/headings.pdf"), json!({})).await;
+    let (id, r) = markdown(
+        &app,
+        "headings.pdf",
+        &fixture("pdf/headings.pdf"),
+        json!({}),
+    )
+    .await;
     assert_eq!(
         text(&r),
         "--- Page 1 ---\n# Annual Report\n\n## 1. Introduction\n\nThis report covers the year and its Results in detail.\nResults\n\n## 2. Results\n\nRevenue grew by four percent over the year before.\n--- Page 2 ---\n# Appendix\n\nTables and sources follow on this page.\n"

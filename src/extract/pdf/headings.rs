@@ -79,7 +79,9 @@ fn large_runs(page: &PdfPage<'_>) -> Vec<(String, usize)> {
             continue;
         }
         let width = o.bounds().map(|b| b.width().value.abs()).unwrap_or(0.0);
-        *width_by_size.entry((size * 2.0).round() as i32).or_default() += width;
+        *width_by_size
+            .entry((size * 2.0).round() as i32)
+            .or_default() += width;
         texts.push((i, size));
     }
     let Some(body) = width_by_size
