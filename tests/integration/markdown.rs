@@ -214,8 +214,21 @@ async fn pdf_headings_from_font_sizes_and_bookmarks() {
         text(&r),
         "--- Page 1 ---\n# Annual Report\n\n## 1. Introduction\n\nThis report covers the year and its Results in detail.\nResults\n\n## 2. Results\n\nRevenue grew by four percent over the year before.\n--- Page 2 ---\n# Appendix\n\nTables and sources follow on this page.\n"
     );
+    assert!(
+        r.json["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("tables come as plain lines")),
+        "{}",
+        r.json
+    );
     let plain = app.read(json!({"file_id": id})).await;
     assert!(!text(&plain).contains('#'), "{}", plain.json);
+    assert!(plain
+        .json
+        .get("warnings")
+        .is_none_or(|w| !w.to_string().contains("Markdown")));
     let (_, r) = markdown(
         &app,
         "tracemonkey.pdf",

@@ -79,7 +79,14 @@ impl Extractor for PdfExtractor {
             .map(|p| (p.number, std::mem::take(&mut p.hidden)))
             .collect();
         let searched = job.settings.query.is_some();
+        let markdown = job.settings.markdown;
         let mut ex = report::make_report(&doc, job, read)?;
+        if markdown {
+            ex.warnings.push(
+                "Markdown of a PDF: headings only where font size or bookmarks make them clear; tables come as plain lines (PDF table structure is not recognised yet)"
+                    .to_string(),
+            );
+        }
         // The pages the text shows, as the report says (a query read searched them all).
         let shown = ex
             .report
