@@ -251,3 +251,29 @@ async fn pdf_headings_from_font_sizes_and_bookmarks() {
     }
     assert!(heads.len() < 25, "body text promoted: {heads:?}");
 }
+
+/// PDF tables only where certain: a full grid of ruling lines whose cells, with the text
+/// above and below, hold all of the page's text becomes a pipe table (pipes in cells
+/// escaped); the same table without its vertical rules stays lines. A real one: the
+/// corpus's tiny.pdf.
+#[tokio::test]
+async fn pdf_tables_from_ruling_lines_only() {
+    let app = TestApp::new().await;
+    let (_, r) = markdown(&app, "table.pdf", &fixture("pdf/table.pdf"), json!({})).await;
+    assert_eq!(
+        text(&r),
+        "--- Page 1 ---\nPrice list for the week\n\n| Item | Qty | Price |\n|---|---|---|\n| Apples | 3 | 1.20 |\n| Pears \\| ripe | 12 | 0.80 |\n\nPrices include tax.\n--- Page 2 ---\nPrice list for the week\nItem Qty Price\nApples 3 1.20\nPears | ripe 12 0.80\nPrices include tax.\n"
+    );
+    let (_, r) = markdown(
+        &app,
+        "tiny.pdf",
+        &std::fs::read(corpus_dir().join("pdf/tiny.pdf")).unwrap(),
+        json!({}),
+    )
+    .await;
+    assert!(
+        text(&r).contains("Table 1. Selected Numbers\n\n| Name | Celsius | Fahrenheit |\n|---|---|---|\n| Water Freezing Point | 0 | 32 |\n"),
+        "{}",
+        text(&r)
+    );
+}

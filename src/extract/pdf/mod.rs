@@ -12,6 +12,7 @@ mod hidden;
 mod pdfium;
 mod render;
 mod report;
+mod tables;
 mod text;
 mod verdict;
 
@@ -83,7 +84,7 @@ impl Extractor for PdfExtractor {
         let mut ex = report::make_report(&doc, job, read)?;
         if markdown {
             ex.warnings.push(
-                "Markdown of a PDF: headings only where font size or bookmarks make them clear; tables come as plain lines (PDF table structure is not recognised yet)"
+                "Markdown of a PDF: headings only where font size or bookmarks make them clear, tables only where a full grid of ruling lines holds all their text; other tables come as plain lines"
                     .to_string(),
             );
         }
@@ -312,6 +313,9 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
         _ => assess(&text, settings.min_text, || text::has_images(page)),
     };
     if settings.markdown && need.is_none() {
+        if let Some(t) = tables::mark(page, &text) {
+            text = t;
+        }
         text = headings::mark(page, number, &text, &job.outline);
     }
     Ok(Page {
