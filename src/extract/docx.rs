@@ -418,8 +418,46 @@ pub(super) fn roman(mut n: u32) -> String {
 }
 
 /// Parse one story (body, header, notes…) into blocks.
-/// Hidden runs found in a story: the block they are in, and their text.
-type HiddenRuns = Vec<(usize, String)>;
+/// Hidden runs found in a story: the block they are in, how they hide, and their text.
+type HiddenRuns = Vec<(usize, Hiding, String)>;
+
+/// How a run hides: `w:vanish`, white text with no shading or highlight under it (on the
+/// run, its paragraph or its table cell) and no page colour, or a font under 1.5 pt. Direct
+/// formatting only (a character style's colour is not followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hiding {
+    Vanish,
+    White,
+    Tiny,
+}
+
+impl Hiding {
+    fn kind(self) -> &'static str {
+        match self {
+            Self::Vanish => "hidden_run",
+            Self::White => "white_text",
+            Self::Tiny => "tiny_text",
+        }
+    }
+
+    fn why(self) -> &'static str {
+        match self {
+            Self::Vanish => "w:vanish",
+            Self::White => "white text (w:color FFFFFF) on no shading",
+            Self::Tiny => "font under 1.5 pt (w:sz)",
+        }
+    }
+}
+
+/// A fill or highlight that shows something behind the text (not none, auto or white).
+fn shows_colour(v: Option<&str>) -> bool {
+    v.is_some_and(|v| {
+        !matches!(
+            v.to_ascii_lowercase().as_str(),
+            "" | "auto" | "none" | "ffffff" | "white"
+        )
+    })
+}
 
 fn parse_story(
     xml: &[u8],
@@ -443,7 +481,12 @@ fn parse_story(
     // Hidden runs (`w:vanish` in a run's properties; in the paragraph's it hides only the
     // paragraph mark): the open run's, the last run's, and the open paragraph's text.
     let (mut in_ppr, mut run_hidden, mut last_hidden) = (false, false, false);
-    let mut hidden_here = String::new();
+    // White or tiny text, and what could make white text visible (shading, highlight, a
+    // page colour).
+    let (mut run_white, mut run_tiny, mut run_shaded) = (false, false, false);
+    let (mut in_tcpr, mut para_shaded, mut cell_shaded, mut page_coloured) =
+        (false, false, false, false);
+    let mut hidden_here: Vec<(Hiding, String)> = Vec::new();
     let mut hidden: HiddenRuns = Vec::new();
     walk(xml, depth, |n| {
         if skip_depth > 0 {
@@ -461,6 +504,7 @@ fn parse_story(
                 _,
             ) => skip_depth = 1,
             Node::Open("p", _) => {
+                para_shaded = false;
                 paras.push((String::new(), None, None));
                 num = None;
                 ilvl = 0;
@@ -487,18 +531,56 @@ fn parse_story(
             Node::Close("t") => in_text = false,
             Node::Open("pPr", _) => in_ppr = true,
             Node::Close("pPr") => in_ppr = false,
-            Node::Open("r", _) => run_hidden = false,
+            Node::Open("r", _) => {
+                (run_hidden, run_white, run_tiny, run_shaded) = (false, false, false, false)
+            }
             Node::Open("vanish", a) if !in_ppr => {
                 run_hidden = attr(a, "val").is_none_or(|v| !matches!(v, "0" | "false" | "off"))
             }
+            Node::Open("color", a) if !in_ppr => {
+                run_white = attr(a, "val").is_some_and(|v| v.eq_ignore_ascii_case("FFFFFF"))
+            }
+            Node::Open("sz", a) if !in_ppr => {
+                run_tiny = attr(a, "val")
+                    .and_then(|v| v.parse::<u32>().ok())
+                    .is_some_and(|hp| hp < 3)
+            }
+            Node::Open("highlight", a) if !in_ppr => run_shaded |= shows_colour(attr(a, "val")),
+            Node::Open("tcPr", _) => in_tcpr = true,
+            Node::Close("tcPr") => in_tcpr = false,
+            Node::Open("shd", a) => {
+                let shown = shows_colour(attr(a, "fill"));
+                if in_tcpr {
+                    cell_shaded |= shown;
+                } else if in_ppr {
+                    para_shaded |= shown;
+                } else {
+                    run_shaded |= shown;
+                }
+            }
+            Node::Open("background", a) => page_coloured |= shows_colour(attr(a, "color")),
             Node::Text(t) if in_text => {
                 if let Some(p) = paras.last_mut() {
-                    if !run_hidden {
+                    let hiding = if run_hidden {
+                        Some(Hiding::Vanish)
+                    } else if run_white
+                        && !(run_shaded || para_shaded || cell_shaded || page_coloured)
+                    {
+                        Some(Hiding::White)
+                    } else if run_tiny {
+                        Some(Hiding::Tiny)
+                    } else {
+                        None
+                    };
+                    let Some(hiding) = hiding else {
                         p.0.push_str(t);
                         last_hidden = false;
                         return;
+                    };
+                    match hidden_here.last_mut() {
+                        Some((h, text)) if *h == hiding => text.push_str(t),
+                        _ => hidden_here.push((hiding, t.to_string())),
                     }
-                    hidden_here.push_str(t);
                     match hidden_text {
                         HiddenText::Keep => p.0.push_str(t),
                         HiddenText::Drop => {}
@@ -538,10 +620,11 @@ fn parse_story(
                     return;
                 };
                 last_hidden = false;
-                if !hidden_here.trim().is_empty() {
-                    hidden.push((blocks.len(), std::mem::take(&mut hidden_here)));
+                for (h, text) in hidden_here.drain(..) {
+                    if !text.trim().is_empty() {
+                        hidden.push((blocks.len(), h, text));
+                    }
                 }
-                hidden_here.clear();
                 let heading = match outline.take() {
                     Some(o) => heading_level(o),
                     None => style.as_deref().and_then(|s| numbering.heading(s)),
@@ -603,6 +686,7 @@ fn parse_story(
                 }
             }
             Node::Open("tc", _) => {
+                cell_shaded = false;
                 if let Some(r) = tables.last_mut().and_then(|t| t.last_mut()) {
                     r.push(Cell { paras: Vec::new() });
                 }
@@ -870,7 +954,7 @@ impl Extractor for DocxExtractor {
 /// (`paragraph`, as `paragraph_offset` counts).
 fn hidden_findings(
     blocks: usize,
-    hidden: &[(usize, String)],
+    hidden: &[(usize, Hiding, String)],
     req: &ReadRequest,
     next: Option<&Next>,
     mode: HiddenText,
@@ -882,10 +966,10 @@ fn hidden_findings(
         .map_or(blocks, |n| n as usize)
         .max(start + usize::from(next.is_some_and(|n| n.max_chars.is_some())));
     let mut out = Vec::new();
-    for (at, text) in hidden.iter().filter(|(at, _)| (start..end).contains(at)) {
+    for (at, how, text) in hidden.iter().filter(|(at, _, _)| (start..end).contains(at)) {
         for mut f in crate::findings::hidden(
-            "hidden_run",
-            Some("w:vanish"),
+            how.kind(),
+            Some(how.why()),
             "low",
             text,
             0,
