@@ -71,6 +71,8 @@ pub async fn run(
             }
         }
     }
+    // And what those reads made (also when one of them failed part way).
+    st.files.indexing.settled().await;
     crate::search::search(&st.db, tenant, req).await
 }
 
@@ -148,5 +150,7 @@ pub async fn index_whole(st: &AppState, tenant: &str, id: &str) -> Result<(u64, 
         }
         req = serde_json::from_value(v).map_err(ApiError::internal)?;
     }
+    // Searchable when this answers: the reads' indexing (done after each read) is written.
+    st.files.indexing.settled().await;
     Ok((reads, chars))
 }
