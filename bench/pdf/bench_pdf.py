@@ -31,6 +31,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "fixtures"))
 from pdfgen import make_pdf, prose_page  # noqa: E402
 
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchlib import install_note  # noqa: E402
+
 # max_chars: never truncate. 50,000,000 is the largest value docreader accepts
 # (src/options.rs); the 200-page file comes to under a million characters.
 HUGE = 50_000_000
@@ -357,18 +360,6 @@ class Pdftotext(Tool):
             n = nonws(f.read())
         os.remove(txt)
         return Sample(wall, None, rss, n)
-
-
-def install_note(what):
-    """What run.sh wrote about a failed install of `what`, if anything."""
-    path = os.environ.get("DOCREADER_BENCH_INSTALL_NOTES")
-    if not path or not os.path.exists(path):
-        return ""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.startswith(what + ":"):
-                return line.split(":", 1)[1].strip()
-    return ""
 
 
 # --------------------------------------------------------------------------- report

@@ -44,23 +44,22 @@ const PDF: &[&str] = &[
     "include_boxes",
 ];
 const SLIDES: &[&str] = &["pages"];
-const ODT: &[&str] = &[
-    "mode",
-    "max_paragraphs",
-    "paragraph_offset",
-    "query",
-    "query_mode",
-    "context_lines",
-];
-const WORD: &[&str] = &[
-    "hidden_text",
-    "mode",
-    "max_paragraphs",
-    "paragraph_offset",
-    "query",
-    "query_mode",
-    "context_lines",
-];
+/// The options of documents read by paragraphs (OpenDocument text, Word), plus `extra`.
+macro_rules! paragraph_options {
+    ($($extra:literal),*) => {
+        &[
+            "mode",
+            "max_paragraphs",
+            "paragraph_offset",
+            "query",
+            "query_mode",
+            "context_lines"
+            $(, $extra)*
+        ]
+    };
+}
+const ODT: &[&str] = paragraph_options!();
+const WORD: &[&str] = paragraph_options!("hidden_text");
 const EPUB: &[&str] = &["chapters", "query", "query_mode", "context_lines"];
 const TABLE_TEXT: &[&str] = text_options!("profile");
 const HTML: &[&str] = text_options!("raw", "hidden_text");
