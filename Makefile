@@ -23,6 +23,13 @@ test: native
 	$(TEST_ENV) $${CARGO_TARGET_DIR:-target}/debug/examples/fuzz --seconds $(FUZZ_SECONDS) --seed 1
 	DOCREADER_BIN=$${CARGO_TARGET_DIR:-target}/debug/docreader bash tests/schemathesis/run.sh
 	DOCREADER_BIN=$${CARGO_TARGET_DIR:-target}/debug/docreader bash tests/console/run.sh
+	DOCREADER_BIN=$${CARGO_TARGET_DIR:-target}/debug/docreader bash tests/scale/run.sh
+
+# Many replicas against real Postgres and SeaweedFS behind nginx (tests/scale/run.sh; part
+# of `make test`), with the binary already built.
+.PHONY: test-scale
+test-scale: native
+	DOCREADER_BIN=$(DOCREADER_BIN) bash tests/scale/run.sh
 
 # Mutation fuzzing of every extractor inside workers (examples/fuzz.rs): `make fuzz MINUTES=60`.
 # `make test` runs it for FUZZ_SECONDS with a fixed seed (the same inputs every run).

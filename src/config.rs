@@ -27,6 +27,9 @@ pub enum Command {
     Migrate {
         #[arg(long, env = "DOCREADER_DATA_DIR", default_value = "./data")]
         data_dir: PathBuf,
+        /// The Postgres database to migrate instead of SQLite under the data dir.
+        #[arg(long, env = "DOCREADER_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
     },
     /// Answer extraction jobs on stdin/stdout (started by `serve`; not for people).
     #[command(hide = true)]
@@ -66,6 +69,16 @@ pub struct ServeArgs {
     /// Where the database and the uploaded files live.
     #[arg(long, env = "DOCREADER_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
+    /// A Postgres database shared by replicas (`postgres://user:password@host:port/db`);
+    /// without it, SQLite under the data dir.
+    #[arg(long, env = "DOCREADER_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// An S3-compatible bucket for the uploaded bytes, shared by replicas
+    /// (`s3://bucket/prefix`; endpoint, region and credentials from `AWS_ENDPOINT_URL`,
+    /// `AWS_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`); without it, the data
+    /// dir. The data dir then holds this replica's cache of the bytes.
+    #[arg(long, env = "DOCREADER_BLOB_STORE")]
+    pub blob_store: Option<String>,
     /// API keys as `key:tenant` pairs separated by commas. When set, Bearer auth is required.
     /// Prefer `--api-keys-file`: a flag's value shows in `ps`.
     #[arg(long, env = "DOCREADER_API_KEYS", hide_env_values = true)]
@@ -349,6 +362,8 @@ impl ServeArgs {
         Self {
             addr: "127.0.0.1:0".parse().expect("static addr"),
             data_dir: data_dir.into(),
+            database_url: None,
+            blob_store: None,
             api_keys: None,
             api_keys_file: None,
             metrics_public: false,

@@ -1,12 +1,168 @@
-//! SQLite through sqlx: the `files` table (who uploaded what, under which id).
+//! The metadata database: who uploaded what under which id, document memory, upload
+//! tokens and the search index. Two implementations behind one type, chosen by
+//! configuration: SQLite under the data dir (the embedded default) or Postgres
+//! (`DOCREADER_DATABASE_URL=postgres://…`, shared by replicas, issue #22).
+//!
+//! Queries are written once, in the SQL both accept (`$1` placeholders, `ON CONFLICT`,
+//! `RETURNING`, `CAST(… AS BIGINT)`), and run on either pool by `on!`; only search differs
+//! (FTS5 on SQLite, a tsvector on Postgres: `crate::search`).
 
 use std::path::Path;
 use std::str::FromStr;
 
 use serde::Serialize;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use sqlx::SqlitePool;
 use utoipa::ToSchema;
+
+use crate::error::{ApiError, ErrorCode};
+
+/// The database: SQLite (embedded) or Postgres (shared by replicas).
+#[derive(Debug, Clone)]
+pub enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Run the same sqlx code on whichever pool `db` holds (`pool` names it in `body`).
+macro_rules! on {
+    ($db:expr, $pool:ident => $body:expr) => {
+        match $db {
+            $crate::db::Db::Sqlite($pool) => $body,
+            $crate::db::Db::Postgres($pool) => $body,
+        }
+    };
+}
+pub(crate) use on;
+
+impl Db {
+    pub fn is_shared(&self) -> bool {
+        matches!(self, Db::Postgres(_))
+    }
+
+    /// One round trip (readiness).
+    pub async fn ping(&self) -> Result<(), sqlx::Error> {
+        on!(self, p => sqlx::query("SELECT 1").execute(p).await.map(drop))
+    }
+}
+
+/// A database failure as the client sees it: a database that cannot be reached is
+/// `unavailable` (503, `Retry-After`: the replica recovers by itself when it returns);
+/// anything else is `internal`.
+pub fn failure(e: sqlx::Error) -> ApiError {
+    if unreachable(&e) {
+        ApiError::new(ErrorCode::Unavailable, "the database is unavailable").with_cause(e)
+    } else {
+        ApiError::internal(e)
+    }
+}
+
+/// Whether an error means the database is out of reach (rather than a bad query).
+pub fn unreachable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        // Postgres: connection exceptions (08…), shutting down (57P01–57P03), too many
+        // connections (53300); SQLite: busy, locked.
+        sqlx::Error::Database(d) => d.code().is_some_and(|c| {
+            c.starts_with("08") || matches!(&*c, "57P01" | "57P02" | "57P03" | "53300" | "5" | "6")
+        }),
+        _ => false,
+    }
+}
+
+/// Where the database is, for messages: the URL without its password.
+pub fn display_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            if u.password().is_some() {
+                let _ = u.set_password(Some("***"));
+            }
+            u.to_string()
+        }
+        Err(_) => "(an unparsable database URL)".to_string(),
+    }
+}
+
+/// Open the database, creating it if needed, and apply its migrations: Postgres when
+/// `url` is given, else SQLite under `data_dir`. The error is one line naming what failed.
+pub async fn open(data_dir: &Path, url: Option<&str>) -> Result<Db, String> {
+    match url {
+        Some(url) => open_postgres(url).await,
+        None => open_sqlite(data_dir)
+            .await
+            .map(Db::Sqlite)
+            .map_err(|e| format!("cannot open the database under {}: {e}", data_dir.display())),
+    }
+}
+
+async fn open_postgres(url: &str) -> Result<Db, String> {
+    let shown = display_url(url);
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err(format!(
+            "DOCREADER_DATABASE_URL must be a postgres:// URL, got {shown}"
+        ));
+    }
+    let opts = PgConnectOptions::from_str(url).map_err(|e| format!("database {shown}: {e}"))?;
+    let pool = PgPoolOptions::new()
+        .max_connections(16)
+        // A database that went away fails requests quickly (503), not after 30 s.
+        .acquire_timeout(std::time::Duration::from_secs(5))
+        .connect_with(opts)
+        .await
+        .map_err(|e| format!("cannot reach the database {shown}: {e}"))?;
+    // sqlx holds an advisory lock while it migrates: replicas starting together take turns.
+    sqlx::migrate!("./migrations/postgres")
+        .run(&pool)
+        .await
+        .map_err(|e| format!("cannot migrate the database {shown}: {e}"))?;
+    Ok(Db::Postgres(pool))
+}
+
+async fn open_sqlite(data_dir: &Path) -> Result<SqlitePool, sqlx::Error> {
+    std::fs::create_dir_all(data_dir).map_err(sqlx::Error::Io)?;
+    let url = format!("sqlite://{}", data_dir.join("docreader.db").display());
+    let opts = SqliteConnectOptions::from_str(&url)?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .busy_timeout(std::time::Duration::from_secs(10));
+    let pool = SqlitePoolOptions::new()
+        .max_connections(8)
+        .connect_with(opts)
+        .await?;
+    sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+    Ok(pool)
+}
+
+/// A connection for derived data (the search index). On SQLite: one more connection to the
+/// same file, written without waiting for the disk (`synchronous = NORMAL`): a power loss
+/// may lose its last writes, never the database's consistency, and what is lost is rebuilt
+/// by reading the file again; one connection, as its writes are one at a time anyway. On
+/// Postgres: the same pool.
+pub async fn open_derived(data_dir: &Path, db: &Db) -> Result<Db, String> {
+    let Db::Sqlite(_) = db else {
+        return Ok(db.clone());
+    };
+    let url = format!("sqlite://{}", data_dir.join("docreader.db").display());
+    let derived = async {
+        let opts = SqliteConnectOptions::from_str(&url)?
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
+            .busy_timeout(std::time::Duration::from_secs(10));
+        SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(opts)
+            .await
+    };
+    derived
+        .await
+        .map(Db::Sqlite)
+        .map_err(|e| format!("cannot open the database under {}: {e}", data_dir.display()))
+}
 
 /// One upload, as listed by `/files` and returned by `/upload`.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
@@ -26,43 +182,10 @@ pub struct FileRecord {
     pub tenant: String,
 }
 
-/// Open (creating if needed) the database under the data dir and apply migrations.
-pub async fn open(data_dir: &Path) -> Result<SqlitePool, sqlx::Error> {
-    std::fs::create_dir_all(data_dir).map_err(sqlx::Error::Io)?;
-    let url = format!("sqlite://{}", data_dir.join("docreader.db").display());
-    let opts = SqliteConnectOptions::from_str(&url)?
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .busy_timeout(std::time::Duration::from_secs(10));
-    let pool = SqlitePoolOptions::new()
-        .max_connections(8)
-        .connect_with(opts)
-        .await?;
-    sqlx::migrate!("./migrations").run(&pool).await?;
-    Ok(pool)
-}
-
-/// A connection to the same database for derived data (the search index), written
-/// without waiting for the disk (`synchronous = NORMAL`): a power loss may lose its last
-/// writes, never the database's consistency, and what is lost is rebuilt by reading the
-/// file again. File records keep `open`'s full sync. One connection: its writes are one
-/// at a time anyway.
-pub async fn open_derived(data_dir: &Path) -> Result<SqlitePool, sqlx::Error> {
-    let url = format!("sqlite://{}", data_dir.join("docreader.db").display());
-    let opts = SqliteConnectOptions::from_str(&url)?
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
-        .busy_timeout(std::time::Duration::from_secs(10));
-    SqlitePoolOptions::new()
-        .max_connections(1)
-        .connect_with(opts)
-        .await
-}
-
 const COLS: &str = "id AS file_id, tenant, name, size, sha256, format, mime, created_at";
 
-pub async fn insert(pool: &SqlitePool, r: &FileRecord) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO files (id, tenant, name, size, sha256, format, mime, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+pub async fn insert(db: &Db, r: &FileRecord) -> Result<(), sqlx::Error> {
+    on!(db, p => sqlx::query("INSERT INTO files (id, tenant, name, size, sha256, format, mime, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
         .bind(&r.file_id)
         .bind(&r.tenant)
         .bind(&r.name)
@@ -71,106 +194,82 @@ pub async fn insert(pool: &SqlitePool, r: &FileRecord) -> Result<(), sqlx::Error
         .bind(&r.format)
         .bind(&r.mime)
         .bind(&r.created_at)
-        .execute(pool)
-        .await?;
-    Ok(())
+        .execute(p)
+        .await
+        .map(drop))
 }
 
 /// A tenant's file; another tenant's id is simply not found.
-pub async fn get(
-    pool: &SqlitePool,
-    tenant: &str,
-    id: &str,
-) -> Result<Option<FileRecord>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {COLS} FROM files WHERE id = ? AND tenant = ?"
-    ))
-    .bind(id)
-    .bind(tenant)
-    .fetch_optional(pool)
-    .await
+pub async fn get(db: &Db, tenant: &str, id: &str) -> Result<Option<FileRecord>, sqlx::Error> {
+    let q = format!("SELECT {COLS} FROM files WHERE id = $1 AND tenant = $2");
+    on!(db, p => sqlx::query_as(&q).bind(id).bind(tenant).fetch_optional(p).await)
 }
 
 pub async fn list(
-    pool: &SqlitePool,
+    db: &Db,
     tenant: &str,
     limit: i64,
     offset: i64,
 ) -> Result<Vec<FileRecord>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {COLS} FROM files WHERE tenant = ? ORDER BY created_at DESC, id LIMIT ? OFFSET ?"
-    ))
-    .bind(tenant)
-    .bind(limit)
-    .bind(offset)
-    .fetch_all(pool)
-    .await
+    let q = format!(
+        "SELECT {COLS} FROM files WHERE tenant = $1 ORDER BY created_at DESC, id LIMIT $2 OFFSET $3"
+    );
+    on!(db, p => sqlx::query_as(&q).bind(tenant).bind(limit).bind(offset).fetch_all(p).await)
 }
 
 /// A tenant's upload of exactly these bytes under exactly this name, if any.
 pub async fn find_same(
-    pool: &SqlitePool,
+    db: &Db,
     tenant: &str,
     sha256: &str,
     name: &str,
 ) -> Result<Option<FileRecord>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {COLS} FROM files WHERE tenant = ? AND sha256 = ? AND name = ? ORDER BY created_at LIMIT 1"
-    ))
-    .bind(tenant)
-    .bind(sha256)
-    .bind(name)
-    .fetch_optional(pool)
-    .await
+    let q = format!(
+        "SELECT {COLS} FROM files WHERE tenant = $1 AND sha256 = $2 AND name = $3 ORDER BY created_at LIMIT 1"
+    );
+    on!(db, p => sqlx::query_as(&q).bind(tenant).bind(sha256).bind(name).fetch_optional(p).await)
 }
 
 /// Delete a tenant's file row; returns its sha256 when a row was deleted.
-pub async fn delete(
-    pool: &SqlitePool,
-    tenant: &str,
-    id: &str,
-) -> Result<Option<String>, sqlx::Error> {
+pub async fn delete(db: &Db, tenant: &str, id: &str) -> Result<Option<String>, sqlx::Error> {
+    let q = "DELETE FROM files WHERE id = $1 AND tenant = $2 RETURNING sha256";
     let row: Option<(String,)> =
-        sqlx::query_as("DELETE FROM files WHERE id = ? AND tenant = ? RETURNING sha256")
-            .bind(id)
-            .bind(tenant)
-            .fetch_optional(pool)
-            .await?;
+        on!(db, p => sqlx::query_as(q).bind(id).bind(tenant).fetch_optional(p).await)?;
     Ok(row.map(|r| r.0))
 }
 
 /// OCR lines remembered for a tenant's bytes: page → JSON lines.
 pub async fn memory_get(
-    pool: &SqlitePool,
+    db: &Db,
     tenant: &str,
     sha256: &str,
     variant: &str,
 ) -> Result<Vec<(i64, String)>, sqlx::Error> {
-    let rows: Vec<(i64, String)> = sqlx::query_as(
-        "SELECT page, lines FROM page_memory WHERE tenant = ? AND sha256 = ? AND variant = ?",
-    )
-    .bind(tenant)
-    .bind(sha256)
-    .bind(variant)
-    .fetch_all(pool)
-    .await?;
-    if !rows.is_empty() {
-        sqlx::query(
-            "UPDATE page_memory SET last_used = ? WHERE tenant = ? AND sha256 = ? AND variant = ?",
-        )
-        .bind(chrono::Utc::now().to_rfc3339())
+    let q =
+        "SELECT page, lines FROM page_memory WHERE tenant = $1 AND sha256 = $2 AND variant = $3";
+    let rows: Vec<(i64, String)> = on!(db, p => sqlx::query_as(q)
         .bind(tenant)
         .bind(sha256)
         .bind(variant)
-        .execute(pool)
-        .await?;
+        .fetch_all(p)
+        .await)?;
+    if !rows.is_empty() {
+        let q = "UPDATE page_memory SET last_used = $1 WHERE tenant = $2 AND sha256 = $3 AND variant = $4";
+        on!(db, p => sqlx::query(q)
+            .bind(chrono::Utc::now().to_rfc3339())
+            .bind(tenant)
+            .bind(sha256)
+            .bind(variant)
+            .execute(p)
+            .await
+            .map(drop))?;
     }
     Ok(rows)
 }
 
 /// Remember a page's OCR lines, then evict the least recently used past `max_bytes`.
 pub async fn memory_put(
-    pool: &SqlitePool,
+    db: &Db,
     tenant: &str,
     sha256: &str,
     variant: &str,
@@ -178,7 +277,10 @@ pub async fn memory_put(
     lines: &str,
     max_bytes: i64,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT OR REPLACE INTO page_memory (tenant, sha256, variant, page, lines, bytes, last_used) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    let q = "INSERT INTO page_memory (tenant, sha256, variant, page, lines, bytes, last_used) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant, sha256, variant, page) \
+             DO UPDATE SET lines = excluded.lines, bytes = excluded.bytes, last_used = excluded.last_used";
+    on!(db, p => sqlx::query(q)
         .bind(tenant)
         .bind(sha256)
         .bind(variant)
@@ -186,117 +288,138 @@ pub async fn memory_put(
         .bind(lines)
         .bind(lines.len() as i64)
         .bind(chrono::Utc::now().to_rfc3339())
-        .execute(pool)
-        .await?;
-    let (total,): (i64,) = sqlx::query_as("SELECT COALESCE(SUM(bytes), 0) FROM page_memory")
-        .fetch_one(pool)
-        .await?;
+        .execute(p)
+        .await
+        .map(drop))?;
+    let q = "SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM page_memory";
+    let (total,): (i64,) = on!(db, p => sqlx::query_as(q).fetch_one(p).await)?;
     if total > max_bytes {
         // Drop the oldest rows until under the cap (a bounded pass).
-        sqlx::query(
-            "DELETE FROM page_memory WHERE rowid IN (SELECT rowid FROM page_memory ORDER BY last_used LIMIT \
-             (SELECT COUNT(*) FROM page_memory) / 4 + 1)",
-        )
-        .execute(pool)
-        .await?;
+        let q = "DELETE FROM page_memory WHERE (tenant, sha256, variant, page) IN \
+                 (SELECT tenant, sha256, variant, page FROM page_memory ORDER BY last_used LIMIT \
+                 (SELECT COUNT(*) FROM page_memory) / 4 + 1)";
+        on!(db, p => sqlx::query(q).execute(p).await.map(drop))?;
     }
     Ok(())
 }
 
 /// Forget a tenant's memory of some bytes (its last upload of them is gone).
-pub async fn memory_forget(
-    pool: &SqlitePool,
-    tenant: &str,
-    sha256: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM page_memory WHERE tenant = ? AND sha256 = ?")
-        .bind(tenant)
-        .bind(sha256)
-        .execute(pool)
-        .await?;
-    Ok(())
+pub async fn memory_forget(db: &Db, tenant: &str, sha256: &str) -> Result<(), sqlx::Error> {
+    let q = "DELETE FROM page_memory WHERE tenant = $1 AND sha256 = $2";
+    on!(db, p => sqlx::query(q).bind(tenant).bind(sha256).execute(p).await.map(drop))
 }
 
 /// How many uploads of a tenant reference these bytes.
-pub async fn tenant_refs(
-    pool: &SqlitePool,
-    tenant: &str,
-    sha256: &str,
-) -> Result<i64, sqlx::Error> {
-    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM files WHERE tenant = ? AND sha256 = ?")
-        .bind(tenant)
-        .bind(sha256)
-        .fetch_one(pool)
-        .await?;
+pub async fn tenant_refs(db: &Db, tenant: &str, sha256: &str) -> Result<i64, sqlx::Error> {
+    let q = "SELECT COUNT(*) FROM files WHERE tenant = $1 AND sha256 = $2";
+    let (n,): (i64,) =
+        on!(db, p => sqlx::query_as(q).bind(tenant).bind(sha256).fetch_one(p).await)?;
     Ok(n)
 }
 
 /// How many uploads (of any tenant) still reference these bytes.
-pub async fn refs(pool: &SqlitePool, sha256: &str) -> Result<i64, sqlx::Error> {
-    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM files WHERE sha256 = ?")
-        .bind(sha256)
-        .fetch_one(pool)
-        .await?;
+pub async fn refs(db: &Db, sha256: &str) -> Result<i64, sqlx::Error> {
+    let q = "SELECT COUNT(*) FROM files WHERE sha256 = $1";
+    let (n,): (i64,) = on!(db, p => sqlx::query_as(q).bind(sha256).fetch_one(p).await)?;
     Ok(n)
 }
 
 /// Keep an upload token (its sha256) for a tenant's file name until `expires_at` (unix s).
 pub async fn token_insert(
-    pool: &SqlitePool,
+    db: &Db,
     token_sha256: &str,
     tenant: &str,
     name: &str,
     expires_at: i64,
 ) -> Result<(), sqlx::Error> {
     // Expired tokens go as new ones come: the table holds only live ones.
-    sqlx::query("DELETE FROM upload_tokens WHERE expires_at < ?")
+    let q = "DELETE FROM upload_tokens WHERE expires_at < $1";
+    on!(db, p => sqlx::query(q)
         .bind(chrono::Utc::now().timestamp() - 3600)
-        .execute(pool)
-        .await?;
-    sqlx::query(
-        "INSERT INTO upload_tokens (token_sha256, tenant, name, expires_at) VALUES (?, ?, ?, ?)",
-    )
-    .bind(token_sha256)
-    .bind(tenant)
-    .bind(name)
-    .bind(expires_at)
-    .execute(pool)
-    .await?;
-    Ok(())
+        .execute(p)
+        .await
+        .map(drop))?;
+    let q = "INSERT INTO upload_tokens (token_sha256, tenant, name, expires_at) VALUES ($1, $2, $3, $4)";
+    on!(db, p => sqlx::query(q)
+        .bind(token_sha256)
+        .bind(tenant)
+        .bind(name)
+        .bind(expires_at)
+        .execute(p)
+        .await
+        .map(drop))
 }
 
 /// Claim a live, unused token for one upload: its tenant and file name, or `None` when it
 /// is unknown, expired, used or being used. One statement, so two claims cannot both win.
 pub async fn token_claim(
-    pool: &SqlitePool,
+    db: &Db,
     token_sha256: &str,
 ) -> Result<Option<(String, String)>, sqlx::Error> {
     let now = chrono::Utc::now().timestamp();
-    sqlx::query_as(
-        "UPDATE upload_tokens SET claimed_at = ? WHERE token_sha256 = ? AND claimed_at IS NULL \
-         AND expires_at >= ? RETURNING tenant, name",
-    )
-    .bind(now)
-    .bind(token_sha256)
-    .bind(now)
-    .fetch_optional(pool)
-    .await
+    let q =
+        "UPDATE upload_tokens SET claimed_at = $1 WHERE token_sha256 = $2 AND claimed_at IS NULL \
+             AND expires_at >= $3 RETURNING tenant, name";
+    on!(db, p => sqlx::query_as(q)
+        .bind(now)
+        .bind(token_sha256)
+        .bind(now)
+        .fetch_optional(p)
+        .await)
 }
 
 /// Settle a claimed token: used for good by `file_id`, or free again when the upload failed.
 pub async fn token_settle(
-    pool: &SqlitePool,
+    db: &Db,
     token_sha256: &str,
     file_id: Option<&str>,
 ) -> Result<(), sqlx::Error> {
     let q = match file_id {
-        Some(_) => "UPDATE upload_tokens SET file_id = ? WHERE token_sha256 = ?",
-        None => "UPDATE upload_tokens SET claimed_at = NULL, file_id = ? WHERE token_sha256 = ?",
+        Some(_) => "UPDATE upload_tokens SET file_id = $1 WHERE token_sha256 = $2",
+        None => "UPDATE upload_tokens SET claimed_at = NULL, file_id = $1 WHERE token_sha256 = $2",
     };
-    sqlx::query(q)
+    on!(db, p => sqlx::query(q)
         .bind(file_id)
         .bind(token_sha256)
-        .execute(pool)
-        .await?;
-    Ok(())
+        .execute(p)
+        .await
+        .map(drop))
+}
+
+/// Held while a blob gains or loses a reference (an upload stores it, a delete may remove
+/// it), so "is it still referenced?" and "store it" never interleave. Embedded: the
+/// store's lock in this process. Postgres: a transaction-scoped advisory lock on the
+/// bytes' hash, which every replica takes, released when the transaction ends (also when
+/// the replica dies: its connection closes).
+pub enum BytesLock<'a> {
+    Local(tokio::sync::MutexGuard<'a, ()>),
+    Shared(sqlx::Transaction<'static, sqlx::Postgres>),
+}
+
+impl BytesLock<'_> {
+    pub async fn take<'a>(
+        db: &Db,
+        local: &'a tokio::sync::Mutex<()>,
+        sha256: &str,
+    ) -> Result<BytesLock<'a>, sqlx::Error> {
+        match db {
+            Db::Sqlite(_) => Ok(BytesLock::Local(local.lock().await)),
+            Db::Postgres(p) => {
+                let mut tx = p.begin().await?;
+                let key = i64::from_str_radix(&sha256[..15], 16).unwrap_or(0);
+                sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                    .bind(key)
+                    .execute(&mut *tx)
+                    .await?;
+                Ok(BytesLock::Shared(tx))
+            }
+        }
+    }
+
+    pub async fn release(self) {
+        if let BytesLock::Shared(tx) = self {
+            // A rollback frees the lock as well as a commit: nothing was written in it.
+            let _ = tx.rollback().await;
+        }
+    }
 }

@@ -4,10 +4,8 @@
 
 use std::sync::Arc;
 
-use sqlx::SqlitePool;
-
 use crate::config::Limits;
-use crate::db::{self, FileRecord};
+use crate::db::{self, BytesLock, Db, FileRecord};
 use crate::detect as sniff;
 use crate::error::{ApiError, ErrorCode};
 use crate::store::{clean_name, random_hex, Incoming, Store};
@@ -15,7 +13,7 @@ use crate::store::{clean_name, random_hex, Incoming, Store};
 /// The metadata database and the blob directory, with the limits uploads obey.
 #[derive(Clone)]
 pub struct Files {
-    pub db: SqlitePool,
+    pub db: Db,
     pub store: Arc<Store>,
     pub limits: Limits,
     /// Search indexing of reads, done after they answer.
@@ -27,8 +25,15 @@ impl Files {
     pub async fn get(&self, tenant: &str, id: &str) -> Result<FileRecord, ApiError> {
         db::get(&self.db, tenant, id)
             .await
-            .map_err(ApiError::internal)?
+            .map_err(db::failure)?
             .ok_or_else(ApiError::not_found)
+    }
+
+    /// The lock under which these bytes gain or lose a reference (`db::BytesLock`).
+    pub async fn lock_bytes(&self, sha256: &str) -> Result<BytesLock<'_>, ApiError> {
+        BytesLock::take(&self.db, &self.store.refs_lock, sha256)
+            .await
+            .map_err(db::failure)
     }
 
     /// Check a received file's bytes and keep it: the shared end of uploads and of
@@ -68,17 +73,26 @@ impl Files {
             mime: format.mime().to_string(),
             created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         };
-        let _g = self.store.refs_lock.lock().await;
+        let lock = match self.lock_bytes(&sha256).await {
+            Ok(l) => l,
+            Err(e) => {
+                let _ = tokio::fs::remove_file(&tmp).await;
+                return Err(e);
+            }
+        };
         if let Err(e) = self.store.commit(&tmp, &sha256).await {
+            lock.release().await;
             let _ = tokio::fs::remove_file(&tmp).await;
-            return Err(ApiError::internal(e));
+            return Err(e.into_api());
         }
         if let Err(e) = db::insert(&self.db, &rec).await {
             if db::refs(&self.db, &sha256).await.unwrap_or(1) == 0 {
                 let _ = self.store.remove(&sha256).await;
             }
-            return Err(ApiError::internal(e));
+            lock.release().await;
+            return Err(db::failure(e));
         }
+        lock.release().await;
         tracing::info!(file_id = %rec.file_id, format = %rec.format, size, "stored");
         Ok(rec)
     }
@@ -96,7 +110,7 @@ impl Files {
         let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes));
         if let Some(rec) = db::find_same(&self.db, tenant, &sha, &name)
             .await
-            .map_err(ApiError::internal)?
+            .map_err(db::failure)?
         {
             return Ok((rec, false));
         }
@@ -122,27 +136,38 @@ impl Files {
     /// Delete a row and, when no upload references the bytes any more, the bytes.
     pub async fn forget(&self, tenant: &str, id: &str) -> Result<bool, ApiError> {
         self.indexing.settled().await;
-        let _g = self.store.refs_lock.lock().await;
+        // The bytes' hash decides the lock: look the row up first (a delete racing this
+        // one finds it gone below and answers not found).
+        let Some(rec) = db::get(&self.db, tenant, id).await.map_err(db::failure)? else {
+            return Ok(false);
+        };
+        let lock = self.lock_bytes(&rec.sha256).await?;
+        let done = self.forget_locked(tenant, id).await;
+        lock.release().await;
+        done
+    }
+
+    async fn forget_locked(&self, tenant: &str, id: &str) -> Result<bool, ApiError> {
         let Some(sha) = db::delete(&self.db, tenant, id)
             .await
-            .map_err(ApiError::internal)?
+            .map_err(db::failure)?
         else {
             return Ok(false);
         };
         crate::search::forget(&self.db, tenant, id)
             .await
-            .map_err(ApiError::internal)?;
+            .map_err(db::failure)?;
         if db::tenant_refs(&self.db, tenant, &sha)
             .await
-            .map_err(ApiError::internal)?
+            .map_err(db::failure)?
             == 0
         {
             db::memory_forget(&self.db, tenant, &sha)
                 .await
-                .map_err(ApiError::internal)?;
+                .map_err(db::failure)?;
         }
-        if db::refs(&self.db, &sha).await.map_err(ApiError::internal)? == 0 {
-            self.store.remove(&sha).await.map_err(ApiError::internal)?;
+        if db::refs(&self.db, &sha).await.map_err(db::failure)? == 0 {
+            self.store.remove(&sha).await?;
         }
         Ok(true)
     }

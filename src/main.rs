@@ -36,12 +36,20 @@ fn main() -> ExitCode {
             }
             read(args)
         }
-        Command::Migrate { data_dir } => {
+        Command::Migrate {
+            data_dir,
+            database_url,
+        } => {
             init_tracing("text", false);
             runtime().block_on(async {
-                match docreader::db::open(&data_dir).await {
+                match docreader::db::open(&data_dir, database_url.as_deref()).await {
                     Ok(_) => {
-                        println!("database ready under {}", data_dir.display());
+                        match &database_url {
+                            Some(u) => {
+                                println!("database ready: {}", docreader::db::display_url(u))
+                            }
+                            None => println!("database ready under {}", data_dir.display()),
+                        }
                         ExitCode::SUCCESS
                     }
                     Err(e) => {

@@ -1,4 +1,5 @@
-//! Search across a tenant's documents (issue #19): BM25 over SQLite FTS5.
+//! Search across a tenant's documents (issue #19): BM25 over SQLite FTS5, or (with
+//! Postgres, issue #22) a `tsvector` of the same terms ranked by `ts_rank_cd`.
 //!
 //! What is indexed: the text of every page, slide, sheet or chapter a read of an upload
 //! returned (split at the envelope's `--- Page N ---` markers; a format without them is one
@@ -12,8 +13,8 @@
 //! of CJK characters are indexed as overlapping bigrams (`北京大学` → `北京 京大 大学`), and a
 //! query's CJK runs become phrases of the same bigrams (one character: a prefix query).
 
+use crate::db::Db;
 use serde::{Deserialize, Serialize};
-use sqlx::SqlitePool;
 use utoipa::ToSchema;
 
 use crate::error::ApiError;
@@ -97,6 +98,48 @@ pub fn match_query(query: &str) -> Option<String> {
     (!terms.is_empty()).then(|| terms.join(" OR "))
 }
 
+/// The Postgres tsvector of a text: the terms `index_terms` gives, lowercased, with their
+/// positions (so a CJK run's bigrams match as a phrase), written as tsvector input: no
+/// text search parser or locale of the database decides what a word is.
+pub fn ts_vector(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    for (i, term) in index_terms(text)
+        .split(' ')
+        .filter(|t| !t.is_empty())
+        .enumerate()
+    {
+        let term = term.to_lowercase();
+        out.push('\'');
+        out.push_str(&term.replace('\'', "''"));
+        out.push_str("':");
+        out.push_str(&(i + 1).min(16383).to_string());
+        out.push(' ');
+    }
+    out
+}
+
+/// The Postgres query for a user's query: the same terms as `match_query`, as a tsquery
+/// (`|` between terms, a CJK run's bigrams in sequence with `<->`, one CJK character a
+/// prefix), cast to tsquery as written (no parser: `ts_vector`). Terms are letters and
+/// digits only, each quoted: no user text is syntax.
+pub fn ts_query(query: &str) -> Option<String> {
+    let quote = |t: &str| format!("'{}'", t.replace('\'', "''"));
+    let mut terms = Vec::new();
+    for (cjk, s) in pieces(query) {
+        let s = s.to_lowercase();
+        if cjk && s.chars().count() == 1 {
+            terms.push(format!("{}:*", quote(&s)));
+        } else if cjk {
+            let seq: Vec<String> = bigrams(&s).iter().map(|b| quote(b)).collect();
+            terms.push(format!("({})", seq.join(" <-> ")));
+        } else {
+            terms.push(quote(&s));
+        }
+    }
+    terms.dedup();
+    (!terms.is_empty()).then(|| terms.join(" | "))
+}
+
 /// Whether a read's text is the document's own, from its start (see the module doc).
 pub fn indexable(req: &ReadRequest) -> bool {
     req.query.is_none()
@@ -115,9 +158,10 @@ pub fn indexable(req: &ReadRequest) -> bool {
 /// answers, so a backlog of copies of read texts cannot grow.
 #[derive(Debug)]
 pub struct Pending {
-    /// The index's own connection (`db::open_derived`): one, so index transactions run
-    /// one at a time (two that read then write would meet as SQLite's busy upgrade).
-    db: SqlitePool,
+    /// The index's own connection (`db::open_derived`): on SQLite one, so index
+    /// transactions run one at a time (two that read then write would meet as SQLite's
+    /// busy upgrade).
+    db: Db,
     /// The store, whose reference lock the index's writes take too: SQLite writers that
     /// meet sleep in its busy handler, where waiting for an async lock does not.
     store: std::sync::Arc<crate::store::Store>,
@@ -128,7 +172,7 @@ pub struct Pending {
 const SLOTS: usize = 4;
 
 impl Pending {
-    pub fn new(db: SqlitePool, store: std::sync::Arc<crate::store::Store>) -> Self {
+    pub fn new(db: Db, store: std::sync::Arc<crate::store::Store>) -> Self {
         Self {
             db,
             store,
@@ -152,7 +196,11 @@ impl Pending {
         );
         let rid = crate::request_id::current().unwrap_or_default();
         tokio::spawn(crate::request_id::scope(rid, async move {
-            let _writes = store.refs_lock.lock().await;
+            // SQLite's writers take turns here; Postgres has row locks.
+            let _writes = match db {
+                Db::Sqlite(_) => Some(store.refs_lock.lock().await),
+                Db::Postgres(_) => None,
+            };
             // Search is a by-product of reading: a failure to index never fails the read.
             if let Err(e) = index_text(&db, &tenant, &file_id, &text).await {
                 tracing::warn!(error = %e, "could not index the read for search");
@@ -170,7 +218,61 @@ impl Pending {
 /// Index what a read of a tenant's upload returned. Returns how many units were added or
 /// grew.
 pub async fn index_text(
-    db: &SqlitePool,
+    db: &Db,
+    tenant: &str,
+    file_id: &str,
+    text: &str,
+) -> Result<usize, sqlx::Error> {
+    match db {
+        Db::Sqlite(p) => index_text_sqlite(p, tenant, file_id, text).await,
+        Db::Postgres(p) => index_text_postgres(p, tenant, file_id, text).await,
+    }
+}
+
+async fn index_text_postgres(
+    db: &sqlx::PgPool,
+    tenant: &str,
+    file_id: &str,
+    text: &str,
+) -> Result<usize, sqlx::Error> {
+    let mut changed = 0;
+    let mut tx = db.begin().await?;
+    // Locks the file's row: a delete of it waits for this transaction, and one already
+    // done leaves nothing to index.
+    let kept: Option<(String,)> =
+        sqlx::query_as("SELECT id FROM files WHERE id = $1 AND tenant = $2 FOR SHARE")
+            .bind(file_id)
+            .bind(tenant)
+            .fetch_optional(&mut *tx)
+            .await?;
+    if kept.is_none() {
+        return Ok(0);
+    }
+    for u in crate::envelope::units(text) {
+        // A unit is replaced only by a longer text of it (a later read that returned more).
+        let done = sqlx::query(
+            "INSERT INTO search_units (tenant, file_id, unit, unit_key, text, terms) \
+             VALUES ($1, $2, $3, $4, $5, CAST($6 AS tsvector)) \
+             ON CONFLICT (tenant, file_id, unit, unit_key) DO UPDATE \
+             SET text = excluded.text, terms = excluded.terms \
+             WHERE length(search_units.text) < length(excluded.text)",
+        )
+        .bind(tenant)
+        .bind(file_id)
+        .bind(u.kind)
+        .bind(&u.key)
+        .bind(&u.text)
+        .bind(ts_vector(&u.text))
+        .execute(&mut *tx)
+        .await?;
+        changed += done.rows_affected() as usize;
+    }
+    tx.commit().await?;
+    Ok(changed)
+}
+
+async fn index_text_sqlite(
+    db: &sqlx::SqlitePool,
     tenant: &str,
     file_id: &str,
     text: &str,
@@ -234,18 +336,29 @@ pub async fn index_text(
 }
 
 /// Whether any of a file's text is indexed.
-pub async fn indexed(db: &SqlitePool, tenant: &str, file_id: &str) -> Result<bool, sqlx::Error> {
-    let row: Option<(i64,)> =
-        sqlx::query_as("SELECT 1 FROM search_units WHERE tenant = ? AND file_id = ? LIMIT 1")
-            .bind(tenant)
-            .bind(file_id)
-            .fetch_optional(db)
-            .await?;
+pub async fn indexed(db: &Db, tenant: &str, file_id: &str) -> Result<bool, sqlx::Error> {
+    let q = "SELECT file_id FROM search_units WHERE tenant = $1 AND file_id = $2 LIMIT 1";
+    let row: Option<(String,)> = crate::db::on!(db, p => sqlx::query_as(q)
+        .bind(tenant)
+        .bind(file_id)
+        .fetch_optional(p)
+        .await)?;
     Ok(row.is_some())
 }
 
 /// Remove a file from the index (when it is deleted).
-pub async fn forget(db: &SqlitePool, tenant: &str, file_id: &str) -> Result<(), sqlx::Error> {
+pub async fn forget(db: &Db, tenant: &str, file_id: &str) -> Result<(), sqlx::Error> {
+    let db = match db {
+        Db::Sqlite(p) => p,
+        Db::Postgres(p) => {
+            sqlx::query("DELETE FROM search_units WHERE tenant = $1 AND file_id = $2")
+                .bind(tenant)
+                .bind(file_id)
+                .execute(p)
+                .await?;
+            return Ok(());
+        }
+    };
     let mut tx = db.begin().await?;
     sqlx::query(
         "DELETE FROM search_fts WHERE rowid IN (SELECT id FROM search_units WHERE tenant = ? AND file_id = ?)",
@@ -308,11 +421,7 @@ pub struct SearchResults {
 }
 
 /// Search the tenant's indexed documents.
-pub async fn search(
-    db: &SqlitePool,
-    tenant: &str,
-    req: &SearchRequest,
-) -> Result<Vec<Hit>, ApiError> {
+pub async fn search(db: &Db, tenant: &str, req: &SearchRequest) -> Result<Vec<Hit>, ApiError> {
     let limit = req.limit.unwrap_or(10);
     if !(1..=100).contains(&limit) {
         return Err(ApiError::invalid_option(format!(
@@ -339,22 +448,45 @@ pub async fn search(
         ));
     }
     // The file filter is a JSON array bound as one parameter (no SQL built from input).
-    let rows: Vec<(String, String, String, String, String, f64)> = sqlx::query_as(
-        "SELECT u.file_id, f.name, u.unit, u.unit_key, u.text, -bm25(search_fts) AS score \
+    let rows: Vec<(String, String, String, String, String, f64)> =
+        match db {
+            Db::Sqlite(p) => sqlx::query_as(
+                "SELECT u.file_id, f.name, u.unit, u.unit_key, u.text, -bm25(search_fts) AS score \
          FROM search_fts JOIN search_units u ON u.id = search_fts.rowid \
          JOIN files f ON f.id = u.file_id AND f.tenant = u.tenant \
          WHERE search_fts MATCH ? AND u.tenant = ? \
          AND (? = 0 OR u.file_id IN (SELECT value FROM json_each(?))) \
          ORDER BY bm25(search_fts) LIMIT ?",
-    )
-    .bind(&fts)
-    .bind(tenant)
-    .bind(ids.len() as i64)
-    .bind(serde_json::to_string(&ids).unwrap_or_default())
-    .bind(limit)
-    .fetch_all(db)
-    .await
-    .map_err(ApiError::internal)?;
+            )
+            .bind(&fts)
+            .bind(tenant)
+            .bind(ids.len() as i64)
+            .bind(serde_json::to_string(&ids).unwrap_or_default())
+            .bind(limit)
+            .fetch_all(p)
+            .await,
+            Db::Postgres(p) => {
+                let Some(tsq) = ts_query(&req.query) else {
+                    return Ok(Vec::new());
+                };
+                sqlx::query_as(
+                    "SELECT u.file_id, f.name, u.unit, u.unit_key, u.text, \
+                 CAST(ts_rank_cd(u.terms, q) AS DOUBLE PRECISION) AS score \
+                 FROM search_units u CROSS JOIN CAST($1 AS tsquery) q \
+                 JOIN files f ON f.id = u.file_id AND f.tenant = u.tenant \
+                 WHERE u.terms @@ q AND u.tenant = $2 \
+                 AND (cardinality($3::text[]) = 0 OR u.file_id = ANY($3::text[])) \
+                 ORDER BY score DESC, u.id LIMIT $4",
+                )
+                .bind(tsq)
+                .bind(tenant)
+                .bind(&ids)
+                .bind(limit)
+                .fetch_all(p)
+                .await
+            }
+        }
+        .map_err(crate::db::failure)?;
     let words: Vec<String> = pieces(&req.query)
         .into_iter()
         .map(|(_, s)| s.to_lowercase())

@@ -257,7 +257,7 @@ pub async fn list(
     }
     let files = db::list(&st.db, &tenant, limit, offset)
         .await
-        .map_err(ApiError::internal)?;
+        .map_err(db::failure)?;
     Ok(Json(FileList {
         status: "ok",
         files,

@@ -28,10 +28,10 @@ pub async fn healthz() -> Json<Value> {
 pub async fn readyz(State(st): State<AppState>) -> Result<Json<Value>, ApiError> {
     let unavailable =
         |what: &str| ApiError::new(ErrorCode::Unavailable, format!("not ready: {what}"));
-    sqlx::query("SELECT 1")
-        .execute(&st.db)
-        .await
-        .map_err(|_| unavailable("database"))?;
+    st.db.ping().await.map_err(|_| unavailable("database"))?;
+    if let Some(r) = st.files.store.remote() {
+        r.ping().await.map_err(|_| unavailable("blob store"))?;
+    }
     let probe = st.data_dir.join("tmp").join(".ready");
     tokio::fs::write(&probe, b"")
         .await

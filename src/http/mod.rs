@@ -21,7 +21,6 @@ use std::sync::Arc;
 
 use axum::http::{header, HeaderName, Method};
 use axum::Router;
-use sqlx::SqlitePool;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -37,7 +36,7 @@ use crate::worker::{Pool, PoolConfig};
 /// Everything a handler needs, cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
-    pub db: SqlitePool,
+    pub db: crate::db::Db,
     /// The tenants' files (uploads, lookups, deletes).
     pub files: Files,
     pub data_dir: PathBuf,
@@ -61,19 +60,14 @@ pub struct AppState {
 impl AppState {
     /// Open the database (applying migrations) and the upload directory.
     pub async fn new(args: &ServeArgs) -> Result<Self, String> {
-        let db = crate::db::open(&args.data_dir).await.map_err(|e| {
-            format!(
-                "cannot open the database under {}: {e}",
-                args.data_dir.display()
-            )
-        })?;
-        let derived = crate::db::open_derived(&args.data_dir).await.map_err(|e| {
-            format!(
-                "cannot open the database under {}: {e}",
-                args.data_dir.display()
-            )
-        })?;
-        let store = crate::store::Store::open(&args.data_dir)
+        let db = crate::db::open(&args.data_dir, args.database_url.as_deref()).await?;
+        let derived = crate::db::open_derived(&args.data_dir, &db).await?;
+        let remote = match &args.blob_store {
+            Some(url) => Some(crate::store::Remote::connect(url).await?),
+            None => None,
+        };
+        let shared_blobs = remote.is_some();
+        let store = crate::store::Store::open_with(&args.data_dir, remote)
             .map_err(|e| format!("cannot use the data dir {}: {e}", args.data_dir.display()))?;
         let api_keys = match args.api_key_spec()? {
             Some(spec) => Some(Arc::new(auth::parse_keys(&spec)?)),
@@ -97,6 +91,18 @@ impl AppState {
             .filter(|s| !s.is_empty())
             .collect();
         let store = Arc::new(store);
+        if shared_blobs {
+            // This replica's cache of the shared blobs keeps what was used in the last hour.
+            let cache = store.clone();
+            tokio::spawn(async move {
+                let hour = std::time::Duration::from_secs(3600);
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_secs(600)).await;
+                    let c = cache.clone();
+                    let _ = tokio::task::spawn_blocking(move || c.sweep_cache(hour)).await;
+                }
+            });
+        }
         let files = Files {
             db: db.clone(),
             store: store.clone(),

@@ -60,7 +60,7 @@ pub async fn run(
     for id in req.file_ids.iter().flatten().take(INDEX_ON_SEARCH) {
         let known = crate::search::indexed(&st.db, tenant, id)
             .await
-            .map_err(ApiError::internal)?;
+            .map_err(crate::db::failure)?;
         if !known {
             // Unknown ids and unreadable files are simply not found by the search.
             if let Err(e) = index_whole(st, tenant, id).await {

@@ -108,7 +108,7 @@ pub async fn issue(
     let expires = chrono::Utc::now() + chrono::Duration::seconds(ttl);
     db::token_insert(&st.db, &digest(&token), tenant, &name, expires.timestamp())
         .await
-        .map_err(ApiError::internal)?;
+        .map_err(db::failure)?;
     Ok(UploadUrl {
         status: "ok",
         upload_url: format!("{}/uploads/{token}", base_url(st, headers)),
@@ -144,10 +144,7 @@ pub async fn receive(
         return Err(gone());
     }
     let key = digest(&token);
-    let Some((tenant, name)) = db::token_claim(&st.db, &key)
-        .await
-        .map_err(ApiError::internal)?
-    else {
+    let Some((tenant, name)) = db::token_claim(&st.db, &key).await.map_err(db::failure)? else {
         return Err(gone());
     };
     let stored = receive_body(&st, &tenant, &name, req).await;
@@ -162,7 +159,7 @@ pub async fn receive(
         Err(e) => e.code.as_str(),
     });
     let rec = stored?;
-    settled.map_err(ApiError::internal)?;
+    settled.map_err(db::failure)?;
     Ok(Json(UploadResponse {
         status: "ok",
         files: vec![rec],

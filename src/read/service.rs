@@ -377,6 +377,10 @@ impl ReadService {
         let rec = st.files.get(tenant, id).await?;
         let format = Format::from_mime(&rec.mime, &rec.name)
             .ok_or_else(|| ApiError::internal(format!("unknown stored mime {}", rec.mime)))?;
+        // With a shared blob store, bytes another replica stored come into this one's cache.
+        if !st.files.store.ensure_local(&rec.sha256).await? {
+            return Err(ApiError::not_found());
+        }
         // A delete from now on removes the upload's name, not the bytes this read
         // is about to open (in a worker, maybe after waiting for one).
         let held = held::link_blob(
@@ -408,7 +412,22 @@ impl ReadService {
         }
         // Under the lock a delete holds: written only while an upload of these bytes still
         // exists for the tenant, so a file deleted during its read leaves no memory behind.
-        let _refs = st.files.store.refs_lock.lock().await;
+        let Ok(lock) = st.files.lock_bytes(sha256).await else {
+            tracing::warn!("document memory not written: the database is unavailable");
+            return;
+        };
+        self.remember_locked(st, tenant, sha256, variant, env).await;
+        lock.release().await;
+    }
+
+    async fn remember_locked(
+        &self,
+        st: &Storage,
+        tenant: &str,
+        sha256: &str,
+        variant: &str,
+        env: &Envelope,
+    ) {
         match crate::db::tenant_refs(&st.files.db, tenant, sha256).await {
             Ok(n) if n > 0 => {}
             Ok(_) => return,

@@ -1,8 +1,19 @@
 //! The scoped upload directory: bytes stream into a temp file under `<data>/tmp`, are
 //! checked, then renamed atomically to `<data>/blobs/<sha256[..2]>/<sha256>`. Names the
 //! client sends never touch a path.
+//!
+//! With a shared blob store (`DOCREADER_BLOB_STORE=s3://bucket/prefix`, issue #22) the
+//! bytes live in the bucket under `<prefix>/blobs/<sha256[..2]>/<sha256>`, and
+//! `<data>/blobs` is this replica's cache of them: filled by uploads made here and by
+//! reads of bytes another replica stored, emptied at start and of what was not used for an
+//! hour (a delete on another replica removes the bucket's copy; the cache's copy is never
+//! served without the file's row, and is gone within the hour).
+
+mod s3;
 
 use std::path::{Path, PathBuf};
+
+pub use s3::Remote;
 
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -13,6 +24,8 @@ use tokio::sync::Mutex;
 #[derive(Debug)]
 pub struct Store {
     root: PathBuf,
+    /// The shared blob store, when configured (else the blob directory is the store).
+    remote: Option<Remote>,
     /// Held while a blob gains or loses a reference, and while the search index is
     /// written (so the database's writers take turns here, not in SQLite's busy handler).
     pub refs_lock: Mutex<()>,
@@ -37,7 +50,17 @@ const SPILL: usize = 256 * 1024;
 
 impl Store {
     pub fn open(data_dir: &Path) -> std::io::Result<Self> {
+        Self::open_with(data_dir, None)
+    }
+
+    /// Open the data dir, with the shared blob store when one is configured (its cache
+    /// starts empty).
+    pub fn open_with(data_dir: &Path, remote: Option<Remote>) -> std::io::Result<Self> {
+        if remote.is_some() {
+            let _ = std::fs::remove_dir_all(data_dir.join("blobs"));
+        }
         std::fs::create_dir_all(data_dir.join("blobs"))?;
+        std::fs::create_dir_all(data_dir.join("results"))?;
         let tmp = data_dir.join("tmp");
         // Leftovers of an interrupted upload are garbage.
         let _ = std::fs::remove_dir_all(&tmp);
@@ -48,8 +71,13 @@ impl Store {
         std::fs::create_dir_all(&discard)?;
         Ok(Self {
             root: data_dir.to_path_buf(),
+            remote,
             refs_lock: Mutex::new(()),
         })
+    }
+
+    pub fn remote(&self) -> Option<&Remote> {
+        self.remote.as_ref()
     }
 
     /// Where reads keep their own names for the bytes they read (`read::held`), on the
@@ -83,8 +111,12 @@ impl Store {
     /// already stored (unlinking 60 MB takes milliseconds) happens after, in the
     /// background, so an upload's latency does not tell whether anyone, another tenant
     /// included, already holds these bytes.
-    pub async fn commit(&self, tmp: &Path, sha256: &str) -> std::io::Result<PathBuf> {
+    pub async fn commit(&self, tmp: &Path, sha256: &str) -> Result<PathBuf, StoreError> {
         let dest = self.blob_path(sha256);
+        if let Some(r) = &self.remote {
+            // The bucket first: bytes are stored once the bucket has them.
+            r.put_file(sha256, tmp).await?;
+        }
         let name = tmp.file_name().expect("temp files have names");
         let gone = self.root.join("discard").join(name);
         let (tmp, to, aside) = (tmp.to_path_buf(), dest.clone(), gone.clone());
@@ -110,12 +142,118 @@ impl Store {
         Ok(dest)
     }
 
-    /// Remove a blob's bytes. The caller holds `refs_lock` and has checked no row refers to it.
-    pub async fn remove(&self, sha256: &str) -> std::io::Result<()> {
+    /// Remove a blob's bytes. The caller holds the bytes' lock and has checked no row
+    /// refers to them.
+    pub async fn remove(&self, sha256: &str) -> Result<(), StoreError> {
+        if let Some(r) = &self.remote {
+            r.delete(sha256).await?;
+        }
         match tokio::fs::remove_file(self.blob_path(sha256)).await {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
             _ => Ok(()),
         }
+    }
+
+    /// Make sure the bytes are in the blob directory (with a shared store: fetch them into
+    /// this replica's cache when another replica stored them). `Ok(false)`: no such bytes.
+    pub async fn ensure_local(&self, sha256: &str) -> Result<bool, StoreError> {
+        let path = self.blob_path(sha256);
+        let Some(r) = &self.remote else {
+            return Ok(true);
+        };
+        if let Ok(f) = std::fs::File::options().append(true).open(&path) {
+            // Used now: the cache sweep keeps it another hour.
+            let _ = f.set_modified(std::time::SystemTime::now());
+            return Ok(true);
+        }
+        let tmp = self
+            .root
+            .join("tmp")
+            .join(format!("get-{}", random_hex(16)));
+        let got = r.get_file(sha256, &tmp).await;
+        match got {
+            Ok(true) => {
+                let to = path.clone();
+                let moved = blocking(move || {
+                    std::fs::create_dir_all(to.parent().expect("blob has a parent"))?;
+                    std::fs::rename(&tmp, &to)
+                })
+                .await;
+                moved?;
+                Ok(true)
+            }
+            other => {
+                let _ = tokio::fs::remove_file(&tmp).await;
+                other
+            }
+        }
+    }
+
+    /// Keep a job's result (`jobs.rs`): in the shared store when there is one (any replica
+    /// answers for the job), else under `<data>/results`.
+    pub async fn put_result(&self, key: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
+        if let Some(r) = &self.remote {
+            return r.put_bytes(&format!("results/{key}"), bytes).await;
+        }
+        let (dir, key) = (self.root.join("results"), key.to_string());
+        blocking(move || {
+            let tmp = dir.join(format!(".{key}.part"));
+            std::fs::write(&tmp, &bytes)?;
+            std::fs::rename(&tmp, dir.join(&key))
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// A job's result, `None` when it is not there.
+    pub async fn get_result(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        if let Some(r) = &self.remote {
+            return r.get_bytes(&format!("results/{key}")).await;
+        }
+        match tokio::fs::read(self.root.join("results").join(key)).await {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Forget a job's result (never fails: a leftover is logged).
+    pub async fn remove_result(&self, key: &str) {
+        let gone = match &self.remote {
+            Some(r) => r.delete_key(&format!("results/{key}")).await,
+            None => match tokio::fs::remove_file(self.root.join("results").join(key)).await {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+                _ => Ok(()),
+            },
+        };
+        if let Err(e) = gone {
+            tracing::warn!(error = %e, "could not remove a job's result");
+        }
+    }
+
+    /// Remove cached copies of shared blobs not used for `max_age` (see the module doc).
+    pub fn sweep_cache(&self, max_age: std::time::Duration) -> usize {
+        if self.remote.is_none() {
+            return 0;
+        }
+        let mut removed = 0;
+        let Ok(dirs) = std::fs::read_dir(self.root.join("blobs")) else {
+            return 0;
+        };
+        for d in dirs.flatten() {
+            for f in std::fs::read_dir(d.path()).into_iter().flatten().flatten() {
+                let old = f
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > max_age);
+                if old && std::fs::remove_file(f.path()).is_ok() {
+                    removed += 1;
+                }
+            }
+        }
+        removed
     }
 }
 
@@ -180,6 +318,36 @@ impl Incoming {
             drop(self.file);
             let _ = tokio::fs::remove_file(&self.path).await;
         }
+    }
+}
+
+/// A failure to keep or fetch bytes: the local disk's, or the shared blob store's.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("blob store: {0}")]
+    Remote(#[from] object_store::Error),
+}
+
+impl StoreError {
+    /// As the client sees it: a blob store that cannot be reached is `unavailable` (503,
+    /// `Retry-After`); a local failure is `internal`.
+    pub fn into_api(self) -> crate::error::ApiError {
+        match self {
+            StoreError::Io(e) => crate::error::ApiError::internal(e),
+            StoreError::Remote(e) => crate::error::ApiError::new(
+                crate::error::ErrorCode::Unavailable,
+                "the blob store is unavailable",
+            )
+            .with_cause(e),
+        }
+    }
+}
+
+impl From<StoreError> for crate::error::ApiError {
+    fn from(e: StoreError) -> Self {
+        e.into_api()
     }
 }
 

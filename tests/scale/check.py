@@ -1,0 +1,601 @@
+#!/usr/bin/env python3
+"""Many replicas (issue #22): docreader replicas sharing a real Postgres and a real S3 server
+(SeaweedFS), behind nginx round robin. Started by tests/scale/run.sh, which finds the tools.
+
+Standard library only. Each check prints one line; the first failure raises and the run
+exits non-zero, with the logs of what it started. Everything runs on loopback ports in one
+temp dir, removed afterwards (kept after a failure, or with SCALE_KEEP=1).
+"""
+
+import argparse
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+KEYS = {"a": "scale-key-tenant-a-0123456789", "b": "scale-key-tenant-b-0123456789"}
+BUCKET = "docreader"
+S3_KEY, S3_SECRET = "scaletest", "scaletest-secret-0123456789"
+PG_PASSWORD = "scale-secret"
+
+
+def say(what):
+    print(f"scale: {what}", flush=True)
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def port_pair_free(p):
+    """A port, and the one 10000 above it (SeaweedFS's gRPC ports), both free."""
+    for q in (p, p + 10000):
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", q))
+        except OSError:
+            return False
+        finally:
+            s.close()
+    return True
+
+
+TAKEN = set()
+
+
+def free_port():
+    while True:
+        p = random.randint(20000, 45000)
+        if p not in TAKEN and p + 10000 not in TAKEN and port_pair_free(p):
+            TAKEN.update((p, p + 10000))
+            return p
+
+
+class Answer:
+    def __init__(self, status, headers, body):
+        self.status, self.headers, self.body = status, headers, body
+
+    def json(self):
+        return json.loads(self.body)
+
+    def code(self):
+        try:
+            return self.json()["error"]["code"]
+        except Exception:
+            return None
+
+
+def request(port, method, path, body=None, headers=None, tenant="a", timeout=120):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    h = dict(headers or {})
+    if tenant:
+        h["Authorization"] = f"Bearer {KEYS[tenant]}"
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body).encode()
+        h.setdefault("Content-Type", "application/json")
+    try:
+        conn.request(method, path, body=body, headers=h)
+        r = conn.getresponse()
+        data = r.read()
+        return Answer(r.status, {k.lower(): v for k, v in r.getheaders()}, data)
+    finally:
+        conn.close()
+
+
+def multipart(name, data):
+    boundary = uuid.uuid4().hex
+    head = (
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
+    return head + data + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def upload(port, name, data, tenant="a"):
+    body, ctype = multipart(name, data)
+    return request(port, "POST", "/upload", body=body, headers={"Content-Type": ctype}, tenant=tenant)
+
+
+def upload_ok(port, name, data, tenant="a"):
+    r = upload(port, name, data, tenant)
+    expect(r.status == 200, f"upload {name} on :{port}: {r.status} {r.body[:300]!r}")
+    return r.json()["files"][0]
+
+
+def read(port, file_id, tenant="a", **opts):
+    return request(port, "POST", "/read", body={"file_id": file_id, **opts}, tenant=tenant)
+
+
+def fixture(rel):
+    with open(os.path.join(ROOT, "fixtures", rel), "rb") as f:
+        return f.read()
+
+
+def wait_for(what, fn, seconds):
+    end = time.time() + seconds
+    last = None
+    while time.time() < end:
+        try:
+            last = fn()
+            if last:
+                return last
+        except (OSError, http.client.HTTPException) as e:
+            last = e
+        time.sleep(0.2)
+    raise AssertionError(f"{what}: not within {seconds} s (last: {last!r})")
+
+
+def as_postgres(cmd):
+    """Postgres refuses to run as root: as root, run its tools as the `postgres` user."""
+    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
+
+
+class Postgres:
+    def __init__(self, work, bindir):
+        self.dir = os.path.join(work, "pg")
+        self.bindir = bindir
+        self.port = free_port()
+        os.makedirs(self.dir)
+        pw = os.path.join(work, "pgpass")
+        with open(pw, "w") as f:
+            f.write(PG_PASSWORD + "\n")
+        if os.geteuid() == 0:
+            shutil.chown(self.dir, "postgres", "postgres")
+            shutil.chown(pw, "postgres", "postgres")
+        subprocess.run(as_postgres([f"{bindir}/initdb", "-D", self.dir, "-U", "docreader",
+                                    f"--pwfile={pw}", "--auth-host=scram-sha-256",
+                                    "--auth-local=trust", "-E", "UTF8", "--locale=C"]),
+                       check=True, stdout=subprocess.DEVNULL)
+        self.url = f"postgres://docreader:{PG_PASSWORD}@127.0.0.1:{self.port}/postgres"
+
+    def start(self):
+        opts = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c max_connections=200"
+        subprocess.run(as_postgres([f"{self.bindir}/pg_ctl", "-D", self.dir, "-l",
+                                    os.path.join(self.dir, "log"), "-o", opts, "-w", "start"]),
+                       check=True, stdout=subprocess.DEVNULL)
+
+    def stop(self):
+        subprocess.run(as_postgres([f"{self.bindir}/pg_ctl", "-D", self.dir, "-m", "fast",
+                                    "-w", "stop"]), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+
+
+class Seaweed:
+    """SeaweedFS's real `weed server` with its S3 gateway, credentials required."""
+
+    def __init__(self, work, weed):
+        self.weed = weed
+        self.dir = os.path.join(work, "weed")
+        os.makedirs(self.dir)
+        self.master, self.volume, self.filer, self.s3 = (free_port() for _ in range(4))
+        self.config = os.path.join(work, "s3.json")
+        with open(self.config, "w") as f:
+            json.dump({"identities": [{
+                "name": "docreader",
+                "credentials": [{"accessKey": S3_KEY, "secretKey": S3_SECRET}],
+                "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}, f)
+        self.log = open(os.path.join(work, "weed.log"), "wb")
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen([
+            self.weed, "server", f"-dir={self.dir}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+            f"-master.port={self.master}", f"-volume.port={self.volume}",
+            f"-filer.port={self.filer}", "-s3", f"-s3.port={self.s3}",
+            f"-s3.config={self.config}", "-master.volumeSizeLimitMB=64",
+        ], stdout=self.log, stderr=subprocess.STDOUT)
+
+        def s3_answers():
+            c = http.client.HTTPConnection("127.0.0.1", self.s3, timeout=2)
+            c.request("GET", "/")
+            return c.getresponse().status in (200, 403)
+        wait_for("SeaweedFS's S3 port", s3_answers, 60)
+        # The bucket, as an operator makes it (the filer's folder for it).
+        def bucket():
+            c = http.client.HTTPConnection("127.0.0.1", self.filer, timeout=5)
+            c.request("POST", f"/buckets/{BUCKET}/")
+            return c.getresponse().status in (200, 201)
+        wait_for("the bucket", bucket, 30)
+
+    def stop(self):
+        if self.proc:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def objects(self, prefix, sha):
+        """The bucket's objects for these bytes, listed through the filer."""
+        c = http.client.HTTPConnection("127.0.0.1", self.filer, timeout=10)
+        c.request("GET", f"/buckets/{BUCKET}/{prefix}/blobs/{sha[:2]}/?limit=1000",
+                  headers={"Accept": "application/json"})
+        r = c.getresponse()
+        body = r.read()
+        if r.status == 404:
+            return []
+        entries = json.loads(body).get("Entries") or []
+        return [e["FullPath"] for e in entries if e["FullPath"].endswith(sha)]
+
+
+class Replica:
+    def __init__(self, n, work, binary, env):
+        self.n, self.binary, self.env = n, binary, env
+        self.port = free_port()
+        self.dir = os.path.join(work, f"replica{n}")
+        self.logpath = os.path.join(work, f"replica{n}.log")
+        self.proc = None
+
+    def start(self, wait=True):
+        log = open(self.logpath, "ab")
+        self.proc = subprocess.Popen([self.binary, "serve", "--addr", f"127.0.0.1:{self.port}",
+                                      "--data-dir", self.dir], env=self.env, stdout=log,
+                                     stderr=subprocess.STDOUT)
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self):
+        def ready():
+            expect(self.proc.poll() is None, f"replica {self.n} exited: {self.tail()}")
+            return request(self.port, "GET", "/readyz", tenant=None, timeout=5).status == 200
+        wait_for(f"replica {self.n} ready", ready, 60)
+
+    def kill(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def tail(self, n=15):
+        with open(self.logpath, "rb") as f:
+            return b"\n".join(f.read().splitlines()[-n:]).decode(errors="replace")
+
+
+class Nginx:
+    def __init__(self, work, ports):
+        self.prefix = os.path.join(work, "gateway")
+        os.makedirs(os.path.join(self.prefix, "logs"))
+        self.port = free_port()
+        with open(os.path.join(ROOT, "docker", "nginx-replicas.conf")) as f:
+            conf = f.read()
+        for i, p in enumerate(ports, start=1):
+            marker = f"server 127.0.0.1:{8080 + i} "
+            expect(marker in conf, f"docker/nginx-replicas.conf lost its replica {i} line")
+            conf = conf.replace(marker, f"server 127.0.0.1:{p} ")
+        expect("listen 127.0.0.1:8000;" in conf, "docker/nginx-replicas.conf lost its listen line")
+        conf = conf.replace("listen 127.0.0.1:8000;", f"listen 127.0.0.1:{self.port};")
+        self.conf = os.path.join(work, "nginx.conf")
+        with open(self.conf, "w") as f:
+            f.write(conf)
+
+    def start(self):
+        subprocess.run(["nginx", "-p", self.prefix, "-c", self.conf, "-e",
+                        os.path.join(self.prefix, "logs", "error.log")], check=True)
+
+    def stop(self):
+        subprocess.run(["nginx", "-p", self.prefix, "-c", self.conf, "-s", "stop"],
+                       stderr=subprocess.DEVNULL)
+
+
+# --- the checks --------------------------------------------------------------------------
+
+
+def check_bad_operator_input(binary, work, pg, weed, base_env):
+    """An unreachable database or bucket at start: the replica exits with one line naming it."""
+    def start_fails(env, expected):
+        d = tempfile.mkdtemp(dir=work)
+        p = subprocess.run([binary, "serve", "--addr", f"127.0.0.1:{free_port()}", "--data-dir", d],
+                           env=env, capture_output=True, timeout=60)
+        out = p.stderr.decode(errors="replace").strip().splitlines()
+        expect(p.returncode != 0, f"started with {expected!r} missing")
+        last = out[-1] if out else ""
+        expect(expected in last, f"start error does not name it: {out[-3:]}")
+        expect(PG_PASSWORD not in p.stderr.decode(errors="replace"), "the password was printed")
+        return last
+
+    closed = free_port()
+    env = dict(base_env, DOCREADER_DATABASE_URL=f"postgres://docreader:{PG_PASSWORD}@127.0.0.1:{closed}/postgres")
+    line1 = start_fails(env, f"127.0.0.1:{closed}")
+    env = dict(base_env, DOCREADER_BLOB_STORE="s3://no-such-bucket/x")
+    line2 = start_fails(env, "no-such-bucket")
+    env = dict(base_env, AWS_SECRET_ACCESS_KEY="wrong-secret")
+    line3 = start_fails(env, "cannot reach the blob store")
+    say(f"bad operator input fails at start in one line: «{line1[:90]}…», «{line2[:90]}», "
+        f"wrong S3 secret: «{line3[:70]}…»")
+
+
+def check_cross_replica(r1, r2, r3):
+    pdf = fixture("pdf/three_pages.pdf")
+    rec = upload_ok(r1.port, "three.pdf", pdf)
+    texts = []
+    for r in (r1, r2, r3):
+        a = read(r.port, rec["file_id"])
+        expect(a.status == 200, f"read on replica {r.n}: {a.status} {a.body[:300]!r}")
+        texts.append(a.json()["text"])
+    expect(texts[0] == texts[1] == texts[2] and len(texts[0]) > 20, "replicas read different text")
+    b = read(r2.port, rec["file_id"], tenant="b")
+    expect(b.status == 404 and b.code() == "not_found", f"tenant b read a's file: {b.status}")
+    listed = request(r3.port, "GET", "/files").json()["files"]
+    expect(any(f["file_id"] == rec["file_id"] for f in listed), "the upload is not listed on replica 3")
+    say(f"upload on replica 1, read on 2 and 3: the same {len(texts[0])} characters; another "
+        "tenant gets not_found on another replica; listed everywhere")
+    return rec
+
+
+def check_dedup_and_delete(r1, r2, r3, weed, prefix):
+    data = f"dedup across replicas {uuid.uuid4()}\n".encode() * 50
+    a = upload_ok(r1.port, "same.txt", data)
+    b = upload_ok(r2.port, "same.txt", data)
+    expect(a["sha256"] == b["sha256"] and a["file_id"] != b["file_id"], "dedup ids")
+    sha = a["sha256"]
+    expect(len(weed.objects(prefix, sha)) == 1, f"bucket holds {weed.objects(prefix, sha)}")
+    d = request(r3.port, "DELETE", f"/files/{a['file_id']}")
+    expect(d.status in (200, 204), f"delete: {d.status} {d.body!r}")
+    expect(len(weed.objects(prefix, sha)) == 1, "bytes removed while another upload holds them")
+    got = read(r3.port, b["file_id"])
+    expect(got.status == 200 and "dedup across replicas" in got.json()["text"],
+           f"the other upload on replica 3 (from the bucket): {got.status}")
+    d = request(r1.port, "DELETE", f"/files/{b['file_id']}")
+    expect(d.status in (200, 204), f"delete: {d.status}")
+    expect(weed.objects(prefix, sha) == [], "the bytes stayed in the bucket after the last delete")
+    gone = read(r2.port, b["file_id"])
+    expect(gone.status == 404, f"deleted file read: {gone.status}")
+    say("the same bytes uploaded on two replicas: one object in the bucket; kept while an "
+        "upload refers to it, removed with the last")
+
+
+def check_delete_upload_race(r1, r2, r3, weed, prefix, rounds=25):
+    """A delete of the last upload of some bytes on one replica, racing an upload of the same
+    bytes on another: the new upload stays readable from a replica that must fetch it."""
+    lost = []
+    for i in range(rounds):
+        data = f"race {i} {uuid.uuid4()}\n".encode() * 20
+        first = upload_ok(r1.port, "race.txt", data)
+        out = {}
+
+        def delete():
+            out["delete"] = request(r2.port, "DELETE", f"/files/{first['file_id']}")
+
+        def again():
+            out["upload"] = upload(r3.port, "race.txt", data)
+        ts = [threading.Thread(target=delete), threading.Thread(target=again)]
+        random.shuffle(ts)
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        expect(out["delete"].status in (200, 204), f"delete: {out['delete'].status}")
+        expect(out["upload"].status == 200, f"upload: {out['upload'].status} {out['upload'].body!r}")
+        second = out["upload"].json()["files"][0]
+        # Replica 2 never held these bytes: it reads them from the bucket.
+        got = read(r2.port, second["file_id"])
+        if got.status != 200 or len(weed.objects(prefix, second["sha256"])) != 1:
+            lost.append((i, got.status, got.body[:200]))
+        request(r3.port, "DELETE", f"/files/{second['file_id']}")
+    expect(not lost, f"uploads lost to a racing delete: {lost}")
+    say(f"{rounds} rounds of a delete racing an upload of the same bytes on another replica: "
+        "every new upload readable from a third replica, its bytes in the bucket")
+
+
+def check_search_and_memory(r1, r2):
+    rec = upload_ok(r1.port, "headings.pdf", fixture("pdf/headings.pdf"))
+    text = read(r1.port, rec["file_id"]).json()["text"]
+    word = max((w for w in text.split() if w.isalpha()), key=len)
+
+    def found():
+        r = request(r2.port, "POST", "/search", body={"query": word})
+        expect(r.status == 200, f"search: {r.status} {r.body[:300]!r}")
+        return any(h["file_id"] == rec["file_id"] for h in r.json()["hits"])
+    wait_for(f"search for {word!r} on replica 2", found, 15)
+    other = request(r2.port, "POST", "/search", body={"query": word}, tenant="b").json()["hits"]
+    expect(not any(h["file_id"] == rec["file_id"] for h in other), "tenant b found a's file")
+    img = upload_ok(r1.port, "scan.pdf", fixture("pdf/scan_page.pdf"))
+    first = read(r1.port, img["file_id"])
+    expect(first.status == 200, f"OCR read: {first.status} {first.body[:300]!r}")
+    again = read(r2.port, img["file_id"])
+    env = again.json()
+    expect(env["text"] == first.json()["text"], "OCR text differs between replicas")
+    expect((env.get("ocr_pages_from_memory") or 0) >= 1,
+           f"replica 2 recognised again what replica 1 remembered: {again.body[:400]!r}")
+    say(f"a read on replica 1 is found by search on replica 2 ({word!r}, Postgres full text; "
+        "not by another tenant); OCR done on replica 1 comes from document memory on replica 2")
+
+
+def check_kills(replicas, gateway, weed, prefix, ops=100, every=10.0):
+    """Mixed uploads and reads through nginx while one replica is SIGKILLed every 10 s and
+    restarted: every upload answered 200 is readable afterwards from every replica, every
+    failure is a typed error or the killed replica's own connection, nothing else is 5xx."""
+    seed = [upload_ok(gateway, f"seed{i}.pdf", fixture("pdf/three_pages.pdf"))["file_id"]
+            for i in range(3)]
+    lock = threading.Lock()
+    stored, outcomes, bad = [], {}, []
+    stop = threading.Event()
+    counter = iter(range(ops))
+
+    def note(kind):
+        with lock:
+            outcomes[kind] = outcomes.get(kind, 0) + 1
+
+    def client():
+        while True:
+            with lock:
+                i = next(counter, None)
+            if i is None:
+                return
+            try:
+                if i % 2 == 0:
+                    data = f"kill test upload {i} {uuid.uuid4()}\n".encode() * 30
+                    r = upload(gateway, f"k{i}.txt", data)
+                    if r.status == 200:
+                        with lock:
+                            stored.append((r.json()["files"][0]["file_id"], data))
+                else:
+                    with lock:
+                        pool = seed + [s[0] for s in stored]
+                    r = read(gateway, random.choice(pool))
+            except (OSError, http.client.HTTPException) as e:
+                bad.append(f"op {i}: the gateway failed: {e!r}")
+                continue
+            if r.status == 200:
+                note("ok")
+            elif r.status == 502:
+                note("502 (killed replica's connection)")
+            elif r.code():
+                note(f"{r.status} {r.code()}")
+                if r.status >= 500 and r.code() != "unavailable":
+                    bad.append(f"op {i}: {r.status} {r.body[:200]!r}")
+            else:
+                bad.append(f"op {i}: {r.status} without a typed error: {r.body[:200]!r}")
+            time.sleep(0.25)
+
+    kills = []
+
+    def killer():
+        n = 0
+        while not stop.wait(every):
+            victim = replicas[n % len(replicas)]
+            n += 1
+            victim.kill()
+            kills.append(victim.n)
+            time.sleep(1)
+            victim.start(wait=False)
+            try:
+                victim.wait_ready()
+            except AssertionError as e:
+                bad.append(str(e))
+
+    k = threading.Thread(target=killer)
+    clients = [threading.Thread(target=client) for _ in range(4)]
+    started = time.time()
+    k.start()
+    for c in clients:
+        c.start()
+    for c in clients:
+        c.join()
+    # At least two kills happen, however fast the operations went.
+    while len(kills) < 2:
+        time.sleep(0.5)
+    stop.set()
+    k.join()
+    took = time.time() - started
+    for r in replicas:
+        if r.proc.poll() is not None:
+            r.start()
+    expect(not bad, f"failures: {bad[:5]}")
+    missing = []
+    for fid, data in stored:
+        for r in replicas:
+            a = read(r.port, fid)
+            if a.status != 200 or a.json()["text"].strip() != data.decode().strip():
+                missing.append((fid, r.n, a.status))
+    expect(not missing, f"stored uploads not readable everywhere: {missing[:5]}")
+    expect(outcomes.get("ok", 0) >= ops // 2, f"too few successes: {outcomes}")
+    say(f"{ops} uploads and reads through nginx in {took:.0f} s with {len(kills)} SIGKILLs "
+        f"(replicas {kills}): {outcomes}; all {len(stored)} stored uploads readable from "
+        "every replica afterwards")
+
+
+def check_database_outage(r1, pg):
+    pg.stop()
+    try:
+        r = request(r1.port, "GET", "/files")
+        expect(r.status == 503 and r.code() == "unavailable", f"with Postgres stopped: {r.status} {r.body!r}")
+        expect(r.headers.get("retry-after"), "no Retry-After")
+        ready = request(r1.port, "GET", "/readyz", tenant=None)
+        expect(ready.status == 503, f"/readyz with Postgres stopped: {ready.status}")
+    finally:
+        pg.start()
+    t0 = time.time()
+    wait_for("recovery after Postgres returned",
+             lambda: request(r1.port, "GET", "/files").status == 200, 30)
+    say(f"Postgres stopped: 503 unavailable with Retry-After, /readyz 503; restarted: the "
+        f"replica answers again by itself after {time.time() - t0:.1f} s")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--weed", required=True)
+    ap.add_argument("--pg-bindir", required=True)
+    ap.add_argument("--ops", type=int, default=100)
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="docreader-scale-")
+    os.chmod(work, 0o755)
+    started, ok = [], False
+    replicas = []
+    try:
+        pg = Postgres(work, args.pg_bindir)
+        pg.start()
+        started.append(pg)
+        weed = Seaweed(work, args.weed)
+        weed.start()
+        started.append(weed)
+        prefix = "scale"
+        env = dict(os.environ,
+                   DOCREADER_DATABASE_URL=pg.url,
+                   DOCREADER_BLOB_STORE=f"s3://{BUCKET}/{prefix}",
+                   AWS_ENDPOINT_URL=f"http://127.0.0.1:{weed.s3}",
+                   AWS_ACCESS_KEY_ID=S3_KEY, AWS_SECRET_ACCESS_KEY=S3_SECRET,
+                   AWS_REGION="us-east-1",
+                   DOCREADER_API_KEYS=",".join(f"{k}:{t}" for t, k in KEYS.items()),
+                   DOCREADER_LOG_FORMAT="text")
+        say(f"Postgres {pg.port}, SeaweedFS S3 {weed.s3} (bucket {BUCKET}, credentials required)")
+        check_bad_operator_input(args.bin, work, pg, weed, env)
+        replicas = [Replica(n, work, args.bin, env) for n in (1, 2, 3)]
+        # Three replicas starting at once migrate the empty database once.
+        for r in replicas:
+            r.start(wait=False)
+        for r in replicas:
+            r.wait_ready()
+        say("three replicas started at once on an empty database (migrations applied once)")
+        gw = Nginx(work, [r.port for r in replicas])
+        gw.start()
+        started.append(gw)
+        r1, r2, r3 = replicas
+        check_cross_replica(r1, r2, r3)
+        check_dedup_and_delete(r1, r2, r3, weed, prefix)
+        check_delete_upload_race(r1, r2, r3, weed, prefix)
+        check_search_and_memory(r1, r2)
+        check_kills(replicas, gw.port, weed, prefix, ops=args.ops)
+        check_database_outage(r1, pg)
+        ok = True
+        say("all checks passed")
+    finally:
+        for r in replicas:
+            r.stop()
+        for s in reversed(started):
+            s.stop()
+        if not ok:
+            for r in replicas:
+                print(f"--- replica {r.n} log (last lines) ---\n{r.tail()}")
+            for name in ("weed.log", "pg/log", "gateway/logs/error.log"):
+                p = os.path.join(work, name)
+                if os.path.exists(p):
+                    with open(p, "rb") as f:
+                        tail = f.read().splitlines()[-10:]
+                    print(f"--- {name} ---\n" + b"\n".join(tail).decode(errors="replace"))
+        if ok and os.environ.get("SCALE_KEEP") != "1":
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"scale: work dir kept: {work}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
