@@ -69,6 +69,17 @@ pub struct ServeArgs {
     /// Where the database and the uploaded files live.
     #[arg(long, env = "DOCREADER_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
+    /// Read jobs (`POST /read` with `"async": true`) this replica runs at once; 0: it runs
+    /// none (it still queues jobs and answers for them).
+    #[arg(long, env = "DOCREADER_JOB_RUNNERS", default_value_t = 2)]
+    pub job_runners: usize,
+    /// Deadline of a read job that gives no `deadline_ms`, in milliseconds (jobs are for
+    /// reads longer than a request may wait: a 300-page scan takes minutes).
+    #[arg(long, env = "DOCREADER_JOB_DEADLINE_MS", default_value_t = 3_600_000)]
+    pub job_deadline_ms: u64,
+    /// Hours a job and its result are kept after it was submitted.
+    #[arg(long, env = "DOCREADER_JOB_TTL_HOURS", default_value_t = 24)]
+    pub job_ttl_hours: u64,
     /// A Postgres database shared by replicas (`postgres://user:password@host:port/db`);
     /// without it, SQLite under the data dir.
     #[arg(long, env = "DOCREADER_DATABASE_URL", hide_env_values = true)]
@@ -364,6 +375,9 @@ impl ServeArgs {
             data_dir: data_dir.into(),
             database_url: None,
             blob_store: None,
+            job_runners: 2,
+            job_deadline_ms: 3_600_000,
+            job_ttl_hours: 24,
             api_keys: None,
             api_keys_file: None,
             metrics_public: false,

@@ -15,6 +15,7 @@ pub mod fetch;
 pub mod files;
 pub mod findings;
 pub mod http;
+pub mod jobs;
 pub mod metrics;
 pub mod native;
 pub mod ocr;

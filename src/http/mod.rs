@@ -6,6 +6,7 @@ pub mod console;
 pub mod error;
 pub mod files;
 pub mod health;
+pub mod jobs;
 pub mod mcp;
 pub mod metrics;
 pub mod pages;
@@ -55,6 +56,8 @@ pub struct AppState {
     /// The address clients reach the service at, for upload URLs (else from the request).
     pub public_url: Option<String>,
     pub metrics: Arc<Metrics>,
+    /// Read jobs (`"async": true`), shared by the replicas through the database.
+    pub jobs: Arc<crate::jobs::Jobs>,
 }
 
 impl AppState {
@@ -107,7 +110,7 @@ impl AppState {
             db: db.clone(),
             store: store.clone(),
             limits: args.limits.clone(),
-            indexing: Arc::new(crate::search::Pending::new(derived, store)),
+            indexing: Arc::new(crate::search::Pending::new(derived, store.clone())),
         };
         let max_reads = args.limits.max_concurrent_reads;
         let executor = match args.workers {
@@ -145,8 +148,9 @@ impl AppState {
             )?,
             metrics: metrics.clone(),
         };
+        let reader = Arc::new(reader);
         Ok(Self {
-            db,
+            db: db.clone(),
             files,
             data_dir: args.data_dir.clone(),
             limits: args.limits.clone(),
@@ -154,7 +158,19 @@ impl AppState {
             cors_origins,
             metrics_public: args.metrics_public,
             body_timeout: std::time::Duration::from_millis(args.body_timeout_ms.max(1)),
-            reader: Arc::new(reader),
+            jobs: {
+                let jobs = Arc::new(crate::jobs::Jobs::new(
+                    db.clone(),
+                    store.clone(),
+                    reader.clone(),
+                    std::time::Duration::from_secs(args.job_ttl_hours.max(1) * 3600),
+                    args.job_runners,
+                    args.job_deadline_ms,
+                ));
+                jobs.start();
+                jobs
+            },
+            reader,
             metrics,
             public_url: args
                 .public_url
@@ -179,6 +195,7 @@ pub fn app(state: AppState) -> Router {
         .merge(metrics::router())
         .merge(files::router(state.limits.max_request_bytes))
         .merge(read::router())
+        .merge(jobs::router())
         .merge(pages::router())
         .merge(search::router())
         .merge(upload_url::router())
@@ -209,6 +226,7 @@ pub fn app(state: AppState) -> Router {
                     header::AUTHORIZATION,
                     header::CONTENT_TYPE,
                     HeaderName::from_static("x-request-id"),
+                    HeaderName::from_static("last-event-id"),
                 ])
                 .expose_headers([HeaderName::from_static("x-request-id")]),
         );
@@ -253,10 +271,10 @@ async fn security_headers(
 #[derive(OpenApi)]
 #[openapi(
     info(title = "docreader", description = "Reads any document and hands back its text in one JSON envelope. Upload with POST /upload, then POST /read. Every error is {\"status\":\"error\",\"error\":{\"code\",\"message\",\"hint\"}} with a stable code (see the ErrorCode schema)."),
-    paths(files::upload, upload_url::create, upload_url::receive, upload_url::receive_post, files::list, files::show, files::remove, pages::page, read::read, search::search, search::index, health::healthz, health::readyz, metrics::metrics),
+    paths(files::upload, upload_url::create, upload_url::receive, upload_url::receive_post, files::list, files::show, files::remove, pages::page, read::read, jobs::show, jobs::cancel, jobs::events, search::search, search::index, health::healthz, health::readyz, metrics::metrics),
     components(schemas(crate::error::ErrorCode, crate::error::ErrorBody, crate::error::ErrorDetail,
         crate::envelope::Envelope, crate::options::ReadRequest, crate::db::FileRecord, crate::detect::Family, crate::extract::page_image::PictureFormat,
-        files::UploadResponse, upload_url::UploadUrlRequest, upload_url::UploadUrl, crate::search::SearchRequest, crate::search::SearchResults, search::Indexed, files::FileList, files::FileInfo, files::Deleted)),
+        files::UploadResponse, upload_url::UploadUrlRequest, upload_url::UploadUrl, crate::search::SearchRequest, crate::search::SearchResults, search::Indexed, files::FileList, files::FileInfo, files::Deleted, crate::jobs::JobView, crate::jobs::JobLinks)),
     modifiers(&BearerAuth),
     tags((name = "files", description = "Upload and manage files"), (name = "read", description = "Read a document"), (name = "health", description = "Probes"))
 )]
@@ -296,6 +314,8 @@ pub fn openapi() -> serde_json::Value {
             both("byte_offset", "offset"), both("byte_offset", "limit"),
             both("byte_length", "offset"), both("byte_length", "limit"),
             both("query", "byte_offset"), both("query", "byte_length")]}},
+        {"description": "A read of several files (file_ids) is not run as a job.",
+         "not": {"required": ["async", "file_ids"], "properties": {"async": {"const": true}, "file_ids": {"not": {"type": "null"}}}}},
         {"description": "query_mode and context_lines need a query.",
          "not": {"anyOf": [without_query("query_mode"), without_query("context_lines")]}}
     ]);

@@ -32,6 +32,7 @@ pub fn router() -> Router<AppState> {
 #[utoipa::path(post, path = "/read", tag = "read", request_body = ReadRequest,
     responses(
         (status = 200, description = "the envelope; with `file_ids`, one result per file", body = ReadAnswer),
+        (status = 202, description = "with `\"async\": true` or `Prefer: respond-async`: the queued job (`Location`: /jobs/{id})", body = crate::jobs::JobView),
         (status = 400, description = "invalid_request, invalid_option, unsupported_option, invalid_range, inverted_range, url_scheme_not_allowed", body = ErrorBody),
         (status = 401, description = "unauthorized", body = ErrorBody),
         (status = 403, description = "outside_allowed_roots, url_not_allowed, url_host_not_allowed, url_address_blocked, url_redirect_blocked", body = ErrorBody),
@@ -55,10 +56,19 @@ pub async fn read(
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("text/event-stream"));
-    let req = match parse(body) {
+    let mut req = match parse(body) {
         Ok(req) => req,
         Err(e) => return e.into_response(),
     };
+    let prefer_async = headers
+        .get_all("prefer")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim().eq_ignore_ascii_case("respond-async"));
+    if req.run_async.take().unwrap_or(prefer_async) {
+        return submit(&st, &tenant, streamed, req).await;
+    }
     if req.file_ids.is_some() {
         if streamed {
             return ApiError::invalid_option("a read of several files (file_ids) is not streamed")
@@ -119,6 +129,37 @@ pub async fn read(
         header::HeaderValue::from_static("no-cache"),
     );
     res
+}
+
+/// `"async": true`: queue the read as a job and answer 202 with it. What can be checked
+/// without reading is checked now (the file exists, the request's shape); the rest is the
+/// job's typed error.
+async fn submit(st: &AppState, tenant: &str, streamed: bool, req: ReadRequest) -> Response {
+    if req.file_ids.is_some() {
+        return ApiError::invalid_option("a read of several files (file_ids) is not run as a job")
+            .with_hint("Submit one job per file_id.")
+            .into_response();
+    }
+    if streamed {
+        return ApiError::invalid_option("an async read answers at once, not as a stream")
+            .with_hint("Stream the job's progress from GET /jobs/{id}/events.")
+            .into_response();
+    }
+    if let Some(id) = &req.file_id {
+        if let Err(e) = st.files.get(tenant, id).await {
+            return e.into_response();
+        }
+    }
+    match st.jobs.submit(tenant, &req).await {
+        Ok(job) => {
+            let mut res = (axum::http::StatusCode::ACCEPTED, Json(&job)).into_response();
+            if let Ok(v) = header::HeaderValue::from_str(&job.links.this) {
+                res.headers_mut().insert(header::LOCATION, v);
+            }
+            res
+        }
+        Err(e) => e.into_response(),
+    }
 }
 
 /// What `POST /read` answers: one envelope, or with `file_ids` one result per file.

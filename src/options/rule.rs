@@ -12,8 +12,8 @@ pub const MAX_CHARS: usize = 50_000_000;
 /// Options every format accepts.
 const UNIVERSAL: &[&str] = &["deadline_ms", "max_chars", "max_tokens", "output"];
 
-/// What names the file rather than how to read it.
-const IDENTITY: &[&str] = &["file_id", "path", "file_ids", "url"];
+/// What names the file, and how the read is run, rather than how to read it.
+const IDENTITY: &[&str] = &["file_id", "path", "file_ids", "url", "async"];
 
 /// The text family's options, and what a kind of text file takes besides them.
 macro_rules! text_options {

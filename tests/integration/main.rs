@@ -9,6 +9,7 @@ mod findings;
 mod fuzz;
 mod hardening;
 mod html;
+mod jobs;
 mod many;
 mod markdown;
 mod mcp;

@@ -417,14 +417,112 @@ def check_search_and_memory(r1, r2):
         "not by another tenant); OCR done on replica 1 comes from document memory on replica 2")
 
 
+def sse(port, path, last=None):
+    """The events of a stream, read to its end: [(id, event, data)]."""
+    h = {"Accept": "text/event-stream"}
+    if last:
+        h["Last-Event-ID"] = last
+    a = request(port, "GET", path, headers=h, timeout=300)
+    expect(a.status == 200, f"{path}: {a.status} {a.body[:200]!r}")
+    out = []
+    for block in a.body.decode().split("\n\n"):
+        f = {}
+        for line in block.splitlines():
+            k, _, v = line.partition(": ")
+            f[k] = f.get(k, "") + v
+        if "event" in f:
+            out.append((f.get("id"), f["event"], f.get("data", "")))
+    return out
+
+
+def check_jobs_across_replicas(r1, r2, r3):
+    fid = upload_ok(r1.port, "thirty.pdf", fixture("pdf/thirty_pages.pdf"))["file_id"]
+    a = read(r1.port, fid, **{"async": True, "ocr": "force", "pages": "3-6"})
+    expect(a.status == 202, f"async read: {a.status} {a.body[:200]!r}")
+    jid = a.json()["job_id"]
+    evs = sse(r2.port, f"/jobs/{jid}/events")
+    expect(evs and evs[-1][1] == "envelope", f"events on replica 2 end with {evs[-1:]}")
+    progress = [e for e in evs if e[1] == "progress"]
+    expect(progress, "no progress events")
+    env = json.loads(evs[-1][2])
+    got = request(r3.port, "GET", f"/jobs/{jid}").json()
+    expect(got["state"] == "done" and got["envelope"]["text"] == env["text"], f"job on replica 3: {got['state']}")
+    rest = sse(r3.port, f"/jobs/{jid}/events", last=progress[0][0])
+    expect(len(rest) == len(evs) - 1 and rest[-1][1] == "envelope", "resume from Last-Event-ID on replica 3")
+    other = request(r2.port, "GET", f"/jobs/{jid}", tenant="b")
+    expect(other.status == 404, f"tenant b sees a's job: {other.status}")
+    # Cancelled from another replica than the one that queued it (and the one running it).
+    long = read(r3.port, fid, **{"async": True, "ocr": "force", "pages": "1-30"}).json()["job_id"]
+    wait_for("the long job to run", lambda: request(r1.port, "GET", f"/jobs/{long}").json()["state"] == "running", 30)
+    c = request(r2.port, "DELETE", f"/jobs/{long}")
+    expect(c.status == 200 and c.json()["state"] == "cancelled", f"cancel: {c.status} {c.body[:200]!r}")
+    time.sleep(4)  # a heartbeat later the runner has stopped; the job stays cancelled
+    expect(request(r1.port, "GET", f"/jobs/{long}").json()["state"] == "cancelled", "a cancelled job came back")
+    say(f"a job queued on replica 1: {len(progress)} progress events and its envelope streamed "
+        "from replica 2, done on replica 3, resumed there from Last-Event-ID; not another "
+        "tenant's; a running job cancelled from another replica stays cancelled")
+
+
+def job_log(replicas):
+    """From the replicas' JSON logs: job → fences it was started under (with the replica),
+    and job → how many times its end was recorded."""
+    started, ended = {}, {}
+    for r in replicas:
+        with open(r.logpath, "rb") as f:
+            for line in f:
+                try:
+                    ev = json.loads(line)
+                except ValueError:
+                    continue
+                job = ev.get("job")
+                if ev.get("message") == "job ended":
+                    ended[job] = ended.get(job, 0) + 1
+                elif ev.get("message") == "job started":
+                    started.setdefault(job, []).append((ev.get("fence"), r.n))
+    return started, ended
+
+
+def check_job_takeover(replicas):
+    """The replica running a job is SIGKILLed: another takes the job over once its lease
+    (20 s) has run out, under a new fence, and the job ends done, recorded once."""
+    port = replicas[0].port
+    fid = upload_ok(port, "thirty.pdf", fixture("pdf/thirty_pages.pdf"))["file_id"]
+    jid = read(port, fid, **{"async": True, "ocr": "force", "pages": "7-12"}).json()["job_id"]
+
+    def runner():
+        started, _ = job_log(replicas)
+        return started.get(jid, [None])[0]
+    fence, n = wait_for("the job to start", runner, 30)
+    victim = next(r for r in replicas if r.n == n)
+    time.sleep(1.5)
+    victim.kill()
+    t0 = time.time()
+    victim.start()
+
+    def ended():
+        a = request(port if victim.port != port else replicas[1].port, "GET", f"/jobs/{jid}")
+        return a.json() if a.json()["state"] in ("done", "failed") else None
+    j = wait_for("the job to end on another replica", ended, 120)
+    took = time.time() - t0
+    started, ends = job_log(replicas)
+    expect(j["state"] == "done", f"taken-over job: {j['state']} {j.get('error')}")
+    fences = [f for f, _ in started[jid]]
+    expect(len(fences) >= 2 and fences == sorted(set(fences)), f"job started under {started[jid]}")
+    expect(ends.get(jid) == 1, f"job end recorded {ends.get(jid)} times")
+    say(f"the replica running a job SIGKILLed mid-read: the job was started again under fence "
+        f"{fences[-1]} on replica {started[jid][-1][1]} after its lease ran out and ended done "
+        f"{took:.0f} s later, recorded once")
+
+
 def check_kills(replicas, gateway, weed, prefix, ops=100, every=10.0):
     """Mixed uploads and reads through nginx while one replica is SIGKILLed every 10 s and
     restarted: every upload answered 200 is readable afterwards from every replica, every
     failure is a typed error or the killed replica's own connection, nothing else is 5xx."""
     seed = [upload_ok(gateway, f"seed{i}.pdf", fixture("pdf/three_pages.pdf"))["file_id"]
             for i in range(3)]
+    scan = upload_ok(gateway, "thirty.pdf", fixture("pdf/thirty_pages.pdf"))["file_id"]
     lock = threading.Lock()
-    stored, outcomes, bad = [], {}, []
+    stored, outcomes, bad, jobs = [], {}, [], []
     stop = threading.Event()
     counter = iter(range(ops))
 
@@ -439,7 +537,18 @@ def check_kills(replicas, gateway, weed, prefix, ops=100, every=10.0):
             if i is None:
                 return
             try:
-                if i % 2 == 0:
+                if i % 4 == 1:
+                    # A read job: two pages of OCR, seconds long, so kills land on some.
+                    page = 1 + (i // 4) % 29
+                    r = read(gateway, scan, **{"async": True, "ocr": "force",
+                                               "pages": f"{page}-{page + 1}"})
+                    if r.status == 202:
+                        with lock:
+                            jobs.append(r.json()["job_id"])
+                        note("202 job")
+                        time.sleep(0.25)
+                        continue
+                elif i % 2 == 0:
                     data = f"kill test upload {i} {uuid.uuid4()}\n".encode() * 30
                     r = upload(gateway, f"k{i}.txt", data)
                     if r.status == 200:
@@ -505,10 +614,36 @@ def check_kills(replicas, gateway, weed, prefix, ops=100, every=10.0):
             if a.status != 200 or a.json()["text"].strip() != data.decode().strip():
                 missing.append((fid, r.n, a.status))
     expect(not missing, f"stored uploads not readable everywhere: {missing[:5]}")
+    # Every job ends, on whichever replica: a killed runner's job is taken over when its
+    # lease (20 s) runs out.
+    ends = {}
+    for jid in jobs:
+        def ended():
+            a = request(gateway, "GET", f"/jobs/{jid}")
+            if a.status == 200 and a.json()["state"] in ("done", "failed", "cancelled"):
+                return a.json()
+            return None
+        j = wait_for(f"job {jid} to end", ended, 120)
+        expect(j["state"] == "done" or (j["state"] == "failed" and j["error"].get("code")),
+               f"job {jid}: {j['state']} {j.get('error')}")
+        if j["state"] == "done":
+            expect("--- Page" in j["envelope"]["text"], f"job {jid}: {j['envelope']['text'][:100]!r}")
+        ends[j["state"]] = ends.get(j["state"], 0) + 1
+    # No job's result recorded twice: each job has one "job ended" line in all the logs,
+    # and any job started twice was started again under a new fence.
+    started, ended_lines = job_log(replicas)
+    expect(all(j in started for j in jobs), "a job with no 'job started' line in the logs")
+    twice = {j: n for j, n in ended_lines.items() if n > 1}
+    expect(not twice, f"jobs whose result was recorded twice: {twice}")
+    expect(all(ended_lines.get(j) == 1 for j in jobs), "a job with no 'job ended' line")
+    for j, fences in started.items():
+        expect(len(set(fences)) == len(fences), f"job {j} started twice under one fence: {fences}")
+    taken_over = sum(1 for f in started.values() if len(f) > 1)
     expect(outcomes.get("ok", 0) >= ops // 2, f"too few successes: {outcomes}")
-    say(f"{ops} uploads and reads through nginx in {took:.0f} s with {len(kills)} SIGKILLs "
-        f"(replicas {kills}): {outcomes}; all {len(stored)} stored uploads readable from "
-        "every replica afterwards")
+    say(f"{ops} uploads, reads and read jobs through nginx in {took:.0f} s with {len(kills)} "
+        f"SIGKILLs (replicas {kills}): {outcomes}; all {len(stored)} stored uploads readable "
+        f"from every replica afterwards; all {len(jobs)} jobs ended ({ends}), {taken_over} "
+        "taken over from a killed replica, none recorded twice")
 
 
 def check_database_outage(r1, pg):
@@ -534,6 +669,8 @@ def main():
     ap.add_argument("--weed", required=True)
     ap.add_argument("--pg-bindir", required=True)
     ap.add_argument("--ops", type=int, default=100)
+    ap.add_argument("--only", help="comma-separated checks to run (default: all): start, "
+                    "cross, dedup, race, search, jobs, takeover, kills, outage")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="docreader-scale-")
     os.chmod(work, 0o755)
@@ -554,9 +691,14 @@ def main():
                    AWS_ACCESS_KEY_ID=S3_KEY, AWS_SECRET_ACCESS_KEY=S3_SECRET,
                    AWS_REGION="us-east-1",
                    DOCREADER_API_KEYS=",".join(f"{k}:{t}" for t, k in KEYS.items()),
-                   DOCREADER_LOG_FORMAT="text")
+                   DOCREADER_LOG_FORMAT="json")
         say(f"Postgres {pg.port}, SeaweedFS S3 {weed.s3} (bucket {BUCKET}, credentials required)")
-        check_bad_operator_input(args.bin, work, pg, weed, env)
+        only = set(args.only.split(",")) if args.only else None
+
+        def want(name):
+            return only is None or name in only
+        if want("start"):
+            check_bad_operator_input(args.bin, work, pg, weed, env)
         replicas = [Replica(n, work, args.bin, env) for n in (1, 2, 3)]
         # Three replicas starting at once migrate the empty database once.
         for r in replicas:
@@ -568,12 +710,19 @@ def main():
         gw.start()
         started.append(gw)
         r1, r2, r3 = replicas
-        check_cross_replica(r1, r2, r3)
-        check_dedup_and_delete(r1, r2, r3, weed, prefix)
-        check_delete_upload_race(r1, r2, r3, weed, prefix)
-        check_search_and_memory(r1, r2)
-        check_kills(replicas, gw.port, weed, prefix, ops=args.ops)
-        check_database_outage(r1, pg)
+        checks = [
+            ("cross", lambda: check_cross_replica(r1, r2, r3)),
+            ("dedup", lambda: check_dedup_and_delete(r1, r2, r3, weed, prefix)),
+            ("race", lambda: check_delete_upload_race(r1, r2, r3, weed, prefix)),
+            ("search", lambda: check_search_and_memory(r1, r2)),
+            ("jobs", lambda: check_jobs_across_replicas(r1, r2, r3)),
+            ("takeover", lambda: check_job_takeover(replicas)),
+            ("kills", lambda: check_kills(replicas, gw.port, weed, prefix, ops=args.ops)),
+            ("outage", lambda: check_database_outage(r1, pg)),
+        ]
+        for name, run in checks:
+            if want(name):
+                run()
         ok = True
         say("all checks passed")
     finally:

@@ -1,0 +1,149 @@
+//! Read jobs over HTTP (`jobs.rs`): `GET /jobs/{id}`, `GET /jobs/{id}/events`,
+//! `DELETE /jobs/{id}`; `POST /read` with `"async": true` makes them (`read.rs`).
+
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+
+use super::auth::Tenant;
+use super::AppState;
+use crate::error::{ApiError, ErrorBody};
+use crate::jobs::{ended, JobView};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/jobs/{id}", get(show).delete(cancel))
+        .route("/jobs/{id}/events", get(events))
+}
+
+/// A read job: `queued`, `running` (with its last progress event), `done` (with the
+/// envelope), `failed` (with the error) or `cancelled` — from any replica. Jobs and their
+/// results are kept for `DOCREADER_JOB_TTL_HOURS` (24 by default), not removed when read.
+#[utoipa::path(get, path = "/jobs/{id}", tag = "read",
+    params(("id" = String, Path, description = "The job id `POST /read` with `\"async\": true` answered")),
+    responses(
+        (status = 200, description = "the job", body = JobView),
+        (status = 401, description = "unauthorized", body = ErrorBody),
+        (status = 404, description = "not_found", body = ErrorBody),
+        (status = 503, description = "unavailable", body = ErrorBody)),
+    security((), ("bearer" = [])))]
+pub async fn show(
+    State(st): State<AppState>,
+    Tenant(tenant): Tenant,
+    Path(id): Path<String>,
+) -> Result<Json<JobView>, ApiError> {
+    st.jobs.get(&tenant, &id).await.map(Json)
+}
+
+/// Cancel a job: a queued one never runs, a running one stops within seconds (its state
+/// is `cancelled` at once). A job that already ended is answered as it is.
+#[utoipa::path(delete, path = "/jobs/{id}", tag = "read",
+    params(("id" = String, Path, description = "The job id")),
+    responses(
+        (status = 200, description = "the job, `cancelled` unless it had ended", body = JobView),
+        (status = 401, description = "unauthorized", body = ErrorBody),
+        (status = 404, description = "not_found", body = ErrorBody),
+        (status = 503, description = "unavailable", body = ErrorBody)),
+    security((), ("bearer" = [])))]
+pub async fn cancel(
+    State(st): State<AppState>,
+    Tenant(tenant): Tenant,
+    Path(id): Path<String>,
+) -> Result<Json<JobView>, ApiError> {
+    st.jobs.cancel(&tenant, &id).await.map(Json)
+}
+
+/// The job's progress as server-sent events, as a streamed `POST /read` sends them:
+/// `progress` events (`{done, total, stage}`), then one `envelope` or `error` event, then
+/// the end. Each event has an id; reconnecting with `Last-Event-ID` resumes after it. Any
+/// replica serves it, whichever runs the job.
+#[utoipa::path(get, path = "/jobs/{id}/events", tag = "read",
+    params(("id" = String, Path, description = "The job id"),
+        ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event")),
+    responses(
+        (status = 200, description = "text/event-stream: progress events, then envelope or error", content_type = "text/event-stream", body = String),
+        (status = 401, description = "unauthorized", body = ErrorBody),
+        (status = 404, description = "not_found", body = ErrorBody),
+        (status = 503, description = "unavailable", body = ErrorBody)),
+    security((), ("bearer" = [])))]
+pub async fn events(
+    State(st): State<AppState>,
+    Tenant(tenant): Tenant,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let mut after: i64 = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|n: &i64| *n >= 0)
+        .unwrap_or(0);
+    // An unknown job is a plain 404, not a stream.
+    st.jobs.get(&tenant, &id).await?;
+    let (tx, rx) = tokio::sync::mpsc::channel::<Event>(64);
+    let jobs = st.jobs.clone();
+    tokio::spawn(async move {
+        loop {
+            let (state, batch) = match jobs.events(&tenant, &id, after).await {
+                Ok(x) => x,
+                Err(e) => {
+                    let _ = tx.send(error_event(&e)).await;
+                    return;
+                }
+            };
+            let full = batch.len() >= 500;
+            for e in batch {
+                after = e.seq;
+                let ev = Event::default()
+                    .id(e.seq.to_string())
+                    .event("progress")
+                    .data(e.data);
+                if tx.send(ev).await.is_err() {
+                    return;
+                }
+            }
+            if ended(&state) && !full {
+                let last = match jobs.final_event(&tenant, &id).await {
+                    Ok((kind, data)) => Event::default()
+                        .id((after + 1).to_string())
+                        .event(kind)
+                        .data(data),
+                    Err(e) => error_event(&e),
+                };
+                let _ = tx.send(last).await;
+                return;
+            }
+            if !full {
+                tokio::select! {
+                    _ = tokio::time::sleep(std::time::Duration::from_millis(300)) => {}
+                    _ = tx.closed() => return,
+                }
+            }
+        }
+    });
+    let events = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|ev| (Ok::<_, std::convert::Infallible>(ev), rx))
+    });
+    let mut res = Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response();
+    let h = res.headers_mut();
+    h.insert("x-accel-buffering", header::HeaderValue::from_static("no"));
+    h.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-cache"),
+    );
+    Ok(res)
+}
+
+fn error_event(e: &ApiError) -> Event {
+    Event::default()
+        .event("error")
+        .json_data(super::error::body(e))
+        .unwrap_or_default()
+}

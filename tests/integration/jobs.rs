@@ -1,0 +1,256 @@
+//! Read jobs (`"async": true`, issue #22) on the embedded default: 202 at once, the job's
+//! state and envelope, its events (resumable), cancellation, typed failures, fairness
+//! between tenants. The same jobs across replicas on Postgres: tests/scale/check.py.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use serde_json::{json, Value};
+
+use crate::common::{assert_error, fixture, Resp, TestApp};
+
+async fn wait_until_ended(app: &TestApp, id: &str) -> Value {
+    for _ in 0..600 {
+        let r = app.get(&format!("/jobs/{id}")).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.json);
+        if matches!(
+            r.json["state"].as_str(),
+            Some("done" | "failed" | "cancelled")
+        ) {
+            return r.json;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("job {id} did not end within 60 s");
+}
+
+async fn submit(app: &TestApp, body: Value) -> String {
+    let r = app.read(body).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.json);
+    let id = r.json["job_id"].as_str().expect("job_id").to_string();
+    assert_eq!(
+        r.headers["location"].to_str().unwrap(),
+        format!("/jobs/{id}")
+    );
+    assert_eq!(r.json["state"], "queued");
+    id
+}
+
+async fn events(app: &TestApp, id: &str, last: Option<&str>) -> Resp {
+    let mut req = Request::get(format!("/jobs/{id}/events"));
+    if let Some(l) = last {
+        req = req.header("last-event-id", l);
+    }
+    app.send(req.body(Body::empty()).unwrap()).await
+}
+
+/// `(id, event, data)` of each server-sent event.
+fn parse_sse(body: &[u8]) -> Vec<(String, String, String)> {
+    String::from_utf8_lossy(body)
+        .split("\n\n")
+        .filter_map(|block| {
+            let (mut id, mut ev, mut data) = (String::new(), String::new(), String::new());
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("id: ") {
+                    id = v.into();
+                } else if let Some(v) = line.strip_prefix("event: ") {
+                    ev = v.into();
+                } else if let Some(v) = line.strip_prefix("data: ") {
+                    data.push_str(v);
+                }
+            }
+            (!ev.is_empty()).then_some((id, ev, data))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_async_read_is_a_job_whose_envelope_is_the_read() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("thirty.pdf", &fixture("pdf/thirty_pages.pdf"))
+        .await;
+    let sync = app.read(json!({"file_id": id, "pages": "2-4"})).await;
+    assert_eq!(sync.status, StatusCode::OK);
+    let job = submit(&app, json!({"file_id": id, "pages": "2-4", "async": true})).await;
+    let done = wait_until_ended(&app, &job).await;
+    assert_eq!(done["state"], "done", "{done}");
+    assert_eq!(done["envelope"]["text"], sync.json["text"]);
+    assert_eq!(done["envelope"]["status"], "ok");
+    assert!(done["started_at"].is_string() && done["expires_at"].is_string());
+    // Kept, not removed on the first fetch.
+    let again = app.get(&format!("/jobs/{job}")).await;
+    assert_eq!(again.json["envelope"]["text"], sync.json["text"]);
+
+    // The header does the same as the option.
+    let req = Request::post("/read")
+        .header("content-type", "application/json")
+        .header("prefer", "respond-async, wait=0")
+        .body(Body::from(json!({"file_id": id, "pages": "1"}).to_string()))
+        .unwrap();
+    let r = app.send(req).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.json);
+    let done = wait_until_ended(&app, r.json["job_id"].as_str().unwrap()).await;
+    assert_eq!(done["state"], "done");
+    // "async": false wins over the header: an ordinary read.
+    let req = Request::post("/read")
+        .header("content-type", "application/json")
+        .header("prefer", "respond-async")
+        .body(Body::from(
+            json!({"file_id": id, "pages": "1", "async": false}).to_string(),
+        ))
+        .unwrap();
+    assert_eq!(app.send(req).await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn job_events_end_with_the_envelope_and_resume_from_last_event_id() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("thirty.pdf", &fixture("pdf/thirty_pages.pdf"))
+        .await;
+    let job = submit(
+        &app,
+        json!({"file_id": id, "async": true, "max_chars": 1000000}),
+    )
+    .await;
+    let all = events(&app, &job, None).await;
+    assert_eq!(all.status, StatusCode::OK);
+    assert!(all.headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    let evs = parse_sse(&all.body);
+    let (last_id, last_kind, last_data) = evs.last().expect("events").clone();
+    assert_eq!(last_kind, "envelope", "{evs:?}");
+    let env: Value = serde_json::from_str(&last_data).unwrap();
+    assert_eq!(env["status"], "ok");
+    let progress: Vec<_> = evs.iter().filter(|e| e.1 == "progress").collect();
+    assert!(!progress.is_empty(), "no progress events: {evs:?}");
+    // Ids grow one by one; resuming after the first progress event sends the rest only.
+    let ids: Vec<i64> = evs.iter().map(|e| e.0.parse().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "{ids:?}");
+    let rest = parse_sse(&events(&app, &job, Some(&evs[0].0)).await.body);
+    assert_eq!(rest.len(), evs.len() - 1, "{rest:?}");
+    assert_eq!(rest.last().unwrap().0, last_id);
+    assert_eq!(rest.last().unwrap().1, "envelope");
+}
+
+#[tokio::test]
+async fn jobs_fail_with_the_reads_typed_error_and_refuse_what_cannot_be_a_job() {
+    let app = TestApp::new().await;
+    let txt = app.upload_id("a.txt", b"one\ntwo\n").await;
+    // The strict rule, found by the job: failed with its code.
+    let job = submit(&app, json!({"file_id": txt, "pages": "1", "async": true})).await;
+    let failed = wait_until_ended(&app, &job).await;
+    assert_eq!(failed["state"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], "unsupported_option", "{failed}");
+    let evs = parse_sse(&events(&app, &job, None).await.body);
+    assert_eq!(evs.last().unwrap().1, "error", "{evs:?}");
+    // What can be known at once is answered at once.
+    let r = app
+        .read(json!({"file_id": "f_00000000000000000000000000000000", "async": true}))
+        .await;
+    assert_error(&r, 404, "not_found");
+    let r = app.read(json!({"file_ids": [txt], "async": true})).await;
+    assert_error(&r, 400, "invalid_option");
+    let r = app.read(json!({"file_id": txt, "async": "yes"})).await;
+    assert_error(&r, 400, "invalid_option");
+    for uri in ["/jobs/j_nope", "/jobs/j_nope/events"] {
+        assert_error(&app.get(uri).await, 404, "not_found");
+    }
+    assert_error(&app.delete("/jobs/j_nope").await, 404, "not_found");
+}
+
+#[tokio::test]
+async fn a_cancelled_job_stops_and_never_reports_a_result() {
+    let app = TestApp::with(|a| a.job_runners = 1).await;
+    let id = app
+        .upload_id("thirty.pdf", &fixture("pdf/thirty_pages.pdf"))
+        .await;
+    // Thirty pages of OCR: seconds of work, cancelled while it runs.
+    let job = submit(&app, json!({"file_id": id, "ocr": "force", "async": true})).await;
+    for _ in 0..300 {
+        if app.get(&format!("/jobs/{job}")).await.json["state"] == "running" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let queued = submit(&app, json!({"file_id": id, "pages": "1", "async": true})).await;
+    let c = app.delete(&format!("/jobs/{queued}")).await;
+    assert_eq!(c.json["state"], "cancelled", "{}", c.json);
+    let c = app.delete(&format!("/jobs/{job}")).await;
+    assert_eq!(c.status, StatusCode::OK);
+    assert_eq!(c.json["state"], "cancelled", "{}", c.json);
+    assert_eq!(c.json["error"]["code"], "cancelled");
+    // The runner notices at its next heartbeat and takes the next job; the cancelled ones
+    // stay cancelled (no result written over them).
+    let next = submit(&app, json!({"file_id": id, "pages": "1", "async": true})).await;
+    let done = wait_until_ended(&app, &next).await;
+    assert_eq!(done["state"], "done", "{done}");
+    for j in [&job, &queued] {
+        let r = app.get(&format!("/jobs/{j}")).await;
+        assert_eq!(r.json["state"], "cancelled", "{}", r.json);
+        assert!(r.json.get("envelope").is_none());
+    }
+    let evs = parse_sse(&events(&app, &job, None).await.body);
+    let (_, kind, data) = evs.last().unwrap();
+    assert_eq!(kind, "error");
+    assert!(data.contains("\"cancelled\""), "{data}");
+}
+
+#[tokio::test]
+async fn another_tenants_one_job_starts_before_the_third_of_twenty_queued() {
+    let (alice, bob) = ("alice-key-0123456789", "bob-key-0123456789ab");
+    let mut app = TestApp::with(|a| {
+        a.api_keys = Some(format!("{alice}:alice,{bob}:bob"));
+        a.job_runners = 1;
+    })
+    .await;
+    app.token = Some(alice.into());
+    let a_file = app
+        .upload_id("thirty.pdf", &fixture("pdf/thirty_pages.pdf"))
+        .await;
+    // Each of alice's jobs is a page of OCR (a second or so): all twenty are queued
+    // or running when bob's one job arrives.
+    let mut a_jobs = Vec::new();
+    for i in 1..=20 {
+        a_jobs.push(
+            submit(
+                &app,
+                json!({"file_id": a_file, "pages": format!("{i}"), "ocr": "force", "async": true}),
+            )
+            .await,
+        );
+    }
+    app.token = Some(bob.into());
+    let b_file = app.upload_id("b.txt", b"bob's text\n").await;
+    let b_job = submit(&app, json!({"file_id": b_file, "async": true})).await;
+    // Tenants see only their own jobs.
+    assert_error(
+        &app.get(&format!("/jobs/{}", a_jobs[0])).await,
+        404,
+        "not_found",
+    );
+    let b_done = wait_until_ended(&app, &b_job).await;
+    assert_eq!(b_done["state"], "done");
+    let b_started = b_done["started_at"].as_str().unwrap().to_string();
+    app.token = Some(alice.into());
+    let mut before = 0;
+    for j in &a_jobs {
+        let r = app.get(&format!("/jobs/{j}")).await;
+        if r.json["started_at"]
+            .as_str()
+            .is_some_and(|t| t < b_started.as_str())
+        {
+            before += 1;
+        }
+    }
+    assert!(
+        (1..=2).contains(&before),
+        "{before} of alice's jobs started before bob's"
+    );
+    // The rest is not needed: cancelled (the running one stops at its heartbeat).
+    for j in &a_jobs {
+        app.delete(&format!("/jobs/{j}")).await;
+    }
+}
