@@ -64,7 +64,7 @@ pub async fn cancel(
     params(("id" = String, Path, description = "The job id"),
         ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event")),
     responses(
-        (status = 200, description = "text/event-stream: progress events, then envelope or error", content_type = "text/event-stream", body = String),
+        (status = 200, description = "text/event-stream: progress events, then envelope or error", content_type = "text/event-stream", body = JobStreamEvent),
         (status = 401, description = "unauthorized", body = ErrorBody),
         (status = 404, description = "not_found", body = ErrorBody),
         (status = 503, description = "unavailable", body = ErrorBody)),
@@ -139,6 +139,18 @@ pub async fn events(
         header::HeaderValue::from_static("no-cache"),
     );
     Ok(res)
+}
+
+/// One server-sent event of a job's stream (the stream's schema, for clients and tests).
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct JobStreamEvent {
+    /// `progress`, then `envelope` or `error`.
+    pub event: String,
+    /// The sequence number: send it back as `Last-Event-ID` to resume after it.
+    pub id: Option<String>,
+    /// JSON: `{done, total, stage}` for `progress`, the envelope, or the error body.
+    pub data: String,
 }
 
 fn error_event(e: &ApiError) -> Event {

@@ -125,6 +125,19 @@ PY
 }
 upload file_ids
 upload spare_ids
+# Read jobs of the first uploads (job_ids.dict), for GET/DELETE /jobs/{id} and its events.
+"$py" - "$work/file_ids.json" "$work/job_ids.dict" "$base" <<'PY'
+import json, sys, urllib.request
+files, out, base = json.load(open(sys.argv[1]))["files"], open(sys.argv[2], "w"), sys.argv[3]
+for f in files[:4]:
+    req = urllib.request.Request(f"{base}/read", method="POST",
+                                 data=json.dumps({"file_id": f["file_id"], "async": True}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        assert r.status == 202, r.status
+        out.write(json.dumps(json.load(r)["job_id"]) + "\n")
+print("schemathesis: submitted 4 read jobs", file=sys.stderr)
+PY
 
 cp "$here/schemathesis.toml" "$here/hooks.py" "$work/"
 # SCHEMATHESIS_SCHEMA=FILE tests this server against another description (say the committed
