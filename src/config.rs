@@ -87,7 +87,7 @@ pub struct ServeArgs {
     /// An S3-compatible bucket for the uploaded bytes, shared by replicas
     /// (`s3://bucket/prefix`; endpoint, region and credentials from `AWS_ENDPOINT_URL`,
     /// `AWS_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`); without it, the data
-    /// dir. The data dir then holds this replica's cache of the bytes.
+    /// dir. The data dir then holds this replica's cache of the bytes (`blob-cache/`).
     #[arg(long, env = "DOCREADER_BLOB_STORE")]
     pub blob_store: Option<String>,
     /// API keys as `key:tenant` pairs separated by commas. When set, Bearer auth is required.

@@ -341,6 +341,14 @@ impl Jobs {
     async fn claim(&self) -> Result<Option<Claimed>, sqlx::Error> {
         let now = now_ms();
         let lease = now + LEASE.as_millis() as i64;
+        // A read first: an idle replica's polls take no write lock (SQLite has one writer,
+        // which uploads and reads need).
+        let q = "SELECT id FROM jobs WHERE state = 'queued' OR (state = 'running' AND lease_until < $1) LIMIT 1";
+        let any: Option<(String,)> =
+            on!(&self.db, p => sqlx::query_as(q).bind(now).fetch_optional(p).await)?;
+        if any.is_none() {
+            return Ok(None);
+        }
         match &self.db {
             Db::Postgres(p) => {
                 sqlx::query_as(

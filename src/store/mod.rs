@@ -4,7 +4,8 @@
 //!
 //! With a shared blob store (`DOCREADER_BLOB_STORE=s3://bucket/prefix`, issue #22) the
 //! bytes live in the bucket under `<prefix>/blobs/<sha256[..2]>/<sha256>`, and
-//! `<data>/blobs` is this replica's cache of them: filled by uploads made here and by
+//! `<data>/blob-cache` is this replica's cache of them (a `<data>/blobs` of earlier
+//! embedded use is left alone): filled by uploads made here and by
 //! reads of bytes another replica stored, emptied at start and of what was not used for an
 //! hour (a delete on another replica removes the bucket's copy; the cache's copy is never
 //! served without the file's row, and is gone within the hour).
@@ -24,6 +25,9 @@ use tokio::sync::Mutex;
 #[derive(Debug)]
 pub struct Store {
     root: PathBuf,
+    /// `<data>/blobs`, or with a shared blob store this replica's cache of it,
+    /// `<data>/blob-cache`.
+    blobs: PathBuf,
     /// The shared blob store, when configured (else the blob directory is the store).
     remote: Option<Remote>,
     /// Held while a blob gains or loses a reference, and while the search index is
@@ -56,10 +60,16 @@ impl Store {
     /// Open the data dir, with the shared blob store when one is configured (its cache
     /// starts empty).
     pub fn open_with(data_dir: &Path, remote: Option<Remote>) -> std::io::Result<Self> {
-        if remote.is_some() {
-            let _ = std::fs::remove_dir_all(data_dir.join("blobs"));
-        }
-        std::fs::create_dir_all(data_dir.join("blobs"))?;
+        let blobs = match remote {
+            // Its own folder: a data dir that held embedded uploads before keeps them.
+            Some(_) => {
+                let cache = data_dir.join("blob-cache");
+                let _ = std::fs::remove_dir_all(&cache);
+                cache
+            }
+            None => data_dir.join("blobs"),
+        };
+        std::fs::create_dir_all(&blobs)?;
         std::fs::create_dir_all(data_dir.join("results"))?;
         let tmp = data_dir.join("tmp");
         // Leftovers of an interrupted upload are garbage.
@@ -71,6 +81,7 @@ impl Store {
         std::fs::create_dir_all(&discard)?;
         Ok(Self {
             root: data_dir.to_path_buf(),
+            blobs,
             remote,
             refs_lock: Mutex::new(()),
         })
@@ -88,7 +99,7 @@ impl Store {
 
     pub fn blob_path(&self, sha256: &str) -> PathBuf {
         debug_assert!(sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit()));
-        self.root.join("blobs").join(&sha256[..2]).join(sha256)
+        self.blobs.join(&sha256[..2]).join(sha256)
     }
 
     /// Start receiving a file (its temp file is created when its first bytes are written).
@@ -237,7 +248,7 @@ impl Store {
             return 0;
         }
         let mut removed = 0;
-        let Ok(dirs) = std::fs::read_dir(self.root.join("blobs")) else {
+        let Ok(dirs) = std::fs::read_dir(&self.blobs) else {
             return 0;
         };
         for d in dirs.flatten() {
