@@ -349,37 +349,25 @@ impl Jobs {
         if any.is_none() {
             return Ok(None);
         }
-        match &self.db {
-            Db::Postgres(p) => {
-                sqlx::query_as(
-                    "UPDATE jobs SET state = 'running', fence = fence + 1, owner = $1, \
-                     lease_until = $2, updated_at = $3, started_at = $3 WHERE id = (SELECT id FROM jobs \
-                     WHERE state = 'queued' OR (state = 'running' AND lease_until < $3) \
-                     ORDER BY turn, created_at LIMIT 1 FOR UPDATE SKIP LOCKED) \
-                     RETURNING id, tenant, request, fence",
-                )
-                .bind(&self.owner)
-                .bind(lease)
-                .bind(now)
-                .fetch_optional(p)
-                .await
-            }
-            // One statement: SQLite runs it under its single write lock.
-            Db::Sqlite(p) => {
-                sqlx::query_as(
-                    "UPDATE jobs SET state = 'running', fence = fence + 1, owner = $1, \
-                     lease_until = $2, updated_at = $3, started_at = $3 WHERE id = (SELECT id FROM jobs \
-                     WHERE state = 'queued' OR (state = 'running' AND lease_until < $3) \
-                     ORDER BY turn, created_at LIMIT 1) \
-                     RETURNING id, tenant, request, fence",
-                )
-                .bind(&self.owner)
-                .bind(lease)
-                .bind(now)
-                .fetch_optional(p)
-                .await
-            }
-        }
+        // Postgres: runners of every replica skip the rows others are claiming; SQLite runs
+        // the one statement under its single write lock.
+        let skip = if self.db.is_shared() {
+            " FOR UPDATE SKIP LOCKED"
+        } else {
+            ""
+        };
+        let q = format!(
+            "UPDATE jobs SET state = 'running', fence = fence + 1, owner = $1, \
+             lease_until = $2, updated_at = $3, started_at = $3 WHERE id = (SELECT id FROM jobs \
+             WHERE state = 'queued' OR (state = 'running' AND lease_until < $3) \
+             ORDER BY turn, created_at LIMIT 1{skip}) RETURNING id, tenant, request, fence"
+        );
+        on!(&self.db, p => sqlx::query_as(&q)
+            .bind(&self.owner)
+            .bind(lease)
+            .bind(now)
+            .fetch_optional(p)
+            .await)
     }
 
     /// Renew the lease; false when the job is no longer this run's (cancelled, or claimed

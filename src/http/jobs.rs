@@ -2,9 +2,9 @@
 //! `DELETE /jobs/{id}`; `POST /read` with `"async": true` makes them (`read.rs`).
 
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderMap};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::sse::Event;
+use axum::response::Response;
 use axum::routing::get;
 use axum::{Json, Router};
 
@@ -129,16 +129,7 @@ pub async fn events(
             .await
             .map(|ev| (Ok::<_, std::convert::Infallible>(ev), rx))
     });
-    let mut res = Sse::new(events)
-        .keep_alive(KeepAlive::default())
-        .into_response();
-    let h = res.headers_mut();
-    h.insert("x-accel-buffering", header::HeaderValue::from_static("no"));
-    h.insert(
-        header::CACHE_CONTROL,
-        header::HeaderValue::from_static("no-cache"),
-    );
-    Ok(res)
+    Ok(super::read::event_stream(events))
 }
 
 /// One server-sent event of a job's stream (the stream's schema, for clients and tests).

@@ -117,8 +117,15 @@ pub async fn read(
             .await
             .map(|ev| (Ok::<_, std::convert::Infallible>(ev), rx))
     });
-    // Gateways buffer responses by default; these two headers ask nginx (and caches) to pass
-    // each event on as it comes.
+    event_stream(events)
+}
+
+/// Server-sent events as a response (a streamed read, a job's events). Gateways buffer
+/// responses by default; two headers ask nginx (and caches) to pass each event on as it
+/// comes.
+pub(super) fn event_stream(
+    events: impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>> + Send + 'static,
+) -> Response {
     let mut res = Sse::new(events)
         .keep_alive(KeepAlive::default())
         .into_response();
