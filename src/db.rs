@@ -109,7 +109,7 @@ async fn open_postgres(url: &str) -> Result<Db, String> {
     }
     let opts = PgConnectOptions::from_str(url).map_err(|e| format!("database {shown}: {e}"))?;
     let pool = PgPoolOptions::new()
-        .max_connections(16)
+        .max_connections(PG_POOL as u32)
         // A database that went away fails requests quickly (503), not after 30 s.
         .acquire_timeout(std::time::Duration::from_secs(5))
         .connect_with(opts)
@@ -386,38 +386,49 @@ pub async fn token_settle(
         .map(drop))
 }
 
+/// Connections to Postgres each replica keeps at most.
+pub const PG_POOL: usize = 16;
+
 /// Held while a blob gains or loses a reference (an upload stores it, a delete may remove
 /// it), so "is it still referenced?" and "store it" never interleave. Embedded: the
 /// store's lock in this process. Postgres: a transaction-scoped advisory lock on the
 /// bytes' hash, which every replica takes, released when the transaction ends (also when
-/// the replica dies: its connection closes).
+/// the replica dies: its connection closes). The lock's transaction holds a pooled
+/// connection while the guarded statements take others, so the holders at once are
+/// capped (`gate`, half the pool): a burst of uploads waits its turn instead of using up
+/// the pool and failing as `unavailable`.
 pub enum BytesLock<'a> {
     Local(tokio::sync::MutexGuard<'a, ()>),
-    Shared(sqlx::Transaction<'static, sqlx::Postgres>),
+    Shared(
+        sqlx::Transaction<'static, sqlx::Postgres>,
+        tokio::sync::SemaphorePermit<'a>,
+    ),
 }
 
 impl BytesLock<'_> {
     pub async fn take<'a>(
         db: &Db,
         local: &'a tokio::sync::Mutex<()>,
+        gate: &'a tokio::sync::Semaphore,
         sha256: &str,
     ) -> Result<BytesLock<'a>, sqlx::Error> {
         match db {
             Db::Sqlite(_) => Ok(BytesLock::Local(local.lock().await)),
             Db::Postgres(p) => {
+                let permit = gate.acquire().await.map_err(|_| sqlx::Error::PoolClosed)?;
                 let mut tx = p.begin().await?;
                 let key = i64::from_str_radix(&sha256[..15], 16).unwrap_or(0);
                 sqlx::query("SELECT pg_advisory_xact_lock($1)")
                     .bind(key)
                     .execute(&mut *tx)
                     .await?;
-                Ok(BytesLock::Shared(tx))
+                Ok(BytesLock::Shared(tx, permit))
             }
         }
     }
 
     pub async fn release(self) {
-        if let BytesLock::Shared(tx) = self {
+        if let BytesLock::Shared(tx, _permit) = self {
             // A rollback frees the lock as well as a commit: nothing was written in it.
             let _ = tx.rollback().await;
         }

@@ -31,9 +31,14 @@ impl Files {
 
     /// The lock under which these bytes gain or lose a reference (`db::BytesLock`).
     pub async fn lock_bytes(&self, sha256: &str) -> Result<BytesLock<'_>, ApiError> {
-        BytesLock::take(&self.db, &self.store.refs_lock, sha256)
-            .await
-            .map_err(db::failure)
+        BytesLock::take(
+            &self.db,
+            &self.store.refs_lock,
+            &self.store.refs_gate,
+            sha256,
+        )
+        .await
+        .map_err(db::failure)
     }
 
     /// Check a received file's bytes and keep it: the shared end of uploads and of

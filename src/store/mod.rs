@@ -33,6 +33,9 @@ pub struct Store {
     /// Held while a blob gains or loses a reference, and while the search index is
     /// written (so the database's writers take turns here, not in SQLite's busy handler).
     pub refs_lock: Mutex<()>,
+    /// With Postgres, the holders of a bytes lock at once (`db::BytesLock`): each holds a
+    /// pooled connection while its statements take another, so at most half the pool.
+    pub refs_gate: tokio::sync::Semaphore,
 }
 
 /// A file being received: its bytes gather in memory and go to its temp file a quarter
@@ -84,6 +87,7 @@ impl Store {
             blobs,
             remote,
             refs_lock: Mutex::new(()),
+            refs_gate: tokio::sync::Semaphore::new(crate::db::PG_POOL / 2),
         })
     }
 
