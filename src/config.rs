@@ -80,6 +80,15 @@ pub struct ServeArgs {
     /// Hours a job and its result are kept after it was submitted.
     #[arg(long, env = "DOCREADER_JOB_TTL_HOURS", default_value_t = 24)]
     pub job_ttl_hours: u64,
+    /// Hosts a job's `callback_url` may name (`hooks.example.com,*.corp.example`), checked
+    /// like URL inputs (the addresses too, `DOCREADER_URL_ALLOW_ADDRESSES`). Empty: no
+    /// callbacks.
+    #[arg(long, env = "DOCREADER_CALLBACK_ALLOWLIST")]
+    pub callback_allowlist: Option<String>,
+    /// The first retry of a failed callback after this many milliseconds, doubling with
+    /// every attempt (8 attempts, at most 15 minutes apart).
+    #[arg(long, env = "DOCREADER_CALLBACK_RETRY_MS", default_value_t = 5_000)]
+    pub callback_retry_ms: u64,
     /// A Postgres database shared by replicas (`postgres://user:password@host:port/db`);
     /// without it, SQLite under the data dir.
     #[arg(long, env = "DOCREADER_DATABASE_URL", hide_env_values = true)]
@@ -378,6 +387,8 @@ impl ServeArgs {
             job_runners: 2,
             job_deadline_ms: 3_600_000,
             job_ttl_hours: 24,
+            callback_allowlist: None,
+            callback_retry_ms: 5_000,
             api_keys: None,
             api_keys_file: None,
             metrics_public: false,

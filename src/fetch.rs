@@ -16,7 +16,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
 
 use crate::db::FileRecord;
@@ -34,6 +34,8 @@ pub struct FetchPolicy {
     pub allowed_ranges: Vec<(IpAddr, u8)>,
     /// The whole fetch (connect, redirects, body) must end within this.
     pub timeout: Duration,
+    /// The setting that lists the hosts, named in refusals' hints.
+    pub setting: &'static str,
 }
 
 impl FetchPolicy {
@@ -73,6 +75,20 @@ impl FetchPolicy {
             hosts: list(hosts),
             allowed_ranges,
             timeout: Duration::from_millis(timeout_ms.max(1)),
+            setting: "DOCREADER_URL_ALLOWLIST",
+        })
+    }
+
+    /// The rules for job callbacks (`callback_url`): the hosts of
+    /// `DOCREADER_CALLBACK_ALLOWLIST`, the same address ranges as URL inputs.
+    pub fn for_callbacks(
+        hosts: Option<&str>,
+        ranges: Option<&str>,
+        timeout_ms: u64,
+    ) -> Result<Self, String> {
+        Ok(Self {
+            setting: "DOCREADER_CALLBACK_ALLOWLIST",
+            ..Self::parse(hosts, ranges, timeout_ms)?
         })
     }
 
@@ -317,15 +333,86 @@ fn too_large(files: &Files, u: &url::Url) -> ApiError {
     )
 }
 
-/// One GET, to an address checked once: resolve, check every address, connect to the first.
+/// One GET of a URL input.
 async fn get(policy: &FetchPolicy, u: &url::Url) -> Result<hyper::Response<Body>, ApiError> {
+    let req = hyper::Request::get(path_of(u))
+        .header(hyper::header::ACCEPT, "*/*")
+        .body(Full::default())
+        .map_err(ApiError::internal)?;
+    exchange(policy, u, req).await
+}
+
+/// A URL the policy allows (scheme and host; its addresses are checked when it is used):
+/// a job's `callback_url` when the job is submitted.
+pub fn check_target(policy: &FetchPolicy, url: &str) -> Result<url::Url, ApiError> {
+    let u = parse(url)?;
     let host = u.host_str().unwrap_or("");
     if !policy.host_allowed(host) {
-        return Err(refusal(
-            ErrorCode::UrlHostNotAllowed,
-            format!("{host} is not on this service's list of hosts to fetch from"),
-            "Upload the file, or ask the operator to add the host to DOCREADER_URL_ALLOWLIST.",
-        ));
+        return Err(host_refused(policy, host));
+    }
+    Ok(u)
+}
+
+/// POST `body` to `u` under the policy (no redirects followed), within its timeout: the
+/// answer's status.
+pub async fn post(
+    policy: &FetchPolicy,
+    u: &url::Url,
+    headers: Vec<(&'static str, String)>,
+    body: Vec<u8>,
+) -> Result<hyper::StatusCode, ApiError> {
+    let mut req = hyper::Request::post(path_of(u));
+    for (k, v) in headers {
+        req = req.header(k, v);
+    }
+    let req = req
+        .body(Full::new(hyper::body::Bytes::from(body)))
+        .map_err(ApiError::internal)?;
+    let resp = tokio::time::timeout(policy.timeout, exchange(policy, u, req))
+        .await
+        .map_err(|_| {
+            failed(format!(
+                "{} did not answer within {} ms",
+                host_of(u),
+                policy.timeout.as_millis()
+            ))
+        })??;
+    Ok(resp.status())
+}
+
+fn path_of(u: &url::Url) -> String {
+    let path = &u[url::Position::BeforePath..url::Position::AfterQuery];
+    if path.is_empty() {
+        "/".into()
+    } else {
+        path.into()
+    }
+}
+
+fn host_refused(policy: &FetchPolicy, host: &str) -> ApiError {
+    refusal(
+        ErrorCode::UrlHostNotAllowed,
+        format!(
+            "{host} is not on this service's list of hosts ({})",
+            policy.setting
+        ),
+        &format!(
+            "Use a listed host, or ask the operator to add the host to {}.",
+            policy.setting
+        ),
+    )
+}
+
+/// One request to an address checked once: resolve, check every address, connect to the
+/// first (no second lookup a rebinding DNS server could answer differently).
+async fn exchange(
+    policy: &FetchPolicy,
+    u: &url::Url,
+    mut req: hyper::Request<Full<hyper::body::Bytes>>,
+) -> Result<hyper::Response<Body>, ApiError> {
+    let host = u.host_str().unwrap_or("");
+    if !policy.host_allowed(host) {
+        return Err(host_refused(policy, host));
     }
     let port = u.port_or_known_default().unwrap_or(80);
     let bare = host.trim_start_matches('[').trim_end_matches(']');
@@ -343,8 +430,8 @@ async fn get(policy: &FetchPolicy, u: &url::Url) -> Result<hyper::Response<Body>
     if let Some(bad) = addrs.iter().find(|a| !policy.address_allowed(a.ip())) {
         return Err(refusal(
             ErrorCode::UrlAddressBlocked,
-            format!("{host} resolves to {}, an internal address this service does not fetch from", bad.ip()),
-            "Fetch from a public address, or ask the operator to allow the range in DOCREADER_URL_ALLOW_ADDRESSES.",
+            format!("{host} resolves to {}, an internal address this service does not connect to", bad.ip()),
+            "Use a public address, or ask the operator to allow the range in DOCREADER_URL_ALLOW_ADDRESSES.",
         ));
     }
     let tcp = tokio::net::TcpStream::connect(addrs[0])
@@ -354,16 +441,15 @@ async fn get(policy: &FetchPolicy, u: &url::Url) -> Result<hyper::Response<Body>
         Some(p) => format!("{host}:{p}"),
         None => host.to_string(),
     };
-    let path = &u[url::Position::BeforePath..url::Position::AfterQuery];
-    let req = hyper::Request::get(if path.is_empty() { "/" } else { path })
-        .header(hyper::header::HOST, host_header)
-        .header(
-            hyper::header::USER_AGENT,
-            concat!("docreader/", env!("CARGO_PKG_VERSION")),
-        )
-        .header(hyper::header::ACCEPT, "*/*")
-        .body(http_body_util::Empty::<hyper::body::Bytes>::new())
-        .map_err(ApiError::internal)?;
+    let h = req.headers_mut();
+    h.insert(
+        hyper::header::HOST,
+        host_header.parse().map_err(ApiError::internal)?,
+    );
+    h.insert(
+        hyper::header::USER_AGENT,
+        hyper::header::HeaderValue::from_static(concat!("docreader/", env!("CARGO_PKG_VERSION"))),
+    );
     if u.scheme() == "https" {
         let name = rustls::pki_types::ServerName::try_from(bare.to_string())
             .map_err(|_| failed(format!("{host} is not a name TLS can check")))?;
@@ -379,7 +465,7 @@ async fn get(policy: &FetchPolicy, u: &url::Url) -> Result<hyper::Response<Body>
 
 async fn send<T>(
     io: T,
-    req: hyper::Request<http_body_util::Empty<hyper::body::Bytes>>,
+    req: hyper::Request<Full<hyper::body::Bytes>>,
     host: &str,
 ) -> Result<hyper::Response<Body>, ApiError>
 where

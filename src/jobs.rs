@@ -37,6 +37,10 @@ const HEARTBEAT: Duration = Duration::from_secs(3);
 const POLL: Duration = Duration::from_millis(400);
 /// At most one progress event per this interval is written (the last one always).
 const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+/// Set with a job's end (`$2` is the time): its callback, if it has one, becomes due.
+const ENDED_CALLBACK: &str =
+    "callback_state = CASE WHEN callback_url IS NULL THEN NULL ELSE 'pending' END, \
+     callback_next_at = $2";
 
 /// A job as `GET /jobs/{id}` shows it.
 #[derive(Debug, Serialize, ToSchema)]
@@ -68,6 +72,9 @@ pub struct JobView {
     pub expires_at: String,
     /// Where its state and events are: `/jobs/{id}`, `/jobs/{id}/events`.
     pub links: JobLinks,
+    /// The job's `callback_url` and how its delivery went.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback: Option<crate::callbacks::CallbackView>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -75,6 +82,15 @@ pub struct JobLinks {
     #[serde(rename = "self")]
     pub this: String,
     pub events: String,
+}
+
+impl JobLinks {
+    pub fn of(id: &str) -> Self {
+        Self {
+            this: format!("/jobs/{id}"),
+            events: format!("/jobs/{id}/events"),
+        }
+    }
 }
 
 #[derive(sqlx::FromRow)]
@@ -87,6 +103,10 @@ struct Row {
     created_at: i64,
     started_at: Option<i64>,
     expires_at: i64,
+    callback_url: Option<String>,
+    callback_state: Option<String>,
+    callback_attempts: i64,
+    callback_error: Option<String>,
 }
 
 /// A claimed job.
@@ -115,6 +135,9 @@ pub struct Jobs {
     /// `deadline_ms` of a job that gives none.
     deadline_ms: u64,
     wake: tokio::sync::Notify,
+    callbacks: Arc<crate::callbacks::Callbacks>,
+    /// Set when the replica stops: runners claim nothing more.
+    stopping: std::sync::atomic::AtomicBool,
 }
 
 fn now_ms() -> i64 {
@@ -139,6 +162,7 @@ impl Jobs {
         ttl: Duration,
         runners: usize,
         deadline_ms: u64,
+        callbacks: Arc<crate::callbacks::Callbacks>,
     ) -> Self {
         Self {
             db,
@@ -149,7 +173,13 @@ impl Jobs {
             runners,
             deadline_ms,
             wake: tokio::sync::Notify::new(),
+            callbacks,
+            stopping: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    pub fn callbacks(&self) -> &crate::callbacks::Callbacks {
+        &self.callbacks
     }
 
     /// Queue a read for the tenant.
@@ -157,20 +187,26 @@ impl Jobs {
         let id = format!("j_{}", crate::store::random_hex(16));
         let mut req = req.clone();
         req.run_async = None;
+        let callback = match req.callback_url.take() {
+            Some(url) => Some(self.callbacks.check(&url)?),
+            None => None,
+        };
         if req.deadline_ms.is_none() {
             req.deadline_ms = Some(self.deadline_ms.min(i64::MAX as u64) as i64);
         }
         let request = serde_json::to_string(&req).map_err(ApiError::internal)?;
         let now = now_ms();
         let expires = now + self.ttl.as_millis() as i64;
-        let q = "INSERT INTO jobs (id, tenant, request, state, turn, created_at, updated_at, expires_at) \
-                 VALUES ($1, $2, $3, 'queued', (SELECT COUNT(*) FROM jobs WHERE tenant = $2 AND state IN ('queued', 'running')), $4, $4, $5)";
+        let q = "INSERT INTO jobs (id, tenant, request, state, turn, created_at, updated_at, expires_at, \
+                 callback_url) VALUES ($1, $2, $3, 'queued', (SELECT COUNT(*) FROM jobs WHERE tenant = $2 \
+                 AND state IN ('queued', 'running')), $4, $4, $5, $6)";
         on!(&self.db, p => sqlx::query(q)
             .bind(&id)
             .bind(tenant)
             .bind(&request)
             .bind(now)
             .bind(expires)
+            .bind(&callback)
             .execute(p)
             .await
             .map(drop))
@@ -181,8 +217,9 @@ impl Jobs {
 
     async fn row(&self, tenant: &str, id: &str) -> Result<Row, ApiError> {
         let q =
-            "SELECT id, state, progress, error, result_key, created_at, started_at, expires_at \
-                 FROM jobs WHERE id = $1 AND tenant = $2";
+            "SELECT id, state, progress, error, result_key, created_at, started_at, expires_at, \
+             callback_url, callback_state, callback_attempts, callback_error \
+             FROM jobs WHERE id = $1 AND tenant = $2";
         let row: Option<Row> =
             on!(&self.db, p => sqlx::query_as(q).bind(id).bind(tenant).fetch_optional(p).await)
                 .map_err(db::failure)?;
@@ -200,12 +237,16 @@ impl Jobs {
             ("done", Some(key)) => Some(self.result(key).await?),
             _ => None,
         };
+        let callback = row.callback_url.map(|url| crate::callbacks::CallbackView {
+            url,
+            state: row.callback_state.unwrap_or_else(|| "waiting".into()),
+            attempts: row.callback_attempts,
+            last_error: row.callback_error,
+        });
         Ok(JobView {
             status: "ok",
-            links: JobLinks {
-                this: format!("/jobs/{}", row.id),
-                events: format!("/jobs/{}/events", row.id),
-            },
+            links: JobLinks::of(&row.id),
+            callback,
             job_id: row.id,
             progress: match &*row.state {
                 "running" => row.progress.and_then(|p| serde_json::from_str(&p).ok()),
@@ -238,17 +279,22 @@ impl Jobs {
             "message": "the job was cancelled (DELETE /jobs/{id})",
         })
         .to_string();
-        let q = "UPDATE jobs SET state = 'cancelled', error = $1, updated_at = $2 \
-                 WHERE id = $3 AND tenant = $4 AND state IN ('queued', 'running')";
-        on!(&self.db, p => sqlx::query(q)
+        let q = format!(
+            "UPDATE jobs SET state = 'cancelled', error = $1, updated_at = $2, {ENDED_CALLBACK} \
+             WHERE id = $3 AND tenant = $4 AND state IN ('queued', 'running')"
+        );
+        let n = on!(&self.db, p => sqlx::query(&q)
             .bind(&err)
             .bind(now_ms())
             .bind(id)
             .bind(tenant)
             .execute(p)
             .await
-            .map(drop))
+            .map(|r| r.rows_affected()))
         .map_err(db::failure)?;
+        if n == 1 {
+            self.callbacks.nudge();
+        }
         self.get(tenant, id).await
     }
 
@@ -314,7 +360,8 @@ impl Jobs {
     }
 
     async fn runner(self: Arc<Self>) {
-        loop {
+        use std::sync::atomic::Ordering;
+        while !self.stopping.load(Ordering::Relaxed) {
             match self.claim().await {
                 Ok(Some(job)) => {
                     let id = job.id.clone();
@@ -332,6 +379,41 @@ impl Jobs {
                     tracing::warn!(error = %e, "could not claim a job");
                     tokio::time::sleep(Duration::from_secs(2)).await;
                 }
+            }
+        }
+    }
+
+    /// The replica is stopping (SIGTERM): claim nothing more.
+    pub fn stop(&self) {
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.wake.notify_waiters();
+    }
+
+    /// Hand this replica's running jobs back to the queue, for another replica to take at
+    /// once rather than when their leases run out. Their runs here are refused every write
+    /// from now on (they are no longer `running`; the next claim raises the fence). The
+    /// number handed back.
+    pub async fn release(&self) -> u64 {
+        let q =
+            "UPDATE jobs SET state = 'queued', owner = NULL, lease_until = 0, progress = NULL, \
+                 updated_at = $1 WHERE owner = $2 AND state = 'running'";
+        let n = on!(&self.db, p => sqlx::query(q)
+            .bind(now_ms())
+            .bind(&self.owner)
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected()));
+        match n {
+            Ok(n) => {
+                if n > 0 {
+                    tracing::info!(jobs = n, "running jobs handed back to the queue");
+                }
+                n
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not hand running jobs back (their leases run out instead)");
+                0
             }
         }
     }
@@ -485,9 +567,11 @@ impl Jobs {
                     tracing::warn!(job = %id, error = %e, "could not store a job's result");
                     return Box::pin(self.finish(id, fence, Err(e.into_api()))).await;
                 }
-                let q = "UPDATE jobs SET state = 'done', result_key = $1, progress = NULL, updated_at = $2 \
-                         WHERE id = $3 AND fence = $4 AND state = 'running'";
-                let n = on!(&self.db, p => sqlx::query(q)
+                let q = format!(
+                    "UPDATE jobs SET state = 'done', result_key = $1, progress = NULL, updated_at = $2, \
+                     {ENDED_CALLBACK} WHERE id = $3 AND fence = $4 AND state = 'running'"
+                );
+                let n = on!(&self.db, p => sqlx::query(&q)
                     .bind(&key)
                     .bind(now)
                     .bind(id)
@@ -503,9 +587,11 @@ impl Jobs {
             Err(e) => {
                 let err =
                     serde_json::to_string(&crate::http::error::body(&e).error).unwrap_or_default();
-                let q = "UPDATE jobs SET state = 'failed', error = $1, progress = NULL, updated_at = $2 \
-                         WHERE id = $3 AND fence = $4 AND state = 'running'";
-                on!(&self.db, p => sqlx::query(q)
+                let q = format!(
+                    "UPDATE jobs SET state = 'failed', error = $1, progress = NULL, updated_at = $2, \
+                     {ENDED_CALLBACK} WHERE id = $3 AND fence = $4 AND state = 'running'"
+                );
+                on!(&self.db, p => sqlx::query(&q)
                     .bind(&err)
                     .bind(now)
                     .bind(id)
@@ -516,7 +602,10 @@ impl Jobs {
             }
         };
         match written {
-            Ok(1) => tracing::info!(job = %id, fence, "job ended"),
+            Ok(1) => {
+                tracing::info!(job = %id, fence, "job ended");
+                self.callbacks.nudge();
+            }
             Ok(_) => {
                 tracing::info!(job = %id, fence, "job ended elsewhere (cancelled or taken over): result dropped")
             }

@@ -5,6 +5,7 @@
 //! Layers look only down: `http` → `read` → `extract` → (`ocr`, `sniff`, `options`,
 //! `envelope`, `error`); `files`, `db` and `store` keep uploads beside them.
 
+pub mod callbacks;
 pub mod config;
 pub mod db;
 pub mod detect;

@@ -188,9 +188,17 @@ async fn serve(args: ServeArgs) -> ExitCode {
         drain_ms = limits.drain_timeout.as_millis() as u64,
         "serving"
     );
-    let drained =
-        docreader::http::serve::serve(listener, app(state), limits, shutdown_signal()).await;
-    tracing::info!(drained, "docreader stopped");
+    // Stopping: runners claim no more jobs at once; jobs still running once requests have
+    // drained go back to the queue for another replica (not left until their leases end).
+    let jobs = state.jobs.clone();
+    let stopping = jobs.clone();
+    let shutdown = async move {
+        shutdown_signal().await;
+        stopping.stop();
+    };
+    let drained = docreader::http::serve::serve(listener, app(state), limits, shutdown).await;
+    let released = jobs.release().await;
+    tracing::info!(drained, released, "docreader stopped");
     ExitCode::SUCCESS
 }
 

@@ -10,6 +10,7 @@ use axum::{Json, Router};
 
 use super::auth::Tenant;
 use super::AppState;
+use crate::callbacks::CallbackSecret;
 use crate::error::{ApiError, ErrorBody};
 use crate::jobs::{ended, JobView};
 
@@ -17,6 +18,27 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/jobs/{id}", get(show).delete(cancel))
         .route("/jobs/{id}/events", get(events))
+        .route("/callbacks/secret", get(callback_secret))
+}
+
+/// The tenant's secret for checking job callbacks (`callback_url`): each callback carries
+/// `X-Docreader-Signature: sha256=<hex>`, the HMAC-SHA256 of its body under this secret.
+/// Made on first use; the same from every replica.
+#[utoipa::path(get, path = "/callbacks/secret", tag = "read",
+    responses(
+        (status = 200, description = "the tenant's signing secret", body = CallbackSecret),
+        (status = 401, description = "unauthorized", body = ErrorBody),
+        (status = 503, description = "unavailable", body = ErrorBody)),
+    security((), ("bearer" = [])))]
+pub async fn callback_secret(
+    State(st): State<AppState>,
+    Tenant(tenant): Tenant,
+) -> Result<Json<CallbackSecret>, ApiError> {
+    Ok(Json(CallbackSecret {
+        status: "ok",
+        secret: st.jobs.callbacks().secret(&tenant).await?,
+        header: "X-Docreader-Signature",
+    }))
 }
 
 /// A read job: `queued`, `running` (with its last progress event), `done` (with the

@@ -215,9 +215,9 @@ impl Docreader {
                 "`path` is not available over MCP: read uploaded files by file_id",
             ));
         }
-        if req.run_async.is_some() {
+        if req.run_async.is_some() || req.callback_url.is_some() {
             return tool_error(ApiError::invalid_option(
-                "`async` is not available over MCP: a tool call answers with the read itself",
+                "`async` and `callback_url` are not available over MCP: a tool call answers with the read itself",
             ));
         }
         if req.max_chars.is_none() && req.max_tokens.is_none() {

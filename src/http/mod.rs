@@ -149,6 +149,16 @@ impl AppState {
             metrics: metrics.clone(),
         };
         let reader = Arc::new(reader);
+        let callbacks = Arc::new(crate::callbacks::Callbacks::new(
+            db.clone(),
+            crate::fetch::FetchPolicy::for_callbacks(
+                args.callback_allowlist.as_deref(),
+                args.url_allow_addresses.as_deref(),
+                args.url_timeout_ms,
+            )?,
+            std::time::Duration::from_millis(args.callback_retry_ms),
+        ));
+        callbacks.start();
         Ok(Self {
             db: db.clone(),
             files,
@@ -166,6 +176,7 @@ impl AppState {
                     std::time::Duration::from_secs(args.job_ttl_hours.max(1) * 3600),
                     args.job_runners,
                     args.job_deadline_ms,
+                    callbacks,
                 ));
                 jobs.start();
                 jobs
@@ -271,10 +282,10 @@ async fn security_headers(
 #[derive(OpenApi)]
 #[openapi(
     info(title = "docreader", description = "Reads any document and hands back its text in one JSON envelope. Upload with POST /upload, then POST /read. Every error is {\"status\":\"error\",\"error\":{\"code\",\"message\",\"hint\"}} with a stable code (see the ErrorCode schema)."),
-    paths(files::upload, upload_url::create, upload_url::receive, upload_url::receive_post, files::list, files::show, files::remove, pages::page, read::read, jobs::show, jobs::cancel, jobs::events, search::search, search::index, health::healthz, health::readyz, metrics::metrics),
+    paths(files::upload, upload_url::create, upload_url::receive, upload_url::receive_post, files::list, files::show, files::remove, pages::page, read::read, jobs::show, jobs::cancel, jobs::events, jobs::callback_secret, search::search, search::index, health::healthz, health::readyz, metrics::metrics),
     components(schemas(crate::error::ErrorCode, crate::error::ErrorBody, crate::error::ErrorDetail,
         crate::envelope::Envelope, crate::options::ReadRequest, crate::db::FileRecord, crate::detect::Family, crate::extract::page_image::PictureFormat,
-        files::UploadResponse, upload_url::UploadUrlRequest, upload_url::UploadUrl, crate::search::SearchRequest, crate::search::SearchResults, search::Indexed, files::FileList, files::FileInfo, files::Deleted, crate::jobs::JobView, crate::jobs::JobLinks, jobs::JobStreamEvent)),
+        files::UploadResponse, upload_url::UploadUrlRequest, upload_url::UploadUrl, crate::search::SearchRequest, crate::search::SearchResults, search::Indexed, files::FileList, files::FileInfo, files::Deleted, crate::jobs::JobView, crate::jobs::JobLinks, jobs::JobStreamEvent, crate::callbacks::CallbackView, crate::callbacks::CallbackSecret, crate::callbacks::CallbackBody)),
     modifiers(&BearerAuth),
     tags((name = "files", description = "Upload and manage files"), (name = "read", description = "Read a document"), (name = "health", description = "Probes"))
 )]

@@ -69,6 +69,15 @@ pub async fn read(
     if req.run_async.take().unwrap_or(prefer_async) {
         return submit(&st, &tenant, streamed, req).await;
     }
+    if req.callback_url.is_some() {
+        return ApiError::invalid_option(
+            "callback_url is for jobs: a read answered at once has nothing to call back",
+        )
+        .with_hint(
+            "Add \"async\": true (or the header Prefer: respond-async), or leave callback_url out.",
+        )
+        .into_response();
+    }
     if req.file_ids.is_some() {
         if streamed {
             return ApiError::invalid_option("a read of several files (file_ids) is not streamed")

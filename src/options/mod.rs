@@ -54,6 +54,13 @@ pub struct ReadRequest {
     #[serde(rename = "async", skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub run_async: Option<bool>,
+    /// With `"async": true`: a URL POSTed when the job ends (`done`, `failed`,
+    /// `cancelled`), signed with the tenant's secret (`GET /callbacks/secret`). Only hosts
+    /// the operator lists (`DOCREADER_CALLBACK_ALLOWLIST`); retried with backoff.
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub callback_url: Option<String>,
     /// Pages (pdf) or slides (pptx): `"5"`, `"1-10"`, `"1,3,5-8"`. Alias: `page_range`.
     #[serde(alias = "page_range")]
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -13,7 +13,14 @@ pub const MAX_CHARS: usize = 50_000_000;
 const UNIVERSAL: &[&str] = &["deadline_ms", "max_chars", "max_tokens", "output"];
 
 /// What names the file, and how the read is run, rather than how to read it.
-const IDENTITY: &[&str] = &["file_id", "path", "file_ids", "url", "async"];
+const IDENTITY: &[&str] = &[
+    "file_id",
+    "path",
+    "file_ids",
+    "url",
+    "async",
+    "callback_url",
+];
 
 /// The text family's options, and what a kind of text file takes besides them.
 macro_rules! text_options {

@@ -3,7 +3,9 @@
 //! between tenants. The same jobs across replicas on Postgres: tests/scale/check.py.
 
 use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use std::sync::{Arc, Mutex};
+
+use axum::http::{HeaderMap, Request, StatusCode};
 use serde_json::{json, Value};
 
 use crate::common::{assert_error, fixture, Resp, TestApp};
@@ -253,4 +255,217 @@ async fn another_tenants_one_job_starts_before_the_third_of_twenty_queued() {
     for j in &a_jobs {
         app.delete(&format!("/jobs/{j}")).await;
     }
+}
+
+/// A receiver of callbacks on loopback: what it was sent (path and query, headers, body);
+/// it answers 503 to the first `fail_first` posts, then 200.
+async fn receiver(fail_first: usize) -> (String, Arc<Mutex<Vec<(String, HeaderMap, Vec<u8>)>>>) {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let seen = got.clone();
+    let app = axum::Router::new().fallback(move |req: Request<Body>| {
+        let seen = seen.clone();
+        async move {
+            let uri = req.uri().to_string();
+            let headers = req.headers().clone();
+            let body = axum::body::to_bytes(req.into_body(), 1 << 20)
+                .await
+                .unwrap();
+            let mut g = seen.lock().unwrap();
+            g.push((uri, headers, body.to_vec()));
+            if g.len() <= fail_first {
+                StatusCode::SERVICE_UNAVAILABLE
+            } else {
+                StatusCode::NO_CONTENT
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}"), got)
+}
+
+/// The job's callback once its delivery settled (`delivered` or `failed`).
+async fn callback_settled(app: &TestApp, id: &str) -> Value {
+    for _ in 0..300 {
+        let j = app.get(&format!("/jobs/{id}")).await.json;
+        if matches!(
+            j["callback"]["state"].as_str(),
+            Some("delivered" | "failed")
+        ) {
+            return j["callback"].clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the callback of job {id} did not settle within 30 s");
+}
+
+fn callback_app(a: &mut docreader::config::ServeArgs) {
+    a.callback_allowlist = Some("127.0.0.1".into());
+    a.url_allow_addresses = Some("127.0.0.0/8".into());
+    a.callback_retry_ms = 50;
+}
+
+#[tokio::test]
+async fn a_job_calls_back_signed_when_it_ends_and_retries_until_delivered() {
+    let (base, got) = receiver(2).await;
+    let app = TestApp::with(callback_app).await;
+    let fid = app
+        .upload_id("three.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    let hook = format!("{base}/hooks/docs?team=7");
+    let id = submit(
+        &app,
+        json!({"file_id": fid, "async": true, "callback_url": hook}),
+    )
+    .await;
+    let first = app.get(&format!("/jobs/{id}")).await.json;
+    assert_eq!(first["callback"]["url"], hook.as_str());
+    assert_eq!(wait_until_ended(&app, &id).await["state"], "done");
+    let cb = callback_settled(&app, &id).await;
+    assert_eq!(cb["state"], "delivered", "{cb}");
+    assert_eq!(cb["attempts"], 3, "two 503s, then delivered: {cb}");
+    assert!(cb.get("last_error").is_none(), "{cb}");
+
+    let secret = app.get("/callbacks/secret").await;
+    assert_eq!(secret.status, StatusCode::OK);
+    let secret = secret.json["secret"].as_str().unwrap().to_string();
+    assert!(secret.len() >= 32);
+    // The same secret every time (it is the tenant's, not the request's).
+    assert_eq!(
+        app.get("/callbacks/secret").await.json["secret"],
+        secret.as_str()
+    );
+    let calls = got.lock().unwrap().clone();
+    assert_eq!(calls.len(), 3);
+    for (n, (uri, headers, body)) in calls.iter().enumerate() {
+        assert_eq!(uri, "/hooks/docs?team=7");
+        let want = format!(
+            "sha256={}",
+            hex::encode(docreader::callbacks::hmac_sha256(secret.as_bytes(), body))
+        );
+        assert_eq!(headers["x-docreader-signature"].to_str().unwrap(), want);
+        assert_eq!(headers["content-type"], "application/json");
+        let b: Value = serde_json::from_slice(body).unwrap();
+        assert_eq!(b["type"], "job.ended");
+        assert_eq!(b["job_id"], id.as_str());
+        assert_eq!(b["state"], "done");
+        assert_eq!(b["attempt"], n as i64 + 1);
+        assert_eq!(b["links"]["self"], format!("/jobs/{id}"));
+        assert!(b["sent_at"].is_string());
+    }
+    // A body signed with another secret does not verify.
+    let forged = docreader::callbacks::hmac_sha256(b"not the secret", &calls[0].2);
+    assert_ne!(
+        calls[0].1["x-docreader-signature"].to_str().unwrap(),
+        format!("sha256={}", hex::encode(forged))
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_job_calls_back_and_an_unreachable_callback_is_given_up() {
+    let (base, got) = receiver(0).await;
+    // No runners: the job stays queued until it is cancelled.
+    let app = TestApp::with(|a| {
+        callback_app(a);
+        a.job_runners = 0;
+    })
+    .await;
+    let fid = app
+        .upload_id("three.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    let id = submit(
+        &app,
+        json!({"file_id": fid, "async": true, "callback_url": format!("{base}/cancelled")}),
+    )
+    .await;
+    assert_eq!(
+        app.get(&format!("/jobs/{id}")).await.json["callback"]["state"],
+        "waiting"
+    );
+    assert_eq!(
+        app.delete(&format!("/jobs/{id}")).await.json["state"],
+        "cancelled"
+    );
+    let cb = callback_settled(&app, &id).await;
+    assert_eq!(cb["state"], "delivered", "{cb}");
+    let calls = got.lock().unwrap().clone();
+    assert_eq!(calls.len(), 1);
+    let b: Value = serde_json::from_slice(&calls[0].2).unwrap();
+    assert_eq!(b["state"], "cancelled");
+    assert_eq!(b["error"]["code"], "cancelled");
+
+    // A listed host whose address is internal, and not allowed: every delivery is refused
+    // by the guard (nothing is sent), and after 8 attempts the callback is given up.
+    let guarded = TestApp::with(|a| {
+        a.callback_allowlist = Some("127.0.0.1".into());
+        a.callback_retry_ms = 20;
+        a.job_runners = 0;
+    })
+    .await;
+    let fid = guarded
+        .upload_id("three.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    let id = submit(
+        &guarded,
+        json!({"file_id": fid, "async": true, "callback_url": format!("{base}/never")}),
+    )
+    .await;
+    guarded.delete(&format!("/jobs/{id}")).await;
+    let cb = callback_settled(&guarded, &id).await;
+    assert_eq!(cb["state"], "failed", "{cb}");
+    assert_eq!(cb["attempts"], 8, "{cb}");
+    assert!(
+        cb["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("url_address_blocked"),
+        "{cb}"
+    );
+    assert_eq!(
+        got.lock().unwrap().len(),
+        1,
+        "the guard let a request through"
+    );
+}
+
+#[tokio::test]
+async fn callback_urls_are_refused_where_they_cannot_be_called() {
+    let off = TestApp::new().await;
+    let fid = off
+        .upload_id("three.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    let r = off
+        .read(json!({"file_id": fid, "async": true, "callback_url": "http://127.0.0.1:9/x"}))
+        .await;
+    assert_error(&r, 403, "url_not_allowed");
+    assert!(r.json["error"]["hint"]
+        .as_str()
+        .unwrap()
+        .contains("DOCREADER_CALLBACK_ALLOWLIST"));
+
+    let on = TestApp::with(callback_app).await;
+    let fid = on
+        .upload_id("three.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    let r = on
+        .read(
+            json!({"file_id": fid, "async": true, "callback_url": "http://hooks.elsewhere.test/x"}),
+        )
+        .await;
+    assert_error(&r, 403, "url_host_not_allowed");
+    let r = on
+        .read(json!({"file_id": fid, "async": true, "callback_url": "file:///etc/passwd"}))
+        .await;
+    assert_error(&r, 400, "url_scheme_not_allowed");
+    // A read answered at once has nothing to call back.
+    let r = on
+        .read(json!({"file_id": fid, "callback_url": "http://127.0.0.1:9/x"}))
+        .await;
+    assert_error(&r, 400, "invalid_option");
+    // A listed host is accepted.
+    let r = on
+        .read(json!({"file_id": fid, "async": true, "callback_url": "http://127.0.0.1:9/x"}))
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.json);
 }

@@ -8,7 +8,10 @@ temp dir, removed afterwards (kept after a failure, or with SCALE_KEEP=1).
 """
 
 import argparse
+import hashlib
+import hmac
 import http.client
+import http.server
 import json
 import os
 import random
@@ -514,6 +517,134 @@ def check_job_takeover(replicas):
         f"{took:.0f} s later, recorded once")
 
 
+def check_burst(r1, weed, prefix, n=32):
+    """32 uploads and then 32 deletes at once on one replica: each holds a lock on its
+    bytes in Postgres while its statements run; none may wait out the pool (503)."""
+    bodies = [f"burst {i} {uuid.uuid4()}\n".encode() * 40 for i in range(n)]
+    out = [None] * n
+
+    def up(i):
+        out[i] = upload(r1.port, f"burst{i}.txt", bodies[i])
+    ts = [threading.Thread(target=up, args=(i,)) for i in range(n)]
+    t0 = time.time()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    took = time.time() - t0
+    bad = [(i, a.status, a.body[:120]) for i, a in enumerate(out) if a.status != 200]
+    expect(not bad, f"uploads in a burst of {n}: {bad[:5]}")
+    recs = [a.json()["files"][0] for a in out]
+    gone = [None] * n
+
+    def rm(i):
+        gone[i] = request(r1.port, "DELETE", f"/files/{recs[i]['file_id']}")
+    ts = [threading.Thread(target=rm, args=(i,)) for i in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    bad = [(i, d.status, d.body[:120]) for i, d in enumerate(gone) if d.status not in (200, 204)]
+    expect(not bad, f"deletes in a burst of {n}: {bad[:5]}")
+    left = [r["sha256"] for r in recs if weed.objects(prefix, r["sha256"])]
+    expect(not left, f"bytes left in the bucket after their deletes: {len(left)}")
+    say(f"{n} uploads at once on one replica (Postgres pool of 16): all stored in {took:.1f} s; "
+        f"{n} deletes at once: all done, the bucket emptied of them")
+
+
+def check_sigterm_hands_back(replicas):
+    """A replica stopped with SIGTERM mid-job hands its running job back to the queue:
+    another replica runs it at once, not 20 s later when its lease would run out."""
+    port = replicas[0].port
+    fid = upload_ok(port, "thirty.pdf", fixture("pdf/thirty_pages.pdf"))["file_id"]
+    jid = read(port, fid, **{"async": True, "ocr": "force", "pages": "13-20"}).json()["job_id"]
+
+    def runner():
+        started, _ = job_log(replicas)
+        return started.get(jid, [None])[0]
+    fence, n = wait_for("the job to start", runner, 30)
+    victim = next(r for r in replicas if r.n == n)
+    other = next(r for r in replicas if r.n != n)
+    time.sleep(1.0)
+    t0 = time.time()
+    victim.stop()
+    stopped = time.time() - t0
+    expect(victim.proc.returncode == 0, f"replica {n} exited {victim.proc.returncode} on SIGTERM")
+
+    def again():
+        started, _ = job_log(replicas)
+        runs = started.get(jid, [])
+        return runs if len(runs) >= 2 else None
+    runs = wait_for("another replica to take the job", again, 15)
+    taken = time.time() - t0
+    expect(runs[-1][1] != n and runs[-1][0] > fence, f"job runs: {runs}")
+    victim.start()
+
+    def ended():
+        a = request(other.port, "GET", f"/jobs/{jid}").json()
+        return a if a["state"] in ("done", "failed") else None
+    j = wait_for("the handed-back job to end", ended, 120)
+    _, ends = job_log(replicas)
+    expect(j["state"] == "done" and ends.get(jid) == 1,
+           f"handed-back job: {j['state']} {j.get('error')}, ended {ends.get(jid)} times")
+    expect(taken < 10, f"the job was taken again only after {taken:.1f} s (its lease, not a hand-back)")
+    say(f"SIGTERM to the replica running a job: it stopped in {stopped:.1f} s and handed the job "
+        f"back; replica {runs[-1][1]} took it {taken:.1f} s after the signal (fence {runs[-1][0]}) "
+        "and it ended done, recorded once")
+
+
+class Hooks:
+    """A receiver of job callbacks on loopback: what it was sent."""
+
+    def __init__(self):
+        got = self.got = []
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                got.append((self.path, self.headers, self.rfile.read(n)))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+
+
+def check_callbacks(r1, r2, r3, hooks):
+    """A job with a callback_url queued on one replica calls back once when it ends,
+    signed with the tenant's secret, which every replica gives alike."""
+    fid = upload_ok(r1.port, "three.pdf", fixture("pdf/three_pages.pdf"))["file_id"]
+    a = read(r1.port, fid, **{"async": True,
+                               "callback_url": f"http://127.0.0.1:{hooks.port}/done?job=1"})
+    expect(a.status == 202, f"async read with a callback: {a.status} {a.body[:200]!r}")
+    jid = a.json()["job_id"]
+
+    def delivered():
+        j = request(r2.port, "GET", f"/jobs/{jid}").json()
+        return j if (j.get("callback") or {}).get("state") == "delivered" else None
+    j = wait_for("the callback to be delivered", delivered, 60)
+    secrets = {request(r.port, "GET", "/callbacks/secret").json()["secret"] for r in (r1, r2, r3)}
+    expect(len(secrets) == 1, "replicas give different callback secrets")
+    secret = secrets.pop()
+    mine = [g for g in hooks.got if json.loads(g[2])["job_id"] == jid]
+    expect(len(mine) == 1, f"callbacks for the job: {len(mine)}")
+    path, headers, body = mine[0]
+    want = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    expect(headers.get("X-Docreader-Signature") == want, "the callback's signature does not verify")
+    expect(path == "/done?job=1" and json.loads(body)["state"] == "done", f"callback {path} {body[:200]!r}")
+    other = request(r3.port, "GET", "/callbacks/secret", tenant="b").json()["secret"]
+    expect(other != secret, "two tenants share a callback secret")
+    say(f"a job queued on replica 1 called back once when done ({j['callback']['attempts']} "
+        "attempt), signed with tenant a's secret, the same from all three replicas "
+        "(Python's hmac verifies it); tenant b's secret differs")
+
+
 def check_kills(replicas, gateway, weed, prefix, ops=100, every=10.0):
     """Mixed uploads and reads through nginx while one replica is SIGKILLed every 10 s and
     restarted: every upload answered 200 is readable afterwards from every replica, every
@@ -670,7 +801,7 @@ def main():
     ap.add_argument("--pg-bindir", required=True)
     ap.add_argument("--ops", type=int, default=100)
     ap.add_argument("--only", help="comma-separated checks to run (default: all): start, "
-                    "cross, dedup, race, search, jobs, takeover, kills, outage")
+                    "cross, dedup, race, search, jobs, takeover, burst, term, callbacks, kills, outage")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="docreader-scale-")
     os.chmod(work, 0o755)
@@ -691,7 +822,9 @@ def main():
                    AWS_ACCESS_KEY_ID=S3_KEY, AWS_SECRET_ACCESS_KEY=S3_SECRET,
                    AWS_REGION="us-east-1",
                    DOCREADER_API_KEYS=",".join(f"{k}:{t}" for t, k in KEYS.items()),
-                   DOCREADER_LOG_FORMAT="json")
+                   DOCREADER_LOG_FORMAT="json",
+                   DOCREADER_CALLBACK_ALLOWLIST="127.0.0.1",
+                   DOCREADER_URL_ALLOW_ADDRESSES="127.0.0.0/8")
         say(f"Postgres {pg.port}, SeaweedFS S3 {weed.s3} (bucket {BUCKET}, credentials required)")
         only = set(args.only.split(",")) if args.only else None
 
@@ -710,6 +843,7 @@ def main():
         gw.start()
         started.append(gw)
         r1, r2, r3 = replicas
+        hooks = Hooks()
         checks = [
             ("cross", lambda: check_cross_replica(r1, r2, r3)),
             ("dedup", lambda: check_dedup_and_delete(r1, r2, r3, weed, prefix)),
@@ -717,6 +851,9 @@ def main():
             ("search", lambda: check_search_and_memory(r1, r2)),
             ("jobs", lambda: check_jobs_across_replicas(r1, r2, r3)),
             ("takeover", lambda: check_job_takeover(replicas)),
+            ("burst", lambda: check_burst(r1, weed, prefix)),
+            ("term", lambda: check_sigterm_hands_back(replicas)),
+            ("callbacks", lambda: check_callbacks(r1, r2, r3, hooks)),
             ("kills", lambda: check_kills(replicas, gw.port, weed, prefix, ops=args.ops)),
             ("outage", lambda: check_database_outage(r1, pg)),
         ]
