@@ -265,7 +265,8 @@ pub struct SheetInfo {
     pub name: String,
     pub rows: u64,
     pub cols: u64,
-    /// `full`, `partial` or `not_read`.
+    /// `full`, `partial`, `not_read`, `not_selected`, or `hidden_left_out` (a hidden sheet
+    /// read with `hidden_text: "drop"`).
     pub read: String,
     pub hidden: bool,
     /// Of a partly read sheet: the last cell read.

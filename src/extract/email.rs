@@ -7,13 +7,14 @@ use std::io::Read;
 
 use mail_parser::{MessageParser, MimeHeaders};
 
+use super::html::{Hidden, HiddenMode};
 use super::text::split_lines;
 use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::detect::Format;
 use crate::envelope::{close_truncated, fit_blocks, Attachment, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
-use crate::options::{self, ReadRequest};
+use crate::options::{self, HiddenText, ReadRequest};
 use crate::report::{AttachmentInfo, Report};
 
 pub struct EmailExtractor;
@@ -30,6 +31,8 @@ pub struct Mail {
     pub attachments: Vec<Attachment>,
     /// Attachments listed but not extracted (embedded Outlook items).
     pub unextracted: Vec<String>,
+    /// Hidden elements of an HTML body (issue #21), with their 1-based lines in `body`.
+    pub hidden: Vec<Hidden>,
 }
 
 // ----------------------------------------------------------------------------------------
@@ -100,7 +103,7 @@ fn filetime(v: [u8; 8]) -> Option<String> {
         .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
 }
 
-fn parse_msg(input: &Input, limits: &Limits) -> Result<Mail, ApiError> {
+fn parse_msg(input: &Input, limits: &Limits, mode: HiddenMode) -> Result<Mail, ApiError> {
     let f = std::fs::File::open(&input.path).map_err(ApiError::internal)?;
     let mut cf = cfb::CompoundFile::open(f).map_err(|e| {
         ApiError::new(ErrorCode::Corrupt, "the Outlook message cannot be opened").with_cause(e)
@@ -147,7 +150,11 @@ fn parse_msg(input: &Input, limits: &Limits) -> Result<Mail, ApiError> {
                 .map(|b| decode_html_bytes(&b, codepage))
                 .or_else(|| prop_string(&mut cf, "/", 0x1013, codepage));
             match html {
-                Some(h) => super::html::to_text(&h),
+                Some(h) => {
+                    let r = super::html::render_as(&h, false, mode);
+                    m.hidden = r.hidden;
+                    r.text
+                }
                 // Only compressed RTF (PR_RTF_COMPRESSED): Outlook's own body format.
                 None => match stream(&mut cf, "/__substg1.0_10090102") {
                     Some(c) => super::rtf::to_text(&super::rtf::decompress(
@@ -217,7 +224,7 @@ fn addresses(a: Option<&mail_parser::Address<'_>>) -> Option<String> {
     (!list.is_empty()).then(|| list.join(", "))
 }
 
-fn parse_eml(input: &Input) -> Result<Mail, ApiError> {
+fn parse_eml(input: &Input, mode: HiddenMode) -> Result<Mail, ApiError> {
     let raw = std::fs::read(&input.path).map_err(ApiError::internal)?;
     let msg = MessageParser::default()
         .parse(&raw)
@@ -230,15 +237,18 @@ fn parse_eml(input: &Input) -> Result<Mail, ApiError> {
         date: msg.date().map(|d| d.to_rfc3339()),
         ..Default::default()
     };
-    m.body = body_of(&msg);
+    m.body = body_of(&msg, mode, &mut m.hidden, 0);
     for part in msg.attachments() {
         let name = part.attachment_name().unwrap_or("attachment").to_string();
         if let Some(inner) = part.message() {
             // A forwarded message: its text belongs to this one.
+            // Its first line comes after this body's lines and the separator's.
+            let line0 = m.body.matches('\n').count() + 2;
+            let inner_body = body_of(inner, mode, &mut m.hidden, line0);
             m.body.push_str(&format!(
                 "\n--- Attached message: {} ---\n{}",
                 inner.subject().unwrap_or(""),
-                body_of(inner)
+                inner_body
             ));
             m.attachments.push(Attachment {
                 name: format!("{name}.eml").replace(".eml.eml", ".eml"),
@@ -254,19 +264,48 @@ fn parse_eml(input: &Input) -> Result<Mail, ApiError> {
     Ok(m)
 }
 
-fn body_of(msg: &mail_parser::Message<'_>) -> String {
-    let text: Vec<String> = (0..msg.text_body.len())
-        .filter_map(|i| msg.body_text(i).map(|t| t.into_owned()))
+/// A message's body: its text parts, or else its HTML parts as a browser shows them (hidden
+/// elements kept, marked or left out as `mode` says, and added to `hidden` with their lines
+/// counted from `line0`, the lines before where the body goes).
+fn body_of(
+    msg: &mail_parser::Message<'_>,
+    mode: HiddenMode,
+    hidden: &mut Vec<Hidden>,
+    line0: usize,
+) -> String {
+    // mail-parser lists an HTML part among the text parts when there is no plain text,
+    // and would make it text itself, hidden elements and all: such parts go through the
+    // HTML reader instead.
+    let part = |id: &u32| msg.parts.get(*id as usize).map(|p| &p.body);
+    let plain: Vec<&str> = msg
+        .text_body
+        .iter()
+        .filter_map(|id| match part(id) {
+            Some(mail_parser::PartType::Text(t)) => Some(t.as_ref()),
+            _ => None,
+        })
         .collect();
-    let joined = text.join("\n");
+    let joined = plain.join("\n");
     if !joined.trim().is_empty() {
         return joined.replace("\r\n", "\n");
     }
-    (0..msg.html_body.len())
-        .filter_map(|i| msg.body_html(i))
-        .map(|h| super::html::to_text(&h))
-        .collect::<Vec<_>>()
-        .join("\n")
+    let mut out = String::new();
+    for id in &msg.html_body {
+        let Some(mail_parser::PartType::Html(h)) = part(id) else {
+            continue;
+        };
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let before = line0 + out.matches('\n').count();
+        let r = super::html::render_as(h, false, mode);
+        hidden.extend(r.hidden.into_iter().map(|mut x| {
+            x.line += before;
+            x
+        }));
+        out.push_str(&r.text);
+    }
+    out
 }
 
 // ----------------------------------------------------------------------------------------
@@ -281,9 +320,16 @@ impl Extractor for EmailExtractor {
         let max_chars = req.max_chars(limits.max_chars)?;
         let offset = options::count("offset", req.offset, 0)?;
         let limit = options::count("limit", req.limit, 1)?;
+        // An HTML body reads as a browser shows it: hidden elements left out unless
+        // `hidden_text` says keep or mark (issue #21), and listed as findings either way.
+        let mode = match req.hidden_text {
+            Some(HiddenText::Keep) => HiddenMode::Keep,
+            Some(HiddenText::Mark) => HiddenMode::Mark,
+            _ => HiddenMode::Drop,
+        };
         let mail = match input.format {
-            Format::Msg => parse_msg(input, limits)?,
-            _ => parse_eml(input)?,
+            Format::Msg => parse_msg(input, limits, mode)?,
+            _ => parse_eml(input, mode)?,
         };
         let mut head = String::new();
         for (k, v) in [
@@ -371,6 +417,33 @@ impl Extractor for EmailExtractor {
         };
         let mut text = head.clone();
         let k = fit_blocks(window, max_chars.saturating_sub(head.chars().count())).count;
+        // Hidden elements of the body lines returned, at their lines in the text returned
+        // (after the header lines).
+        let head_lines = head.matches('\n').count();
+        ex.findings = mail
+            .hidden
+            .iter()
+            .filter(|h| h.line > start && h.line <= start + k.max(1))
+            .flat_map(|h| {
+                crate::findings::hidden(
+                    "hidden_element",
+                    Some(h.why),
+                    "low",
+                    &h.text,
+                    (head_lines + h.line - start) as u64,
+                    mode == HiddenMode::Drop,
+                )
+            })
+            .collect();
+        if !mail.hidden.is_empty() && mode == HiddenMode::Drop {
+            let chars: usize = mail.hidden.iter().map(|h| h.text.chars().count()).sum();
+            ex.warnings.push(format!(
+                "{} element{} of the HTML body a mail reader does not show ({chars} characters: {}) left out; `hidden_text: \"keep\"` reads them",
+                mail.hidden.len(),
+                if mail.hidden.len() == 1 { "" } else { "s" },
+                mail.hidden[0].why
+            ));
+        }
         text.push_str(&window[..k].concat());
         if k < window.len() {
             let mut next = Next::default();

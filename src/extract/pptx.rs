@@ -326,13 +326,17 @@ impl Extractor for PptxExtractor {
         // Markdown: paragraphs apart by a blank line, the slide marker a paragraph too.
         let md = req.markdown();
         let end = if md { "\n\n" } else { "\n" };
+        let hidden_text = req.hidden_text.unwrap_or(crate::options::HiddenText::Keep);
         for &n in &selected {
             let path = &slides[(n - 1) as usize];
             let xml = pkg.read(path)?.ok_or_else(|| {
                 ApiError::new(ErrorCode::Corrupt, format!("slide {n} ({path}) is missing"))
             })?;
             // A hidden slide (`<p:sld show="0">`): not shown in a slide show (issue #21).
-            if hidden_slide(&xml) {
+            // `hidden_text`: read as any other (keep), `⟦hidden⟧` in its marker line
+            // (mark), or only its marker line (drop).
+            let is_hidden = hidden_slide(&xml);
+            if is_hidden {
                 let mut f = crate::findings::finding(
                     "hidden_slide",
                     "low",
@@ -343,7 +347,16 @@ impl Extractor for PptxExtractor {
                 f.place.slide = Some(n);
                 hidden.push(f);
             }
-            let mut block = format!("--- Slide {n} ---{end}");
+            let mark = match (is_hidden, hidden_text) {
+                (false, _) | (true, crate::options::HiddenText::Keep) => "",
+                (true, crate::options::HiddenText::Mark) => " ⟦hidden⟧",
+                (true, crate::options::HiddenText::Drop) => " ⟦hidden: left out⟧",
+            };
+            let mut block = format!("--- Slide {n}{mark} ---{end}");
+            if is_hidden && hidden_text == crate::options::HiddenText::Drop {
+                blocks.push((n, block));
+                continue;
+            }
             let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
             let rels = relationships(&mut pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
             for l in shape_text(&xml, depth, &[], md)? {

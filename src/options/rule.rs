@@ -51,6 +51,7 @@ const PDF: &[&str] = &[
     "include_boxes",
 ];
 const SLIDES: &[&str] = &["pages"];
+const PPTX: &[&str] = &["pages", "hidden_text"];
 /// The options of documents read by paragraphs (OpenDocument text, Word), plus `extra`.
 macro_rules! paragraph_options {
     ($($extra:literal),*) => {
@@ -70,7 +71,14 @@ const WORD: &[&str] = paragraph_options!("hidden_text");
 const EPUB: &[&str] = &["chapters", "query", "query_mode", "context_lines"];
 const TABLE_TEXT: &[&str] = text_options!("profile");
 const HTML: &[&str] = text_options!("raw", "hidden_text");
-const SHEETS: &[&str] = &["sheet", "sheets_after", "range", "max_cells", "profile"];
+const SHEETS: &[&str] = &[
+    "sheet",
+    "sheets_after",
+    "range",
+    "max_cells",
+    "profile",
+    "hidden_text",
+];
 const XLSX: &[&str] = &[
     "sheet",
     "sheets_after",
@@ -78,9 +86,10 @@ const XLSX: &[&str] = &[
     "max_cells",
     "include_styles",
     "profile",
+    "hidden_text",
 ];
 const IMAGE: &[&str] = &["min_text_per_page", "ocr", "ocr_lang", "include_boxes"];
-const MAIL: &[&str] = &["offset", "limit"];
+const MAIL: &[&str] = &["offset", "limit", "hidden_text"];
 
 /// The options that fit each format (besides `deadline_ms` and `max_chars`). One arm per
 /// format, not per family, so an option that fits only csv, xlsx or html can be said so.
@@ -89,7 +98,7 @@ pub fn options_for(format: Format) -> &'static [&'static str] {
         Format::Pdf => PDF,
         Format::Docx { .. } => WORD,
         Format::Odt => ODT,
-        Format::Pptx { .. } => SLIDES,
+        Format::Pptx { .. } => PPTX,
         Format::Odp => SLIDES,
         Format::Epub => EPUB,
         Format::Xlsx { .. } => XLSX,

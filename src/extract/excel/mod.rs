@@ -18,7 +18,7 @@ use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::{close_truncated, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
-use crate::options::{self, ReadRequest};
+use crate::options::{self, HiddenText, ReadRequest};
 use crate::report::{Report, SheetInfo};
 use sheet::{Keep, Sheet};
 use workbook::Workbook;
@@ -75,6 +75,7 @@ fn extract_workbook(
         max_chars,
         profile: req.profile == Some(true),
         markdown: req.markdown(),
+        hidden_text: req.hidden_text.unwrap_or(HiddenText::Keep),
     };
     // Cell comments (xlsx): shown after each sheet's rows, for the rows shown. And charts:
     // a worksheet's after its last row, a chart sheet's as its content.
@@ -164,12 +165,20 @@ struct Scope {
     max_chars: usize,
     /// `profile`: each sheet in scope is profiled as it streams.
     profile: bool,
+    /// `hidden_text`: a hidden sheet is read as any other (`keep`), with `⟦hidden⟧` in its
+    /// heading (`mark`), or left out (`drop`).
+    hidden_text: HiddenText,
 }
 
 impl Scope {
     fn includes(&self, sheet: usize) -> bool {
         self.chosen
             .is_none_or(|c| c == sheet || (self.onward && sheet > c))
+    }
+
+    /// Whether sheet `i`, hidden or not, is left out by `hidden_text: "drop"`.
+    fn dropped(&self, sheet: usize, hidden: bool) -> bool {
+        hidden && self.hidden_text == HiddenText::Drop && self.includes(sheet)
     }
 
     /// Whether `range` applies to this sheet: the chosen one (the only one, without `sheet`).
@@ -234,7 +243,8 @@ struct SheetsRead {
 }
 
 impl SheetsRead {
-    /// How far sheet `i` was read (`full`, `partial`, `not_read`, `not_selected`) and, when
+    /// How far sheet `i` was read (`full`, `partial`, `not_read`, `not_selected`,
+    /// `hidden_left_out`) and, when
     /// partly, its last cell shown.
     fn status(&self, i: usize, scope: &Scope) -> (&'static str, Option<String>) {
         match self.plan.iter().find(|(p, _)| *p == i) {
@@ -245,6 +255,7 @@ impl SheetsRead {
                     .then(|| format!("{}{}", col_name(s.origin.1 + s.cols - 1), s.origin.0 + rows));
                 ("partial", last)
             }
+            None if scope.dropped(i, self.sheets[i].hidden) => ("hidden_left_out", None),
             None if scope.includes(i) => ("not_read", None),
             None => ("not_selected", None),
         }
@@ -283,7 +294,8 @@ fn read_sheets(
     // Whether this read shows a row, or all of a sheet (an empty one): then `next` moves on.
     let mut moved = false;
     for (i, (name, hidden)) in meta.iter().enumerate() {
-        let reading = scope.includes(i) && read.stopped_by.is_empty();
+        let dropped = scope.dropped(i, *hidden);
+        let reading = scope.includes(i) && read.stopped_by.is_empty() && !dropped;
         let keep = reading.then(|| Keep {
             cells: cells_left,
             chars: char_room.saturating_sub(body_chars),
@@ -295,6 +307,7 @@ fn read_sheets(
         };
         let mut s = Sheet::new(name.clone(), *hidden, w, keep);
         s.chart = extras.chart_sheets.contains(name);
+        s.marked = *hidden && scope.hidden_text == HiddenText::Mark;
         s.markdown = scope.markdown;
         if scope.profile && scope.includes(i) && !s.chart {
             s.profiler = Some(super::profile::Profiler::new(true));
@@ -350,7 +363,7 @@ fn read_sheets(
         } else {
             "[Comments]\n"
         };
-        if scope.includes(i) {
+        if scope.includes(i) && !dropped {
             read.all_chars += hn as u64 + s.line_chars + tail_chars as u64;
             if !sheet_notes.is_empty() {
                 read.all_chars += notes_head.len() as u64
@@ -511,13 +524,16 @@ fn make_report(mut read: SheetsRead, scope: &Scope) -> Extraction {
         });
     }
 
-    // Hidden sheets holding cells a read showed: a person opening the workbook does not
-    // see them (issue #21).
+    // Hidden sheets holding cells a read showed (or left out): a person opening the
+    // workbook does not see them (issue #21).
     let findings = sheets
         .iter()
         .enumerate()
         .filter(|(i, s)| {
-            s.hidden && s.rows > 0 && read.plan.iter().any(|(p, shown)| p == i && *shown > 0)
+            s.hidden
+                && s.rows > 0
+                && (scope.dropped(*i, true)
+                    || read.plan.iter().any(|(p, shown)| p == i && *shown > 0))
         })
         .map(|(_, s)| {
             let mut f = crate::findings::finding(

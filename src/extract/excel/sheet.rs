@@ -41,6 +41,8 @@ pub(super) struct Sheet {
     pub(super) unordered: bool,
     /// A chart sheet: no cells, its chart is its content.
     pub(super) chart: bool,
+    /// A hidden sheet read with `hidden_text: "mark"`: `⟦hidden⟧` in its heading.
+    pub(super) marked: bool,
     /// Rows as Markdown table rows (`| a | | c |`) instead of tab-separated lines.
     pub(super) markdown: bool,
     /// `profile`: every row of the sheet (or window) goes through it, shown or not.
@@ -73,6 +75,7 @@ impl Sheet {
             line: String::new(),
             unordered: false,
             chart: false,
+            marked: false,
             markdown: false,
             profiler: None,
         }
@@ -199,11 +202,12 @@ impl Sheet {
         } else {
             ("", "\n")
         };
+        let mark = if self.marked { " ⟦hidden⟧" } else { "" };
         if self.chart {
-            return format!("{before}--- Chart sheet: {} ---{after}", self.name);
+            return format!("{before}--- Chart sheet: {}{mark} ---{after}", self.name);
         }
         format!(
-            "{before}--- Sheet: {} ({} rows × {} cols) ---{after}",
+            "{before}--- Sheet: {} ({} rows × {} cols){mark} ---{after}",
             self.name, self.rows, self.cols
         )
     }
