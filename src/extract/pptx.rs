@@ -359,6 +359,17 @@ impl Extractor for PptxExtractor {
             }
             let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
             let rels = relationships(&mut pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
+            let light = light_background(&mut pkg, &xml, &rels)?;
+            for (kind, text) in invisible_runs(&xml, depth, light)? {
+                let how = match kind {
+                    "tiny_text" => "font under 1.5 pt (a:rPr sz)",
+                    _ => "white text on the light default background, nothing behind it",
+                };
+                for mut f in crate::findings::hidden(kind, Some(how), "low", &text, 0, false) {
+                    f.place.slide = Some(n);
+                    hidden.push(f);
+                }
+            }
             for l in shape_text(&xml, depth, &[], md)? {
                 // A chart, where it stands: its data from the chart part.
                 if let Some(rid) = l.strip_prefix(CHART_MARK) {
@@ -517,4 +528,158 @@ pub(super) fn serve_slides(
         ex.report = extra;
         Ok(ex)
     }
+}
+
+/// Slide text a person cannot see for its size or colour (issue #21): runs under 1.5 pt
+/// (`sz` under 150), and white runs (`srgbClr FFFFFF`, or the scheme's `bg1`/`lt1`) where
+/// nothing could be behind them to show them — the slide's background (its own, else its
+/// layout's, else its master's) is the light default, and the slide has no picture, no
+/// graphic frame and no filled shape. Consecutive runs of one kind are one span; a span
+/// needs four letters or digits. (kind, text) in slide order.
+fn invisible_runs(
+    xml: &[u8],
+    depth: usize,
+    light_background: bool,
+) -> Result<Vec<(&'static str, String)>, ApiError> {
+    #[derive(Default)]
+    struct Run {
+        size: Option<u32>,
+        colour: Option<String>,
+        text: String,
+    }
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    let mut spans: Vec<(&'static str, String)> = Vec::new();
+    let (mut in_sppr, mut in_ln, mut in_rpr, mut in_fill, mut in_t) =
+        (false, false, false, false, false);
+    let mut behind = false;
+    let mut run: Option<Run> = None;
+    let mut last: Option<&'static str> = None;
+    walk(xml, depth, |n| match n {
+        Node::Open("pic" | "graphicFrame", _) => behind = true,
+        Node::Open("spPr", _) => in_sppr = true,
+        Node::Close("spPr") => in_sppr = false,
+        Node::Open("ln", _) => in_ln = true,
+        Node::Close("ln") => in_ln = false,
+        Node::Open("solidFill" | "gradFill" | "blipFill" | "pattFill", _) if in_sppr && !in_ln => {
+            behind = true
+        }
+        Node::Open("r", _) => run = Some(Run::default()),
+        Node::Open("rPr", a) => {
+            in_rpr = true;
+            if let Some(r) = run.as_mut() {
+                r.size = attr(a, "sz").and_then(|v| v.parse().ok());
+            }
+        }
+        Node::Close("rPr") => in_rpr = false,
+        Node::Open("solidFill", _) if in_rpr => in_fill = true,
+        Node::Close("solidFill") => in_fill = false,
+        Node::Open("srgbClr" | "schemeClr", a) if in_rpr && in_fill => {
+            if let Some(r) = run.as_mut() {
+                r.colour = attr(a, "val").map(str::to_ascii_lowercase);
+            }
+        }
+        Node::Open("t", _) => in_t = true,
+        Node::Close("t") => in_t = false,
+        Node::Text(t) if in_t => {
+            if let Some(r) = run.as_mut() {
+                r.text.push_str(t);
+            }
+        }
+        Node::Close("r") => {
+            let Some(r) = run.take() else { return };
+            let kind = if r.size.is_some_and(|s| s < 150) {
+                Some("tiny_text")
+            } else if r
+                .colour
+                .as_deref()
+                .is_some_and(|c| matches!(c, "ffffff" | "bg1" | "lt1"))
+            {
+                Some("white_text")
+            } else {
+                None
+            };
+            match (kind, last) {
+                (Some(k), Some(l)) if k == l => {
+                    if let Some(s) = spans.last_mut() {
+                        s.1.push_str(&r.text);
+                    }
+                }
+                (Some(k), _) => spans.push((k, r.text)),
+                (None, _) => {}
+            }
+            last = kind;
+        }
+        Node::Close("p") => last = None,
+        _ => {}
+    })?;
+    for (kind, text) in spans {
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if text.chars().filter(|c| c.is_alphanumeric()).count() < 4 {
+            continue;
+        }
+        if kind == "white_text" && (behind || !light_background) {
+            continue;
+        }
+        out.push((kind, text));
+    }
+    Ok(out)
+}
+
+/// Whether a slide, its layout and its master leave the background the light default:
+/// the first `<p:bg>` found (slide, layout, master) is white or the scheme's `bg1`/`lt1`
+/// (solid, or a reference), or none is set; and the master maps `bg1` to `lt1`.
+fn light_background(
+    pkg: &mut Package,
+    slide_xml: &[u8],
+    rels: &HashMap<String, (String, String)>,
+) -> Result<bool, ApiError> {
+    let depth = pkg.limits().max_xml_depth;
+    // (found a background, it is light), and the master's bg1 mapping.
+    let look = |xml: &[u8]| -> Result<(Option<bool>, Option<String>), ApiError> {
+        let (mut in_bg, mut found, mut light, mut image) = (false, false, false, false);
+        let mut bg1 = None;
+        walk(xml, depth, |n| match n {
+            Node::Open("bg", _) => {
+                in_bg = true;
+                found = true;
+            }
+            Node::Close("bg") => in_bg = false,
+            Node::Open("srgbClr" | "schemeClr" | "sysClr", a) if in_bg => {
+                let v = attr(a, "lastClr")
+                    .or_else(|| attr(a, "val"))
+                    .unwrap_or("")
+                    .to_ascii_lowercase();
+                light = light || matches!(v.as_str(), "ffffff" | "bg1" | "lt1" | "window");
+            }
+            Node::Open("blipFill" | "gradFill" | "pattFill", _) if in_bg => image = true,
+            Node::Open("clrMap", a) => bg1 = attr(a, "bg1").map(str::to_string),
+            _ => {}
+        })?;
+        Ok((found.then_some(light && !image), bg1))
+    };
+    let (slide_bg, _) = look(slide_xml)?;
+    if let Some(light) = slide_bg {
+        return Ok(light);
+    }
+    let Some((layout, _)) = rels.values().find(|(_, k)| k == "slideLayout").cloned() else {
+        return Ok(true);
+    };
+    let Some(lx) = pkg.read(&layout)? else {
+        return Ok(true);
+    };
+    let (layout_bg, _) = look(&lx)?;
+    let (dir, file) = layout.rsplit_once('/').unwrap_or(("", &layout));
+    let lrels = relationships(pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
+    let master = match lrels.values().find(|(_, k)| k == "slideMaster") {
+        Some((m, _)) => pkg.read(m)?,
+        None => None,
+    };
+    let (master_bg, bg1) = match master {
+        Some(mx) => look(&mx)?,
+        None => (None, None),
+    };
+    if bg1.is_some_and(|m| m != "lt1") {
+        return Ok(false);
+    }
+    Ok(layout_bg.or(master_bg).unwrap_or(true))
 }
