@@ -478,9 +478,10 @@ mod schema_tests {
             k.sort();
             k
         };
-        // `async` makes an HTTP read a job (202 + /jobs/{id}); an MCP tool call answers with
-        // the read itself, so its schema leaves it out.
-        let http_only = ["async"];
+        // `async` makes an HTTP read a job (202 + /jobs/{id}), and `callback_url` calls back
+        // when the job ends; an MCP tool call answers with the read itself, so its schema
+        // leaves them out.
+        let http_only = ["async", "callback_url"];
         let mut expected = keys(&openapi);
         expected.retain(|k| !http_only.contains(&k.as_str()));
         assert_eq!(keys(&mcp), expected);
