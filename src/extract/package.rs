@@ -92,6 +92,16 @@ impl Package {
     /// Inflate entry `i` within the caps, keeping at most its first `keep` bytes (the
     /// rest is counted and dropped, so a check pass holds 64 KiB, not the part).
     fn inflate(&mut self, i: usize, keep: usize) -> Result<Vec<u8>, ApiError> {
+        self.inflate_visiting(i, keep, &mut |_, _| {})
+    }
+
+    /// `inflate`, showing `visit` every piece inflated with the entry's name.
+    fn inflate_visiting(
+        &mut self,
+        i: usize,
+        keep: usize,
+        visit: &mut dyn FnMut(&str, &[u8]),
+    ) -> Result<Vec<u8>, ApiError> {
         let limits = self.limits;
         let mut entry = self.zip.by_index(i).map_err(|e| {
             ApiError::new(ErrorCode::Corrupt, "a package part cannot be read").with_cause(e)
@@ -111,6 +121,7 @@ impl Package {
             if n == 0 {
                 break;
             }
+            visit(&name, &buf[..n]);
             let kept = keep.saturating_sub(out.len()).min(n);
             out.extend_from_slice(&buf[..kept]);
             len += n as u64;
@@ -140,6 +151,16 @@ impl Package {
     /// `check_all` for the entries whose names `pick` chooses; the inflated total runs on
     /// across calls until `reset_count`, so a package checked in parts has the same caps.
     pub fn check_where(&mut self, pick: impl Fn(&str) -> bool) -> Result<(), ApiError> {
+        self.check_where_visiting(pick, |_, _| {})
+    }
+
+    /// `check_where`, showing `visit` every piece of the chosen entries as it inflates
+    /// (with the entry's name): what a caller looks for in a part costs no second inflate.
+    pub fn check_where_visiting(
+        &mut self,
+        pick: impl Fn(&str) -> bool,
+        mut visit: impl FnMut(&str, &[u8]),
+    ) -> Result<(), ApiError> {
         for i in 0..self.zip.len() {
             // A name that does not decode is checked wherever "" is chosen.
             let chosen = match self.zip.name_for_index(i) {
@@ -149,7 +170,7 @@ impl Package {
             if !chosen {
                 continue;
             }
-            let bytes = self.inflate(i, 64 * 1024)?;
+            let bytes = self.inflate_visiting(i, 64 * 1024, &mut visit)?;
             if is_xml_part(&bytes) {
                 refuse_entities(&bytes)?;
             }

@@ -127,18 +127,25 @@ async fn check(app: &TestApp, row: &Row) -> Result<(), String> {
     let text = got.json["text"].as_str().unwrap_or_default();
     // None of these ordinary documents hides instructions or characters from its reader
     // (issue #21: such a finding here is a false positive). Web pages do hide parts of
-    // their interface (menus, captions shown on a click), workbooks sheets and decks
-    // slides: those are listed as `low` hidden elements, sheets and slides — facts read
-    // from the file's structure rather than alarms — and nothing else may be.
+    // their interface (menus, captions shown on a click), workbooks sheets, rows and
+    // columns, and decks slides: those are listed as `low` hidden elements, sheets, rows,
+    // columns and slides — facts read from the file's structure rather than alarms — and
+    // nothing else may be.
     if let Some(s) = got.json.get("security") {
         let alarming: Vec<&serde_json::Value> = s["findings"]
             .as_array()
             .into_iter()
             .flatten()
             .filter(|f| {
-                let structural = ["hidden_element", "hidden_sheet", "hidden_slide"]
-                    .iter()
-                    .any(|k| f["kind"] == *k);
+                let structural = [
+                    "hidden_element",
+                    "hidden_sheet",
+                    "hidden_row",
+                    "hidden_column",
+                    "hidden_slide",
+                ]
+                .iter()
+                .any(|k| f["kind"] == *k);
                 !(structural && f["severity"] == "low")
             })
             .collect();

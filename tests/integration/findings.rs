@@ -739,3 +739,68 @@ async fn white_and_tiny_slide_text_but_not_on_dark_fills() {
         .await;
     assert!(later.json.get("security").is_none(), "{}", later.json);
 }
+
+/// Hidden rows and columns of an xlsx holding text in the rows a read shows are listed
+/// (`hidden_row` placed by its line among the sheet's rows shown, `hidden_column` by `how`);
+/// a read whose range leaves them out lists nothing; the text is unchanged.
+#[tokio::test]
+async fn hidden_rows_and_columns_of_a_workbook_are_listed() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("styles.xlsx", &fixture("office/styles.xlsx"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let found: Vec<(String, String, u64, String, String)> = r.json["security"]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["how"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+                f["sheet"].as_str().unwrap().to_string(),
+                f["snippet"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    let (kind, how, line, sheet, snippet) = &found[0];
+    assert_eq!(
+        (kind.as_str(), how.as_str(), *line, sheet.as_str()),
+        ("hidden_row", "row 5 hidden", 5, "Orders"),
+        "{found:?}"
+    );
+    assert!(snippet.starts_with("3 item 3"), "{snippet}");
+    // Row 5 is the fifth line of the sheet's rows in the text returned.
+    let text = r.json["text"].as_str().unwrap();
+    let rows: Vec<&str> = text
+        .split("--- Sheet: Orders")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .collect();
+    assert!(rows[4].starts_with("3\titem 3"), "{rows:?}");
+    assert_eq!(
+        (
+            found[1].0.as_str(),
+            found[1].1.as_str(),
+            found[1].4.as_str()
+        ),
+        ("hidden_column", "column E hidden", "0 0 0 0"),
+        "{found:?}"
+    );
+    // Markdown cells are split the same way.
+    let md = app.read(json!({"file_id": id, "output": "markdown"})).await;
+    assert_eq!(
+        md.json["security"]["findings"].as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        md.json
+    );
+    // A range without the hidden row and column lists nothing.
+    let r = app.read(json!({"file_id": id, "range": "A1:D4"})).await;
+    assert!(r.json.get("security").is_none(), "{}", r.json);
+}

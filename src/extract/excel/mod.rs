@@ -8,6 +8,7 @@
 
 mod cells;
 mod comments;
+mod hidden;
 mod sheet;
 mod styles;
 mod workbook;
@@ -61,7 +62,7 @@ fn extract_workbook(
     let max_chars = req.max_chars(limits.max_chars)?;
     let budget = options::count("max_cells", req.max_cells, 1)?.unwrap_or(1000);
     let window = req.range.as_deref().map(parse_range).transpose()?;
-    let mut wb = Workbook::open(input, limits)?;
+    let (mut wb, hidden_lines) = Workbook::open(input, limits)?;
     let meta = wb.sheets();
     if req.sheets_after == Some(true) && req.sheet.is_none() {
         return Err(ApiError::invalid_option("sheets_after needs sheet")
@@ -95,12 +96,18 @@ fn extract_workbook(
         }
         None => Default::default(),
     };
+    // Hidden rows and columns by sheet name.
+    let hidden = parts
+        .iter()
+        .filter_map(|(name, part)| hidden_lines.get(part).map(|h| (name.clone(), h.clone())))
+        .collect();
     let extras = Extras {
         notes,
         charts,
         chart_sheets: wb.chart_sheets(),
+        hidden,
     };
-    let read = read_sheets(&mut wb, &meta, &scope, &extras)?;
+    let mut read = read_sheets(&mut wb, &meta, &scope, &extras)?;
     // `include_styles`: each sheet shown, for the rows and columns shown.
     let mut sheet_styles = Vec::new();
     if let (Some(true), Some(pkg)) = (req.include_styles, pkg.as_mut()) {
@@ -123,7 +130,9 @@ fn extract_workbook(
             }
         }
     }
+    let lines_found = std::mem::take(&mut read.findings);
     let mut ex = make_report(read, &scope);
+    ex.findings.extend(lines_found);
     if let Some(infos) = ex.report.sheets.as_mut() {
         for (i, st) in sheet_styles {
             if let Some(info) = infos.get_mut(i) {
@@ -134,12 +143,77 @@ fn extract_workbook(
     Ok(ex)
 }
 
+/// Hidden rows and columns (xlsx) holding text in the rows a read shows of a sheet (issue
+/// #21): a row is placed by its line among the sheet's rows shown, a column by `how`. A
+/// hidden sheet's own rows are not listed again (the sheet is).
+fn hidden_line_findings(
+    s: &Sheet,
+    shown: u32,
+    h: &hidden::HiddenLines,
+    markdown: bool,
+) -> Vec<crate::findings::Finding> {
+    let mut out = Vec::new();
+    if shown == 0 || s.chart || s.hidden || s.cols == 0 {
+        return out;
+    }
+    let mut push = |kind: &str, how: String, text: &[String], line: u64| {
+        for mut f in crate::findings::hidden(kind, Some(&how), "low", &text.join(" "), line, false)
+        {
+            f.place.sheet = Some(s.name.clone());
+            out.push(f);
+        }
+    };
+    let (r0, c0) = s.origin;
+    for &r in &h.rows {
+        let Some(k) = (r - 1).checked_sub(r0).filter(|k| *k < shown) else {
+            continue;
+        };
+        let Some(line) = s.line(k as usize) else {
+            continue;
+        };
+        let text: Vec<String> = hidden::cells(line, markdown)
+            .into_iter()
+            .filter(|c| !c.is_empty())
+            .collect();
+        if !text.is_empty() {
+            push("hidden_row", format!("row {r} hidden"), &text, k as u64 + 1);
+        }
+    }
+    for &(lo, hi) in &h.cols {
+        let (from, to) = ((lo - 1).max(c0), (hi - 1).min(c0 + s.cols - 1));
+        if from > to {
+            continue;
+        }
+        let mut text = Vec::new();
+        for k in 0..shown as usize {
+            let Some(line) = s.line(k) else { break };
+            let cells = hidden::cells(line, markdown);
+            for c in from..=to {
+                if let Some(t) = cells.get((c - c0) as usize).filter(|t| !t.is_empty()) {
+                    text.push(t.clone());
+                }
+            }
+        }
+        if !text.is_empty() {
+            let name = if from == to {
+                col_name(from)
+            } else {
+                format!("{}:{}", col_name(from), col_name(to))
+            };
+            push("hidden_column", format!("column {name} hidden"), &text, 0);
+        }
+    }
+    out
+}
+
 /// What an xlsx holds besides cells: comments and charts by sheet, and which sheets are
 /// chart sheets.
 struct Extras {
     notes: std::collections::HashMap<String, Vec<comments::Note>>,
     charts: std::collections::HashMap<String, Vec<String>>,
     chart_sheets: std::collections::HashSet<String>,
+    /// Hidden rows and columns (xlsx) by sheet.
+    hidden: std::collections::HashMap<String, hidden::HiddenLines>,
 }
 
 /// Data cells of chart text (the header and the rows' fields), for the cell budget.
@@ -227,6 +301,8 @@ fn choose_sheet(
 /// shown of each sheet that was shown, and the body text.
 struct SheetsRead {
     sheets: Vec<Sheet>,
+    /// Hidden rows and columns holding text in what was shown.
+    findings: Vec<crate::findings::Finding>,
     /// (sheet, rows shown), in workbook order.
     plan: Vec<(usize, u32)>,
     /// The shown sheets' headings and rows.
@@ -284,6 +360,7 @@ fn read_sheets(
     let mut body_chars = 0usize;
     let mut read = SheetsRead {
         sheets: Vec::with_capacity(meta.len()),
+        findings: Vec::new(),
         plan: Vec::new(),
         body: String::new(),
         all_chars: 0,
@@ -439,6 +516,10 @@ fn read_sheets(
                 cells_left -= head_cells;
                 moved |= shown > 0 || shown == s.rows;
                 read.plan.push((i, shown));
+                if let Some(h) = extras.hidden.get(name) {
+                    read.findings
+                        .extend(hidden_line_findings(&s, shown, h, scope.markdown));
+                }
                 // The first sheet's lines become the body in place (no copy of a
                 // text that can be most of max_chars).
                 let mut text = std::mem::take(&mut s.text);

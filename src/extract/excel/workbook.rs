@@ -2,6 +2,7 @@
 //! proven within the caps (no zip bomb, no shared-string output bomb), its worksheets
 //! listed, and each sheet's cells streamed into a `Sheet`.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufReader;
 
@@ -96,28 +97,48 @@ impl Workbook {
     /// Open a workbook once its package is proven within the caps (calamine inflates the
     /// package itself). Opening an xlsx reads only the small parts (workbook, shared
     /// strings, styles), so the worksheets are checked on a second thread meanwhile; they
-    /// are read only after.
-    pub(super) fn open(input: &Input, limits: &Limits) -> Result<Self, ApiError> {
+    /// are read only after. The check of an xlsx's worksheets also finds their hidden rows
+    /// and columns (`hidden.rs`), by part.
+    pub(super) fn open(
+        input: &Input,
+        limits: &Limits,
+    ) -> Result<(Self, super::hidden::ByPart), ApiError> {
         Ok(match input.format {
-            Format::Xls => Self::open_unchecked(input)?,
+            Format::Xls => (Self::open_unchecked(input)?, Default::default()),
             Format::Ods => {
                 Package::open(&input.path, limits.package)?.check_all()?;
-                Self::open_unchecked(input)?
+                (Self::open_unchecked(input)?, Default::default())
             }
             _ => {
                 let mut pkg = Package::open(&input.path, limits.package)?;
                 let is_sheet = |n: &str| n.starts_with("xl/worksheets/");
                 pkg.check_where(|n| !is_sheet(n))?;
                 let (checked, wb) = std::thread::scope(|scope| {
-                    let check = scope.spawn(|| pkg.check_where(is_sheet));
+                    let check = scope.spawn(|| {
+                        let mut scans: HashMap<String, super::hidden::Scan> = HashMap::new();
+                        pkg.check_where_visiting(is_sheet, |name, piece| {
+                            match scans.get_mut(name) {
+                                Some(s) => s.feed(piece),
+                                None => scans.entry(name.to_string()).or_default().feed(piece),
+                            }
+                        })?;
+                        Ok::<_, ApiError>(
+                            scans
+                                .into_iter()
+                                .map(|(n, s)| (n, s.finish()))
+                                .filter(|(_, h)| !h.rows.is_empty() || !h.cols.is_empty())
+                                .collect::<super::hidden::ByPart>(),
+                        )
+                    });
                     let wb = Self::open_unchecked(input);
                     (check.join(), wb)
                 });
-                checked.map_err(|_| ApiError::internal("the package check panicked"))??;
+                let hidden =
+                    checked.map_err(|_| ApiError::internal("the package check panicked"))??;
                 let wb = wb?;
                 pkg.reset_count();
                 refuse_output_bomb(&mut pkg, limits.max_expanded_text_bytes)?;
-                wb
+                (wb, hidden)
             }
         })
     }

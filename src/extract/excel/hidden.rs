@@ -1,0 +1,164 @@
+//! Hidden rows and columns of xlsx worksheets (issue #21): `<row r="5" hidden="1">` and
+//! `<col min="5" max="6" hidden="1"/>`. Found while the package check inflates each
+//! worksheet anyway (`Package::check_where_visiting`): each piece is searched for
+//! `hidden=` and only the tags around a hit are parsed, so finding them costs next to
+//! nothing beside the inflating. The cells they hold are then taken from the rows a read
+//! showed and listed as findings (`hidden_row`, `hidden_column`).
+
+use std::collections::HashMap;
+
+/// A worksheet's hidden rows (1-based) and column ranges (1-based, inclusive).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(super) struct HiddenLines {
+    pub(super) rows: Vec<u32>,
+    pub(super) cols: Vec<(u32, u32)>,
+}
+
+/// At most this many hidden rows are kept per sheet (a sheet hiding a million rows is
+/// listed by its first ones; the findings' cap is lower still).
+const MAX_ROWS: usize = 100_000;
+
+/// The scan of one part as it inflates.
+#[derive(Default)]
+pub(super) struct Scan {
+    carry: Vec<u8>,
+    found: HiddenLines,
+}
+
+impl Scan {
+    /// Take the next inflated piece of the part.
+    pub(super) fn feed(&mut self, piece: &[u8]) {
+        self.carry.extend_from_slice(piece);
+        // Tags before the last `<` are whole (a `<` inside a tag would be escaped): scan
+        // those, keep the rest for the next piece.
+        let Some(end) = memchr::memrchr(b'<', &self.carry) else {
+            self.carry.clear();
+            return;
+        };
+        let done = &self.carry[..end];
+        for hit in memchr::memmem::find_iter(done, b"hidden=") {
+            let Some(open) = memchr::memrchr(b'<', &done[..hit]) else {
+                continue;
+            };
+            let Some(close) = memchr::memchr(b'>', &done[hit..]).map(|c| hit + c) else {
+                continue;
+            };
+            tag(&done[open + 1..close], &mut self.found);
+        }
+        self.carry.drain(..end);
+    }
+
+    pub(super) fn finish(mut self) -> HiddenLines {
+        let rest = std::mem::take(&mut self.carry);
+        if let Some(close) = memchr::memchr(b'>', &rest) {
+            if memchr::memmem::find(&rest[..close], b"hidden=").is_some() {
+                tag(&rest[1..close], &mut self.found);
+            }
+        }
+        self.found
+    }
+}
+
+/// One tag's inside (`row r="5" hidden="1"`): a hidden row or column range, recorded.
+fn tag(inside: &[u8], found: &mut HiddenLines) {
+    let Ok(inside) = std::str::from_utf8(inside) else {
+        return;
+    };
+    let name_end = inside
+        .find(|c: char| c.is_ascii_whitespace())
+        .unwrap_or(inside.len());
+    let name = inside[..name_end].rsplit(':').next().unwrap_or("");
+    if name != "row" && name != "col" {
+        return;
+    }
+    let value = |key: &str| -> Option<&str> {
+        let mut rest = &inside[name_end..];
+        loop {
+            let at = rest.find(key)?;
+            let before = rest[..at].chars().next_back();
+            let after = &rest[at + key.len()..];
+            if before.is_none_or(|c| c.is_ascii_whitespace()) && after.starts_with("=\"") {
+                let v = &after[2..];
+                return v.find('"').map(|e| &v[..e]);
+            }
+            rest = after;
+        }
+    };
+    if !matches!(value("hidden"), Some("1" | "true")) {
+        return;
+    }
+    let num = |k: &str| value(k).and_then(|v| v.parse::<u32>().ok());
+    match name {
+        "row" => {
+            if let Some(r) = num("r").filter(|r| *r >= 1) {
+                if found.rows.len() < MAX_ROWS {
+                    found.rows.push(r);
+                }
+            }
+        }
+        _ => {
+            if let (Some(lo), Some(hi)) = (num("min"), num("max")) {
+                if lo >= 1 && lo <= hi {
+                    found.cols.push((lo, hi.min(16_384)));
+                }
+            }
+        }
+    }
+}
+
+/// What the package check found, by worksheet part (`xl/worksheets/sheet1.xml`).
+pub(super) type ByPart = HashMap<String, HiddenLines>;
+
+/// The cells of one shown line, by column from the line's first (tab-separated text, or
+/// a Markdown table row whose escaped pipes stay in their cell).
+pub(super) fn cells(line: &str, markdown: bool) -> Vec<String> {
+    let line = line.trim_end_matches('\n');
+    if !markdown {
+        return line.split('\t').map(str::to_string).collect();
+    }
+    let inner = line.trim().trim_start_matches('|');
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                cur.push('|');
+                chars.next();
+            }
+            '|' => out.push(std::mem::take(&mut cur).trim().to_string()),
+            _ => cur.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_hidden_rows_and_columns_across_pieces() {
+        let xml = br#"<worksheet><cols><col min="2" max="3" width="0" hidden="1"/><col min="4" max="4" hidden="0"/></cols><sheetData><row r="1"><c r="A1"><v>1</v></c></row><row r="2" hidden="1" spans="1:3"><c r="A2" t="inlineStr"><is><t>say hidden="1" here</t></is></c></row><x:row r="9" hidden="true"/><rowx r="10" hidden="1"/></sheetData></worksheet>"#;
+        // Every split of the part into two pieces finds the same.
+        for cut in 0..xml.len() {
+            let mut s = Scan::default();
+            s.feed(&xml[..cut]);
+            s.feed(&xml[cut..]);
+            assert_eq!(
+                s.finish(),
+                HiddenLines {
+                    rows: vec![2, 9],
+                    cols: vec![(2, 3)]
+                },
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn splits_shown_lines_into_cells() {
+        assert_eq!(cells("a\t\tc\n", false), ["a", "", "c"]);
+        assert_eq!(cells("| a | b \\| c | |\n", true), ["a", "b | c", ""]);
+    }
+}
