@@ -131,24 +131,30 @@ impl Callbacks {
     }
 
     /// The tenant's signing secret, made on first use (replicas asking at once agree on
-    /// the first one written).
+    /// the first one written). Read first: only the first use writes.
     pub async fn secret(&self, tenant: &str) -> Result<String, ApiError> {
-        let fresh = crate::store::random_hex(32);
+        let q = "SELECT secret FROM callback_secrets WHERE tenant = $1";
+        let read = || async {
+            on!(&self.db, p => sqlx::query_as::<_, (String,)>(q).bind(tenant).fetch_optional(p).await)
+                .map_err(db::failure)
+        };
+        if let Some((secret,)) = read().await? {
+            return Ok(secret);
+        }
         let q = "INSERT INTO callback_secrets (tenant, secret, created_at) VALUES ($1, $2, $3) \
                  ON CONFLICT (tenant) DO NOTHING";
         on!(&self.db, p => sqlx::query(q)
             .bind(tenant)
-            .bind(&fresh)
+            .bind(crate::store::random_hex(32))
             .bind(now_ms())
             .execute(p)
             .await
             .map(drop))
         .map_err(db::failure)?;
-        let q = "SELECT secret FROM callback_secrets WHERE tenant = $1";
-        let (secret,): (String,) =
-            on!(&self.db, p => sqlx::query_as(q).bind(tenant).fetch_one(p).await)
-                .map_err(db::failure)?;
-        Ok(secret)
+        read()
+            .await?
+            .map(|(s,)| s)
+            .ok_or_else(|| ApiError::internal("the callback secret was not kept"))
     }
 
     /// A job ended with a callback to make: deliver soon.

@@ -26,36 +26,65 @@ pub(super) struct Scan {
 }
 
 impl Scan {
-    /// Take the next inflated piece of the part.
-    pub(super) fn feed(&mut self, piece: &[u8]) {
-        self.carry.extend_from_slice(piece);
-        // Tags before the last `<` are whole (a `<` inside a tag would be escaped): scan
-        // those, keep the rest for the next piece.
-        let Some(end) = memchr::memrchr(b'<', &self.carry) else {
+    /// Take the next inflated piece of the part. Only an unfinished tag at its end is kept
+    /// for the next piece (at most 64 KiB: no row or column tag is that long), and every
+    /// byte is looked at a bounded number of times whatever the part holds (a text full
+    /// of `hidden=` included).
+    pub(super) fn feed(&mut self, mut piece: &[u8]) {
+        if !self.carry.is_empty() {
+            // The tag carried from the last piece ends at this one's first `>`.
+            let Some(end) = memchr::memchr(b'>', piece) else {
+                self.carry.extend_from_slice(piece);
+                if self.carry.len() > 64 * 1024 {
+                    self.carry.clear();
+                }
+                return;
+            };
+            self.carry.extend_from_slice(&piece[..=end]);
+            scan(&self.carry, &mut self.found);
             self.carry.clear();
-            return;
-        };
-        let done = &self.carry[..end];
-        for hit in memchr::memmem::find_iter(done, b"hidden=") {
-            let Some(open) = memchr::memrchr(b'<', &done[..hit]) else {
-                continue;
-            };
-            let Some(close) = memchr::memchr(b'>', &done[hit..]).map(|c| hit + c) else {
-                continue;
-            };
-            tag(&done[open + 1..close], &mut self.found);
+            piece = &piece[end + 1..];
         }
-        self.carry.drain(..end);
+        // The piece is scanned where it lies; only an unfinished tag at its end is copied.
+        let keep_from = match memchr::memrchr(b'<', piece) {
+            Some(p) if memchr::memchr(b'>', &piece[p..]).is_none() => p,
+            _ => piece.len(),
+        };
+        scan(&piece[..keep_from], &mut self.found);
+        self.carry.extend_from_slice(&piece[keep_from..]);
     }
 
-    pub(super) fn finish(mut self) -> HiddenLines {
-        let rest = std::mem::take(&mut self.carry);
-        if let Some(close) = memchr::memchr(b'>', &rest) {
-            if memchr::memmem::find(&rest[..close], b"hidden=").is_some() {
-                tag(&rest[1..close], &mut self.found);
-            }
-        }
+    pub(super) fn finish(self) -> HiddenLines {
         self.found
+    }
+}
+
+/// The hidden rows and columns among whole tags and text: each `hidden=` inside a tag has
+/// its tag parsed; one in text moves the search on to the next tag.
+fn scan(done: &[u8], found: &mut HiddenLines) {
+    // `hidden` (not `hidden=`): the searcher picks its rarest bytes to look for, and `=`
+    // is in every attribute of a sheet.
+    static HIDDEN: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"hidden"));
+    let mut pos = 0;
+    while let Some(h) = HIDDEN.find(&done[pos..]) {
+        let hit = pos + h;
+        if done.get(hit + 6) != Some(&b'=') {
+            pos = hit + 6;
+            continue;
+        }
+        // The tag holding the hit starts at or after `pos` (just past a `>`, or at a `<`).
+        let open = memchr::memrchr(b'<', &done[pos..hit]).map(|o| pos + o);
+        match memchr::memchr2(b'>', b'<', &done[hit..]).map(|c| hit + c) {
+            Some(close) if done[close] == b'>' => {
+                if let Some(o) = open {
+                    tag(&done[o + 1..close], found);
+                }
+                pos = close + 1;
+            }
+            Some(next) => pos = next,
+            None => break,
+        }
     }
 }
 
@@ -154,6 +183,20 @@ mod tests {
                 "cut at {cut}"
             );
         }
+    }
+
+    #[test]
+    fn text_full_of_the_attribute_is_passed_over() {
+        // A cell's text of `hidden="1"` repeated across many pieces: nothing found, and the
+        // text is not kept between pieces.
+        let mut s = Scan::default();
+        s.feed(b"<sheetData><row r=\"1\"><c><is><t>");
+        for _ in 0..64 {
+            s.feed(&b"hidden=\"1\" ".repeat(6000));
+            assert!(s.carry.len() < 64 * 1024);
+        }
+        s.feed(br#"</t></is></c></row><row r="2" hidden="1"/></sheetData>"#);
+        assert_eq!(s.finish().rows, [2]);
     }
 
     #[test]
