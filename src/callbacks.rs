@@ -33,6 +33,8 @@ pub const ATTEMPTS: i64 = 8;
 const CLAIM: Duration = Duration::from_secs(60);
 /// One attempt's time limit.
 const ATTEMPT_TIMEOUT_MS: u64 = 10_000;
+/// Deliveries one replica makes at once.
+const PARALLEL: usize = 8;
 /// How often an idle deliverer looks for due deliveries.
 const POLL: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(15 * 60);
@@ -162,17 +164,33 @@ impl Callbacks {
         self.wake.notify_one();
     }
 
-    /// Start this replica's deliverer.
+    /// Start this replica's deliverer: it claims due deliveries and makes up to
+    /// `PARALLEL` at once (a receiver that hangs holds one slot for an attempt's 10 s, not
+    /// every other tenant's callbacks).
     pub fn start(self: &Arc<Self>) {
         let me = self.clone();
         tokio::spawn(async move {
+            let slots = Arc::new(tokio::sync::Semaphore::new(PARALLEL));
             loop {
-                match me.deliver_next().await {
-                    Ok(true) => continue,
-                    Ok(false) => {
+                let Ok(slot) = slots.clone().acquire_owned().await else {
+                    return;
+                };
+                match me.claim().await {
+                    Ok(Some(due)) => {
+                        let me = me.clone();
+                        tokio::spawn(async move {
+                            if let Err(e) = me.deliver(due).await {
+                                tracing::warn!(error = %e, "could not record a callback's outcome (it is tried again)");
+                            }
+                            drop(slot);
+                        });
+                    }
+                    Ok(None) => {
+                        drop(slot);
                         let _ = tokio::time::timeout(POLL, me.wake.notified()).await;
                     }
                     Err(e) => {
+                        drop(slot);
                         tracing::warn!(error = %e, "could not look for job callbacks to make");
                         tokio::time::sleep(Duration::from_secs(2)).await;
                     }
@@ -181,15 +199,16 @@ impl Callbacks {
         });
     }
 
-    /// Claim one due delivery and make it: false when none was due.
-    async fn deliver_next(&self) -> Result<bool, sqlx::Error> {
+    /// Claim one due delivery (its next attempt pushed a minute ahead, so no other
+    /// deliverer takes it meanwhile); `None` when none is due.
+    async fn claim(&self) -> Result<Option<Due>, sqlx::Error> {
         let now = now_ms();
         // A read first: idle polls take no write lock.
         let q = "SELECT id FROM jobs WHERE callback_state = 'pending' AND callback_next_at <= $1 LIMIT 1";
         let any: Option<(String,)> =
             on!(&self.db, p => sqlx::query_as(q).bind(now).fetch_optional(p).await)?;
         if any.is_none() {
-            return Ok(false);
+            return Ok(None);
         }
         let skip = if self.db.is_shared() {
             " FOR UPDATE SKIP LOCKED"
@@ -202,14 +221,16 @@ impl Callbacks {
              ORDER BY callback_next_at LIMIT 1{skip}) \
              RETURNING id, tenant, callback_url, state, error, callback_attempts"
         );
-        let due: Option<Due> = on!(&self.db, p => sqlx::query_as(&q)
+        on!(&self.db, p => sqlx::query_as(&q)
             .bind(now + CLAIM.as_millis() as i64)
             .bind(now)
             .fetch_optional(p)
-            .await)?;
-        let Some(due) = due else {
-            return Ok(false);
-        };
+            .await)
+    }
+
+    /// Make one claimed delivery and record how it went (only while the claim is still
+    /// this one's: its attempt count unchanged).
+    async fn deliver(&self, due: Due) -> Result<(), sqlx::Error> {
         let outcome = self.attempt(&due).await;
         let (id, n) = (&due.id, due.callback_attempts);
         match outcome {
@@ -233,7 +254,9 @@ impl Callbacks {
                 on!(&self.db, p => sqlx::query(q).bind(id).bind(n).bind(next).bind(&e).execute(p).await.map(drop))?;
             }
         }
-        Ok(true)
+        // Another delivery may have come due while this one was made.
+        self.wake.notify_one();
+        Ok(())
     }
 
     /// Wait after the `attempts`th failed attempt.

@@ -273,39 +273,53 @@ fn body_of(
     hidden: &mut Vec<Hidden>,
     line0: usize,
 ) -> String {
-    // mail-parser lists an HTML part among the text parts when there is no plain text,
-    // and would make it text itself, hidden elements and all: such parts go through the
-    // HTML reader instead.
+    // mail-parser lists an HTML part among the text parts where there is no plain text
+    // for it, and would make it text itself, hidden elements and all: such parts go
+    // through the HTML reader instead, in their place.
     let part = |id: &u32| msg.parts.get(*id as usize).map(|p| &p.body);
-    let plain: Vec<&str> = msg
-        .text_body
-        .iter()
-        .filter_map(|id| match part(id) {
-            Some(mail_parser::PartType::Text(t)) => Some(t.as_ref()),
-            _ => None,
-        })
-        .collect();
-    let joined = plain.join("\n");
-    if !joined.trim().is_empty() {
-        return joined.replace("\r\n", "\n");
-    }
+    let first = hidden.len();
     let mut out = String::new();
-    for id in &msg.html_body {
-        let Some(mail_parser::PartType::Html(h)) = part(id) else {
-            continue;
-        };
-        if !out.is_empty() {
-            out.push('\n');
+    for id in &msg.text_body {
+        add_part(&mut out, part(id), mode, hidden, line0);
+    }
+    if out.trim().is_empty() {
+        out.clear();
+        hidden.truncate(first);
+        for id in &msg.html_body {
+            if let Some(b @ mail_parser::PartType::Html(_)) = part(id) {
+                add_part(&mut out, Some(b), mode, hidden, line0);
+            }
         }
-        let before = line0 + out.matches('\n').count();
-        let r = super::html::render_as(h, false, mode);
-        hidden.extend(r.hidden.into_iter().map(|mut x| {
-            x.line += before;
-            x
-        }));
-        out.push_str(&r.text);
     }
     out
+}
+
+/// Add one text or HTML part to a body (a line apart), its hidden elements to `hidden` at
+/// their lines (counted from `line0`, the lines before the body).
+fn add_part(
+    out: &mut String,
+    body: Option<&mail_parser::PartType<'_>>,
+    mode: HiddenMode,
+    hidden: &mut Vec<Hidden>,
+    line0: usize,
+) {
+    let (text, found) = match body {
+        Some(mail_parser::PartType::Text(t)) => (t.replace("\r\n", "\n"), Vec::new()),
+        Some(mail_parser::PartType::Html(h)) => {
+            let r = super::html::render_as(h, false, mode);
+            (r.text, r.hidden)
+        }
+        _ => return,
+    };
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    let before = line0 + out.matches('\n').count();
+    hidden.extend(found.into_iter().map(|mut x| {
+        x.line += before;
+        x
+    }));
+    out.push_str(&text);
 }
 
 // ----------------------------------------------------------------------------------------

@@ -556,6 +556,27 @@ MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n\
         "{:?}\n{text}",
         kinds(&kept)
     );
+    // A message of a plain part and an HTML part side by side (not alternatives): both
+    // are read, the HTML one as a mail reader shows it.
+    let mixed = format!(
+        "From: dan@example.com\r\nTo: bob@example.com\r\nSubject: Two parts\r\n\
+MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"m1\"\r\n\r\n\
+--m1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nPlain part here.\r\n\
+--m1\r\nContent-Type: text/html; charset=utf-8\r\nContent-Disposition: inline\r\n\r\n{html}\r\n--m1--\r\n"
+    );
+    let mid = app.upload_id("mixed.eml", mixed.as_bytes()).await;
+    let r = app.read(json!({"file_id": mid})).await;
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("Plain part here.") && text.contains("Regards, Ann"),
+        "{text}"
+    );
+    assert!(!text.contains("Ignore all previous"), "{text}");
+    assert!(
+        kinds(&r).iter().any(|(k, _, _)| k == "hidden_element"),
+        "{}",
+        r.json
+    );
     // A window of the body before the forwarded message lists nothing.
     let first = app
         .read(json!({"file_id": id, "offset": 0, "limit": 2}))
