@@ -327,6 +327,7 @@ impl Extractor for PptxExtractor {
         let md = req.markdown();
         let end = if md { "\n\n" } else { "\n" };
         let hidden_text = req.hidden_text.unwrap_or(crate::options::HiddenText::Keep);
+        let mut layouts: HashMap<String, bool> = HashMap::new();
         for &n in &selected {
             let path = &slides[(n - 1) as usize];
             let xml = pkg.read(path)?.ok_or_else(|| {
@@ -359,8 +360,16 @@ impl Extractor for PptxExtractor {
             }
             let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
             let rels = relationships(&mut pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
-            let light = light_background(&mut pkg, &xml, &rels)?;
-            for (kind, text) in invisible_runs(&xml, depth, light)? {
+            // White runs count only where nothing could show them: nothing drawn behind
+            // on the slide, and the light default background (looked up only then; a
+            // layout's and master's once per layout).
+            let (mut runs, behind) = invisible_runs(&xml, depth)?;
+            if runs.iter().any(|(k, _)| *k == "white_text")
+                && (behind || !light_background(&mut pkg, &xml, &rels, &mut layouts)?)
+            {
+                runs.retain(|(k, _)| *k != "white_text");
+            }
+            for (kind, text) in runs {
                 let how = match kind {
                     "tiny_text" => "font under 1.5 pt (a:rPr sz)",
                     _ => "white text on the light default background, nothing behind it",
@@ -530,17 +539,15 @@ pub(super) fn serve_slides(
     }
 }
 
-/// Slide text a person cannot see for its size or colour (issue #21): runs under 1.5 pt
-/// (`sz` under 150), and white runs (`srgbClr FFFFFF`, or the scheme's `bg1`/`lt1`) where
-/// nothing could be behind them to show them — the slide's background (its own, else its
-/// layout's, else its master's) is the light default, and the slide has no picture, no
-/// graphic frame and no filled shape. Consecutive runs of one kind are one span; a span
-/// needs four letters or digits. (kind, text) in slide order.
+/// Slide text a person may not see for its size or colour (issue #21): runs under 1.5 pt
+/// (`sz` under 150), and white runs (`srgbClr FFFFFF`, or the scheme's `bg1`/`lt1`).
+/// Consecutive runs of one kind are one span; a span needs four letters or digits.
+/// (kind, text) in slide order, and whether anything is drawn that white text could stand
+/// on (a picture, a graphic frame, a filled shape).
 fn invisible_runs(
     xml: &[u8],
     depth: usize,
-    light_background: bool,
-) -> Result<Vec<(&'static str, String)>, ApiError> {
+) -> Result<(Vec<(&'static str, String)>, bool), ApiError> {
     #[derive(Default)]
     struct Run {
         size: Option<u32>,
@@ -617,12 +624,9 @@ fn invisible_runs(
         if text.chars().filter(|c| c.is_alphanumeric()).count() < 4 {
             continue;
         }
-        if kind == "white_text" && (behind || !light_background) {
-            continue;
-        }
         out.push((kind, text));
     }
-    Ok(out)
+    Ok((out, behind))
 }
 
 /// Whether a slide, its layout and its master leave the background the light default:
@@ -632,6 +636,7 @@ fn light_background(
     pkg: &mut Package,
     slide_xml: &[u8],
     rels: &HashMap<String, (String, String)>,
+    layouts: &mut HashMap<String, bool>,
 ) -> Result<bool, ApiError> {
     let depth = pkg.limits().max_xml_depth;
     // (found a background, it is light), and the master's bg1 mapping.
@@ -664,7 +669,11 @@ fn light_background(
     let Some((layout, _)) = rels.values().find(|(_, k)| k == "slideLayout").cloned() else {
         return Ok(true);
     };
+    if let Some(light) = layouts.get(&layout) {
+        return Ok(*light);
+    }
     let Some(lx) = pkg.read(&layout)? else {
+        layouts.insert(layout, true);
         return Ok(true);
     };
     let (layout_bg, _) = look(&lx)?;
@@ -678,8 +687,7 @@ fn light_background(
         Some(mx) => look(&mx)?,
         None => (None, None),
     };
-    if bg1.is_some_and(|m| m != "lt1") {
-        return Ok(false);
-    }
-    Ok(layout_bg.or(master_bg).unwrap_or(true))
+    let light = !bg1.is_some_and(|m| m != "lt1") && layout_bg.or(master_bg).unwrap_or(true);
+    layouts.insert(layout, light);
+    Ok(light)
 }
