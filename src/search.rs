@@ -437,16 +437,17 @@ pub async fn search(db: &Db, tenant: &str, req: &SearchRequest) -> Result<Vec<Hi
             "query is longer than 1000 characters",
         ));
     }
-    // A query of only spaces and punctuation has nothing to find.
-    let Some(fts) = match_query(&req.query) else {
-        return Ok(Vec::new());
-    };
+    // The request's shape first: a query with nothing to find does not excuse it.
     let ids = req.file_ids.clone().unwrap_or_default();
     if ids.len() > 1000 {
         return Err(ApiError::invalid_option(
             "file_ids takes at most 1000 files",
         ));
     }
+    // A query of only spaces and punctuation has nothing to find.
+    let Some(fts) = match_query(&req.query) else {
+        return Ok(Vec::new());
+    };
     // The file filter is a JSON array bound as one parameter (no SQL built from input).
     let rows: Vec<(String, String, String, String, String, f64)> =
         match db {

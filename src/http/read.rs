@@ -66,17 +66,10 @@ pub async fn read(
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .any(|p| p.trim().eq_ignore_ascii_case("respond-async"));
-    if req.run_async.take().unwrap_or(prefer_async) {
+    // A callback_url makes the read a job, whatever `async` says (a read answered at once
+    // has nothing to call back; the 202 says what happened).
+    if req.run_async.take().unwrap_or(prefer_async) || req.callback_url.is_some() {
         return submit(&st, &tenant, streamed, req).await;
-    }
-    if req.callback_url.is_some() {
-        return ApiError::invalid_option(
-            "callback_url is for jobs: a read answered at once has nothing to call back",
-        )
-        .with_hint(
-            "Add \"async\": true (or the header Prefer: respond-async), or leave callback_url out.",
-        )
-        .into_response();
     }
     if req.file_ids.is_some() {
         if streamed {

@@ -54,9 +54,10 @@ pub struct ReadRequest {
     #[serde(rename = "async", skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub run_async: Option<bool>,
-    /// With `"async": true`: a URL POSTed when the job ends (`done`, `failed`,
-    /// `cancelled`), signed with the tenant's secret (`GET /callbacks/secret`). Only hosts
-    /// the operator lists (`DOCREADER_CALLBACK_ALLOWLIST`); retried with backoff.
+    /// A URL POSTed when the job ends (`done`, `failed`, `cancelled`), signed with the
+    /// tenant's secret (`GET /callbacks/secret`); it makes the read a job whatever `async`
+    /// says (a read answered at once has nothing to call back). Only hosts the operator
+    /// lists (`DOCREADER_CALLBACK_ALLOWLIST`); retried with backoff.
     #[arg(skip)]
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]

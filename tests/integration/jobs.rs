@@ -458,11 +458,16 @@ async fn callback_urls_are_refused_where_they_cannot_be_called() {
         .read(json!({"file_id": fid, "async": true, "callback_url": "file:///etc/passwd"}))
         .await;
     assert_error(&r, 400, "url_scheme_not_allowed");
-    // A read answered at once has nothing to call back.
-    let r = on
-        .read(json!({"file_id": fid, "callback_url": "http://127.0.0.1:9/x"}))
-        .await;
-    assert_error(&r, 400, "invalid_option");
+    // A callback_url makes the read a job, whatever `async` says (a read answered at once
+    // has nothing to call back).
+    for body in [
+        json!({"file_id": fid, "callback_url": "http://127.0.0.1:9/x"}),
+        json!({"file_id": fid, "async": false, "callback_url": "http://127.0.0.1:9/x"}),
+    ] {
+        let r = on.read(body).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.json);
+        assert_eq!(r.json["callback"]["state"], "waiting", "{}", r.json);
+    }
     // A listed host is accepted.
     let r = on
         .read(json!({"file_id": fid, "async": true, "callback_url": "http://127.0.0.1:9/x"}))
