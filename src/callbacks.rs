@@ -32,7 +32,7 @@ pub const ATTEMPTS: i64 = 8;
 /// How long a claimed delivery is left to its replica (longer than an attempt may take).
 const CLAIM: Duration = Duration::from_secs(60);
 /// One attempt's time limit.
-const ATTEMPT_TIMEOUT_MS: u64 = 10_000;
+pub const ATTEMPT_TIMEOUT_MS: u64 = 10_000;
 /// Deliveries one replica makes at once.
 const PARALLEL: usize = 8;
 /// How often an idle deliverer looks for due deliveries.
@@ -108,8 +108,8 @@ fn now_ms() -> i64 {
 }
 
 impl Callbacks {
-    pub fn new(db: Db, mut policy: FetchPolicy, retry: Duration) -> Self {
-        policy.timeout = Duration::from_millis(ATTEMPT_TIMEOUT_MS);
+    /// `policy` from `FetchPolicy::for_callbacks` (with `ATTEMPT_TIMEOUT_MS`).
+    pub fn new(db: Db, policy: FetchPolicy, retry: Duration) -> Self {
         Self {
             db,
             policy,
@@ -210,11 +210,7 @@ impl Callbacks {
         if any.is_none() {
             return Ok(None);
         }
-        let skip = if self.db.is_shared() {
-            " FOR UPDATE SKIP LOCKED"
-        } else {
-            ""
-        };
+        let skip = self.db.skip_locked();
         let q = format!(
             "UPDATE jobs SET callback_next_at = $1, callback_attempts = callback_attempts + 1 \
              WHERE id = (SELECT id FROM jobs WHERE callback_state = 'pending' AND callback_next_at <= $2 \

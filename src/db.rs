@@ -41,6 +41,16 @@ impl Db {
         matches!(self, Db::Postgres(_))
     }
 
+    /// What a claim's inner `SELECT … LIMIT 1` ends with: on Postgres, replicas claiming at
+    /// once skip each other's rows (`FOR UPDATE SKIP LOCKED`); SQLite runs the statement
+    /// under its single write lock.
+    pub fn skip_locked(&self) -> &'static str {
+        match self {
+            Db::Postgres(_) => " FOR UPDATE SKIP LOCKED",
+            Db::Sqlite(_) => "",
+        }
+    }
+
     /// One round trip (readiness).
     pub async fn ping(&self) -> Result<(), sqlx::Error> {
         on!(self, p => sqlx::query("SELECT 1").execute(p).await.map(drop))

@@ -80,7 +80,8 @@ impl FetchPolicy {
     }
 
     /// The rules for job callbacks (`callback_url`): the hosts of
-    /// `DOCREADER_CALLBACK_ALLOWLIST`, the same address ranges as URL inputs.
+    /// `DOCREADER_CALLBACK_ALLOWLIST`, the same address ranges as URL inputs, `timeout_ms`
+    /// for one delivery attempt.
     pub fn for_callbacks(
         hosts: Option<&str>,
         ranges: Option<&str>,

@@ -431,13 +431,7 @@ impl Jobs {
         if any.is_none() {
             return Ok(None);
         }
-        // Postgres: runners of every replica skip the rows others are claiming; SQLite runs
-        // the one statement under its single write lock.
-        let skip = if self.db.is_shared() {
-            " FOR UPDATE SKIP LOCKED"
-        } else {
-            ""
-        };
+        let skip = self.db.skip_locked();
         let q = format!(
             "UPDATE jobs SET state = 'running', fence = fence + 1, owner = $1, \
              lease_until = $2, updated_at = $3, started_at = $3 WHERE id = (SELECT id FROM jobs \

@@ -434,30 +434,19 @@ impl Extractor for EmailExtractor {
         // Hidden elements of the body lines returned, at their lines in the text returned
         // (after the header lines).
         let head_lines = head.matches('\n').count();
-        ex.findings = mail
-            .hidden
-            .iter()
-            .filter(|h| h.line > start && h.line <= start + k.max(1))
-            .flat_map(|h| {
-                crate::findings::hidden(
-                    "hidden_element",
-                    Some(h.why),
-                    "low",
-                    &h.text,
-                    (head_lines + h.line - start) as u64,
-                    mode == HiddenMode::Drop,
-                )
-            })
-            .collect();
-        if !mail.hidden.is_empty() && mode == HiddenMode::Drop {
-            let chars: usize = mail.hidden.iter().map(|h| h.text.chars().count()).sum();
-            ex.warnings.push(format!(
-                "{} element{} of the HTML body a mail reader does not show ({chars} characters: {}) left out; `hidden_text: \"keep\"` reads them",
-                mail.hidden.len(),
-                if mail.hidden.len() == 1 { "" } else { "s" },
-                mail.hidden[0].why
-            ));
-        }
+        ex.findings = super::html::hidden_findings(
+            mail.hidden
+                .iter()
+                .filter(|h| h.line > start && h.line <= start + k.max(1))
+                .map(|h| (h, (head_lines + h.line - start) as u64)),
+            mode,
+        );
+        ex.warnings.extend(super::html::left_out_warning(
+            &mail.hidden,
+            mode,
+            "of the HTML body a mail reader does not show",
+            "`hidden_text: \"keep\"` reads them",
+        ));
         text.push_str(&window[..k].concat());
         if k < window.len() {
             let mut next = Next::default();

@@ -38,6 +38,45 @@ pub struct Rendered {
     pub title: Option<String>,
 }
 
+/// Hidden elements as `hidden_element` findings, each at the line given with it (its line
+/// in the text returned); instruction-like text left out is also an `injection_pattern`.
+pub(crate) fn hidden_findings<'a>(
+    hidden: impl IntoIterator<Item = (&'a Hidden, u64)>,
+    mode: HiddenMode,
+) -> Vec<crate::findings::Finding> {
+    hidden
+        .into_iter()
+        .flat_map(|(h, line)| {
+            crate::findings::hidden(
+                "hidden_element",
+                Some(h.why),
+                "low",
+                &h.text,
+                line,
+                mode == HiddenMode::Drop,
+            )
+        })
+        .collect()
+}
+
+/// The warning of a read that left hidden elements out (`mode` drop), or none:
+/// `{n} element(s) {shown_by} ({chars} characters: {why}) left out; {back}`.
+pub(crate) fn left_out_warning(
+    hidden: &[Hidden],
+    mode: HiddenMode,
+    shown_by: &str,
+    back: &str,
+) -> Option<String> {
+    let first = hidden.first().filter(|_| mode == HiddenMode::Drop)?;
+    let chars: usize = hidden.iter().map(|h| h.text.chars().count()).sum();
+    Some(format!(
+        "{} element{} {shown_by} ({chars} characters: {}) left out; {back}",
+        hidden.len(),
+        if hidden.len() == 1 { "" } else { "s" },
+        first.why
+    ))
+}
+
 /// Convert an HTML fragment or document to readable text.
 pub fn to_text(html: &str) -> String {
     render(html).text

@@ -120,7 +120,8 @@ impl Extractor for HtmlExtractor {
                 }
             }
         }
-        let findings = hidden_findings(&rendered.hidden, mode);
+        let findings =
+            super::html::hidden_findings(rendered.hidden.iter().map(|h| (h, h.line as u64)), mode);
         let mut ex = extract_bytes(rendered.text.as_bytes(), false, None, req, limits)?;
         ex.report.encoding = Some(det.encoding.name().to_string());
         ex.report.encoding_confidence = Some(det.confidence.as_str().to_string());
@@ -145,37 +146,14 @@ impl Extractor for HtmlExtractor {
             } else {
                 findings
             };
-        if !rendered.hidden.is_empty() && mode == HiddenMode::Drop {
-            let chars: usize = rendered.hidden.iter().map(|h| h.text.chars().count()).sum();
-            ex.warnings.push(format!(
-                "{} element{} a browser does not show ({chars} characters: {}) left out; `raw: true` reads the source",
-                rendered.hidden.len(),
-                if rendered.hidden.len() == 1 { "" } else { "s" },
-                rendered.hidden[0].why
-            ));
-        }
+        ex.warnings.extend(super::html::left_out_warning(
+            &rendered.hidden,
+            mode,
+            "a browser does not show",
+            "`raw: true` reads the source",
+        ));
         Ok(ex)
     }
-}
-
-/// HTML's hidden elements as findings, at the line each stood at.
-fn hidden_findings(
-    hidden: &[super::html::Hidden],
-    mode: super::html::HiddenMode,
-) -> Vec<crate::findings::Finding> {
-    hidden
-        .iter()
-        .flat_map(|h| {
-            crate::findings::hidden(
-                "hidden_element",
-                Some(h.why),
-                "low",
-                &h.text,
-                h.line as u64,
-                mode == super::html::HiddenMode::Drop,
-            )
-        })
-        .collect()
 }
 
 /// Split text into lines, each keeping its terminator (`\n`, `\r\n` or a lone `\r`), so

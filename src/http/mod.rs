@@ -154,7 +154,7 @@ impl AppState {
             crate::fetch::FetchPolicy::for_callbacks(
                 args.callback_allowlist.as_deref(),
                 args.url_allow_addresses.as_deref(),
-                args.url_timeout_ms,
+                crate::callbacks::ATTEMPT_TIMEOUT_MS,
             )?,
             std::time::Duration::from_millis(args.callback_retry_ms),
         ));

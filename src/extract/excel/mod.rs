@@ -179,21 +179,33 @@ fn hidden_line_findings(
             push("hidden_row", format!("row {r} hidden"), &text, k as u64 + 1);
         }
     }
-    for &(lo, hi) in &h.cols {
-        let (from, to) = ((lo - 1).max(c0), (hi - 1).min(c0 + s.cols - 1));
-        if from > to {
-            continue;
-        }
-        let mut text = Vec::new();
+    // The hidden column ranges within what was shown, and their cells' text: each shown
+    // line split once.
+    let ranges: Vec<(u32, u32)> = h
+        .cols
+        .iter()
+        .map(|&(lo, hi)| ((lo - 1).max(c0), (hi - 1).min(c0 + s.cols - 1)))
+        .filter(|(from, to)| from <= to)
+        .collect();
+    let mut texts: Vec<Vec<String>> = vec![Vec::new(); ranges.len()];
+    if !ranges.is_empty() {
         for k in 0..shown as usize {
             let Some(line) = s.line(k) else { break };
             let cells = hidden::cells(line, markdown);
-            for c in from..=to {
-                if let Some(t) = cells.get((c - c0) as usize).filter(|t| !t.is_empty()) {
-                    text.push(t.clone());
-                }
+            for (&(from, to), text) in ranges.iter().zip(texts.iter_mut()) {
+                let (lo, hi) = ((from - c0) as usize, (to - c0) as usize);
+                text.extend(
+                    cells
+                        .iter()
+                        .skip(lo)
+                        .take(hi - lo + 1)
+                        .filter(|t| !t.is_empty())
+                        .cloned(),
+                );
             }
         }
+    }
+    for ((from, to), text) in ranges.into_iter().zip(texts) {
         if !text.is_empty() {
             let name = if from == to {
                 col_name(from)
