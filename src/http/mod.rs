@@ -325,8 +325,10 @@ pub fn openapi() -> serde_json::Value {
             both("byte_offset", "offset"), both("byte_offset", "limit"),
             both("byte_length", "offset"), both("byte_length", "limit"),
             both("query", "byte_offset"), both("query", "byte_length")]}},
-        {"description": "A read of several files (file_ids) is not run as a job.",
-         "not": {"required": ["async", "file_ids"], "properties": {"async": {"const": true}, "file_ids": {"not": {"type": "null"}}}}},
+        {"description": "A read of several files (file_ids) is not run as a job (async, or a callback_url).",
+         "not": {"anyOf": [
+            {"required": ["async", "file_ids"], "properties": {"async": {"const": true}, "file_ids": {"not": {"type": "null"}}}},
+            both("callback_url", "file_ids")]}},
         {"description": "query_mode and context_lines need a query.",
          "not": {"anyOf": [without_query("query_mode"), without_query("context_lines")]}}
     ]);
