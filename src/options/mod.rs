@@ -225,11 +225,13 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub include_styles: Option<bool>,
-    /// HTML, Word: what becomes of text a person does not see (HTML's hidden elements,
-    /// Word's hidden runs): `keep` (in the text, as if shown), `mark` (kept between
-    /// `⟦hidden: …⟧` markers) or `drop` (left out). The default is what each shows: HTML
-    /// `drop` (what a browser shows), Word `keep`. Either way `security.findings` lists
-    /// what was hidden.
+    /// HTML, e-mail, Word, workbooks, PowerPoint, PDF: what becomes of text a person does
+    /// not see (HTML's hidden elements, Word's hidden runs, hidden sheets and slides, PDF
+    /// text drawn invisible, tiny, off the page, covered or in its background's colour):
+    /// `keep` (in the text, as if shown), `mark` (kept between `⟦hidden: …⟧` markers) or
+    /// `drop` (left out). The default is what each shows: HTML and an e-mail's HTML body
+    /// `drop` (what a browser shows), the others `keep`. Either way `security.findings`
+    /// lists what was hidden.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub hidden_text: Option<HiddenText>,

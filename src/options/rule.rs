@@ -49,6 +49,7 @@ const PDF: &[&str] = &[
     "ocr_lang",
     "password",
     "include_boxes",
+    "hidden_text",
 ];
 const SLIDES: &[&str] = &["pages"];
 const PPTX: &[&str] = &["pages", "hidden_text"];

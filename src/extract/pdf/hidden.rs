@@ -1,23 +1,151 @@
-//! Text a person does not see on a PDF page (issue #21), from the page's text objects —
-//! their render mode, font size and bounds, one walk over the objects, no per-character
-//! calls: `invisible_render_mode` (render mode 3, but not the invisible text layer of an
-//! OCR'd scan, which lies over a page-sized image), `tiny_text` (under 1.5 pt as drawn) and
-//! `off_page` (wholly outside the crop box). Text objects inside form XObjects are not
-//! walked yet, nor colours (`low_contrast`) or drawing order (`covered`).
+//! Text a person does not see on a PDF page (issue #21), from the page's objects — their
+//! render mode, colours, font size, bounds and drawing order, one walk over the objects,
+//! no per-character calls:
+//!
+//! - `invisible_render_mode`: render mode 3, but not the invisible text layer of an OCR'd
+//!   scan, which lies over a page-sized image;
+//! - `tiny_text`: under 1.5 pt as drawn;
+//! - `off_page`: wholly outside the crop box;
+//! - `covered`: wholly under an opaque image or an opaque filled rectangle drawn after it
+//!   (but not a scan's text layer that its page image hides: most of the page's text under
+//!   one page-sized image);
+//! - `overlapping_different`: two different texts drawn on the same spot, the same size;
+//! - `low_contrast`: text in the colour of what is under it. Only light text, and text
+//!   whose colour is near that of a filled rectangle under it, are candidates; for those
+//!   the page is rendered and the pixels inside the text's box looked at: where nearly all
+//!   of them are within a small distance of the text's own colour, nothing tells the text
+//!   from its background (white on white, black on a black box), whatever drew it.
+//!
+//! Text objects inside form XObjects are not walked yet.
 
 use pdfium_render::prelude::*;
 
-/// What a page hides: kind, its text, and characters.
+/// What a page hides: kind, its text, and the bounds (left, bottom, right, top) of the
+/// text objects holding it, by which their characters are known.
 #[derive(Debug, Clone)]
 pub struct PageHidden {
     pub kind: &'static str,
     pub text: String,
+    pub boxes: Vec<[f32; 4]>,
+}
+
+impl PageHidden {
+    /// Hidden from sight, so marked or dropped on request (two texts on one spot are both
+    /// in sight, if garbled).
+    pub fn unseen(&self) -> bool {
+        self.kind != "overlapping_different"
+    }
 }
 
 /// Smaller than this (points, as drawn) no one reads it.
 const TINY_PT: f32 = 1.5;
+/// A pixel within this distance (largest channel difference, 0–255) of the text's colour
+/// does not tell the text from its background.
+const NEAR: u8 = 24;
+/// Share of a text's box in its own colour above which the text cannot be told apart.
+const SAME_SHARE: f32 = 0.9;
+/// Text painted at this alpha (0–255) or under shows nothing.
+const FAINT: u8 = 25;
+/// Boxes overlapping by this much of their union are drawn on the same spot.
+const SAME_SPOT: f32 = 0.6;
+
+/// A box in the page's own (unrotated) space: left, bottom, right, top.
+#[derive(Debug, Clone, Copy)]
+struct Rect {
+    l: f32,
+    b: f32,
+    r: f32,
+    t: f32,
+}
+
+impl Rect {
+    fn of(o: &PdfPageObject<'_>) -> Option<Rect> {
+        let q = o.bounds().ok()?;
+        let r = Rect {
+            l: q.left().value,
+            b: q.bottom().value,
+            r: q.right().value,
+            t: q.top().value,
+        };
+        (r.l.is_finite() && r.b.is_finite() && r.r.is_finite() && r.t.is_finite()).then_some(r)
+    }
+
+    fn area(&self) -> f32 {
+        (self.r - self.l).max(0.0) * (self.t - self.b).max(0.0)
+    }
+
+    fn height(&self) -> f32 {
+        (self.t - self.b).abs()
+    }
+
+    /// Whether `inner` lies inside, give or take `slack` points.
+    fn holds(&self, inner: &Rect, slack: f32) -> bool {
+        inner.l >= self.l - slack
+            && inner.r <= self.r + slack
+            && inner.b >= self.b - slack
+            && inner.t <= self.t + slack
+    }
+
+    fn overlap(&self, o: &Rect) -> f32 {
+        let w = (self.r.min(o.r) - self.l.max(o.l)).max(0.0);
+        let h = (self.t.min(o.t) - self.b.max(o.b)).max(0.0);
+        w * h
+    }
+}
+
+/// A text object as the walk found it.
+struct TextObj {
+    index: usize,
+    rect: Rect,
+    /// The colour it is painted in (fill, or stroke for stroke-only text), and its alpha.
+    color: Option<(u8, u8, u8)>,
+    /// Already a finding of another kind.
+    flagged: bool,
+}
+
+/// A filled rectangle or an image: what can hide text drawn before it, or be the
+/// background of text drawn after it.
+struct Shape {
+    index: usize,
+    rect: Rect,
+    image: bool,
+}
+
+fn rgb(c: PdfColor) -> (u8, u8, u8) {
+    (c.red(), c.green(), c.blue())
+}
+
+fn near(a: (u8, u8, u8), b: (u8, u8, u8)) -> bool {
+    a.0.abs_diff(b.0) <= NEAR && a.1.abs_diff(b.1) <= NEAR && a.2.abs_diff(b.2) <= NEAR
+}
+
+fn light(c: (u8, u8, u8)) -> bool {
+    0.299 * f32::from(c.0) + 0.587 * f32::from(c.1) + 0.114 * f32::from(c.2) >= 180.0
+}
+
+/// Whether the object paints fully opaque: no transparency (alpha, soft mask, blend mode),
+/// and for a path an opaque fill.
+fn opaque(o: &PdfPageObject<'_>) -> bool {
+    if o.has_transparency() {
+        return false;
+    }
+    match o.as_path_object() {
+        Some(_) => o.fill_color().is_ok_and(|c| c.alpha() == 255),
+        None => true,
+    }
+}
+
+/// `DOCREADER_HIDDEN_TEXT_CHECKS=off` turns the checks off, for measuring what they cost
+/// side by side (bench/pdf); nothing else should set it.
+fn checks_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("DOCREADER_HIDDEN_TEXT_CHECKS").map_or(true, |v| v != "off"))
+}
 
 pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
+    if !checks_on() {
+        return Vec::new();
+    }
     let objects = page.objects();
     let (w, h) = (page.width().value, page.height().value);
     // In the page's own (unrotated) space, as object bounds are: the crop box, else the
@@ -26,92 +154,356 @@ pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
         .boundaries()
         .crop()
         .or_else(|_| page.boundaries().media())
-        .map(|b| b.bounds)
-        .ok()
-        .map(|r| {
-            (
-                r.left().value,
-                r.bottom().value,
-                r.right().value,
-                r.top().value,
-            )
+        .map(|b| Rect {
+            l: b.bounds.left().value,
+            b: b.bounds.bottom().value,
+            r: b.bounds.right().value,
+            t: b.bounds.top().value,
         })
-        .unwrap_or((0.0, 0.0, w.max(h), w.max(h)));
+        .unwrap_or(Rect {
+            l: 0.0,
+            b: 0.0,
+            r: w.max(h),
+            t: w.max(h),
+        });
     let mut suspects: Vec<(&'static str, usize)> = Vec::new();
+    // Text no one could see however it is looked at (invisible, or painted at no opacity):
+    // over a page image, a scan's text layer.
+    let mut layer_like: Vec<usize> = Vec::new();
     let mut page_image = false;
+    let mut texts: Vec<TextObj> = Vec::new();
+    let mut shapes: Vec<Shape> = Vec::new();
     for (i, o) in objects.iter().enumerate() {
         match o.object_type() {
             PdfPageObjectType::Image => {
-                // An image over most of the page: a scan, whose OCR layer is invisible text.
-                if let Ok(b) = o.bounds() {
-                    let area = b.width().value * b.height().value;
-                    page_image |= area >= 0.5 * w * h;
+                if let Some(r) = Rect::of(&o) {
+                    // An image over most of the page: a scan, whose OCR layer is invisible
+                    // text.
+                    page_image |= r.area() >= 0.5 * w * h;
+                    shapes.push(Shape {
+                        index: i,
+                        rect: r,
+                        image: true,
+                    });
+                }
+            }
+            PdfPageObjectType::Path => {
+                let Some(p) = o.as_path_object() else {
+                    continue;
+                };
+                // A filled rectangle (a `re`, or four sides): other filled shapes (a pie
+                // wedge, a letter's outline) cover less than their box.
+                let filled = p.fill_mode().is_ok_and(|m| m != PdfPathFillMode::None);
+                if filled && p.segments().len() <= 6 {
+                    if let Some(r) = Rect::of(&o) {
+                        shapes.push(Shape {
+                            index: i,
+                            rect: r,
+                            image: false,
+                        });
+                    }
                 }
             }
             PdfPageObjectType::Text => {
                 let Some(t) = o.as_text_object() else {
                     continue;
                 };
-                let bounds = o.bounds().ok().map(|b| {
-                    (
-                        b.left().value,
-                        b.bottom().value,
-                        b.right().value,
-                        b.top().value,
-                    )
-                });
+                let rect = Rect::of(&o);
                 // The font size times the text matrix; the bounds add the page's transform
                 // (figures scale their labels), so both must be small.
                 let tiny = t.scaled_font_size().value < TINY_PT
-                    && bounds.is_none_or(|(_, b, _, t)| (t - b).abs() < TINY_PT);
-                let kind = if t.render_mode() == PdfPageTextRenderMode::Invisible {
+                    && rect.is_none_or(|r| r.height() < TINY_PT);
+                let mode = t.render_mode();
+                let kind = if mode == PdfPageTextRenderMode::Invisible {
                     Some("invisible_render_mode")
                 } else if tiny {
                     Some("tiny_text")
                 } else {
-                    bounds.and_then(|(l, b, r, t)| {
-                        let outside = r < crop.0 || l > crop.2 || t < crop.1 || b > crop.3;
+                    rect.and_then(|r| {
+                        let outside = r.r < crop.l || r.l > crop.r || r.t < crop.b || r.b > crop.t;
                         outside.then_some("off_page")
                     })
                 };
+                let paint = match mode {
+                    PdfPageTextRenderMode::StrokedUnfilled
+                    | PdfPageTextRenderMode::StrokedUnfilledClipping => o.stroke_color(),
+                    _ => o.fill_color(),
+                }
+                .ok();
+                // Painted at 10 % opacity or less: nothing of it shows, whatever is under.
+                let faint = paint.is_some_and(|c| c.alpha() <= FAINT);
+                if faint || mode == PdfPageTextRenderMode::Invisible {
+                    layer_like.push(i);
+                }
+                let kind = kind.or_else(|| faint.then_some("low_contrast"));
                 if let Some(k) = kind {
                     suspects.push((k, i));
+                }
+                if let Some(rect) = rect {
+                    let color = paint.map(rgb);
+                    texts.push(TextObj {
+                        index: i,
+                        rect,
+                        color,
+                        flagged: kind.is_some(),
+                    });
                 }
             }
             _ => {}
         }
     }
-    if suspects.is_empty() {
+    let covered = covered(&objects, &mut texts, &shapes, w * h);
+    suspects.extend(covered.into_iter().map(|i| ("covered", i)));
+    let pairs = same_spot(&texts);
+    let candidates = contrast_candidates(&objects, &texts, &shapes);
+    if suspects.is_empty() && pairs.is_empty() && candidates.is_empty() {
         return Vec::new();
     }
     // Their text, through one text page (each object's own call would load one).
     let Ok(text_page) = page.text() else {
         return Vec::new();
     };
+    let text_of = |i: usize| -> Option<String> {
+        let o = objects.get(i).ok()?;
+        let t = o.as_text_object()?;
+        Some(text_page.for_object(t))
+    };
+    let letters = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).count();
+    // Rendered only for candidates with words in them.
+    let candidates: Vec<(usize, Rect, (u8, u8, u8))> = candidates
+        .into_iter()
+        .filter(|&(i, _, _)| text_of(i).is_some_and(|s| letters(&s) >= 2))
+        .collect();
+    if !candidates.is_empty() {
+        suspects.extend(
+            unseen(page, &candidates)
+                .into_iter()
+                .map(|i| ("low_contrast", i)),
+        );
+    }
     let mut out: Vec<PageHidden> = Vec::new();
-    for (kind, i) in suspects {
-        if kind == "invisible_render_mode" && page_image {
-            continue;
-        }
-        let Ok(o) = objects.get(i) else { continue };
-        let Some(t) = o.as_text_object() else {
-            continue;
-        };
-        let text = text_page.for_object(t);
-        if text.trim().is_empty() {
-            continue;
-        }
+    let box_of = |i: usize| {
+        // `texts` is in drawing order.
+        texts.binary_search_by_key(&i, |t| t.index).ok().map(|k| {
+            let r = texts[k].rect;
+            [r.l, r.b, r.r, r.t]
+        })
+    };
+    let mut add = |kind: &'static str, text: String, ids: &[usize]| {
+        let boxes = ids.iter().filter_map(|&i| box_of(i));
         match out.iter_mut().find(|p| p.kind == kind) {
             Some(p) => {
                 if !p.text.ends_with(' ') && !text.starts_with(' ') {
                     p.text.push(' ');
                 }
                 p.text.push_str(&text);
+                p.boxes.extend(boxes);
             }
-            None => out.push(PageHidden { kind, text }),
+            None => out.push(PageHidden {
+                kind,
+                text,
+                boxes: boxes.collect(),
+            }),
         }
+    };
+    for (kind, i) in suspects {
+        if page_image && layer_like.contains(&i) {
+            continue;
+        }
+        let Some(text) = text_of(i) else { continue };
+        if text.trim().is_empty() {
+            continue;
+        }
+        add(kind, text, &[i]);
+    }
+    for (a, b) in pairs {
+        let (Some(x), Some(y)) = (text_of(a), text_of(b)) else {
+            continue;
+        };
+        let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+        let (sx, sy) = (squeeze(&x), squeeze(&y));
+        // Drawn twice to look bold, or a shadow: the same words; a letter under a word (an
+        // accent, a drop cap) is not a second text.
+        if sx == sy || letters(&sx) < 3 || letters(&sy) < 3 {
+            continue;
+        }
+        add(
+            "overlapping_different",
+            format!("{} | {}", x.trim(), y.trim()),
+            &[a, b],
+        );
     }
     // A stray letter or two (a figure's label, a glyph drawn for kerning) hides nothing.
-    out.retain(|p| p.text.chars().filter(|c| c.is_alphanumeric()).count() >= 4);
+    out.retain(|p| letters(&p.text) >= 4);
+    out
+}
+
+/// Text objects wholly under an opaque image or filled rectangle drawn after them. A
+/// page-sized image drawn over most of the page's text is a scan over its own text layer
+/// (some OCR programs put the layer first): not a finding.
+fn covered(
+    objects: &PdfPageObjects<'_>,
+    texts: &mut [TextObj],
+    shapes: &[Shape],
+    page_area: f32,
+) -> Vec<usize> {
+    let mut out = Vec::new();
+    if texts.is_empty() {
+        return out;
+    }
+    let first_text = texts[0].index;
+    // The texts by their bottom edge: a shape looks only at those that start within it.
+    let mut by_bottom: Vec<(f32, usize)> = texts
+        .iter()
+        .enumerate()
+        .map(|(k, t)| (t.rect.b, k))
+        .collect();
+    by_bottom.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for s in shapes.iter().filter(|s| s.index > first_text) {
+        let from = by_bottom.partition_point(|&(b, _)| b < s.rect.b - 1.0);
+        let under: Vec<usize> = by_bottom[from..]
+            .iter()
+            .take_while(|&&(b, _)| b <= s.rect.t + 1.0)
+            .map(|&(_, k)| k)
+            .filter(|&k| {
+                let t = &texts[k];
+                !t.flagged && t.index < s.index && s.rect.holds(&t.rect, 1.0)
+            })
+            .collect();
+        if under.is_empty() {
+            continue;
+        }
+        if s.image && s.rect.area() >= 0.5 * page_area && under.len() * 5 >= texts.len() * 4 {
+            continue;
+        }
+        if !objects.get(s.index).is_ok_and(|o| opaque(&o)) {
+            continue;
+        }
+        for k in under {
+            texts[k].flagged = true;
+            out.push(texts[k].index);
+        }
+    }
+    out
+}
+
+/// Pairs of text objects drawn on the same spot at the same size (their boxes overlap by
+/// most of their union), found by a sweep over the boxes sorted by their bottom edge.
+fn same_spot(texts: &[TextObj]) -> Vec<(usize, usize)> {
+    let mut order: Vec<&TextObj> = texts.iter().filter(|t| t.rect.area() > 0.0).collect();
+    order.sort_by(|a, b| a.rect.b.total_cmp(&b.rect.b));
+    let mut out = Vec::new();
+    for (k, a) in order.iter().enumerate() {
+        for b in &order[k + 1..] {
+            if b.rect.b - a.rect.b > 0.3 * a.rect.height() {
+                break;
+            }
+            let inter = a.rect.overlap(&b.rect);
+            let union = a.rect.area() + b.rect.area() - inter;
+            if inter >= SAME_SPOT * union {
+                out.push((a.index.min(b.index), a.index.max(b.index)));
+                // Bounded: a page of thousands of overlaps is a drawing, not a message.
+                if out.len() >= 64 {
+                    return out;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Text that may be in the colour of what is under it: light text, and text whose colour
+/// is near that of an opaque filled rectangle drawn before it and holding it.
+fn contrast_candidates(
+    objects: &PdfPageObjects<'_>,
+    texts: &[TextObj],
+    shapes: &[Shape],
+) -> Vec<(usize, Rect, (u8, u8, u8))> {
+    let mut out = Vec::new();
+    for t in texts.iter().filter(|t| !t.flagged) {
+        let Some(color) = t.color else { continue };
+        let candidate = light(color)
+            || shapes.iter().any(|s| {
+                !s.image
+                    && s.index < t.index
+                    && s.rect.holds(&t.rect, 0.5)
+                    && objects
+                        .get(s.index)
+                        .ok()
+                        .and_then(|o| o.fill_color().ok())
+                        .is_some_and(|c| near(rgb(c), color))
+            });
+        if candidate {
+            out.push((t.index, t.rect, color));
+        }
+        // Bounded: a page of hundreds of light words is a dark page's ordinary text; the
+        // first ones tell.
+        if out.len() >= 200 {
+            break;
+        }
+    }
+    out
+}
+
+/// The candidates that cannot be told from what is under them, from one rendering of the
+/// page (about 2 pixels a point, at most 4 megapixels).
+fn unseen(page: &PdfPage<'_>, candidates: &[(usize, Rect, (u8, u8, u8))]) -> Vec<usize> {
+    let (w, h) = (page.width().value, page.height().value);
+    if !(w.is_finite() && h.is_finite() && w > 0.0 && h > 0.0) {
+        return Vec::new();
+    }
+    let scale = 2.0f32.min((4.0e6 / (w * h)).sqrt());
+    let (pw, ph) = (
+        ((w * scale).round() as i32).max(1),
+        ((h * scale).round() as i32).max(1),
+    );
+    let config = PdfRenderConfig::new()
+        .set_target_width(pw)
+        .set_target_height(ph);
+    let Ok(bitmap) = page.render_with_config(&config) else {
+        return Vec::new();
+    };
+    let (bw, bh) = (bitmap.width() as i64, bitmap.height() as i64);
+    let pixels = bitmap.as_rgba_bytes();
+    if pixels.len() < (bw * bh * 4) as usize {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for &(i, r, color) in candidates {
+        let corner = |x: f32, y: f32| {
+            page.points_to_pixels(PdfPoints::new(x), PdfPoints::new(y), &config)
+                .ok()
+        };
+        let (Some(a), Some(b)) = (corner(r.l, r.b), corner(r.r, r.t)) else {
+            continue;
+        };
+        let (x0, x1) = (
+            i64::from(a.0.min(b.0)).clamp(0, bw),
+            i64::from(a.0.max(b.0)).clamp(0, bw),
+        );
+        let (y0, y1) = (
+            i64::from(a.1.min(b.1)).clamp(0, bh),
+            i64::from(a.1.max(b.1)).clamp(0, bh),
+        );
+        if x1 - x0 < 2 || y1 - y0 < 2 {
+            continue;
+        }
+        // At most about 4,000 samples a box.
+        let step = (((x1 - x0) * (y1 - y0)) as f64 / 4000.0)
+            .sqrt()
+            .ceil()
+            .max(1.0) as usize;
+        let (mut same, mut all) = (0u32, 0u32);
+        for y in (y0..y1).step_by(step) {
+            for x in (x0..x1).step_by(step) {
+                let p = ((y * bw + x) * 4) as usize;
+                all += 1;
+                same += u32::from(near((pixels[p], pixels[p + 1], pixels[p + 2]), color));
+            }
+        }
+        if all > 0 && same as f32 >= SAME_SHARE * all as f32 {
+            out.push(i);
+        }
+    }
     out
 }

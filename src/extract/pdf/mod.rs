@@ -81,6 +81,7 @@ impl Extractor for PdfExtractor {
             .collect();
         let searched = job.settings.query.is_some();
         let markdown = job.settings.markdown;
+        let dropped = job.settings.hidden_text == options::HiddenText::Drop;
         let mut ex = report::make_report(&doc, job, read)?;
         if markdown {
             ex.warnings.push(
@@ -98,6 +99,7 @@ impl Extractor for PdfExtractor {
         ex.findings = hidden_findings(
             |n| searched || shown.iter().any(|&(a, b)| (a..=b).contains(&n)),
             hidden,
+            dropped,
         );
         Ok(ex)
     }
@@ -115,6 +117,8 @@ struct Settings {
     include_boxes: bool,
     /// `output: "markdown"`: clear headings marked.
     markdown: bool,
+    /// `hidden_text`: what becomes of text objects no one sees (`keep` by default).
+    hidden_text: options::HiddenText,
 }
 
 impl Settings {
@@ -136,6 +140,7 @@ impl Settings {
             engine,
             include_boxes: req.include_boxes == Some(true),
             markdown: req.markdown(),
+            hidden_text: req.hidden_text.unwrap_or(options::HiddenText::Keep),
         })
     }
 }
@@ -307,7 +312,18 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
 /// One page's native text (with its form fields) and the verdict on it.
 fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, ApiError> {
     let settings = &job.settings;
-    let mut text = text::native_text(page)?;
+    let hidden = hidden::scan(page);
+    // Marked or dropped on request: the characters of the text objects no one sees.
+    let unseen: Vec<[f32; 4]> = hidden
+        .iter()
+        .filter(|h| h.unseen())
+        .flat_map(|h| h.boxes.iter().copied())
+        .collect();
+    let mut text = match settings.hidden_text {
+        options::HiddenText::Keep => text::native_text(page)?,
+        _ if unseen.is_empty() => text::native_text(page)?,
+        mode => text::native_text_hiding(page, &unseen, mode == options::HiddenText::Mark)?,
+    };
     let need = match settings.choice {
         OcrChoice::Force => Some(OcrReason::Forced),
         _ => assess(&text, settings.min_text, || text::has_images(page)),
@@ -323,16 +339,17 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
         text,
         need,
         ocr: None,
-        hidden: hidden::scan(page),
+        hidden,
     })
 }
 
 /// The hidden text of the pages read as findings (a query read searched every page it
 /// read; otherwise the pages the text shows), by page; instruction-like text is `high`,
-/// an invisible render mode `medium`.
+/// an invisible render mode and two texts on one spot `medium`.
 fn hidden_findings(
     read: impl Fn(u64) -> bool,
     pages: Vec<(u64, Vec<hidden::PageHidden>)>,
+    dropped: bool,
 ) -> Vec<crate::findings::Finding> {
     let mut out = Vec::new();
     for (n, found) in pages {
@@ -340,14 +357,16 @@ fn hidden_findings(
             continue;
         }
         for h in found {
-            let severity = if h.kind == "invisible_render_mode" {
-                "medium"
-            } else {
-                "low"
+            // Drawn invisible, or two texts on one spot (what is read is not what shows):
+            // medium; out of sight otherwise: low.
+            let severity = match h.kind {
+                "invisible_render_mode" | "overlapping_different" => "medium",
+                _ => "low",
             };
-            // The text is in what is returned (PDFium extracts it): its phrases are found
-            // there.
-            for mut f in crate::findings::hidden(h.kind, None, severity, &h.text, 0, false) {
+            // The text is in what is returned (PDFium extracts it), and its phrases are
+            // found there, unless `drop` left it out.
+            let left_out = dropped && h.unseen();
+            for mut f in crate::findings::hidden(h.kind, None, severity, &h.text, 0, left_out) {
                 f.place.page = Some(n);
                 out.push(f);
             }

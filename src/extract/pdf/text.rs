@@ -22,6 +22,109 @@ pub(super) fn native_text(page: &PdfPage<'_>) -> Result<String, ApiError> {
     ))
 }
 
+/// A page's native text with the characters of `hidden` text objects (known by their
+/// bounds, which PDFium gives alike for the object and for its characters' object)
+/// between `⟦hidden: …⟧` (`mark`) or left out (`drop`; a line that held only hidden text
+/// goes with it). Built from the characters one by one, so a right-to-left run stays in
+/// the order PDFium gives it on such a page.
+pub(super) fn native_text_hiding(
+    page: &PdfPage<'_>,
+    hidden: &[[f32; 4]],
+    mark: bool,
+) -> Result<String, ApiError> {
+    let layer = page.text().map_err(|e| {
+        ApiError::new(ErrorCode::Corrupt, "a page's text cannot be read").with_cause(e)
+    })?;
+    let is_hidden = |c: &PdfPageTextChar<'_>| {
+        c.text_object()
+            .ok()
+            .and_then(|o| o.bounds().ok())
+            .is_some_and(|q| {
+                let b = [
+                    q.left().value,
+                    q.bottom().value,
+                    q.right().value,
+                    q.top().value,
+                ];
+                hidden.contains(&b)
+            })
+    };
+    // UTF-16 units with whether each is hidden, then characters (a pair takes its first
+    // unit's flag; a lone surrogate becomes U+FFFD).
+    let units: Vec<(u32, bool)> = layer
+        .chars()
+        .iter()
+        .map(|c| (c.unicode_value(), is_hidden(&c)))
+        .collect();
+    let mut chars: Vec<(char, bool)> = Vec::with_capacity(units.len());
+    let mut k = 0;
+    while k < units.len() {
+        let (u, h) = units[k];
+        let c = match u {
+            0xD800..=0xDBFF
+                if k + 1 < units.len() && (0xDC00..=0xDFFF).contains(&units[k + 1].0) =>
+            {
+                k += 1;
+                char::from_u32(0x10000 + ((u - 0xD800) << 10) + (units[k].0 - 0xDC00))
+            }
+            _ => char::from_u32(u),
+        };
+        chars.push((c.unwrap_or('\u{FFFD}'), h));
+        k += 1;
+    }
+    let mut out = String::with_capacity(chars.len());
+    let mut span = String::new();
+    // Whitespace PDFium put after a hidden span: part of it when more hidden text follows.
+    let mut gap = String::new();
+    let close = |out: &mut String, span: &mut String, gap: &mut String| {
+        if span.is_empty() {
+            return;
+        }
+        let line_start = out.is_empty() || out.ends_with('\n');
+        if mark {
+            out.push_str("⟦hidden: ");
+            out.push_str(span.trim_end());
+            out.push('⟧');
+        } else if line_start && gap.contains('\n') {
+            // The line held only hidden text: it goes, with its break.
+            gap.clear();
+        }
+        span.clear();
+    };
+    for (c, h) in chars {
+        if h {
+            // A span ends with its line: each line's hidden text is marked on its own.
+            if gap.contains('\n') {
+                close(&mut out, &mut span, &mut gap);
+                out.push_str(&gap);
+                gap.clear();
+            }
+            span.push_str(&gap);
+            gap.clear();
+            span.push(c);
+        } else if !span.is_empty() && c.is_whitespace() {
+            gap.push(c);
+        } else {
+            close(&mut out, &mut span, &mut gap);
+            out.push_str(&gap);
+            gap.clear();
+            out.push(c);
+        }
+    }
+    close(&mut out, &mut span, &mut gap);
+    out.push_str(&gap);
+    let text = out.replace("\r\n", "\n").replace(['\r', '\0'], "\n");
+    let fields = form_values(page);
+    if fields.is_empty() {
+        return Ok(text);
+    }
+    Ok(format!(
+        "{}\n[Form fields]\n{}\n",
+        text.trim_end(),
+        fields.join("\n")
+    ))
+}
+
 /// The page's text layer, all of it, with `\n` line breaks.
 fn page_text(page: &PdfPage<'_>) -> Result<String, ApiError> {
     let layer = page.text().map_err(|e| {
