@@ -66,13 +66,52 @@ pub(super) fn resolve(base_dir: &str, target: &str) -> String {
 /// of the given types (e.g. slide numbers in notes) are left out. As Markdown: a title
 /// placeholder's paragraphs are `#` headings, paragraphs with their own bullet or number
 /// (`buChar`, `buAutoNum`) list items at their level, and a table is one GFM pipe table.
+/// A text run as read for hidden text: its size (hundredths of a point), colour and text.
+#[derive(Default)]
+struct Run {
+    size: Option<u32>,
+    colour: Option<String>,
+    text: String,
+}
+
+impl Run {
+    /// `tiny_text` (under 1.5 pt), `white_text` (white, or the scheme's `bg1`/`lt1`), or
+    /// nothing hidden.
+    fn kind(&self) -> Option<&'static str> {
+        if self.size.is_some_and(|s| s < 150) {
+            Some("tiny_text")
+        } else if self
+            .colour
+            .as_deref()
+            .is_some_and(|c| matches!(c, "ffffff" | "bg1" | "lt1"))
+        {
+            Some("white_text")
+        } else {
+            None
+        }
+    }
+}
+
+/// `hidden_text: mark|drop` on a slide: its tiny runs, and its white runs when nothing on
+/// the slide could show them (`white`).
+#[derive(Clone, Copy)]
+struct Hide {
+    mode: crate::options::HiddenText,
+    white: bool,
+}
+
 fn shape_text(
     xml: &[u8],
     depth: usize,
     skip_placeholders: &[&str],
     markdown: bool,
+    hide: Option<Hide>,
 ) -> Result<Vec<String>, ApiError> {
     let mut lines = Vec::new();
+    // `hide`: each run's text waits for its end, then goes in as it is, marked or not at
+    // all; the run's size and colour as `invisible_runs` reads them.
+    let mut run: Option<Run> = None;
+    let (mut in_rpr, mut in_fill, mut last_hidden) = (false, false, false);
     let mut para: Option<String> = None;
     let mut in_t = false;
     let mut row: Option<Vec<String>> = None;
@@ -125,14 +164,57 @@ fn shape_text(
                 p.push('\n');
             }
         }
+        Node::Open("r", _) if hide.is_some() => run = Some(Run::default()),
+        Node::Open("rPr", a) if run.is_some() => {
+            in_rpr = true;
+            if let Some(r) = run.as_mut() {
+                r.size = attr(a, "sz").and_then(|v| v.parse().ok());
+            }
+        }
+        Node::Close("rPr") => in_rpr = false,
+        Node::Open("solidFill", _) if in_rpr => in_fill = true,
+        Node::Close("solidFill") => in_fill = false,
+        Node::Open("srgbClr" | "schemeClr", a) if in_rpr && in_fill => {
+            if let Some(r) = run.as_mut() {
+                r.colour = attr(a, "val").map(str::to_ascii_lowercase);
+            }
+        }
+        Node::Close("r") => {
+            let (Some(r), Some(h), Some(p)) = (run.take(), hide, para.as_mut()) else {
+                return;
+            };
+            let hidden = match r.kind() {
+                Some("tiny_text") => true,
+                Some(_) => h.white,
+                None => false,
+            };
+            match (hidden, h.mode) {
+                (true, crate::options::HiddenText::Drop) => {}
+                (true, _) => {
+                    // Runs hidden one after another are one span.
+                    if last_hidden && p.ends_with('⟧') {
+                        p.pop();
+                    } else {
+                        p.push_str("⟦hidden: ");
+                    }
+                    p.push_str(&r.text);
+                    p.push('⟧');
+                }
+                (false, _) => p.push_str(&r.text),
+            }
+            last_hidden = hidden;
+        }
         Node::Open("t", _) => in_t = true,
         Node::Close("t") => in_t = false,
         Node::Text(t) if in_t && skip_shape.is_none() => {
-            if let Some(p) = para.as_mut() {
+            if let Some(r) = run.as_mut() {
+                r.text.push_str(t);
+            } else if let Some(p) = para.as_mut() {
                 p.push_str(t);
             }
         }
         Node::Close("p") => {
+            last_hidden = false;
             if let Some(p) = para.take() {
                 match cell.as_mut() {
                     Some(c) => {
@@ -369,17 +451,24 @@ impl Extractor for PptxExtractor {
             {
                 runs.retain(|(k, _)| *k != "white_text");
             }
+            // Marked or dropped on request: the runs the findings list.
+            let hide = (hidden_text != crate::options::HiddenText::Keep).then(|| Hide {
+                mode: hidden_text,
+                white: runs.iter().any(|(k, _)| *k == "white_text"),
+            });
             for (kind, text) in runs {
                 let how = match kind {
                     "tiny_text" => "font under 1.5 pt (a:rPr sz)",
                     _ => "white text on the light default background, nothing behind it",
                 };
-                for mut f in crate::findings::hidden(kind, Some(how), "low", &text, 0, false) {
+                // Instruction-like text that `drop` leaves out is still reported as such.
+                let left_out = hidden_text == crate::options::HiddenText::Drop;
+                for mut f in crate::findings::hidden(kind, Some(how), "low", &text, 0, left_out) {
                     f.place.slide = Some(n);
                     hidden.push(f);
                 }
             }
-            for l in shape_text(&xml, depth, &[], md)? {
+            for l in shape_text(&xml, depth, &[], md, hide)? {
                 // A chart, where it stands: its data from the chart part.
                 if let Some(rid) = l.strip_prefix(CHART_MARK) {
                     let part = rels.get(rid).map(|(t, _)| t.clone());
@@ -405,7 +494,7 @@ impl Extractor for PptxExtractor {
             diagrams.sort();
             for d in diagrams {
                 if let Some(dx) = pkg.read(d)? {
-                    for l in shape_text(&dx, depth, &[], md)? {
+                    for l in shape_text(&dx, depth, &[], md, None)? {
                         block.push_str(&l);
                         block.push_str(end);
                     }
@@ -413,7 +502,8 @@ impl Extractor for PptxExtractor {
             }
             if let Some((notes, _)) = rels.values().find(|(_, kind)| kind == "notesSlide") {
                 if let Some(nx) = pkg.read(notes)? {
-                    let lines = shape_text(&nx, depth, &["sldNum", "sldImg", "hdr", "dt"], md)?;
+                    let lines =
+                        shape_text(&nx, depth, &["sldNum", "sldImg", "hdr", "dt"], md, None)?;
                     if !lines.is_empty() {
                         block.push_str("[Notes]");
                         block.push_str(end);
@@ -548,12 +638,6 @@ fn invisible_runs(
     xml: &[u8],
     depth: usize,
 ) -> Result<(Vec<(&'static str, String)>, bool), ApiError> {
-    #[derive(Default)]
-    struct Run {
-        size: Option<u32>,
-        colour: Option<String>,
-        text: String,
-    }
     let mut out: Vec<(&'static str, String)> = Vec::new();
     let mut spans: Vec<(&'static str, String)> = Vec::new();
     let (mut in_sppr, mut in_ln, mut in_rpr, mut in_fill, mut in_t) =
@@ -594,17 +678,7 @@ fn invisible_runs(
         }
         Node::Close("r") => {
             let Some(r) = run.take() else { return };
-            let kind = if r.size.is_some_and(|s| s < 150) {
-                Some("tiny_text")
-            } else if r
-                .colour
-                .as_deref()
-                .is_some_and(|c| matches!(c, "ffffff" | "bg1" | "lt1"))
-            {
-                Some("white_text")
-            } else {
-                None
-            };
+            let kind = r.kind();
             match (kind, last) {
                 (Some(k), Some(l)) if k == l => {
                     if let Some(s) = spans.last_mut() {

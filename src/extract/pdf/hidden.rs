@@ -191,10 +191,10 @@ pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
                 let Some(p) = o.as_path_object() else {
                     continue;
                 };
-                // A filled rectangle (a `re`, or four sides): other filled shapes (a pie
-                // wedge, a letter's outline) cover less than their box.
+                // A filled upright rectangle: other filled shapes (a triangle, a pie
+                // wedge, a slanted frame, a letter's outline) cover less than their box.
                 let filled = p.fill_mode().is_ok_and(|m| m != PdfPathFillMode::None);
-                if filled && p.segments().len() <= 6 {
+                if filled && upright_rectangle(&p) {
                     if let Some(r) = Rect::of(&o) {
                         shapes.push(Shape {
                             index: i,
@@ -253,10 +253,9 @@ pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
         }
     }
     let covered = covered(&objects, &mut texts, &shapes, w * h);
-    suspects.extend(covered.into_iter().map(|i| ("covered", i)));
     let pairs = same_spot(&texts);
     let candidates = contrast_candidates(&objects, &texts, &shapes);
-    if suspects.is_empty() && pairs.is_empty() && candidates.is_empty() {
+    if suspects.is_empty() && covered.is_empty() && pairs.is_empty() && candidates.is_empty() {
         return Vec::new();
     }
     // Their text, through one text page (each object's own call would load one).
@@ -269,6 +268,26 @@ pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
         Some(text_page.for_object(t))
     };
     let letters = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).count();
+    let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+    // Covered, unless the same words are drawn again over it (a producer that paints a
+    // box over a line and sets the line anew, word by word).
+    for (i, cover) in covered {
+        let Some(k) = texts.binary_search_by_key(&i, |t| t.index).ok() else {
+            continue;
+        };
+        let rect = texts[k].rect;
+        let words = text_of(i).map(|t| squeeze(&t)).unwrap_or_default();
+        let above: String = texts
+            .iter()
+            .filter(|u| u.index > cover && rect.overlap(&u.rect) >= 0.5 * u.rect.area())
+            .filter(|u| u.rect.area() > 0.0)
+            .filter_map(|u| text_of(u.index))
+            .map(|t| squeeze(&t))
+            .collect();
+        if words.is_empty() || !above.contains(&words) {
+            suspects.push(("covered", i));
+        }
+    }
     // Rendered only for candidates with words in them.
     let candidates: Vec<(usize, Rect, (u8, u8, u8))> = candidates
         .into_iter()
@@ -320,7 +339,6 @@ pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
         let (Some(x), Some(y)) = (text_of(a), text_of(b)) else {
             continue;
         };
-        let squeeze = |s: &str| s.split_whitespace().collect::<String>();
         let (sx, sy) = (squeeze(&x), squeeze(&y));
         // Drawn twice to look bold, or a shadow: the same words; a letter under a word (an
         // accent, a drop cap) is not a second text.
@@ -338,15 +356,51 @@ pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
     out
 }
 
-/// Text objects wholly under an opaque image or filled rectangle drawn after them. A
-/// page-sized image drawn over most of the page's text is a scan over its own text layer
-/// (some OCR programs put the layer first): not a finding.
+/// Whether a path is one upright rectangle: four to six points, each at a corner of their
+/// bounding box and each corner drawn, with no rotation or skew.
+fn upright_rectangle(p: &PdfPagePathObject<'_>) -> bool {
+    let segments = p.segments();
+    let n = segments.len();
+    if !(4..=6).contains(&n) {
+        return false;
+    }
+    let Ok(m) = p.matrix() else { return false };
+    if m.b().abs() > 1e-4 * m.a().abs().max(1e-6) || m.c().abs() > 1e-4 * m.d().abs().max(1e-6) {
+        return false;
+    }
+    let points: Vec<(f32, f32)> = segments
+        .raw()
+        .iter()
+        .map(|s| (s.x().value, s.y().value))
+        .collect();
+    let (mut l, mut b, mut r, mut t) = (f32::MAX, f32::MAX, f32::MIN, f32::MIN);
+    for &(x, y) in &points {
+        (l, b, r, t) = (l.min(x), b.min(y), r.max(x), t.max(y));
+    }
+    let slack = 0.01 * (r - l).max(t - b) + 1e-3;
+    let at = |v: f32, a: f32, z: f32| (v - a).abs() <= slack || (v - z).abs() <= slack;
+    let corner = |cx: f32, cy: f32| {
+        points
+            .iter()
+            .any(|&(x, y)| (x - cx).abs() <= slack && (y - cy).abs() <= slack)
+    };
+    // Every point at a corner, and every corner drawn (a right triangle has three).
+    points.iter().all(|&(x, y)| at(x, l, r) && at(y, b, t))
+        && corner(l, b)
+        && corner(l, t)
+        && corner(r, b)
+        && corner(r, t)
+}
+
+/// Text objects wholly under an opaque image or filled rectangle drawn after them, with
+/// the shape that covers each. A page-sized image drawn over most of the page's text is a
+/// scan over its own text layer (some OCR programs put the layer first): not a finding.
 fn covered(
     objects: &PdfPageObjects<'_>,
     texts: &mut [TextObj],
     shapes: &[Shape],
     page_area: f32,
-) -> Vec<usize> {
+) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     if texts.is_empty() {
         return out;
@@ -376,13 +430,56 @@ fn covered(
         if s.image && s.rect.area() >= 0.5 * page_area && under.len() * 5 >= texts.len() * 4 {
             continue;
         }
-        if !objects.get(s.index).is_ok_and(|o| opaque(&o)) {
+        let Ok(o) = objects.get(s.index) else {
+            continue;
+        };
+        if !opaque(&o) {
             continue;
         }
+        // What the shape paints is its box cut by its clip (an image clipped to a frame
+        // leaves the caption below it in sight).
+        let painted = match clip_box(&o) {
+            Some(c) => Rect {
+                l: s.rect.l.max(c.l),
+                b: s.rect.b.max(c.b),
+                r: s.rect.r.min(c.r),
+                t: s.rect.t.min(c.t),
+            },
+            None => s.rect,
+        };
         for k in under {
+            if !painted.holds(&texts[k].rect, 1.0) {
+                continue;
+            }
             texts[k].flagged = true;
-            out.push(texts[k].index);
+            out.push((texts[k].index, s.index));
         }
+    }
+    out
+}
+
+/// The box of an object's clip path (the intersection of its paths' boxes), if it has one.
+fn clip_box(o: &PdfPageObject<'_>) -> Option<Rect> {
+    let clip = o.get_clip_path()?;
+    let mut out: Option<Rect> = None;
+    for path in clip.iter() {
+        let (mut l, mut b, mut r, mut t) = (f32::MAX, f32::MAX, f32::MIN, f32::MIN);
+        for seg in path.iter() {
+            let (x, y) = (seg.x().value, seg.y().value);
+            (l, b, r, t) = (l.min(x), b.min(y), r.max(x), t.max(y));
+        }
+        if l > r || b > t {
+            continue;
+        }
+        out = Some(match out {
+            Some(o) => Rect {
+                l: o.l.max(l),
+                b: o.b.max(b),
+                r: o.r.min(r),
+                t: o.t.min(t),
+            },
+            None => Rect { l, b, r, t },
+        });
     }
     out
 }
