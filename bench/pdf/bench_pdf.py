@@ -191,7 +191,7 @@ class DocreaderCli(Tool):
 
 class DocreaderCliUnchecked(DocreaderCli):
     """The CLI with the hidden-text checks of PDF pages turned off (issue #21's cost)."""
-    name = "docreader CLI, no hidden-text checks"
+    name = "docreader CLI without hidden-text checks"
     env = dict(os.environ, DOCREADER_HIDDEN_TEXT_CHECKS="off")
 
 
@@ -689,8 +689,8 @@ def render(results, tools, names):
     lines.append("Cost of the hidden-text checks (issue #21; time with them ÷ time without, lower is better):")
     for n in names:
         # ratio(n, a, b) is b's time ÷ a's: here the time with the checks ÷ without.
-        c_wall = ratio(n, "docreader CLI, no hidden-text checks", "docreader CLI", "wall_s")
-        c_core = ratio(n, "docreader CLI, no hidden-text checks", "docreader CLI", "core_s")
+        c_wall = ratio(n, "docreader CLI without hidden-text checks", "docreader CLI", "wall_s")
+        c_core = ratio(n, "docreader CLI without hidden-text checks", "docreader CLI", "core_s")
         if c_core is not None:
             verdict = "met" if c_core <= 1.10 else "NOT met"
             lines.append(f"- {n}: extraction **{c_core:.3f}×** (goal ≤ 1.10: {verdict})"

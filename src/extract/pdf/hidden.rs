@@ -191,10 +191,11 @@ pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
                 let Some(p) = o.as_path_object() else {
                     continue;
                 };
-                // A filled upright rectangle: other filled shapes (a triangle, a pie
-                // wedge, a slanted frame, a letter's outline) cover less than their box.
+                // Filled: whether it is an upright rectangle (other shapes — a triangle, a
+                // pie wedge, a slanted frame, a letter's outline — cover less than their
+                // box) is asked only of one with text in its box.
                 let filled = p.fill_mode().is_ok_and(|m| m != PdfPathFillMode::None);
-                if filled && upright_rectangle(&p) {
+                if filled {
                     if let Some(r) = Rect::of(&o) {
                         shapes.push(Shape {
                             index: i,
@@ -433,7 +434,7 @@ fn covered(
         let Ok(o) = objects.get(s.index) else {
             continue;
         };
-        if !opaque(&o) {
+        if !opaque(&o) || o.as_path_object().is_some_and(|p| !upright_rectangle(p)) {
             continue;
         }
         // What the shape paints is its box cut by its clip (an image clipped to a frame
@@ -510,27 +511,52 @@ fn same_spot(texts: &[TextObj]) -> Vec<(usize, usize)> {
 }
 
 /// Text that may be in the colour of what is under it: light text, and text whose colour
-/// is near that of an opaque filled rectangle drawn before it and holding it.
+/// is near that of an opaque filled rectangle drawn before it and holding it (each shape
+/// looks only at the texts that start within it, as in `covered`).
 fn contrast_candidates(
     objects: &PdfPageObjects<'_>,
     texts: &[TextObj],
     shapes: &[Shape],
 ) -> Vec<(usize, Rect, (u8, u8, u8))> {
+    let mut boxed = vec![false; texts.len()];
+    let mut by_bottom: Vec<(f32, usize)> = texts
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !t.flagged && t.color.is_some())
+        .map(|(k, t)| (t.rect.b, k))
+        .collect();
+    by_bottom.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for s in shapes.iter().filter(|s| !s.image) {
+        let from = by_bottom.partition_point(|&(b, _)| b < s.rect.b - 0.5);
+        let inside: Vec<usize> = by_bottom[from..]
+            .iter()
+            .take_while(|&&(b, _)| b <= s.rect.t + 0.5)
+            .map(|&(_, k)| k)
+            .filter(|&k| texts[k].index > s.index && s.rect.holds(&texts[k].rect, 0.5))
+            .collect();
+        if inside.is_empty() {
+            continue;
+        }
+        let Ok(o) = objects.get(s.index) else {
+            continue;
+        };
+        let Ok(fill) = o.fill_color().map(rgb) else {
+            continue;
+        };
+        let same: Vec<usize> = inside
+            .into_iter()
+            .filter(|&k| texts[k].color.is_some_and(|c| near(fill, c)))
+            .collect();
+        if !same.is_empty() && o.as_path_object().is_some_and(upright_rectangle) {
+            for k in same {
+                boxed[k] = true;
+            }
+        }
+    }
     let mut out = Vec::new();
-    for t in texts.iter().filter(|t| !t.flagged) {
+    for (k, t) in texts.iter().enumerate().filter(|(_, t)| !t.flagged) {
         let Some(color) = t.color else { continue };
-        let candidate = light(color)
-            || shapes.iter().any(|s| {
-                !s.image
-                    && s.index < t.index
-                    && s.rect.holds(&t.rect, 0.5)
-                    && objects
-                        .get(s.index)
-                        .ok()
-                        .and_then(|o| o.fill_color().ok())
-                        .is_some_and(|c| near(rgb(c), color))
-            });
-        if candidate {
+        if light(color) || boxed[k] {
             out.push((t.index, t.rect, color));
         }
         // Bounded: a page of hundreds of light words is a dark page's ordinary text; the
@@ -543,13 +569,13 @@ fn contrast_candidates(
 }
 
 /// The candidates that cannot be told from what is under them, from one rendering of the
-/// page (about 2 pixels a point, at most 4 megapixels).
+/// page (a pixel a point, at most 2 megapixels: a letter glyph is several pixels wide).
 fn unseen(page: &PdfPage<'_>, candidates: &[(usize, Rect, (u8, u8, u8))]) -> Vec<usize> {
     let (w, h) = (page.width().value, page.height().value);
     if !(w.is_finite() && h.is_finite() && w > 0.0 && h > 0.0) {
         return Vec::new();
     }
-    let scale = 2.0f32.min((4.0e6 / (w * h)).sqrt());
+    let scale = 1.0f32.min((2.0e6 / (w * h)).sqrt());
     let (pw, ph) = (
         ((w * scale).round() as i32).max(1),
         ((h * scale).round() as i32).max(1),
