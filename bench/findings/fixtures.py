@@ -35,10 +35,14 @@ EXPECTED = {
     }),
     "office/white_text.docx": ([], {
         ("white_text", "paragraph 0"), ("tiny_text", "paragraph 1"),
+        ("alt_text", "paragraph 6"), ("injection_pattern", "paragraph 6"),
     }),
+    "office/report.docx": ([], {("comment", "paragraph 16")}),
+    "office/comments.pptx": ([], {("comment", "slide 1"), ("comment", "slide 2")}),
     "office/hidden_slide.pptx": ([], {("hidden_slide", "slide 2")}),
     "office/white_text.pptx": ([], {
         ("white_text", "slide 1"), ("tiny_text", "slide 1"), ("injection_pattern", "slide 1"),
+        ("alt_text", "slide 1"),
     }),
     "office/book.xlsx": (["--max-cells", "100000"], {("hidden_sheet", "sheet Hidden")}),
     "office/styles.xlsx": ([], {("hidden_row", "sheet Orders"), ("hidden_column", "sheet Orders")}),

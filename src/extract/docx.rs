@@ -429,6 +429,10 @@ enum Hiding {
     Vanish,
     White,
     Tiny,
+    /// A picture's description (`wp:docPr descr`): not in the text, shown on request.
+    AltText,
+    /// A comment: in the text under `[Comments]`, shown beside the page on request.
+    Comment,
 }
 
 impl Hiding {
@@ -437,6 +441,8 @@ impl Hiding {
             Self::Vanish => "hidden_run",
             Self::White => "white_text",
             Self::Tiny => "tiny_text",
+            Self::AltText => "alt_text",
+            Self::Comment => "comment",
         }
     }
 
@@ -445,6 +451,8 @@ impl Hiding {
             Self::Vanish => "w:vanish",
             Self::White => "white text (w:color FFFFFF) on no shading",
             Self::Tiny => "font under 1.5 pt (w:sz)",
+            Self::AltText => "picture description (wp:docPr descr), not in the text",
+            Self::Comment => "a comment, shown beside the text on request",
         }
     }
 }
@@ -559,6 +567,12 @@ fn parse_story(
                 }
             }
             Node::Open("background", a) => page_coloured |= shows_colour(attr(a, "color")),
+            // A picture's description: listed (`alt_text`), not read into the text.
+            Node::Open("docPr", a) => {
+                if let Some(d) = attr(a, "descr").filter(|d| !d.trim().is_empty()) {
+                    hidden_here.push((Hiding::AltText, d.to_string()));
+                }
+            }
             Node::Text(t) if in_text => {
                 if let Some(p) = paras.last_mut() {
                     let hiding = if run_hidden {
@@ -871,7 +885,7 @@ fn read_document(
             "the package has no word/document.xml",
         )
     })?;
-    let (mut blocks, hidden) = parse_story(&body, depth, &mut numbering, hidden_text)?;
+    let (mut blocks, mut hidden) = parse_story(&body, depth, &mut numbering, hidden_text)?;
     // Charts where they stand, from the parts the body's relationships name.
     if blocks
         .iter()
@@ -927,7 +941,12 @@ fn read_document(
         }
         if !seen.is_empty() {
             blocks.push(Block::Marker(marker.to_string()));
-            blocks.extend(seen);
+            for b in seen {
+                if marker == "Comments" {
+                    hidden.push((blocks.len(), Hiding::Comment, b.plain()));
+                }
+                blocks.push(b);
+            }
         }
     }
     Ok((blocks, body_paragraphs, tables, hidden))
@@ -973,7 +992,8 @@ fn hidden_findings(
             "low",
             text,
             0,
-            mode == HiddenText::Drop,
+            // Not in the text returned: a picture's description, or what `drop` left out.
+            *how == Hiding::AltText || (mode == HiddenText::Drop && *how != Hiding::Comment),
         ) {
             f.place.paragraph = Some(*at as u64);
             out.push(f);

@@ -459,10 +459,12 @@ impl Extractor for PptxExtractor {
             for (kind, text) in runs {
                 let how = match kind {
                     "tiny_text" => "font under 1.5 pt (a:rPr sz)",
+                    "alt_text" => "picture or shape description (p:cNvPr descr), not in the text",
                     _ => "white text on the light default background, nothing behind it",
                 };
                 // Instruction-like text that `drop` leaves out is still reported as such.
-                let left_out = hidden_text == crate::options::HiddenText::Drop;
+                let left_out =
+                    hidden_text == crate::options::HiddenText::Drop || kind == "alt_text";
                 for mut f in crate::findings::hidden(kind, Some(how), "low", &text, 0, left_out) {
                     f.place.slide = Some(n);
                     hidden.push(f);
@@ -531,6 +533,21 @@ impl Extractor for PptxExtractor {
                         depth,
                         authors.as_ref().unwrap_or(&HashMap::new()),
                     )?);
+                }
+            }
+            // Comments: in the text, and listed (`comment`: shown beside the slide on
+            // request).
+            for l in &lines {
+                for mut f in crate::findings::hidden(
+                    "comment",
+                    Some("a comment, shown beside the slide on request"),
+                    "low",
+                    l,
+                    0,
+                    false,
+                ) {
+                    f.place.slide = Some(n);
+                    hidden.push(f);
                 }
             }
             if !lines.is_empty() {
@@ -631,7 +648,8 @@ pub(super) fn serve_slides(
 
 /// Slide text a person may not see for its size or colour (issue #21): runs under 1.5 pt
 /// (`sz` under 150), and white runs (`srgbClr FFFFFF`, or the scheme's `bg1`/`lt1`).
-/// Consecutive runs of one kind are one span; a span needs four letters or digits.
+/// Consecutive runs of one kind are one span; a span needs four letters or digits. Also the
+/// descriptions of pictures and shapes (`alt_text`, `p:cNvPr descr`).
 /// (kind, text) in slide order, and whether anything is drawn that white text could stand
 /// on (a picture, a graphic frame, a filled shape).
 fn invisible_runs(
@@ -647,6 +665,13 @@ fn invisible_runs(
     let mut last: Option<&'static str> = None;
     walk(xml, depth, |n| match n {
         Node::Open("pic" | "graphicFrame", _) => behind = true,
+        // A picture's or shape's description: listed (`alt_text`), not in the text.
+        Node::Open("cNvPr", a) => {
+            if let Some(d) = attr(a, "descr").filter(|d| !d.trim().is_empty()) {
+                spans.push(("alt_text", d.to_string()));
+                last = None;
+            }
+        }
         Node::Open("spPr", _) => in_sppr = true,
         Node::Close("spPr") => in_sppr = false,
         Node::Open("ln", _) => in_ln = true,
