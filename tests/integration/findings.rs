@@ -1066,7 +1066,7 @@ async fn hidden_rows_and_columns_of_a_workbook_are_listed() {
 
 /// Comments are their own kind (`comment`, low): in the text under their marker, and listed
 /// where they stand, since a person sees them only on request (Word by paragraph, PowerPoint
-/// by slide). Pictures' descriptions (`alt_text`) are in `white_and_tiny_*` above.
+/// by slide, Excel by sheet). Pictures' descriptions (`alt_text`) are in `white_and_tiny_*` above.
 #[tokio::test]
 async fn comments_are_listed_as_their_own_kind() {
     let app = TestApp::new().await;
@@ -1116,6 +1116,27 @@ async fn comments_are_listed_as_their_own_kind() {
         ],
         "{}",
         deck.json
+    );
+    // A workbook's cell comments, by sheet.
+    let book = app
+        .upload_and_read("stock.xlsx", &fixture("office/comments.xlsx"), json!({}))
+        .await;
+    let comments: Vec<(&str, &str)> = book.json["security"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "comment")
+        .map(|f| (f["sheet"].as_str().unwrap(), f["snippet"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        comments,
+        [
+            ("Stock", "B2 (Ann Lee): Counted twice, please recheck."),
+            ("Stock", "A3 (Cleo Diaz): Supplier changed?"),
+            ("Stock", "A3 (Dev Rao): Yes, since May."),
+        ],
+        "{}",
+        book.json
     );
     // Only the slides read.
     let two = app

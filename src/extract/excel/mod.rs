@@ -545,6 +545,18 @@ fn read_sheets(
                     text.push_str(notes_head);
                     for (_, l) in &sheet_notes[..notes_shown] {
                         text.push_str(l);
+                        // In the text, and listed: a person sees a comment only on request.
+                        for mut f in crate::findings::hidden(
+                            "comment",
+                            Some("a cell comment, shown on request"),
+                            "low",
+                            l,
+                            0,
+                            false,
+                        ) {
+                            f.place.sheet = Some(name.to_string());
+                            read.findings.push(f);
+                        }
                     }
                 }
                 if shown == s.rows {
