@@ -40,6 +40,9 @@ EXPECTED = {
     "office/report.docx": ([], {("comment", "paragraph 16")}),
     "office/comments.pptx": ([], {("comment", "slide 1"), ("comment", "slide 2")}),
     "office/comments.xlsx": ([], {("comment", "sheet Stock")}),
+    "office/white_text.xlsx": ([], {
+        ("white_text", "sheet Sales"), ("tiny_text", "sheet Sales"), ("injection_pattern", "sheet Sales"),
+    }),
     "office/hidden_slide.pptx": ([], {("hidden_slide", "slide 2")}),
     "office/white_text.pptx": ([], {
         ("white_text", "slide 1"), ("tiny_text", "slide 1"), ("injection_pattern", "slide 1"),

@@ -101,11 +101,28 @@ fn extract_workbook(
         .iter()
         .filter_map(|(name, part)| hidden_lines.get(part).map(|h| (name.clone(), h.clone())))
         .collect();
+    // White or tiny text: the cells in such formats, of the sheets in scope (only when the
+    // workbook has such a format at all).
+    let mut unseen = std::collections::HashMap::new();
+    if let Some(pkg) = pkg.as_mut() {
+        let formats = styles::unseen_formats(pkg)?;
+        if !formats.is_empty() {
+            for (i, (name, _)) in meta.iter().enumerate() {
+                if !scope.includes(i) {
+                    continue;
+                }
+                if let Some((_, part)) = parts.iter().find(|(n, _)| n == name) {
+                    unseen.insert(name.clone(), styles::unseen_cells(pkg, part, &formats)?);
+                }
+            }
+        }
+    }
     let extras = Extras {
         notes,
         charts,
         chart_sheets: wb.chart_sheets(),
         hidden,
+        unseen,
     };
     let mut read = read_sheets(&mut wb, &meta, &scope, &extras)?;
     // `include_styles`: each sheet shown, for the rows and columns shown.
@@ -218,6 +235,50 @@ fn hidden_line_findings(
     out
 }
 
+/// Cells in a white font on no fill, or under 1.5 pt (xlsx), among the rows and columns a
+/// read shows of a sheet, placed by their line; one finding per cell with four letters or
+/// digits or more, with its text.
+fn unseen_cell_findings(
+    s: &Sheet,
+    shown: u32,
+    cells: &[(u32, u32, &'static str)],
+    markdown: bool,
+) -> Vec<crate::findings::Finding> {
+    let mut out = Vec::new();
+    if shown == 0 || s.chart || s.hidden || s.cols == 0 {
+        return out;
+    }
+    let (r0, c0) = s.origin;
+    for &(r, c, kind) in cells {
+        let (Some(k), Some(j)) = (
+            r.checked_sub(r0).filter(|k| *k < shown),
+            c.checked_sub(c0).filter(|j| *j < s.cols),
+        ) else {
+            continue;
+        };
+        let Some(line) = s.line(k as usize) else {
+            continue;
+        };
+        let Some(text) = hidden::cells(line, markdown)
+            .into_iter()
+            .nth(j as usize)
+            // A stray symbol hides nothing: four letters or digits, as elsewhere.
+            .filter(|t| t.chars().filter(|c| c.is_alphanumeric()).count() >= 4)
+        else {
+            continue;
+        };
+        let how = match kind {
+            "tiny_text" => format!("cell {}{}: font under 1.5 pt", col_name(c), r + 1),
+            _ => format!("cell {}{}: white font on no fill", col_name(c), r + 1),
+        };
+        for mut f in crate::findings::hidden(kind, Some(&how), "low", &text, k as u64 + 1, false) {
+            f.place.sheet = Some(s.name.clone());
+            out.push(f);
+        }
+    }
+    out
+}
+
 /// What an xlsx holds besides cells: comments and charts by sheet, and which sheets are
 /// chart sheets.
 struct Extras {
@@ -226,6 +287,8 @@ struct Extras {
     chart_sheets: std::collections::HashSet<String>,
     /// Hidden rows and columns (xlsx) by sheet.
     hidden: std::collections::HashMap<String, hidden::HiddenLines>,
+    /// Cells in a white font on no fill, or in a font under 1.5 pt (xlsx), by sheet.
+    unseen: std::collections::HashMap<String, Vec<(u32, u32, &'static str)>>,
 }
 
 /// Data cells of chart text (the header and the rows' fields), for the cell budget.
@@ -531,6 +594,10 @@ fn read_sheets(
                 if let Some(h) = extras.hidden.get(name) {
                     read.findings
                         .extend(hidden_line_findings(&s, shown, h, scope.markdown));
+                }
+                if let Some(cells) = extras.unseen.get(name) {
+                    read.findings
+                        .extend(unseen_cell_findings(&s, shown, cells, scope.markdown));
                 }
                 // The first sheet's lines become the body in place (no copy of a
                 // text that can be most of max_chars).

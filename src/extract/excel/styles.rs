@@ -296,3 +296,116 @@ pub(super) fn sheet(
         truncated: truncated.then_some(true),
     })
 }
+
+/// Cell formats whose text no one sees (issue #21), by style index: a white font (`FFFFFF`
+/// or the theme's background colour, `theme="0"`) on no fill (`white_text`), or a font under
+/// 1.5 pt (`tiny_text`). Empty for almost every workbook, and then no sheet is looked at
+/// again.
+pub(super) fn unseen_formats(pkg: &mut Package) -> Result<HashMap<usize, &'static str>, ApiError> {
+    let Some(xml) = pkg.read("xl/styles.xml")? else {
+        return Ok(HashMap::new());
+    };
+    let depth = pkg.limits().max_xml_depth;
+    // Per font: (white, tiny); per fill: whether it paints a colour.
+    let mut fonts: Vec<(bool, bool)> = Vec::new();
+    let mut fills: Vec<bool> = Vec::new();
+    let mut xfs: Vec<(usize, usize)> = Vec::new();
+    let mut section = "";
+    walk(&xml, depth, |n| match n {
+        Node::Open(tag @ ("fonts" | "fills" | "cellXfs" | "cellStyleXfs" | "dxfs"), _) => {
+            section = match tag {
+                "fonts" => "fonts",
+                "fills" => "fills",
+                "cellXfs" => "cellXfs",
+                _ => "other",
+            }
+        }
+        Node::Close("fonts" | "fills" | "cellXfs" | "cellStyleXfs" | "dxfs") => section = "",
+        Node::Open("font", _) if section == "fonts" => fonts.push((false, false)),
+        Node::Open("color", a) if section == "fonts" => {
+            if let Some(f) = fonts.last_mut() {
+                f.0 = attr(a, "rgb").is_some_and(|v| {
+                    let v = v.trim_start_matches('#');
+                    v.eq_ignore_ascii_case("FFFFFFFF") || v.eq_ignore_ascii_case("FFFFFF")
+                }) || attr(a, "theme") == Some("0");
+            }
+        }
+        Node::Open("sz", a) if section == "fonts" => {
+            if let Some(f) = fonts.last_mut() {
+                f.1 = attr(a, "val")
+                    .and_then(|v| v.parse::<f32>().ok())
+                    .is_some_and(|pt| pt < 1.5);
+            }
+        }
+        Node::Open("fill", _) if section == "fills" => fills.push(false),
+        Node::Open("patternFill", a) if section == "fills" => {
+            if let Some(f) = fills.last_mut() {
+                *f = attr(a, "patternType").is_some_and(|t| t != "none");
+            }
+        }
+        Node::Open("gradientFill", _) if section == "fills" => {
+            if let Some(f) = fills.last_mut() {
+                *f = true;
+            }
+        }
+        Node::Open("xf", a) if section == "cellXfs" => {
+            let num = |k: &str| attr(a, k).and_then(|v| v.parse().ok()).unwrap_or(0);
+            xfs.push((num("fontId"), num("fillId")));
+        }
+        _ => {}
+    })?;
+    Ok(xfs
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, (font, fill))| {
+            let (white, tiny) = fonts.get(font).copied().unwrap_or_default();
+            if tiny {
+                Some((i, "tiny_text"))
+            } else if white && !fills.get(fill).copied().unwrap_or(false) {
+                Some((i, "white_text"))
+            } else {
+                None
+            }
+        })
+        .collect())
+}
+
+/// The cells of a worksheet part in one of `unseen` formats, with a value: (row, column,
+/// kind), 0-based, at most 10,000.
+pub(super) fn unseen_cells(
+    pkg: &mut Package,
+    part: &str,
+    unseen: &HashMap<usize, &'static str>,
+) -> Result<Vec<(u32, u32, &'static str)>, ApiError> {
+    let depth = pkg.limits().max_xml_depth;
+    let Some(xml) = pkg.read(part)? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    let mut cur: Option<(u32, u32, &'static str, bool)> = None;
+    walk(&xml, depth, |n| match n {
+        Node::Open("c", a) => {
+            cur = attr(a, "s")
+                .and_then(|v| v.parse::<usize>().ok())
+                .and_then(|s| unseen.get(&s).copied())
+                .and_then(|kind| {
+                    let (r, c) = attr(a, "r").and_then(super::cells::parse_cell)?;
+                    Some((r, c, kind, false))
+                });
+        }
+        Node::Open("v" | "is", _) => {
+            if let Some(c) = cur.as_mut() {
+                c.3 = true;
+            }
+        }
+        Node::Close("c") => {
+            if let Some((r, c, kind, true)) = cur.take() {
+                if out.len() < 10_000 {
+                    out.push((r, c, kind));
+                }
+            }
+        }
+        _ => {}
+    })?;
+    Ok(out)
+}
