@@ -695,7 +695,7 @@ impl StyleRules {
         if get("hidden").is_some() {
             return Some("hidden attribute");
         }
-        if let Some(why) = get("style").and_then(hiding_style) {
+        if let Some(why) = get("style").and_then(|d| hiding_style(d).or_else(|| hiding_inline(d))) {
             return Some(why);
         }
         if name == "body" || name == "html" {
@@ -742,6 +742,57 @@ fn hiding_style(decls: &str) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// What else in an element's own `style` hides its text (not looked for in `<style>` rules,
+/// where screen-reader-only classes use the same tricks): `opacity:0`, placed far off the
+/// screen (`position:absolute|fixed` with `left`/`top` at -1000px or beyond, or
+/// `text-indent` so), or a colour equal to the background it sets itself.
+fn hiding_inline(decls: &str) -> Option<&'static str> {
+    let d: String = decls
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let value = |prop: &str| {
+        d.split(';').find_map(|part| {
+            let (k, v) = part.split_once(':')?;
+            (k == prop).then(|| v.trim_end_matches("!important"))
+        })
+    };
+    if value("opacity").is_some_and(|v| v.parse::<f32>().is_ok_and(|o| o <= 0.0)) {
+        return Some("opacity:0");
+    }
+    let far = |v: Option<&str>| {
+        v.and_then(|v| v.strip_suffix("px"))
+            .and_then(|n| n.parse::<f32>().ok())
+            .is_some_and(|n| n <= -1000.0)
+    };
+    let placed = value("position").is_some_and(|p| p == "absolute" || p == "fixed");
+    if (placed && (far(value("left")) || far(value("top")))) || far(value("text-indent")) {
+        return Some("off-screen");
+    }
+    let colour = |v: &str| -> String {
+        match v {
+            "white" | "#fff" | "#ffffff" | "rgb(255,255,255)" => "#ffffff".into(),
+            "black" | "#000" | "#000000" | "rgb(0,0,0)" => "#000000".into(),
+            v if v.len() == 4 && v.starts_with('#') && v.is_ascii() => {
+                let c = v.as_bytes();
+                let (r, g, b) = (c[1] as char, c[2] as char, c[3] as char);
+                format!("#{r}{r}{g}{g}{b}{b}")
+            }
+            v => v.to_string(),
+        }
+    };
+    if let (Some(fg), Some(bg)) = (
+        value("color"),
+        value("background-color").or_else(|| value("background")),
+    ) {
+        if !fg.is_empty() && colour(fg) == colour(bg) {
+            return Some("colour of its background");
+        }
+    }
+    None
 }
 
 /// A start tag's attributes (names lower-cased; values unquoted, entities left as written).
@@ -863,6 +914,39 @@ fn decode_entities(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::to_text;
+
+    #[test]
+    fn inline_styles_that_hide_text() {
+        use super::hiding_inline as h;
+        assert_eq!(h("opacity: 0"), Some("opacity:0"));
+        assert_eq!(h("opacity:0.5"), None);
+        assert_eq!(h("position:absolute; left:-9999px"), Some("off-screen"));
+        assert_eq!(
+            h("position:fixed;top:-2000px !important"),
+            Some("off-screen")
+        );
+        assert_eq!(h("text-indent:-5000px"), Some("off-screen"));
+        // Moved a little, or not taken out of the flow: still on screen.
+        assert_eq!(h("position:absolute; left:-20px"), None);
+        assert_eq!(h("left:-9999px"), None);
+        assert_eq!(
+            h("color:#FFF; background-color: white"),
+            Some("colour of its background")
+        );
+        assert_eq!(
+            h("color:#1f3864;background:#1F3864"),
+            Some("colour of its background")
+        );
+        // White on a dark band is read; a colour alone says nothing of what is behind.
+        assert_eq!(h("color:#fff;background:#1f3864"), None);
+        assert_eq!(h("color:white"), None);
+        // Hostile values do not panic.
+        assert_eq!(
+            h("color:#é1;background:#é1"),
+            Some("colour of its background")
+        );
+        assert_eq!(h("color:#é1;background:#fff"), None);
+    }
 
     #[test]
     fn html_becomes_text() {
