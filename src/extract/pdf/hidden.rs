@@ -6,15 +6,17 @@
 //!   scan, which lies over a page-sized image;
 //! - `tiny_text`: under 1.5 pt as drawn;
 //! - `off_page`: wholly outside the crop box;
-//! - `covered`: wholly under an opaque image or an opaque filled rectangle drawn after it
-//!   (but not a scan's text layer that its page image hides: most of the page's text under
-//!   one page-sized image);
+//! - `covered`: wholly under an opaque image or an opaque upright filled rectangle drawn
+//!   after it, as cut by its clip (but not a scan's text layer that its page image hides —
+//!   most of the page's text under one page-sized image — nor text set again over its
+//!   cover);
 //! - `overlapping_different`: two different texts drawn on the same spot, the same size;
-//! - `low_contrast`: text in the colour of what is under it. Only light text, and text
-//!   whose colour is near that of a filled rectangle under it, are candidates; for those
-//!   the page is rendered and the pixels inside the text's box looked at: where nearly all
-//!   of them are within a small distance of the text's own colour, nothing tells the text
-//!   from its background (white on white, black on a black box), whatever drew it.
+//! - `low_contrast`: text painted at 10 % opacity or less, or in the colour of what is under
+//!   it. For the latter only light text, and text whose colour is near that of a filled
+//!   rectangle under it, are candidates; for those the page is rendered once and the pixels
+//!   inside the text's box looked at: where nearly all of them are within a small distance
+//!   of the text's own colour, nothing tells the text from its background (white on white,
+//!   black on a black box), whatever drew it.
 //!
 //! Text objects inside form XObjects are not walked yet.
 
@@ -169,7 +171,7 @@ pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
     let mut suspects: Vec<(&'static str, usize)> = Vec::new();
     // Text no one could see however it is looked at (invisible, or painted at no opacity):
     // over a page image, a scan's text layer.
-    let mut layer_like: Vec<usize> = Vec::new();
+    let mut layer_like: std::collections::HashSet<usize> = std::collections::HashSet::new();
     let mut page_image = false;
     let mut texts: Vec<TextObj> = Vec::new();
     let mut shapes: Vec<Shape> = Vec::new();
@@ -234,7 +236,7 @@ pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
                 // Painted at 10 % opacity or less: nothing of it shows, whatever is under.
                 let faint = paint.is_some_and(|c| c.alpha() <= FAINT);
                 if faint || mode == PdfPageTextRenderMode::Invisible {
-                    layer_like.push(i);
+                    layer_like.insert(i);
                 }
                 let kind = kind.or_else(|| faint.then_some("low_contrast"));
                 if let Some(k) = kind {
@@ -252,6 +254,11 @@ pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
             }
             _ => {}
         }
+    }
+    // Over a page image, such text is a scan's layer: nothing to report, and no text page
+    // to load for it.
+    if page_image {
+        suspects.retain(|(_, i)| !layer_like.contains(i));
     }
     let covered = covered(&objects, &mut texts, &shapes, w * h);
     let pairs = same_spot(&texts);
@@ -327,9 +334,6 @@ pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
         }
     };
     for (kind, i) in suspects {
-        if page_image && layer_like.contains(&i) {
-            continue;
-        }
         let Some(text) = text_of(i) else { continue };
         if text.trim().is_empty() {
             continue;
@@ -488,7 +492,11 @@ fn clip_box(o: &PdfPageObject<'_>) -> Option<Rect> {
 /// Pairs of text objects drawn on the same spot at the same size (their boxes overlap by
 /// most of their union), found by a sweep over the boxes sorted by their bottom edge.
 fn same_spot(texts: &[TextObj]) -> Vec<(usize, usize)> {
-    let mut order: Vec<&TextObj> = texts.iter().filter(|t| t.rect.area() > 0.0).collect();
+    // Text already found hidden (invisible, tiny, covered, ...) is reported as such.
+    let mut order: Vec<&TextObj> = texts
+        .iter()
+        .filter(|t| !t.flagged && t.rect.area() > 0.0)
+        .collect();
     order.sort_by(|a, b| a.rect.b.total_cmp(&b.rect.b));
     let mut out = Vec::new();
     for (k, a) in order.iter().enumerate() {

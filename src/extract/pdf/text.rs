@@ -25,8 +25,9 @@ pub(super) fn native_text(page: &PdfPage<'_>) -> Result<String, ApiError> {
 /// A page's native text with the characters of `hidden` text objects (known by their
 /// bounds, which PDFium gives alike for the object and for its characters' object)
 /// between `⟦hidden: …⟧` (`mark`) or left out (`drop`; a line that held only hidden text
-/// goes with it). Built from the characters one by one, so a right-to-left run stays in
-/// the order PDFium gives it on such a page.
+/// goes with it). Built from the characters one by one: on such a page the repairs of
+/// `page_text` (right-to-left runs put in logical order, fonts without a Unicode map read
+/// through their cmap) are not made.
 pub(super) fn native_text_hiding(
     page: &PdfPage<'_>,
     hidden: &[[f32; 4]],
@@ -35,6 +36,9 @@ pub(super) fn native_text_hiding(
     let layer = page.text().map_err(|e| {
         ApiError::new(ErrorCode::Corrupt, "a page's text cannot be read").with_cause(e)
     })?;
+    // By their bits: one lookup a character, however many objects are hidden.
+    let bits = |b: [f32; 4]| b.map(f32::to_bits);
+    let hidden: std::collections::HashSet<[u32; 4]> = hidden.iter().map(|&b| bits(b)).collect();
     let is_hidden = |c: &PdfPageTextChar<'_>| {
         c.text_object()
             .ok()
@@ -46,7 +50,7 @@ pub(super) fn native_text_hiding(
                     q.right().value,
                     q.top().value,
                 ];
-                hidden.contains(&b)
+                hidden.contains(&bits(b))
             })
     };
     // UTF-16 units with whether each is hidden, then characters (a pair takes its first
