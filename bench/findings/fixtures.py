@@ -42,6 +42,7 @@ EXPECTED = {
     "office/comments.xlsx": ([], {("comment", "sheet Stock")}),
     "office/white_text.xlsx": ([], {
         ("white_text", "sheet Sales"), ("tiny_text", "sheet Sales"), ("injection_pattern", "sheet Sales"),
+        ("alt_text", "sheet Sales"),
     }),
     "office/hidden_slide.pptx": ([], {("hidden_slide", "slide 2")}),
     "office/white_text.pptx": ([], {

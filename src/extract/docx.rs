@@ -431,7 +431,7 @@ enum Hiding {
     Tiny,
     /// A picture's description (`wp:docPr descr`): not in the text, shown on request.
     AltText,
-    /// A comment: in the text under `[Comments]`, shown beside the page on request.
+    /// A comment: in the text under `--- Comments ---`, shown beside the page on request.
     Comment,
 }
 

@@ -1159,7 +1159,8 @@ async fn comments_are_listed_as_their_own_kind() {
 
 /// Workbook cells no one sees (issue #21): a white font on no fill (`white_text`) and a font
 /// under 1.5 pt (`tiny_text`), found from the cell formats and placed at their line; a
-/// white header on a dark fill, a 6 pt note and a white-font cell with no value are not.
+/// white header on a dark fill, a 6 pt note and a white-font cell with no value are not. A
+/// picture's description is listed with its sheet (`alt_text`).
 #[tokio::test]
 async fn white_and_tiny_workbook_cells_but_not_on_dark_fills() {
     let app = TestApp::new().await;
@@ -1199,12 +1200,20 @@ async fn white_and_tiny_workbook_cells_but_not_on_dark_fills() {
                 "cell A4: font under 1.5 pt",
                 "Secret note for the model"
             ),
+            // A picture's description: never in the text, listed with its sheet.
+            (
+                "alt_text",
+                "Sales",
+                0,
+                "picture or shape description (xdr:cNvPr descr), not in the text",
+                "Company logo, a blue square"
+            ),
         ],
         "{}",
         r.json
     );
     assert_eq!(r.json["security"]["findings"][0]["severity"], "high");
-    // Only the rows a read shows.
+    // Only the rows a read shows (the picture stays with its sheet).
     let top = app
         .upload_and_read(
             "sales.xlsx",
@@ -1212,7 +1221,13 @@ async fn white_and_tiny_workbook_cells_but_not_on_dark_fills() {
             json!({"range": "A1:B2"}),
         )
         .await;
-    assert!(top.json.get("security").is_none(), "{}", top.json);
+    let kinds: Vec<&str> = top.json["security"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["alt_text"], "{}", top.json);
 }
 
 /// HTML text hidden by an element's own style beyond `display:none`: `opacity:0`, placed far

@@ -219,14 +219,13 @@ pub(super) fn sheet_parts(pkg: &mut Package) -> Result<Vec<(String, String)>, Ap
 
 /// Every sheet's charts (`chart::read` text), by sheet name: those drawn on a worksheet
 /// (its drawing's charts, in the drawing's order) and the chart of a chart sheet.
-pub(super) fn charts(
-    pkg: &mut Package,
-    parts: &[(String, String)],
-) -> Result<HashMap<String, Vec<String>>, ApiError> {
+pub(super) fn charts(pkg: &mut Package, parts: &[(String, String)]) -> Result<Drawn, ApiError> {
     let depth = pkg.limits().max_xml_depth;
     let mut out = HashMap::new();
+    let mut described = HashMap::new();
     for (name, part) in parts {
         let mut texts = Vec::new();
+        let mut alt: Vec<String> = Vec::new();
         for (_, kind, drawing) in relationships(pkg, part)? {
             if kind != "drawing" {
                 continue;
@@ -236,12 +235,19 @@ pub(super) fn charts(
                 continue;
             };
             let mut ids = Vec::new();
-            walk(&dx, depth, |n| {
-                if let Node::Open("chart", a) = n {
+            walk(&dx, depth, |n| match n {
+                Node::Open("chart", a) => {
                     if let Some(id) = attr(a, "id") {
                         ids.push(id.to_string());
                     }
                 }
+                // A picture's or shape's description (alt text).
+                Node::Open("cNvPr", a) => {
+                    if let Some(d) = attr(a, "descr").filter(|d| !d.trim().is_empty()) {
+                        alt.push(d.to_string());
+                    }
+                }
+                _ => {}
             })?;
             let drels = relationships(pkg, &drawing)?;
             for id in ids {
@@ -258,9 +264,16 @@ pub(super) fn charts(
         if !texts.is_empty() {
             out.insert(name.clone(), texts);
         }
+        if !alt.is_empty() {
+            described.insert(name.clone(), alt);
+        }
     }
-    Ok(out)
+    Ok((out, described))
 }
+
+/// By sheet name: the text of each chart drawn on it, and the descriptions (alt text) of
+/// its pictures and shapes.
+pub(super) type Drawn = (HashMap<String, Vec<String>>, HashMap<String, Vec<String>>);
 
 /// The people of threaded comments: id → display name.
 fn persons(pkg: &mut Package) -> Result<HashMap<String, String>, ApiError> {

@@ -87,12 +87,12 @@ fn extract_workbook(
         }
         _ => None,
     };
-    let (parts, notes, charts) = match pkg.as_mut() {
+    let (parts, notes, (charts, described)) = match pkg.as_mut() {
         Some(pkg) => {
             let parts = comments::sheet_parts(pkg)?;
             let notes = comments::read(pkg, &parts)?;
-            let charts = comments::charts(pkg, &parts)?;
-            (parts, notes, charts)
+            let drawn = comments::charts(pkg, &parts)?;
+            (parts, notes, drawn)
         }
         None => Default::default(),
     };
@@ -123,6 +123,7 @@ fn extract_workbook(
         chart_sheets: wb.chart_sheets(),
         hidden,
         unseen,
+        described,
     };
     let mut read = read_sheets(&mut wb, &meta, &scope, &extras)?;
     // `include_styles`: each sheet shown, for the rows and columns shown.
@@ -289,6 +290,8 @@ struct Extras {
     hidden: std::collections::HashMap<String, hidden::HiddenLines>,
     /// Cells in a white font on no fill, or in a font under 1.5 pt (xlsx), by sheet.
     unseen: std::collections::HashMap<String, Vec<(u32, u32, &'static str)>>,
+    /// The descriptions (alt text) of the pictures and shapes drawn on each sheet (xlsx).
+    described: std::collections::HashMap<String, Vec<String>>,
 }
 
 /// Data cells of chart text (the header and the rows' fields), for the cell budget.
@@ -598,6 +601,27 @@ fn read_sheets(
                 if let Some(cells) = extras.unseen.get(name) {
                     read.findings
                         .extend(unseen_cell_findings(&s, shown, cells, scope.markdown));
+                }
+                // Pictures' descriptions: never in the text; listed with the sheet.
+                let seen = shown > 0 || s.rows == 0;
+                for d in extras
+                    .described
+                    .get(name)
+                    .into_iter()
+                    .flatten()
+                    .filter(|_| seen)
+                {
+                    for mut f in crate::findings::hidden(
+                        "alt_text",
+                        Some("picture or shape description (xdr:cNvPr descr), not in the text"),
+                        "low",
+                        d,
+                        0,
+                        true,
+                    ) {
+                        f.place.sheet = Some(name.to_string());
+                        read.findings.push(f);
+                    }
                 }
                 // The first sheet's lines become the body in place (no copy of a
                 // text that can be most of max_chars).
