@@ -92,6 +92,38 @@ impl Run {
     }
 }
 
+/// Where a walk stands in a run's properties (`a:rPr`, and a `a:solidFill` in it).
+#[derive(Default)]
+struct RunProps {
+    in_rpr: bool,
+    in_fill: bool,
+}
+
+impl RunProps {
+    /// Reads a run-property node into the open run (its size and colour); whether `n` was
+    /// one, which the walk then passes by.
+    fn read(&mut self, n: &Node<'_>, run: Option<&mut Run>) -> bool {
+        match *n {
+            Node::Open("rPr", a) => {
+                self.in_rpr = true;
+                if let Some(r) = run {
+                    r.size = attr(a, "sz").and_then(|v| v.parse().ok());
+                }
+            }
+            Node::Close("rPr") => self.in_rpr = false,
+            Node::Open("solidFill", _) if self.in_rpr => self.in_fill = true,
+            Node::Close("solidFill") => self.in_fill = false,
+            Node::Open("srgbClr" | "schemeClr", a) if self.in_rpr && self.in_fill => {
+                if let Some(r) = run {
+                    r.colour = attr(a, "val").map(str::to_ascii_lowercase);
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
 /// `hidden_text: mark|drop` on a slide: its tiny runs, and its white runs when nothing on
 /// the slide could show them (`white`).
 #[derive(Clone, Copy)]
@@ -111,7 +143,8 @@ fn shape_text(
     // `hide`: each run's text waits for its end, then goes in as it is, marked or not at
     // all; the run's size and colour as `invisible_runs` reads them.
     let mut run: Option<Run> = None;
-    let (mut in_rpr, mut in_fill, mut last_hidden) = (false, false, false);
+    let mut props = RunProps::default();
+    let mut last_hidden = false;
     let mut para: Option<String> = None;
     let mut in_t = false;
     let mut row: Option<Vec<String>> = None;
@@ -164,21 +197,8 @@ fn shape_text(
                 p.push('\n');
             }
         }
+        n if run.is_some() && props.read(&n, run.as_mut()) => {}
         Node::Open("r", _) if hide.is_some() => run = Some(Run::default()),
-        Node::Open("rPr", a) if run.is_some() => {
-            in_rpr = true;
-            if let Some(r) = run.as_mut() {
-                r.size = attr(a, "sz").and_then(|v| v.parse().ok());
-            }
-        }
-        Node::Close("rPr") => in_rpr = false,
-        Node::Open("solidFill", _) if in_rpr => in_fill = true,
-        Node::Close("solidFill") => in_fill = false,
-        Node::Open("srgbClr" | "schemeClr", a) if in_rpr && in_fill => {
-            if let Some(r) = run.as_mut() {
-                r.colour = attr(a, "val").map(str::to_ascii_lowercase);
-            }
-        }
         Node::Close("r") => {
             let (Some(r), Some(h), Some(p)) = (run.take(), hide, para.as_mut()) else {
                 return;
@@ -658,8 +678,8 @@ fn invisible_runs(
 ) -> Result<(Vec<(&'static str, String)>, bool), ApiError> {
     let mut out: Vec<(&'static str, String)> = Vec::new();
     let mut spans: Vec<(&'static str, String)> = Vec::new();
-    let (mut in_sppr, mut in_ln, mut in_rpr, mut in_fill, mut in_t) =
-        (false, false, false, false, false);
+    let (mut in_sppr, mut in_ln, mut in_t) = (false, false, false);
+    let mut props = RunProps::default();
     let mut behind = false;
     let mut run: Option<Run> = None;
     let mut last: Option<&'static str> = None;
@@ -680,20 +700,7 @@ fn invisible_runs(
             behind = true
         }
         Node::Open("r", _) => run = Some(Run::default()),
-        Node::Open("rPr", a) => {
-            in_rpr = true;
-            if let Some(r) = run.as_mut() {
-                r.size = attr(a, "sz").and_then(|v| v.parse().ok());
-            }
-        }
-        Node::Close("rPr") => in_rpr = false,
-        Node::Open("solidFill", _) if in_rpr => in_fill = true,
-        Node::Close("solidFill") => in_fill = false,
-        Node::Open("srgbClr" | "schemeClr", a) if in_rpr && in_fill => {
-            if let Some(r) = run.as_mut() {
-                r.colour = attr(a, "val").map(str::to_ascii_lowercase);
-            }
-        }
+        n if run.is_some() && props.read(&n, run.as_mut()) => {}
         Node::Open("t", _) => in_t = true,
         Node::Close("t") => in_t = false,
         Node::Text(t) if in_t => {

@@ -161,6 +161,24 @@ fn extract_workbook(
     Ok(ex)
 }
 
+/// Findings of `kind` for text on a sheet (see `findings::hidden`), placed by the sheet.
+fn on_sheet(
+    sheet: &str,
+    kind: &str,
+    how: &str,
+    text: &str,
+    line: u64,
+    left_out: bool,
+) -> impl Iterator<Item = crate::findings::Finding> {
+    let sheet = sheet.to_string();
+    crate::findings::hidden(kind, Some(how), "low", text, line, left_out)
+        .into_iter()
+        .map(move |mut f| {
+            f.place.sheet = Some(sheet.clone());
+            f
+        })
+}
+
 /// Hidden rows and columns (xlsx) holding text in the rows a read shows of a sheet (issue
 /// #21): a row is placed by its line among the sheet's rows shown, a column by `how`. A
 /// hidden sheet's own rows are not listed again (the sheet is).
@@ -175,11 +193,7 @@ fn hidden_line_findings(
         return out;
     }
     let mut push = |kind: &str, how: String, text: &[String], line: u64| {
-        for mut f in crate::findings::hidden(kind, Some(&how), "low", &text.join(" "), line, false)
-        {
-            f.place.sheet = Some(s.name.clone());
-            out.push(f);
-        }
+        out.extend(on_sheet(&s.name, kind, &how, &text.join(" "), line, false));
     };
     let (r0, c0) = s.origin;
     for &r in &h.rows {
@@ -272,10 +286,7 @@ fn unseen_cell_findings(
             "tiny_text" => format!("cell {}{}: font under 1.5 pt", col_name(c), r + 1),
             _ => format!("cell {}{}: white font on no fill", col_name(c), r + 1),
         };
-        for mut f in crate::findings::hidden(kind, Some(&how), "low", &text, k as u64 + 1, false) {
-            f.place.sheet = Some(s.name.clone());
-            out.push(f);
-        }
+        out.extend(on_sheet(&s.name, kind, &how, &text, k as u64 + 1, false));
     }
     out
 }
@@ -611,17 +622,14 @@ fn read_sheets(
                     .flatten()
                     .filter(|_| seen)
                 {
-                    for mut f in crate::findings::hidden(
+                    read.findings.extend(on_sheet(
+                        name,
                         "alt_text",
-                        Some("picture or shape description (xdr:cNvPr descr), not in the text"),
-                        "low",
+                        "picture or shape description (xdr:cNvPr descr), not in the text",
                         d,
                         0,
                         true,
-                    ) {
-                        f.place.sheet = Some(name.to_string());
-                        read.findings.push(f);
-                    }
+                    ));
                 }
                 // The first sheet's lines become the body in place (no copy of a
                 // text that can be most of max_chars).
@@ -637,17 +645,14 @@ fn read_sheets(
                     for (_, l) in &sheet_notes[..notes_shown] {
                         text.push_str(l);
                         // In the text, and listed: a person sees a comment only on request.
-                        for mut f in crate::findings::hidden(
+                        read.findings.extend(on_sheet(
+                            name,
                             "comment",
-                            Some("a cell comment, shown on request"),
-                            "low",
+                            "a cell comment, shown on request",
                             l,
                             0,
                             false,
-                        ) {
-                            f.place.sheet = Some(name.to_string());
-                            read.findings.push(f);
-                        }
+                        ));
                     }
                 }
                 if shown == s.rows {

@@ -144,7 +144,8 @@ fn checks_on() -> bool {
     *ON.get_or_init(|| std::env::var("DOCREADER_HIDDEN_TEXT_CHECKS").map_or(true, |v| v != "off"))
 }
 
-pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
+/// `text_page`: the page's text layer, loaded once for its text and these checks.
+pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageHidden> {
     if !checks_on() {
         return Vec::new();
     }
@@ -266,10 +267,7 @@ pub(super) fn scan(page: &PdfPage<'_>) -> Vec<PageHidden> {
     if suspects.is_empty() && covered.is_empty() && pairs.is_empty() && candidates.is_empty() {
         return Vec::new();
     }
-    // Their text, through one text page (each object's own call would load one).
-    let Ok(text_page) = page.text() else {
-        return Vec::new();
-    };
+    // Their text, through the page's text layer (each object's own call would load one).
     let text_of = |i: usize| -> Option<String> {
         let o = objects.get(i).ok()?;
         let t = o.as_text_object()?;

@@ -312,7 +312,8 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
 /// One page's native text (with its form fields) and the verdict on it.
 fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, ApiError> {
     let settings = &job.settings;
-    let hidden = hidden::scan(page);
+    let layer = text::layer(page)?;
+    let hidden = hidden::scan(page, &layer);
     // Marked or dropped on request: the characters of the text objects no one sees.
     let unseen: Vec<[f32; 4]> = hidden
         .iter()
@@ -320,9 +321,9 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
         .flat_map(|h| h.boxes.iter().copied())
         .collect();
     let mut text = match settings.hidden_text {
-        options::HiddenText::Keep => text::native_text(page)?,
-        _ if unseen.is_empty() => text::native_text(page)?,
-        mode => text::native_text_hiding(page, &unseen, mode == options::HiddenText::Mark)?,
+        options::HiddenText::Keep => text::native_text(page, &layer),
+        _ if unseen.is_empty() => text::native_text(page, &layer),
+        mode => text::native_text_hiding(page, &layer, &unseen, mode == options::HiddenText::Mark),
     };
     let need = match settings.choice {
         OcrChoice::Force => Some(OcrReason::Forced),

@@ -7,19 +7,30 @@ use pdfium_render::prelude::*;
 use super::fonts;
 use crate::error::{ApiError, ErrorCode};
 
+/// A page's text layer, loaded once a page for its text and for the hidden-text checks.
+pub(super) fn layer<'a>(page: &'a PdfPage<'_>) -> Result<PdfPageText<'a>, ApiError> {
+    page.text().map_err(|e| {
+        ApiError::new(ErrorCode::Corrupt, "a page's text cannot be read").with_cause(e)
+    })
+}
+
 /// A page's native text: its text layer, then its filled-in form fields under
 /// `[Form fields]`.
-pub(super) fn native_text(page: &PdfPage<'_>) -> Result<String, ApiError> {
-    let text = page_text(page)?;
+pub(super) fn native_text(page: &PdfPage<'_>, layer: &PdfPageText<'_>) -> String {
+    with_fields(page, page_text(layer))
+}
+
+/// The text, then the page's filled-in form fields under `[Form fields]`.
+fn with_fields(page: &PdfPage<'_>, text: String) -> String {
     let fields = form_values(page);
     if fields.is_empty() {
-        return Ok(text);
+        return text;
     }
-    Ok(format!(
+    format!(
         "{}\n[Form fields]\n{}\n",
         text.trim_end(),
         fields.join("\n")
-    ))
+    )
 }
 
 /// A page's native text with the characters of `hidden` text objects (known by their
@@ -30,12 +41,10 @@ pub(super) fn native_text(page: &PdfPage<'_>) -> Result<String, ApiError> {
 /// through their cmap) are not made.
 pub(super) fn native_text_hiding(
     page: &PdfPage<'_>,
+    layer: &PdfPageText<'_>,
     hidden: &[[f32; 4]],
     mark: bool,
-) -> Result<String, ApiError> {
-    let layer = page.text().map_err(|e| {
-        ApiError::new(ErrorCode::Corrupt, "a page's text cannot be read").with_cause(e)
-    })?;
+) -> String {
     // By their bits: one lookup a character, however many objects are hidden.
     let bits = |b: [f32; 4]| b.map(f32::to_bits);
     let hidden: std::collections::HashSet<[u32; 4]> = hidden.iter().map(|&b| bits(b)).collect();
@@ -117,23 +126,11 @@ pub(super) fn native_text_hiding(
     }
     close(&mut out, &mut span, &mut gap);
     out.push_str(&gap);
-    let text = out.replace("\r\n", "\n").replace(['\r', '\0'], "\n");
-    let fields = form_values(page);
-    if fields.is_empty() {
-        return Ok(text);
-    }
-    Ok(format!(
-        "{}\n[Form fields]\n{}\n",
-        text.trim_end(),
-        fields.join("\n")
-    ))
+    with_fields(page, out.replace("\r\n", "\n").replace(['\r', '\0'], "\n"))
 }
 
 /// The page's text layer, all of it, with `\n` line breaks.
-fn page_text(page: &PdfPage<'_>) -> Result<String, ApiError> {
-    let layer = page.text().map_err(|e| {
-        ApiError::new(ErrorCode::Corrupt, "a page's text cannot be read").with_cause(e)
-    })?;
+fn page_text(layer: &PdfPageText<'_>) -> String {
     // `all()` keeps only text inside the page-size rectangle anchored at the origin, which
     // drops whole pages whose MediaBox starts elsewhere; ask for everything instead.
     let everywhere = PdfRect::new_from_values(-1.0e7, -1.0e7, 1.0e7, 1.0e7);
@@ -141,19 +138,19 @@ fn page_text(page: &PdfPage<'_>) -> Result<String, ApiError> {
     if text.is_empty() && layer.len() > 0 {
         // pdfium-render turns the whole page into "" when PDFium's UTF-16 holds one lone
         // surrogate; rebuild it character by character instead.
-        text = char_by_char(&layer);
+        text = char_by_char(layer);
     }
     if fonts::suspect(&text) {
-        if let Some(recovered) = fonts::recover(&layer) {
+        if let Some(recovered) = fonts::recover(layer) {
             tracing::debug!("text of a font without a Unicode map recovered from its cmap");
-            return Ok(recovered.replace('\0', "\n"));
+            return recovered.replace('\0', "\n");
         }
     }
     if text.chars().any(is_rtl) {
-        text = logical_order(&layer);
+        text = logical_order(layer);
     }
     // PDFium separates lines with CRLF; NULs can appear from broken fonts.
-    Ok(text.replace("\r\n", "\n").replace(['\r', '\0'], "\n"))
+    text.replace("\r\n", "\n").replace(['\r', '\0'], "\n")
 }
 
 /// The page's text from its characters one by one: surrogate pairs joined, lone
