@@ -148,30 +148,54 @@ async fn open_sqlite(data_dir: &Path) -> Result<SqlitePool, sqlx::Error> {
     Ok(pool)
 }
 
-/// A connection for derived data (the search index). On SQLite: one more connection to the
-/// same file, written without waiting for the disk (`synchronous = NORMAL`): a power loss
-/// may lose its last writes, never the database's consistency, and what is lost is rebuilt
-/// by reading the file again; one connection, as its writes are one at a time anyway. On
-/// Postgres: the same pool.
+/// The database of derived data (the search index). On SQLite: a file of its own,
+/// `search.db`, so that indexing a read takes its write lock, never that of the uploads'
+/// rows; written without waiting for the disk (`synchronous = NORMAL`: a power loss may
+/// lose its last writes, never its consistency, and what is lost is rebuilt by reading
+/// the file again). Its connections attach `docreader.db` as `app` (the uploads' names and
+/// whether one still exists). An index that earlier versions kept inside `docreader.db` is
+/// moved here the first time. On Postgres: the same pool.
 pub async fn open_derived(data_dir: &Path, db: &Db) -> Result<Db, String> {
-    let Db::Sqlite(_) = db else {
+    let Db::Sqlite(main) = db else {
         return Ok(db.clone());
     };
-    let url = format!("sqlite://{}", data_dir.join("docreader.db").display());
-    let derived = async {
-        let opts = SqliteConnectOptions::from_str(&url)?
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
-            .busy_timeout(std::time::Duration::from_secs(10));
-        SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(opts)
-            .await
+    let failed = |e: sqlx::Error| {
+        format!(
+            "cannot open the search index under {}: {e}",
+            data_dir.display()
+        )
     };
-    derived
+    let url = format!("sqlite://{}", data_dir.join("search.db").display());
+    let app = data_dir.join("docreader.db").display().to_string();
+    let opts = SqliteConnectOptions::from_str(&url)
+        .map_err(failed)?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
+        .busy_timeout(std::time::Duration::from_secs(10));
+    let pool = SqlitePoolOptions::new()
+        .max_connections(4)
+        .after_connect(move |conn, _| {
+            let app = app.clone();
+            Box::pin(async move {
+                sqlx::query("ATTACH DATABASE ? AS app")
+                    .bind(app)
+                    .execute(conn)
+                    .await
+                    .map(drop)
+            })
+        })
+        .connect_with(opts)
         .await
-        .map(Db::Sqlite)
-        .map_err(|e| format!("cannot open the database under {}: {e}", data_dir.display()))
+        .map_err(failed)?;
+    sqlx::migrate!("./migrations/sqlite_search")
+        .run(&pool)
+        .await
+        .map_err(|e| failed(e.into()))?;
+    crate::search::move_index_out(main, &pool)
+        .await
+        .map_err(failed)?;
+    Ok(Db::Sqlite(pool))
 }
 
 /// One upload, as listed by `/files` and returned by `/upload`.
@@ -207,6 +231,31 @@ pub async fn insert(db: &Db, r: &FileRecord) -> Result<(), sqlx::Error> {
         .execute(p)
         .await
         .map(drop))
+}
+
+/// Several upload rows in one SQLite transaction: one sync of the log for them all.
+pub async fn insert_group(db: &Db, rows: &[&FileRecord]) -> Result<(), sqlx::Error> {
+    let Db::Sqlite(p) = db else {
+        for r in rows {
+            insert(db, r).await?;
+        }
+        return Ok(());
+    };
+    let mut tx = p.begin_with("BEGIN IMMEDIATE").await?;
+    for r in rows {
+        sqlx::query("INSERT INTO files (id, tenant, name, size, sha256, format, mime, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
+            .bind(&r.file_id)
+            .bind(&r.tenant)
+            .bind(&r.name)
+            .bind(r.size)
+            .bind(&r.sha256)
+            .bind(&r.format)
+            .bind(&r.mime)
+            .bind(&r.created_at)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await
 }
 
 /// A tenant's file; another tenant's id is simply not found.

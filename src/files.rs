@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use tokio::sync::{mpsc, oneshot};
+
 use crate::config::Limits;
 use crate::db::{self, BytesLock, Db, FileRecord};
 use crate::detect as sniff;
@@ -18,6 +20,8 @@ pub struct Files {
     pub limits: Limits,
     /// Search indexing of reads, done after they answer.
     pub indexing: Arc<crate::search::Pending>,
+    /// Where upload rows are written (grouped on SQLite).
+    pub rows: RowQueue,
 }
 
 impl Files {
@@ -33,12 +37,20 @@ impl Files {
     pub async fn lock_bytes(&self, sha256: &str) -> Result<BytesLock<'_>, ApiError> {
         BytesLock::take(
             &self.db,
-            &self.store.refs_lock,
+            self.store.refs_lock(sha256),
             &self.store.refs_gate,
             sha256,
         )
         .await
         .map_err(db::failure)
+    }
+
+    /// With SQLite, the writers' turn (`Store::writes`); Postgres needs none.
+    pub async fn write_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match self.db {
+            Db::Sqlite(_) => Some(self.store.writes.lock().await),
+            Db::Postgres(_) => None,
+        }
     }
 
     /// Check a received file's bytes and keep it: the shared end of uploads and of
@@ -78,28 +90,42 @@ impl Files {
             mime: format.mime().to_string(),
             created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         };
-        let lock = match self.lock_bytes(&sha256).await {
+        // The bytes gain their reference whole, in a task of its own: a client that goes
+        // away mid-request cannot leave a row queued after its bytes' lock was let go (a
+        // delete of the same bytes meanwhile would remove them under the row).
+        let files = self.clone();
+        let row = rec.clone();
+        tokio::spawn(async move { files.keep(tmp, row).await })
+            .await
+            .map_err(ApiError::internal)??;
+        tracing::info!(file_id = %rec.file_id, format = %rec.format, size, "stored");
+        Ok(rec)
+    }
+
+    /// Move checked bytes into place and write their row, under the bytes' lock.
+    async fn keep(&self, tmp: std::path::PathBuf, rec: FileRecord) -> Result<(), ApiError> {
+        let sha256 = &rec.sha256;
+        let lock = match self.lock_bytes(sha256).await {
             Ok(l) => l,
             Err(e) => {
                 let _ = tokio::fs::remove_file(&tmp).await;
                 return Err(e);
             }
         };
-        if let Err(e) = self.store.commit(&tmp, &sha256).await {
+        if let Err(e) = self.store.commit(&tmp, sha256).await {
             lock.release().await;
             let _ = tokio::fs::remove_file(&tmp).await;
             return Err(e.into_api());
         }
-        if let Err(e) = db::insert(&self.db, &rec).await {
-            if db::refs(&self.db, &sha256).await.unwrap_or(1) == 0 {
-                let _ = self.store.remove(&sha256).await;
+        if let Err(e) = self.rows.insert(rec.clone()).await {
+            if db::refs(&self.db, sha256).await.unwrap_or(1) == 0 {
+                let _ = self.store.remove(sha256).await;
             }
             lock.release().await;
             return Err(db::failure(e));
         }
         lock.release().await;
-        tracing::info!(file_id = %rec.file_id, format = %rec.format, size, "stored");
-        Ok(rec)
+        Ok(())
     }
 
     /// Store bytes found inside a document (an e-mail attachment) as an upload of the tenant.
@@ -153,15 +179,13 @@ impl Files {
     }
 
     async fn forget_locked(&self, tenant: &str, id: &str) -> Result<bool, ApiError> {
+        let turn = self.write_turn().await;
         let Some(sha) = db::delete(&self.db, tenant, id)
             .await
             .map_err(db::failure)?
         else {
             return Ok(false);
         };
-        crate::search::forget(&self.db, tenant, id)
-            .await
-            .map_err(db::failure)?;
         if db::tenant_refs(&self.db, tenant, &sha)
             .await
             .map_err(db::failure)?
@@ -171,9 +195,100 @@ impl Files {
                 .await
                 .map_err(db::failure)?;
         }
-        if db::refs(&self.db, &sha).await.map_err(db::failure)? == 0 {
+        let unreferenced = db::refs(&self.db, &sha).await.map_err(db::failure)? == 0;
+        drop(turn);
+        self.indexing
+            .forget(tenant, id)
+            .await
+            .map_err(db::failure)?;
+        if unreferenced {
             self.store.remove(&sha).await?;
         }
         Ok(true)
+    }
+}
+
+type RowJob = (FileRecord, oneshot::Sender<Result<(), sqlx::Error>>);
+
+/// Upload rows on their way into the database. On SQLite one task writes them, as many as
+/// have queued in one transaction (group commit): uploads arriving together share one
+/// sync of the log instead of waiting for each other's; each is answered only once its
+/// row is on disk. On Postgres, which commits concurrent transactions together itself,
+/// each row is its own statement.
+#[derive(Clone)]
+pub struct RowQueue {
+    db: Db,
+    queue: Option<mpsc::UnboundedSender<RowJob>>,
+}
+
+/// The most rows one transaction writes.
+const MAX_GROUP: usize = 64;
+
+impl RowQueue {
+    pub fn new(db: Db, store: Arc<Store>) -> Self {
+        let queue = match &db {
+            Db::Sqlite(pool) => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                tokio::spawn(write_rows(pool.clone(), store, rx));
+                Some(tx)
+            }
+            Db::Postgres(_) => None,
+        };
+        Self { db, queue }
+    }
+
+    /// Write an upload's row; returns once it is committed.
+    pub async fn insert(&self, rec: FileRecord) -> Result<(), sqlx::Error> {
+        let Some(queue) = &self.queue else {
+            return db::insert(&self.db, &rec).await;
+        };
+        let (tx, rx) = oneshot::channel();
+        queue
+            .send((rec, tx))
+            .map_err(|_| sqlx::Error::WorkerCrashed)?;
+        rx.await.map_err(|_| sqlx::Error::WorkerCrashed)?
+    }
+}
+
+async fn write_rows(
+    pool: sqlx::SqlitePool,
+    store: Arc<Store>,
+    mut rx: mpsc::UnboundedReceiver<RowJob>,
+) {
+    let db = Db::Sqlite(pool);
+    while let Some(first) = rx.recv().await {
+        let turn = store.writes.lock().await;
+        // What queued while the last group was written (or while this one waited its turn).
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(job) => group.push(job),
+                Err(_) => break,
+            }
+        }
+        let rows: Vec<&FileRecord> = group.iter().map(|(r, _)| r).collect();
+        let written = match rows[..] {
+            // Alone: one statement (its own transaction), one round trip.
+            [one] => db::insert(&db, one).await,
+            _ => db::insert_group(&db, &rows).await,
+        };
+        match written {
+            Ok(()) => {
+                for (_, reply) in group {
+                    let _ = reply.send(Ok(()));
+                }
+            }
+            // One row's failure fails that row alone: each again on its own.
+            Err(e) if group.len() == 1 => {
+                let (_, reply) = group.pop().expect("one row");
+                let _ = reply.send(Err(e));
+            }
+            Err(_) => {
+                for (rec, reply) in group {
+                    let _ = reply.send(db::insert(&db, &rec).await);
+                }
+            }
+        }
+        drop(turn);
     }
 }

@@ -154,28 +154,52 @@ pub fn indexable(req: &ReadRequest) -> bool {
 /// Indexing that runs after a read has answered (a read's answer does not wait for the
 /// index's writes and their sync). Searches and deletes wait for the indexing already
 /// under way (`settled`), so a search right after a read finds it and a delete leaves
-/// nothing behind; at most `SLOTS` run at once, and a read waits for a slot before it
-/// answers, so a backlog of copies of read texts cannot grow.
+/// nothing behind; at most `SLOTS` wait or are written at once, and a read waits for a slot
+/// before it answers, so a backlog of copies of read texts cannot grow.
 #[derive(Debug)]
 pub struct Pending {
-    /// The index's own connection (`db::open_derived`): on SQLite one, so index
-    /// transactions run one at a time (two that read then write would meet as SQLite's
-    /// busy upgrade).
+    /// On SQLite, the task that writes the index (`write_index`); on Postgres none: each
+    /// read's text is written by a task of its own, Postgres having row locks.
+    queue: Option<tokio::sync::mpsc::UnboundedSender<IndexJob>>,
+    /// The index's database (`db::open_derived`: on SQLite `search.db`).
     db: Db,
-    /// The store, whose reference lock the index's writes take too: SQLite writers that
-    /// meet sleep in its busy handler, where waiting for an async lock does not.
-    store: std::sync::Arc<crate::store::Store>,
+    /// On SQLite, the index's writers (the indexing task, deletes) take turns here: its
+    /// transactions read before they write, which SQLite allows only to one writer.
+    turn: std::sync::Arc<tokio::sync::Mutex<()>>,
     gate: std::sync::Arc<tokio::sync::RwLock<()>>,
     slots: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
-const SLOTS: usize = 4;
+/// A read's text waiting to be indexed, with its share of the gate and its slot (both let
+/// go once it is written).
+#[derive(Debug)]
+struct IndexJob {
+    tenant: String,
+    file_id: String,
+    text: String,
+    _held: (
+        tokio::sync::OwnedRwLockReadGuard<()>,
+        tokio::sync::OwnedSemaphorePermit,
+    ),
+}
+
+const SLOTS: usize = 16;
 
 impl Pending {
-    pub fn new(db: Db, store: std::sync::Arc<crate::store::Store>) -> Self {
+    pub fn new(db: Db) -> Self {
+        let turn = std::sync::Arc::new(tokio::sync::Mutex::new(()));
+        let queue = match &db {
+            Db::Sqlite(pool) => {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                tokio::spawn(write_index(pool.clone(), turn.clone(), rx));
+                Some(tx)
+            }
+            Db::Postgres(_) => None,
+        };
         Self {
+            queue,
             db,
-            store,
+            turn,
             gate: Default::default(),
             slots: std::sync::Arc::new(tokio::sync::Semaphore::new(SLOTS)),
         }
@@ -187,31 +211,85 @@ impl Pending {
             return;
         };
         let share = self.gate.clone().read_owned().await;
-        let (db, store, tenant, file_id, text) = (
-            self.db.clone(),
-            self.store.clone(),
-            tenant.to_string(),
-            file_id.to_string(),
-            text.to_string(),
-        );
+        let job = IndexJob {
+            tenant: tenant.to_string(),
+            file_id: file_id.to_string(),
+            text: text.to_string(),
+            _held: (share, slot),
+        };
+        if let Some(queue) = &self.queue {
+            // The writer ends only with the service; a job it never takes is dropped, and
+            // with it its share and slot.
+            let _ = queue.send(job);
+            return;
+        }
+        let db = self.db.clone();
         let rid = crate::request_id::current().unwrap_or_default();
         tokio::spawn(crate::request_id::scope(rid, async move {
-            // SQLite's writers take turns here; Postgres has row locks.
-            let _writes = match db {
-                Db::Sqlite(_) => Some(store.refs_lock.lock().await),
-                Db::Postgres(_) => None,
-            };
             // Search is a by-product of reading: a failure to index never fails the read.
-            if let Err(e) = index_text(&db, &tenant, &file_id, &text).await {
+            if let Err(e) = index_text(&db, &job.tenant, &job.file_id, &job.text).await {
                 tracing::warn!(error = %e, "could not index the read for search");
             }
-            drop((share, slot));
         }));
     }
 
     /// Wait until the indexing started before this call is written.
     pub async fn settled(&self) {
         drop(self.gate.write().await);
+    }
+
+    /// The index's database (searches read it).
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// Remove a file's text from the index (its row is already gone, so no indexing that
+    /// starts after this writes it again).
+    pub async fn forget(&self, tenant: &str, file_id: &str) -> Result<(), sqlx::Error> {
+        let _turn = self.turn.lock().await;
+        forget(&self.db, tenant, file_id).await
+    }
+}
+
+/// The most reads' texts one index transaction writes.
+const MAX_GROUP: usize = 32;
+
+/// SQLite's index writer: the texts that queued while it wrote the last ones go into one
+/// transaction (FTS5 then writes one segment for them all, not one per read), in the
+/// index writers' turn. A group that fails is written again text by text, so one bad text
+/// costs only its own indexing.
+async fn write_index(
+    pool: sqlx::SqlitePool,
+    turn: std::sync::Arc<tokio::sync::Mutex<()>>,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<IndexJob>,
+) {
+    while let Some(first) = rx.recv().await {
+        let turn = turn.lock().await;
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(job) => group.push(job),
+                Err(_) => break,
+            }
+        }
+        let texts: Vec<(&str, &str, &str)> = group
+            .iter()
+            .map(|j| (j.tenant.as_str(), j.file_id.as_str(), j.text.as_str()))
+            .collect();
+        if let Err(e) = index_texts_sqlite(&pool, &texts).await {
+            if texts.len() == 1 {
+                tracing::warn!(error = %e, "could not index the read for search");
+            } else {
+                for one in &texts {
+                    if let Err(e) = index_texts_sqlite(&pool, std::slice::from_ref(one)).await {
+                        tracing::warn!(error = %e, file_id = one.1, "could not index the read for search");
+                    }
+                }
+            }
+        }
+        drop(turn);
+        // Each job's share of the gate and its slot go with it.
+        drop(group);
     }
 }
 
@@ -224,7 +302,7 @@ pub async fn index_text(
     text: &str,
 ) -> Result<usize, sqlx::Error> {
     match db {
-        Db::Sqlite(p) => index_text_sqlite(p, tenant, file_id, text).await,
+        Db::Sqlite(p) => index_texts_sqlite(p, &[(tenant, file_id, text)]).await,
         Db::Postgres(p) => index_text_postgres(p, tenant, file_id, text).await,
     }
 }
@@ -271,68 +349,152 @@ async fn index_text_postgres(
     Ok(changed)
 }
 
-async fn index_text_sqlite(
+/// Index reads' texts (tenant, file id, text) in one transaction.
+async fn index_texts_sqlite(
     db: &sqlx::SqlitePool,
+    texts: &[(&str, &str, &str)],
+) -> Result<usize, sqlx::Error> {
+    let mut changed = 0;
+    // One transaction (one commit) for all the units. Deferred: an immediate one would
+    // lock the attached `docreader.db` for writing too; the index's writers take turns
+    // (`Pending::turn`), so its reads never go stale before it writes.
+    let mut tx = db.begin().await?;
+    for &(tenant, file_id, text) in texts {
+        changed += index_text_in(&mut tx, tenant, file_id, text).await?;
+    }
+    tx.commit().await?;
+    Ok(changed)
+}
+
+async fn index_text_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
     tenant: &str,
     file_id: &str,
     text: &str,
 ) -> Result<usize, sqlx::Error> {
     let mut changed = 0;
-    // One transaction (one commit) for all the read's units, holding the write lock from
-    // its start: a deferred one that read first could not wait for another writer.
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     // A file deleted since its read is not indexed (the delete waited for indexing
     // already under way: `Pending::settled`).
-    let kept: Option<(i64,)> = sqlx::query_as("SELECT 1 FROM files WHERE id = ? AND tenant = ?")
-        .bind(file_id)
-        .bind(tenant)
-        .fetch_optional(&mut *tx)
-        .await?;
+    let kept: Option<(i64,)> =
+        sqlx::query_as("SELECT 1 FROM app.files WHERE id = ? AND tenant = ?")
+            .bind(file_id)
+            .bind(tenant)
+            .fetch_optional(&mut **tx)
+            .await?;
     if kept.is_none() {
         return Ok(0);
     }
     for u in crate::envelope::units(text) {
-        let old: Option<(i64, i64)> = sqlx::query_as(
-            "SELECT id, length(text) FROM search_units WHERE tenant = ? AND file_id = ? AND unit = ? AND unit_key = ?",
-        )
-        .bind(tenant)
-        .bind(file_id)
-        .bind(u.kind)
-        .bind(&u.key)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if let Some((id, len)) = old {
-            if len as usize >= u.text.len() {
-                continue;
-            }
-            sqlx::query("DELETE FROM search_fts WHERE rowid = ?")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-            sqlx::query("DELETE FROM search_units WHERE id = ?")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        let (id,): (i64,) = sqlx::query_as(
-            "INSERT INTO search_units (tenant, file_id, unit, unit_key, text) VALUES (?, ?, ?, ?, ?) RETURNING id",
+        // A new unit (the common case: the first read of an upload) in one statement.
+        let added: Option<(i64,)> = sqlx::query_as(
+            "INSERT INTO search_units (tenant, file_id, unit, unit_key, text) VALUES (?, ?, ?, ?, ?) \
+             ON CONFLICT DO NOTHING RETURNING id",
         )
         .bind(tenant)
         .bind(file_id)
         .bind(u.kind)
         .bind(&u.key)
         .bind(&u.text)
-        .fetch_one(&mut *tx)
+        .fetch_optional(&mut **tx)
         .await?;
+        let id = match added {
+            Some((id,)) => id,
+            None => {
+                let (old, len): (i64, i64) = sqlx::query_as(
+                    "SELECT id, length(text) FROM search_units WHERE tenant = ? AND file_id = ? AND unit = ? AND unit_key = ?",
+                )
+                .bind(tenant)
+                .bind(file_id)
+                .bind(u.kind)
+                .bind(&u.key)
+                .fetch_one(&mut **tx)
+                .await?;
+                if len as usize >= u.text.len() {
+                    continue;
+                }
+                sqlx::query("DELETE FROM search_fts WHERE rowid = ?")
+                    .bind(old)
+                    .execute(&mut **tx)
+                    .await?;
+                sqlx::query("UPDATE search_units SET text = ? WHERE id = ?")
+                    .bind(&u.text)
+                    .bind(old)
+                    .execute(&mut **tx)
+                    .await?;
+                old
+            }
+        };
         sqlx::query("INSERT INTO search_fts (rowid, terms) VALUES (?, ?)")
             .bind(id)
             .bind(index_terms(&u.text))
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         changed += 1;
     }
-    tx.commit().await?;
     Ok(changed)
+}
+
+/// Move an index that an earlier version kept inside `docreader.db` (`main`) into
+/// `search.db` (`search`), then drop it there. Runs once at start; nothing to do after.
+pub async fn move_index_out(
+    main: &sqlx::SqlitePool,
+    search: &sqlx::SqlitePool,
+) -> Result<(), sqlx::Error> {
+    let old: Option<(String,)> = sqlx::query_as(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'search_units'",
+    )
+    .fetch_optional(main)
+    .await?;
+    if old.is_none() {
+        return Ok(());
+    }
+    let mut last = 0i64;
+    let mut moved = 0usize;
+    loop {
+        let rows: Vec<(i64, String, String, String, String, String)> = sqlx::query_as(
+            "SELECT id, tenant, file_id, unit, unit_key, text FROM search_units WHERE id > ? ORDER BY id LIMIT 500",
+        )
+        .bind(last)
+        .fetch_all(main)
+        .await?;
+        let Some(end) = rows.last().map(|r| r.0) else {
+            break;
+        };
+        let mut tx = search.begin().await?;
+        for (_, tenant, file_id, unit, key, text) in &rows {
+            let id: Option<(i64,)> = sqlx::query_as(
+                "INSERT INTO search_units (tenant, file_id, unit, unit_key, text) VALUES (?, ?, ?, ?, ?) \
+                 ON CONFLICT DO NOTHING RETURNING id",
+            )
+            .bind(tenant)
+            .bind(file_id)
+            .bind(unit)
+            .bind(key)
+            .bind(text)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some((id,)) = id {
+                sqlx::query("INSERT INTO search_fts (rowid, terms) VALUES (?, ?)")
+                    .bind(id)
+                    .bind(index_terms(text))
+                    .execute(&mut *tx)
+                    .await?;
+                moved += 1;
+            }
+        }
+        tx.commit().await?;
+        last = end;
+    }
+    sqlx::raw_sql("DROP TABLE search_fts; DROP TABLE search_units;")
+        .execute(main)
+        .await?;
+    if moved > 0 {
+        tracing::info!(
+            units = moved,
+            "search index moved to its own file (search.db)"
+        );
+    }
+    Ok(())
 }
 
 /// Whether any of a file's text is indexed.
@@ -454,7 +616,7 @@ pub async fn search(db: &Db, tenant: &str, req: &SearchRequest) -> Result<Vec<Hi
             Db::Sqlite(p) => sqlx::query_as(
                 "SELECT u.file_id, f.name, u.unit, u.unit_key, u.text, -bm25(search_fts) AS score \
          FROM search_fts JOIN search_units u ON u.id = search_fts.rowid \
-         JOIN files f ON f.id = u.file_id AND f.tenant = u.tenant \
+         JOIN app.files f ON f.id = u.file_id AND f.tenant = u.tenant \
          WHERE search_fts MATCH ? AND u.tenant = ? \
          AND (? = 0 OR u.file_id IN (SELECT value FROM json_each(?))) \
          ORDER BY bm25(search_fts) LIMIT ?",

@@ -110,7 +110,8 @@ impl AppState {
             db: db.clone(),
             store: store.clone(),
             limits: args.limits.clone(),
-            indexing: Arc::new(crate::search::Pending::new(derived, store.clone())),
+            indexing: Arc::new(crate::search::Pending::new(derived)),
+            rows: crate::files::RowQueue::new(db.clone(), store.clone()),
         };
         let max_reads = args.limits.max_concurrent_reads;
         let executor = match args.workers {

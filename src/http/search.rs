@@ -58,7 +58,7 @@ pub async fn run(
     // What reads returned before this search is in the index.
     st.files.indexing.settled().await;
     for id in req.file_ids.iter().flatten().take(INDEX_ON_SEARCH) {
-        let known = crate::search::indexed(&st.db, tenant, id)
+        let known = crate::search::indexed(st.files.indexing.db(), tenant, id)
             .await
             .map_err(crate::db::failure)?;
         if !known {
@@ -73,7 +73,7 @@ pub async fn run(
     }
     // And what those reads made (also when one of them failed part way).
     st.files.indexing.settled().await;
-    crate::search::search(&st.db, tenant, req).await
+    crate::search::search(st.files.indexing.db(), tenant, req).await
 }
 
 /// What `POST /files/{id}/index` did.

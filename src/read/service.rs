@@ -436,6 +436,7 @@ impl ReadService {
                 return;
             }
         }
+        let _turn = st.files.write_turn().await;
         for (page, lines) in &env.fresh_ocr {
             let Ok(json) = serde_json::to_string(lines) else {
                 continue;

@@ -20,8 +20,8 @@ use sha2::{Digest, Sha256};
 use std::io::Write;
 use tokio::sync::Mutex;
 
-/// The blob directory and the lock that keeps "is this blob still referenced?" and
-/// "store this blob" from interleaving.
+/// The blob directory, the locks that keep "is this blob still referenced?" and "store this
+/// blob" from interleaving, and the turn SQLite's writers take.
 #[derive(Debug)]
 pub struct Store {
     root: PathBuf,
@@ -30,9 +30,15 @@ pub struct Store {
     blobs: PathBuf,
     /// The shared blob store, when configured (else the blob directory is the store).
     remote: Option<Remote>,
-    /// Held while a blob gains or loses a reference, and while the search index is
-    /// written (so the database's writers take turns here, not in SQLite's busy handler).
-    pub refs_lock: Mutex<()>,
+    /// Held while a blob gains or loses a reference: one of `REF_STRIPES` locks, chosen by
+    /// the bytes' hash (`refs_lock`), so uploads of different bytes do not wait for each
+    /// other.
+    refs_locks: Box<[Mutex<()>]>,
+    /// With SQLite, the writers of `docreader.db` take turns here — upload rows
+    /// (`files::RowQueue`), deletes, document memory — rather than in SQLite's busy
+    /// handler, which sleeps a millisecond or more each time two meet. (The search index
+    /// is a file of its own with its own turn: `search::Pending`.)
+    pub writes: Mutex<()>,
     /// With Postgres, the holders of a bytes lock at once (`db::BytesLock`): each holds a
     /// pooled connection while its statements take another, so at most half the pool.
     pub refs_gate: tokio::sync::Semaphore,
@@ -51,6 +57,9 @@ pub struct Incoming {
     hasher: Sha256,
     pub size: u64,
 }
+
+/// How many locks the bytes' references are spread over (`Store::refs_lock`).
+const REF_STRIPES: usize = 64;
 
 /// Bytes kept in memory before they are written out.
 const SPILL: usize = 256 * 1024;
@@ -86,9 +95,16 @@ impl Store {
             root: data_dir.to_path_buf(),
             blobs,
             remote,
-            refs_lock: Mutex::new(()),
+            refs_locks: (0..REF_STRIPES).map(|_| Mutex::new(())).collect(),
+            writes: Mutex::new(()),
             refs_gate: tokio::sync::Semaphore::new(crate::db::PG_POOL / 2),
         })
+    }
+
+    /// The lock under which these bytes (a hex sha256) gain or lose a reference.
+    pub fn refs_lock(&self, sha256: &str) -> &Mutex<()> {
+        let key = u32::from_str_radix(sha256.get(..4).unwrap_or("0"), 16).unwrap_or(0);
+        &self.refs_locks[key as usize % REF_STRIPES]
     }
 
     pub fn remote(&self) -> Option<&Remote> {
@@ -120,7 +136,7 @@ impl Store {
     }
 
     /// Move a received file into place under its hash (or drop it when the bytes are
-    /// already stored). The caller holds `refs_lock`.
+    /// already stored). The caller holds the bytes' `refs_lock`.
     ///
     /// Both ways cost the same before the answer: one rename. Freeing the copy of bytes
     /// already stored (unlinking 60 MB takes milliseconds) happens after, in the

@@ -143,3 +143,61 @@ async fn search_never_crosses_tenants_and_index_reads_whole_documents() {
     let r = index(&app, &id).await;
     assert_error(&r, 404, "not_found");
 }
+
+#[tokio::test]
+async fn an_index_kept_inside_the_main_database_moves_to_its_own_file() {
+    // Earlier versions kept the index in docreader.db; it now lives in search.db, so that
+    // indexing never holds up an upload's row (issue #23). An index of the old layout is
+    // moved at start and still found.
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("three.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    let main_db = app.data_dir().join("docreader.db");
+    let url = format!("sqlite://{}", main_db.display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    sqlx::raw_sql(
+        "CREATE TABLE search_units (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, \
+         file_id TEXT NOT NULL, unit TEXT NOT NULL, unit_key TEXT NOT NULL, text TEXT NOT NULL, \
+         UNIQUE (tenant, file_id, unit, unit_key)); \
+         CREATE VIRTUAL TABLE search_fts USING fts5(terms, tokenize = 'unicode61 remove_diacritics 2');",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let text = "Quarterly figures\nthe zebracorn ledger balances";
+    sqlx::query("INSERT INTO search_units (id, tenant, file_id, unit, unit_key, text) VALUES (7, 'local', ?, 'page', '2', ?)")
+        .bind(&id)
+        .bind(text)
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO search_fts (rowid, terms) VALUES (7, ?)")
+        .bind(text)
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+
+    let args = docreader::config::ServeArgs::with_data_dir(app.data_dir());
+    let state = docreader::AppState::new(&args).await.expect("state");
+    let again = TestApp {
+        router: docreader::app(state),
+        dir: tempfile::tempdir().unwrap(),
+        token: None,
+    };
+    let h = hits(&search(&again, json!({"query": "zebracorn"})).await);
+    assert_eq!(h.len(), 1, "{h:?}");
+    assert_eq!(h[0]["file_id"], id.as_str());
+    assert_eq!(h[0]["name"], "three.pdf");
+    assert_eq!(h[0]["page"], 2);
+    assert_eq!(h[0]["line"], 2);
+    // Gone from docreader.db.
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let left: Vec<(String,)> =
+        sqlx::query_as("SELECT name FROM sqlite_master WHERE name LIKE 'search%'")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert!(left.is_empty(), "{left:?}");
+}
