@@ -326,6 +326,13 @@ pub async fn memory_get(
     Ok(rows)
 }
 
+/// The bytes that have document memory.
+pub async fn memory_keys(db: &Db) -> Result<Vec<String>, sqlx::Error> {
+    let q = "SELECT DISTINCT sha256 FROM page_memory";
+    let rows: Vec<(String,)> = on!(db, p => sqlx::query_as(q).fetch_all(p).await)?;
+    Ok(rows.into_iter().map(|r| r.0).collect())
+}
+
 /// Remember a page's OCR lines, then evict the least recently used past `max_bytes`.
 pub async fn memory_put(
     db: &Db,

@@ -22,11 +22,81 @@ pub struct Files {
     pub indexing: Arc<crate::search::Pending>,
     /// Where upload rows are written (grouped on SQLite).
     pub rows: RowQueue,
+    /// Rows lately stored, so the read that follows an upload does not ask the database
+    /// again. SQLite only: one process owns that database, and a row leaves
+    /// here when this process deletes it; with Postgres another replica may delete it.
+    pub recent: Option<Arc<Recent>>,
+    /// Which bytes may have document memory, so a read of bytes that have none does not
+    /// ask for it (SQLite only, like `recent`).
+    pub memory_keys: Option<Arc<MemoryKeys>>,
+}
+
+/// The sha256s that may have rows in the document memory: loaded at start, added to before
+/// a row is written, never taken from (a row evicted meanwhile costs one lookup). Past
+/// `MEMORY_KEYS` of them it gives up and says "maybe" for all.
+#[derive(Debug, Default)]
+pub struct MemoryKeys(std::sync::Mutex<Option<std::collections::HashSet<String>>>);
+
+const MEMORY_KEYS: usize = 200_000;
+
+impl MemoryKeys {
+    pub async fn load(db: &Db) -> Result<Self, sqlx::Error> {
+        let keys = db::memory_keys(db).await?;
+        Ok(Self(std::sync::Mutex::new(
+            (keys.len() < MEMORY_KEYS).then(|| keys.into_iter().collect()),
+        )))
+    }
+
+    pub fn may_hold(&self, sha256: &str) -> bool {
+        let keys = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        keys.as_ref().is_none_or(|k| k.contains(sha256))
+    }
+
+    pub fn add(&self, sha256: &str) {
+        let mut keys = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(k) = keys.as_mut() {
+            k.insert(sha256.to_string());
+            if k.len() >= MEMORY_KEYS {
+                *keys = None;
+            }
+        }
+    }
+}
+
+/// Upload rows by (tenant, id), at most `RECENT` of them (emptied when full).
+#[derive(Debug, Default)]
+pub struct Recent(std::sync::Mutex<std::collections::HashMap<(String, String), FileRecord>>);
+
+const RECENT: usize = 4096;
+
+impl Recent {
+    fn get(&self, tenant: &str, id: &str) -> Option<FileRecord> {
+        let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(&(tenant.to_string(), id.to_string())).cloned()
+    }
+
+    fn put(&self, rec: &FileRecord) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= RECENT {
+            map.clear();
+        }
+        map.insert((rec.tenant.clone(), rec.file_id.clone()), rec.clone());
+    }
+
+    fn remove(&self, tenant: &str, id: &str) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.remove(&(tenant.to_string(), id.to_string()));
+    }
 }
 
 impl Files {
     /// One of the tenant's files (another tenant's id reads as `not_found`).
     pub async fn get(&self, tenant: &str, id: &str) -> Result<FileRecord, ApiError> {
+        if let Some(rec) = self.recent.as_ref().and_then(|r| r.get(tenant, id)) {
+            return Ok(rec);
+        }
+        // Not remembered here: a delete between this lookup and remembering it would leave
+        // a deleted row behind. Rows enter at upload, before anyone knows their id.
         db::get(&self.db, tenant, id)
             .await
             .map_err(db::failure)?
@@ -98,6 +168,9 @@ impl Files {
         tokio::spawn(async move { files.keep(tmp, row).await })
             .await
             .map_err(ApiError::internal)??;
+        if let Some(r) = &self.recent {
+            r.put(&rec);
+        }
         tracing::info!(file_id = %rec.file_id, format = %rec.format, size, "stored");
         Ok(rec)
     }
@@ -180,10 +253,11 @@ impl Files {
 
     async fn forget_locked(&self, tenant: &str, id: &str) -> Result<bool, ApiError> {
         let turn = self.write_turn().await;
-        let Some(sha) = db::delete(&self.db, tenant, id)
-            .await
-            .map_err(db::failure)?
-        else {
+        let deleted = db::delete(&self.db, tenant, id).await;
+        if let Some(r) = &self.recent {
+            r.remove(tenant, id);
+        }
+        let Some(sha) = deleted.map_err(db::failure)? else {
             return Ok(false);
         };
         if db::tenant_refs(&self.db, tenant, &sha)

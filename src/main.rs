@@ -70,9 +70,10 @@ fn main() -> ExitCode {
             test_hooks,
         } => match {
             // A worker reads one document after another: glibc's default gives the heap's
-            // top back after each (madvise, munmap, then page faults and TLB flushes to get
-            // it again: ~5 % of a one-page PDF read's CPU). Keep up to 16 MiB of it, and
-            // map only blocks from 4 MiB up on their own. An operator's MALLOC_* settings win.
+            // top back as soon as 128 KiB of it are free, and the next read faults those
+            // pages in again. Keep up to 16 MiB of it (the worker trims past that between
+            // jobs: `worker::serve_jobs`), and map only blocks from 4 MiB up on their own.
+            // An operator's MALLOC_* settings win.
             if std::env::var_os("MALLOC_TRIM_THRESHOLD_").is_none()
                 && std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none()
             {

@@ -43,6 +43,10 @@ pub struct Job {
     pub known_ocr: std::collections::HashMap<u64, Vec<crate::ocr::OcrLine>>,
     /// The request this read serves, for the worker's log lines.
     pub request_id: Option<String>,
+    /// Whether progress frames are wanted (a streamed read, a job); without a listener
+    /// they would cost the server a wake-up per page for nothing.
+    #[serde(default)]
+    pub progress: bool,
 }
 
 /// What a job does: read the file, or draw one of its pages (`GET /files/{id}/pages/{n}`).
@@ -61,6 +65,10 @@ pub enum Done {
     Read(Envelope),
     Picture(PageImage),
 }
+
+/// Free heap a worker keeps between jobs (bytes); past it, it trims.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const KEEP_FREE: usize = 16 << 20;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub enum Reply {
@@ -243,11 +251,16 @@ pub fn serve_jobs(spool: &Path, test_hooks: bool) -> std::io::Result<()> {
         send(&reply)?;
         drop(reply);
         // Give the memory of a heavy read back to the system between jobs, so an idle
-        // worker's footprint is its baseline, not its largest read so far.
+        // worker's footprint is its baseline (and at most `KEEP_FREE`), not its largest read
+        // so far. Not after light reads: trimming every time made each next read fault its
+        // pages in again (~5 % of a one-page PDF read's CPU, in page faults and madvise).
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        // SAFETY: malloc_trim only releases free heap pages; no allocation is in use by it.
+        // SAFETY: mallinfo2 only reads the allocator's counters; malloc_trim only releases
+        // free heap pages; no allocation is in use by either.
         unsafe {
-            libc::malloc_trim(0);
+            if libc::mallinfo2().fordblks > KEEP_FREE {
+                libc::malloc_trim(0);
+            }
         }
     }
 }
@@ -281,10 +294,14 @@ fn run_job(job: Job, spool: &Path, test_hooks: bool) -> Reply {
         size: job.size,
         deadline: extract::Deadline::at(Instant::now() + Duration::from_millis(job.deadline_ms)),
         known_ocr: job.known_ocr,
-        // Progress goes out as frames ahead of the reply.
-        progress: extract::ProgressSink::new(|p| {
-            let _ = send(&Reply::Progress(p));
-        }),
+        // Progress goes out as frames ahead of the reply, when wanted.
+        progress: if job.progress {
+            extract::ProgressSink::new(|p| {
+                let _ = send(&Reply::Progress(p));
+            })
+        } else {
+            extract::ProgressSink::default()
+        },
     };
     let (file_id, req) = match job.task {
         Task::Read { file_id, req } => (file_id, req),

@@ -12,4 +12,5 @@ CREATE TABLE IF NOT EXISTS search_units (
     text     TEXT NOT NULL,
     UNIQUE (tenant, file_id, unit, unit_key)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(terms, tokenize = 'unicode61 remove_diacritics 2');
+-- Contentless: the words are indexed, not kept a second time (search_units holds the text).
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(terms, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');

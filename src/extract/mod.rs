@@ -66,6 +66,11 @@ impl ProgressSink {
         Self(Some(Arc::new(f)))
     }
 
+    /// Whether anyone listens (a streamed read, a job).
+    pub fn is_on(&self) -> bool {
+        self.0.is_some()
+    }
+
     pub fn report(&self, done: u64, total: u64, stage: &str) {
         if let Some(f) = &self.0 {
             f(Progress {

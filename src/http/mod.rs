@@ -112,6 +112,15 @@ impl AppState {
             limits: args.limits.clone(),
             indexing: Arc::new(crate::search::Pending::new(derived)),
             rows: crate::files::RowQueue::new(db.clone(), store.clone()),
+            recent: (!db.is_shared()).then(Default::default),
+            memory_keys: match db.is_shared() {
+                true => None,
+                false => Some(Arc::new(
+                    crate::files::MemoryKeys::load(&db)
+                        .await
+                        .map_err(|e| format!("cannot read the document memory: {e}"))?,
+                )),
+            },
         };
         let max_reads = args.limits.max_concurrent_reads;
         let executor = match args.workers {

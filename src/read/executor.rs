@@ -158,6 +158,7 @@ impl Executor {
                     deadline_ms: remaining.as_millis() as u64,
                     known_ocr: input.known_ocr,
                     request_id: crate::request_id::current(),
+                    progress: progress.is_on(),
                 };
                 let ran = pool.run(job, limit, &progress).instrument(span).await;
                 drop(permit);

@@ -437,6 +437,9 @@ impl ReadService {
             }
         }
         let _turn = st.files.write_turn().await;
+        if let Some(keys) = &st.files.memory_keys {
+            keys.add(sha256);
+        }
         for (page, lines) in &env.fresh_ocr {
             let Ok(json) = serde_json::to_string(lines) else {
                 continue;
@@ -589,6 +592,11 @@ async fn remembered(
     sha256: &str,
     variant: &str,
 ) -> HashMap<u64, Vec<OcrLine>> {
+    if let Some(keys) = &st.files.memory_keys {
+        if !keys.may_hold(sha256) {
+            return HashMap::new();
+        }
+    }
     let rows = match crate::db::memory_get(&st.files.db, tenant, sha256, variant).await {
         Ok(rows) => rows,
         Err(e) => {
