@@ -414,3 +414,80 @@ async fn request_ids_are_carried_into_errors() {
         .unwrap()
         .starts_with("req_"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn uploads_and_deletes_at_once_keep_every_row_and_blob_they_need() {
+    // Rows are written in groups by one task and bytes are locked by their hash (issue #23):
+    // 40 uploads at once (four sets of bytes, ten copies each), then deletes racing reads of
+    // the rest and new uploads of the deleted bytes, must leave every kept upload listed and
+    // readable, and each blob stored exactly once while an upload references it.
+    let app = std::sync::Arc::new(TestApp::new().await);
+    let bodies: Vec<Vec<u8>> = (0..4)
+        .map(|i| format!("shared text number {i}\n").into_bytes())
+        .collect();
+    let uploads = (0..40).map(|n| {
+        let (app, body) = (app.clone(), bodies[n % 4].clone());
+        tokio::spawn(async move { app.upload_id(&format!("t{n}.txt"), &body).await })
+    });
+    let mut ids = Vec::new();
+    for u in uploads {
+        ids.push(u.await.unwrap());
+    }
+    // Delete every upload of bytes 0 and half of those of bytes 1, all at once, while the
+    // other uploads are read.
+    let (gone, kept): (Vec<_>, Vec<_>) = ids
+        .iter()
+        .enumerate()
+        .partition(|(n, _)| n % 4 == 0 || n % 8 == 1);
+    let deletes = gone.iter().map(|(_, id)| {
+        let (app, id) = (app.clone(), id.to_string());
+        tokio::spawn(async move { app.delete(&format!("/files/{id}")).await.status })
+    });
+    let reads = kept.iter().map(|(n, id)| {
+        let (app, id, n) = (app.clone(), id.to_string(), *n);
+        tokio::spawn(async move { (n, app.read(json!({"file_id": id})).await) })
+    });
+    // And bytes 0 uploaded again meanwhile: a delete must not take them from under these.
+    let again = (0..8).map(|n| {
+        let (app, body) = (app.clone(), bodies[0].clone());
+        tokio::spawn(async move { app.upload_id(&format!("again{n}.txt"), &body).await })
+    });
+    let again: Vec<_> = again.collect();
+    for d in deletes.collect::<Vec<_>>() {
+        assert_eq!(d.await.unwrap(), 200);
+    }
+    let mut fresh = Vec::new();
+    for a in again {
+        fresh.push(a.await.unwrap());
+    }
+    for id in &fresh {
+        let r = app.read(json!({"file_id": id})).await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        assert!(r.json["text"].as_str().unwrap().contains("number 0"));
+    }
+    for r in reads.collect::<Vec<_>>() {
+        let (n, r) = r.await.unwrap();
+        assert_eq!(r.status, 200, "{}", r.json);
+        assert!(r.json["text"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("number {}", n % 4)));
+    }
+    let listed = app.get("/files?limit=1000").await.json["files"].clone();
+    let mut listed: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file_id"].as_str().unwrap())
+        .collect();
+    let mut want: Vec<&str> = kept.iter().map(|(_, id)| id.as_str()).collect();
+    want.extend(fresh.iter().map(String::as_str));
+    listed.sort();
+    want.sort();
+    assert_eq!(listed, want);
+    for (_, id) in &gone {
+        assert_error(&app.read(json!({"file_id": id})).await, 404, "not_found");
+    }
+    // Each of the four sets of bytes is still referenced: stored once.
+    assert_eq!(app.stored_blobs(), 4);
+}
