@@ -219,43 +219,27 @@ pub struct FileRecord {
 const COLS: &str = "id AS file_id, tenant, name, size, sha256, format, mime, created_at";
 
 pub async fn insert(db: &Db, r: &FileRecord) -> Result<(), sqlx::Error> {
-    on!(db, p => sqlx::query("INSERT INTO files (id, tenant, name, size, sha256, format, mime, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
-        .bind(&r.file_id)
-        .bind(&r.tenant)
-        .bind(&r.name)
-        .bind(r.size)
-        .bind(&r.sha256)
-        .bind(&r.format)
-        .bind(&r.mime)
-        .bind(&r.created_at)
-        .execute(p)
-        .await
-        .map(drop))
+    insert_group(db, &[r]).await
 }
 
-/// Several upload rows in one SQLite transaction: one sync of the log for them all.
+/// Upload rows in one statement (all or none): on SQLite one sync of the log for them all.
 pub async fn insert_group(db: &Db, rows: &[&FileRecord]) -> Result<(), sqlx::Error> {
-    let Db::Sqlite(p) = db else {
-        for r in rows {
-            insert(db, r).await?;
-        }
-        return Ok(());
-    };
-    let mut tx = p.begin_with("BEGIN IMMEDIATE").await?;
-    for r in rows {
-        sqlx::query("INSERT INTO files (id, tenant, name, size, sha256, format, mime, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
-            .bind(&r.file_id)
-            .bind(&r.tenant)
-            .bind(&r.name)
-            .bind(r.size)
-            .bind(&r.sha256)
-            .bind(&r.format)
-            .bind(&r.mime)
-            .bind(&r.created_at)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await
+    on!(db, p => {
+        let mut q = sqlx::QueryBuilder::new(
+            "INSERT INTO files (id, tenant, name, size, sha256, format, mime, created_at) ",
+        );
+        q.push_values(rows, |mut b, r| {
+            b.push_bind(&r.file_id)
+                .push_bind(&r.tenant)
+                .push_bind(&r.name)
+                .push_bind(r.size)
+                .push_bind(&r.sha256)
+                .push_bind(&r.format)
+                .push_bind(&r.mime)
+                .push_bind(&r.created_at);
+        });
+        q.build().execute(p).await.map(drop)
+    })
 }
 
 /// A tenant's file; another tenant's id is simply not found.

@@ -341,12 +341,7 @@ async fn write_rows(
             }
         }
         let rows: Vec<&FileRecord> = group.iter().map(|(r, _)| r).collect();
-        let written = match rows[..] {
-            // Alone: one statement (its own transaction), one round trip.
-            [one] => db::insert(&db, one).await,
-            _ => db::insert_group(&db, &rows).await,
-        };
-        match written {
+        match db::insert_group(&db, &rows).await {
             Ok(()) => {
                 for (_, reply) in group {
                     let _ = reply.send(Ok(()));
