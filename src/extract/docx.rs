@@ -472,6 +472,7 @@ fn parse_story(
     depth: usize,
     numbering: &mut Numbering,
     hidden_text: HiddenText,
+    page: &mut bool,
 ) -> Result<(Vec<Block>, HiddenRuns), ApiError> {
     struct Cell {
         paras: Vec<String>,
@@ -493,7 +494,7 @@ fn parse_story(
     // page colour).
     let (mut run_white, mut run_tiny, mut run_shaded) = (false, false, false);
     let (mut in_tcpr, mut para_shaded, mut cell_shaded, mut page_coloured) =
-        (false, false, false, false);
+        (false, false, false, *page);
     let mut hidden_here: Vec<(Hiding, String)> = Vec::new();
     let mut hidden: HiddenRuns = Vec::new();
     walk(xml, depth, |n| {
@@ -736,6 +737,7 @@ fn parse_story(
             _ => {}
         }
     })?;
+    *page = page_coloured;
     Ok((blocks, hidden))
 }
 
@@ -885,7 +887,10 @@ fn read_document(
             "the package has no word/document.xml",
         )
     })?;
-    let (mut blocks, mut hidden) = parse_story(&body, depth, &mut numbering, hidden_text)?;
+    // A page colour (the body's `w:background`) is behind the headers and notes too.
+    let mut page = false;
+    let (mut blocks, mut hidden) =
+        parse_story(&body, depth, &mut numbering, hidden_text, &mut page)?;
     // Charts where they stand, from the parts the body's relationships name.
     if blocks
         .iter()
@@ -924,20 +929,44 @@ fn read_document(
         ("Comments", "word/comments"),
     ] {
         let mut seen: Vec<Block> = Vec::new();
+        // Hidden runs and pictures' descriptions of these stories, by their block's place
+        // in `seen` (a block repeated in another part is one block; a picture alone in an
+        // empty paragraph is placed where the stories' marker stands).
+        let mut found: Vec<(Option<usize>, Hiding, String)> = Vec::new();
         for name in names
             .iter()
             .filter(|n| n.starts_with(prefix) && n.ends_with(".xml"))
         {
             let Some(xml) = pkg.read(name)? else { continue };
-            for b in parse_story(&xml, depth, &mut numbering, hidden_text)?.0 {
+            let (story, story_hidden) =
+                parse_story(&xml, depth, &mut numbering, hidden_text, &mut page)?;
+            let mut place: Vec<Option<usize>> = Vec::with_capacity(story.len());
+            for b in story {
                 let empty = b.is_paragraph() && {
                     let p = b.plain();
                     p.trim().is_empty() || p.starts_with(CHART_MARK)
                 };
-                if !empty && !seen.contains(&b) {
+                place.push(if empty {
+                    None
+                } else if let Some(i) = seen.iter().position(|s| *s == b) {
+                    Some(i)
+                } else {
                     seen.push(b);
+                    Some(seen.len() - 1)
+                });
+            }
+            for (at, how, text) in story_hidden {
+                let at = place.get(at).copied().flatten();
+                if !found.iter().any(|(a, h, t)| *a == at && *h == how && *t == text) {
+                    found.push((at, how, text));
                 }
             }
+        }
+        // The marker's place; the stories' blocks follow it.
+        let base = blocks.len();
+        for (at, how, text) in found {
+            let at = at.map_or(base, |i| base + 1 + i);
+            hidden.push((at, how, text));
         }
         if !seen.is_empty() {
             blocks.push(Block::Marker(marker.to_string()));
@@ -949,6 +978,12 @@ fn read_document(
             }
         }
     }
+    // What stands past the last block (a picture alone in the last stories) goes with it.
+    let last = blocks.len().saturating_sub(1);
+    for h in hidden.iter_mut() {
+        h.0 = h.0.min(last);
+    }
+    hidden.sort_by_key(|h| h.0);
     Ok((blocks, body_paragraphs, tables, hidden))
 }
 

@@ -34,8 +34,14 @@ pub fn router() -> Router<AppState> {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UploadUrlRequest {
-    /// The file's name, with its extension (e.g. `report.pdf`).
-    #[schema(min_length = 1)]
+    /// The file's name, with its extension (e.g. `report.pdf`); not only white space.
+    // The pattern names Rust's white space (what `str::trim` takes away) character by
+    // character: `\s` means another set in each regex engine (U+0085 is white space to Rust
+    // and Python, not to JavaScript).
+    #[schema(
+        min_length = 1,
+        pattern = "[^\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
     pub name: String,
     /// Seconds the URL stays valid (default 900, at most 3600).
     #[serde(default, deserialize_with = "crate::options::whole_number")]

@@ -2,8 +2,9 @@
 //! `<col min="5" max="6" hidden="1"/>`. Found while the package check inflates each
 //! worksheet anyway (`Package::check_where_visiting`): each piece is searched for
 //! `hidden=` and only the tags around a hit are parsed, so finding them costs next to
-//! nothing beside the inflating. The cells they hold are then taken from the rows a read
-//! showed and listed as findings (`hidden_row`, `hidden_column`).
+//! nothing beside the inflating. The cells in them are kept, marked or dropped as they
+//! stream in (`sheet::Unseen`), and those of the rows a read showed listed as findings
+//! (`hidden_row`, `hidden_column`).
 
 use std::collections::HashMap;
 
@@ -138,30 +139,6 @@ fn tag(inside: &[u8], found: &mut HiddenLines) {
 /// What the package check found, by worksheet part (`xl/worksheets/sheet1.xml`).
 pub(super) type ByPart = HashMap<String, HiddenLines>;
 
-/// The cells of one shown line, by column from the line's first (tab-separated text, or
-/// a Markdown table row whose escaped pipes stay in their cell).
-pub(super) fn cells(line: &str, markdown: bool) -> Vec<String> {
-    let line = line.trim_end_matches('\n');
-    if !markdown {
-        return line.split('\t').map(str::to_string).collect();
-    }
-    let inner = line.trim().trim_start_matches('|');
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&'|') => {
-                cur.push('|');
-                chars.next();
-            }
-            '|' => out.push(std::mem::take(&mut cur).trim().to_string()),
-            _ => cur.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,11 +174,5 @@ mod tests {
         }
         s.feed(br#"</t></is></c></row><row r="2" hidden="1"/></sheetData>"#);
         assert_eq!(s.finish().rows, [2]);
-    }
-
-    #[test]
-    fn splits_shown_lines_into_cells() {
-        assert_eq!(cells("a\t\tc\n", false), ["a", "", "c"]);
-        assert_eq!(cells("| a | b \\| c | |\n", true), ["a", "b | c", ""]);
     }
 }

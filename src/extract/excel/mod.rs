@@ -179,114 +179,98 @@ fn on_sheet(
         })
 }
 
-/// Hidden rows and columns (xlsx) holding text in the rows a read shows of a sheet (issue
-/// #21): a row is placed by its line among the sheet's rows shown, a column by `how`. A
-/// hidden sheet's own rows are not listed again (the sheet is).
-fn hidden_line_findings(
-    s: &Sheet,
-    shown: u32,
-    h: &hidden::HiddenLines,
-    markdown: bool,
-) -> Vec<crate::findings::Finding> {
-    let mut out = Vec::new();
-    if shown == 0 || s.chart || s.hidden || s.cols == 0 {
-        return out;
+/// What a sheet hides from a person (xlsx, issue #21) — hidden rows and columns, cells in
+/// a white font on no fill or under 1.5 pt — for the read to keep, mark or drop as the
+/// cells stream in; `None` when it hides nothing (or is a hidden sheet: the sheet is the
+/// finding, and what is marked or dropped).
+fn unseen_of(
+    name: &str,
+    hidden_sheet: bool,
+    extras: &Extras,
+    mode: HiddenText,
+) -> Option<sheet::Unseen> {
+    if hidden_sheet {
+        return None;
     }
-    let mut push = |kind: &str, how: String, text: &[String], line: u64| {
-        out.extend(on_sheet(&s.name, kind, &how, &text.join(" "), line, false));
+    let lines = extras.hidden.get(name);
+    let u = sheet::Unseen {
+        rows: lines
+            .map(|h| h.rows.iter().map(|r| r - 1).collect())
+            .unwrap_or_default(),
+        cols: lines
+            .map(|h| h.cols.iter().map(|&(lo, hi)| (lo - 1, hi - 1)).collect())
+            .unwrap_or_default(),
+        cells: extras
+            .unseen
+            .get(name)
+            .map(|v| v.iter().map(|&(r, c, kind)| ((r, c), kind)).collect())
+            .unwrap_or_default(),
+        mode,
+        met: Vec::new(),
     };
-    let (r0, c0) = s.origin;
-    for &r in &h.rows {
-        let Some(k) = (r - 1).checked_sub(r0).filter(|k| *k < shown) else {
-            continue;
-        };
-        let Some(line) = s.line(k as usize) else {
-            continue;
-        };
-        let text: Vec<String> = hidden::cells(line, markdown)
-            .into_iter()
-            .filter(|c| !c.is_empty())
-            .collect();
-        if !text.is_empty() {
-            push("hidden_row", format!("row {r} hidden"), &text, k as u64 + 1);
-        }
-    }
-    // The hidden column ranges within what was shown, and their cells' text: each shown
-    // line split once.
-    let ranges: Vec<(u32, u32)> = h
-        .cols
-        .iter()
-        .map(|&(lo, hi)| ((lo - 1).max(c0), (hi - 1).min(c0 + s.cols - 1)))
-        .filter(|(from, to)| from <= to)
-        .collect();
-    let mut texts: Vec<Vec<String>> = vec![Vec::new(); ranges.len()];
-    if !ranges.is_empty() {
-        for k in 0..shown as usize {
-            let Some(line) = s.line(k) else { break };
-            let cells = hidden::cells(line, markdown);
-            for (&(from, to), text) in ranges.iter().zip(texts.iter_mut()) {
-                let (lo, hi) = ((from - c0) as usize, (to - c0) as usize);
-                text.extend(
-                    cells
-                        .iter()
-                        .skip(lo)
-                        .take(hi - lo + 1)
-                        .filter(|t| !t.is_empty())
-                        .cloned(),
-                );
-            }
-        }
-    }
-    for ((from, to), text) in ranges.into_iter().zip(texts) {
-        if !text.is_empty() {
-            let name = if from == to {
-                col_name(from)
-            } else {
-                format!("{}:{}", col_name(from), col_name(to))
-            };
-            push("hidden_column", format!("column {name} hidden"), &text, 0);
-        }
-    }
-    out
+    (!u.is_empty()).then_some(u)
 }
 
-/// Cells in a white font on no fill, or under 1.5 pt (xlsx), among the rows and columns a
-/// read shows of a sheet, placed by their line; one finding per cell with four letters or
-/// digits or more, with its text.
-fn unseen_cell_findings(
-    s: &Sheet,
-    shown: u32,
-    cells: &[(u32, u32, &'static str)],
-    markdown: bool,
-) -> Vec<crate::findings::Finding> {
+/// The findings of what a sheet hid in the rows a read showed (its first `shown`): one a
+/// hidden row (placed by its line among the sheet's rows shown), one a hidden column range
+/// (`how`: `column E hidden`, `line` 0), one a cell in a white or tiny font (its line) —
+/// each with the text the workbook holds there, whatever `hidden_text` made of it.
+fn unseen_findings(s: &Sheet, shown: u32, left_out: bool) -> Vec<crate::findings::Finding> {
     let mut out = Vec::new();
-    if shown == 0 || s.chart || s.hidden || s.cols == 0 {
+    let Some(u) = s.unseen.as_ref() else {
         return out;
-    }
+    };
     let (r0, c0) = s.origin;
-    for &(r, c, kind) in cells {
-        let (Some(k), Some(j)) = (
-            r.checked_sub(r0).filter(|k| *k < shown),
-            c.checked_sub(c0).filter(|j| *j < s.cols),
-        ) else {
+    let met: Vec<&sheet::UnseenCell> = u
+        .met
+        .iter()
+        .filter(|m| m.row.checked_sub(r0).is_some_and(|k| k < shown))
+        .collect();
+    let mut push = |kind: &str, how: String, text: &str, line: u64| {
+        out.extend(on_sheet(&s.name, kind, &how, text, line, left_out));
+    };
+    // Rows, in order: their cells are consecutive.
+    let mut i = 0;
+    while i < met.len() {
+        let row = met[i].row;
+        let mut j = i;
+        let mut text: Vec<&str> = Vec::new();
+        while j < met.len() && met[j].row == row {
+            if met[j].in_row {
+                text.push(&met[j].text);
+            }
+            j += 1;
+        }
+        if !text.is_empty() {
+            let line = (row - r0) as u64 + 1;
+            push("hidden_row", format!("row {} hidden", row + 1), &text.join(" "), line);
+        }
+        i = j;
+    }
+    for (k, &(lo, hi)) in u.cols.iter().enumerate() {
+        let text: Vec<&str> = met
+            .iter()
+            .filter(|m| m.in_cols == Some(k))
+            .map(|m| m.text.as_str())
+            .collect();
+        if text.is_empty() {
             continue;
+        }
+        let (from, to) = (lo.max(c0), hi.min(c0 + s.cols.max(1) - 1));
+        let name = if from == to {
+            col_name(from)
+        } else {
+            format!("{}:{}", col_name(from), col_name(to))
         };
-        let Some(line) = s.line(k as usize) else {
-            continue;
-        };
-        let Some(text) = hidden::cells(line, markdown)
-            .into_iter()
-            .nth(j as usize)
-            // A stray symbol hides nothing: four letters or digits, as elsewhere.
-            .filter(|t| t.chars().filter(|c| c.is_alphanumeric()).count() >= 4)
-        else {
-            continue;
-        };
+        push("hidden_column", format!("column {name} hidden"), &text.join(" "), 0);
+    }
+    for m in &met {
+        let Some(kind) = m.font else { continue };
         let how = match kind {
-            "tiny_text" => format!("cell {}{}: font under 1.5 pt", col_name(c), r + 1),
-            _ => format!("cell {}{}: white font on no fill", col_name(c), r + 1),
+            "tiny_text" => format!("cell {}{}: font under 1.5 pt", col_name(m.col), m.row + 1),
+            _ => format!("cell {}{}: white font on no fill", col_name(m.col), m.row + 1),
         };
-        out.extend(on_sheet(&s.name, kind, &how, &text, k as u64 + 1, false));
+        push(kind, how, &m.text, (m.row - r0) as u64 + 1);
     }
     out
 }
@@ -475,6 +459,9 @@ fn read_sheets(
         s.chart = extras.chart_sheets.contains(name);
         s.marked = *hidden && scope.hidden_text == HiddenText::Mark;
         s.markdown = scope.markdown;
+        if scope.includes(i) {
+            s.unseen = unseen_of(name, *hidden, extras, scope.hidden_text);
+        }
         if scope.profile && scope.includes(i) && !s.chart {
             s.profiler = Some(super::profile::Profiler::new(true));
         }
@@ -605,14 +592,11 @@ fn read_sheets(
                 cells_left -= head_cells;
                 moved |= shown > 0 || shown == s.rows;
                 read.plan.push((i, shown));
-                if let Some(h) = extras.hidden.get(name) {
-                    read.findings
-                        .extend(hidden_line_findings(&s, shown, h, scope.markdown));
-                }
-                if let Some(cells) = extras.unseen.get(name) {
-                    read.findings
-                        .extend(unseen_cell_findings(&s, shown, cells, scope.markdown));
-                }
+                read.findings.extend(unseen_findings(
+                    &s,
+                    shown,
+                    scope.hidden_text == HiddenText::Drop,
+                ));
                 // Pictures' descriptions: never in the text; listed with the sheet.
                 let seen = shown > 0 || s.rows == 0;
                 for d in extras

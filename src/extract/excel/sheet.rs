@@ -1,9 +1,87 @@
 //! One sheet rendered as it streams in: rows of tab-separated cells, its size counted from
 //! the cells that hold something, and only as many row lines kept as the budgets can show.
 
+use std::collections::{HashMap, HashSet};
+
 use calamine::{Data, Range};
 
 use super::cells::push_data;
+use crate::options::HiddenText;
+
+/// Cells a person opening the workbook does not see (xlsx, issue #21): in a hidden row or
+/// column, or in a white or tiny font (four letters or digits or more: a stray symbol hides
+/// nothing). Each is kept, marked or dropped as it streams in, so the lines, the budgets,
+/// `char_count` and `next` all count the text as returned; a dropped cell still counts for
+/// the sheet's size (rows and ranges mean the same whatever `hidden_text` says). What such
+/// cells held is remembered for the rows that may be shown, for the findings.
+pub(super) struct Unseen {
+    /// Hidden rows and column ranges, 0-based (inclusive).
+    pub(super) rows: HashSet<u32>,
+    pub(super) cols: Vec<(u32, u32)>,
+    /// Cells in a white font on no fill or a font under 1.5 pt: their kind.
+    pub(super) cells: HashMap<(u32, u32), &'static str>,
+    pub(super) mode: HiddenText,
+    /// The cells met while lines were still kept, in sheet order.
+    pub(super) met: Vec<UnseenCell>,
+}
+
+/// One unseen cell's text, as the workbook holds it.
+pub(super) struct UnseenCell {
+    pub(super) row: u32,
+    pub(super) col: u32,
+    /// In a hidden row; in hidden column range `cols[i]`; in a white or tiny font.
+    pub(super) in_row: bool,
+    pub(super) in_cols: Option<usize>,
+    pub(super) font: Option<&'static str>,
+    pub(super) text: String,
+}
+
+/// Cells remembered per sheet, at most (the findings' own cap is lower).
+const MAX_MET: usize = 10_000;
+/// Characters of a cell's text remembered, at most.
+const MAX_MET_CHARS: usize = 4000;
+
+impl Unseen {
+    pub(super) fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.cols.is_empty() && self.cells.is_empty()
+    }
+
+    /// Cell (r, c), whose text is `buf[start..]`: kept, wrapped in `⟦hidden: …⟧` or emptied
+    /// when a person does not see it; remembered when `remember`.
+    fn take(&mut self, (r, c): (u32, u32), buf: &mut String, start: usize, remember: bool) {
+        let in_row = self.rows.contains(&r);
+        let in_cols = self.cols.iter().position(|&(lo, hi)| (lo..=hi).contains(&c));
+        let font = self.cells.get(&(r, c)).copied().filter(|_| {
+            buf[start..].chars().filter(|ch| ch.is_alphanumeric()).count() >= 4
+        });
+        if !in_row && in_cols.is_none() && font.is_none() {
+            return;
+        }
+        if remember && self.met.len() < MAX_MET {
+            let text = &buf[start..];
+            let end = text
+                .char_indices()
+                .nth(MAX_MET_CHARS)
+                .map_or(text.len(), |(i, _)| i);
+            self.met.push(UnseenCell {
+                row: r,
+                col: c,
+                in_row,
+                in_cols,
+                font,
+                text: text[..end].to_string(),
+            });
+        }
+        match self.mode {
+            HiddenText::Keep => {}
+            HiddenText::Drop => buf.truncate(start),
+            HiddenText::Mark => {
+                buf.insert_str(start, "⟦hidden: ");
+                buf.push('⟧');
+            }
+        }
+    }
+}
 
 /// Where a sheet's rendered rows may be kept: only as many as the budgets left could show
 /// (the rest of the sheet is still walked for its size and character count).
@@ -47,6 +125,9 @@ pub(super) struct Sheet {
     pub(super) markdown: bool,
     /// `profile`: every row of the sheet (or window) goes through it, shown or not.
     pub(super) profiler: Option<crate::extract::profile::Profiler>,
+    /// Hidden rows and columns, white and tiny cells: `None` when the sheet has none, or
+    /// is hidden itself (then the sheet is what is marked or dropped).
+    pub(super) unseen: Option<Unseen>,
 }
 
 impl Sheet {
@@ -78,7 +159,31 @@ impl Sheet {
             marked: false,
             markdown: false,
             profiler: None,
+            unseen: None,
         }
+    }
+
+    /// The same sheet, to be fed again from its first cell (rows came out of order): what
+    /// it was fed is forgotten, how it renders is kept (and a profile starts over).
+    pub(super) fn restart(&mut self) {
+        let mut fresh = Sheet::new(
+            std::mem::take(&mut self.name),
+            self.hidden,
+            self.window,
+            self.keep,
+        );
+        fresh.chart = self.chart;
+        fresh.marked = self.marked;
+        fresh.markdown = self.markdown;
+        fresh.profiler = self
+            .profiler
+            .is_some()
+            .then(|| crate::extract::profile::Profiler::new(true));
+        fresh.unseen = self.unseen.take().map(|mut u| {
+            u.met.clear();
+            u
+        });
+        *self = fresh;
     }
 
     /// Take one cell: `write` appends its text (nothing for an empty cell).
@@ -99,6 +204,10 @@ impl Sheet {
         let start = self.row_buf.len();
         write(&mut self.row_buf);
         if self.row_buf.len() > start {
+            if let Some(u) = self.unseen.as_mut() {
+                // A dropped cell stays in the row, empty: the sheet keeps its size.
+                u.take((r, c), &mut self.row_buf, start, self.keep.is_some());
+            }
             self.row_cells.push((c, start, self.row_buf.len()));
         }
     }
@@ -128,6 +237,7 @@ impl Sheet {
             p.row(
                 self.row_cells
                     .iter()
+                    .filter(|&&(_, a, b)| a < b)
                     .map(|&(c, a, b)| ((c - origin) as usize, &buf[a..b])),
             );
         }
@@ -145,7 +255,7 @@ impl Sheet {
                 col = c + 1;
             }
         } else {
-            for &(c, a, b) in &self.row_cells {
+            for &(c, a, b) in self.row_cells.iter().filter(|&&(_, a, b)| a < b) {
                 // The first cell sits `c - origin` tabs in; each next one `c - previous`.
                 line.extend(std::iter::repeat_n('\t', (c - col) as usize));
                 line.push_str(&self.row_buf[a..b]);

@@ -259,15 +259,7 @@ impl Workbook {
                 // Not calamine's grid: that is rows × cols of the used area, so two cells
                 // at A1 and XFD1048576 would allocate 17 billion; this holds only the cells
                 // the sheet has (bounded by the package's decompression limits).
-                let profiling = sheet.profiler.is_some();
-                *sheet = Sheet::new(
-                    std::mem::take(&mut sheet.name),
-                    sheet.hidden,
-                    sheet.window,
-                    sheet.keep,
-                );
-                // What the profile saw of the unordered pass is dropped with it.
-                sheet.profiler = profiling.then(|| crate::extract::profile::Profiler::new(true));
+                sheet.restart();
                 let mut cells = w
                     .worksheet_cells_reader(&sheet.name)
                     .map_err(|e| calamine_error(e.into()))?;
