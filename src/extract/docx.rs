@@ -957,7 +957,10 @@ fn read_document(
             }
             for (at, how, text) in story_hidden {
                 let at = place.get(at).copied().flatten();
-                if !found.iter().any(|(a, h, t)| *a == at && *h == how && *t == text) {
+                if !found
+                    .iter()
+                    .any(|(a, h, t)| *a == at && *h == how && *t == text)
+                {
                     found.push((at, how, text));
                 }
             }

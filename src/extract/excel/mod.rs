@@ -243,7 +243,12 @@ fn unseen_findings(s: &Sheet, shown: u32, left_out: bool) -> Vec<crate::findings
         }
         if !text.is_empty() {
             let line = (row - r0) as u64 + 1;
-            push("hidden_row", format!("row {} hidden", row + 1), &text.join(" "), line);
+            push(
+                "hidden_row",
+                format!("row {} hidden", row + 1),
+                &text.join(" "),
+                line,
+            );
         }
         i = j;
     }
@@ -262,13 +267,22 @@ fn unseen_findings(s: &Sheet, shown: u32, left_out: bool) -> Vec<crate::findings
         } else {
             format!("{}:{}", col_name(from), col_name(to))
         };
-        push("hidden_column", format!("column {name} hidden"), &text.join(" "), 0);
+        push(
+            "hidden_column",
+            format!("column {name} hidden"),
+            &text.join(" "),
+            0,
+        );
     }
     for m in &met {
         let Some(kind) = m.font else { continue };
         let how = match kind {
             "tiny_text" => format!("cell {}{}: font under 1.5 pt", col_name(m.col), m.row + 1),
-            _ => format!("cell {}{}: white font on no fill", col_name(m.col), m.row + 1),
+            _ => format!(
+                "cell {}{}: white font on no fill",
+                col_name(m.col),
+                m.row + 1
+            ),
         };
         push(kind, how, &m.text, (m.row - r0) as u64 + 1);
     }

@@ -50,9 +50,16 @@ impl Unseen {
     /// when a person does not see it; remembered when `remember`.
     fn take(&mut self, (r, c): (u32, u32), buf: &mut String, start: usize, remember: bool) {
         let in_row = self.rows.contains(&r);
-        let in_cols = self.cols.iter().position(|&(lo, hi)| (lo..=hi).contains(&c));
+        let in_cols = self
+            .cols
+            .iter()
+            .position(|&(lo, hi)| (lo..=hi).contains(&c));
         let font = self.cells.get(&(r, c)).copied().filter(|_| {
-            buf[start..].chars().filter(|ch| ch.is_alphanumeric()).count() >= 4
+            buf[start..]
+                .chars()
+                .filter(|ch| ch.is_alphanumeric())
+                .count()
+                >= 4
         });
         if !in_row && in_cols.is_none() && font.is_none() {
             return;

@@ -18,12 +18,15 @@
 //!   of the text's own colour, nothing tells the text from its background (white on white,
 //!   black on a black box), whatever drew it.
 //!
-//! Text objects inside form XObjects are not walked yet.
+//! Form XObjects (a stamp, an included figure, a template drawn with `Do`) are walked
+//! where they are drawn, their objects placed on the page by the forms' matrices, so text
+//! hidden inside one is found like the page's own.
 
 use pdfium_render::prelude::*;
 
 /// What a page hides: kind, its text, and the bounds (left, bottom, right, top) of the
-/// text objects holding it, by which their characters are known.
+/// text objects holding it as PDFium gives them (a form XObject's objects in the form's
+/// space), by which their characters are known.
 #[derive(Debug, Clone)]
 pub struct PageHidden {
     pub kind: &'static str,
@@ -61,13 +64,18 @@ struct Rect {
 }
 
 impl Rect {
-    fn of(o: &PdfPageObject<'_>) -> Option<Rect> {
-        let q = o.bounds().ok()?;
+    /// An object's box on the page.
+    fn of(o: &Placed<'_>) -> Option<Rect> {
+        let q = o.obj.bounds().ok()?;
         let r = Rect {
             l: q.left().value,
             b: q.bottom().value,
             r: q.right().value,
             t: q.top().value,
+        };
+        let r = match &o.form {
+            Some(m) => m.rect(r),
+            None => r,
         };
         (r.l.is_finite() && r.b.is_finite() && r.r.is_finite() && r.t.is_finite()).then_some(r)
     }
@@ -93,6 +101,122 @@ impl Rect {
         let h = (self.t.min(o.t) - self.b.max(o.b)).max(0.0);
         w * h
     }
+}
+
+/// How a form XObject's space maps onto the page (`[a b c d e f]`, as PDF writes it), the
+/// forms it is drawn in composed.
+#[derive(Debug, Clone, Copy)]
+struct Affine([f32; 6]);
+
+impl Affine {
+    fn of(m: PdfMatrix) -> Affine {
+        Affine([m.a(), m.b(), m.c(), m.d(), m.e(), m.f()])
+    }
+
+    fn apply(&self, x: f32, y: f32) -> (f32, f32) {
+        let [a, b, c, d, e, f] = self.0;
+        (a * x + c * y + e, b * x + d * y + f)
+    }
+
+    /// `inner` then `self`.
+    fn then(&self, inner: &Affine) -> Affine {
+        let [a, b, c, d, e, f] = self.0;
+        let [p, q, r, s, t, u] = inner.0;
+        Affine([
+            a * p + c * q,
+            b * p + d * q,
+            a * r + c * s,
+            b * r + d * s,
+            a * t + c * u + e,
+            b * t + d * u + f,
+        ])
+    }
+
+    /// The box holding a box's corners as mapped.
+    fn rect(&self, r: Rect) -> Rect {
+        let corners = [
+            self.apply(r.l, r.b),
+            self.apply(r.l, r.t),
+            self.apply(r.r, r.b),
+            self.apply(r.r, r.t),
+        ];
+        let mut out = Rect {
+            l: f32::MAX,
+            b: f32::MAX,
+            r: f32::MIN,
+            t: f32::MIN,
+        };
+        for (x, y) in corners {
+            (out.l, out.b, out.r, out.t) = (out.l.min(x), out.b.min(y), out.r.max(x), out.t.max(y));
+        }
+        out
+    }
+
+    /// How much it scales lengths (the square root of its area's scale).
+    fn scale(&self) -> f32 {
+        let [a, b, c, d, ..] = self.0;
+        (a * d - b * c).abs().sqrt()
+    }
+
+    /// Neither rotated nor skewed.
+    fn upright(&self) -> bool {
+        let [a, b, c, d, ..] = self.0;
+        b.abs() <= 1e-4 * a.abs().max(1e-6) && c.abs() <= 1e-4 * d.abs().max(1e-6)
+    }
+}
+
+/// A page object in drawing order: the page's own, or one inside a form XObject drawn on
+/// it, with the forms' matrix.
+struct Placed<'a> {
+    obj: PdfPageObject<'a>,
+    form: Option<Affine>,
+}
+
+/// Forms drawn inside forms deeper than this are not walked (no real page nests so deep).
+const MAX_FORM_DEPTH: usize = 8;
+/// Objects inside forms walked on one page, at most (a form stamped thousands of times is
+/// a map's symbol, not a message).
+const MAX_FORM_OBJECTS: usize = 20_000;
+
+/// The page's objects in drawing order, the objects of each form XObject in its place.
+fn flatten<'a>(objects: &PdfPageObjects<'a>) -> Vec<Placed<'a>> {
+    fn walk<'a>(
+        obj: PdfPageObject<'a>,
+        form: Option<Affine>,
+        depth: usize,
+        inner: &mut usize,
+        out: &mut Vec<Placed<'a>>,
+    ) {
+        let PdfPageObject::XObjectForm(f) = obj else {
+            out.push(Placed { obj, form });
+            return;
+        };
+        if depth >= MAX_FORM_DEPTH {
+            return;
+        }
+        let m = f.matrix().map(Affine::of).ok();
+        let place = match (form, m) {
+            (Some(outer), Some(m)) => Some(outer.then(&m)),
+            (None, m) => m,
+            (outer, None) => outer,
+        };
+        for j in 0..f.len() {
+            if *inner >= MAX_FORM_OBJECTS {
+                return;
+            }
+            let Ok(k) = f.get(j) else { continue };
+            *inner += 1;
+            walk(k, place, depth + 1, inner, out);
+        }
+    }
+    let mut out = Vec::with_capacity(objects.len());
+    let mut inner = 0;
+    for i in 0..objects.len() {
+        if let Ok(o) = objects.get(i) {
+            walk(o, None, 0, &mut inner, &mut out);
+        }
+    }
+    out
 }
 
 /// A text object as the walk found it.
@@ -149,7 +273,7 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
     if !checks_on() {
         return Vec::new();
     }
-    let objects = page.objects();
+    let objects = flatten(page.objects());
     let (w, h) = (page.width().value, page.height().value);
     // In the page's own (unrotated) space, as object bounds are: the crop box, else the
     // media box (width and height are the rotated page's).
@@ -176,10 +300,11 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
     let mut page_image = false;
     let mut texts: Vec<TextObj> = Vec::new();
     let mut shapes: Vec<Shape> = Vec::new();
-    for (i, o) in objects.iter().enumerate() {
+    for (i, placed) in objects.iter().enumerate() {
+        let o = &placed.obj;
         match o.object_type() {
             PdfPageObjectType::Image => {
-                if let Some(r) = Rect::of(&o) {
+                if let Some(r) = Rect::of(placed) {
                     // An image over most of the page: a scan, whose OCR layer is invisible
                     // text.
                     page_image |= r.area() >= 0.5 * w * h;
@@ -199,7 +324,7 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
                 // box) is asked only of one with text in its box.
                 let filled = p.fill_mode().is_ok_and(|m| m != PdfPathFillMode::None);
                 if filled {
-                    if let Some(r) = Rect::of(&o) {
+                    if let Some(r) = Rect::of(placed) {
                         shapes.push(Shape {
                             index: i,
                             rect: r,
@@ -212,10 +337,12 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
                 let Some(t) = o.as_text_object() else {
                     continue;
                 };
-                let rect = Rect::of(&o);
-                // The font size times the text matrix; the bounds add the page's transform
-                // (figures scale their labels), so both must be small.
-                let tiny = t.scaled_font_size().value < TINY_PT
+                let rect = Rect::of(placed);
+                // The font size times the text matrix (and the forms' scale); the bounds
+                // add the page's transform (figures scale their labels), so both must be
+                // small.
+                let form_scale = placed.form.map_or(1.0, |m| m.scale());
+                let tiny = t.scaled_font_size().value * form_scale < TINY_PT
                     && rect.is_none_or(|r| r.height() < TINY_PT);
                 let mode = t.render_mode();
                 let kind = if mode == PdfPageTextRenderMode::Invisible {
@@ -269,8 +396,7 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
     }
     // Their text, through the page's text layer (each object's own call would load one).
     let text_of = |i: usize| -> Option<String> {
-        let o = objects.get(i).ok()?;
-        let t = o.as_text_object()?;
+        let t = objects.get(i)?.obj.as_text_object()?;
         Some(text_page.for_object(t))
     };
     let letters = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).count();
@@ -307,12 +433,16 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
         );
     }
     let mut out: Vec<PageHidden> = Vec::new();
+    // The bounds PDFium gives the object (a form's own space for a form's objects), as a
+    // character's text object gives them back.
     let box_of = |i: usize| {
-        // `texts` is in drawing order.
-        texts.binary_search_by_key(&i, |t| t.index).ok().map(|k| {
-            let r = texts[k].rect;
-            [r.l, r.b, r.r, r.t]
-        })
+        let q = objects.get(i)?.obj.bounds().ok()?;
+        Some([
+            q.left().value,
+            q.bottom().value,
+            q.right().value,
+            q.top().value,
+        ])
     };
     let mut add = |kind: &'static str, text: String, ids: &[usize]| {
         let boxes = ids.iter().filter_map(|&i| box_of(i));
@@ -361,7 +491,10 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
 
 /// Whether a path is one upright rectangle: four to six points, each at a corner of their
 /// bounding box and each corner drawn, with no rotation or skew.
-fn upright_rectangle(p: &PdfPagePathObject<'_>) -> bool {
+fn upright_rectangle(p: &PdfPagePathObject<'_>, form: Option<Affine>) -> bool {
+    if form.is_some_and(|m| !m.upright()) {
+        return false;
+    }
     let segments = p.segments();
     let n = segments.len();
     if !(4..=6).contains(&n) {
@@ -399,7 +532,7 @@ fn upright_rectangle(p: &PdfPagePathObject<'_>) -> bool {
 /// the shape that covers each. A page-sized image drawn over most of the page's text is a
 /// scan over its own text layer (some OCR programs put the layer first): not a finding.
 fn covered(
-    objects: &PdfPageObjects<'_>,
+    objects: &[Placed<'_>],
     texts: &mut [TextObj],
     shapes: &[Shape],
     page_area: f32,
@@ -433,15 +566,19 @@ fn covered(
         if s.image && s.rect.area() >= 0.5 * page_area && under.len() * 5 >= texts.len() * 4 {
             continue;
         }
-        let Ok(o) = objects.get(s.index) else {
+        let Some(placed) = objects.get(s.index) else {
             continue;
         };
-        if !opaque(&o) || o.as_path_object().is_some_and(|p| !upright_rectangle(p)) {
+        let o = &placed.obj;
+        if !opaque(o)
+            || o.as_path_object()
+                .is_some_and(|p| !upright_rectangle(p, placed.form))
+        {
             continue;
         }
         // What the shape paints is its box cut by its clip (an image clipped to a frame
         // leaves the caption below it in sight).
-        let painted = match clip_box(&o) {
+        let painted = match clip_box(placed) {
             Some(c) => Rect {
                 l: s.rect.l.max(c.l),
                 b: s.rect.b.max(c.b),
@@ -462,8 +599,8 @@ fn covered(
 }
 
 /// The box of an object's clip path (the intersection of its paths' boxes), if it has one.
-fn clip_box(o: &PdfPageObject<'_>) -> Option<Rect> {
-    let clip = o.get_clip_path()?;
+fn clip_box(placed: &Placed<'_>) -> Option<Rect> {
+    let clip = placed.obj.get_clip_path()?;
     let mut out: Option<Rect> = None;
     for path in clip.iter() {
         let (mut l, mut b, mut r, mut t) = (f32::MAX, f32::MAX, f32::MIN, f32::MIN);
@@ -474,6 +611,13 @@ fn clip_box(o: &PdfPageObject<'_>) -> Option<Rect> {
         if l > r || b > t {
             continue;
         }
+        let (l, b, r, t) = match &placed.form {
+            Some(m) => {
+                let q = m.rect(Rect { l, b, r, t });
+                (q.l, q.b, q.r, q.t)
+            }
+            None => (l, b, r, t),
+        };
         out = Some(match out {
             Some(o) => Rect {
                 l: o.l.max(l),
@@ -520,7 +664,7 @@ fn same_spot(texts: &[TextObj]) -> Vec<(usize, usize)> {
 /// is near that of an opaque filled rectangle drawn before it and holding it (each shape
 /// looks only at the texts that start within it, as in `covered`).
 fn contrast_candidates(
-    objects: &PdfPageObjects<'_>,
+    objects: &[Placed<'_>],
     texts: &[TextObj],
     shapes: &[Shape],
 ) -> Vec<(usize, Rect, (u8, u8, u8))> {
@@ -543,9 +687,10 @@ fn contrast_candidates(
         if inside.is_empty() {
             continue;
         }
-        let Ok(o) = objects.get(s.index) else {
+        let Some(placed) = objects.get(s.index) else {
             continue;
         };
+        let o = &placed.obj;
         let Ok(fill) = o.fill_color().map(rgb) else {
             continue;
         };
@@ -553,7 +698,10 @@ fn contrast_candidates(
             .into_iter()
             .filter(|&k| texts[k].color.is_some_and(|c| near(fill, c)))
             .collect();
-        if !same.is_empty() && o.as_path_object().is_some_and(upright_rectangle) {
+        if !same.is_empty()
+            && o.as_path_object()
+                .is_some_and(|p| upright_rectangle(p, placed.form))
+        {
             for k in same {
                 boxed[k] = true;
             }
