@@ -19,6 +19,8 @@ use std::collections::HashMap;
 
 use pdfium_render::prelude::*;
 
+use super::text::Owner;
+
 /// Whether a page's text might come from codes read as characters: C0 control characters
 /// (small glyph ids) in at least 1 % of it, or CJK text mixed with characters no CJK text
 /// uses that often. U+0002 is PDFium's own mark for a hyphen at a line end, common in
@@ -38,6 +40,8 @@ pub(super) fn suspect(text: &str) -> bool {
 
 /// One character of the page, as PDFium gave it.
 struct Char {
+    /// The hidden finding it belongs to.
+    owner: Owner,
     code: u32,
     generated: bool,
     x: f32,
@@ -111,6 +115,14 @@ fn is_private_or_compat(c: char) -> bool {
 /// characters through each font's own `cmap`; `None` when no font needed it or none could
 /// be recovered with confidence.
 pub(super) fn recover(layer: &PdfPageText<'_>) -> Option<String> {
+    recover_with(layer, &|_| None).map(|chars| chars.into_iter().map(|c| c.0).collect())
+}
+
+/// `recover`, each character with its `owner` (the hidden finding it belongs to).
+pub(super) fn recover_with(
+    layer: &PdfPageText<'_>,
+    owner: &dyn Fn(&PdfPageTextChar<'_>) -> Owner,
+) -> Option<Vec<(char, Owner)>> {
     let mut fonts: Vec<Option<Inverse>> = Vec::new();
     let mut font_index: HashMap<String, usize> = HashMap::new();
     let mut chars = Vec::new();
@@ -142,6 +154,7 @@ pub(super) fn recover(layer: &PdfPageText<'_>) -> Option<String> {
             .map(|r| (r.width().value, r.height().value))
             .filter(|(w, h)| *w > 0.0 && *h > 0.0);
         chars.push(Char {
+            owner: owner(&c),
             code: c.unicode_value(),
             generated,
             x,
@@ -157,7 +170,7 @@ pub(super) fn recover(layer: &PdfPageText<'_>) -> Option<String> {
         return None;
     }
     // Characters, and whether each came from a recovered font.
-    let mut out: Vec<(char, f32, bool)> = Vec::with_capacity(chars.len());
+    let mut out: Vec<(char, f32, bool, Owner)> = Vec::with_capacity(chars.len());
     for c in &chars {
         let from = c.font.filter(|f| recovered[*f]);
         let ch = match (from, c.font.and_then(|f| fonts[f].as_ref())) {
@@ -172,7 +185,7 @@ pub(super) fn recover(layer: &PdfPageText<'_>) -> Option<String> {
         } else {
             c.x
         };
-        out.push((ch, x, from.is_some()));
+        out.push((ch, x, from.is_some(), c.owner));
     }
     Some(in_reading_order(out))
 }
@@ -240,20 +253,20 @@ fn consistent(r: &mut [f32]) -> bool {
 /// Lines as PDFium broke them, each in left-to-right order where recovered characters
 /// stand: PDFium reorders runs of codes that look right-to-left (glyph ids in the Hebrew
 /// and Arabic range), which the positions undo.
-fn in_reading_order(chars: Vec<(char, f32, bool)>) -> String {
-    let mut text = String::with_capacity(chars.len() * 2);
-    let mut line: Vec<(char, f32, bool)> = Vec::new();
-    let flush = |line: &mut Vec<(char, f32, bool)>, text: &mut String| {
+fn in_reading_order(chars: Vec<(char, f32, bool, Owner)>) -> Vec<(char, Owner)> {
+    let mut text = Vec::with_capacity(chars.len());
+    let mut line: Vec<(char, f32, bool, Owner)> = Vec::new();
+    let flush = |line: &mut Vec<(char, f32, bool, Owner)>, text: &mut Vec<(char, Owner)>| {
         if line.iter().any(|c| c.2) {
             line.sort_by(|a, b| a.1.total_cmp(&b.1));
         }
-        text.extend(line.drain(..).map(|c| c.0));
+        text.extend(line.drain(..).map(|c| (c.0, c.3)));
     };
     for c in chars {
         if matches!(c.0, '\r' | '\n') {
             flush(&mut line, &mut text);
             if c.0 == '\n' {
-                text.push('\n');
+                text.push(('\n', None));
             }
             continue;
         }

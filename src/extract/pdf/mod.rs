@@ -313,13 +313,10 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
 fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, ApiError> {
     let settings = &job.settings;
     let layer = text::layer(page)?;
-    let hidden = hidden::scan(page, &layer);
+    let mut hidden = hidden::scan(page, &layer);
+    text::repair_hidden_texts(&layer, &mut hidden);
     // Marked or dropped on request: the characters of the text objects no one sees.
-    let unseen: Vec<[f32; 4]> = hidden
-        .iter()
-        .filter(|h| h.unseen())
-        .flat_map(|h| h.boxes.iter().copied())
-        .collect();
+    let unseen = text::HiddenBoxes::new(&hidden, hidden::PageHidden::unseen);
     let mut text = match settings.hidden_text {
         options::HiddenText::Keep => text::native_text(page, &layer),
         _ if unseen.is_empty() => text::native_text(page, &layer),

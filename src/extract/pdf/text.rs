@@ -5,6 +5,7 @@
 use pdfium_render::prelude::*;
 
 use super::fonts;
+use super::hidden::PageHidden;
 use crate::error::{ApiError, ErrorCode};
 
 /// A page's text layer, loaded once a page for its text and for the hidden-text checks.
@@ -33,43 +34,65 @@ fn with_fields(page: &PdfPage<'_>, text: String) -> String {
     )
 }
 
-/// A page's native text with the characters of `hidden` text objects (known by their
-/// bounds, which PDFium gives alike for the object and for its characters' object)
-/// between `⟦hidden: …⟧` (`mark`) or left out (`drop`; a line that held only hidden text
-/// goes with it). Built from the characters one by one: on such a page the repairs of
-/// `page_text` (right-to-left runs put in logical order, fonts without a Unicode map read
-/// through their cmap) are not made.
-pub(super) fn native_text_hiding(
-    page: &PdfPage<'_>,
-    layer: &PdfPageText<'_>,
-    hidden: &[[f32; 4]],
-    mark: bool,
-) -> String {
-    // By their bits: one lookup a character, however many objects are hidden.
-    let bits = |b: [f32; 4]| b.map(f32::to_bits);
-    let hidden: std::collections::HashSet<[u32; 4]> = hidden.iter().map(|&b| bits(b)).collect();
-    let is_hidden = |c: &PdfPageTextChar<'_>| {
-        c.text_object()
-            .ok()
-            .and_then(|o| o.bounds().ok())
-            .is_some_and(|q| {
-                let b = [
-                    q.left().value,
-                    q.bottom().value,
-                    q.right().value,
-                    q.top().value,
-                ];
-                hidden.contains(&bits(b))
-            })
-    };
-    // UTF-16 units with whether each is hidden, then characters (a pair takes its first
-    // unit's flag; a lone surrogate becomes U+FFFD).
-    let units: Vec<(u32, bool)> = layer
+/// Which hidden finding of a page a character belongs to (its index in the page's
+/// findings), by its text object's bounds: PDFium gives them alike for the object and for
+/// its characters' object. By their bits: one lookup a character, however many objects
+/// are hidden.
+pub(super) struct HiddenBoxes(std::collections::HashMap<[u32; 4], usize>);
+
+/// A character's hidden finding, if any (see `HiddenBoxes`).
+pub(super) type Owner = Option<usize>;
+
+impl HiddenBoxes {
+    /// The boxes of the findings `which` accepts.
+    pub(super) fn new(found: &[PageHidden], which: impl Fn(&PageHidden) -> bool) -> Self {
+        let mut map = std::collections::HashMap::new();
+        for (k, h) in found.iter().enumerate().filter(|(_, h)| which(h)) {
+            for b in &h.boxes {
+                map.entry(b.map(f32::to_bits)).or_insert(k);
+            }
+        }
+        Self(map)
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn of(&self, c: &PdfPageTextChar<'_>) -> Owner {
+        let q = c.text_object().ok()?.bounds().ok()?;
+        let b = [
+            q.left().value,
+            q.bottom().value,
+            q.right().value,
+            q.top().value,
+        ];
+        self.0.get(&b.map(f32::to_bits)).copied()
+    }
+}
+
+/// The page's characters, each with its hidden finding, repaired as `page_text` repairs
+/// the text (a font without a Unicode map read through its cmap, right-to-left runs put
+/// in logical order); and whether the cmap repair was made.
+fn owned_chars(layer: &PdfPageText<'_>, boxes: &HiddenBoxes) -> (Vec<(char, Owner)>, bool) {
+    let owner = |c: &PdfPageTextChar<'_>| boxes.of(c);
+    let plain = layer.inside_rect(everywhere());
+    if fonts::suspect(&plain) {
+        if let Some(chars) = fonts::recover_with(layer, &owner) {
+            return (chars, true);
+        }
+    }
+    if plain.chars().any(is_rtl) {
+        return (logical_order_with(layer, &owner), false);
+    }
+    // UTF-16 units, then characters (a pair takes its first unit's owner; a lone
+    // surrogate becomes U+FFFD).
+    let units: Vec<(u32, Owner)> = layer
         .chars()
         .iter()
-        .map(|c| (c.unicode_value(), is_hidden(&c)))
+        .map(|c| (c.unicode_value(), owner(&c)))
         .collect();
-    let mut chars: Vec<(char, bool)> = Vec::with_capacity(units.len());
+    let mut chars: Vec<(char, Owner)> = Vec::with_capacity(units.len());
     let mut k = 0;
     while k < units.len() {
         let (u, h) = units[k];
@@ -85,6 +108,52 @@ pub(super) fn native_text_hiding(
         chars.push((c.unwrap_or('\u{FFFD}'), h));
         k += 1;
     }
+    (chars, false)
+}
+
+/// On a page whose font has no Unicode map, the findings' text as the cmap repair reads
+/// it (PDFium's text of their objects is the font's codes): each finding's characters, a
+/// space between runs.
+pub(super) fn repair_hidden_texts(layer: &PdfPageText<'_>, found: &mut [PageHidden]) {
+    // Two texts on one spot are listed as `a | b`; the others are runs of characters.
+    let boxes = HiddenBoxes::new(found, PageHidden::unseen);
+    if boxes.is_empty() || !fonts::suspect(&layer.inside_rect(everywhere())) {
+        return;
+    }
+    let Some(chars) = fonts::recover_with(layer, &|c| boxes.of(c)) else {
+        return;
+    };
+    let mut texts = vec![String::new(); found.len()];
+    let mut last: Owner = None;
+    for (c, owner) in chars {
+        if let Some(k) = owner {
+            if last != owner && !texts[k].is_empty() {
+                texts[k].push(' ');
+            }
+            texts[k].push(c);
+        }
+        last = owner;
+    }
+    for (h, t) in found.iter_mut().zip(texts) {
+        let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !t.is_empty() {
+            h.text = t;
+        }
+    }
+}
+
+/// A page's native text with the characters of the `hidden` findings' text objects
+/// between `⟦hidden: …⟧` (`mark`) or left out (`drop`; a line that held only hidden text
+/// goes with it). Built from the characters one by one, with the repairs of `page_text`
+/// made on them as on any page.
+pub(super) fn native_text_hiding(
+    page: &PdfPage<'_>,
+    layer: &PdfPageText<'_>,
+    hidden: &HiddenBoxes,
+    mark: bool,
+) -> String {
+    let (owned, _) = owned_chars(layer, hidden);
+    let chars = owned.into_iter().map(|(c, owner)| (c, owner.is_some()));
     let mut out = String::with_capacity(chars.len());
     let mut span = String::new();
     // Whitespace PDFium put after a hidden span: part of it when more hidden text follows.
@@ -129,12 +198,16 @@ pub(super) fn native_text_hiding(
     with_fields(page, out.replace("\r\n", "\n").replace(['\r', '\0'], "\n"))
 }
 
+/// A rectangle holding any page.
+fn everywhere() -> PdfRect {
+    PdfRect::new_from_values(-1.0e7, -1.0e7, 1.0e7, 1.0e7)
+}
+
 /// The page's text layer, all of it, with `\n` line breaks.
 fn page_text(layer: &PdfPageText<'_>) -> String {
     // `all()` keeps only text inside the page-size rectangle anchored at the origin, which
     // drops whole pages whose MediaBox starts elsewhere; ask for everything instead.
-    let everywhere = PdfRect::new_from_values(-1.0e7, -1.0e7, 1.0e7, 1.0e7);
-    let mut text = layer.inside_rect(everywhere);
+    let mut text = layer.inside_rect(everywhere());
     if text.is_empty() && layer.len() > 0 {
         // pdfium-render turns the whole page into "" when PDFium's UTF-16 holds one lone
         // surrogate; rebuild it character by character instead.
@@ -147,7 +220,10 @@ fn page_text(layer: &PdfPageText<'_>) -> String {
         }
     }
     if text.chars().any(is_rtl) {
-        text = logical_order(layer);
+        text = logical_order_with(layer, &|_| None)
+            .into_iter()
+            .map(|c| c.0)
+            .collect();
     }
     // PDFium separates lines with CRLF; NULs can appear from broken fonts.
     text.replace("\r\n", "\n").replace(['\r', '\0'], "\n")
@@ -187,37 +263,46 @@ fn cluster_is_visual(chars: &[char]) -> bool {
     }
 }
 
-/// Rebuild a page's text with right-to-left runs in logical order. Two things go wrong
-/// in real files (both seen in the corpus): a ligature glyph whose ToUnicode string lists
-/// its characters in visual order (all share one origin), and RTL glyphs drawn left to
-/// right in stream order (origins advance rightwards). Runs already logical are kept.
-fn logical_order(layer: &PdfPageText<'_>) -> String {
+/// Rebuild a page's text with right-to-left runs in logical order, each character with
+/// its `flag` (whether it is hidden). Two things go wrong in real files (both seen in the
+/// corpus): a ligature glyph whose ToUnicode string lists its characters in visual order
+/// (all share one origin), and RTL glyphs drawn left to right in stream order (origins
+/// advance rightwards). Runs already logical are kept.
+fn logical_order_with(
+    layer: &PdfPageText<'_>,
+    flag: &dyn Fn(&PdfPageTextChar<'_>) -> Owner,
+) -> Vec<(char, Owner)> {
     // Clusters: consecutive characters that come from one glyph (same origin).
-    let mut clusters: Vec<(Vec<char>, Option<f32>)> = Vec::new();
+    type Cluster = (Vec<(char, Owner)>, Option<f32>);
+    let mut clusters: Vec<Cluster> = Vec::new();
     for c in layer.chars().iter() {
         let Some(ch) = c.unicode_char() else { continue };
         let x = c.origin_x().ok().map(|x| x.value);
+        let item = (ch, flag(&c));
         match clusters.last_mut() {
             Some((chars, Some(px)))
-                if x == Some(*px) && !matches!(ch, '\r' | '\n') && !chars.ends_with(&['\n']) =>
+                if x == Some(*px)
+                    && !matches!(ch, '\r' | '\n')
+                    && chars.last().is_none_or(|l| l.0 != '\n') =>
             {
-                chars.push(ch)
+                chars.push(item)
             }
-            _ => clusters.push((vec![ch], x)),
+            _ => clusters.push((vec![item], x)),
         }
     }
     for (chars, _) in clusters.iter_mut() {
-        if cluster_is_visual(chars) {
+        let plain: Vec<char> = chars.iter().map(|c| c.0).collect();
+        if cluster_is_visual(&plain) {
             chars.reverse();
         }
     }
-    let rtl = |c: &(Vec<char>, Option<f32>)| c.0.iter().copied().any(is_rtl);
-    let space = |c: &(Vec<char>, Option<f32>)| c.0.iter().all(|ch| *ch == ' ');
-    let mut out = String::new();
+    let rtl = |c: &Cluster| c.0.iter().any(|ch| is_rtl(ch.0));
+    let space = |c: &Cluster| c.0.iter().all(|ch| ch.0 == ' ');
+    let mut out = Vec::new();
     let mut i = 0;
     while i < clusters.len() {
         if !rtl(&clusters[i]) {
-            out.extend(clusters[i].0.iter());
+            out.extend(clusters[i].0.iter().copied());
             i += 1;
             continue;
         }
@@ -235,9 +320,11 @@ fn logical_order(layer: &PdfPageText<'_>) -> String {
         let visual =
             xs.len() >= 2 && xs.windows(2).filter(|w| w[1] > w[0]).count() * 2 > xs.len() - 1;
         if visual {
-            run.iter().rev().for_each(|c| out.extend(c.0.iter()));
+            run.iter()
+                .rev()
+                .for_each(|c| out.extend(c.0.iter().copied()));
         } else {
-            run.iter().for_each(|c| out.extend(c.0.iter()));
+            run.iter().for_each(|c| out.extend(c.0.iter().copied()));
         }
         i = last + 1;
     }
