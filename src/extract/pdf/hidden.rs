@@ -395,9 +395,19 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
         return Vec::new();
     }
     // Their text, through the page's text layer (each object's own call would load one).
+    // Each object's text asked of PDFium once (each call walks the page's characters; the
+    // checks below ask again for the same objects, two layers of one paragraph many times).
+    let asked: std::cell::RefCell<std::collections::HashMap<usize, Option<String>>> =
+        Default::default();
     let text_of = |i: usize| -> Option<String> {
-        let t = objects.get(i)?.obj.as_text_object()?;
-        Some(text_page.for_object(t))
+        if let Some(t) = asked.borrow().get(&i) {
+            return t.clone();
+        }
+        let t = objects
+            .get(i)
+            .and_then(|o| o.obj.as_text_object().map(|t| text_page.for_object(t)));
+        asked.borrow_mut().insert(i, t.clone());
+        t
     };
     let letters = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).count();
     let squeeze = |s: &str| s.split_whitespace().collect::<String>();
@@ -420,11 +430,56 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
             suspects.push(("covered", i));
         }
     }
-    // Rendered only for candidates with words in them.
-    let candidates: Vec<(usize, Rect, (u8, u8, u8))> = candidates
+    // Rendered only for candidates with words in them whose ground is not known from the
+    // objects: light text with nothing drawn under it stands on the blank (white) page, and
+    // text whose last thing drawn under it is an opaque filled rectangle holding it (a
+    // slide's background, a box) stands on that rectangle's colour — a page with light gray
+    // credits on a slide's white background is not rendered for them.
+    let mut candidates: Vec<(usize, Rect, (u8, u8, u8))> = candidates
         .into_iter()
         .filter(|&(i, _, _)| text_of(i).is_some_and(|s| letters(&s) >= 2))
         .collect();
+    if let Some(last) = candidates.iter().map(|c| c.0).max() {
+        // What paints before the last candidate (paths filled or stroked, images,
+        // shadings), each box asked once.
+        let painted: Vec<(usize, Rect)> = objects[..last]
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.obj.object_type() != PdfPageObjectType::Text)
+            .filter_map(|(j, p)| Rect::of(p).map(|r| (j, r)))
+            .collect();
+        candidates.retain(|&(i, r, color)| {
+            let top = painted
+                .iter()
+                .take_while(|(j, _)| *j < i)
+                .filter(|(_, p)| p.overlap(&r) > 0.0)
+                .last();
+            let ground = match top {
+                None => Some((255, 255, 255)),
+                Some(&(j, box_)) => {
+                    let p = &objects[j];
+                    let plain_box = box_.holds(&r, 0.5)
+                        && opaque(&p.obj)
+                        && p.obj.as_path_object().is_some_and(|path| {
+                            path.fill_mode().is_ok_and(|m| m != PdfPathFillMode::None)
+                                && upright_rectangle(path, p.form)
+                        });
+                    plain_box
+                        .then(|| p.obj.fill_color().ok().map(rgb))
+                        .flatten()
+                }
+            };
+            match ground {
+                Some(g) => {
+                    if near(g, color) {
+                        suspects.push(("low_contrast", i));
+                    }
+                    false
+                }
+                None => true,
+            }
+        });
+    }
     if !candidates.is_empty() {
         suspects.extend(
             unseen(page, &candidates)
