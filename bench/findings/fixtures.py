@@ -51,6 +51,23 @@ EXPECTED = {
     }),
     "office/book.xlsx": (["--max-cells", "100000"], {("hidden_sheet", "sheet Hidden")}),
     "office/styles.xlsx": ([], {("hidden_row", "sheet Orders"), ("hidden_column", "sheet Orders")}),
+    # Inside form XObjects (a stamp form's ordinary words are the look-alike).
+    "pdf/hidden_forms.pdf": (["--ocr", "none"], {
+        ("invisible_render_mode", "page 1"), ("covered", "page 1"), ("tiny_text", "page 1"),
+        ("injection_pattern", "page 1"),
+    }),
+    # Pages whose text needs a repair (Hebrew in visual order; a font without a Unicode map).
+    "pdf/hidden_rtl.pdf": (["--ocr", "none"], {
+        ("invisible_render_mode", "page 1"), ("injection_pattern", "page 1"),
+    }),
+    "pdf/hidden_no_tounicode.pdf": (["--ocr", "none"], {
+        ("invisible_render_mode", "page 1"), ("injection_pattern", "page 1"),
+    }),
+    # Headers and footers: a picture's description, a hidden run and a white run.
+    "office/side_stories.docx": ([], {
+        ("alt_text", "paragraph 1"), ("injection_pattern", "paragraph 1"),
+        ("hidden_run", "paragraph 4"), ("white_text", "paragraph 5"),
+    }),
 }
 
 

@@ -13,10 +13,12 @@
 //! - `overlapping_different`: two different texts drawn on the same spot, the same size;
 //! - `low_contrast`: text painted at 10 % opacity or less, or in the colour of what is under
 //!   it. For the latter only light text, and text whose colour is near that of a filled
-//!   rectangle under it, are candidates; for those the page is rendered once and the pixels
-//!   inside the text's box looked at: where nearly all of them are within a small distance
-//!   of the text's own colour, nothing tells the text from its background (white on white,
-//!   black on a black box), whatever drew it.
+//!   rectangle under it, are candidates. A candidate's ground is known from the objects when
+//!   nothing is drawn under it (the white page) or the last thing drawn under it is an opaque
+//!   filled rectangle holding it (its fill); for the others the page is rendered once and
+//!   the pixels inside the text's box looked at: where nearly all of them are within a small
+//!   distance of the text's own colour, nothing tells the text from its background (white on
+//!   white, black on a black box), whatever drew it.
 //!
 //! Form XObjects (a stamp, an included figure, a template drawn with `Do`) are walked
 //! where they are drawn, their objects placed on the page by the forms' matrices, so text
