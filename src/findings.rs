@@ -3,7 +3,8 @@
 //! copy of ASCII: the decoded message is the snippet), zero-width characters inside words,
 //! bidi overrides that show text in another order than it is read, and words that mix Latin
 //! letters with look-alike Cyrillic or Greek ones. Scanned over the text a read returns,
-//! placed by page, slide, sheet or chapter and line; the text itself is left as it is.
+//! placed by page, slide, sheet or chapter and line; the text itself is left as it is,
+//! except in the text family with `hidden_text` `mark` or `drop` (`hide_invisible`).
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -272,64 +273,154 @@ pub fn finding(kind: &str, severity: &str, line: u64, snippet: String, chars: u6
     }
 }
 
+/// Where a line's characters hide something: runs of tag characters (not an emoji flag's),
+/// zero-width characters inside words, bidi overrides — by index in `chars`.
+#[derive(Default)]
+struct Invisible {
+    /// Tag runs: [start, end).
+    tags: Vec<(usize, usize)>,
+    zero_width: Vec<usize>,
+    bidi: Vec<usize>,
+}
+
+impl Invisible {
+    fn of(chars: &[char]) -> Self {
+        let mut out = Self::default();
+        // Tag characters: an invisible ASCII message (not the tags of an emoji flag, which
+        // follow U+1F3F4).
+        let tag = |c: char| ('\u{E0000}'..='\u{E007F}').contains(&c);
+        let mut i = 0;
+        while i < chars.len() {
+            if tag(chars[i]) {
+                let start = i;
+                while i < chars.len() && tag(chars[i]) {
+                    i += 1;
+                }
+                if !(start > 0 && chars[start - 1] == '\u{1F3F4}') {
+                    out.tags.push((start, i));
+                }
+                continue;
+            }
+            i += 1;
+        }
+        // Zero-width characters inside a word (splitting it so that it reads as another, or
+        // hiding a break): the invisible space and word joiners between letters or digits;
+        // ZWJ and ZWNJ only between two ASCII letters (Indic, Persian and emoji use them).
+        // Between words or markup they change nothing a model reads.
+        let word_at = |j: Option<usize>| j.is_some_and(|j| chars[j].is_alphanumeric());
+        out.zero_width = (0..chars.len())
+            .filter(|&i| {
+                if !is_zero_width(chars[i]) {
+                    return false;
+                }
+                let before = (0..i).rev().find(|&j| !is_zero_width(chars[j]));
+                let after = (i + 1..chars.len()).find(|&j| !is_zero_width(chars[j]));
+                match chars[i] {
+                    '\u{200C}' | '\u{200D}' => {
+                        before.is_some_and(|j| chars[j].is_ascii_alphabetic())
+                            && after.is_some_and(|j| chars[j].is_ascii_alphabetic())
+                    }
+                    _ => word_at(before) && word_at(after),
+                }
+            })
+            .collect();
+        // Bidi overrides: text shown in another order than it is read (embeddings and
+        // isolates are ordinary in right-to-left documents and are not flagged).
+        out.bidi = (0..chars.len())
+            .filter(|&i| matches!(chars[i], '\u{202D}' | '\u{202E}'))
+            .collect();
+        out
+    }
+
+    fn is_empty(&self) -> bool {
+        self.tags.is_empty() && self.zero_width.is_empty() && self.bidi.is_empty()
+    }
+}
+
+/// The message a run of tag characters spells (their ASCII, controls left out).
+fn tag_message(run: &[char]) -> String {
+    run.iter()
+        .filter_map(|c| char::from_u32(*c as u32 - 0xE0000))
+        .filter(|c| !c.is_control())
+        .collect()
+}
+
+/// `hidden_text` on what characters hide (the text family): each tag message marked as
+/// `⟦hidden: its decoded text⟧`, each zero-width character inside a word and each bidi
+/// override as `⟦hidden: U+200B⟧` (`mark`), or all of them left out (`drop`); the text
+/// otherwise as it was, line for line. And their findings, by the line (1-based) of the
+/// text they stand on — with the phrases of a dropped message, which the scan of the text
+/// returned cannot see.
+pub fn hide_invisible(text: &str, mark: bool) -> (String, Vec<Finding>) {
+    let mut out = String::with_capacity(text.len());
+    let mut found = Vec::new();
+    for (i, line) in crate::extract::text::split_lines(text)
+        .into_iter()
+        .enumerate()
+    {
+        if line.is_ascii() {
+            out.push_str(line);
+            continue;
+        }
+        let chars: Vec<char> = line.chars().collect();
+        let inv = Invisible::of(&chars);
+        if inv.is_empty() {
+            out.push_str(line);
+            continue;
+        }
+        let n = i as u64 + 1;
+        let body = line.trim_end_matches(['\n', '\r']);
+        found.extend(scan_line(body, n).into_iter().filter(|f| {
+            matches!(
+                f.kind.as_str(),
+                "tag_characters" | "zero_width" | "bidi_override"
+            )
+        }));
+        let mut k = 0;
+        while k < chars.len() {
+            if let Some(&(a, b)) = inv.tags.iter().find(|t| t.0 == k) {
+                let message = tag_message(&chars[a..b]);
+                if mark {
+                    out.push_str("⟦hidden");
+                    if !message.is_empty() {
+                        out.push_str(": ");
+                        out.push_str(&message);
+                    }
+                    out.push('⟧');
+                } else if instruction_like(&message) {
+                    found.extend(injection(&message, n));
+                }
+                k = b;
+                continue;
+            }
+            if inv.zero_width.binary_search(&k).is_ok() || inv.bidi.binary_search(&k).is_ok() {
+                if mark {
+                    out.push_str(&format!("⟦hidden: U+{:04X}⟧", chars[k] as u32));
+                }
+                k += 1;
+                continue;
+            }
+            out.push(chars[k]);
+            k += 1;
+        }
+    }
+    (out, found)
+}
+
 fn scan_line(line: &str, n: u64) -> Vec<Finding> {
     let mut out = Vec::new();
     let chars: Vec<char> = line.chars().collect();
-    // Tag characters: an invisible ASCII message (not the tags of an emoji flag, which
-    // follow U+1F3F4).
-    let mut i = 0;
-    while i < chars.len() {
-        if ('\u{E0000}'..='\u{E007F}').contains(&chars[i]) {
-            let start = i;
-            while i < chars.len() && ('\u{E0000}'..='\u{E007F}').contains(&chars[i]) {
-                i += 1;
-            }
-            let flag = start > 0 && chars[start - 1] == '\u{1F3F4}';
-            if !flag {
-                let message: String = chars[start..i]
-                    .iter()
-                    .filter_map(|c| char::from_u32(*c as u32 - 0xE0000))
-                    .filter(|c| !c.is_control())
-                    .collect();
-                out.push(finding(
-                    "tag_characters",
-                    "high",
-                    n,
-                    message,
-                    (i - start) as u64,
-                ));
-            }
-            continue;
-        }
-        i += 1;
+    let inv = Invisible::of(&chars);
+    for &(start, end) in &inv.tags {
+        out.push(finding(
+            "tag_characters",
+            "high",
+            n,
+            tag_message(&chars[start..end]),
+            (end - start) as u64,
+        ));
     }
-    // Zero-width characters inside a word (splitting it so that it reads as another, or
-    // hiding a break): the invisible space and word joiners between letters or digits; ZWJ
-    // and ZWNJ only between two ASCII letters (Indic, Persian and emoji use them). Between
-    // words or markup they change nothing a model reads.
-    let word_at = |j: Option<usize>| j.is_some_and(|j| chars[j].is_alphanumeric());
-    let zw: Vec<usize> = (0..chars.len())
-        .filter(|&i| {
-            if !is_zero_width(chars[i]) {
-                return false;
-            }
-            let before = (0..i).rev().find(|&j| !is_zero_width(chars[j]));
-            let after = (i + 1..chars.len()).find(|&j| !is_zero_width(chars[j]));
-            match chars[i] {
-                '\u{200C}' | '\u{200D}' => {
-                    before.is_some_and(|j| chars[j].is_ascii_alphabetic())
-                        && after.is_some_and(|j| chars[j].is_ascii_alphabetic())
-                }
-                _ => word_at(before) && word_at(after),
-            }
-        })
-        .collect();
-    // Bidi overrides: text shown in another order than it is read (embeddings and isolates
-    // are ordinary in right-to-left documents and are not flagged).
-    let bidi: Vec<usize> = (0..chars.len())
-        .filter(|&i| matches!(chars[i], '\u{202D}' | '\u{202E}'))
-        .collect();
-    for (kind, at) in [("zero_width", zw), ("bidi_override", bidi)] {
+    for (kind, at) in [("zero_width", inv.zero_width), ("bidi_override", inv.bidi)] {
         if let Some(&first) = at.first() {
             out.push(finding(
                 kind,

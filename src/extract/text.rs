@@ -25,11 +25,81 @@ impl Extractor for TextExtractor {
             Format::Text(k @ (TextKind::Csv | TextKind::Tsv)) => Some(k),
             _ => None,
         };
-        match table {
-            Some(kind) if req.markdown() => table_markdown(&bytes, kind, req, limits),
-            _ => extract_bytes(&bytes, markup, table, req, limits),
+        let mark = match req.hidden_text {
+            Some(crate::options::HiddenText::Mark) => true,
+            Some(crate::options::HiddenText::Drop) => false,
+            _ => {
+                return match table {
+                    Some(kind) if req.markdown() => table_markdown(&bytes, kind, req, limits),
+                    _ => extract_bytes(&bytes, markup, table, req, limits),
+                }
+            }
+        };
+        // `mark`/`drop`: what the characters hide (tag messages, zero-width characters
+        // inside words, bidi overrides) marked or left out of the decoded text, which is
+        // then read as any text is — its lines, budgets, `char_count` and `next` are the
+        // text returned's. Byte windows read the file's own bytes.
+        if req.byte_offset.is_some() || req.byte_length.is_some() {
+            return Err(ApiError::new(
+                crate::error::ErrorCode::UnsupportedOption,
+                "hidden_text `mark` and `drop` change the text; byte_offset/byte_length read the file's own bytes",
+            )
+            .with_hint("Read by lines (offset/limit) to mark or drop hidden characters, or leave hidden_text out to read bytes."));
         }
+        let det = encoding::detect(&bytes, markup);
+        let (shown, hidden) =
+            crate::findings::hide_invisible(&det.encoding.decode(&bytes[det.bom_len..]), mark);
+        let mut ex = match table {
+            Some(kind) if req.markdown() => {
+                let mut ex = table_markdown(shown.as_bytes(), kind, req, limits)?;
+                // The table's lines are its records: the findings keep the page's line only
+                // in their place, not as a line of the table.
+                ex.findings = hidden
+                    .into_iter()
+                    .map(|mut f| {
+                        f.line = 0;
+                        f
+                    })
+                    .collect();
+                ex
+            }
+            _ => {
+                let mut ex = extract_bytes(shown.as_bytes(), false, table, req, limits)?;
+                ex.findings = lines_shown(hidden, req, &ex)?;
+                ex
+            }
+        };
+        ex.report.encoding = Some(det.encoding.name().to_string());
+        ex.report.encoding_confidence = Some(det.confidence.as_str().to_string());
+        ex.report.size = Some(bytes.len() as u64);
+        Ok(ex)
     }
+}
+
+/// Findings placed by the line of a whole text, for the lines a read returned: those on
+/// the lines shown, renumbered as the text returned is (a query searched the whole text:
+/// every finding, by the text's lines).
+fn lines_shown(
+    found: Vec<crate::findings::Finding>,
+    req: &ReadRequest,
+    ex: &Extraction,
+) -> Result<Vec<crate::findings::Finding>, ApiError> {
+    if req.query.is_some() || req.byte_offset.is_some() || req.byte_length.is_some() {
+        return Ok(found);
+    }
+    let first = options::count("offset", req.offset, 0)?.unwrap_or(0) + 1;
+    let shown = match ex.text.rfind(crate::envelope::TRUNCATION_LINE) {
+        Some(cut) => ex.text[..cut].lines().count(),
+        None => ex.text.lines().count(),
+    } as u64;
+    Ok(found
+        .into_iter()
+        .filter(|f| (first..first + shown).contains(&f.line))
+        .map(|mut f| {
+            f.line -= first - 1;
+            f
+        })
+        .collect())
 }
 
 /// CSV/TSV as Markdown: one GFM pipe table, the first record its header, one line per
@@ -128,24 +198,7 @@ impl Extractor for HtmlExtractor {
         ex.report.size = Some(bytes.len() as u64);
         // Counted over the lines returned, numbered as the text returned is (a query or a
         // byte window searched or read the whole page: every finding, by the page's lines).
-        ex.findings =
-            if req.query.is_none() && req.byte_offset.is_none() && req.byte_length.is_none() {
-                let first = options::count("offset", req.offset, 0)?.unwrap_or(0) + 1;
-                let shown = match ex.text.rfind(crate::envelope::TRUNCATION_LINE) {
-                    Some(cut) => ex.text[..cut].lines().count(),
-                    None => ex.text.lines().count(),
-                } as u64;
-                findings
-                    .into_iter()
-                    .filter(|f| (first..first + shown).contains(&f.line))
-                    .map(|mut f| {
-                        f.line -= first - 1;
-                        f
-                    })
-                    .collect()
-            } else {
-                findings
-            };
+        ex.findings = lines_shown(findings, req, &ex)?;
         ex.warnings.extend(super::html::left_out_warning(
             &rendered.hidden,
             mode,

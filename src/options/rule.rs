@@ -38,7 +38,7 @@ macro_rules! text_options {
     };
 }
 
-const TEXT: &[&str] = text_options!();
+const TEXT: &[&str] = text_options!("hidden_text");
 const PDF: &[&str] = &[
     "pages",
     "query",
@@ -70,7 +70,7 @@ macro_rules! paragraph_options {
 const ODT: &[&str] = paragraph_options!();
 const WORD: &[&str] = paragraph_options!("hidden_text");
 const EPUB: &[&str] = &["chapters", "query", "query_mode", "context_lines"];
-const TABLE_TEXT: &[&str] = text_options!("profile");
+const TABLE_TEXT: &[&str] = text_options!("profile", "hidden_text");
 const HTML: &[&str] = text_options!("raw", "hidden_text");
 const SHEETS: &[&str] = &[
     "sheet",

@@ -45,16 +45,17 @@ FILES = _load_files("file_ids.json")
 
 # Options each format family takes besides deadline_ms and max_chars (src/options.rs).
 OPTIONS = {
-    "text": {"offset", "limit", "byte_offset", "byte_length", "query", "query_mode", "context_lines", "profile"},
+    "text": {"offset", "limit", "byte_offset", "byte_length", "query", "query_mode", "context_lines", "profile",
+             "hidden_text"},
     "html": {"offset", "limit", "byte_offset", "byte_length", "query", "query_mode", "context_lines", "raw",
              "hidden_text"},
     "pdf": {"pages", "query", "query_mode", "context_lines", "min_text_per_page", "ocr", "ocr_lang",
-            "password", "include_boxes"},
-    "pptx": {"pages"},
+            "password", "include_boxes", "hidden_text"},
+    "pptx": {"pages", "hidden_text"},
     "docx": {"mode", "max_paragraphs", "paragraph_offset", "query", "query_mode", "context_lines", "hidden_text"},
-    "excel": {"sheet", "sheets_after", "range", "max_cells", "profile"},
+    "excel": {"sheet", "sheets_after", "range", "max_cells", "profile", "hidden_text"},
     "image": {"min_text_per_page", "ocr", "ocr_lang", "include_boxes"},
-    "email": {"offset", "limit"},
+    "email": {"offset", "limit", "hidden_text"},
 }
 ANY_FORMAT = {"deadline_ms", "max_chars", "max_tokens", "output", "file_id", "path"}
 
