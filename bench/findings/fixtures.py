@@ -63,6 +63,8 @@ EXPECTED = {
     "pdf/hidden_no_tounicode.pdf": (["--ocr", "none"], {
         ("invisible_render_mode", "page 1"), ("injection_pattern", "page 1"),
     }),
+    # An e-book chapter's hidden element.
+    "office/hidden.epub": ([], {("hidden_element", "chapter 2"), ("injection_pattern", "chapter 2")}),
     # Headers and footers: a picture's description, a hidden run and a white run.
     "office/side_stories.docx": ([], {
         ("alt_text", "paragraph 1"), ("injection_pattern", "paragraph 1"),

@@ -247,6 +247,15 @@ impl Extractor for EpubExtractor {
             "book",
             &mut warnings,
         )?;
+        // What a reader hides (`display:none`, …): left out as a browser does, unless
+        // `hidden_text` keeps or marks it; listed by chapter and line either way.
+        use super::html::HiddenMode;
+        let mode = match req.hidden_text {
+            Some(crate::options::HiddenText::Keep) => HiddenMode::Keep,
+            Some(crate::options::HiddenText::Mark) => HiddenMode::Mark,
+            _ => HiddenMode::Drop,
+        };
+        let mut hidden: Vec<(u64, super::html::Hidden)> = Vec::new();
         let mut blocks: Vec<(u64, String)> = Vec::with_capacity(selected.len());
         for &n in &selected {
             let path = &book.spine[(n - 1) as usize];
@@ -260,10 +269,11 @@ impl Extractor for EpubExtractor {
                 Some(t) => format!("--- Chapter {n}: {t} ---\n"),
                 None => format!("--- Chapter {n} ---\n"),
             };
-            let text = super::html::to_text(&html);
-            if !text.trim().is_empty() {
-                block.push_str(&text);
+            let rendered = super::html::render_as(&html, false, mode);
+            if !rendered.text.trim().is_empty() {
+                block.push_str(&rendered.text);
             }
+            hidden.extend(rendered.hidden.into_iter().map(|h| (n, h)));
             blocks.push((n, block));
         }
         let report = |shown: &[u64]| Report {
@@ -272,10 +282,35 @@ impl Extractor for EpubExtractor {
             title: book.title.clone(),
             ..Default::default()
         };
+        // The hidden elements of the chapters read, placed by chapter and line (after the
+        // chapter's marker line, as the text's units count).
+        let findings_of = |chapters: &[u64]| -> Vec<crate::findings::Finding> {
+            let of_read: Vec<(&super::html::Hidden, u64, u64)> = hidden
+                .iter()
+                .filter(|(n, _)| chapters.contains(n))
+                .map(|(n, h)| (h, *n, h.line as u64))
+                .collect();
+            let mut out = Vec::new();
+            for (h, n, line) in of_read {
+                for mut f in super::html::hidden_findings([(h, line)], mode) {
+                    f.place.chapter = Some(n);
+                    out.push(f);
+                }
+            }
+            out
+        };
+        let all_hidden: Vec<super::html::Hidden> = hidden.iter().map(|(_, h)| h.clone()).collect();
+        warnings.extend(super::html::left_out_warning(
+            &all_hidden,
+            mode,
+            "a reader does not show",
+            "`hidden_text: \"keep\"` or `\"mark\"` brings them back",
+        ));
         if let Some(q) = query {
             let all: String = blocks.iter().map(|(_, b)| b.as_str()).collect();
             let mut ex = crate::envelope::query_answer(&all, &q, max_chars, report(&selected));
             ex.warnings.splice(0..0, warnings);
+            ex.findings = findings_of(&selected);
             return Ok(ex);
         }
         let char_count: usize = blocks.iter().map(|(_, b)| b.chars().count()).sum();
@@ -290,6 +325,7 @@ impl Extractor for EpubExtractor {
         let mut ex = Extraction {
             char_count: char_count as u64,
             report: report(&shown),
+            findings: findings_of(&shown),
             ..Default::default()
         };
         if rest.is_empty() {

@@ -225,14 +225,14 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub include_styles: Option<bool>,
-    /// HTML, e-mail, Word, workbooks, PowerPoint, PDF, the text family: what becomes of text
+    /// HTML, e-mail, EPUB, Word, workbooks, PowerPoint, PDF, the text family: what becomes of text
     /// a person does not see (HTML's hidden elements, Word's hidden runs, hidden sheets, rows,
     /// columns and slides, PDF text drawn invisible, tiny, off the page, covered or in its
     /// background's colour; in text files, tag characters, zero-width characters inside
     /// words and bidi overrides — not with byte windows):
     /// `keep` (in the text, as if shown), `mark` (kept between `⟦hidden: …⟧` markers) or
-    /// `drop` (left out). The default is what each shows: HTML and an e-mail's HTML body
-    /// `drop` (what a browser shows), the others `keep`. Either way `security.findings`
+    /// `drop` (left out). The default is what each shows: HTML, an e-mail's HTML body and
+    /// EPUB chapters `drop` (what a browser shows), the others `keep`. Either way `security.findings`
     /// lists what was hidden.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]

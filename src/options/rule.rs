@@ -69,7 +69,13 @@ macro_rules! paragraph_options {
 }
 const ODT: &[&str] = paragraph_options!();
 const WORD: &[&str] = paragraph_options!("hidden_text");
-const EPUB: &[&str] = &["chapters", "query", "query_mode", "context_lines"];
+const EPUB: &[&str] = &[
+    "chapters",
+    "query",
+    "query_mode",
+    "context_lines",
+    "hidden_text",
+];
 const TABLE_TEXT: &[&str] = text_options!("profile", "hidden_text");
 const HTML: &[&str] = text_options!("raw", "hidden_text");
 const SHEETS: &[&str] = &[
