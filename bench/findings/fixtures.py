@@ -63,6 +63,11 @@ EXPECTED = {
     "pdf/hidden_no_tounicode.pdf": (["--ocr", "none"], {
         ("invisible_render_mode", "page 1"), ("injection_pattern", "page 1"),
     }),
+    # OpenDocument: hidden spans, section, fields and paragraph; hidden slides.
+    "office/hidden.odt": ([], {("hidden_run", "paragraph 0"), ("injection_pattern", "line 1"),
+                               ("hidden_run", "paragraph 1"), ("hidden_run", "paragraph 2"),
+                               ("hidden_run", "paragraph 3")}),
+    "office/hidden_slide.odp": ([], {("hidden_slide", "slide 2"), ("hidden_slide", "slide 3")}),
     # An e-book chapter's hidden element.
     "office/hidden.epub": ([], {("hidden_element", "chapter 2"), ("injection_pattern", "chapter 2")}),
     # Headers and footers: a picture's description, a hidden run and a white run.

@@ -1016,6 +1016,34 @@ fn hidden_findings(
     next: Option<&Next>,
     mode: HiddenText,
 ) -> Result<Vec<crate::findings::Finding>, ApiError> {
+    block_findings(
+        blocks,
+        hidden.iter().map(|(at, how, text)| {
+            (
+                *at,
+                how.kind(),
+                how.why(),
+                text.as_str(),
+                // Not in the text returned: a picture's description.
+                *how == Hiding::AltText,
+            )
+        }),
+        req,
+        next,
+        mode,
+    )
+}
+
+/// Hidden text of a document read by blocks (Word, OpenDocument text) in the blocks the
+/// read returned, as findings placed by block: (block, kind, how, text, never in the
+/// text). A comment stays in the text whatever `mode` says; the rest is left out by `drop`.
+pub(super) fn block_findings<'a>(
+    blocks: usize,
+    hidden: impl Iterator<Item = (usize, &'static str, &'static str, &'a str, bool)>,
+    req: &ReadRequest,
+    next: Option<&Next>,
+    mode: HiddenText,
+) -> Result<Vec<crate::findings::Finding>, ApiError> {
     let start = options::count("paragraph_offset", req.paragraph_offset, 0)?.unwrap_or(0) as usize;
     // A block longer than max_chars is shown only in part: `next` reads it again.
     let end = next
@@ -1023,17 +1051,17 @@ fn hidden_findings(
         .map_or(blocks, |n| n as usize)
         .max(start + usize::from(next.is_some_and(|n| n.max_chars.is_some())));
     let mut out = Vec::new();
-    for (at, how, text) in hidden.iter().filter(|(at, _, _)| (start..end).contains(at)) {
+    for (at, kind, how, text, outside) in hidden.filter(|h| (start..end).contains(&h.0)) {
         for mut f in crate::findings::hidden(
-            how.kind(),
-            Some(how.why()),
+            kind,
+            Some(how),
             "low",
             text,
             0,
             // Not in the text returned: a picture's description, or what `drop` left out.
-            *how == Hiding::AltText || (mode == HiddenText::Drop && *how != Hiding::Comment),
+            outside || (mode == HiddenText::Drop && kind != "comment"),
         ) {
-            f.place.paragraph = Some(*at as u64);
+            f.place.paragraph = Some(at as u64);
             out.push(f);
         }
     }

@@ -14,7 +14,7 @@ use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::Extraction;
 use crate::error::{ApiError, ErrorCode};
-use crate::options::{select_pages, ReadRequest};
+use crate::options::{select_pages, HiddenText, ReadRequest};
 
 pub struct OdtExtractor;
 pub struct OdpExtractor;
@@ -32,16 +32,59 @@ struct ListLevel {
     start: u32,
 }
 
-/// List styles by name, and the outline style (under the name "").
+/// List styles by name, and the outline style (under the name ""); and the styles that
+/// hide (issue #21): text styles with `text:display="none"`, and drawing-page styles with
+/// their parent and `presentation:visibility` (a slide's visibility is on its style, which
+/// may inherit it).
 #[derive(Default)]
 struct Styles {
     lists: HashMap<String, Vec<ListLevel>>,
+    hiding: std::collections::HashSet<String>,
+    pages: HashMap<String, (Option<String>, Option<bool>)>,
 }
 
 impl Styles {
+    /// Whether the drawing-page style `name` (or the one it inherits from) hides its slide.
+    fn page_hidden(&self, name: &str) -> bool {
+        let mut name = name;
+        for _ in 0..16 {
+            match self.pages.get(name) {
+                Some((_, Some(hidden))) => return *hidden,
+                Some((Some(parent), None)) => name = parent,
+                _ => return false,
+            }
+        }
+        false
+    }
+
     fn parse(&mut self, xml: &[u8], depth: usize) -> Result<(), ApiError> {
         let mut cur: Option<String> = None;
+        // The open `style:style`: its name and family.
+        let mut style: Option<(String, String)> = None;
         walk(xml, depth, |n| match n {
+            Node::Open("style", a) => {
+                let name = attr(a, "name").unwrap_or("").to_string();
+                let family = attr(a, "family").unwrap_or("").to_string();
+                if family == "drawing-page" {
+                    self.pages
+                        .entry(name.clone())
+                        .or_insert((attr(a, "parent-style-name").map(str::to_string), None));
+                }
+                style = Some((name, family));
+            }
+            Node::Close("style") => style = None,
+            Node::Open("text-properties", a) if attr(a, "display") == Some("none") => {
+                if let Some((name, _)) = &style {
+                    self.hiding.insert(name.clone());
+                }
+            }
+            Node::Open("drawing-page-properties", a) => {
+                if let (Some((name, _)), Some(v)) = (&style, attr(a, "visibility")) {
+                    if let Some(page) = self.pages.get_mut(name) {
+                        page.1 = Some(v == "hidden");
+                    }
+                }
+            }
             Node::Open("list-style", a) => cur = attr(a, "name").map(str::to_string),
             Node::Open("outline-style", _) => cur = Some(String::new()),
             Node::Close("list-style" | "outline-style") => cur = None,
@@ -145,6 +188,11 @@ struct Content {
     endnotes: Vec<Block>,
     comments: Vec<Block>,
     slides: usize,
+    /// Slides hidden in the slide show (`presentation:visibility="hidden"`, on the page or
+    /// its style).
+    hidden_slides: Vec<usize>,
+    /// Hidden text in the body (issue #21): the block it is in, how it hides, its text.
+    hidden: Vec<(usize, &'static str, String)>,
 }
 
 /// An open list: its style and nesting.
@@ -152,8 +200,23 @@ struct OpenList {
     style: String,
 }
 
-fn parse_content(xml: &[u8], depth: usize, styles: &Styles) -> Result<Content, ApiError> {
+fn parse_content(
+    xml: &[u8],
+    depth: usize,
+    styles: &Styles,
+    mode: HiddenText,
+) -> Result<Content, ApiError> {
     let mut c = Content::default();
+    // What hides text (issue #21): spans whose style says `text:display="none"`, sections
+    // displayed `none`, hidden-text fields that are hidden — each open one, whether it
+    // hides; and a hidden-paragraph field hides its whole paragraph.
+    let mut spans: Vec<bool> = Vec::new();
+    let mut sections: Vec<bool> = Vec::new();
+    let mut field = false;
+    let mut para_hidden = false;
+    // The open paragraph's hidden text (how, text), and whether the last text was hidden.
+    let mut hidden_here: Vec<(&'static str, String)> = Vec::new();
+    let mut last_hidden = false;
     // Open paragraphs (text, label) — a frame's or note's paragraph opens inside another.
     // Open paragraphs: text, and what it is — a heading, a list item or a paragraph.
     let mut paras: Vec<(String, Kind)> = Vec::new();
@@ -187,9 +250,29 @@ fn parse_content(xml: &[u8], depth: usize, styles: &Styles) -> Result<Content, A
                 | "variable-decls" | "forms" | "page-thumbnail",
                 _,
             ) => skip = 1,
-            Node::Open("page", _) => {
+            Node::Open("page", a) => {
                 c.slides += 1;
                 slide = c.slides;
+                if attr(a, "visibility") == Some("hidden")
+                    || attr(a, "style-name").is_some_and(|s| styles.page_hidden(s))
+                {
+                    c.hidden_slides.push(slide);
+                }
+            }
+            Node::Open("span", a) => {
+                spans.push(attr(a, "style-name").is_some_and(|s| styles.hiding.contains(s)))
+            }
+            Node::Close("span") => {
+                spans.pop();
+            }
+            Node::Open("section", a) => sections.push(attr(a, "display") == Some("none")),
+            Node::Close("section") => {
+                sections.pop();
+            }
+            Node::Open("hidden-text", a) => field = attr(a, "is-hidden") == Some("true"),
+            Node::Close("hidden-text") => field = false,
+            Node::Open("hidden-paragraph", a) => {
+                para_hidden |= attr(a, "is-hidden") == Some("true")
             }
             Node::Open("notes", _) => in_notes = true,
             Node::Close("notes") => in_notes = false,
@@ -288,9 +371,40 @@ fn parse_content(xml: &[u8], depth: usize, styles: &Styles) -> Result<Content, A
                 paras.push((String::new(), kind));
             }
             Node::Text(t) => {
-                if let Some(p) = paras.last_mut() {
+                let how = if sections.iter().any(|h| *h) {
+                    Some("a hidden section (text:display none)")
+                } else if spans.iter().any(|h| *h) {
+                    Some("a style with text:display none")
+                } else if field {
+                    Some("a hidden-text field")
+                } else {
+                    None
+                };
+                let Some(p) = paras.last_mut() else { return };
+                let Some(how) = how else {
                     p.0.push_str(t);
+                    last_hidden = false;
+                    return;
+                };
+                match hidden_here.last_mut() {
+                    Some((h, text)) if *h == how && last_hidden => text.push_str(t),
+                    _ => hidden_here.push((how, t.to_string())),
                 }
+                match mode {
+                    HiddenText::Keep => p.0.push_str(t),
+                    HiddenText::Drop => {}
+                    HiddenText::Mark => {
+                        // Hidden text one piece after another shares one marker.
+                        if last_hidden && p.0.ends_with('⟧') {
+                            p.0.pop();
+                        } else {
+                            p.0.push_str("⟦hidden: ");
+                        }
+                        p.0.push_str(t);
+                        p.0.push('⟧');
+                    }
+                }
+                last_hidden = true;
             }
             Node::Open("s", a) => {
                 let n: usize = attr(a, "c")
@@ -312,9 +426,28 @@ fn parse_content(xml: &[u8], depth: usize, styles: &Styles) -> Result<Content, A
                 }
             }
             Node::Close("p" | "h") => {
-                let Some((text, kind)) = paras.pop() else {
+                let Some((mut text, kind)) = paras.pop() else {
                     return;
                 };
+                last_hidden = false;
+                if paras.is_empty() && std::mem::take(&mut para_hidden) && !text.trim().is_empty() {
+                    // A hidden-paragraph field: the whole paragraph.
+                    hidden_here.clear();
+                    hidden_here.push(("a hidden-paragraph field", text.clone()));
+                    text = match mode {
+                        HiddenText::Keep => text,
+                        HiddenText::Drop => String::new(),
+                        HiddenText::Mark => format!("⟦hidden: {}⟧", text.trim()),
+                    };
+                }
+                // Listed in the body only (as Word's are): placed by the block the paragraph
+                // becomes, or the table it is in.
+                let listed = annotation.is_none() && notes.is_empty() && slide == 0;
+                for (how, t) in hidden_here.drain(..) {
+                    if listed && !t.trim().is_empty() {
+                        c.hidden.push((c.body.len(), how, t));
+                    }
+                }
                 if let Some((_, ps)) = annotation.as_mut() {
                     ps.push(text.trim().to_string());
                     return;
@@ -470,7 +603,10 @@ fn headers_footers(xml: &[u8], depth: usize) -> Result<(Vec<Block>, Vec<Block>),
 }
 
 /// content.xml parsed, with the list styles of both parts.
-fn read_content(pkg: &mut Package) -> Result<(Content, Option<Vec<u8>>), ApiError> {
+fn read_content(
+    pkg: &mut Package,
+    mode: HiddenText,
+) -> Result<(Content, Option<Vec<u8>>), ApiError> {
     let depth = pkg.limits().max_xml_depth;
     let content = pkg
         .read("content.xml")?
@@ -481,7 +617,7 @@ fn read_content(pkg: &mut Package) -> Result<(Content, Option<Vec<u8>>), ApiErro
         styles.parse(x, depth)?;
     }
     styles.parse(&content, depth)?;
-    Ok((parse_content(&content, depth, &styles)?, styles_xml))
+    Ok((parse_content(&content, depth, &styles, mode)?, styles_xml))
 }
 
 impl Extractor for OdtExtractor {
@@ -492,7 +628,9 @@ impl Extractor for OdtExtractor {
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
         let mut pkg = Package::open(&input.path, limits.package)?;
-        let (content, styles_xml) = read_content(&mut pkg)?;
+        let mode = req.hidden_text.unwrap_or(HiddenText::Keep);
+        let (content, styles_xml) = read_content(&mut pkg, mode)?;
+        let hidden = content.hidden;
         let mut blocks: Vec<Block> = content.body.into_iter().map(|(_, _, b)| b).collect();
         let paragraphs = blocks.iter().filter(|b| b.is_paragraph()).count();
         let tables = blocks
@@ -515,7 +653,17 @@ impl Extractor for OdtExtractor {
                 blocks.extend(side);
             }
         }
-        serve_blocks(&blocks, paragraphs, tables, req, limits)
+        let mut ex = serve_blocks(&blocks, paragraphs, tables, req, limits)?;
+        ex.findings = super::docx::block_findings(
+            blocks.len(),
+            hidden
+                .iter()
+                .map(|(at, how, text)| (*at, "hidden_run", *how, text.as_str(), false)),
+            req,
+            ex.next.as_ref(),
+            mode,
+        )?;
+        Ok(ex)
     }
 }
 
@@ -528,7 +676,8 @@ impl Extractor for OdpExtractor {
     ) -> Result<Extraction, ApiError> {
         let max_chars = req.max_chars(limits.max_chars)?;
         let mut pkg = Package::open(&input.path, limits.package)?;
-        let (content, _) = read_content(&mut pkg)?;
+        let mode = req.hidden_text.unwrap_or(HiddenText::Keep);
+        let (content, _) = read_content(&mut pkg, mode)?;
         let total = content.slides as u64;
         let mut warnings = Vec::new();
         let selected = select_pages(
@@ -557,7 +706,18 @@ impl Extractor for OdpExtractor {
                         .filter(move |(s, in_notes, _)| *s as u64 == n && *in_notes == notes)
                         .map(|(_, _, b)| line(b))
                 };
-                let mut block = format!("--- Slide {n} ---\n");
+                // A slide hidden in the slide show (issue #21): read as any other (keep),
+                // `⟦hidden⟧` in its marker line (mark), or only its marker line (drop).
+                let hidden = content.hidden_slides.contains(&(n as usize));
+                let mark = match (hidden, mode) {
+                    (false, _) | (true, HiddenText::Keep) => "",
+                    (true, HiddenText::Mark) => " ⟦hidden⟧",
+                    (true, HiddenText::Drop) => " ⟦hidden: left out⟧",
+                };
+                let mut block = format!("--- Slide {n}{mark} ---\n");
+                if hidden && mode == HiddenText::Drop {
+                    return (n, block);
+                }
                 block.extend(on(false));
                 let notes: String = on(true).collect();
                 if !notes.is_empty() {
@@ -567,6 +727,30 @@ impl Extractor for OdpExtractor {
                 (n, block)
             })
             .collect();
-        super::pptx::serve_slides(blocks, &selected, total, warnings, max_chars)
+        let mut ex = super::pptx::serve_slides(blocks, &selected, total, warnings, max_chars)?;
+        // The hidden slides among those shown (before `next`'s).
+        let rest = ex
+            .next
+            .as_ref()
+            .and_then(|n| n.pages.clone())
+            .unwrap_or_default();
+        let unread = crate::options::parse_spans(&rest).unwrap_or_default();
+        ex.findings = selected
+            .iter()
+            .filter(|&&n| content.hidden_slides.contains(&(n as usize)))
+            .filter(|&&n| !unread.iter().any(|&(a, b)| (a..=b).contains(&n)))
+            .map(|&n| {
+                let mut f = crate::findings::finding(
+                    "hidden_slide",
+                    "low",
+                    0,
+                    format!("slide {n} is hidden in the slide show"),
+                    0,
+                );
+                f.place.slide = Some(n);
+                f
+            })
+            .collect();
+        Ok(ex)
     }
 }

@@ -225,7 +225,8 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub include_styles: Option<bool>,
-    /// HTML, e-mail, EPUB, Word, workbooks, PowerPoint, PDF, the text family: what becomes of text
+    /// HTML, e-mail, EPUB, Word, OpenDocument, workbooks, PowerPoint, PDF, the text family:
+    /// what becomes of text
     /// a person does not see (HTML's hidden elements, Word's hidden runs, hidden sheets, rows,
     /// columns and slides, PDF text drawn invisible, tiny, off the page, covered or in its
     /// background's colour; in text files, tag characters, zero-width characters inside

@@ -51,7 +51,7 @@ const PDF: &[&str] = &[
     "include_boxes",
     "hidden_text",
 ];
-const SLIDES: &[&str] = &["pages"];
+const SLIDES: &[&str] = &["pages", "hidden_text"];
 const PPTX: &[&str] = &["pages", "hidden_text"];
 /// The options of documents read by paragraphs (OpenDocument text, Word), plus `extra`.
 macro_rules! paragraph_options {
@@ -67,7 +67,7 @@ macro_rules! paragraph_options {
         ]
     };
 }
-const ODT: &[&str] = paragraph_options!();
+const ODT: &[&str] = paragraph_options!("hidden_text");
 const WORD: &[&str] = paragraph_options!("hidden_text");
 const EPUB: &[&str] = &[
     "chapters",
