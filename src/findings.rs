@@ -308,13 +308,32 @@ impl Invisible {
         // ZWJ and ZWNJ only between two ASCII letters (Indic, Persian and emoji use them).
         // Between words or markup they change nothing a model reads.
         let word_at = |j: Option<usize>| j.is_some_and(|j| chars[j].is_alphanumeric());
+        if !chars.iter().any(|&c| is_zero_width(c)) {
+            return out.with_bidi(chars);
+        }
+        // The nearest other character before and after each (one pass each way: a line of
+        // a million zero-width characters is not a million searches).
+        let (mut before, mut after) = (vec![None; chars.len()], vec![None; chars.len()]);
+        let mut seen = None;
+        for (i, &c) in chars.iter().enumerate() {
+            before[i] = seen;
+            if !is_zero_width(c) {
+                seen = Some(i);
+            }
+        }
+        seen = None;
+        for (i, &c) in chars.iter().enumerate().rev() {
+            after[i] = seen;
+            if !is_zero_width(c) {
+                seen = Some(i);
+            }
+        }
         out.zero_width = (0..chars.len())
             .filter(|&i| {
                 if !is_zero_width(chars[i]) {
                     return false;
                 }
-                let before = (0..i).rev().find(|&j| !is_zero_width(chars[j]));
-                let after = (i + 1..chars.len()).find(|&j| !is_zero_width(chars[j]));
+                let (before, after) = (before[i], after[i]);
                 match chars[i] {
                     '\u{200C}' | '\u{200D}' => {
                         before.is_some_and(|j| chars[j].is_ascii_alphabetic())
@@ -324,12 +343,16 @@ impl Invisible {
                 }
             })
             .collect();
-        // Bidi overrides: text shown in another order than it is read (embeddings and
-        // isolates are ordinary in right-to-left documents and are not flagged).
-        out.bidi = (0..chars.len())
+        out.with_bidi(chars)
+    }
+
+    /// Bidi overrides: text shown in another order than it is read (embeddings and
+    /// isolates are ordinary in right-to-left documents and are not flagged).
+    fn with_bidi(mut self, chars: &[char]) -> Self {
+        self.bidi = (0..chars.len())
             .filter(|&i| matches!(chars[i], '\u{202D}' | '\u{202E}'))
             .collect();
-        out
+        self
     }
 
     fn is_empty(&self) -> bool {
@@ -352,6 +375,7 @@ fn tag_message(run: &[char]) -> String {
 /// text they stand on — with the phrases of a dropped message, which the scan of the text
 /// returned cannot see.
 pub fn hide_invisible(text: &str, mark: bool) -> (String, Vec<Finding>) {
+    const MAX_KEPT: usize = 100_000;
     let mut out = String::with_capacity(text.len());
     let mut found = Vec::new();
     for (i, line) in crate::extract::text::split_lines(text)
@@ -370,15 +394,23 @@ pub fn hide_invisible(text: &str, mark: bool) -> (String, Vec<Finding>) {
         }
         let n = i as u64 + 1;
         let body = line.trim_end_matches(['\n', '\r']);
-        found.extend(scan_line(body, n).into_iter().filter(|f| {
-            matches!(
-                f.kind.as_str(),
-                "tag_characters" | "zero_width" | "bidi_override"
-            )
-        }));
+        // Findings kept for the read to pick its lines' from: bounded (a file of millions
+        // of such lines would otherwise hold millions), the text is still marked or
+        // dropped throughout.
+        if found.len() < MAX_KEPT {
+            found.extend(scan_line(body, n).into_iter().filter(|f| {
+                matches!(
+                    f.kind.as_str(),
+                    "tag_characters" | "zero_width" | "bidi_override"
+                )
+            }));
+        }
+        // The tag runs in order, the next one at `tags[t]`.
+        let mut t = 0;
         let mut k = 0;
         while k < chars.len() {
-            if let Some(&(a, b)) = inv.tags.iter().find(|t| t.0 == k) {
+            if let Some(&(a, b)) = inv.tags.get(t).filter(|r| r.0 == k) {
+                t += 1;
                 let message = tag_message(&chars[a..b]);
                 if mark {
                     out.push_str("⟦hidden");
@@ -387,7 +419,7 @@ pub fn hide_invisible(text: &str, mark: bool) -> (String, Vec<Finding>) {
                         out.push_str(&message);
                     }
                     out.push('⟧');
-                } else if instruction_like(&message) {
+                } else if found.len() < MAX_KEPT && instruction_like(&message) {
                     found.extend(injection(&message, n));
                 }
                 k = b;
@@ -544,5 +576,34 @@ mod tests {
         ] {
             assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
         }
+    }
+
+    #[test]
+    fn hidden_characters_are_marked_or_dropped_line_for_line() {
+        let tags: String = "hi"
+            .chars()
+            .map(|c| char::from_u32(0xE0000 + c as u32).unwrap())
+            .collect();
+        // An emoji flag's tags stay; a run of a hundred thousand zero-width characters is
+        // one pass, not one search each.
+        let flag = "\u{1F3F4}\u{E0067}\u{E0062}\u{E007F}";
+        let many = "\u{200B}".repeat(100_000);
+        let text = format!("a{tags}b\r\nx{many}y\n{flag} \u{202E}z\n");
+        let (dropped, found) = hide_invisible(&text, false);
+        assert_eq!(dropped, format!("ab\r\nxy\n{flag} z\n"));
+        let kinds: Vec<(&str, u64)> = found.iter().map(|f| (f.kind.as_str(), f.line)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("tag_characters", 1),
+                ("zero_width", 2),
+                ("bidi_override", 3)
+            ]
+        );
+        assert_eq!(found[1].chars, 100_000);
+        let (marked, _) = hide_invisible("a\u{200B}b\n", true);
+        assert_eq!(marked, "a⟦hidden: U+200B⟧b\n");
+        let (marked, _) = hide_invisible(&format!("say {tags}\n"), true);
+        assert_eq!(marked, "say ⟦hidden: hi⟧\n");
     }
 }

@@ -73,17 +73,17 @@ impl HiddenBoxes {
 
 /// The page's characters, each with its hidden finding, repaired as `page_text` repairs
 /// the text (a font without a Unicode map read through its cmap, right-to-left runs put
-/// in logical order); and whether the cmap repair was made.
-fn owned_chars(layer: &PdfPageText<'_>, boxes: &HiddenBoxes) -> (Vec<(char, Owner)>, bool) {
+/// in logical order).
+fn owned_chars(layer: &PdfPageText<'_>, boxes: &HiddenBoxes) -> Vec<(char, Owner)> {
     let owner = |c: &PdfPageTextChar<'_>| boxes.of(c);
     let plain = layer.inside_rect(everywhere());
     if fonts::suspect(&plain) {
         if let Some(chars) = fonts::recover_with(layer, &owner) {
-            return (chars, true);
+            return chars;
         }
     }
     if plain.chars().any(is_rtl) {
-        return (logical_order_with(layer, &owner), false);
+        return logical_order_with(layer, &owner);
     }
     // UTF-16 units, then characters (a pair takes its first unit's owner; a lone
     // surrogate becomes U+FFFD).
@@ -108,7 +108,7 @@ fn owned_chars(layer: &PdfPageText<'_>, boxes: &HiddenBoxes) -> (Vec<(char, Owne
         chars.push((c.unwrap_or('\u{FFFD}'), h));
         k += 1;
     }
-    (chars, false)
+    chars
 }
 
 /// On a page whose font has no Unicode map, the findings' text as the cmap repair reads
@@ -152,8 +152,9 @@ pub(super) fn native_text_hiding(
     hidden: &HiddenBoxes,
     mark: bool,
 ) -> String {
-    let (owned, _) = owned_chars(layer, hidden);
-    let chars = owned.into_iter().map(|(c, owner)| (c, owner.is_some()));
+    let chars = owned_chars(layer, hidden)
+        .into_iter()
+        .map(|(c, owner)| (c, owner.is_some()));
     let mut out = String::with_capacity(chars.len());
     let mut span = String::new();
     // Whitespace PDFium put after a hidden span: part of it when more hidden text follows.
@@ -264,13 +265,13 @@ fn cluster_is_visual(chars: &[char]) -> bool {
 }
 
 /// Rebuild a page's text with right-to-left runs in logical order, each character with
-/// its `flag` (whether it is hidden). Two things go wrong in real files (both seen in the
+/// its `owner` (the hidden finding it belongs to, if any). Two things go wrong in real files (both seen in the
 /// corpus): a ligature glyph whose ToUnicode string lists its characters in visual order
 /// (all share one origin), and RTL glyphs drawn left to right in stream order (origins
 /// advance rightwards). Runs already logical are kept.
 fn logical_order_with(
     layer: &PdfPageText<'_>,
-    flag: &dyn Fn(&PdfPageTextChar<'_>) -> Owner,
+    owner: &dyn Fn(&PdfPageTextChar<'_>) -> Owner,
 ) -> Vec<(char, Owner)> {
     // Clusters: consecutive characters that come from one glyph (same origin).
     type Cluster = (Vec<(char, Owner)>, Option<f32>);
@@ -278,7 +279,7 @@ fn logical_order_with(
     for c in layer.chars().iter() {
         let Some(ch) = c.unicode_char() else { continue };
         let x = c.origin_x().ok().map(|x| x.value);
-        let item = (ch, flag(&c));
+        let item = (ch, owner(&c));
         match clusters.last_mut() {
             Some((chars, Some(px)))
                 if x == Some(*px)
