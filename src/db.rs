@@ -140,8 +140,11 @@ async fn open_sqlite(data_dir: &Path) -> Result<SqlitePool, sqlx::Error> {
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         .busy_timeout(std::time::Duration::from_secs(10));
+    // A file's connection cannot go away as a server's can: no ping (a round trip to the
+    // connection's thread) before each statement.
     let pool = SqlitePoolOptions::new()
         .max_connections(8)
+        .test_before_acquire(false)
         .connect_with(opts)
         .await?;
     sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
@@ -175,6 +178,7 @@ pub async fn open_derived(data_dir: &Path, db: &Db) -> Result<Db, String> {
         .busy_timeout(std::time::Duration::from_secs(10));
     let pool = SqlitePoolOptions::new()
         .max_connections(4)
+        .test_before_acquire(false)
         .after_connect(move |conn, _| {
             let app = app.clone();
             Box::pin(async move {
@@ -222,13 +226,13 @@ pub async fn insert(db: &Db, r: &FileRecord) -> Result<(), sqlx::Error> {
     insert_group(db, &[r]).await
 }
 
-/// Upload rows in one statement (all or none): on SQLite one sync of the log for them all.
-pub async fn insert_group(db: &Db, rows: &[&FileRecord]) -> Result<(), sqlx::Error> {
-    on!(db, p => {
+/// The statement that inserts upload rows (one, for either database).
+macro_rules! insert_rows {
+    ($rows:expr) => {{
         let mut q = sqlx::QueryBuilder::new(
             "INSERT INTO files (id, tenant, name, size, sha256, format, mime, created_at) ",
         );
-        q.push_values(rows, |mut b, r| {
+        q.push_values($rows, |mut b, r| {
             b.push_bind(&r.file_id)
                 .push_bind(&r.tenant)
                 .push_bind(&r.name)
@@ -238,8 +242,21 @@ pub async fn insert_group(db: &Db, rows: &[&FileRecord]) -> Result<(), sqlx::Err
                 .push_bind(&r.mime)
                 .push_bind(&r.created_at);
         });
-        q.build().execute(p).await.map(drop)
-    })
+        q
+    }};
+}
+
+/// Upload rows in one statement (all or none): on SQLite one sync of the log for them all.
+pub async fn insert_group(db: &Db, rows: &[&FileRecord]) -> Result<(), sqlx::Error> {
+    on!(db, p => insert_rows!(rows).build().execute(p).await.map(drop))
+}
+
+/// `insert_group` on a SQLite connection of the caller's (the row writer's own).
+pub async fn insert_group_on(
+    conn: &mut sqlx::SqliteConnection,
+    rows: &[&FileRecord],
+) -> Result<(), sqlx::Error> {
+    insert_rows!(rows).build().execute(conn).await.map(drop)
 }
 
 /// A tenant's file; another tenant's id is simply not found.

@@ -132,40 +132,12 @@ impl Files {
         inc: Incoming,
     ) -> Result<FileRecord, ApiError> {
         let size = inc.size;
-        // The type decided from the bytes in the same blocking call that syncs them (it may
-        // read the zip directory).
-        let hint = name.to_string();
-        let (tmp, sha256, sniffed) = inc
-            .finish(move |f| sniff::sniff_file(f, &hint))
-            .await
-            .map_err(ApiError::internal)?;
-        let format = match sniffed {
-            Ok(f) => f,
-            Err(refusal) => {
-                let _ = tokio::fs::remove_file(&tmp).await;
-                let mut e = refusal.into_error();
-                e.message = format!("{name}: {}", e.message);
-                tracing::info!(code = e.code.as_str(), size, "upload refused");
-                return Err(e);
-            }
-        };
-
-        let rec = FileRecord {
-            file_id: format!("f_{}", random_hex(16)),
-            tenant: tenant.to_string(),
-            name: name.to_string(),
-            size: size as i64,
-            sha256: sha256.clone(),
-            format: format.family().as_str().to_string(),
-            mime: format.mime().to_string(),
-            created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        };
         // The bytes gain their reference whole, in a task of its own: a client that goes
         // away mid-request cannot leave a row queued after its bytes' lock was let go (a
         // delete of the same bytes meanwhile would remove them under the row).
         let files = self.clone();
-        let row = rec.clone();
-        tokio::spawn(async move { files.keep(tmp, row).await })
+        let (tenant, name) = (tenant.to_string(), name.to_string());
+        let rec = tokio::spawn(async move { files.keep(tenant, name, inc).await })
             .await
             .map_err(ApiError::internal)??;
         if let Some(r) = &self.recent {
@@ -175,30 +147,96 @@ impl Files {
         Ok(rec)
     }
 
-    /// Move checked bytes into place and write their row, under the bytes' lock.
-    async fn keep(&self, tmp: std::path::PathBuf, rec: FileRecord) -> Result<(), ApiError> {
-        let sha256 = &rec.sha256;
-        let lock = match self.lock_bytes(sha256).await {
-            Ok(l) => l,
-            Err(e) => {
-                let _ = tokio::fs::remove_file(&tmp).await;
-                return Err(e);
+    /// Sync the received bytes, decide their type, move them into place and write their
+    /// row; the last two under the bytes' lock.
+    ///
+    /// A small file kept on this machine alone (the common upload) is created, written,
+    /// synced, checked and moved into place in one blocking call, under the lock taken
+    /// before it. A large one is synced and checked first, so the lock (shared by 1/64 of
+    /// all bytes) is not held while megabytes reach the disk; with a shared blob store the
+    /// bytes go to the bucket before they are moved (`Store::commit`).
+    async fn keep(&self, tenant: String, name: String, inc: Incoming) -> Result<FileRecord, ApiError> {
+        let sha256 = inc.sha256();
+        let size = inc.size;
+        let tmp = inc.path().to_path_buf();
+        let early = inc.in_memory() && self.store.remote().is_none();
+        let mut lock = None;
+        let mut place = None;
+        if early {
+            match self.lock_bytes(&sha256).await {
+                Ok(l) => lock = Some(l),
+                Err(e) => {
+                    inc.discard().await;
+                    return Err(e);
+                }
+            }
+            place = Some(self.store.placing(&tmp, &sha256));
+        }
+        let hint = name.clone();
+        // The type decided from the bytes in the same blocking call that syncs them (it may
+        // read the zip directory).
+        let finished = inc
+            .finish(move |f, tmp| {
+                let sniffed = sniff::sniff_file(f, &hint);
+                let placed = match (&sniffed, place) {
+                    (Ok(_), Some(p)) => Some(p.place(tmp)),
+                    _ => None,
+                };
+                (sniffed, placed)
+            })
+            .await;
+        let (sniffed, placed) = match finished {
+            Ok((_, _, checked)) => checked,
+            Err(e) => return give_up(lock, &tmp, ApiError::internal(e)).await,
+        };
+        let format = match sniffed {
+            Ok(f) => f,
+            Err(refusal) => {
+                let mut e = refusal.into_error();
+                e.message = format!("{name}: {}", e.message);
+                tracing::info!(code = e.code.as_str(), size, "upload refused");
+                return give_up(lock, &tmp, e).await;
             }
         };
-        if let Err(e) = self.store.commit(&tmp, sha256).await {
-            lock.release().await;
-            let _ = tokio::fs::remove_file(&tmp).await;
-            return Err(e.into_api());
-        }
+        let lock = match (placed, lock) {
+            (Some(Ok(aside)), Some(lock)) => {
+                self.store.free_later(aside);
+                lock
+            }
+            (Some(Err(e)), lock) => return give_up(lock, &tmp, ApiError::internal(e)).await,
+            (_, lock) => {
+                let lock = match lock {
+                    Some(l) => l,
+                    None => match self.lock_bytes(&sha256).await {
+                        Ok(l) => l,
+                        Err(e) => return give_up(None, &tmp, e).await,
+                    },
+                };
+                if let Err(e) = self.store.commit(&tmp, &sha256).await {
+                    return give_up(Some(lock), &tmp, e.into_api()).await;
+                }
+                lock
+            }
+        };
+        let rec = FileRecord {
+            file_id: format!("f_{}", random_hex(16)),
+            tenant,
+            name,
+            size: size as i64,
+            sha256: sha256.clone(),
+            format: format.family().as_str().to_string(),
+            mime: format.mime().to_string(),
+            created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        };
         if let Err(e) = self.rows.insert(rec.clone()).await {
-            if db::refs(&self.db, sha256).await.unwrap_or(1) == 0 {
-                let _ = self.store.remove(sha256).await;
+            if db::refs(&self.db, &sha256).await.unwrap_or(1) == 0 {
+                let _ = self.store.remove(&sha256).await;
             }
             lock.release().await;
             return Err(db::failure(e));
         }
         lock.release().await;
-        Ok(())
+        Ok(rec)
     }
 
     /// Store bytes found inside a document (an e-mail attachment) as an upload of the tenant.
@@ -282,6 +320,20 @@ impl Files {
     }
 }
 
+/// What an upload gives up when its bytes do not make it into place: the bytes' lock (when
+/// taken) and the temp file.
+async fn give_up(
+    lock: Option<BytesLock<'_>>,
+    tmp: &std::path::Path,
+    e: ApiError,
+) -> Result<FileRecord, ApiError> {
+    if let Some(l) = lock {
+        l.release().await;
+    }
+    let _ = tokio::fs::remove_file(tmp).await;
+    Err(e)
+}
+
 type RowJob = (FileRecord, oneshot::Sender<Result<(), sqlx::Error>>);
 
 /// Upload rows on their way into the database. On SQLite one task writes them, as many as
@@ -329,7 +381,10 @@ async fn write_rows(
     store: Arc<Store>,
     mut rx: mpsc::UnboundedReceiver<RowJob>,
 ) {
-    let db = Db::Sqlite(pool);
+    let db = Db::Sqlite(pool.clone());
+    // A connection of its own, out of the pool (a pool's connection is pinged on its way
+    // back, a round trip to the connection's thread each row); a fresh one after a failure.
+    let mut conn: Option<sqlx::SqliteConnection> = None;
     while let Some(first) = rx.recv().await {
         let turn = store.writes.lock().await;
         // What queued while the last group was written (or while this one waited its turn).
@@ -341,7 +396,17 @@ async fn write_rows(
             }
         }
         let rows: Vec<&FileRecord> = group.iter().map(|(r, _)| r).collect();
-        match db::insert_group(&db, &rows).await {
+        let written = match &mut conn {
+            Some(c) => db::insert_group_on(c, &rows).await,
+            None => match pool.acquire().await {
+                Ok(c) => db::insert_group_on(conn.insert(c.detach()), &rows).await,
+                Err(e) => Err(e),
+            },
+        };
+        if written.is_err() {
+            conn = None;
+        }
+        match written {
             Ok(()) => {
                 for (_, reply) in group {
                     let _ = reply.send(Ok(()));

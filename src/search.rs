@@ -263,6 +263,9 @@ async fn write_index(
     turn: std::sync::Arc<tokio::sync::Mutex<()>>,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<IndexJob>,
 ) {
+    // A connection of its own, out of the pool: a pool's connection is pinged on its way
+    // out and again on its way back, each a round trip to the connection's thread.
+    let mut conn = None;
     while let Some(first) = rx.recv().await {
         let turn = turn.lock().await;
         let mut group = vec![first];
@@ -276,12 +279,14 @@ async fn write_index(
             .iter()
             .map(|j| (j.tenant.as_str(), j.file_id.as_str(), j.text.as_str()))
             .collect();
-        if let Err(e) = index_texts_sqlite(&pool, &texts).await {
+        if let Err(e) = index_texts_on(&pool, &mut conn, &texts).await {
             if texts.len() == 1 {
                 tracing::warn!(error = %e, "could not index the read for search");
             } else {
                 for one in &texts {
-                    if let Err(e) = index_texts_sqlite(&pool, std::slice::from_ref(one)).await {
+                    if let Err(e) =
+                        index_texts_on(&pool, &mut conn, std::slice::from_ref(one)).await
+                    {
                         tracing::warn!(error = %e, file_id = one.1, "could not index the read for search");
                     }
                 }
@@ -302,7 +307,7 @@ pub async fn index_text(
     text: &str,
 ) -> Result<usize, sqlx::Error> {
     match db {
-        Db::Sqlite(p) => index_texts_sqlite(p, &[(tenant, file_id, text)]).await,
+        Db::Sqlite(p) => index_texts_sqlite(&mut *p.acquire().await?, &[(tenant, file_id, text)]).await,
         Db::Postgres(p) => index_text_postgres(p, tenant, file_id, text).await,
     }
 }
@@ -349,16 +354,35 @@ async fn index_text_postgres(
     Ok(changed)
 }
 
-/// Index reads' texts (tenant, file id, text) in one transaction.
-async fn index_texts_sqlite(
-    db: &sqlx::SqlitePool,
+/// Index reads' texts on the writer's own connection (`conn`, taken out of the pool when
+/// there is none; after a failure the next group starts on a fresh one).
+async fn index_texts_on(
+    pool: &sqlx::SqlitePool,
+    conn: &mut Option<sqlx::SqliteConnection>,
     texts: &[(&str, &str, &str)],
 ) -> Result<usize, sqlx::Error> {
+    let c = match conn {
+        Some(c) => c,
+        None => conn.insert(pool.acquire().await?.detach()),
+    };
+    let done = index_texts_sqlite(c, texts).await;
+    if done.is_err() {
+        *conn = None;
+    }
+    done
+}
+
+/// Index reads' texts (tenant, file id, text) in one transaction.
+async fn index_texts_sqlite(
+    conn: &mut sqlx::SqliteConnection,
+    texts: &[(&str, &str, &str)],
+) -> Result<usize, sqlx::Error> {
+    use sqlx::Connection;
     let mut changed = 0;
     // One transaction (one commit) for all the units. Deferred: an immediate one would
     // lock the attached `docreader.db` for writing too; the index's writers take turns
     // (`Pending::turn`), so its reads never go stale before it writes.
-    let mut tx = db.begin().await?;
+    let mut tx = conn.begin().await?;
     for &(tenant, file_id, text) in texts {
         changed += index_text_in(&mut tx, tenant, file_id, text).await?;
     }

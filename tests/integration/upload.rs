@@ -491,3 +491,41 @@ async fn uploads_and_deletes_at_once_keep_every_row_and_blob_they_need() {
     // Each of the four sets of bytes is still referenced: stored once.
     assert_eq!(app.stored_blobs(), 4);
 }
+
+/// A client that goes away mid-upload leaves nothing behind: its request is dropped with
+/// the body half received, and the temp file goes with it — a partly written one, or the
+/// empty spare the store had made ahead for it (spares stay at most eight).
+#[tokio::test]
+async fn uploads_dropped_midway_leave_no_temp_files() {
+    use futures_util::StreamExt;
+    let app = TestApp::new().await;
+    assert_eq!(app.upload("a.txt", b"hello").await.status, 200);
+    let tmp = app.data_dir().join("tmp");
+    let all = || std::fs::read_dir(&tmp).unwrap().count();
+    // 20 small ones (still in memory when dropped), then one of 600 KB (partly on disk).
+    for size in std::iter::repeat_n(10usize, 20).chain([600_000]) {
+        let head = "--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.txt\"\r\nContent-Type: text/plain\r\n\r\n";
+        let first = [head.as_bytes(), &vec![b'a'; size]].concat();
+        let body = futures_util::stream::once(async move {
+            Ok::<_, std::io::Error>(axum::body::Bytes::from(first))
+        })
+        .chain(futures_util::stream::pending());
+        let req = Request::post("/upload")
+            .header("content-type", "multipart/form-data; boundary=B")
+            .body(Body::from_stream(body))
+            .unwrap();
+        let sent =
+            tokio::time::timeout(std::time::Duration::from_millis(300), app.router_send(req)).await;
+        assert!(sent.is_err(), "the upload waits for the rest of its body");
+    }
+    // Removal happens off the runtime, just after the drop.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while (app.temp_files() > 0 || all() > 8) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(app.temp_files(), 0, "a partly written upload is removed");
+    assert!(all() <= 8, "{} files in tmp: dropped uploads' spares are removed", all());
+    // And uploads go on as before.
+    assert_eq!(app.upload("b.txt", b"world").await.status, 200);
+    assert_eq!(app.temp_files(), 0);
+}
