@@ -256,7 +256,9 @@ fn metadata(doc: &PdfDocument<'_>) -> crate::report::PdfMetadata {
             }
         }
     }
-    if let Ok(first) = doc.pages().get(0) {
+    // From the page's dictionary (boxes and rotation), without loading and parsing the
+    // page's content a second time: a one-page read spent a tenth of its time here.
+    if let Ok(first) = doc.pages().page_size(0) {
         m.page_size = Some(PageSize {
             width_pt: round2(first.width().value).into(),
             height_pt: round2(first.height().value).into(),
