@@ -150,12 +150,18 @@ impl Files {
     /// Sync the received bytes, decide their type, move them into place and write their
     /// row; the last two under the bytes' lock.
     ///
-    /// A small file kept on this machine alone (the common upload) is created, written,
-    /// synced, checked and moved into place in one blocking call, under the lock taken
-    /// before it. A large one is synced and checked first, so the lock (shared by 1/64 of
-    /// all bytes) is not held while megabytes reach the disk; with a shared blob store the
-    /// bytes go to the bucket before they are moved (`Store::commit`).
-    async fn keep(&self, tenant: String, name: String, inc: Incoming) -> Result<FileRecord, ApiError> {
+    /// A small file kept on this machine alone (the common upload) is written, synced,
+    /// checked and moved into place in one blocking call (which creates its temp file too
+    /// when no spare was ready), under the lock taken before it. A large one is synced and
+    /// checked first, so the lock (shared by 1/64 of all bytes) is not held while megabytes
+    /// reach the disk; with a shared blob store the bytes go to the bucket before they are
+    /// moved (`Store::commit`).
+    async fn keep(
+        &self,
+        tenant: String,
+        name: String,
+        inc: Incoming,
+    ) -> Result<FileRecord, ApiError> {
         let sha256 = inc.sha256();
         let size = inc.size;
         let tmp = inc.path().to_path_buf();

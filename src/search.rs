@@ -307,7 +307,9 @@ pub async fn index_text(
     text: &str,
 ) -> Result<usize, sqlx::Error> {
     match db {
-        Db::Sqlite(p) => index_texts_sqlite(&mut *p.acquire().await?, &[(tenant, file_id, text)]).await,
+        Db::Sqlite(p) => {
+            index_texts_sqlite(&mut *p.acquire().await?, &[(tenant, file_id, text)]).await
+        }
         Db::Postgres(p) => index_text_postgres(p, tenant, file_id, text).await,
     }
 }

@@ -84,7 +84,12 @@ impl Spares {
         };
         rt.spawn_blocking(move || {
             loop {
-                if spares.ready.lock().map(|r| r.len() >= SPARES).unwrap_or(true) {
+                if spares
+                    .ready
+                    .lock()
+                    .map(|r| r.len() >= SPARES)
+                    .unwrap_or(true)
+                {
                     break;
                 }
                 let path = dir.join(format!("spare-{}", random_hex(16)));
