@@ -524,7 +524,11 @@ async fn uploads_dropped_midway_leave_no_temp_files() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert_eq!(app.temp_files(), 0, "a partly written upload is removed");
-    assert!(all() <= 8, "{} files in tmp: dropped uploads' spares are removed", all());
+    assert!(
+        all() <= 8,
+        "{} files in tmp: dropped uploads' spares are removed",
+        all()
+    );
     // And uploads go on as before.
     assert_eq!(app.upload("b.txt", b"world").await.status, 200);
     assert_eq!(app.temp_files(), 0);
