@@ -154,6 +154,11 @@ async fn submit(st: &AppState, tenant: &str, streamed: bool, req: ReadRequest) -
             .with_hint("Stream the job's progress from GET /jobs/{id}/events.")
             .into_response();
     }
+    // What can be known without reading is answered at once, as a read would: values out
+    // of their range, and an upload that does not exist.
+    if let Err(e) = crate::read::check_values(&req) {
+        return e.into_response();
+    }
     if let Some(id) = &req.file_id {
         if let Err(e) = st.files.get(tenant, id).await {
             return e.into_response();

@@ -136,7 +136,7 @@ impl ReadService {
             ))
             .with_hint("Split the files over several reads."));
         }
-        check_values(&req)?;
+        super::plan::check_values(&req)?;
         let mut budget = match req.max_tokens()? {
             Some(t) => Budget::Tokens(t),
             None => Budget::Chars(req.max_chars(self.limits.max_chars)? as u64),
@@ -216,34 +216,6 @@ impl ReadService {
             results,
         })
     }
-}
-
-/// The checks of option values that hold whatever the format: a bad value refuses the
-/// read before any file is looked at (each file's own read checks the rest).
-fn check_values(req: &ReadRequest) -> Result<(), ApiError> {
-    use crate::options::{count, parse_spans};
-    req.query()?;
-    req.max_tokens()?;
-    for (name, v, min) in [
-        ("offset", req.offset, 0),
-        ("limit", req.limit, 1),
-        ("byte_offset", req.byte_offset, 0),
-        ("byte_length", req.byte_length, 1),
-        ("max_cells", req.max_cells, 1),
-        ("max_paragraphs", req.max_paragraphs, 1),
-        ("paragraph_offset", req.paragraph_offset, 0),
-        ("min_text_per_page", req.min_text_per_page, 0),
-        ("deadline_ms", req.deadline_ms, 1),
-    ] {
-        count(name, v, min)?;
-    }
-    for spans in [&req.pages, &req.chapters].into_iter().flatten() {
-        parse_spans(spans)?;
-    }
-    if let Some(r) = &req.range {
-        crate::extract::excel::parse_range(r)?;
-    }
-    Ok(())
 }
 
 fn failed(file_id: String, e: &ApiError, request_id: &Option<String>) -> ReadResult {

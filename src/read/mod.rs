@@ -13,5 +13,5 @@ pub mod service;
 
 pub use executor::Executor;
 pub use many::{ReadResult, ReadResults};
-pub use plan::ReadPlan;
+pub use plan::{check_values, ReadPlan};
 pub use service::{ReadService, Storage};

@@ -33,6 +33,36 @@ impl ReadPlan {
     }
 }
 
+/// The checks of option values that hold whatever the format: a bad value refuses the
+/// read before any file is looked at (a read of several files, a job before it is queued;
+/// the file's own read checks the rest, `ReadPlan::new` and the extractor).
+pub fn check_values(req: &ReadRequest) -> Result<(), ApiError> {
+    use crate::options::parse_spans;
+    req.query()?;
+    req.max_tokens()?;
+    req.max_chars(1)?;
+    for (name, v, min) in [
+        ("offset", req.offset, 0),
+        ("limit", req.limit, 1),
+        ("byte_offset", req.byte_offset, 0),
+        ("byte_length", req.byte_length, 1),
+        ("max_cells", req.max_cells, 1),
+        ("max_paragraphs", req.max_paragraphs, 1),
+        ("paragraph_offset", req.paragraph_offset, 0),
+        ("min_text_per_page", req.min_text_per_page, 0),
+        ("deadline_ms", req.deadline_ms, 1),
+    ] {
+        count(name, v, min)?;
+    }
+    for spans in [&req.pages, &req.chapters].into_iter().flatten() {
+        parse_spans(spans)?;
+    }
+    if let Some(r) = &req.range {
+        crate::extract::excel::parse_range(r)?;
+    }
+    Ok(())
+}
+
 /// The read's deadline: `deadline_ms` (at least 1) or the service's default. The one
 /// place it is parsed (server, workers and CLI alike).
 pub fn deadline(req: &ReadRequest, limits: &Limits) -> Result<Duration, ApiError> {
