@@ -256,6 +256,31 @@ pub fn hidden(
 /// Findings listed in one envelope at most; the summary says how many more there were.
 const MAX_FINDINGS: usize = 500;
 
+/// Add a hidden run's text to `out` as `mode` asks: as it is (`keep`), left out (`drop`),
+/// or between `⟦hidden: …⟧` markers (`mark`), a run that follows another hidden one
+/// (`follows_hidden`) joining its marker.
+pub fn push_hidden(
+    out: &mut String,
+    text: &str,
+    mode: crate::options::HiddenText,
+    follows_hidden: bool,
+) {
+    use crate::options::HiddenText;
+    match mode {
+        HiddenText::Keep => out.push_str(text),
+        HiddenText::Drop => {}
+        HiddenText::Mark => {
+            if follows_hidden && out.ends_with('⟧') {
+                out.pop();
+            } else {
+                out.push_str("⟦hidden: ");
+            }
+            out.push_str(text);
+            out.push('⟧');
+        }
+    }
+}
+
 /// Whether text holds an instruction-like phrase.
 pub fn instruction_like(text: &str) -> bool {
     INJECTION.is_match(text)

@@ -596,20 +596,7 @@ fn parse_story(
                         Some((h, text)) if *h == hiding => text.push_str(t),
                         _ => hidden_here.push((hiding, t.to_string())),
                     }
-                    match hidden_text {
-                        HiddenText::Keep => p.0.push_str(t),
-                        HiddenText::Drop => {}
-                        HiddenText::Mark => {
-                            // Runs hidden one after another share one marker.
-                            if last_hidden && p.0.ends_with('⟧') {
-                                p.0.pop();
-                            } else {
-                                p.0.push_str("⟦hidden: ");
-                            }
-                            p.0.push_str(t);
-                            p.0.push('⟧');
-                        }
-                    }
+                    crate::findings::push_hidden(&mut p.0, t, hidden_text, last_hidden);
                     last_hidden = true;
                 }
             }

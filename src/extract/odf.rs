@@ -390,20 +390,7 @@ fn parse_content(
                     Some((h, text)) if *h == how && last_hidden => text.push_str(t),
                     _ => hidden_here.push((how, t.to_string())),
                 }
-                match mode {
-                    HiddenText::Keep => p.0.push_str(t),
-                    HiddenText::Drop => {}
-                    HiddenText::Mark => {
-                        // Hidden text one piece after another shares one marker.
-                        if last_hidden && p.0.ends_with('⟧') {
-                            p.0.pop();
-                        } else {
-                            p.0.push_str("⟦hidden: ");
-                        }
-                        p.0.push_str(t);
-                        p.0.push('⟧');
-                    }
-                }
+                crate::findings::push_hidden(&mut p.0, t, mode, last_hidden);
                 last_hidden = true;
             }
             Node::Open("s", a) => {
@@ -709,11 +696,7 @@ impl Extractor for OdpExtractor {
                 // A slide hidden in the slide show (issue #21): read as any other (keep),
                 // `⟦hidden⟧` in its marker line (mark), or only its marker line (drop).
                 let hidden = content.hidden_slides.contains(&(n as usize));
-                let mark = match (hidden, mode) {
-                    (false, _) | (true, HiddenText::Keep) => "",
-                    (true, HiddenText::Mark) => " ⟦hidden⟧",
-                    (true, HiddenText::Drop) => " ⟦hidden: left out⟧",
-                };
+                let mark = super::pptx::hidden_slide_mark(hidden, mode);
                 let mut block = format!("--- Slide {n}{mark} ---\n");
                 if hidden && mode == HiddenText::Drop {
                     return (n, block);
@@ -728,28 +711,12 @@ impl Extractor for OdpExtractor {
             })
             .collect();
         let mut ex = super::pptx::serve_slides(blocks, &selected, total, warnings, max_chars)?;
-        // The hidden slides among those shown (before `next`'s).
-        let rest = ex
-            .next
-            .as_ref()
-            .and_then(|n| n.pages.clone())
-            .unwrap_or_default();
-        let unread = crate::options::parse_spans(&rest).unwrap_or_default();
+        // The hidden slides among those shown.
+        let shown = super::pptx::slides_shown(&ex);
         ex.findings = selected
             .iter()
-            .filter(|&&n| content.hidden_slides.contains(&(n as usize)))
-            .filter(|&&n| !unread.iter().any(|&(a, b)| (a..=b).contains(&n)))
-            .map(|&n| {
-                let mut f = crate::findings::finding(
-                    "hidden_slide",
-                    "low",
-                    0,
-                    format!("slide {n} is hidden in the slide show"),
-                    0,
-                );
-                f.place.slide = Some(n);
-                f
-            })
+            .filter(|&&n| content.hidden_slides.contains(&(n as usize)) && shown(n))
+            .map(|&n| super::pptx::hidden_slide_finding(n))
             .collect();
         Ok(ex)
     }

@@ -208,19 +208,10 @@ fn shape_text(
                 Some(_) => h.white,
                 None => false,
             };
-            match (hidden, h.mode) {
-                (true, crate::options::HiddenText::Drop) => {}
-                (true, _) => {
-                    // Runs hidden one after another are one span.
-                    if last_hidden && p.ends_with('⟧') {
-                        p.pop();
-                    } else {
-                        p.push_str("⟦hidden: ");
-                    }
-                    p.push_str(&r.text);
-                    p.push('⟧');
-                }
-                (false, _) => p.push_str(&r.text),
+            if hidden {
+                crate::findings::push_hidden(p, &r.text, h.mode, last_hidden);
+            } else {
+                p.push_str(&r.text);
             }
             last_hidden = hidden;
         }
@@ -440,21 +431,9 @@ impl Extractor for PptxExtractor {
             // (mark), or only its marker line (drop).
             let is_hidden = hidden_slide(&xml);
             if is_hidden {
-                let mut f = crate::findings::finding(
-                    "hidden_slide",
-                    "low",
-                    0,
-                    format!("slide {n} is hidden in the slide show"),
-                    0,
-                );
-                f.place.slide = Some(n);
-                hidden.push(f);
+                hidden.push(hidden_slide_finding(n));
             }
-            let mark = match (is_hidden, hidden_text) {
-                (false, _) | (true, crate::options::HiddenText::Keep) => "",
-                (true, crate::options::HiddenText::Mark) => " ⟦hidden⟧",
-                (true, crate::options::HiddenText::Drop) => " ⟦hidden: left out⟧",
-            };
+            let mark = hidden_slide_mark(is_hidden, hidden_text);
             let mut block = format!("--- Slide {n}{mark} ---{end}");
             if is_hidden && hidden_text == crate::options::HiddenText::Drop {
                 blocks.push((n, block));
@@ -581,18 +560,8 @@ impl Extractor for PptxExtractor {
             blocks.push((n, block));
         }
         let mut ex = serve_slides(blocks, &selected, total, warnings, max_chars)?;
-        // The slides shown: those before `next`'s.
-        let rest = ex
-            .next
-            .as_ref()
-            .and_then(|n| n.pages.clone())
-            .unwrap_or_default();
-        let unread = crate::options::parse_spans(&rest).unwrap_or_default();
-        hidden.retain(|f| {
-            f.place
-                .slide
-                .is_some_and(|s| !unread.iter().any(|&(a, b)| (a..=b).contains(&s)))
-        });
+        let shown = slides_shown(&ex);
+        hidden.retain(|f| f.place.slide.is_some_and(&shown));
         ex.findings = hidden;
         Ok(ex)
     }
@@ -617,6 +586,42 @@ fn hidden_slide(xml: &[u8]) -> bool {
 
 /// A read of the selected slides' blocks (`--- Slide N ---` and their text), in order,
 /// within `max_chars`, with `next` naming the slides still to read.
+/// What a slide hidden in the slide show adds to its marker line: nothing (keep: read as
+/// any other), ` ⟦hidden⟧` (mark) or ` ⟦hidden: left out⟧` (drop: only that line is kept).
+pub(super) fn hidden_slide_mark(hidden: bool, mode: crate::options::HiddenText) -> &'static str {
+    use crate::options::HiddenText;
+    match (hidden, mode) {
+        (false, _) | (true, HiddenText::Keep) => "",
+        (true, HiddenText::Mark) => " ⟦hidden⟧",
+        (true, HiddenText::Drop) => " ⟦hidden: left out⟧",
+    }
+}
+
+/// The finding of slide `n`, hidden in the slide show.
+pub(super) fn hidden_slide_finding(n: u64) -> crate::findings::Finding {
+    let mut f = crate::findings::finding(
+        "hidden_slide",
+        "low",
+        0,
+        format!("slide {n} is hidden in the slide show"),
+        0,
+    );
+    f.place.slide = Some(n);
+    f
+}
+
+/// Whether slide `n` was shown by a read that `serve_slides` answered: every selected
+/// slide before those its `next` names.
+pub(super) fn slides_shown(ex: &Extraction) -> impl Fn(u64) -> bool {
+    let rest = ex
+        .next
+        .as_ref()
+        .and_then(|n| n.pages.clone())
+        .unwrap_or_default();
+    let unread = crate::options::parse_spans(&rest).unwrap_or_default();
+    move |n| !unread.iter().any(|&(a, b)| (a..=b).contains(&n))
+}
+
 pub(super) fn serve_slides(
     blocks: Vec<(u64, String)>,
     selected: &[u64],
