@@ -71,7 +71,10 @@ pub async fn page(
         ApiError::invalid_option(format!("bad parameter: {}", e.body_text()))
             .with_hint("Parameters are format=png|webp, dpi=N or width=N.")
     })?;
-    let page = n.parse::<u64>().map_err(|_| {
+    // A number past the schema's int64 is no page number either (a 400, as the schema
+    // says; one inside it but past the end is `out_of_range`).
+    let page = n.parse::<i64>().ok().and_then(|n| u64::try_from(n).ok());
+    let page = page.ok_or_else(|| {
         ApiError::new(
             crate::error::ErrorCode::InvalidRange,
             format!("{n:?} is not a page number"),

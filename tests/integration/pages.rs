@@ -137,6 +137,17 @@ async fn page_images_are_refused_clearly() {
         400,
         "invalid_range",
     );
+    // Past the int64 the schema gives the number: no page number (schemathesis, a random seed).
+    assert_error(
+        &get(format!("/files/{id}/pages/9223372036854775808")).await,
+        400,
+        "invalid_range",
+    );
+    assert_error(
+        &get(format!("/files/{id}/pages/9223372036854775807")).await,
+        416,
+        "out_of_range",
+    );
     assert_error(
         &get(format!("/files/{id}/pages/1?dpi=72&width=100")).await,
         400,
