@@ -155,6 +155,10 @@ pub struct ServeArgs {
     /// Workers crash or print on files of two magic names (the isolation tests only).
     #[arg(long, hide = true, default_value_t = false)]
     pub worker_test_hooks: bool,
+    /// How long, in milliseconds, small uploads' blob files wait to be synced together
+    /// after their answer (their bytes are committed with their row before it).
+    #[arg(long, hide = true, default_value_t = 500)]
+    pub blob_sync_delay_ms: u64,
     /// A request's headers must arrive within this many milliseconds; a keep-alive
     /// connection idle for as long is closed.
     #[arg(
@@ -398,6 +402,7 @@ impl ServeArgs {
             worker_memory_mb: 4096,
             worker_bin: None,
             worker_test_hooks: false,
+            blob_sync_delay_ms: 500,
             allowed_roots: None,
             cors_origins: None,
             mcp_allowed_hosts: None,

@@ -222,17 +222,17 @@ pub struct FileRecord {
 
 const COLS: &str = "id AS file_id, tenant, name, size, sha256, format, mime, created_at";
 
-pub async fn insert(db: &Db, r: &FileRecord) -> Result<(), sqlx::Error> {
-    insert_group(db, &[r]).await
-}
+/// An upload's row, with its bytes when the blob file is not synced yet (SQLite only:
+/// `files::RowQueue`).
+pub type NewRow<'a> = (&'a FileRecord, Option<&'a [u8]>);
 
-/// The statement that inserts upload rows (one, for either database).
+/// The statement that inserts upload rows (one or several, for either database).
 macro_rules! insert_rows {
     ($rows:expr) => {{
         let mut q = sqlx::QueryBuilder::new(
-            "INSERT INTO files (id, tenant, name, size, sha256, format, mime, created_at) ",
+            "INSERT INTO files (id, tenant, name, size, sha256, format, mime, created_at, unsynced) ",
         );
-        q.push_values($rows, |mut b, r| {
+        q.push_values($rows, |mut b, (r, unsynced)| {
             b.push_bind(&r.file_id)
                 .push_bind(&r.tenant)
                 .push_bind(&r.name)
@@ -240,23 +240,58 @@ macro_rules! insert_rows {
                 .push_bind(&r.sha256)
                 .push_bind(&r.format)
                 .push_bind(&r.mime)
-                .push_bind(&r.created_at);
+                .push_bind(&r.created_at)
+                .push_bind(unsynced);
         });
         q
     }};
 }
 
-/// Upload rows in one statement (all or none): on SQLite one sync of the log for them all.
-pub async fn insert_group(db: &Db, rows: &[&FileRecord]) -> Result<(), sqlx::Error> {
-    on!(db, p => insert_rows!(rows).build().execute(p).await.map(drop))
+/// One upload's row.
+pub async fn insert(db: &Db, row: NewRow<'_>) -> Result<(), sqlx::Error> {
+    on!(db, p => insert_rows!([row]).build().execute(p).await.map(drop))
 }
 
-/// `insert_group` on a SQLite connection of the caller's (the row writer's own).
+/// Upload rows in one statement (all or none: one sync of the log for them all), on the
+/// row writer's own SQLite connection.
 pub async fn insert_group_on(
     conn: &mut sqlx::SqliteConnection,
-    rows: &[&FileRecord],
+    rows: &[NewRow<'_>],
 ) -> Result<(), sqlx::Error> {
-    insert_rows!(rows).build().execute(conn).await.map(drop)
+    insert_rows!(rows.iter().copied())
+        .build()
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
+/// The rows whose bytes are still kept with them (their blob file may not be on disk):
+/// id and sha256.
+pub async fn unsynced_rows(pool: &SqlitePool) -> Result<Vec<(String, String)>, sqlx::Error> {
+    sqlx::query_as("SELECT id, sha256 FROM files WHERE unsynced IS NOT NULL")
+        .fetch_all(pool)
+        .await
+}
+
+/// The bytes kept with a row, if still kept.
+pub async fn unsynced_bytes(pool: &SqlitePool, id: &str) -> Result<Option<Vec<u8>>, sqlx::Error> {
+    sqlx::query_scalar("SELECT unsynced FROM files WHERE id = $1 AND unsynced IS NOT NULL")
+        .bind(id)
+        .fetch_optional(pool)
+        .await
+}
+
+/// Let go of the rows' copies of their bytes (their blob files are on disk).
+pub async fn clear_unsynced(pool: &SqlitePool, ids: &[String]) -> Result<(), sqlx::Error> {
+    for chunk in ids.chunks(500) {
+        let mut q = sqlx::QueryBuilder::new("UPDATE files SET unsynced = NULL WHERE id IN (");
+        let mut list = q.separated(", ");
+        for id in chunk {
+            list.push_bind(id);
+        }
+        q.push(")").build().execute(pool).await?;
+    }
+    Ok(())
 }
 
 /// A tenant's file; another tenant's id is simply not found.

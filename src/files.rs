@@ -166,6 +166,10 @@ impl Files {
         let size = inc.size;
         let tmp = inc.path().to_path_buf();
         let early = inc.in_memory() && self.store.remote().is_none();
+        // A small upload kept on this machine with SQLite is synced once before its answer:
+        // its bytes go into the log with its row, the blob file is synced after
+        // (`RowQueue`).
+        let keep_bytes = early && size <= ROW_BYTES && self.rows.keeps_bytes();
         let mut lock = None;
         let mut place = None;
         if early {
@@ -182,17 +186,17 @@ impl Files {
         // The type decided from the bytes in the same blocking call that syncs them (it may
         // read the zip directory).
         let finished = inc
-            .finish(move |f, tmp| {
+            .finish(keep_bytes, move |f, tmp| {
                 let sniffed = sniff::sniff_file(f, &hint);
                 let placed = match (&sniffed, place) {
-                    (Ok(_), Some(p)) => Some(p.place(tmp)),
+                    (Ok(_), Some(p)) => Some(p.place(tmp, !keep_bytes)),
                     _ => None,
                 };
                 (sniffed, placed)
             })
             .await;
-        let (sniffed, placed) = match finished {
-            Ok((_, _, checked)) => checked,
+        let ((sniffed, placed), unsynced) = match finished {
+            Ok(f) => (f.checked, f.unsynced),
             Err(e) => return give_up(lock, &tmp, ApiError::internal(e)).await,
         };
         let format = match sniffed {
@@ -234,7 +238,7 @@ impl Files {
             mime: format.mime().to_string(),
             created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         };
-        if let Err(e) = self.rows.insert(rec.clone()).await {
+        if let Err(e) = self.rows.insert(rec.clone(), unsynced).await {
             if db::refs(&self.db, &sha256).await.unwrap_or(1) == 0 {
                 let _ = self.store.remove(&sha256).await;
             }
@@ -340,28 +344,52 @@ async fn give_up(
     Err(e)
 }
 
-type RowJob = (FileRecord, oneshot::Sender<Result<(), sqlx::Error>>);
+/// An upload's row, its bytes when its blob file is not synced, and where its answer goes.
+type RowJob = (
+    FileRecord,
+    Option<Vec<u8>>,
+    oneshot::Sender<Result<(), sqlx::Error>>,
+);
 
 /// Upload rows on their way into the database. On SQLite one task writes them, as many as
 /// have queued in one transaction (group commit): uploads arriving together share one
 /// sync of the log instead of waiting for each other's; each is answered only once its
 /// row is on disk. On Postgres, which commits concurrent transactions together itself,
 /// each row is its own statement.
+///
+/// On SQLite a small upload's row also carries its bytes (`unsynced`), and its blob file is
+/// placed without a sync of its own: the log's sync before the answer holds both, so an
+/// upload waits for one sync rather than two. The blob files are synced after, a batch at
+/// a time (`sync_blobs`), and the rows' copies let go; after a crash in between, the
+/// service rewrites those blobs from the rows when it starts (`recover_unsynced`).
 #[derive(Clone)]
 pub struct RowQueue {
     db: Db,
     queue: Option<mpsc::UnboundedSender<RowJob>>,
 }
 
+/// The largest upload whose bytes go into the log with its row (`RowQueue`): above it the
+/// sync saved is a small part of the upload's time, and the bytes would be written thrice
+/// (blob file, log, database file).
+const ROW_BYTES: u64 = 64 * 1024;
+
 /// The most rows one transaction writes.
 const MAX_GROUP: usize = 64;
 
 impl RowQueue {
-    pub fn new(db: Db, store: Arc<Store>) -> Self {
+    /// `sync_delay`: how long blob files placed without a sync wait to be synced together.
+    pub fn new(db: Db, store: Arc<Store>, sync_delay: std::time::Duration) -> Self {
         let queue = match &db {
             Db::Sqlite(pool) => {
                 let (tx, rx) = mpsc::unbounded_channel();
-                tokio::spawn(write_rows(pool.clone(), store, rx));
+                let unsynced = Arc::new(Unsynced::default());
+                tokio::spawn(sync_blobs(
+                    pool.clone(),
+                    store.clone(),
+                    unsynced.clone(),
+                    sync_delay,
+                ));
+                tokio::spawn(write_rows(pool.clone(), store, rx, unsynced));
                 Some(tx)
             }
             Db::Postgres(_) => None,
@@ -369,14 +397,25 @@ impl RowQueue {
         Self { db, queue }
     }
 
-    /// Write an upload's row; returns once it is committed.
-    pub async fn insert(&self, rec: FileRecord) -> Result<(), sqlx::Error> {
+    /// Whether a row may carry its upload's bytes (`insert`'s `unsynced`): on SQLite.
+    pub fn keeps_bytes(&self) -> bool {
+        self.queue.is_some()
+    }
+
+    /// Write an upload's row (with its bytes, when its blob file was placed without a
+    /// sync: only where `keeps_bytes`); returns once it is committed.
+    pub async fn insert(
+        &self,
+        rec: FileRecord,
+        unsynced: Option<Vec<u8>>,
+    ) -> Result<(), sqlx::Error> {
         let Some(queue) = &self.queue else {
-            return db::insert(&self.db, &rec).await;
+            debug_assert!(unsynced.is_none(), "only SQLite rows keep bytes");
+            return db::insert(&self.db, (&rec, None)).await;
         };
         let (tx, rx) = oneshot::channel();
         queue
-            .send((rec, tx))
+            .send((rec, unsynced, tx))
             .map_err(|_| sqlx::Error::WorkerCrashed)?;
         rx.await.map_err(|_| sqlx::Error::WorkerCrashed)?
     }
@@ -386,6 +425,7 @@ async fn write_rows(
     pool: sqlx::SqlitePool,
     store: Arc<Store>,
     mut rx: mpsc::UnboundedReceiver<RowJob>,
+    unsynced: Arc<Unsynced>,
 ) {
     let db = Db::Sqlite(pool.clone());
     // A connection of its own, out of the pool (a pool's connection is pinged on its way
@@ -401,7 +441,7 @@ async fn write_rows(
                 Err(_) => break,
             }
         }
-        let rows: Vec<&FileRecord> = group.iter().map(|(r, _)| r).collect();
+        let rows: Vec<db::NewRow<'_>> = group.iter().map(|(r, b, _)| (r, b.as_deref())).collect();
         let written = match &mut conn {
             Some(c) => db::insert_group_on(c, &rows).await,
             None => match pool.acquire().await {
@@ -409,26 +449,135 @@ async fn write_rows(
                 Err(e) => Err(e),
             },
         };
+        drop(rows);
         if written.is_err() {
             conn = None;
         }
         match written {
             Ok(()) => {
-                for (_, reply) in group {
+                unsynced.add(
+                    group
+                        .iter()
+                        .filter(|(_, b, _)| b.is_some())
+                        .map(|(r, _, _)| r),
+                );
+                for (_, _, reply) in group {
                     let _ = reply.send(Ok(()));
                 }
             }
             // One row's failure fails that row alone: each again on its own.
             Err(e) if group.len() == 1 => {
-                let (_, reply) = group.pop().expect("one row");
+                let (_, _, reply) = group.pop().expect("one row");
                 let _ = reply.send(Err(e));
             }
             Err(_) => {
-                for (rec, reply) in group {
-                    let _ = reply.send(db::insert(&db, &rec).await);
+                for (rec, bytes, reply) in group {
+                    let done = db::insert(&db, (&rec, bytes.as_deref())).await;
+                    if done.is_ok() && bytes.is_some() {
+                        unsynced.add([&rec]);
+                    }
+                    let _ = reply.send(done);
                 }
             }
         }
         drop(turn);
     }
+}
+
+/// Rows committed with their bytes whose blob files wait to be synced: (file id, sha256).
+#[derive(Default)]
+struct Unsynced {
+    rows: std::sync::Mutex<Vec<(String, String)>>,
+    wake: tokio::sync::Notify,
+}
+
+impl Unsynced {
+    fn add<'a>(&self, recs: impl IntoIterator<Item = &'a FileRecord>) {
+        let Ok(mut rows) = self.rows.lock() else {
+            return;
+        };
+        let before = rows.len();
+        rows.extend(
+            recs.into_iter()
+                .map(|r| (r.file_id.clone(), r.sha256.clone())),
+        );
+        if rows.len() > before {
+            self.wake.notify_one();
+        }
+    }
+}
+
+/// Sync the blob files placed without a sync, a batch every `delay` at most, and let go of
+/// the rows' copies of their bytes (one transaction a batch, in the writers' turn). When a
+/// sync fails the copies stay, and the blobs are rewritten from them at the next start.
+async fn sync_blobs(
+    pool: sqlx::SqlitePool,
+    store: Arc<Store>,
+    unsynced: Arc<Unsynced>,
+    delay: std::time::Duration,
+) {
+    loop {
+        unsynced.wake.notified().await;
+        tokio::time::sleep(delay).await;
+        let batch = match unsynced.rows.lock() {
+            Ok(mut rows) => std::mem::take(&mut *rows),
+            Err(_) => return,
+        };
+        if batch.is_empty() {
+            continue;
+        }
+        let (ids, shas): (Vec<String>, Vec<String>) = batch.into_iter().unzip();
+        let s = store.clone();
+        match tokio::task::spawn_blocking(move || s.sync_blobs(&shas)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, rows = ids.len(), "could not sync uploads' blob files (their rows keep the bytes)");
+                continue;
+            }
+            Err(_) => continue,
+        }
+        let turn = store.writes.lock().await;
+        if let Err(e) = db::clear_unsynced(&pool, &ids).await {
+            tracing::warn!(error = %e, "could not let go of synced uploads' copies (they go at the next start)");
+        }
+        drop(turn);
+    }
+}
+
+/// At start, before any request: the blobs of rows that still keep their bytes (the
+/// service stopped before it synced them) are rewritten from the rows where the file is
+/// missing or not whole, synced, and the copies let go. SQLite with the blobs on this
+/// machine only. Returns how many blob files were rewritten.
+pub async fn recover_unsynced(db: &Db, store: &Arc<Store>) -> Result<usize, String> {
+    let Db::Sqlite(pool) = db else {
+        return Ok(0);
+    };
+    if store.remote().is_some() {
+        return Ok(0);
+    }
+    let failed = |e: sqlx::Error| format!("cannot read the uploads kept with their rows: {e}");
+    let rows = db::unsynced_rows(pool).await.map_err(failed)?;
+    let mut done = std::collections::HashSet::new();
+    let mut rewritten = 0;
+    for (id, sha256) in &rows {
+        if !done.insert(sha256.clone()) {
+            continue;
+        }
+        let Some(bytes) = db::unsynced_bytes(pool, id).await.map_err(failed)? else {
+            continue;
+        };
+        let (s, sha) = (store.clone(), sha256.clone());
+        let restored = tokio::task::spawn_blocking(move || s.restore(&sha, &bytes))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()))
+            .map_err(|e| format!("cannot restore upload {id}'s bytes: {e}"))?;
+        rewritten += restored as usize;
+    }
+    let ids: Vec<String> = rows.into_iter().map(|(id, _)| id).collect();
+    db::clear_unsynced(pool, &ids).await.map_err(failed)?;
+    if rewritten > 0 {
+        tracing::warn!(rewritten, "uploads' blob files rewritten from their rows (the service had stopped before it synced them)");
+    }
+    Ok(rewritten)
 }

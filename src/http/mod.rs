@@ -94,6 +94,7 @@ impl AppState {
             .filter(|s| !s.is_empty())
             .collect();
         let store = Arc::new(store);
+        crate::files::recover_unsynced(&db, &store).await?;
         if shared_blobs {
             // This replica's cache of the shared blobs keeps what was used in the last hour.
             let cache = store.clone();
@@ -111,7 +112,11 @@ impl AppState {
             store: store.clone(),
             limits: args.limits.clone(),
             indexing: Arc::new(crate::search::Pending::new(derived)),
-            rows: crate::files::RowQueue::new(db.clone(), store.clone()),
+            rows: crate::files::RowQueue::new(
+                db.clone(),
+                store.clone(),
+                std::time::Duration::from_millis(args.blob_sync_delay_ms),
+            ),
             recent: (!db.is_shared()).then(Default::default),
             memory_keys: match db.is_shared() {
                 true => None,

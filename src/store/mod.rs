@@ -234,8 +234,10 @@ impl Store {
         let place = self.placing(tmp, sha256);
         let dest = place.dest.clone();
         let tmp = tmp.to_path_buf();
+        // With a bucket, the local copy is a cache: its name need not survive a power cut.
+        let durable = self.remote.is_none();
         // The look and the rename in one blocking call.
-        let aside = blocking(move || place.place(&tmp)).await?;
+        let aside = blocking(move || place.place(&tmp, durable)).await?;
         self.free_later(aside);
         Ok(dest)
     }
@@ -261,6 +263,49 @@ impl Store {
                 }
             });
         }
+    }
+
+    /// Sync blob files placed without it (`Placing::place` not `durable`), and their
+    /// names: each file's data, each folder they are in, and the blobs folder. A blob
+    /// removed meanwhile is skipped. Blocking.
+    pub fn sync_blobs(&self, sha256s: &[String]) -> std::io::Result<()> {
+        let mut folders = std::collections::BTreeSet::new();
+        for sha in sha256s {
+            let path = self.blob_path(sha);
+            match std::fs::File::open(&path) {
+                Ok(f) => f.sync_data()?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            }
+            folders.insert(path.parent().expect("blob has a parent").to_path_buf());
+        }
+        if folders.is_empty() {
+            return Ok(());
+        }
+        for folder in &folders {
+            sync_dir(folder)?;
+        }
+        sync_dir(&self.blobs)
+    }
+
+    /// Put a blob back from a copy of its bytes (after a crash: `files::recover_unsynced`),
+    /// synced with its name; a blob file already holding exactly these bytes is synced
+    /// where it is. Blocking; only for bytes kept on this machine alone.
+    pub fn restore(&self, sha256: &str, bytes: &[u8]) -> std::io::Result<bool> {
+        let dest = self.blob_path(sha256);
+        let whole = std::fs::read(&dest).is_ok_and(|held| held == bytes);
+        if !whole {
+            let tmp = self.spool().join(format!("restore-{}", random_hex(16)));
+            let mut f = new_temp(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_data()?;
+            drop(f);
+            let folder = dest.parent().expect("blob has a parent");
+            std::fs::create_dir_all(folder)?;
+            std::fs::rename(&tmp, &dest)?;
+        }
+        self.sync_blobs(&[sha256.to_string()])?;
+        Ok(!whole)
     }
 
     /// Remove a blob's bytes. The caller holds the bytes' lock and has checked no row
@@ -428,25 +473,38 @@ impl Incoming {
     /// Finish: write the rest, sync it to disk, and run `check` on the file (from its
     /// start; given its path too) in the same blocking call. Returns the temp path, the hex
     /// sha256 and what `check` gave.
+    ///
+    /// With `keep_bytes`, a file whose bytes are all in memory (`in_memory`) is not synced:
+    /// its bytes are returned instead, for the caller to commit somewhere durable before it
+    /// answers (`files::RowQueue`: with the upload's row). A larger one is synced as always
+    /// (and `None` returned).
     pub async fn finish<T: Send + 'static>(
         mut self,
+        keep_bytes: bool,
         check: impl FnOnce(&mut std::fs::File, &Path) -> T + Send + 'static,
-    ) -> std::io::Result<(PathBuf, String, T)> {
+    ) -> std::io::Result<Finished<T>> {
+        let keep_bytes = keep_bytes && self.in_memory();
         let (file, buf) = self.take();
         let path = self.path.clone();
         // From here the caller answers for the temp file (it removes it when it gives up).
         self.exists = false;
-        let checked = blocking(move || {
+        let (checked, bytes) = blocking(move || {
             use std::io::Seek;
             let mut f = file()?;
             f.write_all(&buf)?;
-            f.sync_data()?;
+            if !keep_bytes {
+                f.sync_data()?;
+            }
             f.rewind()?;
-            Ok(check(&mut f, &path))
+            Ok((check(&mut f, &path), keep_bytes.then_some(buf)))
         })
         .await?;
-        let sha256 = hex::encode(self.hasher.clone().finalize());
-        Ok((std::mem::take(&mut self.path), sha256, checked))
+        Ok(Finished {
+            path: std::mem::take(&mut self.path),
+            sha256: hex::encode(self.hasher.clone().finalize()),
+            checked,
+            unsynced: bytes,
+        })
     }
 
     /// Give up: remove the temp file (when one was made).
@@ -479,6 +537,17 @@ impl Drop for Incoming {
     }
 }
 
+/// A received file, finished (`Incoming::finish`).
+pub struct Finished<T> {
+    /// The temp file.
+    pub path: PathBuf,
+    pub sha256: String,
+    /// What the caller's check gave.
+    pub checked: T,
+    /// The bytes, when they were kept rather than synced.
+    pub unsynced: Option<Vec<u8>>,
+}
+
 /// Where a received file goes under its hash (`Store::placing`).
 pub struct Placing {
     dest: PathBuf,
@@ -489,16 +558,35 @@ impl Placing {
     /// Move the temp file into place, or aside when the bytes are stored already (returned:
     /// then it is to be freed, `Store::free_later`). Blocking; the caller holds the bytes'
     /// `refs_lock`.
-    pub fn place(self, tmp: &Path) -> std::io::Result<Option<PathBuf>> {
+    ///
+    /// With `durable`, the new name is synced too (the blob's folder, and the blobs folder
+    /// when the blob's folder is new): a file synced and renamed is not yet sure to be
+    /// found under its new name after a power cut. Without it, the caller keeps the bytes
+    /// elsewhere until `sync_blobs` has run.
+    pub fn place(self, tmp: &Path, durable: bool) -> std::io::Result<Option<PathBuf>> {
         if self.dest.try_exists()? {
             std::fs::rename(tmp, &self.aside)?;
-            Ok(Some(self.aside))
-        } else {
-            std::fs::create_dir_all(self.dest.parent().expect("blob has a parent"))?;
-            std::fs::rename(tmp, &self.dest)?;
-            Ok(None)
+            return Ok(Some(self.aside));
         }
+        let folder = self.dest.parent().expect("blob has a parent");
+        let new_folder = !folder.try_exists()?;
+        if new_folder {
+            std::fs::create_dir_all(folder)?;
+        }
+        std::fs::rename(tmp, &self.dest)?;
+        if durable {
+            sync_dir(folder)?;
+            if new_folder {
+                sync_dir(folder.parent().expect("blob folders have a parent"))?;
+            }
+        }
+        Ok(None)
     }
+}
+
+/// Sync a folder (the names in it).
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()
 }
 
 /// A failure to keep or fetch bytes: the local disk's, or the shared blob store's.

@@ -281,12 +281,28 @@ impl Server {
     }
 
     /// SIGKILL (no chance to finish anything), then a new server on the same data dir.
-    pub fn kill_and_restart(mut self, flags: &[&str]) -> Self {
+    pub fn kill_and_restart(self, flags: &[&str]) -> Self {
+        self.kill_and_restart_after(flags, |_| {})
+    }
+
+    /// SIGKILL, then `between` on the data dir (what a crash may also have done to it),
+    /// then a new server on it.
+    pub fn kill_and_restart_after(
+        mut self,
+        flags: &[&str],
+        between: impl FnOnce(&std::path::Path),
+    ) -> Self {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
+        between(&self.data_dir());
         let dir = tempfile::TempDir::new().unwrap();
         let old = std::mem::replace(&mut self._dir, dir);
         Self::start_in(old, flags, &[])
+    }
+
+    /// The server's data dir.
+    pub fn data_dir(&self) -> PathBuf {
+        self._dir.path().join("data")
     }
 
     fn start_in(dir: tempfile::TempDir, flags: &[&str], env: &[(&str, &str)]) -> Self {
