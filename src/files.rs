@@ -186,10 +186,11 @@ impl Files {
         // The type decided from the bytes in the same blocking call that syncs them (it may
         // read the zip directory).
         let finished = inc
-            .finish(keep_bytes, move |f, tmp| {
+            .finish(keep_bytes, move |f, tmp, bytes| {
                 let sniffed = sniff::sniff_file(f, &hint);
+                let small = bytes.filter(|b| b.len() as u64 <= ROW_BYTES);
                 let placed = match (&sniffed, place) {
-                    (Ok(_), Some(p)) => Some(p.place(tmp, !keep_bytes)),
+                    (Ok(_), Some(p)) => Some(p.place(tmp, !keep_bytes, small)),
                     _ => None,
                 };
                 (sniffed, placed)

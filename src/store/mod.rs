@@ -237,7 +237,7 @@ impl Store {
         // With a bucket, the local copy is a cache: its name need not survive a power cut.
         let durable = self.remote.is_none();
         // The look and the rename in one blocking call.
-        let aside = blocking(move || place.place(&tmp, durable)).await?;
+        let aside = blocking(move || place.place(&tmp, durable, None)).await?;
         self.free_later(aside);
         Ok(dest)
     }
@@ -471,8 +471,8 @@ impl Incoming {
     }
 
     /// Finish: write the rest, sync it to disk, and run `check` on the file (from its
-    /// start; given its path too) in the same blocking call. Returns the temp path, the hex
-    /// sha256 and what `check` gave.
+    /// start; given its path, and its bytes when they are all in memory) in the same
+    /// blocking call. Returns the temp path, the hex sha256 and what `check` gave.
     ///
     /// With `keep_bytes`, a file whose bytes are all in memory (`in_memory`) is not synced:
     /// its bytes are returned instead, for the caller to commit somewhere durable before it
@@ -481,9 +481,10 @@ impl Incoming {
     pub async fn finish<T: Send + 'static>(
         mut self,
         keep_bytes: bool,
-        check: impl FnOnce(&mut std::fs::File, &Path) -> T + Send + 'static,
+        check: impl FnOnce(&mut std::fs::File, &Path, Option<&[u8]>) -> T + Send + 'static,
     ) -> std::io::Result<Finished<T>> {
-        let keep_bytes = keep_bytes && self.in_memory();
+        let in_memory = self.in_memory();
+        let keep_bytes = keep_bytes && in_memory;
         let (file, buf) = self.take();
         let path = self.path.clone();
         // From here the caller answers for the temp file (it removes it when it gives up).
@@ -496,7 +497,8 @@ impl Incoming {
                 f.sync_data()?;
             }
             f.rewind()?;
-            Ok((check(&mut f, &path), keep_bytes.then_some(buf)))
+            let checked = check(&mut f, &path, in_memory.then_some(&buf[..]));
+            Ok((checked, keep_bytes.then_some(buf)))
         })
         .await?;
         Ok(Finished {
@@ -563,10 +565,26 @@ impl Placing {
     /// when the blob's folder is new): a file synced and renamed is not yet sure to be
     /// found under its new name after a power cut. Without it, the caller keeps the bytes
     /// elsewhere until `sync_blobs` has run.
-    pub fn place(self, tmp: &Path, durable: bool) -> std::io::Result<Option<PathBuf>> {
+    ///
+    /// `small`: the bytes of an upload small enough to be kept in its row
+    /// (`files::RowQueue`). A blob of such bytes is placed before its row is committed and
+    /// synced after: if the service stopped in between, the blob file may be there with no
+    /// row and cut short. So when these bytes are stored already, the file is compared with
+    /// them (a read of at most 64 KiB), and one that differs is replaced.
+    pub fn place(
+        self,
+        tmp: &Path,
+        durable: bool,
+        small: Option<&[u8]>,
+    ) -> std::io::Result<Option<PathBuf>> {
         if self.dest.try_exists()? {
-            std::fs::rename(tmp, &self.aside)?;
-            return Ok(Some(self.aside));
+            let whole =
+                small.is_none_or(|bytes| std::fs::read(&self.dest).is_ok_and(|held| held == bytes));
+            if whole {
+                std::fs::rename(tmp, &self.aside)?;
+                return Ok(Some(self.aside));
+            }
+            tracing::warn!(blob = %self.dest.display(), "a stored blob did not hold its bytes (left by an upload that was never committed): replaced");
         }
         let folder = self.dest.parent().expect("blob has a parent");
         let new_folder = !folder.try_exists()?;

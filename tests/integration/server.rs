@@ -372,6 +372,23 @@ fn rows_kept_bytes(data: &std::path::Path) -> Vec<(String, Option<Vec<u8>>)> {
         })
 }
 
+/// Run one SQL statement on a data dir's database (its server stopped).
+fn db_exec(data: &std::path::Path, statement: &str) {
+    use sqlx::ConnectOptions;
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let mut c = sqlx::sqlite::SqliteConnectOptions::new()
+                .filename(data.join("docreader.db"))
+                .connect()
+                .await
+                .unwrap();
+            sqlx::query(statement).execute(&mut c).await.unwrap();
+        })
+}
+
 fn blob_file(data: &std::path::Path, sha256: &str) -> std::path::PathBuf {
     data.join("blobs").join(&sha256[..2]).join(sha256)
 }
@@ -427,6 +444,45 @@ fn small_uploads_blobs_lost_before_their_sync_are_rewritten_at_start() {
     let env = read(&csv_up["file_id"]);
     assert_eq!(env["text"], encoding_rs::GBK.decode(&csv).0.as_ref());
     assert_eq!(read(&pdf_up["file_id"])["pages_read"], 3);
+}
+
+/// A small upload's blob file is placed before its row is committed and synced after: one
+/// whose row never was committed (the service stopped in between) may be left cut short
+/// with no row to rewrite it from. It must not become the bytes of the next upload of the
+/// same content: a small upload finding its bytes stored compares them, and replaces a
+/// file that differs.
+#[test]
+fn a_small_blob_left_cut_short_without_a_row_is_replaced_by_the_next_upload() {
+    let srv = Server::start(&["--blob-sync-delay-ms", "3600000"], &[]);
+    let csv = fixture("text/gbk.csv");
+    let sha = upload_plain(&srv.addr, "prices.csv", &csv)["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let srv = srv.kill_and_restart_after(&[], |data| {
+        // As if the row had never been committed, and the blob file were cut short.
+        db_exec(data, "DELETE FROM files");
+        std::fs::write(blob_file(data, &sha), &csv[..50]).unwrap();
+    });
+    assert_eq!(
+        std::fs::read(blob_file(&srv.data_dir(), &sha)).unwrap(),
+        &csv[..50]
+    );
+    let again = upload_plain(&srv.addr, "prices.csv", &csv);
+    assert_eq!(
+        std::fs::read(blob_file(&srv.data_dir(), &sha)).unwrap(),
+        csv,
+        "the cut blob was kept for the new upload"
+    );
+    let (status, env) = http(
+        &srv.addr,
+        "POST",
+        "/read",
+        "application/json",
+        format!("{{\"file_id\":{}}}", again["file_id"]).as_bytes(),
+    );
+    assert_eq!(status, 200, "{env}");
+    assert_eq!(env["text"], encoding_rs::GBK.decode(&csv).0.as_ref());
 }
 
 /// Small uploads' blob files are synced after their answer and the rows' copies of their
