@@ -293,7 +293,7 @@ impl Store {
     /// where it is. Blocking; only for bytes kept on this machine alone.
     pub fn restore(&self, sha256: &str, bytes: &[u8]) -> std::io::Result<bool> {
         let dest = self.blob_path(sha256);
-        let whole = std::fs::read(&dest).is_ok_and(|held| held == bytes);
+        let whole = holds_exactly(&dest, bytes);
         if !whole {
             let tmp = self.spool().join(format!("restore-{}", random_hex(16)));
             let mut f = new_temp(&tmp)?;
@@ -578,8 +578,7 @@ impl Placing {
         small: Option<&[u8]>,
     ) -> std::io::Result<Option<PathBuf>> {
         if self.dest.try_exists()? {
-            let whole =
-                small.is_none_or(|bytes| std::fs::read(&self.dest).is_ok_and(|held| held == bytes));
+            let whole = small.is_none_or(|bytes| holds_exactly(&self.dest, bytes));
             if whole {
                 std::fs::rename(tmp, &self.aside)?;
                 return Ok(Some(self.aside));
@@ -600,6 +599,11 @@ impl Placing {
         }
         Ok(None)
     }
+}
+
+/// Whether the file at `path` holds exactly `bytes` (a small blob's, read whole).
+fn holds_exactly(path: &Path, bytes: &[u8]) -> bool {
+    std::fs::read(path).is_ok_and(|held| held == bytes)
 }
 
 /// Sync a folder (the names in it).

@@ -352,8 +352,9 @@ fn upload_plain(addr: &str, name: &str, bytes: &[u8]) -> Value {
     up["files"][0].clone()
 }
 
-/// The rows of a data dir's database: sha256 and the bytes kept with the row, if any.
-fn rows_kept_bytes(data: &std::path::Path) -> Vec<(String, Option<Vec<u8>>)> {
+/// Run `work` on a connection to a data dir's database (written only with its server
+/// stopped).
+fn on_db<T>(data: &std::path::Path, work: impl AsyncFnOnce(&mut sqlx::SqliteConnection) -> T) -> T {
     use sqlx::ConnectOptions;
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -365,28 +366,25 @@ fn rows_kept_bytes(data: &std::path::Path) -> Vec<(String, Option<Vec<u8>>)> {
                 .connect()
                 .await
                 .unwrap();
-            sqlx::query_as("SELECT sha256, unsynced FROM files")
-                .fetch_all(&mut c)
-                .await
-                .unwrap()
+            work(&mut c).await
         })
+}
+
+/// The rows of a data dir's database: sha256 and the bytes kept with the row, if any.
+fn rows_kept_bytes(data: &std::path::Path) -> Vec<(String, Option<Vec<u8>>)> {
+    on_db(data, async |c| {
+        sqlx::query_as("SELECT sha256, unsynced FROM files")
+            .fetch_all(c)
+            .await
+            .unwrap()
+    })
 }
 
 /// Run one SQL statement on a data dir's database (its server stopped).
 fn db_exec(data: &std::path::Path, statement: &str) {
-    use sqlx::ConnectOptions;
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(async {
-            let mut c = sqlx::sqlite::SqliteConnectOptions::new()
-                .filename(data.join("docreader.db"))
-                .connect()
-                .await
-                .unwrap();
-            sqlx::query(statement).execute(&mut c).await.unwrap();
-        })
+    on_db(data, async |c| {
+        sqlx::query(statement).execute(c).await.unwrap();
+    })
 }
 
 fn blob_file(data: &std::path::Path, sha256: &str) -> std::path::PathBuf {
@@ -523,7 +521,6 @@ fn small_uploads_rows_let_go_of_their_bytes_once_the_blob_is_synced() {
 #[test]
 fn uploads_answered_200_survive_a_kill_9() {
     let srv = Server::start(&[], &[]);
-    let boundary = "KiLlNiNe";
     let small = fixture("text/gbk.csv");
     let mut big = Vec::new();
     let mut i = 0u64;
@@ -533,22 +530,9 @@ fn uploads_answered_200_survive_a_kill_9() {
     }
     let mut ids = Vec::new();
     for (name, bytes) in [("small.csv", &small), ("big.txt", &big)] {
-        let mut form = format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n\r\n").into_bytes();
-        form.extend_from_slice(bytes);
-        form.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-        let (status, up) = http(
-            &srv.addr,
-            "POST",
-            "/upload",
-            &format!("multipart/form-data; boundary={boundary}"),
-            &form,
-        );
-        assert_eq!(status, 200, "{up}");
-        assert_eq!(up["files"][0]["size"], bytes.len() as u64);
-        ids.push((
-            up["files"][0]["file_id"].as_str().unwrap().to_string(),
-            bytes,
-        ));
+        let up = upload_plain(&srv.addr, name, bytes);
+        assert_eq!(up["size"], bytes.len() as u64);
+        ids.push((up["file_id"].as_str().unwrap().to_string(), bytes));
     }
     let srv = srv.kill_and_restart(&[]);
     for (id, bytes) in ids {
