@@ -93,9 +93,19 @@ pub enum Reply {
     },
 }
 
-async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, body: &[u8]) -> std::io::Result<()> {
-    w.write_all(&(body.len() as u32).to_le_bytes()).await?;
-    w.write_all(body).await?;
+/// A message as one frame: its length (4 bytes, little-endian), then its JSON. Built whole
+/// so it goes out in one write: written in two, the reader may wake for the length alone
+/// and wait again for the rest (a second wake-up each way, each job).
+fn frame<T: serde::Serialize>(message: &T) -> serde_json::Result<Vec<u8>> {
+    let mut buf = vec![0u8; 4];
+    serde_json::to_writer(&mut buf, message)?;
+    let len = (buf.len() - 4) as u32;
+    buf[..4].copy_from_slice(&len.to_le_bytes());
+    Ok(buf)
+}
+
+async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, frame: &[u8]) -> std::io::Result<()> {
+    w.write_all(frame).await?;
     w.flush().await
 }
 
@@ -179,15 +189,14 @@ unsafe impl std::alloc::GlobalAlloc for CapAwareAlloc {
 
 fn send(reply: &Reply) -> std::io::Result<()> {
     use std::io::Write;
-    let body = serde_json::to_vec(reply).map_err(std::io::Error::other)?;
+    let frame = frame(reply).map_err(std::io::Error::other)?;
     let frames = FRAMES
         .get()
         .ok_or_else(|| std::io::Error::other("no frame channel"))?;
     let mut out = frames
         .lock()
         .map_err(|_| std::io::Error::other("frame lock poisoned"))?;
-    out.write_all(&(body.len() as u32).to_le_bytes())?;
-    out.write_all(&body)?;
+    out.write_all(&frame)?;
     out.flush()
 }
 
@@ -223,9 +232,7 @@ pub fn serve_jobs(spool: &Path, test_hooks: bool) -> std::io::Result<()> {
             0
         }
     };
-    if let Ok(body) = serde_json::to_vec(&Reply::OutOfMemory { cap_mb }) {
-        let mut frame = (body.len() as u32).to_le_bytes().to_vec();
-        frame.extend_from_slice(&body);
+    if let Ok(frame) = frame(&Reply::OutOfMemory { cap_mb }) {
         let _ = OOM_FRAME.set(frame);
     }
     let _ = FRAMES.set(std::sync::Mutex::new(frames));
@@ -533,13 +540,13 @@ impl Pool {
             Some(w) => w,
             None => self.spawn().map_err(Failure::Spawn)?,
         };
-        let body = match serde_json::to_vec(&job) {
+        let job = match frame(&job) {
             Ok(b) => b,
             Err(e) => return Ok(Err(ApiError::internal(e))),
         };
         // Each frame is parsed once; a large one (the final envelope) off the runtime threads.
         let exchange = async {
-            write_frame(&mut worker.stdin, &body).await?;
+            write_frame(&mut worker.stdin, &job).await?;
             loop {
                 let frame = read_frame(&mut worker.stdout).await?;
                 let reply = if frame.len() <= INLINE_PARSE_BYTES {
