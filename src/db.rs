@@ -226,13 +226,13 @@ const COLS: &str = "id AS file_id, tenant, name, size, sha256, format, mime, cre
 /// `files::RowQueue`).
 pub type NewRow<'a> = (&'a FileRecord, Option<&'a [u8]>);
 
-/// The statement that inserts upload rows (one or several, for either database).
+/// The statement that inserts upload rows (one or several). On SQLite into the view
+/// `new_uploads`, whose trigger writes each row to `files` and its bytes, when it has them,
+/// to `unsynced_blobs`; on Postgres, whose rows never keep bytes, into `files`.
 macro_rules! insert_rows {
-    ($rows:expr) => {{
-        let mut q = sqlx::QueryBuilder::new(
-            "INSERT INTO files (id, tenant, name, size, sha256, format, mime, created_at, unsynced) ",
-        );
-        q.push_values($rows, |mut b, (r, unsynced)| {
+    ($into:expr, $with_bytes:expr, $rows:expr) => {{
+        let mut q = sqlx::QueryBuilder::new($into);
+        q.push_values($rows, |mut b, (r, bytes)| {
             b.push_bind(&r.file_id)
                 .push_bind(&r.tenant)
                 .push_bind(&r.name)
@@ -240,16 +240,37 @@ macro_rules! insert_rows {
                 .push_bind(&r.sha256)
                 .push_bind(&r.format)
                 .push_bind(&r.mime)
-                .push_bind(&r.created_at)
-                .push_bind(unsynced);
+                .push_bind(&r.created_at);
+            if $with_bytes {
+                b.push_bind(bytes);
+            }
         });
         q
     }};
 }
 
+const INSERT_SQLITE: &str =
+    "INSERT INTO new_uploads (id, tenant, name, size, sha256, format, mime, created_at, bytes) ";
+const INSERT_POSTGRES: &str =
+    "INSERT INTO files (id, tenant, name, size, sha256, format, mime, created_at) ";
+
 /// One upload's row.
 pub async fn insert(db: &Db, row: NewRow<'_>) -> Result<(), sqlx::Error> {
-    on!(db, p => insert_rows!([row]).build().execute(p).await.map(drop))
+    match db {
+        Db::Sqlite(p) => insert_rows!(INSERT_SQLITE, true, [row])
+            .build()
+            .execute(p)
+            .await
+            .map(drop),
+        Db::Postgres(p) => {
+            debug_assert!(row.1.is_none(), "only SQLite rows keep bytes");
+            insert_rows!(INSERT_POSTGRES, false, [row])
+                .build()
+                .execute(p)
+                .await
+                .map(drop)
+        }
+    }
 }
 
 /// Upload rows in one statement (all or none: one sync of the log for them all), on the
@@ -258,24 +279,24 @@ pub async fn insert_group_on(
     conn: &mut sqlx::SqliteConnection,
     rows: &[NewRow<'_>],
 ) -> Result<(), sqlx::Error> {
-    insert_rows!(rows.iter().copied())
+    insert_rows!(INSERT_SQLITE, true, rows.iter().copied())
         .build()
         .execute(conn)
         .await
         .map(drop)
 }
 
-/// The rows whose bytes are still kept with them (their blob file may not be on disk):
-/// id and sha256.
+/// The rows whose bytes are still kept (their blob file may not be on disk): id and
+/// sha256.
 pub async fn unsynced_rows(pool: &SqlitePool) -> Result<Vec<(String, String)>, sqlx::Error> {
-    sqlx::query_as("SELECT id, sha256 FROM files WHERE unsynced IS NOT NULL")
+    sqlx::query_as("SELECT f.id, f.sha256 FROM unsynced_blobs u JOIN files f ON f.id = u.file_id")
         .fetch_all(pool)
         .await
 }
 
 /// The bytes kept with a row, if still kept.
 pub async fn unsynced_bytes(pool: &SqlitePool, id: &str) -> Result<Option<Vec<u8>>, sqlx::Error> {
-    sqlx::query_scalar("SELECT unsynced FROM files WHERE id = $1 AND unsynced IS NOT NULL")
+    sqlx::query_scalar("SELECT bytes FROM unsynced_blobs WHERE file_id = $1")
         .bind(id)
         .fetch_optional(pool)
         .await
@@ -284,7 +305,7 @@ pub async fn unsynced_bytes(pool: &SqlitePool, id: &str) -> Result<Option<Vec<u8
 /// Let go of the rows' copies of their bytes (their blob files are on disk).
 pub async fn clear_unsynced(pool: &SqlitePool, ids: &[String]) -> Result<(), sqlx::Error> {
     for chunk in ids.chunks(500) {
-        let mut q = sqlx::QueryBuilder::new("UPDATE files SET unsynced = NULL WHERE id IN (");
+        let mut q = sqlx::QueryBuilder::new("DELETE FROM unsynced_blobs WHERE file_id IN (");
         let mut list = q.separated(", ");
         for id in chunk {
             list.push_bind(id);
@@ -534,5 +555,60 @@ impl BytesLock<'_> {
             // A rollback frees the lock as well as a commit: nothing was written in it.
             let _ = tx.rollback().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A data dir whose small uploads kept their bytes in their rows (0007) keeps them
+    /// through 0008, which moves them to `unsynced_blobs`.
+    #[tokio::test]
+    async fn bytes_kept_in_rows_move_to_their_own_table() {
+        use sqlx::{Connection, Executor};
+        let mut c = sqlx::SqliteConnection::connect("sqlite::memory:")
+            .await
+            .unwrap();
+        let migrator = sqlx::migrate!("./migrations/sqlite");
+        for m in migrator.iter().filter(|m| m.version <= 7) {
+            c.execute(&*m.sql).await.unwrap();
+        }
+        c.execute(
+            "INSERT INTO files (id, tenant, name, size, sha256, format, mime, created_at, unsynced) VALUES \
+             ('f_a', 't', 'a.txt', 3, 'aa', 'text', 'text/plain', '2026-12-03T00:00:00.000Z', x'616263'), \
+             ('f_b', 't', 'b.txt', 3, 'bb', 'text', 'text/plain', '2026-12-03T00:00:00.000Z', NULL)",
+        )
+        .await
+        .unwrap();
+        let eighth = migrator.iter().find(|m| m.version == 8).unwrap();
+        c.execute(&*eighth.sql).await.unwrap();
+        let kept: Vec<(String, Vec<u8>)> =
+            sqlx::query_as("SELECT file_id, bytes FROM unsynced_blobs")
+                .fetch_all(&mut c)
+                .await
+                .unwrap();
+        assert_eq!(kept, vec![("f_a".to_string(), b"abc".to_vec())]);
+        let files: i64 = sqlx::query_scalar("SELECT count(*) FROM files")
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+        assert_eq!(files, 2);
+        // The column is gone; rows and bytes now go in through `new_uploads`.
+        assert!(c.execute("SELECT unsynced FROM files").await.is_err());
+        c.execute(
+            "INSERT INTO new_uploads (id, tenant, name, size, sha256, format, mime, created_at, bytes) VALUES \
+             ('f_c', 't', 'c.txt', 3, 'cc', 'text', 'text/plain', '2026-12-03T00:00:00.000Z', x'646566'), \
+             ('f_d', 't', 'd.txt', 3, 'dd', 'text', 'text/plain', '2026-12-03T00:00:00.000Z', NULL)",
+        )
+        .await
+        .unwrap();
+        c.execute("DELETE FROM files WHERE id = 'f_a'")
+            .await
+            .unwrap();
+        let kept: Vec<String> =
+            sqlx::query_scalar("SELECT file_id FROM unsynced_blobs ORDER BY file_id")
+                .fetch_all(&mut c)
+                .await
+                .unwrap();
+        assert_eq!(kept, vec!["f_c".to_string()]);
     }
 }

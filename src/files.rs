@@ -358,11 +358,12 @@ type RowJob = (
 /// row is on disk. On Postgres, which commits concurrent transactions together itself,
 /// each row is its own statement.
 ///
-/// On SQLite a small upload's row also carries its bytes (`unsynced`), and its blob file is
-/// placed without a sync of its own: the log's sync before the answer holds both, so an
-/// upload waits for one sync rather than two. The blob files are synced after, a batch at
-/// a time (`sync_blobs`), and the rows' copies let go; after a crash in between, the
-/// service rewrites those blobs from the rows when it starts (`recover_unsynced`).
+/// On SQLite a small upload's bytes are committed with its row (in `unsynced_blobs`, by the
+/// same statement), and its blob file is placed without a sync of its own: the log's sync
+/// before the answer holds both, so an upload waits for one sync rather than two. The blob
+/// files are synced after, a batch at a time (`sync_blobs`), and the kept copies deleted;
+/// after a crash in between, the service rewrites those blobs from them when it starts
+/// (`recover_unsynced`).
 #[derive(Clone)]
 pub struct RowQueue {
     db: Db,

@@ -373,10 +373,12 @@ fn on_db<T>(data: &std::path::Path, work: impl AsyncFnOnce(&mut sqlx::SqliteConn
 /// The rows of a data dir's database: sha256 and the bytes kept with the row, if any.
 fn rows_kept_bytes(data: &std::path::Path) -> Vec<(String, Option<Vec<u8>>)> {
     on_db(data, async |c| {
-        sqlx::query_as("SELECT sha256, unsynced FROM files")
-            .fetch_all(c)
-            .await
-            .unwrap()
+        sqlx::query_as(
+            "SELECT f.sha256, u.bytes FROM files f LEFT JOIN unsynced_blobs u ON u.file_id = f.id",
+        )
+        .fetch_all(c)
+        .await
+        .unwrap()
     })
 }
 
@@ -516,6 +518,71 @@ fn small_uploads_rows_let_go_of_their_bytes_once_the_blob_is_synced() {
     assert!(rows_kept_bytes(&srv.data_dir())
         .iter()
         .all(|(_, kept)| kept.is_none()));
+}
+
+/// The bytes kept until a blob file is synced live apart from the `files` rows: once let
+/// go, the pages they took are reused, so the rows stay packed (kept in the row, as at
+/// first, each 4 KiB page held one or two rows for good); and a row deleted before its
+/// blob is synced takes its kept bytes with it.
+#[test]
+fn small_uploads_kept_bytes_leave_the_files_rows_packed_and_go_with_a_deleted_row() {
+    let text = |i: usize| -> Vec<u8> {
+        (0..80)
+            .flat_map(|line| format!("file {i}, line {line}: some words to fill it\n").into_bytes())
+            .collect()
+    };
+    assert!(text(0).len() > 2_500);
+    let srv = Server::start(&["--blob-sync-delay-ms", "100"], &[]);
+    for i in 0..60 {
+        upload_plain(&srv.addr, &format!("notes-{i}.txt"), &text(i));
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while rows_kept_bytes(&srv.data_dir())
+        .iter()
+        .any(|(_, kept)| kept.is_some())
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "bytes still kept after 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pages: i64 = on_db(&srv.data_dir(), async |c| {
+        sqlx::query_scalar("SELECT count(*) FROM dbstat WHERE name = 'files'")
+            .fetch_one(c)
+            .await
+            .unwrap()
+    });
+    // 60 rows of ~200 bytes fill 3-4 pages; with the bytes in the row it took 60.
+    assert!(
+        pages <= 12,
+        "the files table takes {pages} pages for 60 rows"
+    );
+    drop(srv);
+
+    let srv = Server::start(&["--blob-sync-delay-ms", "3600000"], &[]);
+    let a = upload_plain(&srv.addr, "a.txt", &text(1000));
+    upload_plain(&srv.addr, "b.txt", &text(1001));
+    assert_eq!(rows_kept_bytes(&srv.data_dir()).len(), 2);
+    let (status, body) = http(
+        &srv.addr,
+        "DELETE",
+        &format!("/files/{}", a["file_id"].as_str().unwrap()),
+        "application/json",
+        b"",
+    );
+    assert_eq!(status, 200, "{body}");
+    let kept: i64 = on_db(&srv.data_dir(), async |c| {
+        sqlx::query_scalar("SELECT count(*) FROM unsynced_blobs")
+            .fetch_one(c)
+            .await
+            .unwrap()
+    });
+    assert_eq!(kept, 1, "the deleted upload's kept bytes are still there");
+    assert_eq!(
+        rows_kept_bytes(&srv.data_dir())[0].1.as_deref(),
+        Some(&text(1001)[..])
+    );
 }
 
 #[test]
