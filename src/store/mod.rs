@@ -485,11 +485,12 @@ impl Incoming {
     ) -> std::io::Result<Finished<T>> {
         let in_memory = self.in_memory();
         let keep_bytes = keep_bytes && in_memory;
-        // A small file not synced here, whose temp file is made already (a spare), costs a
-        // few calls on the page cache (~50 µs: write it, read its head back for the type's
-        // check, rename it): done on this thread, as handing them to the blocking pool and
-        // back took twice that (~110 µs). What may wait on the disk (a sync, a file to
-        // create, a large file) goes to the blocking pool.
+        // A small file (up to 64 KiB) not synced here, whose temp file is made already (a
+        // spare), costs a few calls on the page cache (~50 µs: write it, read its head back
+        // for the type's check, rename it; when the same bytes are stored already, read
+        // that copy, at most 64 KiB, to compare): done on this thread, as handing them to
+        // the blocking pool and back took twice that (~110 µs). What waits on the disk (a
+        // sync, a file to create, a large file) goes to the blocking pool.
         let inline = keep_bytes && self.file.is_some();
         let (file, buf) = self.take();
         let path = self.path.clone();
