@@ -266,9 +266,34 @@ impl Store {
     }
 
     /// Sync blob files placed without it (`Placing::place` not `durable`), and their
-    /// names: each file's data, each folder they are in, and the blobs folder. A blob
-    /// removed meanwhile is skipped. Blocking.
+    /// names. Blocking.
+    ///
+    /// On Linux one `syncfs` of the blobs' filesystem does it for a whole batch: a sync of
+    /// each file and of each folder cost a flush of the disk's cache each (~500 of them a
+    /// batch at 500 uploads a second), competing with the syncs uploads wait for. It also
+    /// writes whatever else of that filesystem is dirty; it reports write errors since
+    /// Linux 5.8. Elsewhere, each file's data, each folder they are in and the blobs
+    /// folder are synced, a blob removed meanwhile skipped.
     pub fn sync_blobs(&self, sha256s: &[String]) -> std::io::Result<()> {
+        if sha256s.is_empty() {
+            return Ok(());
+        }
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let blobs = std::fs::File::open(&self.blobs)?;
+            // SAFETY: syncfs only takes the descriptor, which `blobs` keeps open.
+            if unsafe { libc::syncfs(blobs.as_raw_fd()) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        }
+        #[cfg(not(target_os = "linux"))]
+        self.sync_each_blob(sha256s)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn sync_each_blob(&self, sha256s: &[String]) -> std::io::Result<()> {
         let mut folders = std::collections::BTreeSet::new();
         for sha in sha256s {
             let path = self.blob_path(sha);
