@@ -99,7 +99,9 @@ pub enum Reply {
 fn frame<T: serde::Serialize>(message: &T) -> serde_json::Result<Vec<u8>> {
     let mut buf = vec![0u8; 4];
     serde_json::to_writer(&mut buf, message)?;
-    let len = (buf.len() - 4) as u32;
+    let len = u32::try_from(buf.len() - 4).map_err(|_| {
+        <serde_json::Error as serde::ser::Error>::custom("a message too large for one frame")
+    })?;
     buf[..4].copy_from_slice(&len.to_le_bytes());
     Ok(buf)
 }

@@ -563,7 +563,12 @@ fn small_uploads_kept_bytes_leave_the_files_rows_packed_and_go_with_a_deleted_ro
     let srv = Server::start(&["--blob-sync-delay-ms", "3600000"], &[]);
     let a = upload_plain(&srv.addr, "a.txt", &text(1000));
     upload_plain(&srv.addr, "b.txt", &text(1001));
-    assert_eq!(rows_kept_bytes(&srv.data_dir()).len(), 2);
+    let rows = rows_kept_bytes(&srv.data_dir());
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows.iter().all(|(_, kept)| kept.is_some()),
+        "both keep their bytes"
+    );
     let (status, body) = http(
         &srv.addr,
         "DELETE",
