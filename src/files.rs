@@ -576,6 +576,15 @@ pub async fn recover_unsynced(db: &Db, store: &Arc<Store>) -> Result<usize, Stri
             .map_err(|e| format!("cannot restore upload {id}'s bytes: {e}"))?;
         rewritten += restored as usize;
     }
+    // Every blob kept bytes were found for, rewritten or found whole, synced at once
+    // before the copies go.
+    let s = store.clone();
+    let shas: Vec<String> = done.into_iter().collect();
+    tokio::task::spawn_blocking(move || s.sync_blobs(&shas))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.to_string()))
+        .map_err(|e| format!("cannot sync the restored uploads' blob files: {e}"))?;
     let ids: Vec<String> = rows.into_iter().map(|(id, _)| id).collect();
     db::clear_unsynced(pool, &ids).await.map_err(failed)?;
     if rewritten > 0 {

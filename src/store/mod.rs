@@ -313,24 +313,23 @@ impl Store {
         sync_dir(&self.blobs)
     }
 
-    /// Put a blob back from a copy of its bytes (after a crash: `files::recover_unsynced`),
-    /// synced with its name; a blob file already holding exactly these bytes is synced
-    /// where it is. Blocking; only for bytes kept on this machine alone.
+    /// Put a blob back from a copy of its bytes (after a crash: `files::recover_unsynced`)
+    /// unless its file already holds exactly these bytes; returns whether it was written.
+    /// Not synced: the caller syncs the blobs it restored together (`sync_blobs`).
+    /// Blocking; only for bytes kept on this machine alone.
     pub fn restore(&self, sha256: &str, bytes: &[u8]) -> std::io::Result<bool> {
         let dest = self.blob_path(sha256);
-        let whole = holds_exactly(&dest, bytes);
-        if !whole {
-            let tmp = self.spool().join(format!("restore-{}", random_hex(16)));
-            let mut f = new_temp(&tmp)?;
-            f.write_all(bytes)?;
-            f.sync_data()?;
-            drop(f);
-            let folder = dest.parent().expect("blob has a parent");
-            std::fs::create_dir_all(folder)?;
-            std::fs::rename(&tmp, &dest)?;
+        if holds_exactly(&dest, bytes) {
+            return Ok(false);
         }
-        self.sync_blobs(&[sha256.to_string()])?;
-        Ok(!whole)
+        let tmp = self.spool().join(format!("restore-{}", random_hex(16)));
+        let mut f = new_temp(&tmp)?;
+        f.write_all(bytes)?;
+        drop(f);
+        let folder = dest.parent().expect("blob has a parent");
+        std::fs::create_dir_all(folder)?;
+        std::fs::rename(&tmp, &dest)?;
+        Ok(true)
     }
 
     /// Remove a blob's bytes. The caller holds the bytes' lock and has checked no row
