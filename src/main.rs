@@ -144,7 +144,11 @@ fn init_tracing(format: &str, json_to_stdout: bool) {
             .with_current_span(true)
             .init();
     } else {
-        builder.with_writer(std::io::stderr).init();
+        // Colours only for a terminal: in a log file or a collector, escape codes are noise.
+        builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_writer(std::io::stderr)
+            .init();
     }
 }
 

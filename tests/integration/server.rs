@@ -179,8 +179,14 @@ fn healthcheck_asks_readyz() {
         String::from_utf8_lossy(&any.stderr)
     );
     srv.terminate();
-    let (status, _) = srv.stop_logs();
+    let (status, logs) = srv.stop_logs();
     assert!(status.success());
+    // Text logs to a pipe or file: plain lines, no terminal colour codes in them.
+    assert!(logs.contains("docreader stopped"), "{logs}");
+    assert!(
+        !logs.contains('\u{1b}'),
+        "colour codes in a log file: {logs}"
+    );
     let down = Command::new(bin())
         .args(["healthcheck", "--addr", &srv.addr, "--timeout-ms", "2000"])
         .output()
