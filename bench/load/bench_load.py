@@ -26,6 +26,7 @@ import json
 import os
 import platform
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -46,6 +47,8 @@ try:
 except ImportError:  # run.sh installs it; main() says so when it is missing
     aiohttp = None
 
+CLIENTS = {"lean": "HTTP/1.1 written by hand on a blocking socket, one keep-alive connection and "
+                   "one thread a concurrent client", "aiohttp": "aiohttp"}
 MB = 1_000_000  # MB here is 10^6 bytes (file sizes, RSS)
 HUGE = 50_000_000  # the largest max_chars docreader accepts (src/options.rs)
 REQUEST_TIMEOUT = 600  # seconds, per HTTP request
@@ -74,6 +77,93 @@ def session(limit):
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=limit, force_close=False),
         timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT))
+
+
+class LeanConn:
+    """The latency part's default client: one keep-alive HTTP/1.1 connection on a blocking
+    socket, each request written by hand in one piece, its answer read straight off the
+    socket; a thread of its own for each concurrent operation. Its own time a request is
+    small beside the server's. aiohttp's (`--client aiohttp`, an asyncio event loop) adds
+    ~0.75 ms and ~0.8 ms of CPU to each upload + read here, on the CPUs the server runs on,
+    alike for every binary measured, which draws a ratio of latencies towards 1."""
+
+    def __init__(self, base):
+        host, _, port = base.split("//", 1)[1].partition(":")
+        self.base, self.host, self.port = base, host, int(port)
+        self.sock = self.file = None
+
+    def close(self):
+        if self.sock:
+            self.file.close()
+            self.sock.close()
+            self.sock = self.file = None
+
+    def request(self, method, url, body=b"", ctype=None):
+        """(status, raw body)."""
+        path = url[len(self.base):] if url.startswith(self.base) else url
+        if self.sock is None:
+            self.sock = socket.create_connection((self.host, self.port))
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.file = self.sock.makefile("rb")
+        head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Length: {len(body)}\r\n"
+        if ctype:
+            head += f"Content-Type: {ctype}\r\n"
+        r = self.file
+        try:
+            self.sock.sendall(head.encode() + b"\r\n" + body)
+            status = int(r.readline().split()[1])
+            length, chunked, close = 0, False, False
+            while True:
+                line = r.readline()
+                if line in (b"\r\n", b""):
+                    break
+                k, _, v = line.partition(b":")
+                k, v = k.strip().lower(), v.strip().lower()
+                if k == b"content-length":
+                    length = int(v)
+                elif k == b"transfer-encoding" and b"chunked" in v:
+                    chunked = True
+                elif k == b"connection" and v == b"close":
+                    close = True
+            if chunked:
+                parts = []
+                while True:
+                    n = int(r.readline().split(b";")[0], 16)
+                    if n == 0:
+                        r.readline()
+                        break
+                    parts.append(r.read(n))
+                    r.readline()
+                raw = b"".join(parts)
+            else:
+                raw = r.read(length)
+                if len(raw) != length:
+                    raise ConnectionError(f"{len(raw)} of {length} bytes")
+        except (IndexError, ValueError, OSError) as e:
+            self.close()
+            raise Failed(f"{method} {path}: no whole HTTP answer ({e!r})")
+        if close:
+            self.close()
+        return status, raw
+
+    def call(self, method, url, body=b"", ctype=None, json_body=None):
+        """(status, parsed JSON or None, raw bytes)."""
+        if json_body is not None:
+            body, ctype = json.dumps(json_body).encode(), "application/json"
+        status, raw = self.request(method, url, body, ctype)
+        try:
+            js = json.loads(raw)
+        except ValueError:
+            js = None
+        return status, js, raw
+
+
+def multipart(name, data, ctype):
+    """A multipart/form-data body with one file field: (body, content type)."""
+    boundary = "bench" + os.urandom(8).hex()
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
+            f"Content-Type: {ctype}\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
+    return body, f"multipart/form-data; boundary={boundary}"
 
 
 async def request(sess, method, url, **kw):
@@ -258,9 +348,9 @@ def render_scaling(res, n):
 # --------------------------------------------------------------------------- 2. latency
 
 
-async def latency_level(server, pdf, conc, ops, warmup):
-    base = server.base
-    counter = [0]
+def latency_level(server, pdf, conc, ops, warmup, client="lean"):
+    """One level: `conc` clients doing upload + read of the 1-page PDF until `ops` are done
+    (after `warmup` untimed), then the uploads deleted, untimed."""
     nonce = [0]
 
     def unique_pdf():
@@ -268,6 +358,128 @@ async def latency_level(server, pdf, conc, ops, warmup):
         nonce[0] += 1
         return pdf + b"%% bench %d %d\n" % (conc, nonce[0])
 
+    run = lean_level if client == "lean" else aiohttp_level
+    samples, wall, cpu, client_cpu, workers_cpu = run(server, unique_pdf, conc, ops, warmup)
+    total = [s[0] for s in samples]
+    return {"concurrency": conc, "client": client, "ops": len(samples), "wall_s": wall,
+            "ops_per_s": len(samples) / wall,
+            "p50_ms": pct(total, 50) * 1000, "p90_ms": pct(total, 90) * 1000,
+            "p99_ms": pct(total, 99) * 1000, "max_ms": max(total) * 1000,
+            "upload_p50_ms": pct([s[1] for s in samples], 50) * 1000,
+            "read_p50_ms": pct([s[2] for s in samples], 50) * 1000,
+            # What is not extraction: the client's latency minus the read's `elapsed_ms`
+            # (the executor's time: worker dispatch and extraction; whole milliseconds).
+            "extract_mean_ms": statistics.mean(s[3] for s in samples) * 1000,
+            "rest_p50_ms": pct([s[0] - s[3] for s in samples], 50) * 1000,
+            "server_cpu_s": cpu, "client_cpu_s": client_cpu,
+            # Not extraction by the finer measure: latency p50 minus the workers' CPU time an
+            # operation (job parsing, extraction, the reply's JSON; the same for any binary
+            # whose reads run in worker processes).
+            "worker_cpu_mean_ms": workers_cpu / len(samples) * 1000 if workers_cpu is not None else None,
+            "rest_workers_p50_ms": (pct(total, 50) - workers_cpu / len(samples)) * 1000
+            if workers_cpu is not None else None}
+
+
+class LevelClock:
+    """CPU of the server, its workers and this process over a level's timed part."""
+
+    def __init__(self, server):
+        self.server = server
+        self.cpu0, self.self0 = server.cpu_s(), self_cpu()
+        self.workers0 = {p: proc_cpu_s(p) for p in server.worker_pids()}
+        self.t0 = time.perf_counter()
+
+    def stop(self):
+        """(wall s, server CPU s, client CPU s, workers' CPU s or None)."""
+        wall = time.perf_counter() - self.t0
+        cpu, client_cpu = self.server.cpu_s() - self.cpu0, self_cpu() - self.self0
+        # The workers' own CPU time (clock ticks, summed over the level): a finer measure of
+        # extraction than `elapsed_ms`'s whole milliseconds. A worker replaced meanwhile
+        # would make it short: counted only when the same workers ran the whole level.
+        workers1 = {p: proc_cpu_s(p) for p in self.server.worker_pids()}
+        workers_cpu = (sum(workers1.values()) - sum(self.workers0.values())
+                       if self.workers0 and workers1.keys() == self.workers0.keys() else None)
+        return wall, cpu, client_cpu, workers_cpu
+
+
+def lean_level(server, unique_pdf, conc, ops, warmup):
+    """The level with `LeanConn`: a thread and a connection for each concurrent client."""
+    base = server.base
+    lock = threading.Lock()
+    counter = [0]
+    ids = []
+    errors = []
+    conns = [LeanConn(base) for _ in range(conc)]
+
+    def call_ok(conn, method, url, **kw):
+        status, js, raw = conn.call(method, url, **kw)
+        if status != 200 or not isinstance(js, dict) or js.get("status") != "ok":
+            raise Failed(f"{method} {url[len(base):]}: {describe(status, js, raw)}")
+        return js
+
+    def op(conn):
+        with lock:
+            data = unique_pdf()
+        body, ctype = multipart("one-page.pdf", data, "application/pdf")
+        t0 = time.perf_counter()
+        rec = call_ok(conn, "POST", base + "/upload", body=body, ctype=ctype)["files"][0]
+        t1 = time.perf_counter()
+        env = call_ok(conn, "POST", base + "/read", json_body={"file_id": rec["file_id"]})
+        t2 = time.perf_counter()
+        with lock:
+            ids.append(rec["file_id"])
+        check_pdf_envelope(env, 1)
+        return t2 - t0, t1 - t0, t2 - t1, env["elapsed_ms"] / 1000
+
+    def client(conn, n_ops, sink):
+        try:
+            while True:
+                with lock:
+                    if counter[0] >= n_ops or errors:
+                        return
+                    counter[0] += 1
+                sample = op(conn)
+                with lock:
+                    sink.append(sample)
+        except Exception as e:  # noqa: BLE001 — reported below, the level fails
+            with lock:
+                errors.append(e)
+
+    def run(n_ops, sink):
+        counter[0] = 0
+        threads = [threading.Thread(target=client, args=(c, n_ops, sink)) for c in conns]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0] if isinstance(errors[0], Failed) else Failed(repr(errors[0]))
+
+    try:
+        run(warmup, [])
+        samples = []
+        clock = LevelClock(server)
+        run(ops, samples)
+        wall, cpu, client_cpu, workers_cpu = clock.stop()
+        # Untimed: forget the uploads.
+        for i, file_id in enumerate(ids):
+            status, js, raw = conns[i % conc].call("DELETE", f"{base}/files/{file_id}")
+            if status != 200:
+                raise Failed(f"DELETE /files/{file_id}: {describe(status, js, raw)}")
+    finally:
+        for c in conns:
+            c.close()
+    return samples, wall, cpu, client_cpu, workers_cpu
+
+
+def aiohttp_level(server, unique_pdf, conc, ops, warmup):
+    """The level with aiohttp (`--client aiohttp`): one asyncio task a concurrent client."""
+    return asyncio.run(aiohttp_level_async(server, unique_pdf, conc, ops, warmup))
+
+
+async def aiohttp_level_async(server, unique_pdf, conc, ops, warmup):
+    base = server.base
+    counter = [0]
     async with session(conc + 2) as sess:
         ids = []
 
@@ -286,23 +498,13 @@ async def latency_level(server, pdf, conc, ops, warmup):
                 counter[0] += 1
                 sink.append(await op())
 
-        warm = []
         counter[0] = 0
-        await asyncio.gather(*(worker(warmup, warm) for _ in range(conc)))
+        await asyncio.gather(*(worker(warmup, []) for _ in range(conc)))
         samples = []
         counter[0] = 0
-        cpu0, self0 = server.cpu_s(), self_cpu()
-        workers0 = {p: proc_cpu_s(p) for p in server.worker_pids()}
-        t0 = time.perf_counter()
+        clock = LevelClock(server)
         await asyncio.gather(*(worker(ops, samples) for _ in range(conc)))
-        wall = time.perf_counter() - t0
-        cpu, client_cpu = server.cpu_s() - cpu0, self_cpu() - self0
-        # The workers' own CPU time (clock ticks, summed over the level): a finer measure of
-        # extraction than `elapsed_ms`'s whole milliseconds. A worker replaced meanwhile
-        # would make it short: counted only when the same workers ran the whole level.
-        workers1 = {p: proc_cpu_s(p) for p in server.worker_pids()}
-        workers_cpu = (sum(workers1.values()) - sum(workers0.values())
-                       if workers0 and workers1.keys() == workers0.keys() else None)
+        wall, cpu, client_cpu, workers_cpu = clock.stop()
         # Untimed: forget the uploads (8 at a time).
         sem = asyncio.Semaphore(8)
 
@@ -311,23 +513,7 @@ async def latency_level(server, pdf, conc, ops, warmup):
                 await delete(sess, base, i)
 
         await asyncio.gather(*(forget(i) for i in ids))
-    total = [s[0] for s in samples]
-    return {"concurrency": conc, "ops": len(samples), "wall_s": wall, "ops_per_s": len(samples) / wall,
-            "p50_ms": pct(total, 50) * 1000, "p90_ms": pct(total, 90) * 1000,
-            "p99_ms": pct(total, 99) * 1000, "max_ms": max(total) * 1000,
-            "upload_p50_ms": pct([s[1] for s in samples], 50) * 1000,
-            "read_p50_ms": pct([s[2] for s in samples], 50) * 1000,
-            # What is not extraction: the client's latency minus the read's `elapsed_ms`
-            # (the executor's time: worker dispatch and extraction; whole milliseconds).
-            "extract_mean_ms": statistics.mean(s[3] for s in samples) * 1000,
-            "rest_p50_ms": pct([s[0] - s[3] for s in samples], 50) * 1000,
-            "server_cpu_s": cpu, "client_cpu_s": client_cpu,
-            # Not extraction by the finer measure: latency p50 minus the workers' CPU time an
-            # operation (job parsing, extraction, the reply's JSON; the same for any binary
-            # whose reads run in worker processes).
-            "worker_cpu_mean_ms": workers_cpu / len(samples) * 1000 if workers_cpu is not None else None,
-            "rest_workers_p50_ms": (pct(total, 50) - workers_cpu / len(samples)) * 1000
-            if workers_cpu is not None else None}
+    return samples, wall, cpu, client_cpu, workers_cpu
 
 
 def part_latency(args, binary, workdir):
@@ -343,7 +529,7 @@ def part_latency(args, binary, workdir):
             for label, server in servers:
                 log(f"2. latency ({label}): concurrency {conc}, {args.ops} operations …")
                 try:
-                    row = asyncio.run(latency_level(server, pdf, conc, args.ops, max(conc, args.ops // 20)))
+                    row = latency_level(server, pdf, conc, args.ops, max(conc, args.ops // 20), args.client)
                     log(f"   p50 {row['p50_ms']:.1f} ms (not extraction {row['rest_p50_ms']:.1f} ms), "
                         f"p99 {row['p99_ms']:.1f} ms, {row['ops_per_s']:.0f} ops/s")
                 except Failed as e:
@@ -354,7 +540,7 @@ def part_latency(args, binary, workdir):
         for _, server in servers:
             server.stop()
     return {"workers": args.workers, "pdf_bytes": len(pdf), "rows": rows,
-            "baseline": args.baseline}
+            "baseline": args.baseline, "client": args.client}
 
 
 def fmt_ms(v):
@@ -410,9 +596,9 @@ def render_latency(res, cpus):
                "made unique by a comment after `%%EOF` (same page, new bytes), so none dedupes: each "
                "one is streamed to disk, hashed, sniffed and stored as a new blob. The uploads are "
                "deleted after each level, untimed. Each level starts with untimed warm-up operations. "
-               f"No goal; for information. **The client (this Python process, aiohttp) and the server "
-               f"share the {cpus} CPUs**: at high concurrency the client's own CPU use is part of the "
-               "latency.")
+               f"**The client (this Python process, {CLIENTS[res.get('client', 'aiohttp')]}) and the "
+               f"server share the {cpus} CPUs**: at high concurrency the client's own CPU use is part "
+               "of the latency.")
     return "\n".join(out)
 
 
@@ -681,6 +867,10 @@ def main():
                                                "in turns (default 4; quick 1)")
     ap.add_argument("--concurrency", help="2. levels (default 1,8,32)")
     ap.add_argument("--ops", type=int, help="2. timed operations per level (default 1000; quick 40)")
+    ap.add_argument("--client", choices=sorted(CLIENTS), default="lean",
+                    help="2. the HTTP client: lean (requests written by hand on blocking sockets, a "
+                         "thread a client; the default) or aiohttp (the client of the runs before "
+                         "2026-12-03 18:30 UTC)")
     ap.add_argument("--baseline", help="2. another docreader binary (e.g. an earlier build) measured "
                                        "side by side in the latency part")
     ap.add_argument("--big-files", type=int, help="3. concurrent uploads (default 16; quick 4)")
