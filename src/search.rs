@@ -298,14 +298,13 @@ async fn write_index(
     }
 }
 
-/// Index what a read of a tenant's upload returned. Returns how many units were added or
-/// grew.
+/// Index what a read of a tenant's upload returned.
 pub async fn index_text(
     db: &Db,
     tenant: &str,
     file_id: &str,
     text: &str,
-) -> Result<usize, sqlx::Error> {
+) -> Result<(), sqlx::Error> {
     match db {
         Db::Sqlite(p) => {
             index_texts_sqlite(&mut *p.acquire().await?, &[(tenant, file_id, text)]).await
@@ -319,8 +318,7 @@ async fn index_text_postgres(
     tenant: &str,
     file_id: &str,
     text: &str,
-) -> Result<usize, sqlx::Error> {
-    let mut changed = 0;
+) -> Result<(), sqlx::Error> {
     let mut tx = db.begin().await?;
     // Locks the file's row: a delete of it waits for this transaction, and one already
     // done leaves nothing to index.
@@ -331,11 +329,11 @@ async fn index_text_postgres(
             .fetch_optional(&mut *tx)
             .await?;
     if kept.is_none() {
-        return Ok(0);
+        return Ok(());
     }
     for u in crate::envelope::units(text) {
         // A unit is replaced only by a longer text of it (a later read that returned more).
-        let done = sqlx::query(
+        sqlx::query(
             "INSERT INTO search_units (tenant, file_id, unit, unit_key, text, terms) \
              VALUES ($1, $2, $3, $4, $5, CAST($6 AS tsvector)) \
              ON CONFLICT (tenant, file_id, unit, unit_key) DO UPDATE \
@@ -350,10 +348,8 @@ async fn index_text_postgres(
         .bind(ts_vector(&u.text))
         .execute(&mut *tx)
         .await?;
-        changed += done.rows_affected() as usize;
     }
-    tx.commit().await?;
-    Ok(changed)
+    tx.commit().await
 }
 
 /// Index reads' texts on the writer's own connection (`conn`, taken out of the pool when
@@ -362,7 +358,7 @@ async fn index_texts_on(
     pool: &sqlx::SqlitePool,
     conn: &mut Option<sqlx::SqliteConnection>,
     texts: &[(&str, &str, &str)],
-) -> Result<usize, sqlx::Error> {
+) -> Result<(), sqlx::Error> {
     let c = match conn {
         Some(c) => c,
         None => conn.insert(pool.acquire().await?.detach()),
@@ -374,91 +370,129 @@ async fn index_texts_on(
     done
 }
 
-/// Index reads' texts (tenant, file id, text) in one transaction.
+/// The most units, and about the most bytes of text, one round trip to the connection's
+/// thread carries (the text is copied on its way there, and again into SQLite): a larger
+/// group goes in several, all in its one transaction.
+const UNITS_A_TRIP: usize = 1000;
+const TEXT_BYTES_A_TRIP: usize = 256 * 1024;
+
+/// Index reads' texts (tenant, file id, text) in one transaction, sent to the connection's
+/// thread whole when small (at most `UNITS_A_TRIP` units and `TEXT_BYTES_A_TRIP` bytes of
+/// text a trip): the units go into a temp table and SQL moves them on (`index_trip!`).
+/// Statement by statement, a one-page read took five round trips to that thread and a
+/// 200-page one 402, each waking it and then a runtime thread.
 async fn index_texts_sqlite(
     conn: &mut sqlx::SqliteConnection,
     texts: &[(&str, &str, &str)],
-) -> Result<usize, sqlx::Error> {
-    use sqlx::Connection;
-    let mut changed = 0;
-    // One transaction (one commit) for all the units. Deferred: an immediate one would
-    // lock the attached `docreader.db` for writing too; the index's writers take turns
-    // (`Pending::turn`), so its reads never go stale before it writes.
-    let mut tx = conn.begin().await?;
-    for &(tenant, file_id, text) in texts {
-        changed += index_text_in(&mut tx, tenant, file_id, text).await?;
+) -> Result<(), sqlx::Error> {
+    let units: Vec<(&str, &str, crate::envelope::Unit)> = texts
+        .iter()
+        .flat_map(|&(tenant, file_id, text)| {
+            crate::envelope::units(text)
+                .into_iter()
+                .map(move |u| (tenant, file_id, u))
+        })
+        .collect();
+    // The trips: runs of units within both bounds (a unit larger than the byte bound goes
+    // alone).
+    let mut trips: Vec<&[(&str, &str, crate::envelope::Unit)]> = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, (_, _, u)) in units.iter().enumerate() {
+        if i > start && (i - start == UNITS_A_TRIP || bytes + u.text.len() > TEXT_BYTES_A_TRIP) {
+            trips.push(&units[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += u.text.len();
     }
-    tx.commit().await?;
-    Ok(changed)
+    if start < units.len() {
+        trips.push(&units[start..]);
+    }
+    let last = trips.len().saturating_sub(1);
+    for (i, trip) in trips.into_iter().enumerate() {
+        // The trip's units as one JSON array: one parameter, so the statements are the same
+        // whatever their number (prepared once, not once for each count).
+        let terms: Vec<String> = trip.iter().map(|(_, _, u)| index_terms(&u.text)).collect();
+        let mut rows: Vec<[&str; 6]> = Vec::with_capacity(trip.len());
+        for ((tenant, file_id, u), terms) in trip.iter().zip(&terms) {
+            rows.push([tenant, file_id, u.kind, &u.key, &u.text, terms]);
+        }
+        let rows = serde_json::to_string(&rows).map_err(|e| sqlx::Error::Encode(e.into()))?;
+        let sql = match (i == 0, i == last) {
+            (true, true) => INDEX_ONE_TRIP,
+            (true, false) => INDEX_FIRST_TRIP,
+            (false, true) => INDEX_LAST_TRIP,
+            (false, false) => INDEX_NEXT_TRIP,
+        };
+        if let Err(e) = sqlx::query(sql).bind(rows).execute(&mut *conn).await {
+            // A statement failed mid-way: nothing of the group stays (the temp table's rows
+            // went in inside the transaction too).
+            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
-async fn index_text_in(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
-    tenant: &str,
-    file_id: &str,
-    text: &str,
-) -> Result<usize, sqlx::Error> {
-    let mut changed = 0;
-    // A file deleted since its read is not indexed (the delete waited for indexing
-    // already under way: `Pending::settled`).
-    let kept: Option<(i64,)> =
-        sqlx::query_as("SELECT 1 FROM app.files WHERE id = ? AND tenant = ?")
-            .bind(file_id)
-            .bind(tenant)
-            .fetch_optional(&mut **tx)
-            .await?;
-    if kept.is_none() {
-        return Ok(0);
-    }
-    for u in crate::envelope::units(text) {
-        // A new unit (the common case: the first read of an upload) in one statement.
-        let added: Option<(i64,)> = sqlx::query_as(
-            "INSERT INTO search_units (tenant, file_id, unit, unit_key, text) VALUES (?, ?, ?, ?, ?) \
-             ON CONFLICT DO NOTHING RETURNING id",
+/// A trip of a group (`index_texts_sqlite`): the first makes the connection's temp table
+/// (once) and begins the transaction (deferred: an immediate one would lock the attached
+/// `docreader.db` for writing too; the index's writers take turns, `Pending::turn`, so its
+/// reads never go stale before it writes); each puts its units (`?`: a JSON array of
+/// [tenant, file id, unit, key, text, terms]) into the temp table and moves them on, and
+/// empties it: it leaves out files deleted since their read (a delete waits for indexing
+/// already under way: `Pending::settled`); keeps each unit once, at its longest (a group may
+/// hold two reads of a file; in two trips, the later is one more text to compare); replaces
+/// a unit already indexed only by a longer text of it (a later read that returned more), its
+/// words with it; adds the new ones and their words. Each join starts from the temp table
+/// (`CROSS JOIN` keeps that order) and finds `search_units` by its unique key. The last
+/// trip commits.
+macro_rules! index_trip {
+    ($begin:expr, $end:expr) => {
+        concat!(
+            $begin,
+            "\
+INSERT INTO temp.new_units (tenant, file_id, unit, unit_key, text, terms) \
+    SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 \
+    FROM json_each(?);
+DELETE FROM temp.new_units WHERE NOT EXISTS \
+    (SELECT 1 FROM app.files f WHERE f.id = new_units.file_id AND f.tenant = new_units.tenant);
+DELETE FROM temp.new_units WHERE rowid NOT IN (SELECT keep FROM \
+    (SELECT rowid AS keep, max(length(text)) FROM temp.new_units \
+     GROUP BY tenant, file_id, unit, unit_key));
+DELETE FROM search_fts WHERE rowid IN (SELECT u.id FROM temp.new_units n CROSS JOIN search_units u \
+    ON u.tenant = n.tenant AND u.file_id = n.file_id AND u.unit = n.unit AND u.unit_key = n.unit_key \
+    WHERE length(u.text) < length(n.text));
+INSERT INTO search_fts (rowid, terms) SELECT u.id, n.terms FROM temp.new_units n CROSS JOIN search_units u \
+    ON u.tenant = n.tenant AND u.file_id = n.file_id AND u.unit = n.unit AND u.unit_key = n.unit_key \
+    WHERE length(u.text) < length(n.text);
+UPDATE search_units SET text = (SELECT n.text FROM temp.new_units n WHERE n.tenant = search_units.tenant \
+    AND n.file_id = search_units.file_id AND n.unit = search_units.unit AND n.unit_key = search_units.unit_key) \
+    WHERE id IN (SELECT u.id FROM temp.new_units n CROSS JOIN search_units u \
+    ON u.tenant = n.tenant AND u.file_id = n.file_id AND u.unit = n.unit AND u.unit_key = n.unit_key \
+    WHERE length(u.text) < length(n.text));
+DELETE FROM temp.new_units WHERE EXISTS (SELECT 1 FROM search_units u WHERE u.tenant = new_units.tenant \
+    AND u.file_id = new_units.file_id AND u.unit = new_units.unit AND u.unit_key = new_units.unit_key);
+INSERT INTO search_units (tenant, file_id, unit, unit_key, text) \
+    SELECT tenant, file_id, unit, unit_key, text FROM temp.new_units;
+INSERT INTO search_fts (rowid, terms) SELECT u.id, n.terms FROM temp.new_units n CROSS JOIN search_units u \
+    ON u.tenant = n.tenant AND u.file_id = n.file_id AND u.unit = n.unit AND u.unit_key = n.unit_key;
+DELETE FROM temp.new_units;
+",
+            $end
         )
-        .bind(tenant)
-        .bind(file_id)
-        .bind(u.kind)
-        .bind(&u.key)
-        .bind(&u.text)
-        .fetch_optional(&mut **tx)
-        .await?;
-        let id = match added {
-            Some((id,)) => id,
-            None => {
-                let (old, len): (i64, i64) = sqlx::query_as(
-                    "SELECT id, length(text) FROM search_units WHERE tenant = ? AND file_id = ? AND unit = ? AND unit_key = ?",
-                )
-                .bind(tenant)
-                .bind(file_id)
-                .bind(u.kind)
-                .bind(&u.key)
-                .fetch_one(&mut **tx)
-                .await?;
-                if len as usize >= u.text.len() {
-                    continue;
-                }
-                sqlx::query("DELETE FROM search_fts WHERE rowid = ?")
-                    .bind(old)
-                    .execute(&mut **tx)
-                    .await?;
-                sqlx::query("UPDATE search_units SET text = ? WHERE id = ?")
-                    .bind(&u.text)
-                    .bind(old)
-                    .execute(&mut **tx)
-                    .await?;
-                old
-            }
-        };
-        sqlx::query("INSERT INTO search_fts (rowid, terms) VALUES (?, ?)")
-            .bind(id)
-            .bind(index_terms(&u.text))
-            .execute(&mut **tx)
-            .await?;
-        changed += 1;
-    }
-    Ok(changed)
+    };
 }
+
+macro_rules! index_begin {
+    () => {
+        "CREATE TEMP TABLE IF NOT EXISTS new_units \
+         (tenant TEXT, file_id TEXT, unit TEXT, unit_key TEXT, text TEXT, terms TEXT);\nBEGIN;\n"
+    };
+}
+
+const INDEX_ONE_TRIP: &str = index_trip!(index_begin!(), "COMMIT;\n");
+const INDEX_FIRST_TRIP: &str = index_trip!(index_begin!(), "");
+const INDEX_NEXT_TRIP: &str = index_trip!("", "");
+const INDEX_LAST_TRIP: &str = index_trip!("", "COMMIT;\n");
 
 /// Move an index that an earlier version kept inside `docreader.db` (`main`) into
 /// `search.db` (`search`), then drop it there. Runs once at start; nothing to do after.
@@ -743,6 +777,121 @@ mod tests {
             "\"invoice\" OR \"total\" OR \"or\" OR \"x\""
         );
         assert!(match_query(" ,;- ").is_none());
+    }
+
+    /// One group, one round trip: deleted files left out, a unit read twice kept at its
+    /// longest, an indexed unit replaced only by a longer text (its words with it), words in
+    /// the FTS index exactly once a unit; a group of more units than one INSERT takes.
+    #[tokio::test]
+    async fn a_group_is_indexed_in_one_piece() {
+        use sqlx::{Connection, Executor};
+        let mut c = sqlx::SqliteConnection::connect("sqlite::memory:")
+            .await
+            .unwrap();
+        c.execute("ATTACH DATABASE ':memory:' AS app; CREATE TABLE app.files (id TEXT PRIMARY KEY, tenant TEXT NOT NULL);")
+            .await
+            .unwrap();
+        for m in sqlx::migrate!("./migrations/sqlite_search").iter() {
+            c.execute(&*m.sql).await.unwrap();
+        }
+        c.execute("INSERT INTO app.files VALUES ('f1', 't'), ('f2', 't'), ('big', 't')")
+            .await
+            .unwrap();
+        let find = |q: &'static str| {
+            sqlx::query_as::<_, (String, String, String)>(
+                "SELECT u.file_id, u.unit_key, u.text FROM search_fts JOIN search_units u ON u.id = search_fts.rowid \
+                 WHERE search_fts MATCH ? ORDER BY u.file_id, u.unit_key",
+            )
+            .bind(match_query(q).unwrap())
+        };
+        let two = "--- Page 1 ---\nalpha one\n--- Page 2 ---\nbravo\n";
+        index_texts_sqlite(
+            &mut c,
+            &[
+                ("t", "f1", two),
+                ("t", "gone", "charlie\n"),
+                ("t", "f2", "--- Page 1 ---\ndelta\n"),
+                ("t", "f2", "--- Page 1 ---\ndelta echo\n"),
+                ("u", "f1", "foxtrot\n"),
+            ],
+        )
+        .await
+        .unwrap();
+        let units: Vec<(String, String, String)> = sqlx::query_as(
+            "SELECT file_id, unit_key, text FROM search_units ORDER BY file_id, unit_key",
+        )
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+        let f1 = |k: &str, t: &str| ("f1".to_string(), k.to_string(), t.to_string());
+        let f2 = |t: &str| ("f2".to_string(), "1".to_string(), t.to_string());
+        assert_eq!(
+            units,
+            [
+                f1("1", "alpha one\n"),
+                f1("2", "bravo\n"),
+                f2("delta echo\n")
+            ],
+            "no unit of a deleted file or of another tenant's id, the longest of two"
+        );
+        assert_eq!(
+            find("echo").fetch_all(&mut c).await.unwrap(),
+            [f2("delta echo\n")]
+        );
+        // Again, shorter and longer: page 1 of f1 grows (its old words go with the old
+        // text), page 2 does not shrink.
+        index_texts_sqlite(
+            &mut c,
+            &[(
+                "t",
+                "f1",
+                "--- Page 1 ---\nalpha golf india\n--- Page 2 ---\nbr\n",
+            )],
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            find("alpha").fetch_all(&mut c).await.unwrap(),
+            [f1("1", "alpha golf india\n")],
+            "one entry, the longer text's"
+        );
+        assert!(find("one").fetch_all(&mut c).await.unwrap().is_empty());
+        assert_eq!(find("golf").fetch_all(&mut c).await.unwrap().len(), 1);
+        assert_eq!(
+            find("bravo").fetch_all(&mut c).await.unwrap(),
+            [f1("2", "bravo\n")]
+        );
+        let fts: i64 = sqlx::query_scalar("SELECT count(*) FROM search_fts WHERE search_fts MATCH 'alpha OR bravo OR delta OR golf'")
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+        assert_eq!(fts, 3);
+        // More units than one trip carries (three trips by count, and one of more text
+        // than a trip's bytes on its own), and page 1 again, longer, in the last trip.
+        let mut big: String = (1..=2_500)
+            .map(|p| format!("--- Page {p} ---\nword{p} hotel\n"))
+            .collect();
+        big.push_str(&format!("--- Page 2501 ---\n{}\n", "lima ".repeat(60_000)));
+        index_texts_sqlite(
+            &mut c,
+            &[
+                ("t", "big", &big),
+                ("t", "big", "--- Page 1 ---\nword1 hotel mike\n"),
+            ],
+        )
+        .await
+        .unwrap();
+        assert_eq!(find("hotel").fetch_all(&mut c).await.unwrap().len(), 2_500);
+        assert_eq!(find("word2345").fetch_all(&mut c).await.unwrap().len(), 1);
+        assert_eq!(find("lima").fetch_all(&mut c).await.unwrap().len(), 1);
+        let mike = find("mike").fetch_all(&mut c).await.unwrap();
+        assert_eq!(mike.len(), 1);
+        assert_eq!(mike[0].2, "word1 hotel mike\n");
+        let left: i64 = sqlx::query_scalar("SELECT count(*) FROM temp.new_units")
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+        assert_eq!(left, 0);
     }
 
     #[test]
