@@ -83,9 +83,10 @@ class LeanConn:
     """The latency part's default client: one keep-alive HTTP/1.1 connection on a blocking
     socket, each request written by hand in one piece, its answer read straight off the
     socket; a thread of its own for each concurrent operation. Its own time a request is
-    small beside the server's. aiohttp's (`--client aiohttp`, an asyncio event loop) adds
-    ~0.75 ms and ~0.8 ms of CPU to each upload + read here, on the CPUs the server runs on,
-    alike for every binary measured, which draws a ratio of latencies towards 1."""
+    small beside the server's (~0.23 ms of CPU an upload + read here). aiohttp's (`--client
+    aiohttp`, an asyncio event loop) takes ~0.74 ms of CPU and adds ~0.5-0.9 ms to each
+    upload + read, on the CPUs the server runs on, alike for every binary measured, which
+    draws a ratio of latencies towards 1."""
 
     def __init__(self, base):
         host, _, port = base.split("//", 1)[1].partition(":")
@@ -870,7 +871,7 @@ def main():
     ap.add_argument("--client", choices=sorted(CLIENTS), default="lean",
                     help="2. the HTTP client: lean (requests written by hand on blocking sockets, a "
                          "thread a client; the default) or aiohttp (the client of the runs before "
-                         "2026-12-03 18:30 UTC)")
+                         "2026-12-03 18:14 UTC)")
     ap.add_argument("--baseline", help="2. another docreader binary (e.g. an earlier build) measured "
                                        "side by side in the latency part")
     ap.add_argument("--big-files", type=int, help="3. concurrent uploads (default 16; quick 4)")
