@@ -416,14 +416,17 @@ async fn index_texts_sqlite(
         for ((tenant, file_id, u), terms) in trip.iter().zip(&terms) {
             rows.push([tenant, file_id, u.kind, &u.key, &u.text, terms]);
         }
-        let rows = serde_json::to_string(&rows).map_err(|e| sqlx::Error::Encode(e.into()))?;
         let sql = match (i == 0, i == last) {
             (true, true) => INDEX_ONE_TRIP,
             (true, false) => INDEX_FIRST_TRIP,
             (false, true) => INDEX_LAST_TRIP,
             (false, false) => INDEX_NEXT_TRIP,
         };
-        if let Err(e) = sqlx::query(sql).bind(rows).execute(&mut *conn).await {
+        let done = match serde_json::to_string(&rows) {
+            Ok(rows) => sqlx::query(sql).bind(rows).execute(&mut *conn).await,
+            Err(e) => Err(sqlx::Error::Encode(e.into())),
+        };
+        if let Err(e) = done {
             // A statement failed mid-way: nothing of the group stays (the temp table's rows
             // went in inside the transaction too).
             let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
