@@ -848,7 +848,7 @@ mod tests {
             &[(
                 "t",
                 "f1",
-                "--- Page 1 ---\nalpha golf india\n--- Page 2 ---\nbr\n",
+                "--- Page 1 ---\nalpha golf india\n--- Page 2 ---\nbr\n--- Page 3 ---\nkilo\0oscar\n",
             )],
         )
         .await
@@ -859,6 +859,12 @@ mod tests {
             "one entry, the longer text's"
         );
         assert!(find("one").fetch_all(&mut c).await.unwrap().is_empty());
+        // A NUL in a text cuts nothing off it (JSON carries it as \u0000; SQLite before
+        // 3.45 ended a string taken out with `->>` there).
+        assert_eq!(
+            find("oscar").fetch_all(&mut c).await.unwrap(),
+            [f1("3", "kilo\0oscar\n")]
+        );
         assert_eq!(find("golf").fetch_all(&mut c).await.unwrap().len(), 1);
         assert_eq!(
             find("bravo").fetch_all(&mut c).await.unwrap(),
