@@ -152,11 +152,7 @@ class LeanConn:
         if json_body is not None:
             body, ctype = json.dumps(json_body).encode(), "application/json"
         status, raw = self.request(method, url, body, ctype)
-        try:
-            js = json.loads(raw)
-        except ValueError:
-            js = None
-        return status, js, raw
+        return status, parsed(raw), raw
 
 
 def multipart(name, data, ctype):
@@ -167,16 +163,20 @@ def multipart(name, data, ctype):
     return body, f"multipart/form-data; boundary={boundary}"
 
 
+def parsed(raw):
+    """An answer's JSON, or None when it is not JSON."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
 async def request(sess, method, url, **kw):
     """(status, parsed JSON or None, raw bytes)."""
     async with sess.request(method, url, **kw) as r:
         raw = await r.read()
         status = r.status
-    try:
-        js = json.loads(raw)
-    except ValueError:
-        js = None
-    return status, js, raw
+    return status, parsed(raw), raw
 
 
 def describe(status, js, raw):
