@@ -227,7 +227,13 @@ impl Pending {
         let rid = crate::request_id::current().unwrap_or_default();
         tokio::spawn(crate::request_id::scope(rid, async move {
             // Search is a by-product of reading: a failure to index never fails the read.
-            if let Err(e) = index_text(&db, &job.tenant, &job.file_id, &job.text).await {
+            let IndexJob {
+                tenant,
+                file_id,
+                text,
+                _held,
+            } = job;
+            if let Err(e) = index_text(&db, &tenant, &file_id, text).await {
                 tracing::warn!(error = %e, "could not index the read for search");
             }
         }));
@@ -275,18 +281,24 @@ async fn write_index(
                 Err(_) => break,
             }
         }
-        let texts: Vec<(&str, &str, &str)> = group
-            .iter()
-            .map(|j| (j.tenant.as_str(), j.file_id.as_str(), j.text.as_str()))
-            .collect();
-        if let Err(e) = index_texts_on(&pool, &mut conn, &texts).await {
+        let texts: Texts = std::sync::Arc::new(
+            group
+                .iter_mut()
+                .map(|j| {
+                    (
+                        std::mem::take(&mut j.tenant),
+                        std::mem::take(&mut j.file_id),
+                        std::mem::take(&mut j.text),
+                    )
+                })
+                .collect(),
+        );
+        if let Err(e) = index_texts_on(&pool, &mut conn, texts.clone(), None).await {
             if texts.len() == 1 {
                 tracing::warn!(error = %e, "could not index the read for search");
             } else {
-                for one in &texts {
-                    if let Err(e) =
-                        index_texts_on(&pool, &mut conn, std::slice::from_ref(one)).await
-                    {
+                for (k, one) in texts.iter().enumerate() {
+                    if let Err(e) = index_texts_on(&pool, &mut conn, texts.clone(), Some(k)).await {
                         tracing::warn!(error = %e, file_id = one.1, "could not index the read for search");
                     }
                 }
@@ -298,26 +310,65 @@ async fn write_index(
     }
 }
 
+/// Reads' texts waiting to be indexed together: (tenant, file id, text).
+type Texts = std::sync::Arc<Vec<(String, String, String)>>;
+
+/// Run `work` (the index's CPU work: a text's units, their words and their encoding) on the
+/// blocking pool. Not on a runtime thread: it takes ~4 ms for a 200-page read's 870,000
+/// characters (more in proportion for longer ones), ~0.1–0.3 ms for one page, and it runs
+/// just after the read's answer went out, on the thread, and so the CPU, the read's client
+/// was just woken on to take that answer.
+async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, sqlx::Error> + Send + 'static,
+) -> Result<T, sqlx::Error> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| sqlx::Error::Io(std::io::Error::other(e)))?
+}
+
 /// Index what a read of a tenant's upload returned.
 pub async fn index_text(
     db: &Db,
     tenant: &str,
     file_id: &str,
-    text: &str,
+    text: String,
 ) -> Result<(), sqlx::Error> {
     match db {
         Db::Sqlite(p) => {
-            index_texts_sqlite(&mut *p.acquire().await?, &[(tenant, file_id, text)]).await
+            let texts: Texts = std::sync::Arc::new(vec![(tenant.into(), file_id.into(), text)]);
+            let mut trips = trips_off_runtime(texts, None);
+            run_trips(&mut *p.acquire().await?, &mut trips).await
         }
-        Db::Postgres(p) => index_text_postgres(p, tenant, file_id, text).await,
+        Db::Postgres(p) => {
+            let units = off_runtime(move || {
+                Ok(crate::envelope::units(&text)
+                    .into_iter()
+                    .map(|u| {
+                        let terms = ts_vector(&u.text);
+                        (u, terms)
+                    })
+                    .collect::<Vec<_>>())
+            })
+            .await?;
+            index_units_postgres(p, tenant, file_id, units).await
+        }
     }
 }
 
-async fn index_text_postgres(
+/// The texts as the trips' builder takes them.
+fn borrowed(texts: &[(String, String, String)]) -> Vec<(&str, &str, &str)> {
+    texts
+        .iter()
+        .map(|(t, f, x)| (t.as_str(), f.as_str(), x.as_str()))
+        .collect()
+}
+
+/// A read's units with their terms (`ts_vector`), made ready off the runtime.
+async fn index_units_postgres(
     db: &sqlx::PgPool,
     tenant: &str,
     file_id: &str,
-    text: &str,
+    units: Vec<(crate::envelope::Unit, String)>,
 ) -> Result<(), sqlx::Error> {
     let mut tx = db.begin().await?;
     // Locks the file's row: a delete of it waits for this transaction, and one already
@@ -331,7 +382,7 @@ async fn index_text_postgres(
     if kept.is_none() {
         return Ok(());
     }
-    for u in crate::envelope::units(text) {
+    for (u, terms) in units {
         // A unit is replaced only by a longer text of it (a later read that returned more).
         sqlx::query(
             "INSERT INTO search_units (tenant, file_id, unit, unit_key, text, terms) \
@@ -345,7 +396,7 @@ async fn index_text_postgres(
         .bind(u.kind)
         .bind(&u.key)
         .bind(&u.text)
-        .bind(ts_vector(&u.text))
+        .bind(terms)
         .execute(&mut *tx)
         .await?;
     }
@@ -354,16 +405,20 @@ async fn index_text_postgres(
 
 /// Index reads' texts on the writer's own connection (`conn`, taken out of the pool when
 /// there is none; after a failure the next group starts on a fresh one).
+///
+/// `only`: the one text of `texts` to index, else all of them.
 async fn index_texts_on(
     pool: &sqlx::SqlitePool,
     conn: &mut Option<sqlx::SqliteConnection>,
-    texts: &[(&str, &str, &str)],
+    texts: Texts,
+    only: Option<usize>,
 ) -> Result<(), sqlx::Error> {
+    let mut trips = trips_off_runtime(texts, only);
     let c = match conn {
         Some(c) => c,
         None => conn.insert(pool.acquire().await?.detach()),
     };
-    let done = index_texts_sqlite(c, texts).await;
+    let done = run_trips(c, &mut trips).await;
     if done.is_err() {
         *conn = None;
     }
@@ -380,11 +435,47 @@ const TEXT_BYTES_A_TRIP: usize = 256 * 1024;
 /// thread whole when small (at most `UNITS_A_TRIP` units and `TEXT_BYTES_A_TRIP` bytes of
 /// text a trip): the units go into a temp table and SQL moves them on (`index_trip!`).
 /// Statement by statement, a one-page read took five round trips to that thread and a
-/// 200-page one 402, each waking it and then a runtime thread.
+/// 200-page one 402, each waking it and then a runtime thread. (The writer's way, for
+/// tests: `index_texts_on` is the service's.)
+#[cfg(test)]
 async fn index_texts_sqlite(
     conn: &mut sqlx::SqliteConnection,
     texts: &[(&str, &str, &str)],
 ) -> Result<(), sqlx::Error> {
+    let texts: Texts = std::sync::Arc::new(
+        texts
+            .iter()
+            .map(|&(t, f, x)| (t.into(), f.into(), x.into()))
+            .collect(),
+    );
+    run_trips(conn, &mut trips_off_runtime(texts, None)).await
+}
+
+/// One trip of a group: its number, how many the group has, and its units as one JSON
+/// array.
+type Trip = Result<(usize, usize, String), sqlx::Error>;
+
+/// The trips of `texts` (all, or only the k-th), made on the blocking pool (see
+/// `off_runtime`) one at a time, each when the one before was taken: a group's text is
+/// not held a second time whole as JSON (a read may return 50 million characters).
+fn trips_off_runtime(texts: Texts, only: Option<usize>) -> tokio::sync::mpsc::Receiver<Trip> {
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tokio::task::spawn_blocking(move || {
+        let all = borrowed(&texts);
+        let texts = match only {
+            Some(k) => &all[k..=k],
+            None => &all[..],
+        };
+        // Sending waits while the trip before is still in the channel; it fails when the
+        // writer has stopped taking them (a trip failed).
+        sqlite_trips(texts, |trip| tx.blocking_send(trip).is_ok());
+    });
+    rx
+}
+
+/// The trips of `index_texts_sqlite`, each given to `send` as it is made (CPU work: see
+/// `off_runtime`); stops when `send` says so.
+fn sqlite_trips(texts: &[(&str, &str, &str)], mut send: impl FnMut(Trip) -> bool) {
     let units: Vec<(&str, &str, crate::envelope::Unit)> = texts
         .iter()
         .flat_map(|&(tenant, file_id, text)| {
@@ -407,33 +498,69 @@ async fn index_texts_sqlite(
     if start < units.len() {
         trips.push(&units[start..]);
     }
-    let last = trips.len().saturating_sub(1);
+    let count = trips.len();
     for (i, trip) in trips.into_iter().enumerate() {
-        // The trip's units as one JSON array: one parameter, so the statements are the same
-        // whatever their number (prepared once, not once for each count).
+        // The trip's units as one JSON array: one parameter, so the statements are the
+        // same whatever their number (prepared once, not once for each count).
         let terms: Vec<String> = trip.iter().map(|(_, _, u)| index_terms(&u.text)).collect();
         let mut rows: Vec<[&str; 6]> = Vec::with_capacity(trip.len());
         for ((tenant, file_id, u), terms) in trip.iter().zip(&terms) {
             rows.push([tenant, file_id, u.kind, &u.key, &u.text, terms]);
         }
-        let sql = match (i == 0, i == last) {
+        let encoded = serde_json::to_string(&rows)
+            .map(|rows| (i, count, rows))
+            .map_err(|e| sqlx::Error::Encode(e.into()));
+        let failed = encoded.is_err();
+        if !send(encoded) || failed {
+            return;
+        }
+    }
+}
+
+/// Run a group's trips (`sqlite_trips`) in its one transaction. No trip at all: nothing
+/// to index.
+async fn run_trips(
+    conn: &mut sqlx::SqliteConnection,
+    trips: &mut tokio::sync::mpsc::Receiver<Trip>,
+) -> Result<(), sqlx::Error> {
+    let mut begun = false;
+    loop {
+        let (i, count, rows) = match trips.recv().await {
+            Some(Ok(trip)) => trip,
+            failed => {
+                // A trip that could not be made, or none after the first (the maker
+                // stopped): nothing of the group stays.
+                if begun {
+                    let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+                }
+                return match failed {
+                    Some(Err(e)) => Err(e),
+                    _ if begun => Err(sqlx::Error::Io(std::io::Error::other(
+                        "the index's trips stopped before the last",
+                    ))),
+                    _ => Ok(()),
+                };
+            }
+        };
+        let last = i + 1 == count;
+        let sql = match (i == 0, last) {
             (true, true) => INDEX_ONE_TRIP,
             (true, false) => INDEX_FIRST_TRIP,
             (false, true) => INDEX_LAST_TRIP,
             (false, false) => INDEX_NEXT_TRIP,
         };
-        let done = match serde_json::to_string(&rows) {
-            Ok(rows) => sqlx::query(sql).bind(rows).execute(&mut *conn).await,
-            Err(e) => Err(sqlx::Error::Encode(e.into())),
-        };
+        let done = sqlx::query(sql).bind(rows).execute(&mut *conn).await;
+        begun = true;
         if let Err(e) = done {
             // A statement failed mid-way: nothing of the group stays (the temp table's rows
             // went in inside the transaction too).
             let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
             return Err(e);
         }
+        if last {
+            return Ok(());
+        }
     }
-    Ok(())
 }
 
 /// A trip of a group (`index_texts_sqlite`): the first makes the connection's temp table
