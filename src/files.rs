@@ -137,9 +137,10 @@ impl Files {
         // delete of the same bytes meanwhile would remove them under the row).
         let files = self.clone();
         let (tenant, name) = (tenant.to_string(), name.to_string());
-        let rec = tokio::spawn(async move { files.keep(tenant, name, inc).await })
-            .await
-            .map_err(ApiError::internal)??;
+        let kept = tokio::spawn(async move { files.keep(tenant, name, inc).await }).await;
+        // Its file is in place (or gone): the spare it took is replaced (`store::Spares`).
+        self.store.top_up_spares();
+        let rec = kept.map_err(ApiError::internal)??;
         if let Some(r) = &self.recent {
             r.put(&rec);
         }

@@ -46,13 +46,20 @@ pub struct Store {
     spares: std::sync::Arc<Spares>,
 }
 
-/// Empty temp files under `<data>/tmp`, made ahead of need by a blocking task, so an
+/// Empty temp files under `<data>/tmp/in`, made ahead of need by a blocking task, so an
 /// upload does not create its own while its client waits: making a file is an inode to
 /// find, which on ext4 without a journal means stepping over every inode freed in the last
 /// minute or more (`recently_deleted`): 0.1–0.5 ms here after a few hundred deletes, a
-/// quarter of a small upload's time. Taken without waiting; when none is ready the upload
-/// makes its own, as before. Named `spare-…` (an upload's own: `up-…`); leftovers go with
-/// the rest of `<data>/tmp` at start.
+/// quarter of a small upload's time, and over a millisecond after a few thousand. Taken
+/// without waiting; when none is ready the upload makes its own, as before. Named
+/// `spare-…` (an upload's own: `up-…`); leftovers go with the rest of `<data>/tmp` at
+/// start.
+///
+/// Making a file holds its folder's lock for all of that search, and a rename out of the
+/// folder (an upload's file into place) or a name linked into it waits for the lock
+/// (`rename` was seen spinning on it). So uploads' files have a folder of their own, apart
+/// from the reads' names in `<data>/tmp`, and the spare an upload took is replaced once
+/// its file is in place (`Store::top_up_spares`), not while it is being moved.
 #[derive(Debug, Default)]
 struct Spares {
     ready: std::sync::Mutex<Vec<(PathBuf, std::fs::File)>>,
@@ -60,13 +67,27 @@ struct Spares {
     making: std::sync::atomic::AtomicBool,
 }
 
+/// The folder under `<data>/tmp` of uploads' temp files (see `Spares`).
+pub const INCOMING: &str = "in";
+
 /// How many spare temp files are kept ready (enough for as many uploads at once as a
 /// busy server of two cores serves).
 const SPARES: usize = 8;
 
+/// Taking a spare leaves fewer than this: more are made at once, not when the upload's
+/// file is in place (many uploads at once).
+const SPARES_LOW: usize = SPARES / 2;
+
 impl Spares {
-    fn take(&self) -> Option<(PathBuf, std::fs::File)> {
-        self.ready.lock().ok()?.pop()
+    /// A spare, and whether the pool is now low.
+    fn take(&self) -> (Option<(PathBuf, std::fs::File)>, bool) {
+        match self.ready.lock() {
+            Ok(mut r) => {
+                let spare = r.pop();
+                (spare, r.len() < SPARES_LOW)
+            }
+            Err(_) => (None, false),
+        }
     }
 
     /// Start making spares up to `SPARES`, unless that is under way or none are needed.
@@ -161,7 +182,7 @@ impl Store {
         let tmp = data_dir.join("tmp");
         // Leftovers of an interrupted upload are garbage.
         let _ = std::fs::remove_dir_all(&tmp);
-        std::fs::create_dir_all(&tmp)?;
+        std::fs::create_dir_all(tmp.join(INCOMING))?;
         // Copies of bytes already stored, waiting to be freed (see `commit`).
         let discard = data_dir.join("discard");
         let _ = std::fs::remove_dir_all(&discard);
@@ -193,6 +214,17 @@ impl Store {
         self.root.join("tmp")
     }
 
+    /// Make spare temp files up to the pool's size, off the runtime: called once an
+    /// upload's file is in place (see `Spares`).
+    pub fn top_up_spares(&self) {
+        self.spares.refill(&self.incoming_dir());
+    }
+
+    /// The folder of uploads' temp files (see `Spares`).
+    fn incoming_dir(&self) -> PathBuf {
+        self.root.join("tmp").join(INCOMING)
+    }
+
     pub fn blob_path(&self, sha256: &str) -> PathBuf {
         debug_assert!(sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit()));
         self.blobs.join(&sha256[..2]).join(sha256)
@@ -201,9 +233,11 @@ impl Store {
     /// Start receiving a file: into a spare temp file when one is ready (`Spares`), else
     /// into one created when its first bytes are written.
     pub async fn incoming(&self) -> std::io::Result<Incoming> {
-        let tmp = self.root.join("tmp");
-        let spare = self.spares.take();
-        self.spares.refill(&tmp);
+        let tmp = self.incoming_dir();
+        let (spare, low) = self.spares.take();
+        if low {
+            self.spares.refill(&tmp);
+        }
         let (path, file) = match spare {
             Some((path, f)) => (path, Some(f)),
             None => (tmp.join(format!("up-{}", random_hex(16))), None),

@@ -51,25 +51,31 @@ impl TestApp {
         walk(&self.data_dir().join("blobs"))
     }
 
-    /// Files left in the temp dir of uploads, but for the empty spares the store makes
-    /// ahead of need (`spare-…`).
+    /// Files left in the temp dirs (reads' names in `tmp`, uploads' files in `tmp/in`),
+    /// but for the empty spares the store makes ahead of need (`spare-…` in `tmp/in`).
     pub fn temp_files(&self) -> usize {
-        // One look at the folder: spares are being made meanwhile.
-        std::fs::read_dir(self.data_dir().join("tmp"))
-            .map(|rd| {
-                rd.flatten()
-                    .filter(|e| match e.metadata() {
-                        // Gone since the look (taken by an upload, or removed): not left.
-                        Err(_) => false,
-                        Ok(m) => {
-                            !(e.file_name().to_string_lossy().starts_with("spare-")
-                                && m.is_file()
-                                && m.len() == 0)
-                        }
-                    })
-                    .count()
-            })
-            .unwrap_or(0)
+        let tmp = self.data_dir().join("tmp");
+        let incoming = tmp.join(docreader::store::INCOMING);
+        // One look at each folder: spares are being made meanwhile.
+        let left = |dir: &std::path::Path| {
+            std::fs::read_dir(dir)
+                .map(|rd| {
+                    rd.flatten()
+                        .filter(|e| e.path() != incoming)
+                        .filter(|e| match e.metadata() {
+                            // Gone since the look (taken by an upload, or removed): not left.
+                            Err(_) => false,
+                            Ok(m) => {
+                                !(e.file_name().to_string_lossy().starts_with("spare-")
+                                    && m.is_file()
+                                    && m.len() == 0)
+                            }
+                        })
+                        .count()
+                })
+                .unwrap_or(0)
+        };
+        left(&tmp) + left(&incoming)
     }
 
     pub async fn send(&self, mut req: Request<Body>) -> Resp {

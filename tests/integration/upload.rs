@@ -500,7 +500,7 @@ async fn uploads_dropped_midway_leave_no_temp_files() {
     use futures_util::StreamExt;
     let app = TestApp::new().await;
     assert_eq!(app.upload("a.txt", b"hello").await.status, 200);
-    let tmp = app.data_dir().join("tmp");
+    let tmp = app.data_dir().join("tmp").join(docreader::store::INCOMING);
     let all = || std::fs::read_dir(&tmp).unwrap().count();
     // 20 small ones (still in memory when dropped), then one of 600 KB (partly on disk).
     for size in std::iter::repeat_n(10usize, 20).chain([600_000]) {
