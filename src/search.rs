@@ -168,6 +168,48 @@ pub struct Pending {
     turn: std::sync::Arc<tokio::sync::Mutex<()>>,
     gate: std::sync::Arc<tokio::sync::RwLock<()>>,
     slots: std::sync::Arc<tokio::sync::Semaphore>,
+    /// Searches and deletes waiting for the indexing under way (`settled`): the writer
+    /// stops gathering for them (`GATHER`).
+    hurry: std::sync::Arc<Hurry>,
+}
+
+/// How long SQLite's index writer gathers reads' texts before it writes them in one
+/// transaction, unless `GATHER_AT` have come or a search or delete waits (`settled`).
+/// Written a read at a time, each read's index transaction (for a one-page read: FTS5's
+/// new segment and its merges, ~20 log frames) ran just as the next request came in and
+/// took the CPU that request needed on a machine of two: without indexing at all, upload
+/// + read of a one-page PDF at concurrency 1 took 0.2 ms less. Gathered, one transaction
+/// writes many reads' texts for little more than the cost of one (the server's CPU an
+/// operation ~0.3 ms less; concurrency 1 ~0.2 ms faster, concurrency 8 ~10 % more reads).
+const GATHER: std::time::Duration = std::time::Duration::from_millis(25);
+const GATHER_AT: usize = SLOTS / 2;
+
+/// Who waits for the index writer (see `GATHER`).
+#[derive(Debug, Default)]
+struct Hurry {
+    waiting: std::sync::atomic::AtomicUsize,
+    now: tokio::sync::Notify,
+}
+
+/// One `settled` waiting, counted until it ends however it ends.
+struct Waiting<'a>(&'a Hurry);
+
+impl<'a> Waiting<'a> {
+    fn start(hurry: &'a Hurry) -> Self {
+        hurry
+            .waiting
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        hurry.now.notify_one();
+        Self(hurry)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0
+            .waiting
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// A read's text waiting to be indexed, with its share of the gate and its slot (both let
@@ -188,10 +230,11 @@ const SLOTS: usize = 16;
 impl Pending {
     pub fn new(db: Db) -> Self {
         let turn = std::sync::Arc::new(tokio::sync::Mutex::new(()));
+        let hurry = std::sync::Arc::new(Hurry::default());
         let queue = match &db {
             Db::Sqlite(pool) => {
                 let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-                tokio::spawn(write_index(pool.clone(), turn.clone(), rx));
+                tokio::spawn(write_index(pool.clone(), turn.clone(), hurry.clone(), rx));
                 Some(tx)
             }
             Db::Postgres(_) => None,
@@ -202,6 +245,7 @@ impl Pending {
             turn,
             gate: Default::default(),
             slots: std::sync::Arc::new(tokio::sync::Semaphore::new(SLOTS)),
+            hurry,
         }
     }
 
@@ -239,8 +283,10 @@ impl Pending {
         }));
     }
 
-    /// Wait until the indexing started before this call is written.
+    /// Wait until the indexing started before this call is written (the writer stops
+    /// gathering meanwhile).
     pub async fn settled(&self) {
+        let _waiting = Waiting::start(&self.hurry);
         drop(self.gate.write().await);
     }
 
@@ -267,14 +313,28 @@ const MAX_GROUP: usize = 32;
 async fn write_index(
     pool: sqlx::SqlitePool,
     turn: std::sync::Arc<tokio::sync::Mutex<()>>,
+    hurry: std::sync::Arc<Hurry>,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<IndexJob>,
 ) {
     // A connection of its own, out of the pool: a pool's connection is pinged on its way
     // out and again on its way back, each a round trip to the connection's thread.
     let mut conn = None;
     while let Some(first) = rx.recv().await {
-        let turn = turn.lock().await;
         let mut group = vec![first];
+        let until = tokio::time::Instant::now() + GATHER;
+        while group.len() < GATHER_AT
+            && hurry.waiting.load(std::sync::atomic::Ordering::SeqCst) == 0
+        {
+            tokio::select! {
+                job = rx.recv() => match job {
+                    Some(job) => group.push(job),
+                    None => break,
+                },
+                _ = tokio::time::sleep_until(until) => break,
+                _ = hurry.now.notified() => break,
+            }
+        }
+        let turn = turn.lock().await;
         while group.len() < MAX_GROUP {
             match rx.try_recv() {
                 Ok(job) => group.push(job),
