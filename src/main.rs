@@ -214,6 +214,7 @@ async fn serve(args: ServeArgs) -> ExitCode {
     // Stopping: runners claim no more jobs at once; jobs still running once requests have
     // drained go back to the queue for another replica (not left until their leases end).
     let jobs = state.jobs.clone();
+    let indexing = state.files.indexing.clone();
     let stopping = jobs.clone();
     let shutdown = async move {
         shutdown_signal().await;
@@ -221,7 +222,12 @@ async fn serve(args: ServeArgs) -> ExitCode {
     };
     let drained = docreader::http::serve::serve(listener, app(state), limits, shutdown).await;
     let released = jobs.release().await;
-    tracing::info!(drained, released, "docreader stopped");
+    // Reads' texts the search index writer is still gathering are written, not dropped
+    // with the process (a few seconds at most: the service is stopping).
+    let indexed = tokio::time::timeout(std::time::Duration::from_secs(5), indexing.settled())
+        .await
+        .is_ok();
+    tracing::info!(drained, released, indexed, "docreader stopped");
     ExitCode::SUCCESS
 }
 

@@ -306,6 +306,16 @@ impl Server {
         Self::start_in(old, flags, &[])
     }
 
+    /// SIGTERM (a graceful stop), then a new server on the same data dir.
+    pub fn stop_and_restart(mut self, flags: &[&str]) -> Self {
+        self.terminate();
+        let (status, logs) = self.stop_logs();
+        assert!(status.success(), "exit after SIGTERM: {status}: {logs}");
+        let dir = tempfile::TempDir::new().unwrap();
+        let old = std::mem::replace(&mut self._dir, dir);
+        Self::start_in(old, flags, &[])
+    }
+
     /// The server's data dir.
     pub fn data_dir(&self) -> PathBuf {
         self._dir.path().join("data")

@@ -132,6 +132,44 @@ fn refuses_public_address_without_keys() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("DOCREADER_API_KEYS"));
 }
 
+/// A read's text that the search index's writer is still gathering when the service is
+/// told to stop is written before it exits: a search after the restart finds it.
+#[test]
+fn a_read_just_before_a_stop_is_searchable_after_it() {
+    let srv = Server::start(&[], &[]);
+    let boundary = "XyZbOuNdArY";
+    let form = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"birds.txt\"\r\n\r\nzebra finches and quokkas\r\n--{boundary}--\r\n"
+    );
+    let multipart = format!("multipart/form-data; boundary={boundary}");
+    let (status, up) = http(&srv.addr, "POST", "/upload", &multipart, form.as_bytes());
+    assert_eq!(status, 200, "{up}");
+    let id = up["files"][0]["file_id"].as_str().unwrap().to_string();
+    let read = format!("{{\"file_id\":\"{id}\"}}");
+    let (status, env) = http(
+        &srv.addr,
+        "POST",
+        "/read",
+        "application/json",
+        read.as_bytes(),
+    );
+    assert_eq!(status, 200, "{env}");
+    // At once: the writer gathers a read's text for up to 25 ms before it writes it.
+    let srv = srv.stop_and_restart(&[]);
+    let (status, found) = http(
+        &srv.addr,
+        "POST",
+        "/search",
+        "application/json",
+        br#"{"query":"quokkas"}"#,
+    );
+    assert_eq!(status, 200, "{found}");
+    assert!(
+        found.to_string().contains(&id),
+        "not found after the restart: {found}"
+    );
+}
+
 /// A data dir the process cannot write is one line at start naming the path and the user.
 #[test]
 fn an_unwritable_data_dir_is_said_at_start() {
