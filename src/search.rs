@@ -184,7 +184,9 @@ pub struct Pending {
 const GATHER: std::time::Duration = std::time::Duration::from_millis(25);
 const GATHER_AT: usize = SLOTS / 2;
 
-/// Who waits for the index writer (see `GATHER`).
+/// Who waits for the index writer (see `GATHER`). `now` wakes a gathering writer; when it
+/// is writing instead, the wake is kept and ends its next gathering at once (harmless: one
+/// group written without gathering).
 #[derive(Debug, Default)]
 struct Hurry {
     waiting: std::sync::atomic::AtomicUsize,
@@ -267,7 +269,10 @@ impl Pending {
             let _ = queue.send(job);
             return;
         }
-        let db = self.db.clone();
+        // No writer task: Postgres, where each read's text is written by a task of its own.
+        let Db::Postgres(pool) = self.db.clone() else {
+            return;
+        };
         let rid = crate::request_id::current().unwrap_or_default();
         tokio::spawn(crate::request_id::scope(rid, async move {
             // Search is a by-product of reading: a failure to index never fails the read.
@@ -277,7 +282,7 @@ impl Pending {
                 text,
                 _held,
             } = job;
-            if let Err(e) = index_text(&db, &tenant, &file_id, text).await {
+            if let Err(e) = index_text_postgres(&pool, &tenant, &file_id, text).await {
                 tracing::warn!(error = %e, "could not index the read for search");
             }
         }));
@@ -386,33 +391,25 @@ async fn off_runtime<T: Send + 'static>(
         .map_err(|e| sqlx::Error::Io(std::io::Error::other(e)))?
 }
 
-/// Index what a read of a tenant's upload returned.
-pub async fn index_text(
-    db: &Db,
+/// Index what a read of a tenant's upload returned, on Postgres (SQLite's reads go through
+/// `write_index`): its units and their terms made off the runtime, then written.
+async fn index_text_postgres(
+    pool: &sqlx::PgPool,
     tenant: &str,
     file_id: &str,
     text: String,
 ) -> Result<(), sqlx::Error> {
-    match db {
-        Db::Sqlite(p) => {
-            let texts: Texts = std::sync::Arc::new(vec![(tenant.into(), file_id.into(), text)]);
-            let mut trips = trips_off_runtime(texts, None);
-            run_trips(&mut *p.acquire().await?, &mut trips).await
-        }
-        Db::Postgres(p) => {
-            let units = off_runtime(move || {
-                Ok(crate::envelope::units(&text)
-                    .into_iter()
-                    .map(|u| {
-                        let terms = ts_vector(&u.text);
-                        (u, terms)
-                    })
-                    .collect::<Vec<_>>())
+    let units = off_runtime(move || {
+        Ok(crate::envelope::units(&text)
+            .into_iter()
+            .map(|u| {
+                let terms = ts_vector(&u.text);
+                (u, terms)
             })
-            .await?;
-            index_units_postgres(p, tenant, file_id, units).await
-        }
-    }
+            .collect::<Vec<_>>())
+    })
+    .await?;
+    index_units_postgres(pool, tenant, file_id, units).await
 }
 
 /// The texts as the trips' builder takes them.
@@ -491,12 +488,7 @@ async fn index_texts_on(
 const UNITS_A_TRIP: usize = 1000;
 const TEXT_BYTES_A_TRIP: usize = 256 * 1024;
 
-/// Index reads' texts (tenant, file id, text) in one transaction, sent to the connection's
-/// thread whole when small (at most `UNITS_A_TRIP` units and `TEXT_BYTES_A_TRIP` bytes of
-/// text a trip): the units go into a temp table and SQL moves them on (`index_trip!`).
-/// Statement by statement, a one-page read took five round trips to that thread and a
-/// 200-page one 402, each waking it and then a runtime thread. (The writer's way, for
-/// tests: `index_texts_on` is the service's.)
+/// Index reads' texts on `conn` as `index_texts_on` does (for tests).
 #[cfg(test)]
 async fn index_texts_sqlite(
     conn: &mut sqlx::SqliteConnection,
@@ -533,8 +525,13 @@ fn trips_off_runtime(texts: Texts, only: Option<usize>) -> tokio::sync::mpsc::Re
     rx
 }
 
-/// The trips of `index_texts_sqlite`, each given to `send` as it is made (CPU work: see
-/// `off_runtime`); stops when `send` says so.
+/// The trips of a group of reads' texts (tenant, file id, text), each given to `send` as
+/// it is made (CPU work: see `off_runtime`); stops when `send` says so. The group is
+/// written in one transaction, sent to the connection's thread whole when small (at most
+/// `UNITS_A_TRIP` units and `TEXT_BYTES_A_TRIP` bytes of text a trip): the units go into a
+/// temp table and SQL moves them on (`index_trip!`). Statement by statement, a one-page
+/// read took five round trips to that thread and a 200-page one 402, each waking it and
+/// then a runtime thread.
 fn sqlite_trips(texts: &[(&str, &str, &str)], mut send: impl FnMut(Trip) -> bool) {
     let units: Vec<(&str, &str, crate::envelope::Unit)> = texts
         .iter()
@@ -623,7 +620,7 @@ async fn run_trips(
     }
 }
 
-/// A trip of a group (`index_texts_sqlite`): the first makes the connection's temp table
+/// A trip of a group (`sqlite_trips`): the first makes the connection's temp table
 /// (once) and begins the transaction (deferred: an immediate one would lock the attached
 /// `docreader.db` for writing too; the index's writers take turns, `Pending::turn`, so its
 /// reads never go stale before it writes); each puts its units (`?`: a JSON array of
