@@ -648,7 +648,7 @@ fn main() {
     });
     std::fs::create_dir_all(work.join("spool")).expect("spool folder");
     let service = Arc::new(ReadService {
-        executor: Executor::with_workers(pool, args.workers),
+        executor: Executor::with_workers(pool, args.workers, usize::MAX),
         limits,
         storage: None,
         allowed_roots: Vec::new(),

@@ -227,6 +227,8 @@ impl Callbacks {
     /// Make one claimed delivery and record how it went (only while the claim is still
     /// this one's: its attempt count unchanged).
     async fn deliver(&self, due: Due) -> Result<(), sqlx::Error> {
+        // What went wrong in detail (refused, reset, timed out, which status) goes to the log
+        // only: told to the tenant it would map which ports of an allowed host answer.
         let outcome = self.attempt(&due).await;
         let (id, n) = (&due.id, due.callback_attempts);
         match outcome {
@@ -236,14 +238,14 @@ impl Callbacks {
                          callback_error = NULL WHERE id = $1 AND callback_attempts = $2";
                 on!(&self.db, p => sqlx::query(q).bind(id).bind(n).execute(p).await.map(drop))?;
             }
-            Err(e) if n >= ATTEMPTS => {
-                tracing::warn!(job = %id, attempt = n, error = %e, "callback failed: given up");
+            Err((e, detail)) if n >= ATTEMPTS => {
+                tracing::warn!(job = %id, attempt = n, error = %detail, "callback failed: given up");
                 let q = "UPDATE jobs SET callback_state = 'failed', callback_next_at = NULL, \
                          callback_error = $3 WHERE id = $1 AND callback_attempts = $2";
                 on!(&self.db, p => sqlx::query(q).bind(id).bind(n).bind(&e).execute(p).await.map(drop))?;
             }
-            Err(e) => {
-                tracing::info!(job = %id, attempt = n, error = %e, "callback failed: to be retried");
+            Err((e, detail)) => {
+                tracing::info!(job = %id, attempt = n, error = %detail, "callback failed: to be retried");
                 let next = now_ms() + self.backoff(n).as_millis() as i64;
                 let q = "UPDATE jobs SET callback_next_at = $3, callback_error = $4 \
                          WHERE id = $1 AND callback_attempts = $2";
@@ -261,9 +263,11 @@ impl Callbacks {
         self.retry.saturating_mul(factor).min(MAX_BACKOFF)
     }
 
-    /// One attempt: POST the signed body; an error says why it failed.
-    async fn attempt(&self, due: &Due) -> Result<(), String> {
-        let secret = self.secret(&due.tenant).await.map_err(|e| e.message)?;
+    /// One attempt: POST the signed body; an error says why it failed, as the tenant is
+    /// told it and as the log has it.
+    async fn attempt(&self, due: &Due) -> Result<(), (String, String)> {
+        let plain = |e: String| (GENERIC_FAILURE.to_string(), e);
+        let secret = self.secret(&due.tenant).await.map_err(|e| plain(e.message))?;
         let body = CallbackBody {
             kind: "job.ended",
             job_id: due.id.clone(),
@@ -276,12 +280,12 @@ impl Callbacks {
             attempt: due.callback_attempts,
             sent_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         };
-        let body = serde_json::to_vec(&body).map_err(|e| e.to_string())?;
+        let body = serde_json::to_vec(&body).map_err(|e| plain(e.to_string()))?;
         let signature = format!(
             "sha256={}",
             hex::encode(hmac_sha256(secret.as_bytes(), &body))
         );
-        let url = url::Url::parse(&due.callback_url).map_err(|e| e.to_string())?;
+        let url = url::Url::parse(&due.callback_url).map_err(|e| plain(e.to_string()))?;
         let headers = vec![
             ("content-type", "application/json".to_string()),
             ("x-docreader-signature", signature),
@@ -290,14 +294,32 @@ impl Callbacks {
         ];
         match crate::fetch::post(&self.policy, &url, headers, body).await {
             Ok(status) if status.is_success() => Ok(()),
-            Ok(status) => Err(format!(
+            Ok(status) => Err(plain(format!(
                 "{} answered HTTP {status}",
                 url.host_str().unwrap_or("")
-            )),
-            Err(e) => Err(format!("{}: {}", e.code.as_str(), e.message)),
+            ))),
+            // The operator's rules (a host or address not allowed) are the tenant's to know;
+            // how a connection failed is not.
+            Err(e) if matches!(
+                e.code,
+                ErrorCode::UrlNotAllowed
+                    | ErrorCode::UrlHostNotAllowed
+                    | ErrorCode::UrlSchemeNotAllowed
+                    | ErrorCode::UrlAddressBlocked
+                    | ErrorCode::UrlRedirectBlocked
+            ) =>
+            {
+                let told = format!("{}: {}", e.code.as_str(), e.message);
+                Err((told.clone(), told))
+            }
+            Err(e) => Err(plain(format!("{}: {} ({:?})", e.code.as_str(), e.message, e.cause))),
         }
     }
 }
+
+/// The one reason a tenant is shown for a failed delivery, whatever the cause.
+pub const GENERIC_FAILURE: &str =
+    "not delivered: the receiver gave no 2xx answer within 10 s (the operator's log has the details)";
 
 /// HMAC-SHA256 (RFC 2104).
 pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {

@@ -77,6 +77,12 @@ pub struct ServeArgs {
     /// reads longer than a request may wait: a 300-page scan takes minutes).
     #[arg(long, env = "DOCREADER_JOB_DEADLINE_MS", default_value_t = 3_600_000)]
     pub job_deadline_ms: u64,
+    /// Read jobs one tenant may have running at once, across every replica (0: the job
+    /// runners of one replica less one, at least 1, when more than one tenant is configured;
+    /// else no cap). Queued jobs are claimed a tenant at a time: the tenant with the fewest
+    /// running first.
+    #[arg(long, env = "DOCREADER_MAX_JOBS_PER_TENANT", default_value_t = 0)]
+    pub max_jobs_per_tenant: usize,
     /// Hours a job and its result are kept after it was submitted.
     #[arg(long, env = "DOCREADER_JOB_TTL_HOURS", default_value_t = 24)]
     pub job_ttl_hours: u64,
@@ -175,6 +181,20 @@ pub struct ServeArgs {
     /// maximum at start).
     #[arg(long, env = "DOCREADER_MAX_CONNECTIONS", default_value_t = 0)]
     pub max_connections: usize,
+    /// Connections served at once from one client address (0: a quarter of
+    /// `max_connections`, at least 8). Gateways in `--trusted-proxies` are not held to it.
+    #[arg(long, env = "DOCREADER_MAX_CONNECTIONS_PER_PEER", default_value_t = 0)]
+    pub max_connections_per_peer: usize,
+    /// The gateways in front of the service (comma-separated addresses or CIDR ranges, e.g.
+    /// `10.0.0.0/8,127.0.0.1`): only their `X-Forwarded-Host`/`-Proto` are believed (for
+    /// upload URLs), and they are not held to the per-peer connection cap.
+    #[arg(long, env = "DOCREADER_TRUSTED_PROXIES")]
+    pub trusted_proxies: Option<String>,
+    /// Without API keys: `Host` names the service answers besides loopback ones (`localhost`,
+    /// `127.0.0.1`, `[::1]`) and `DOCREADER_PUBLIC_URL`'s host, comma-separated (`*`: any;
+    /// for a gateway that authenticates). Guards against DNS rebinding.
+    #[arg(long, env = "DOCREADER_ALLOWED_HOSTS")]
+    pub allowed_hosts: Option<String>,
     /// How long a shutdown (SIGTERM) waits for requests in progress, in milliseconds
     /// (0: the longest a read may take, `deadline_ms` + `grace_ms`, so no read that could
     /// still finish is cut).
@@ -209,6 +229,10 @@ pub struct Limits {
     /// Default deadline of one read, in milliseconds (`deadline_ms`).
     #[arg(long, env = "DOCREADER_DEADLINE_MS", default_value_t = 120_000)]
     pub deadline_ms: u64,
+    /// The longest `deadline_ms` a read may ask for (longer ones run within this, and the
+    /// envelope says so); read jobs have their own cap, `--job-deadline-ms`.
+    #[arg(long, env = "DOCREADER_MAX_DEADLINE_MS", default_value_t = 600_000)]
+    pub max_deadline_ms: u64,
     /// How long past its deadline a read may take to hand back its finished pages (only
     /// work stuck inside one page runs into it), in milliseconds.
     #[arg(long, env = "DOCREADER_GRACE_MS", default_value_t = 10_000)]
@@ -216,6 +240,11 @@ pub struct Limits {
     /// Reads extracted at once; more wait their turn.
     #[arg(long, env = "DOCREADER_MAX_CONCURRENT_READS", default_value_t = default_concurrency())]
     pub max_concurrent_reads: usize,
+    /// Reads one tenant may run at once (0: when more than one tenant is configured, the
+    /// workers less a quarter of them — at least one left for the others; else no cap).
+    /// Waiting reads are served a tenant at a time in turn.
+    #[arg(long, env = "DOCREADER_MAX_READS_PER_TENANT", default_value_t = 0)]
+    pub max_reads_per_tenant: usize,
     /// Pixels rendered for OCR in one PDF read (pages past it render smaller, with a warning).
     #[arg(
         long,
@@ -239,6 +268,15 @@ pub struct Limits {
     /// Memory one image decode may allocate, in bytes.
     #[arg(long, env = "DOCREADER_MAX_IMAGE_DECODE_BYTES", default_value_t = 1024 * 1024 * 1024)]
     pub max_image_decode_bytes: u64,
+    /// Pixels one image (or one TIFF page) may have to be decoded at all, checked from its
+    /// header before a byte is decoded (`too_large` naming the page).
+    #[arg(long, env = "DOCREADER_MAX_IMAGE_PIXELS", default_value_t = 256_000_000)]
+    pub max_image_pixels: u64,
+    /// Pixels one read (or page drawing) may decode across an image's pages, checked from
+    /// the pages' headers before the first is decoded: a 500-page TIFF costs what its pixels
+    /// cost.
+    #[arg(long, env = "DOCREADER_MAX_IMAGE_PIXELS_PER_READ", default_value_t = 1_000_000_000)]
+    pub max_image_pixels_per_read: u64,
     /// Pages of a multi-page TIFF read at most.
     #[arg(long, env = "DOCREADER_MAX_TIFF_PAGES", default_value_t = 500)]
     pub max_tiff_pages: usize,
@@ -328,13 +366,17 @@ impl Default for Limits {
             max_chars: 15_000,
             default_byte_length: 1024 * 1024,
             deadline_ms: 120_000,
+            max_deadline_ms: 600_000,
             grace_ms: 10_000,
             max_concurrent_reads: default_concurrency(),
+            max_reads_per_tenant: 0,
             max_render_pixels_per_read: 400_000_000,
             max_render_pixels_per_page: 9_000_000,
             max_ocr_pixels: 40_000_000,
             max_image_side: 40_000,
             max_image_decode_bytes: 1024 * 1024 * 1024,
+            max_image_pixels: 256_000_000,
+            max_image_pixels_per_read: 1_000_000_000,
             max_tiff_pages: 500,
             max_expanded_text_bytes: 512 * 1024 * 1024,
             max_rtf_bytes: 64 * 1024 * 1024,
@@ -360,6 +402,11 @@ pub struct ReadArgs {
 }
 
 impl ServeArgs {
+    /// `--trusted-proxies` as address ranges.
+    pub fn trusted_proxy_ranges(&self) -> Result<Vec<(std::net::IpAddr, u8)>, String> {
+        crate::fetch::parse_ranges("DOCREADER_TRUSTED_PROXIES", self.trusted_proxies.as_deref())
+    }
+
     /// The API key spec, from `--api-keys` or the file `--api-keys-file` names (not both);
     /// `None` when neither is set or it holds no key.
     pub fn api_key_spec(&self) -> Result<Option<String>, String> {
@@ -393,6 +440,7 @@ impl ServeArgs {
             job_ttl_hours: 24,
             callback_allowlist: None,
             callback_retry_ms: 5_000,
+            max_jobs_per_tenant: 0,
             api_keys: None,
             api_keys_file: None,
             metrics_public: false,
@@ -414,6 +462,9 @@ impl ServeArgs {
             header_read_timeout_ms: 10_000,
             body_timeout_ms: 30_000,
             max_connections: 0,
+            max_connections_per_peer: 0,
+            trusted_proxies: None,
+            allowed_hosts: None,
             drain_timeout_ms: 0,
             limits: Limits::default(),
         }

@@ -40,6 +40,7 @@ pub enum ErrorCode {
     UrlAddressBlocked,
     UrlRedirectBlocked,
     FetchFailed,
+    Forbidden,
 }
 
 impl ErrorCode {
@@ -74,6 +75,7 @@ impl ErrorCode {
         Self::UrlAddressBlocked,
         Self::UrlRedirectBlocked,
         Self::FetchFailed,
+        Self::Forbidden,
     ];
 
     /// The snake_case code as it appears on the wire.
@@ -108,6 +110,7 @@ impl ErrorCode {
             Self::UrlAddressBlocked => "url_address_blocked",
             Self::UrlRedirectBlocked => "url_redirect_blocked",
             Self::FetchFailed => "fetch_failed",
+            Self::Forbidden => "forbidden",
         }
     }
 
@@ -140,6 +143,7 @@ impl ErrorCode {
             | Self::UrlAddressBlocked
             | Self::UrlRedirectBlocked => 403,
             Self::FetchFailed => 502,
+            Self::Forbidden => 403,
         }
     }
 
@@ -175,6 +179,7 @@ impl ErrorCode {
             Self::UrlAddressBlocked => "Fetch from a public address, or ask the operator to allow the range in DOCREADER_URL_ALLOW_ADDRESSES.",
             Self::UrlRedirectBlocked => "Give the final URL directly if its host is allowed.",
             Self::FetchFailed => "Check that the URL works from the service's network, or upload the file.",
+            Self::Forbidden => "The operator's settings refuse this request; the message names the setting.",
         }
     }
 }

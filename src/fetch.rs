@@ -52,25 +52,7 @@ impl FetchPolicy {
                 .filter(|h| !h.is_empty())
                 .collect()
         };
-        let mut allowed_ranges = Vec::new();
-        for r in list(ranges) {
-            let (addr, bits) = r.split_once('/').unwrap_or((r.as_str(), ""));
-            let ip: IpAddr = addr
-                .parse()
-                .map_err(|_| format!("DOCREADER_URL_ALLOW_ADDRESSES: {r:?} is not an address range such as 127.0.0.0/8"))?;
-            let max = if ip.is_ipv4() { 32 } else { 128 };
-            let bits = if bits.is_empty() {
-                max
-            } else {
-                bits.parse::<u8>()
-                    .ok()
-                    .filter(|b| *b <= max)
-                    .ok_or_else(|| {
-                        format!("DOCREADER_URL_ALLOW_ADDRESSES: {r:?} has a bad prefix length")
-                    })?
-            };
-            allowed_ranges.push((ip, bits));
-        }
+        let allowed_ranges = parse_ranges("DOCREADER_URL_ALLOW_ADDRESSES", ranges)?;
         Ok(Self {
             hosts: list(hosts),
             allowed_ranges,
@@ -132,6 +114,18 @@ pub fn internal(ip: IpAddr) -> bool {
                 return internal(IpAddr::V4(v4));
             }
             let s = v6.segments();
+            // IPv4-compatible (`::127.0.0.1`, deprecated but still routed by some stacks
+            // to the IPv4 inside) and the rest of ::/96, `::1` and `::` included.
+            if s[..6] == [0; 6] {
+                return true;
+            }
+            // 6to4 (2002::/16) carries an IPv4 address in its next 32 bits.
+            if s[0] == 0x2002 {
+                let v4 = std::net::Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8);
+                if internal(IpAddr::V4(v4)) {
+                    return true;
+                }
+            }
             v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
@@ -141,6 +135,43 @@ pub fn internal(ip: IpAddr) -> bool {
                 || (s[0] == 0x2001 && s[1] == 0x0db8)
         }
     }
+}
+
+/// Address ranges (`127.0.0.0/8,::1`, a bare address being its own range) from the
+/// comma-separated setting named `setting`.
+pub fn parse_ranges(setting: &str, ranges: Option<&str>) -> Result<Vec<(IpAddr, u8)>, String> {
+    let mut out = Vec::new();
+    for r in ranges
+        .unwrap_or("")
+        .split(',')
+        .map(|h| h.trim().to_ascii_lowercase())
+        .filter(|h| !h.is_empty())
+    {
+        let (addr, bits) = r.split_once('/').unwrap_or((r.as_str(), ""));
+        let ip: IpAddr = addr.parse().map_err(|_| {
+            format!("{setting}: {r:?} is not an address range such as 127.0.0.0/8")
+        })?;
+        let max = if ip.is_ipv4() { 32 } else { 128 };
+        let bits = if bits.is_empty() {
+            max
+        } else {
+            bits.parse::<u8>()
+                .ok()
+                .filter(|b| *b <= max)
+                .ok_or_else(|| format!("{setting}: {r:?} has a bad prefix length"))?
+        };
+        out.push((ip, bits));
+    }
+    Ok(out)
+}
+
+/// Whether `ip` lies in one of `ranges` (an IPv4-mapped IPv6 address counts as its IPv4).
+pub fn in_ranges(ip: IpAddr, ranges: &[(IpAddr, u8)]) -> bool {
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
+    ranges.iter().any(|(net, bits)| in_range(ip, *net, *bits))
 }
 
 fn in_range(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
@@ -525,10 +556,16 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:169.254.169.254",
             "64:ff9b::a9fe:a9fe",
+            // Issue #41 item 13: IPv4-compatible IPv6 and 6to4 around internal IPv4.
+            "::127.0.0.1",
+            "::169.254.169.254",
+            "::a00:1",
+            "2002:7f00:1::1",
+            "2002:a9fe:a9fe::",
         ] {
             assert!(internal(a.parse().unwrap()), "{a}");
         }
-        for a in ["93.184.216.34", "2606:4700::1111", "8.8.8.8"] {
+        for a in ["93.184.216.34", "2606:4700::1111", "8.8.8.8", "2002:5db8:d822::1"] {
             assert!(!internal(a.parse().unwrap()), "{a}");
         }
     }

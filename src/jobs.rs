@@ -132,8 +132,10 @@ pub struct Jobs {
     owner: String,
     ttl: Duration,
     runners: usize,
-    /// `deadline_ms` of a job that gives none.
+    /// `deadline_ms` of a job that gives none, and the most one may ask for.
     deadline_ms: u64,
+    /// Jobs one tenant may have running at once, across replicas.
+    per_tenant: i64,
     wake: tokio::sync::Notify,
     callbacks: Arc<crate::callbacks::Callbacks>,
     /// Set when the replica stops: runners claim nothing more.
@@ -162,6 +164,7 @@ impl Jobs {
         ttl: Duration,
         runners: usize,
         deadline_ms: u64,
+        per_tenant: i64,
         callbacks: Arc<crate::callbacks::Callbacks>,
     ) -> Self {
         Self {
@@ -172,6 +175,7 @@ impl Jobs {
             ttl,
             runners,
             deadline_ms,
+            per_tenant,
             wake: tokio::sync::Notify::new(),
             callbacks,
             stopping: std::sync::atomic::AtomicBool::new(false),
@@ -432,16 +436,24 @@ impl Jobs {
             return Ok(None);
         }
         let skip = self.db.skip_locked();
+        // Between tenants: a tenant at its cap of running jobs waits; of the others, the
+        // one with the fewest running goes first, then the fewest queued ahead (`turn`).
+        // The counts are the database's, so every replica claims by the same rule.
         let q = format!(
             "UPDATE jobs SET state = 'running', fence = fence + 1, owner = $1, \
-             lease_until = $2, updated_at = $3, started_at = $3 WHERE id = (SELECT id FROM jobs \
-             WHERE state = 'queued' OR (state = 'running' AND lease_until < $3) \
-             ORDER BY turn, created_at LIMIT 1{skip}) RETURNING id, tenant, request, fence"
+             lease_until = $2, updated_at = $3, started_at = $3 WHERE id = (SELECT j.id FROM jobs j \
+             WHERE (j.state = 'queued' OR (j.state = 'running' AND j.lease_until < $3)) \
+             AND (SELECT COUNT(*) FROM jobs r WHERE r.tenant = j.tenant AND r.state = 'running' \
+                  AND r.lease_until >= $3) < $4 \
+             ORDER BY (SELECT COUNT(*) FROM jobs r WHERE r.tenant = j.tenant AND r.state = 'running' \
+                  AND r.lease_until >= $3), j.turn, j.created_at LIMIT 1{skip}) \
+             RETURNING id, tenant, request, fence"
         );
         on!(&self.db, p => sqlx::query_as(&q)
             .bind(&self.owner)
             .bind(lease)
             .bind(now)
+            .bind(self.per_tenant)
             .fetch_optional(p)
             .await)
     }
@@ -499,8 +511,10 @@ impl Jobs {
         });
         let reader = self.reader.clone();
         let tenant = job.tenant.clone();
+        let job_max = self.deadline_ms;
         let reading = async move {
-            let prepared = reader.prepare(&tenant, req).await?;
+            let mut prepared = reader.prepare(&tenant, req).await?;
+            prepared.for_job(job_max, &reader.limits);
             reader.run(prepared, sink).await
         };
         tokio::pin!(reading);

@@ -197,9 +197,19 @@ async fn serve(args: ServeArgs) -> ExitCode {
         eprintln!("docreader listening on http://{addr} (docs at http://{addr}/docs)");
     }
     let fd_limit = docreader::http::serve::raise_fd_limit();
+    let max_connections = docreader::http::serve::connection_cap(args.max_connections, fd_limit);
+    let trusted_proxies = match args.trusted_proxy_ranges() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("docreader: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let limits = docreader::http::serve::ConnLimits {
         header_read_timeout: std::time::Duration::from_millis(args.header_read_timeout_ms.max(1)),
-        max_connections: docreader::http::serve::connection_cap(args.max_connections, fd_limit),
+        max_connections,
+        per_peer: docreader::http::serve::per_peer_cap(args.max_connections_per_peer, max_connections),
+        trusted_proxies,
         drain_timeout: std::time::Duration::from_millis(match args.drain_timeout_ms {
             0 => args.limits.deadline_ms + args.limits.grace_ms,
             ms => ms,
@@ -207,6 +217,7 @@ async fn serve(args: ServeArgs) -> ExitCode {
     };
     tracing::info!(
         max_connections = limits.max_connections,
+        per_peer = limits.per_peer,
         fd_limit,
         drain_ms = limits.drain_timeout.as_millis() as u64,
         "serving"

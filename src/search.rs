@@ -806,6 +806,9 @@ pub struct SearchRequest {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Hit {
     pub file_id: String,
+    /// Every upload of the same bytes that holds this hit (`file_id` first): identical
+    /// files uploaded several times are one hit.
+    pub file_ids: Vec<String>,
     /// The file's name.
     pub name: String,
     /// The page, slide, sheet or chapter of the hit, when the format has them.
@@ -853,34 +856,43 @@ pub async fn search(db: &Db, tenant: &str, req: &SearchRequest) -> Result<Vec<Hi
             "file_ids takes at most 1000 files",
         ));
     }
+    // The work one search may cost is bounded: its first MAX_TERMS words, at most
+    // CANDIDATES units ranked, each scanned for its snippet over its first SNIPPET_SCAN
+    // characters; the scoring of lines runs on the blocking pool, never on a runtime thread
+    // (two searches over a tenant's 20 MB once held /healthz for 46 s).
+    let query = first_terms(&req.query, MAX_TERMS);
     // A query of only spaces and punctuation has nothing to find.
-    let Some(fts) = match_query(&req.query) else {
+    let Some(fts) = match_query(&query) else {
         return Ok(Vec::new());
     };
+    // Identical bytes uploaded several times are one hit: more units are ranked than
+    // asked for, and the copies folded into the first.
+    let candidates = (limit * 4).min(CANDIDATES);
     // The file filter is a JSON array bound as one parameter (no SQL built from input).
-    let rows: Vec<(String, String, String, String, String, f64)> =
+    let rows: Vec<(String, String, String, String, String, String, f64)> =
         match db {
             Db::Sqlite(p) => sqlx::query_as(
-                "SELECT u.file_id, f.name, u.unit, u.unit_key, u.text, -bm25(search_fts) AS score \
+                "SELECT u.file_id, f.name, f.sha256, u.unit, u.unit_key, substr(u.text, 1, ?), -bm25(search_fts) AS score \
          FROM search_fts JOIN search_units u ON u.id = search_fts.rowid \
          JOIN app.files f ON f.id = u.file_id AND f.tenant = u.tenant \
          WHERE search_fts MATCH ? AND u.tenant = ? \
          AND (? = 0 OR u.file_id IN (SELECT value FROM json_each(?))) \
          ORDER BY bm25(search_fts) LIMIT ?",
             )
+            .bind(SNIPPET_SCAN as i64)
             .bind(&fts)
             .bind(tenant)
             .bind(ids.len() as i64)
             .bind(serde_json::to_string(&ids).unwrap_or_default())
-            .bind(limit)
+            .bind(candidates)
             .fetch_all(p)
             .await,
             Db::Postgres(p) => {
-                let Some(tsq) = ts_query(&req.query) else {
+                let Some(tsq) = ts_query(&query) else {
                     return Ok(Vec::new());
                 };
                 sqlx::query_as(
-                    "SELECT u.file_id, f.name, u.unit, u.unit_key, u.text, \
+                    "SELECT u.file_id, f.name, f.sha256, u.unit, u.unit_key, substr(u.text, 1, $5), \
                  CAST(ts_rank_cd(u.terms, q) AS DOUBLE PRECISION) AS score \
                  FROM search_units u CROSS JOIN CAST($1 AS tsquery) q \
                  JOIN files f ON f.id = u.file_id AND f.tenant = u.tenant \
@@ -891,34 +903,77 @@ pub async fn search(db: &Db, tenant: &str, req: &SearchRequest) -> Result<Vec<Hi
                 .bind(tsq)
                 .bind(tenant)
                 .bind(&ids)
-                .bind(limit)
+                .bind(candidates)
+                .bind(SNIPPET_SCAN as i32)
                 .fetch_all(p)
                 .await
             }
         }
         .map_err(crate::db::failure)?;
-    let words: Vec<String> = pieces(&req.query)
+    let words: Vec<String> = pieces(&query)
         .into_iter()
         .map(|(_, s)| s.to_lowercase())
         .collect();
-    Ok(rows
+    let limit = limit as usize;
+    tokio::task::spawn_blocking(move || hits_of(rows, &words, limit))
+        .await
+        .map_err(ApiError::internal)
+}
+
+/// Words of a query that count (the rest are left out of the search).
+const MAX_TERMS: usize = 32;
+/// Units ranked for one search, before identical bytes are folded.
+const CANDIDATES: i64 = 400;
+/// Characters of a unit scanned for its snippet.
+const SNIPPET_SCAN: usize = 256 * 1024;
+
+/// The query cut to its first `max` words (CJK runs count as one each).
+fn first_terms(query: &str, max: usize) -> String {
+    pieces(query)
         .into_iter()
-        .map(|(file_id, name, unit, key, text, score)| {
-            let (line, snippet) = best_line(&text, &words);
-            Hit {
-                file_id,
-                name,
-                place: crate::envelope::Place::of(&unit, &key),
-                line,
-                snippet,
-                score: (score * 1000.0).round() / 1000.0,
+        .take(max)
+        .map(|(_, s)| s)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The ranked rows as hits: identical bytes folded into their best hit (its `file_ids`
+/// naming every upload of them), each with its best line.
+fn hits_of(
+    rows: Vec<(String, String, String, String, String, String, f64)>,
+    words: &[String],
+    limit: usize,
+) -> Vec<Hit> {
+    let mut hits: Vec<Hit> = Vec::new();
+    let mut seen: std::collections::HashMap<(String, String, String), usize> = Default::default();
+    for (file_id, name, sha, unit, key, text, score) in rows {
+        if let Some(&i) = seen.get(&(sha.clone(), unit.clone(), key.clone())) {
+            if !hits[i].file_ids.contains(&file_id) {
+                hits[i].file_ids.push(file_id);
             }
-        })
-        .collect())
+            continue;
+        }
+        if hits.len() == limit {
+            continue;
+        }
+        seen.insert((sha, unit.clone(), key.clone()), hits.len());
+        let (line, snippet) = best_line(&text, words);
+        hits.push(Hit {
+            file_ids: vec![file_id.clone()],
+            file_id,
+            name,
+            place: crate::envelope::Place::of(&unit, &key),
+            line,
+            snippet,
+            score: (score * 1000.0).round() / 1000.0,
+        });
+    }
+    hits
 }
 
 /// The line holding most of the query's words (1-based), cut to 240 characters around
-/// the first one.
+/// the first one. Lines are compared lowercased character by character, so a character
+/// whose lowercase is longer (`İ` → `i̇`) cannot shift the cut off the line.
 fn best_line(text: &str, words: &[String]) -> (u64, String) {
     let mut best = (0usize, 0usize, "");
     for (i, line) in text.lines().enumerate() {
@@ -932,15 +987,23 @@ fn best_line(text: &str, words: &[String]) -> (u64, String) {
         best.2 = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     }
     let line = best.2.trim();
-    let lower = line.to_lowercase();
+    let chars: Vec<char> = line.chars().collect();
+    // The lowercase line, each of its characters tagged with the original's index.
+    let mut lower = String::with_capacity(line.len());
+    let mut origin: Vec<usize> = Vec::with_capacity(line.len());
+    for (i, c) in chars.iter().enumerate() {
+        for l in c.to_lowercase() {
+            lower.push(l);
+            origin.extend(std::iter::repeat_n(i, l.len_utf8()));
+        }
+    }
     let at = words
         .iter()
         .filter_map(|w| lower.find(w.as_str()))
         .min()
-        .map(|b| lower[..b].chars().count())
+        .map(|b| origin.get(b).copied().unwrap_or(0))
         .unwrap_or(0);
-    let chars: Vec<char> = line.chars().collect();
-    let start = at.saturating_sub(80);
+    let start = at.saturating_sub(80).min(chars.len());
     let end = (start + 240).min(chars.len());
     (best.0 as u64 + 1, chars[start..end].iter().collect())
 }
@@ -1085,6 +1148,23 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(left, 0);
+    }
+
+    #[test]
+    fn a_line_whose_lowercase_is_longer_cuts_a_snippet_on_the_line() {
+        // Issue #41 item 4: `İ` lowercases to two characters; 200 of them before the match
+        // pushed the cut past the line's end (a panic that killed the search).
+        let line = format!("{} invoice total", "İ".repeat(200));
+        let (n, snippet) = best_line(&line, &["invoice".to_string()]);
+        assert_eq!(n, 1);
+        assert!(snippet.contains("invoice"), "{snippet}");
+        assert!(snippet.chars().count() <= 240);
+    }
+
+    #[test]
+    fn a_query_keeps_its_first_words() {
+        let q: String = (0..100).map(|i| format!("w{i} ")).collect();
+        assert_eq!(first_terms(&q, MAX_TERMS).split(' ').count(), MAX_TERMS);
     }
 
     #[test]

@@ -375,17 +375,28 @@ pub fn sniff<R: Read + Seek>(
     if head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) {
         return sniff_ole(open());
     }
-    // Documents with signatures at offset 0.
-    if head.starts_with(b"%PDF-") {
-        return Ok(Format::Pdf);
-    }
-    if let Some(img) = image_kind(head) {
-        return Ok(Format::Image(img));
-    }
-    // PDF allows junk before its header: accepted within the first KiB only when the file
-    // also ends like a PDF (`startxref` / `%%EOF` in its last KiB).
-    if find(&head[..head.len().min(1024)], b"%PDF-").is_some() && ends_like_pdf(open(), total_len) {
-        return Ok(Format::Pdf);
+    // Documents with signatures at offset 0, or a PDF's within its first KiB (PDF allows
+    // junk before its header) when the file also ends like a PDF (`startxref` / `%%EOF` in
+    // its last KiB). A zip's end of central directory closing the file wins over either:
+    // unzip opens such a file from its end whatever its first bytes say, so a document
+    // header in front of an archive does not make it a document.
+    let pdf_at_start = head.starts_with(b"%PDF-");
+    let image = image_kind(head);
+    let pdf_later = !pdf_at_start && image.is_none() && find(&head[..head.len().min(1024)], b"%PDF-").is_some();
+    if pdf_at_start || image.is_some() || pdf_later {
+        let mut r = open();
+        if zip_at_end(&mut r, total_len) {
+            return Err(Refusal::Archive("zip archive (behind a document header)"));
+        }
+        if pdf_at_start {
+            return Ok(Format::Pdf);
+        }
+        if let Some(img) = image {
+            return Ok(Format::Image(img));
+        }
+        if ends_like_pdf(r, total_len) {
+            return Ok(Format::Pdf);
+        }
     }
 
     // Other binary kinds people drop by mistake.
@@ -427,6 +438,56 @@ pub fn sniff<R: Read + Seek>(
         return Ok(Format::Eml);
     }
     Ok(Format::Text(text_kind_from_name(name_hint)))
+}
+
+/// Whether the file ends with a zip's end-of-central-directory record: its signature within
+/// the last 64 KiB + 22 bytes, its comment reaching exactly to the end of the file, and the
+/// central directory it points at lying inside the file and starting with its signature.
+fn zip_at_end<R: Read + Seek>(r: &mut R, total_len: u64) -> bool {
+    const EOCD: usize = 22;
+    if total_len < EOCD as u64 {
+        return false;
+    }
+    let from = total_len.saturating_sub(EOCD as u64 + 0xFFFF);
+    let mut tail = Vec::new();
+    if r.seek(std::io::SeekFrom::Start(from)).is_err()
+        || r.by_ref().take(EOCD as u64 + 0xFFFF).read_to_end(&mut tail).is_err()
+    {
+        return false;
+    }
+    let mut at = tail.len().saturating_sub(EOCD);
+    loop {
+        if tail[at..].starts_with(b"PK\x05\x06") && at + EOCD <= tail.len() {
+            let le16 = |i: usize| u16::from_le_bytes([tail[at + i], tail[at + i + 1]]) as u64;
+            let le32 = |i: usize| {
+                u32::from_le_bytes([tail[at + i], tail[at + i + 1], tail[at + i + 2], tail[at + i + 3]]) as u64
+            };
+            let comment = le16(20);
+            let (cd_size, cd_offset) = (le32(12), le32(16));
+            let eocd_pos = from + at as u64;
+            if at as u64 + EOCD as u64 + comment == tail.len() as u64
+                && cd_size + cd_offset <= eocd_pos + 1
+            {
+                // The central directory's first record, read where the record says (a
+                // zip with junk in front has its offsets shifted by it: try both).
+                let shift = eocd_pos.saturating_sub(cd_size + cd_offset);
+                for start in [cd_offset, cd_offset + shift] {
+                    let mut sig = [0u8; 4];
+                    if cd_size == 0
+                        || (r.seek(std::io::SeekFrom::Start(start)).is_ok()
+                            && r.read_exact(&mut sig).is_ok()
+                            && &sig == b"PK\x01\x02")
+                    {
+                        return true;
+                    }
+                }
+            }
+        }
+        if at == 0 {
+            return false;
+        }
+        at -= 1;
+    }
 }
 
 /// Whether the file's last KiB has a PDF trailer (`startxref` or `%%EOF`).
@@ -821,6 +882,24 @@ mod tests {
     }
 
     /// A PDF header after junk counts only when the file ends like a PDF.
+    #[test]
+    fn a_zip_behind_a_document_header_is_an_archive() {
+        // Issue #41 item 8: `%PDF-1.4` (or an image's signature) in front of a zip, which
+        // unzip still opens from its end.
+        let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        z.start_file("payload.exe", zip::write::SimpleFileOptions::default()).unwrap();
+        std::io::Write::write_all(&mut z, b"MZ not really").unwrap();
+        let zipped = z.finish().unwrap().into_inner();
+        for front in [&b"%PDF-1.4\n"[..], b"GIF89a\x01\x00\x01\x00", b"junk %PDF-1.4\n"] {
+            let mut f = front.to_vec();
+            f.extend_from_slice(&zipped);
+            assert!(matches!(s(&f, "report.pdf"), Err(Refusal::Archive(_))), "{:?}", String::from_utf8_lossy(front));
+        }
+        // A real PDF whose compressed streams happen to hold the signature is still a PDF.
+        let pdf = b"%PDF-1.4\n1 0 obj\n<< /Length 30 >>\nstream\nPK\x05\x06xxxxxxxxxxxxxxxxxx\nendstream\nendobj\nstartxref\n9\n%%EOF\n".to_vec();
+        assert_eq!(s(&pdf, "a.pdf"), Ok(Format::Pdf));
+    }
+
     #[test]
     fn an_offset_pdf_header_needs_a_trailer() {
         let mut ok = b"junk before the header\n".to_vec();

@@ -37,12 +37,77 @@ pub(crate) fn decode(input: &Input, caps: &Limits) -> Result<DynamicImage, ApiEr
         }
         other => bad(&other),
     })?;
+    // What decoding will cost, from the header, before a byte is decoded: the pixels, and
+    // the bytes at the depth the decoder expands to (a 1-bit PNG becomes a byte a pixel).
+    let (w, h) = decoder.dimensions();
+    check_page(1, w, h, decoder.color_type().bytes_per_pixel() as u64, caps)?;
     let orientation = decoder
         .orientation()
         .unwrap_or(image::metadata::Orientation::NoTransforms);
     let mut img = DynamicImage::from_decoder(decoder).map_err(|e| bad(&e))?;
     img.apply_orientation(orientation);
     Ok(img)
+}
+
+/// One page's decoding within the caps: at most `max_image_pixels` pixels, and at most
+/// `max_image_decode_bytes` bytes at `bytes_per_pixel` (the decoder's output) — refused as
+/// `too_large` naming the page and the cap, before it is decoded.
+pub(crate) fn check_page(page: usize, w: u32, h: u32, bytes_per_pixel: u64, caps: &Limits) -> Result<(), ApiError> {
+    let pixels = w as u64 * h as u64;
+    if pixels > caps.max_image_pixels {
+        return Err(ApiError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "page {page} of the image is {w}×{h} ({pixels} pixels), over the {} pixels one page may have to be decoded",
+                caps.max_image_pixels
+            ),
+        )
+        .with_hint("Scale the image down (300 dpi is plenty for OCR), or ask the operator to raise DOCREADER_MAX_IMAGE_PIXELS."));
+    }
+    let bytes = pixels.saturating_mul(bytes_per_pixel.max(1));
+    if bytes > caps.max_image_decode_bytes {
+        return Err(ApiError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "page {page} of the image ({w}×{h}) would take {bytes} bytes decoded, over the {}-byte decode cap",
+                caps.max_image_decode_bytes
+            ),
+        )
+        .with_hint("Scale the image down, or ask the operator to raise DOCREADER_MAX_IMAGE_DECODE_BYTES."));
+    }
+    Ok(())
+}
+
+/// The read's budget of decoded pixels across a TIFF's pages, from the pages' headers (no
+/// page decoded): a 500-page TIFF of 16000×16000 pages costs what its pixels cost and is
+/// refused before the first, naming the page where the budget runs out.
+pub(crate) fn check_pages_budget(path: &std::path::Path, caps: &Limits) -> Result<(), ApiError> {
+    let Ok(f) = std::fs::File::open(path) else { return Ok(()) };
+    let Ok(mut dec) = tiff::decoder::Decoder::new(std::io::BufReader::new(f)) else {
+        return Ok(());
+    };
+    let mut total = 0u64;
+    let mut page = 1usize;
+    loop {
+        if let Ok((w, h)) = dec.dimensions() {
+            check_page(page, w, h, 1, caps)?;
+            total = total.saturating_add(w as u64 * h as u64);
+            if total > caps.max_image_pixels_per_read {
+                return Err(ApiError::new(
+                    ErrorCode::TooLarge,
+                    format!(
+                        "decoding the image's pages up to page {page} would pass the {} decoded pixels one read may use",
+                        caps.max_image_pixels_per_read
+                    ),
+                )
+                .with_hint("Split the TIFF or scale its pages down, or ask the operator to raise DOCREADER_MAX_IMAGE_PIXELS_PER_READ."));
+            }
+        }
+        if page >= caps.max_tiff_pages || !dec.more_images() || dec.next_image().is_err() {
+            return Ok(());
+        }
+        page += 1;
+    }
 }
 
 /// OCR an image within the pixel budget; returns the lines (in the image's own pixel
@@ -91,21 +156,50 @@ pub(crate) struct TiffPages {
     n: usize,
     /// Pages read at most.
     max_pages: usize,
+    caps: Limits,
+}
+
+/// Why a TIFF page gave no image.
+pub(crate) enum PageError {
+    /// Damaged or in a colour type OCR does not take: said in a warning, the rest read.
+    Skipped(String),
+    /// Over a decoding cap: the read's error.
+    TooLarge(ApiError),
 }
 
 impl TiffPages {
-    pub(crate) fn open(path: &std::path::Path, max_pages: usize) -> Result<Self, ApiError> {
+    pub(crate) fn open(path: &std::path::Path, caps: &Limits) -> Result<Self, ApiError> {
         let f = std::io::BufReader::new(std::fs::File::open(path).map_err(ApiError::internal)?);
         Ok(Self {
             dec: tiff::decoder::Decoder::new(f).ok(),
             n: 1,
-            max_pages,
+            max_pages: caps.max_tiff_pages,
+            caps: caps.clone(),
         })
     }
 
-    /// The next page: its number and its image, or a warning why it was skipped; `None`
-    /// after the last page (or `max_pages`).
-    pub(crate) fn next_page(&mut self) -> Option<(usize, Result<RgbImage, String>)> {
+    /// Move on to page `n` without decoding the pages before it (a drawing of page 500
+    /// decodes one page, not 499 first); false when the TIFF has fewer pages.
+    pub(crate) fn skip_to(&mut self, n: usize) -> bool {
+        while self.n + 1 < n {
+            let Some(dec) = self.dec.as_mut() else { return false };
+            if !dec.more_images() || self.n >= self.max_pages || dec.next_image().is_err() {
+                self.dec = None;
+                return false;
+            }
+            self.n += 1;
+        }
+        true
+    }
+
+    /// The page number last reached.
+    pub(crate) fn last(&self) -> usize {
+        self.n
+    }
+
+    /// The next page: its number and its image, or why it was skipped (or is too large to
+    /// decode); `None` after the last page (or `max_pages`).
+    pub(crate) fn next_page(&mut self) -> Option<(usize, Result<RgbImage, PageError>)> {
         use tiff::decoder::DecodingResult;
         use tiff::ColorType;
         let dec = self.dec.as_mut()?;
@@ -115,11 +209,19 @@ impl TiffPages {
         }
         self.n += 1;
         let n = self.n;
+        if let (Ok((w, h)), Ok(ct)) = (dec.dimensions(), dec.colortype()) {
+            // The samples as decoded plus the RGB copy made of them.
+            let per_pixel = ct.num_samples() as u64 * ct.bit_depth().div_ceil(8) as u64 + 3;
+            if let Err(e) = check_page(n, w, h, per_pixel, &self.caps) {
+                self.dec = None;
+                return Some((n, Err(PageError::TooLarge(e))));
+            }
+        }
         let (Ok((w, h)), Ok(ct), Ok(data)) = (dec.dimensions(), dec.colortype(), dec.read_image())
         else {
             return Some((
                 n,
-                Err(format!("TIFF page {n} cannot be decoded; it was skipped")),
+                Err(PageError::Skipped(format!("TIFF page {n} cannot be decoded; it was skipped"))),
             ));
         };
         let px = (w as usize) * (h as usize);
@@ -151,7 +253,7 @@ impl TiffPages {
             n,
             rgb.and_then(|buf| RgbImage::from_raw(w, h, buf))
                 .ok_or_else(|| {
-                    format!("TIFF page {n} has a colour type OCR does not handle; it was skipped")
+                    PageError::Skipped(format!("TIFF page {n} has a colour type OCR does not handle; it was skipped"))
                 }),
         ))
     }
@@ -183,6 +285,13 @@ impl Extractor for ImageExtractor {
         // The models load while the image decodes (a CLI read loads them for every file).
         engine.warm_up();
         let t0 = std::time::Instant::now();
+        let tiff = matches!(
+            input.format,
+            crate::detect::Format::Image(crate::detect::ImageKind::Tiff)
+        );
+        if tiff {
+            check_pages_budget(&input.path, limits)?;
+        }
         let img = decode(input, limits)?;
         let (w, h) = (img.width(), img.height());
         tracing::debug!(
@@ -195,20 +304,18 @@ impl Extractor for ImageExtractor {
         let mut warnings: Vec<String> = warning.into_iter().collect();
         let mut text = ocr::lines_to_text(&lines);
         let mut pages = 1;
-        if matches!(
-            input.format,
-            crate::detect::Format::Image(crate::detect::ImageKind::Tiff)
-        ) {
+        if tiff {
             // One page decoded, recognised and dropped at a time.
-            let mut more = TiffPages::open(&input.path, limits.max_tiff_pages)?;
+            let mut more = TiffPages::open(&input.path, limits)?;
             let mut decoded = 0usize;
             while let Some((_, page)) = more.next_page() {
                 let page = match page {
                     Ok(p) => p,
-                    Err(warning) => {
+                    Err(PageError::Skipped(warning)) => {
                         warnings.push(warning);
                         continue;
                     }
+                    Err(PageError::TooLarge(e)) => return Err(e),
                 };
                 if decoded == 0 {
                     text = format!("--- Page 1 ---\n{text}");
@@ -292,15 +399,20 @@ mod tests {
     fn tiff_pages_are_decoded_one_at_a_time() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/corpus/image/testTIFF_multipage.tif");
-        let mut pages = TiffPages::open(&path, 500).unwrap();
+        let mut pages = TiffPages::open(&path, &Limits::default()).unwrap();
         let mut seen = Vec::new();
         while let Some((n, page)) = pages.next_page() {
-            let img = page.unwrap();
+            let Ok(img) = page else { panic!("page {n} not decoded") };
             assert!(img.width() > 0 && img.height() > 0);
             seen.push(n);
         }
         assert!(!seen.is_empty());
         assert_eq!(seen, (2..2 + seen.len()).collect::<Vec<_>>());
         assert!(pages.next_page().is_none());
+        // Straight to the last page, the ones before it not decoded.
+        let last = *seen.last().unwrap();
+        let mut pages = TiffPages::open(&path, &Limits::default()).unwrap();
+        assert!(pages.skip_to(last));
+        assert_eq!(pages.next_page().map(|(n, _)| n), Some(last));
     }
 }

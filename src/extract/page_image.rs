@@ -143,18 +143,20 @@ fn image_page(input: &Input, n: u64, limits: &Limits) -> Result<DynamicImage, Ap
             "page {n} but an image has one page"
         )));
     }
-    let mut pages = super::image::TiffPages::open(&input.path, limits.max_tiff_pages)?;
-    let mut last = 1;
-    while let Some((k, page)) = pages.next_page() {
-        last = k;
-        if k as u64 == n {
-            return page
-                .map(DynamicImage::ImageRgb8)
-                .map_err(|why| ApiError::new(ErrorCode::Corrupt, why));
+    let mut pages = super::image::TiffPages::open(&input.path, limits)?;
+    if pages.skip_to(n as usize) {
+        if let Some((k, page)) = pages.next_page() {
+            if k as u64 == n {
+                return page.map(DynamicImage::ImageRgb8).map_err(|e| match e {
+                    super::image::PageError::Skipped(why) => ApiError::new(ErrorCode::Corrupt, why),
+                    super::image::PageError::TooLarge(e) => e,
+                });
+            }
         }
     }
     Err(ApiError::out_of_range(format!(
-        "page {n} but the TIFF has {last} pages"
+        "page {n} but the TIFF has {} pages",
+        pages.last()
     )))
 }
 

@@ -78,6 +78,29 @@ pub async fn cancel(
     st.jobs.cancel(&tenant, &id).await.map(Json)
 }
 
+/// The largest event number a stream ever gives (a job has at most a few thousand).
+const MAX_EVENT_ID: i64 = 1 << 31;
+
+/// `Last-Event-ID`: absent or empty, from the start; else a whole number the stream could
+/// have given (0 to 2^31), and nothing else.
+fn last_event_id(headers: &HeaderMap) -> Result<i64, ApiError> {
+    let Some(v) = headers.get("last-event-id") else {
+        return Ok(0);
+    };
+    let text = v.to_str().unwrap_or("\u{fffd}").trim();
+    if text.is_empty() {
+        return Ok(0);
+    }
+    match text.parse::<i64>() {
+        Ok(n) if (0..=MAX_EVENT_ID).contains(&n) && text.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+        _ => Err(ApiError::invalid_request(format!(
+            "Last-Event-ID {:?} is not an event number of this stream",
+            text.chars().take(40).collect::<String>()
+        ))
+        .with_hint("Send back the id of the last event received (a whole number), or no Last-Event-ID to start from the beginning.")),
+    }
+}
+
 /// The job's progress as server-sent events, as a streamed `POST /read` sends them:
 /// `progress` events (`{done, total, stage}`), then one `envelope` or `error` event, then
 /// the end. Each event has an id; reconnecting with `Last-Event-ID` resumes after it. Any
@@ -87,6 +110,7 @@ pub async fn cancel(
         ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event")),
     responses(
         (status = 200, description = "text/event-stream: progress events, then envelope or error", content_type = "text/event-stream", body = JobStreamEvent),
+        (status = 400, description = "invalid_request: a Last-Event-ID that is no event number", body = ErrorBody),
         (status = 401, description = "unauthorized", body = ErrorBody),
         (status = 404, description = "not_found", body = ErrorBody),
         (status = 503, description = "unavailable", body = ErrorBody)),
@@ -97,12 +121,7 @@ pub async fn events(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let mut after: i64 = headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse().ok())
-        .filter(|n: &i64| *n >= 0)
-        .unwrap_or(0);
+    let mut after = last_event_id(&headers)?;
     // An unknown job is a plain 404, not a stream.
     st.jobs.get(&tenant, &id).await?;
     let (tx, rx) = tokio::sync::mpsc::channel::<Event>(64);

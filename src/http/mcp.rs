@@ -574,7 +574,7 @@ pub fn router(st: AppState, hosts: &[String]) -> Router<AppState> {
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
-        .with_max_request_body_bytes(st.limits.max_request_bytes.min(64 << 20) as usize);
+        .with_max_request_body_bytes(super::guard::MAX_MCP_BODY as usize);
     if hosts.iter().any(|h| h == "*") {
         config = config.disable_allowed_hosts();
     } else if !hosts.is_empty() {

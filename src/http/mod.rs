@@ -5,6 +5,7 @@ pub mod auth;
 pub mod console;
 pub mod error;
 pub mod files;
+pub mod guard;
 pub mod health;
 pub mod jobs;
 pub mod mcp;
@@ -55,6 +56,10 @@ pub struct AppState {
     pub mcp_hosts: Vec<String>,
     /// The address clients reach the service at, for upload URLs (else from the request).
     pub public_url: Option<String>,
+    /// Without API keys: `Host` names answered besides loopback ones (`*`: any).
+    pub allowed_hosts: Vec<String>,
+    /// Gateways whose `X-Forwarded-*` headers are believed.
+    pub trusted_proxies: Vec<(std::net::IpAddr, u8)>,
     pub metrics: Arc<Metrics>,
     /// Read jobs (`"async": true`), shared by the replicas through the database.
     pub jobs: Arc<crate::jobs::Jobs>,
@@ -128,8 +133,28 @@ impl AppState {
             },
         };
         let max_reads = args.limits.max_concurrent_reads;
+        // Fairness caps matter only where there is someone else to be fair to.
+        let tenants = api_keys
+            .as_ref()
+            .map(|k| k.values().collect::<std::collections::HashSet<_>>().len())
+            .unwrap_or(1);
+        let lanes = match args.workers {
+            0 => max_reads,
+            n => n.min(max_reads),
+        }
+        .max(1);
+        let per_tenant = match (args.limits.max_reads_per_tenant, tenants) {
+            (0, 0 | 1) => usize::MAX,
+            (0, _) => lanes.saturating_sub((lanes / 4).max(1)).max(1),
+            (n, _) => n,
+        };
+        let jobs_per_tenant = match (args.max_jobs_per_tenant, tenants) {
+            (0, 0 | 1) => i64::MAX,
+            (0, _) => args.job_runners.saturating_sub(1).max(1) as i64,
+            (n, _) => n as i64,
+        };
         let executor = match args.workers {
-            0 => Executor::in_process(max_reads),
+            0 => Executor::in_process(max_reads, per_tenant),
             n => {
                 let bin = match &args.worker_bin {
                     Some(b) => b.clone(),
@@ -144,7 +169,7 @@ impl AppState {
                     log_format: args.log_format.clone(),
                     test_hooks: args.worker_test_hooks,
                 });
-                Executor::with_workers(pool, max_reads)
+                Executor::with_workers(pool, max_reads, per_tenant)
             }
         };
         let metrics = Arc::new(Metrics::default());
@@ -191,6 +216,7 @@ impl AppState {
                     std::time::Duration::from_secs(args.job_ttl_hours.max(1) * 3600),
                     args.job_runners,
                     args.job_deadline_ms,
+                    jobs_per_tenant,
                     callbacks,
                 ));
                 jobs.start();
@@ -203,6 +229,14 @@ impl AppState {
                 .as_deref()
                 .map(|u| u.trim_end_matches('/').to_string())
                 .filter(|u| !u.is_empty()),
+            allowed_hosts: args
+                .allowed_hosts
+                .iter()
+                .flat_map(|s| s.split(','))
+                .map(|h| h.trim().to_string())
+                .filter(|h| !h.is_empty())
+                .collect(),
+            trusted_proxies: args.trusted_proxy_ranges()?,
             mcp_hosts: args
                 .mcp_allowed_hosts
                 .iter()
@@ -224,7 +258,7 @@ pub fn app(state: AppState) -> Router {
         .merge(jobs::router())
         .merge(pages::router())
         .merge(search::router())
-        .merge(upload_url::router())
+        .merge(upload_url::router(state.limits.max_file_bytes))
         .merge(mcp::router(state.clone(), &state.mcp_hosts))
         .merge(console::router())
         .merge(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", openapi()))
@@ -258,6 +292,9 @@ pub fn app(state: AppState) -> Router {
         );
     }
     router
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::bodies))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::keyless))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::forwarded))
         .layer(axum::middleware::from_fn(security_headers))
         .layer(axum::middleware::from_fn(request_id::layer))
         .with_state(state)

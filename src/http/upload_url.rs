@@ -24,10 +24,17 @@ use crate::store::{clean_name, random_hex};
 pub const DEFAULT_TTL_SECONDS: i64 = 900;
 pub const MAX_TTL_SECONDS: i64 = 3600;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/uploads", post(create))
-        .route("/uploads/{token}", post(receive_post).put(receive))
+/// The routes; a multipart body sent to an upload URL may be as large as the one file it
+/// carries (`max_file_bytes`) and its framing — the limit the URL's answer states.
+pub fn router(max_file_bytes: u64) -> Router<AppState> {
+    Router::new().route("/uploads", post(create)).route(
+        "/uploads/{token}",
+        post(receive_post)
+            .put(receive)
+            .layer(axum::extract::DefaultBodyLimit::max(
+                (max_file_bytes as usize).saturating_add(64 * 1024),
+            )),
+    )
 }
 
 /// Body of `POST /uploads`.
@@ -212,7 +219,8 @@ async fn receive_body(
             .map(|c| c.map_err(|e| ApiError::invalid_request(format!("the body broke off: {e}"))));
         return receive_stream(st, tenant, name, chunks, &mut total).await;
     }
-    let limit = st.limits.max_request_bytes;
+    // One file, so the file's limit is the one that holds (the framing is not counted).
+    let limit = st.limits.max_file_bytes;
     let mut form = Multipart::from_request(req, st)
         .await
         .map_err(|e| ApiError::invalid_request(format!("malformed multipart body: {e}")))?;
@@ -240,8 +248,9 @@ fn digest(token: &str) -> String {
     hex::encode(sha2::Sha256::digest(token.as_bytes()))
 }
 
-/// The address clients reach the service at: the configured one, else what the gateway
-/// says (`X-Forwarded-Proto`, `X-Forwarded-Host`), else the `Host` the client used.
+/// The address clients reach the service at: the configured one, else what a trusted
+/// gateway says (`X-Forwarded-Proto`, `X-Forwarded-Host`; `guard::forwarded` drops them from
+/// anyone else), else the `Host` the client used.
 pub fn base_url(st: &AppState, headers: &HeaderMap) -> String {
     if let Some(u) = &st.public_url {
         return u.clone();

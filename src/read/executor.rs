@@ -7,9 +7,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Semaphore;
 use tracing::Instrument;
 
+use super::fair::FairSlots;
 use super::plan::ReadPlan;
 use crate::config::Limits;
 use crate::envelope::Envelope;
@@ -18,28 +18,35 @@ use crate::extract::page_image::{PageImage, PageImageRequest};
 use crate::extract::{self, Deadline, Input, Stop};
 use crate::worker::{Done, Failure, Job, Pool, Task};
 
-/// Runs reads: a slot each, in-process or in the worker pool.
+/// Runs reads: a slot each (shared fairly between tenants), in-process or in the worker
+/// pool.
 pub struct Executor {
-    slots: Arc<Semaphore>,
+    slots: Arc<FairSlots>,
     workers: Option<Arc<Pool>>,
 }
 
 impl Executor {
-    /// Reads run on the blocking pool of this process, `max_concurrent` at once.
-    pub fn in_process(max_concurrent: usize) -> Self {
+    /// Reads run on the blocking pool of this process, `max_concurrent` at once, at most
+    /// `per_tenant` of one tenant.
+    pub fn in_process(max_concurrent: usize, per_tenant: usize) -> Self {
         Self {
-            slots: Arc::new(Semaphore::new(max_concurrent.max(1))),
+            slots: FairSlots::new(max_concurrent, per_tenant),
             workers: None,
         }
     }
 
     /// Reads run in worker processes, at most `max_concurrent` at once (and at most one per
-    /// worker).
-    pub fn with_workers(pool: Pool, max_concurrent: usize) -> Self {
+    /// worker), at most `per_tenant` of one tenant.
+    pub fn with_workers(pool: Pool, max_concurrent: usize, per_tenant: usize) -> Self {
         Self {
-            slots: Arc::new(Semaphore::new(max_concurrent.max(1))),
+            slots: FairSlots::new(max_concurrent, per_tenant),
             workers: Some(Arc::new(pool)),
         }
+    }
+
+    /// How many reads one tenant may run at once.
+    pub fn per_tenant(&self) -> usize {
+        self.slots.per_tenant()
     }
 
     /// Worker processes killed or found dead, and replaced.
@@ -54,6 +61,7 @@ impl Executor {
     /// the page in flight).
     pub async fn run(
         &self,
+        tenant: &str,
         input: Input,
         file_id: Option<String>,
         plan: &ReadPlan,
@@ -63,7 +71,7 @@ impl Executor {
             file_id,
             req: plan.req.clone(),
         };
-        match self.execute(input, task, plan.deadline, limits).await? {
+        match self.execute(tenant, input, task, plan.deadline, limits).await? {
             Done::Read(env) => Ok(env),
             Done::Picture(_) => Err(ApiError::internal("a read came back as a picture")),
         }
@@ -73,13 +81,14 @@ impl Executor {
     /// a read.
     pub async fn draw(
         &self,
+        tenant: &str,
         input: Input,
         req: PageImageRequest,
         deadline: Duration,
         limits: &Limits,
     ) -> Result<PageImage, ApiError> {
         match self
-            .execute(input, Task::Draw(req), deadline, limits)
+            .execute(tenant, input, Task::Draw(req), deadline, limits)
             .await?
         {
             Done::Picture(p) => Ok(p),
@@ -89,6 +98,7 @@ impl Executor {
 
     async fn execute(
         &self,
+        tenant: &str,
         mut input: Input,
         task: Task,
         budget: Duration,
@@ -102,10 +112,9 @@ impl Executor {
             workers = self.workers.is_some(),
             draw = matches!(task, Task::Draw(_))
         );
-        let permit = tokio::time::timeout(budget, self.slots.clone().acquire_owned())
+        let permit = tokio::time::timeout(budget, self.slots.acquire(tenant))
             .await
-            .map_err(|_| timeout_error(budget))?
-            .map_err(ApiError::internal)?;
+            .map_err(|_| timeout_error(budget))?;
         let remaining = budget.saturating_sub(started.elapsed());
         // The grace period: only work stuck inside one page runs into it.
         let limit = remaining + Duration::from_millis(limits.grace_ms);

@@ -6,6 +6,7 @@
 //! `many` reads several files with one budget (`file_ids`).
 
 pub mod executor;
+pub mod fair;
 pub mod held;
 pub mod many;
 pub mod plan;

@@ -16,6 +16,9 @@ pub struct ReadPlan {
     pub format: Format,
     /// How long the read may take, from when it is planned.
     pub deadline: Duration,
+    /// The `deadline_ms` asked for, when it was over the service's cap and cut to it (the
+    /// envelope says so).
+    pub deadline_clamped: Option<u64>,
 }
 
 impl ReadPlan {
@@ -25,11 +28,22 @@ impl ReadPlan {
         req.max_chars(limits.max_chars)?;
         req.max_tokens()?;
         let deadline = deadline(&req, limits)?;
+        let asked = count("deadline_ms", req.deadline_ms, 1)?;
         Ok(Self {
             req,
             format,
             deadline,
+            deadline_clamped: asked.filter(|&ms| Duration::from_millis(ms) > deadline),
         })
+    }
+
+    /// A job's read: its deadline may run to the jobs' own cap (`--job-deadline-ms`) rather
+    /// than the interactive one.
+    pub fn for_job(&mut self, job_max_ms: u64, limits: &Limits) {
+        let asked = self.req.deadline_ms.map(|ms| ms.max(1) as u64);
+        let ms = asked.unwrap_or(limits.deadline_ms).min(job_max_ms.max(1));
+        self.deadline = Duration::from_millis(ms);
+        self.deadline_clamped = asked.filter(|&a| a > ms);
     }
 }
 
@@ -63,11 +77,12 @@ pub fn check_values(req: &ReadRequest) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// The read's deadline: `deadline_ms` (at least 1) or the service's default. The one
-/// place it is parsed (server, workers and CLI alike).
+/// The read's deadline: `deadline_ms` (at least 1) or the service's default, at most the
+/// service's `max_deadline_ms` (a read may not hold a slot for as long as it likes). The
+/// one place it is parsed (server, workers and CLI alike).
 pub fn deadline(req: &ReadRequest, limits: &Limits) -> Result<Duration, ApiError> {
     let ms = count("deadline_ms", req.deadline_ms, 1)?.unwrap_or(limits.deadline_ms);
-    Ok(Duration::from_millis(ms))
+    Ok(Duration::from_millis(ms.min(limits.max_deadline_ms.max(1))))
 }
 
 #[cfg(test)]

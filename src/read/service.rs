@@ -68,13 +68,18 @@ impl Prepared {
     pub(super) fn request_mut(&mut self) -> &mut ReadRequest {
         &mut self.plan.req
     }
+
+    /// Run as a job: the deadline may reach the jobs' cap rather than the interactive one.
+    pub fn for_job(&mut self, job_max_ms: u64, limits: &Limits) {
+        self.plan.for_job(job_max_ms, limits);
+    }
 }
 
 impl ReadService {
     /// A service without storage, for reading local files (the CLI).
     pub fn local(limits: Limits) -> Self {
         Self {
-            executor: Executor::in_process(limits.max_concurrent_reads),
+            executor: Executor::in_process(limits.max_concurrent_reads, usize::MAX),
             limits,
             storage: None,
             allowed_roots: Vec::new(),
@@ -127,21 +132,36 @@ impl ReadService {
             (None, Some(d)) => format!("d{d}"),
             (None, None) => "d".into(),
         };
+        // The password is part of the tag (hashed with the bytes' hash): a client that
+        // holds the tag of a page drawn with the password gets no 304 without it, or with
+        // a wrong one — it gets the drawing's own answer, `encrypted`.
+        let key = match &req.password {
+            Some(p) => {
+                use sha2::Digest;
+                let mut h = sha2::Sha256::new();
+                h.update(sha.as_bytes());
+                h.update([0]);
+                h.update(p.as_bytes());
+                format!(".p{}", &hex::encode(h.finalize())[..16])
+            }
+            None => String::new(),
+        };
         let etag = format!(
-            "\"{}.{}.{size}.{}.{}\"",
+            "\"{}.{}.{size}.{}{key}.{}\"",
             &sha[..sha.len().min(32)],
             req.page,
             req.format.as_str(),
             env!("CARGO_PKG_VERSION")
         );
-        if if_none_match.is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"))
+        // Only the exact tag: `*` would answer 304 for any page, password or not.
+        if if_none_match.is_some_and(|v| v.split(',').any(|t| t.trim().trim_start_matches("W/") == etag))
         {
             return Ok(Drawn::NotModified { etag });
         }
         let deadline = std::time::Duration::from_millis(self.limits.deadline_ms);
         let picture = self
             .executor
-            .draw(resolved.input, req, deadline, &self.limits)
+            .draw(tenant, resolved.input, req, deadline, &self.limits)
             .await?;
         Ok(Drawn::Picture { picture, etag })
     }
@@ -213,10 +233,10 @@ impl ReadService {
         let file_id = upload.as_ref().map(|(id, _)| id.clone());
         let out = match plan.req.max_tokens {
             Some(t) => {
-                self.run_within_tokens(input, file_id, plan.clone(), t as u64)
+                self.run_within_tokens(tenant, input, file_id, plan.clone(), t as u64)
                     .await
             }
-            None => self.executor.run(input, file_id, &plan, &self.limits).await,
+            None => self.executor.run(tenant, input, file_id, &plan, &self.limits).await,
         };
         flight.end();
         if let (Ok(env), Some((sha, variant)), Some(st)) = (&out, &memory, &self.storage) {
@@ -249,6 +269,12 @@ impl ReadService {
             },
         }
         let mut env = out?;
+        if let Some(asked) = plan.deadline_clamped {
+            env.warnings.push(format!(
+                "deadline_ms {asked} is over this service's max_deadline_ms; the read ran within {} ms",
+                plan.deadline.as_millis()
+            ));
+        }
         if let Some(st) = &self.storage {
             if let (Some((id, _)), true) = (&upload, crate::search::indexable(&plan.req)) {
                 st.files.indexing.index(tenant, id, &env.text).await;
@@ -264,6 +290,7 @@ impl ReadService {
     /// second text is a prefix of the first). `next` carries the token budget.
     async fn run_within_tokens(
         &self,
+        tenant: &str,
         input: crate::extract::Input,
         file_id: Option<String>,
         mut plan: ReadPlan,
@@ -280,7 +307,7 @@ impl ReadService {
             plan.deadline = total.saturating_sub(started.elapsed());
             let env = self
                 .executor
-                .run(input.clone(), file_id.clone(), &plan, &self.limits)
+                .run(tenant, input.clone(), file_id.clone(), &plan, &self.limits)
                 .await?;
             passes += 1;
             let estimate = tokens::estimate(&env.text);

@@ -25,7 +25,7 @@ fn connect(srv: &Server) -> TcpStream {
 fn health(srv: &Server) -> (u16, Duration) {
     let t = Instant::now();
     let mut s = connect(srv);
-    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         .unwrap();
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
@@ -61,12 +61,12 @@ fn slow_headers_and_idle_keep_alive_are_closed() {
     let mut s = connect(&srv);
     s.write_all(b"GET /healthz HTTP/1.1\r\n").unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    let _ = s.write_all(b"Host: x\r\n");
+    let _ = s.write_all(b"Host: 127.0.0.1\r\n");
     let (after, _) = closed_after(s);
     assert!(after < Duration::from_secs(5), "slow header kept {after:?}");
     // A keep-alive connection served once, then left idle.
     let mut s = connect(&srv);
-    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .unwrap();
     let (after, got) = closed_after(s);
     assert!(got.starts_with("HTTP/1.1 200"), "{got}");
@@ -86,7 +86,7 @@ fn a_stalled_upload_body_is_refused() {
     );
     write!(
         s,
-        "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: 100000\r\n\r\n{part}"
+        "POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: 100000\r\n\r\n{part}"
     )
     .unwrap();
     let (after, got) = closed_after(s);
@@ -113,7 +113,7 @@ fn sigterm_drains_within_its_bound() {
     let srv = start(&["--drain-timeout-ms", "800", "--body-timeout-ms", "60000"]);
     // An upload that keeps its request open (its body never completes).
     let mut s = connect(&srv);
-    s.write_all(b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: 100000\r\n\r\n--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nslow")
+    s.write_all(b"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: 100000\r\n\r\n--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nslow")
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
     let t = Instant::now();

@@ -504,3 +504,34 @@ async fn callback_urls_are_refused_where_they_cannot_be_called() {
         .await;
     assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.json);
 }
+
+#[tokio::test]
+async fn a_failed_callback_tells_the_tenant_nothing_about_the_port() {
+    // Issue #41 item 14: a closed port and a port that answers 500 read the same to the
+    // tenant (the cause is the operator's log's); before, "connection refused" and "answered
+    // HTTP 500" mapped which ports of an allowed host answered.
+    let (base, _got) = receiver(usize::MAX).await;
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        drop(l);
+        format!("http://127.0.0.1:{port}")
+    };
+    let app = TestApp::with(|a| {
+        callback_app(a);
+        a.callback_retry_ms = 10;
+        a.job_runners = 0;
+    })
+    .await;
+    let fid = app.upload_id("a.txt", b"hello\n").await;
+    let mut errors = Vec::new();
+    for url in [format!("{base}/answers-503"), format!("{closed}/nobody")] {
+        let id = submit(&app, json!({"file_id": fid, "async": true, "callback_url": url})).await;
+        app.delete(&format!("/jobs/{id}")).await;
+        let cb = callback_settled(&app, &id).await;
+        assert_eq!(cb["state"], "failed", "{cb}");
+        errors.push(cb["last_error"].as_str().unwrap().to_string());
+    }
+    assert_eq!(errors[0], errors[1]);
+    assert_eq!(errors[0], docreader::callbacks::GENERIC_FAILURE);
+}

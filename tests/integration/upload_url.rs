@@ -10,19 +10,62 @@ use crate::common::*;
 const ALICE: &str = "alice-key-0123456789";
 const BOB: &str = "bob-key-0123456789ab";
 
+/// The gateway in front (`DOCREADER_TRUSTED_PROXIES`): the only peer whose
+/// `X-Forwarded-*` headers count.
+const GATEWAY: &str = "10.0.0.7:41000";
+
 async fn keyed() -> TestApp {
-    let mut app = TestApp::with(|a| a.api_keys = Some(format!("{ALICE}:alice,{BOB}:bob"))).await;
+    let mut app = TestApp::with(|a| {
+        a.api_keys = Some(format!("{ALICE}:alice,{BOB}:bob"));
+        a.trusted_proxies = Some("10.0.0.0/24".into());
+    })
+    .await;
     app.token = Some(ALICE.into());
     app
 }
 
-async fn new_url(app: &TestApp, body: serde_json::Value, headers: &[(&str, &str)]) -> Resp {
+/// `POST /uploads` as sent by the peer `from`.
+async fn new_url_from(
+    app: &TestApp,
+    from: &str,
+    body: serde_json::Value,
+    headers: &[(&str, &str)],
+) -> Resp {
     let mut req = Request::post("/uploads").header("content-type", "application/json");
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    app.send(req.body(Body::from(body.to_string())).unwrap())
-        .await
+    let peer: std::net::SocketAddr = from.parse().unwrap();
+    let req = req
+        .extension(axum::extract::ConnectInfo(peer))
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    app.send(req).await
+}
+
+async fn new_url(app: &TestApp, body: serde_json::Value, headers: &[(&str, &str)]) -> Resp {
+    new_url_from(app, GATEWAY, body, headers).await
+}
+
+#[tokio::test]
+async fn forwarded_headers_count_only_from_a_trusted_gateway() {
+    // Issue #41 item 12: a client that is not the gateway cannot choose where upload URLs
+    // point; the gateway can.
+    let app = keyed().await;
+    let forged = [("host", "docs.example.com"), ("x-forwarded-host", "evil.example"), ("x-forwarded-proto", "https")];
+    let r = new_url_from(&app, "203.0.113.9:5000", json!({"name": "a.pdf"}), &forged).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let url = r.json["upload_url"].as_str().unwrap();
+    assert!(url.starts_with("http://docs.example.com/uploads/"), "{url}");
+    let r = new_url(&app, json!({"name": "a.pdf"}), &forged).await;
+    let url = r.json["upload_url"].as_str().unwrap();
+    assert!(url.starts_with("https://evil.example/uploads/"), "{url}");
+    // No gateway configured: nobody's forwarded headers count.
+    let mut plain = TestApp::with(|a| a.api_keys = Some(format!("{ALICE}:alice"))).await;
+    plain.token = Some(ALICE.into());
+    let r = new_url_from(&plain, GATEWAY, json!({"name": "a.pdf"}), &forged).await;
+    let url = r.json["upload_url"].as_str().unwrap();
+    assert!(url.starts_with("http://docs.example.com/uploads/"), "{url}");
 }
 
 /// PUT bytes to an upload URL's path, with no key.
