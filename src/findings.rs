@@ -21,7 +21,7 @@ pub struct Security {
 pub struct Finding {
     /// `tag_characters`, `zero_width`, `bidi_override`, `homoglyph_word`,
     /// `injection_pattern` (instruction-like text aimed at a model), and by format: HTML's
-    /// `hidden_element` (how: in `how`), Word's `hidden_run`.
+    /// `hidden_element` (how: in `how`), Word's `hidden_run`, PowerPoint's `off_slide`.
     pub kind: String,
     /// `high` (a hidden message, instruction-like text), `medium` (text that reads other
     /// than it shows), `low` (text a person does not see, with nothing instruction-like).

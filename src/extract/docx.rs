@@ -75,6 +75,9 @@ struct StyleNum {
     outline: Option<u32>,
     /// The built-in Title style.
     title: bool,
+    /// `w:vanish` (or `w:specVanish`) in the style's run properties: text in this style is
+    /// hidden unless a run says otherwise.
+    vanish: Option<bool>,
 }
 
 const LEVELS: usize = 9;
@@ -90,6 +93,8 @@ struct Numbering {
     styles: HashMap<String, StyleNum>,
     counters: HashMap<String, [Option<u32>; LEVELS]>,
     started: std::collections::HashSet<String>,
+    /// `w:vanish` in the document defaults' run properties (`w:docDefaults`).
+    default_vanish: bool,
 }
 
 impl Numbering {
@@ -174,13 +179,19 @@ impl Numbering {
     fn parse_styles(&mut self, xml: &[u8], depth: usize) -> Result<(), ApiError> {
         let mut cur: Option<(String, StyleNum)> = None;
         let mut in_ppr = false;
+        let mut in_defaults = false;
+        let default_vanish = &mut self.default_vanish;
+        let styles = &mut self.styles;
         walk(xml, depth, |n| match n {
+            Node::Open("rPrDefault", _) => in_defaults = true,
+            Node::Close("rPrDefault") => in_defaults = false,
+            Node::Open("vanish" | "specVanish", a) if in_defaults => *default_vanish = on(a),
             Node::Open("style", a) => {
                 cur = attr(a, "styleId").map(|id| (id.to_string(), StyleNum::default()))
             }
             Node::Close("style") => {
                 if let Some((id, st)) = cur.take() {
-                    self.styles.insert(id, st);
+                    styles.insert(id, st);
                 }
             }
             Node::Open("pPr", _) => in_ppr = true,
@@ -194,6 +205,9 @@ impl Numbering {
                     "outlineLvl" if in_ppr => {
                         st.outline = attr(a, "val").and_then(|v| v.parse().ok())
                     }
+                    // The style's run properties (a paragraph style's `pPr/rPr` is its
+                    // paragraph mark's, which hides no text).
+                    "vanish" | "specVanish" if !in_ppr => st.vanish = Some(on(a)),
                     "name" => {
                         let name = attr(a, "val").unwrap_or("").to_ascii_lowercase();
                         st.title = name == "title";
@@ -208,6 +222,20 @@ impl Numbering {
             }
             _ => {}
         })
+    }
+
+    /// Whether text in `style` is hidden (`w:vanish`), through the styles it is based on;
+    /// `None` when no style in the chain says.
+    fn style_vanish(&self, style: &str) -> Option<bool> {
+        let mut at = Some(style);
+        for _ in 0..16 {
+            let st = self.styles.get(at?)?;
+            if let Some(v) = st.vanish {
+                return Some(v);
+            }
+            at = st.based_on.as_deref();
+        }
+        None
     }
 
     /// The Markdown heading level of a paragraph of `style`, through the styles it is
@@ -448,13 +476,18 @@ impl Hiding {
 
     fn why(self) -> &'static str {
         match self {
-            Self::Vanish => "w:vanish",
+            Self::Vanish => "w:vanish (on the run, its style or the document defaults)",
             Self::White => "white text (w:color FFFFFF) on no shading",
             Self::Tiny => "font under 1.5 pt (w:sz)",
             Self::AltText => "picture description (wp:docPr descr), not in the text",
             Self::Comment => "a comment, shown beside the text on request",
         }
     }
+}
+
+/// A toggle property (`w:vanish`, `w:b`…): on unless `w:val` says 0, false or off.
+fn on(a: &[(String, String)]) -> bool {
+    attr(a, "val").is_none_or(|v| !matches!(v, "0" | "false" | "off"))
 }
 
 /// A fill or highlight that shows something behind the text (not none, auto or white).
@@ -489,7 +522,12 @@ fn parse_story(
     let mut outline: Option<u32> = None;
     // Hidden runs (`w:vanish` in a run's properties; in the paragraph's it hides only the
     // paragraph mark): the open run's, the last run's, and the open paragraph's text.
-    let (mut in_ppr, mut run_hidden, mut last_hidden) = (false, false, false);
+    let (mut in_ppr, mut last_hidden) = (false, false);
+    // Whether the open run hides: its own `w:vanish`/`w:specVanish`, else its character
+    // style's, else its paragraph style's, else the document defaults' (styles followed
+    // through `basedOn`).
+    let (mut run_hidden, mut run_style_hidden, mut para_style_hidden) =
+        (None::<bool>, None::<bool>, None::<bool>);
     // White or tiny text, and what could make white text visible (shading, highlight, a
     // page colour).
     let (mut run_white, mut run_tiny, mut run_shaded) = (false, false, false);
@@ -514,6 +552,7 @@ fn parse_story(
             ) => skip_depth = 1,
             Node::Open("p", _) => {
                 para_shaded = false;
+                para_style_hidden = None;
                 paras.push((String::new(), None, None));
                 num = None;
                 ilvl = 0;
@@ -523,6 +562,10 @@ fn parse_story(
                 if let Some(p) = paras.last_mut() {
                     p.2 = attr(a, "val").map(str::to_string);
                 }
+                para_style_hidden = attr(a, "val").and_then(|v| numbering.style_vanish(v));
+            }
+            Node::Open("rStyle", a) if !in_ppr => {
+                run_style_hidden = attr(a, "val").and_then(|v| numbering.style_vanish(v));
             }
             Node::Open("ilvl", a) => {
                 ilvl = attr(a, "val").and_then(|v| v.parse().ok()).unwrap_or(0)
@@ -541,11 +584,10 @@ fn parse_story(
             Node::Open("pPr", _) => in_ppr = true,
             Node::Close("pPr") => in_ppr = false,
             Node::Open("r", _) => {
-                (run_hidden, run_white, run_tiny, run_shaded) = (false, false, false, false)
+                (run_hidden, run_style_hidden) = (None, None);
+                (run_white, run_tiny, run_shaded) = (false, false, false)
             }
-            Node::Open("vanish", a) if !in_ppr => {
-                run_hidden = attr(a, "val").is_none_or(|v| !matches!(v, "0" | "false" | "off"))
-            }
+            Node::Open("vanish" | "specVanish", a) if !in_ppr => run_hidden = Some(on(a)),
             Node::Open("color", a) if !in_ppr => {
                 run_white = attr(a, "val").is_some_and(|v| v.eq_ignore_ascii_case("FFFFFF"))
             }
@@ -576,7 +618,11 @@ fn parse_story(
             }
             Node::Text(t) if in_text => {
                 if let Some(p) = paras.last_mut() {
-                    let hiding = if run_hidden {
+                    let vanish = run_hidden
+                        .or(run_style_hidden)
+                        .or(para_style_hidden)
+                        .unwrap_or(numbering.default_vanish);
+                    let hiding = if vanish {
                         Some(Hiding::Vanish)
                     } else if run_white
                         && !(run_shaded || para_shaded || cell_shaded || page_coloured)

@@ -421,6 +421,7 @@ impl Extractor for PptxExtractor {
         let end = if md { "\n\n" } else { "\n" };
         let hidden_text = req.hidden_text.unwrap_or(crate::options::HiddenText::Keep);
         let mut layouts: HashMap<String, bool> = HashMap::new();
+        let mut slide_dims: Option<Option<(i64, i64)>> = None;
         for &n in &selected {
             let path = &slides[(n - 1) as usize];
             let xml = pkg.read(path)?.ok_or_else(|| {
@@ -467,6 +468,16 @@ impl Extractor for PptxExtractor {
                 for mut f in crate::findings::hidden(kind, Some(how), "low", &text, 0, left_out) {
                     f.place.slide = Some(n);
                     hidden.push(f);
+                }
+            }
+            // Text placed off the slide: in the file, not on the screen.
+            if let Some(size) = *slide_dims.get_or_insert_with(|| slide_size(&mut pkg, depth).ok().flatten()) {
+                for text in off_slide_texts(&xml, depth, size)? {
+                    let how = "placed off the slide (p:spPr a:xfrm outside p:sldSz)";
+                    for mut f in crate::findings::hidden("off_slide", Some(how), "low", &text, 0, false) {
+                        f.place.slide = Some(n);
+                        hidden.push(f);
+                    }
                 }
             }
             for l in shape_text(&xml, depth, &[], md, hide)? {
@@ -738,6 +749,73 @@ fn invisible_runs(
         out.push((kind, text));
     }
     Ok((out, behind))
+}
+
+/// The slide size (`p:sldSz`, EMU), when the presentation part states it.
+fn slide_size(pkg: &mut Package, depth: usize) -> Result<Option<(i64, i64)>, ApiError> {
+    let Some(xml) = pkg.read("ppt/presentation.xml")? else {
+        return Ok(None);
+    };
+    let mut size = None;
+    walk(&xml, depth, |n| {
+        if let Node::Open("sldSz", a) = n {
+            let v = |k| attr(a, k).and_then(|v| v.parse::<i64>().ok());
+            if let (Some(cx), Some(cy)) = (v("cx"), v("cy")) {
+                size = Some((cx, cy));
+            }
+        }
+    })?;
+    Ok(size)
+}
+
+/// The text of shapes placed wholly off the slide (`p:spPr/a:xfrm` outside `0..cx` ×
+/// `0..cy`): in the file, never on the screen. Shapes inside groups are left alone (their
+/// place is in the group's own coordinates).
+fn off_slide_texts(xml: &[u8], depth: usize, (cx, cy): (i64, i64)) -> Result<Vec<String>, ApiError> {
+    let mut out = Vec::new();
+    let (mut groups, mut in_sp, mut in_sppr, mut in_t) = (0usize, false, false, false);
+    let (mut off, mut ext): (Option<(i64, i64)>, Option<(i64, i64)>) = (None, None);
+    let mut text = String::new();
+    walk(xml, depth, |n| match n {
+        Node::Open("grpSp", _) => groups += 1,
+        Node::Close("grpSp") => groups = groups.saturating_sub(1),
+        Node::Open("sp", _) if groups == 0 => {
+            (in_sp, off, ext) = (true, None, None);
+            text.clear();
+        }
+        Node::Open("spPr", _) if in_sp => in_sppr = true,
+        Node::Close("spPr") => in_sppr = false,
+        Node::Open(tag @ ("off" | "ext"), a) if in_sppr => {
+            let v = |k| attr(a, k).and_then(|v| v.parse::<i64>().ok());
+            let pair = match tag {
+                "off" => v("x").zip(v("y")),
+                _ => v("cx").zip(v("cy")),
+            };
+            if tag == "off" {
+                off = pair;
+            } else {
+                ext = pair;
+            }
+        }
+        Node::Open("t", _) if in_sp => in_t = true,
+        Node::Close("t") => in_t = false,
+        Node::Text(t) if in_t => {
+            text.push_str(t);
+            text.push(' ');
+        }
+        Node::Close("sp") if in_sp => {
+            in_sp = false;
+            if let (Some((x, y)), Some((w, h))) = (off, ext) {
+                let outside = x >= cx || y >= cy || x.saturating_add(w) <= 0 || y.saturating_add(h) <= 0;
+                let t = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                if outside && t.chars().filter(|c| c.is_alphanumeric()).count() >= 4 {
+                    out.push(t);
+                }
+            }
+        }
+        _ => {}
+    })?;
+    Ok(out)
 }
 
 /// Whether a slide, its layout and its master leave the background the light default:

@@ -9,6 +9,7 @@ mod errors;
 mod findings;
 mod fuzz;
 mod hardening;
+mod hidden;
 mod html;
 mod jobs;
 mod many;

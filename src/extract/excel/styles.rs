@@ -306,6 +306,10 @@ pub(super) fn unseen_formats(pkg: &mut Package) -> Result<HashMap<usize, &'stati
         return Ok(HashMap::new());
     };
     let depth = pkg.limits().max_xml_depth;
+    let theme = match pkg.read("xl/theme/theme1.xml")? {
+        Some(t) => theme_colors(&t, depth)?,
+        None => Vec::new(),
+    };
     // Per font: (white, tiny); per fill: whether it paints a colour.
     let mut fonts: Vec<(bool, bool)> = Vec::new();
     let mut fills: Vec<bool> = Vec::new();
@@ -324,10 +328,7 @@ pub(super) fn unseen_formats(pkg: &mut Package) -> Result<HashMap<usize, &'stati
         Node::Open("font", _) if section == "fonts" => fonts.push((false, false)),
         Node::Open("color", a) if section == "fonts" => {
             if let Some(f) = fonts.last_mut() {
-                f.0 = attr(a, "rgb").is_some_and(|v| {
-                    let v = v.trim_start_matches('#');
-                    v.eq_ignore_ascii_case("FFFFFFFF") || v.eq_ignore_ascii_case("FFFFFF")
-                }) || attr(a, "theme") == Some("0");
+                f.0 = color_is_white(a, &theme);
             }
         }
         Node::Open("sz", a) if section == "fonts" => {
@@ -370,6 +371,81 @@ pub(super) fn unseen_formats(pkg: &mut Package) -> Result<HashMap<usize, &'stati
         .collect())
 }
 
+/// The theme's colours in the order SpreadsheetML's `theme="N"` counts them: `lt1`, `dk1`,
+/// `lt2`, `dk2` (the first two pairs swapped from their order in the theme part), then the
+/// accents and the hyperlink colours; each as RGB.
+fn theme_colors(xml: &[u8], depth: usize) -> Result<Vec<[u8; 3]>, ApiError> {
+    let names = [
+        "dk1", "lt1", "dk2", "lt2", "accent1", "accent2", "accent3", "accent4", "accent5",
+        "accent6", "hlink", "folHlink",
+    ];
+    let mut found: HashMap<&str, [u8; 3]> = HashMap::new();
+    let mut current: Option<&str> = None;
+    walk(xml, depth, |n| match n {
+        Node::Open(tag, _) if names.contains(&tag) => {
+            current = names.iter().copied().find(|t| *t == tag)
+        }
+        Node::Open("srgbClr", a) => {
+            if let (Some(c), Some(rgb)) = (current, attr(a, "val").and_then(hex_rgb)) {
+                found.entry(c).or_insert(rgb);
+            }
+        }
+        Node::Open("sysClr", a) => {
+            if let (Some(c), Some(rgb)) = (current, attr(a, "lastClr").and_then(hex_rgb)) {
+                found.entry(c).or_insert(rgb);
+            }
+        }
+        Node::Close(tag) if current == Some(tag) => current = None,
+        _ => {}
+    })?;
+    let order = [
+        "lt1", "dk1", "lt2", "dk2", "accent1", "accent2", "accent3", "accent4", "accent5",
+        "accent6", "hlink", "folHlink",
+    ];
+    Ok(order
+        .iter()
+        .map(|n| found.get(n).copied().unwrap_or([0, 0, 0]))
+        .collect())
+}
+
+/// `RRGGBB` or `AARRGGBB` (the alpha is ignored: Excel draws fonts opaque whatever it says).
+fn hex_rgb(v: &str) -> Option<[u8; 3]> {
+    let v = v.trim().trim_start_matches('#');
+    let v = match v.len() {
+        8 => &v[2..],
+        6 => v,
+        _ => return None,
+    };
+    let n = u32::from_str_radix(v, 16).ok()?;
+    Some([(n >> 16) as u8, (n >> 8) as u8, n as u8])
+}
+
+/// Whether a font's `<color>` draws white (on a sheet whose background is white): `rgb` in
+/// any alpha, the legacy palette's whites (`indexed` 1 and 9), or a theme colour that is
+/// white once its `tint` is applied (a tint lightens towards white, a negative one darkens).
+fn color_is_white(a: &[(String, String)], theme: &[[u8; 3]]) -> bool {
+    let base = if let Some(rgb) = attr(a, "rgb") {
+        hex_rgb(rgb)
+    } else if let Some(i) = attr(a, "indexed") {
+        match i.trim() {
+            "1" | "9" => Some([255, 255, 255]),
+            _ => None,
+        }
+    } else if let Some(t) = attr(a, "theme").and_then(|t| t.trim().parse::<usize>().ok()) {
+        // No theme part: Office's default theme, whose `lt1` (0) is white.
+        theme.get(t).copied().or((t == 0).then_some([255, 255, 255]))
+    } else {
+        None
+    };
+    let Some(rgb) = base else { return false };
+    let tint = attr(a, "tint").and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0);
+    rgb.iter().all(|&c| {
+        let c = c as f64;
+        let tinted = if tint >= 0.0 { c + (255.0 - c) * tint } else { c * (1.0 + tint) };
+        tinted >= 250.0
+    })
+}
+
 /// The cells of a worksheet part in one of `unseen` formats, with a value: (row, column,
 /// kind), 0-based, at most 10,000.
 pub(super) fn unseen_cells(
@@ -408,4 +484,53 @@ pub(super) fn unseen_cells(
         _ => {}
     })?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn white_fonts_in_every_spelling() {
+        // Issue #41 item 6: ARGB with any alpha, the palette's whites, theme colours
+        // through the theme part and their tint.
+        let theme = vec![[255, 255, 255], [0, 0, 0], [0xE7, 0xE6, 0xE6], [0x44, 0x54, 0x6A]];
+        for white in [
+            &[("rgb", "FFFFFFFF")][..],
+            &[("rgb", "00FFFFFF")],
+            &[("rgb", "FFFFFF")],
+            &[("indexed", "9")],
+            &[("theme", "0")],
+            &[("theme", "2"), ("tint", "0.9")],
+        ] {
+            assert!(color_is_white(&attrs(white), &theme), "{white:?}");
+        }
+        for seen in [
+            &[("rgb", "FF000000")][..],
+            &[("theme", "1")],
+            &[("theme", "2")],
+            &[("theme", "0"), ("tint", "-0.15")],
+            &[("indexed", "8")],
+        ] {
+            assert!(!color_is_white(&attrs(seen), &theme), "{seen:?}");
+        }
+    }
+
+    #[test]
+    fn theme_colours_come_in_spreadsheet_order() {
+        let xml = br#"<a:theme xmlns:a="x"><a:themeElements><a:clrScheme name="Office">
+<a:dk1><a:sysClr val="windowText" lastClr="000000"/></a:dk1>
+<a:lt1><a:sysClr val="window" lastClr="FFFFFF"/></a:lt1>
+<a:dk2><a:srgbClr val="44546A"/></a:dk2><a:lt2><a:srgbClr val="E7E6E6"/></a:lt2>
+<a:accent1><a:srgbClr val="4472C4"/></a:accent1></a:clrScheme></a:themeElements></a:theme>"#;
+        let t = theme_colors(xml, 64).unwrap();
+        assert_eq!(t[0], [255, 255, 255]);
+        assert_eq!(t[1], [0, 0, 0]);
+        assert_eq!(t[2], [0xE7, 0xE6, 0xE6]);
+        assert_eq!(t[4], [0x44, 0x72, 0xC4]);
+    }
 }

@@ -40,7 +40,9 @@ impl PageHidden {
     /// Hidden from sight, so marked or dropped on request (two texts on one spot are both
     /// in sight, if garbled).
     pub fn unseen(&self) -> bool {
-        self.kind != "overlapping_different"
+        // A hidden form field's value is listed under `[Form fields]`, not in the text
+        // layer the marking works on.
+        !matches!(self.kind, "overlapping_different" | "hidden_form_field")
     }
 }
 
@@ -347,7 +349,13 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
                 let tiny = t.scaled_font_size().value * form_scale < TINY_PT
                     && rect.is_none_or(|r| r.height() < TINY_PT);
                 let mode = t.render_mode();
-                let kind = if mode == PdfPageTextRenderMode::Invisible {
+                // Mode 3 (neither filled nor stroked) and mode 7 (only added to the clip):
+                // nothing of the glyphs is painted.
+                let invisible = matches!(
+                    mode,
+                    PdfPageTextRenderMode::Invisible | PdfPageTextRenderMode::InvisibleClipping
+                );
+                let kind = if invisible {
                     Some("invisible_render_mode")
                 } else if tiny {
                     Some("tiny_text")
@@ -365,7 +373,7 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
                 .ok();
                 // Painted at 10 % opacity or less: nothing of it shows, whatever is under.
                 let faint = paint.is_some_and(|c| c.alpha() <= FAINT);
-                if faint || mode == PdfPageTextRenderMode::Invisible {
+                if faint || invisible {
                     layer_like.insert(i);
                 }
                 let kind = kind.or_else(|| faint.then_some("low_contrast"));

@@ -315,6 +315,7 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
     let layer = text::layer(page)?;
     let mut hidden = hidden::scan(page, &layer);
     text::repair_hidden_texts(&layer, &mut hidden);
+    hidden.extend(text::hidden_form_fields(page));
     // Marked or dropped on request: the characters of the text objects no one sees.
     let unseen = text::HiddenBoxes::new(&hidden, hidden::PageHidden::unseen);
     let mut text = match settings.hidden_text {

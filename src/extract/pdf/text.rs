@@ -335,8 +335,28 @@ fn logical_order_with(
 /// Filled-in AcroForm values on a page (`name: value`), which are not part of its text
 /// layer: a form's answers are often the point of reading it.
 fn form_values(page: &PdfPage<'_>) -> Vec<String> {
-    let mut out = Vec::new();
+    form_fields(page).into_iter().map(|(line, _)| line).collect()
+}
+
+/// The page's filled-in form fields whose widget is never shown (`/F` flags Hidden or
+/// NoView), as hidden findings: their values are in `[Form fields]` but on no screen.
+pub(super) fn hidden_form_fields(page: &PdfPage<'_>) -> Vec<super::hidden::PageHidden> {
+    form_fields(page)
+        .into_iter()
+        .filter(|(_, unseen)| *unseen)
+        .map(|(line, _)| super::hidden::PageHidden {
+            kind: "hidden_form_field",
+            text: line,
+            boxes: Vec::new(),
+        })
+        .collect()
+}
+
+/// Every filled-in field's `name: value`, and whether its widget is hidden from view.
+fn form_fields(page: &PdfPage<'_>) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = Vec::new();
     for annot in page.annotations().iter() {
+        let unseen = annot.is_hidden() || annot.is_printable_but_not_viewable();
         let Some(field) = annot.as_form_field() else {
             continue;
         };
@@ -366,8 +386,10 @@ fn form_values(page: &PdfPage<'_>) -> Vec<String> {
             Some(name) if !name.trim().is_empty() => format!("{}: {value}", name.trim()),
             _ => value,
         };
-        if !out.contains(&line) {
-            out.push(line);
+        match out.iter_mut().find(|(l, _)| *l == line) {
+            // Shown by any of its widgets: seen.
+            Some(seen) => seen.1 &= unseen,
+            None => out.push((line, unseen)),
         }
     }
     out
