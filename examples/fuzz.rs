@@ -87,7 +87,7 @@ fn parse_args() -> Args {
         }
     }
     if a.dirs.is_empty() {
-        a.dirs = vec![PathBuf::from("fixtures"), PathBuf::from("../shared/corpus")];
+        a.dirs = vec![PathBuf::from("fixtures"), PathBuf::from("tests/corpus")];
     }
     a
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# False positives of the hidden-text findings (issue #21): every file of ../shared/corpus,
+# False positives of the hidden-text findings (issue #21): every file of tests/corpus,
 # of a docling checkout's tests/data (when given) and the PDF manuals of Debian's
 # texlive-latex-recommended-doc (fetched with apt-get download into a temp dir, unpacked,
 # never installed) read with `docreader read`, and every file with a finding listed for a
@@ -12,7 +12,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 bin="${DOCREADER_BIN:-target/debug/docreader}"
 [ -x "$bin" ] || { echo "bench-findings: no docreader binary at $bin (cargo build first)" >&2; exit 2; }
-dirs=("$root/../shared/corpus")
+dirs=("$root/tests/corpus")
 if [ "${1:-}" = "--docling" ]; then dirs+=("$2/tests/data"); fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/docreader-findings.XXXXXX")"
 trap 'rm -rf "$work"' EXIT

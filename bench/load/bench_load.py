@@ -748,7 +748,7 @@ def find_scan(args, workdir):
     if args.scan:
         path = args.scan if os.path.isabs(args.scan) else os.path.join(ROOT, args.scan)
         return path, "given with --scan"
-    corpus = os.environ.get("DOCREADER_CORPUS") or os.path.join(ROOT, "..", "shared", "corpus")
+    corpus = os.environ.get("DOCREADER_CORPUS") or os.path.join(ROOT, "tests", "corpus")
     path = os.path.join(corpus, "pdf", "testOCR.pdf")
     if os.path.exists(path):
         return os.path.abspath(path), "the shared corpus's pdf/testOCR.pdf: one scanned page, no text layer"

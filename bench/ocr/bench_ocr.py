@@ -1060,7 +1060,7 @@ def main():
     ap.add_argument("--zh-clean", type=int, help="clean Chinese A4 PNGs, 200 dpi (default 1)")
     ap.add_argument("--zh-scans", type=int, help="noisy Chinese A4 scans, 200 dpi JPEG (default 1; quick 0)")
     ap.add_argument("--corpus", default=os.environ.get("DOCREADER_CORPUS",
-                                                       os.path.join(os.path.dirname(ROOT), "shared", "corpus")))
+                                                       os.path.join(ROOT, "tests", "corpus")))
     ap.add_argument("--no-corpus", action="store_true")
     ap.add_argument("--corpus-runs", type=int,
                     help="timed runs per corpus file, after the generated pages (default 1)")

@@ -26,8 +26,8 @@ from benchlib import Server, log, machine  # noqa: E402
 from search.bench_search import request, upload  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-FILES = ["../shared/corpus/pdf/tracemonkey.pdf", "fixtures/pdf/thirty_pages.pdf",
-         "../shared/corpus/pdf/GeoTopo-komprimiert.pdf"]
+FILES = ["tests/corpus/pdf/tracemonkey.pdf", "fixtures/pdf/thirty_pages.pdf",
+         "tests/corpus/pdf/GeoTopo-komprimiert.pdf"]
 
 
 def get_png(port, path):

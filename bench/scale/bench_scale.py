@@ -72,7 +72,7 @@ def part_memory(emb, shared, n):
 
 
 def part_upload(emb, shared, other, n):
-    pdf = open(os.path.join(ROOT, "..", "shared", "corpus", "pdf", "tracemonkey.pdf"), "rb").read()
+    pdf = open(os.path.join(ROOT, "tests", "corpus", "pdf", "tracemonkey.pdf"), "rb").read()
     rows = {}
     for name, up, rd in (("SQLite + local disk", emb, emb), ("Postgres + S3", shared, other)):
         ups, reads = [], []

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Search quality and latency (issue #19), through a real `docreader serve`.
 
-Quality: every document of ../shared/corpus whose MANIFEST row expects text is uploaded and
+Quality: every document of tests/corpus whose MANIFEST row expects text is uploaded and
 indexed whole (POST /files/{id}/index); then the questions of bench/search/questions.json
 (written before any tuning) are searched, and a question is answered when its file is among
 the first three distinct files of the hits.
@@ -60,7 +60,7 @@ def search(port, query, limit=10):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.environ.get("DOCREADER_BIN", "target/release/docreader"))
-    ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
+    ap.add_argument("--corpus", default=os.path.join(ROOT, "tests", "corpus"))
     ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()

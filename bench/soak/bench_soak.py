@@ -239,7 +239,7 @@ def build_inputs(args, workdir):
             add(Input(f"fixture {name}", "good", os.path.basename(p), read_file(p), w, opts))
 
     # ---- the shared corpus: rows with text are good, rows expecting an error are refusals.
-    corpus = args.corpus or os.environ.get("DOCREADER_CORPUS") or os.path.join(ROOT, "..", "shared", "corpus")
+    corpus = args.corpus or os.environ.get("DOCREADER_CORPUS") or os.path.join(ROOT, "tests", "corpus")
     corpus_note = "not used (--no-corpus)" if args.no_corpus else f"not found at {corpus}"
     if not args.no_corpus and os.path.exists(os.path.join(corpus, "MANIFEST.tsv")):
         rows = corpus_rows(corpus)
@@ -1284,7 +1284,7 @@ def main():
     ap.add_argument("--upload-share", type=float, default=0.25,
                     help="share of operations on uploadable files that upload afresh (default 0.25)")
     ap.add_argument("--bomb-mb", type=int, help="MiB of 'A' in the zip bomb's document.xml (default 1536; quick 300)")
-    ap.add_argument("--corpus", help="the shared corpus (default $DOCREADER_CORPUS, else ../shared/corpus)")
+    ap.add_argument("--corpus", help="the shared corpus (default $DOCREADER_CORPUS, else tests/corpus)")
     ap.add_argument("--no-corpus", action="store_true", help="generated files and fixtures only")
     ap.add_argument("--corpus-weight", type=float, default=25.0, help="weight of all corpus text rows together")
     ap.add_argument("--refused-weight", type=float, default=8.0,

@@ -398,7 +398,7 @@ mod tests {
     #[test]
     fn tiff_pages_are_decoded_one_at_a_time() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/corpus/image/testTIFF_multipage.tif");
+            .join("tests/corpus/image/testTIFF_multipage.tif");
         let mut pages = TiffPages::open(&path, &Limits::default()).unwrap();
         let mut seen = Vec::new();
         while let Some((n, page)) = pages.next_page() {

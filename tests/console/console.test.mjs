@@ -1,6 +1,6 @@
 // The web console in Debian's Chromium (run by tests/console/run.sh, which starts docreader
 // with an API key and passes BASE, KEY, CHROMIUM, SHOTS, ROOT). What a person does: give
-// the key, pick several files (one refused), read a scanned PDF (shared/corpus) with boxes, page through
+// the key, pick several files (one refused), read a scanned PDF (tests/corpus) with boxes, page through
 // it, pick an OCR line, read a Word file as Markdown, read on with `next`, copy and
 // download. Checked on the way: no Content-Security-Policy violation, no horizontal
 // scroll at 375 px, keyboard focus visible, and axe-core's serious or critical violations
@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 const require = createRequire(import.meta.url);
 const { BASE, KEY, CHROMIUM, SHOTS, ROOT } = process.env;
 const fixture = (rel) => path.join(ROOT, "fixtures", rel);
-const corpus = (rel) => path.join(ROOT, "..", "shared", "corpus", rel);
+const corpus = (rel) => path.join(ROOT, "tests", "corpus", rel);
 const axeSource = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 
 const browser = await chromium.launch({

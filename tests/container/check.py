@@ -2,7 +2,7 @@
 """The container's checks, through the gateway (tests/container/run.sh starts both).
 
 Standard library only. Each check prints one line; the first failure raises and the run exits
-non-zero. Files come from fixtures/ and ../shared/corpus.
+non-zero. Files come from fixtures/ and tests/corpus.
 """
 
 import argparse

@@ -6,7 +6,7 @@
 # a blocked executable, SSE event by event, request ids, keys, CORS, a restart (nothing lost)
 # and SIGTERM during a long OCR read (it completes, the container exits 0).
 #
-# Needs root (podman, nginx from Debian: installed when missing) and ../shared beside the repo.
+# Needs root (podman, nginx from Debian: installed when missing) and the repository's tests/corpus.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source docker/podman.sh
@@ -111,7 +111,7 @@ echo "container: nginx $(nginx -v 2>&1 | cut -d/ -f2) on 127.0.0.1:$gw_port → 
 export PODMAN
 python3 tests/container/check.py \
     --gateway "http://127.0.0.1:$gw_port" --key "$key" --origin "$origin" \
-    --container "$name" --shared ../shared/corpus
+    --container "$name" --shared tests/corpus
 $PODMAN logs "$name" 2>/dev/null | python3 -c '
 import json, sys
 lines = [l for l in sys.stdin if l.strip()]

@@ -219,11 +219,12 @@ pub fn fixture(rel: &str) -> Vec<u8> {
     std::fs::read(&p).unwrap_or_else(|e| panic!("missing fixture {}: {e}", p.display()))
 }
 
-/// The shared corpus: `DOCREADER_CORPUS`, or `../shared/corpus` beside the repository.
+/// The corpus: `DOCREADER_CORPUS`, or the repository's own copy, `tests/corpus` (real files
+/// from other projects' test suites; sources and licences in its README).
 pub fn corpus_dir() -> PathBuf {
     std::env::var_os("DOCREADER_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("../shared/corpus"))
+        .unwrap_or_else(|| repo().join("tests/corpus"))
 }
 
 /// Assert an error envelope: status, code, and that message and hint are present.

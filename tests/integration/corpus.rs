@@ -1,4 +1,4 @@
-//! Every row of ../shared/corpus/MANIFEST.tsv through the service: each must hold, except
+//! Every row of tests/corpus/MANIFEST.tsv through the service: each must hold, except
 //! the known gaps listed below, each with its reason, printed on every run and required to
 //! still fail (so a fix shows up here).
 

@@ -238,7 +238,7 @@ mod tests {
         let path = std::env::var_os("DOCREADER_CORPUS")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| {
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
             })
             .join("pdf/testPDFVarious.pdf");
         let pdfium = pdfium().expect("PDFium (make native)");
