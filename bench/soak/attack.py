@@ -15,6 +15,10 @@ attack (baseline), then under every attack at once:
 5. DNS rebinding on a second, keyless server: requests with a foreign Host and cross-site
    POSTs (each must be refused: counted).
 
+Each client has a loopback address of its own, as separate machines would: the stalled
+bodies 127.0.0.1, B 127.0.0.2, the probes 127.0.0.3, A's reads 127.0.0.4, the MCP bombs
+127.0.0.5, A's searches 127.0.0.6.
+
 Measured: /healthz latency (probes from 127.0.0.3 every 20 ms), B's small read (a 2-line
 text file, from 127.0.0.2, one after another) and B's read job (submit to done), each as
 p50 / p99 / max; the server's peak RSS (VmHWM); answers by status.
@@ -60,11 +64,18 @@ def connect(port, source="127.0.0.1", timeout=30):
 
 
 def exchange(port, head, body=b"", source="127.0.0.1", timeout=60):
-    """One request on a fresh connection: (status, body bytes)."""
-    s = connect(port, source, timeout)
+    """One request on a fresh connection: (status, body bytes); status 0 when the
+    connection was refused or cut before an answer."""
     try:
-        s.sendall(head.encode() + body)
-        raw = b""
+        s = connect(port, source, timeout)
+    except OSError:
+        return 0, b""
+    raw = b""
+    try:
+        # The body goes out from a thread while this one reads: the server may answer (and
+        # close) before it has all of it.
+        sender = threading.Thread(target=lambda: _send(s, head.encode() + body), daemon=True)
+        sender.start()
         while True:
             chunk = s.recv(65536)
             if not chunk:
@@ -89,6 +100,13 @@ def exchange(port, head, body=b"", source="127.0.0.1", timeout=60):
             out, buf = out + buf[:n], buf[n + 2:]
         rest = out
     return status, rest
+
+
+def _send(s, data):
+    try:
+        s.sendall(data)
+    except OSError:
+        pass
 
 
 def call(port, key, method, path, body=None, source="127.0.0.1", host="127.0.0.1", extra=""):
@@ -282,13 +300,13 @@ def main():
             arr = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_documents","arguments":{"x":[' + b"1," * 5_000_000 + b'1]}}}'
             h = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + ALICE + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
             while not stop.is_set():
-                st, _ = exchange(port, h + f"Content-Length: {len(call62)}\r\n\r\n", b"")
+                st, _ = exchange(port, h + f"Content-Length: {len(call62)}\r\n\r\n", b"", source="127.0.0.5")
                 count(f"mcp 62 MB: {st}")
                 pieces = [call62[i:i + (1 << 20)] for i in range(0, 20 << 20, 1 << 20)]
                 chunked = b"".join(b"%x\r\n" % len(c) + c + b"\r\n" for c in pieces) + b"0\r\n\r\n"
-                st, _ = exchange(port, h + "Transfer-Encoding: chunked\r\n\r\n", chunked)
+                st, _ = exchange(port, h + "Transfer-Encoding: chunked\r\n\r\n", chunked, source="127.0.0.5")
                 count(f"mcp 20 MB chunked: {st}")
-                st, _ = exchange(port, h + f"Content-Length: {len(arr)}\r\n\r\n", arr)
+                st, _ = exchange(port, h + f"Content-Length: {len(arr)}\r\n\r\n", arr, source="127.0.0.5")
                 count(f"mcp 10 MB array: {st}")
 
         def stalled(stop):
@@ -330,7 +348,7 @@ def main():
         def heavy_reads(stop):
             def one(pages):
                 while not stop.is_set():
-                    st, _ = call(port, ALICE, "POST", "/read", {"file_id": heavy, "ocr": "force", "pages": pages, "max_chars": 100})
+                    st, _ = call(port, ALICE, "POST", "/read", {"file_id": heavy, "ocr": "force", "pages": pages, "max_chars": 100}, source="127.0.0.4")
                     count(f"A heavy read: {st}")
             ts = [threading.Thread(target=one, args=(p,), daemon=True) for p in ["1-4", "5-8", "9-12", "13-16"]]
             for t in ts:
@@ -340,11 +358,11 @@ def main():
                 for _ in range(6):
                     n += 1
                     first = 1 + (n * 2) % 28
-                    st, _ = call(port, ALICE, "POST", "/read", {"file_id": heavy, "ocr": "force", "pages": f"{first}-{first + 1}", "async": True})
+                    st, _ = call(port, ALICE, "POST", "/read", {"file_id": heavy, "ocr": "force", "pages": f"{first}-{first + 1}", "async": True}, source="127.0.0.4")
                     count(f"A job: {st}")
-                st, _ = call(port, ALICE, "GET", f"/files/{tiff}/pages/500?width=200")
+                st, _ = call(port, ALICE, "GET", f"/files/{tiff}/pages/500?width=200", source="127.0.0.4")
                 count(f"A TIFF page 500: {st}")
-                st, _ = call(port, ALICE, "POST", "/read", {"file_id": tiff})
+                st, _ = call(port, ALICE, "POST", "/read", {"file_id": tiff}, source="127.0.0.4")
                 count(f"A TIFF read: {st}")
                 stop.wait(5)
             for t in ts:
@@ -355,7 +373,7 @@ def main():
 
             def one():
                 while not stop.is_set():
-                    st, _ = call(port, ALICE, "POST", "/search", {"query": q, "limit": 100})
+                    st, _ = call(port, ALICE, "POST", "/search", {"query": q, "limit": 100}, source="127.0.0.6")
                     count(f"A search: {st}")
             ts = [threading.Thread(target=one, daemon=True) for _ in range(2)]
             for t in ts:

@@ -470,11 +470,15 @@ impl Extractor for PptxExtractor {
                     hidden.push(f);
                 }
             }
-            // Text placed off the slide: in the file, not on the screen.
+            // Text placed off the slide, or under a shape drawn over it: in the file, not on
+            // the screen.
             if let Some(size) = *slide_dims.get_or_insert_with(|| slide_size(&mut pkg, depth).ok().flatten()) {
-                for text in off_slide_texts(&xml, depth, size)? {
-                    let how = "placed off the slide (p:spPr a:xfrm outside p:sldSz)";
-                    for mut f in crate::findings::hidden("off_slide", Some(how), "low", &text, 0, false) {
+                for (kind, text) in misplaced_texts(&xml, depth, size)? {
+                    let how = match kind {
+                        "off_slide" => "placed off the slide (p:spPr a:xfrm outside p:sldSz)",
+                        _ => "wholly under an opaque shape or picture drawn after it",
+                    };
+                    for mut f in crate::findings::hidden(kind, Some(how), "low", &text, 0, false) {
                         f.place.slide = Some(n);
                         hidden.push(f);
                     }
@@ -768,23 +772,45 @@ fn slide_size(pkg: &mut Package, depth: usize) -> Result<Option<(i64, i64)>, Api
     Ok(size)
 }
 
-/// The text of shapes placed wholly off the slide (`p:spPr/a:xfrm` outside `0..cx` ×
-/// `0..cy`): in the file, never on the screen. Shapes inside groups are left alone (their
-/// place is in the group's own coordinates).
-fn off_slide_texts(xml: &[u8], depth: usize, (cx, cy): (i64, i64)) -> Result<Vec<String>, ApiError> {
-    let mut out = Vec::new();
-    let (mut groups, mut in_sp, mut in_sppr, mut in_t) = (0usize, false, false, false);
+/// A top-level shape of a slide, in drawing order: its box (EMU: x, y, width, height),
+/// its text, and whether it paints an opaque area (a fill without transparency, or a
+/// picture).
+struct Placed {
+    rect: Option<(i64, i64, i64, i64)>,
+    text: String,
+    opaque: bool,
+}
+
+/// The slide's top-level shapes and pictures in drawing order. Shapes inside groups are
+/// left out (their place is in the group's own coordinates).
+fn placed_shapes(xml: &[u8], depth: usize) -> Result<Vec<Placed>, ApiError> {
+    let mut out: Vec<Placed> = Vec::new();
+    let (mut groups, mut open, mut in_sppr, mut in_t, mut in_ln) = (0usize, false, false, false, false);
     let (mut off, mut ext): (Option<(i64, i64)>, Option<(i64, i64)>) = (None, None);
-    let mut text = String::new();
+    let (mut text, mut opaque, mut in_fill) = (String::new(), false, false);
     walk(xml, depth, |n| match n {
         Node::Open("grpSp", _) => groups += 1,
         Node::Close("grpSp") => groups = groups.saturating_sub(1),
-        Node::Open("sp", _) if groups == 0 => {
-            (in_sp, off, ext) = (true, None, None);
+        Node::Open(tag @ ("sp" | "pic"), _) if groups == 0 => {
+            (open, off, ext, in_ln) = (true, None, None, false);
+            opaque = tag == "pic";
             text.clear();
         }
-        Node::Open("spPr", _) if in_sp => in_sppr = true,
+        Node::Open("spPr", _) if open => in_sppr = true,
         Node::Close("spPr") => in_sppr = false,
+        Node::Open("ln", _) if in_sppr => in_ln = true,
+        Node::Close("ln") => in_ln = false,
+        Node::Open("solidFill" | "gradFill" | "blipFill" | "pattFill", _) if in_sppr && !in_ln => {
+            opaque = true;
+            in_fill = true;
+        }
+        Node::Close("solidFill" | "gradFill" | "blipFill" | "pattFill") => in_fill = false,
+        // A fill with transparency shows what is under it.
+        Node::Open("alpha", a) if in_sppr && in_fill => {
+            if attr(a, "val").and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v < 95_000) {
+                opaque = false;
+            }
+        }
         Node::Open(tag @ ("off" | "ext"), a) if in_sppr => {
             let v = |k| attr(a, k).and_then(|v| v.parse::<i64>().ok());
             let pair = match tag {
@@ -792,29 +818,57 @@ fn off_slide_texts(xml: &[u8], depth: usize, (cx, cy): (i64, i64)) -> Result<Vec
                 _ => v("cx").zip(v("cy")),
             };
             if tag == "off" {
-                off = pair;
+                off = off.or(pair);
             } else {
-                ext = pair;
+                ext = ext.or(pair);
             }
         }
-        Node::Open("t", _) if in_sp => in_t = true,
+        Node::Open("t", _) if open => in_t = true,
         Node::Close("t") => in_t = false,
         Node::Text(t) if in_t => {
             text.push_str(t);
             text.push(' ');
         }
-        Node::Close("sp") if in_sp => {
-            in_sp = false;
-            if let (Some((x, y)), Some((w, h))) = (off, ext) {
-                let outside = x >= cx || y >= cy || x.saturating_add(w) <= 0 || y.saturating_add(h) <= 0;
-                let t = text.split_whitespace().collect::<Vec<_>>().join(" ");
-                if outside && t.chars().filter(|c| c.is_alphanumeric()).count() >= 4 {
-                    out.push(t);
-                }
-            }
+        Node::Close("sp" | "pic") if open && groups == 0 => {
+            open = false;
+            out.push(Placed {
+                rect: off.zip(ext).map(|((x, y), (w, h))| (x, y, w, h)),
+                text: text.split_whitespace().collect::<Vec<_>>().join(" "),
+                opaque,
+            });
         }
         _ => {}
     })?;
+    Ok(out)
+}
+
+/// Text of a slide no one sees for where it is: placed wholly off the slide
+/// (`off_slide`), or wholly under an opaque shape or picture drawn after it (`covered`).
+fn misplaced_texts(
+    xml: &[u8],
+    depth: usize,
+    (cx, cy): (i64, i64),
+) -> Result<Vec<(&'static str, String)>, ApiError> {
+    let shapes = placed_shapes(xml, depth)?;
+    let mut out = Vec::new();
+    for (i, s) in shapes.iter().enumerate() {
+        let Some((x, y, w, h)) = s.rect else { continue };
+        if s.text.chars().filter(|c| c.is_alphanumeric()).count() < 4 {
+            continue;
+        }
+        let outside = x >= cx || y >= cy || x.saturating_add(w) <= 0 || y.saturating_add(h) <= 0;
+        let covered = shapes[i + 1..].iter().any(|c| {
+            c.opaque
+                && c.rect.is_some_and(|(cx0, cy0, cw, ch)| {
+                    cx0 <= x && cy0 <= y && cx0 + cw >= x + w && cy0 + ch >= y + h
+                })
+        });
+        if outside {
+            out.push(("off_slide", s.text.clone()));
+        } else if covered {
+            out.push(("covered", s.text.clone()));
+        }
+    }
     Ok(out)
 }
 

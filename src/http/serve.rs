@@ -284,8 +284,8 @@ mod tests {
     fn the_cap_stays_below_the_descriptor_limit() {
         use super::connection_cap;
         assert_eq!(connection_cap(10, 256), 10);
-        assert_eq!(connection_cap(0, 256), 32);
-        assert_eq!(connection_cap(0, 1024), 416);
+        assert_eq!(connection_cap(0, 256), 16);
+        assert_eq!(connection_cap(0, 1024), 384);
         assert_eq!(connection_cap(0, 1 << 20), 4096);
         assert_eq!(connection_cap(0, 100), 16);
     }

@@ -159,10 +159,36 @@ class Postgres:
                                     f"--pwfile={pw}", "--auth-host=scram-sha-256",
                                     "--auth-local=trust", "-E", "UTF8", "--locale=C"]),
                        check=True, stdout=subprocess.DEVNULL)
-        self.url = f"postgres://docreader:{PG_PASSWORD}@127.0.0.1:{self.port}/postgres"
+        # TLS as managed Postgres serves it (issue #45 item 12): a CA of its own, a server
+        # certificate for localhost signed by it, and TCP clients refused without TLS.
+        self.ca = os.path.join(work, "pg-ca.pem")
+        other_ca = os.path.join(work, "pg-other-ca.pem")
+        ssl = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True)
+        ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=docreader test CA",
+            "-keyout", os.path.join(work, "pg-ca.key"), "-out", self.ca)
+        ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=another CA",
+            "-keyout", os.path.join(work, "pg-other-ca.key"), "-out", other_ca)
+        self.other_ca = other_ca
+        key, csr, crt = (os.path.join(self.dir, n) for n in ("server.key", "server.csr", "server.crt"))
+        ssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", key, "-out", csr)
+        ext = os.path.join(work, "pg-ext.cnf")
+        with open(ext, "w") as f:
+            f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+        ssl("x509", "-req", "-in", csr, "-CA", self.ca, "-CAkey", os.path.join(work, "pg-ca.key"),
+            "-CAcreateserial", "-days", "2", "-extfile", ext, "-out", crt)
+        os.chmod(key, 0o600)
+        with open(os.path.join(self.dir, "pg_hba.conf"), "w") as f:
+            f.write("local all all trust\n"
+                    "hostssl all all 127.0.0.1/32 scram-sha-256\n"
+                    "hostnossl all all 0.0.0.0/0 reject\n")
+        if os.geteuid() == 0:
+            for n in (key, crt, csr, os.path.join(self.dir, "pg_hba.conf")):
+                shutil.chown(n, "postgres", "postgres")
+        self.url = f"postgres://docreader:{PG_PASSWORD}@localhost:{self.port}/postgres?sslmode=require"
 
     def start(self):
-        opts = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c max_connections=200"
+        opts = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c max_connections=200 "
+                "-c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key")
         subprocess.run(as_postgres([f"{self.bindir}/pg_ctl", "-D", self.dir, "-l",
                                     os.path.join(self.dir, "log"), "-o", opts, "-w", "start"]),
                        check=True, stdout=subprocess.DEVNULL)
@@ -321,6 +347,46 @@ def check_bad_operator_input(binary, work, pg, weed, base_env):
     line3 = start_fails(env, "cannot reach the blob store")
     say(f"bad operator input fails at start in one line: «{line1[:90]}…», «{line2[:90]}», "
         f"wrong S3 secret: «{line3[:70]}…»")
+
+
+def check_postgres_tls(binary, work, pg, base_env):
+    """Managed Postgres (issue #45 item 12): the server takes TLS connections only; a replica
+    with `sslmode=verify-full` and the server's CA (`sslrootcert`) starts and reads; with
+    another CA it refuses to start in one line; `sslmode=disable` is refused by the server."""
+    base = pg.url.split("?")[0]
+
+    def run(query):
+        d = tempfile.mkdtemp(dir=work)
+        port = free_port()
+        env = dict(base_env, DOCREADER_DATABASE_URL=f"{base}?{query}")
+        p = subprocess.Popen([binary, "serve", "--addr", f"127.0.0.1:{port}", "--data-dir", d],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        return p, port
+
+    p, port = run(f"sslmode=verify-full&sslrootcert={pg.ca}")
+    try:
+        wait_for("a verify-full replica ready", lambda: p.poll() is None and
+                 request(port, "GET", "/readyz", tenant=None, timeout=5).status == 200, 60)
+        rec = upload_ok(port, "three.pdf", fixture("pdf/three_pages.pdf"))
+        r = read(port, rec["file_id"])
+        expect(r.status == 200, f"read over verify-full: {r.status}")
+    finally:
+        p.terminate()
+        p.wait(30)
+    lines = []
+    for query in (f"sslmode=verify-full&sslrootcert={pg.other_ca}", "sslmode=disable"):
+        p, _ = run(query)
+        try:
+            _, err = p.communicate(timeout=90)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise
+        out = err.decode(errors="replace").strip().splitlines()
+        expect(p.returncode != 0, f"a replica started with {query}")
+        expect(PG_PASSWORD not in err.decode(errors="replace"), "the password was printed")
+        lines.append(out[-1] if out else "")
+    say("Postgres over TLS: verify-full with sslrootcert reads; another CA refused at start "
+        f"(«{lines[0][:100]}»); sslmode=disable refused by the server («{lines[1][:80]}»)")
 
 
 def check_cross_replica(r1, r2, r3):
@@ -800,7 +866,7 @@ def main():
     ap.add_argument("--weed", required=True)
     ap.add_argument("--pg-bindir", required=True)
     ap.add_argument("--ops", type=int, default=100)
-    ap.add_argument("--only", help="comma-separated checks to run (default: all): start, "
+    ap.add_argument("--only", help="comma-separated checks to run (default: all): start, tls, "
                     "cross, dedup, race, search, jobs, takeover, burst, term, callbacks, kills, outage")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="docreader-scale-")
@@ -832,6 +898,8 @@ def main():
             return only is None or name in only
         if want("start"):
             check_bad_operator_input(args.bin, work, pg, weed, env)
+        if want("tls"):
+            check_postgres_tls(args.bin, work, pg, env)
         replicas = [Replica(n, work, args.bin, env) for n in (1, 2, 3)]
         # Three replicas starting at once migrate the empty database once.
         for r in replicas:
