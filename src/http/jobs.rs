@@ -79,10 +79,10 @@ pub async fn cancel(
 }
 
 /// The largest event number a stream ever gives (a job has at most a few thousand).
-const MAX_EVENT_ID: i64 = 1 << 31;
+const MAX_EVENT_ID: i64 = i32::MAX as i64;
 
 /// `Last-Event-ID`: absent or empty, from the start; else a whole number the stream could
-/// have given (0 to 2^31), and nothing else.
+/// have given (0 to 2^31 - 1), and nothing else.
 fn last_event_id(headers: &HeaderMap) -> Result<i64, ApiError> {
     let Some(v) = headers.get("last-event-id") else {
         return Ok(0);
@@ -107,7 +107,7 @@ fn last_event_id(headers: &HeaderMap) -> Result<i64, ApiError> {
 /// replica serves it, whichever runs the job.
 #[utoipa::path(get, path = "/jobs/{id}/events", tag = "read",
     params(("id" = String, Path, description = "The job id"),
-        ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event")),
+        ("Last-Event-ID" = Option<i64>, Header, nullable = false, minimum = 0, maximum = 2147483647, description = "Resume after this event (its id, a whole number)")),
     responses(
         (status = 200, description = "text/event-stream: progress events, then envelope or error", content_type = "text/event-stream", body = JobStreamEvent),
         (status = 400, description = "invalid_request: a Last-Event-ID that is no event number", body = ErrorBody),
