@@ -169,6 +169,19 @@ async fn serve(args: ServeArgs) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
+    if !keys_set
+        && !args.addr.ip().is_loopback()
+        && args.allowed_hosts.is_none()
+        && args.public_url.is_none()
+    {
+        // Without keys only loopback Host names are answered (DNS rebinding): behind a
+        // gateway that is almost surely not what the operator wants, so say it at once.
+        eprintln!(
+            "docreader: without API keys only requests for a loopback host (localhost, 127.0.0.1) \
+             are answered; list the gateway's public name in DOCREADER_ALLOWED_HOSTS or set \
+             DOCREADER_PUBLIC_URL"
+        );
+    }
     if let Err(e) = check_data_dir(&args.data_dir) {
         eprintln!("docreader: {e}");
         return ExitCode::FAILURE;
