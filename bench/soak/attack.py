@@ -31,6 +31,7 @@ is over 100 ms, or B's read p99 under attack over 2 s.
 import argparse
 import json
 import os
+import shutil
 import socket
 import struct
 import subprocess
@@ -386,9 +387,10 @@ def main():
     finally:
         proc.terminate()
         proc.wait(timeout=200)
+        shutil.rmtree(d, ignore_errors=True)
 
     # Item 5 on the keyless default.
-    kproc, kport, _ = start(bin_, ["--workers", "0"])
+    kproc, kport, kdir = start(bin_, ["--workers", "0"])
     try:
         rebinding = {}
         for host in ["attacker.example", "attacker.example:8080", "127.0.0.1.nip.io"]:
@@ -401,6 +403,7 @@ def main():
     finally:
         kproc.terminate()
         kproc.wait(timeout=60)
+        shutil.rmtree(kdir, ignore_errors=True)
 
     result = {
         "baseline": {"healthz": summary(base.health), "b_read": summary(base.bread), "b_job": summary(base.bjob)},
