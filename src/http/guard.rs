@@ -301,7 +301,11 @@ fn check_site(st: &AppState, method: &Method, headers: &HeaderMap) -> Result<(),
     }
     let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
     let origin = text(header::ORIGIN).map(|o| o.trim_end_matches('/').to_string());
-    let listed = |o: &str| st.cors_origins.iter().any(|c| c.trim_end_matches('/') == o);
+    let listed = |o: &str| {
+        st.cors_origins
+            .iter()
+            .any(|c| c == "*" || c.eq_ignore_ascii_case(o))
+    };
     if origin.as_deref().is_some_and(listed) {
         return Ok(());
     }

@@ -91,13 +91,7 @@ impl AppState {
             let c = std::fs::canonicalize(r).map_err(|e| format!("allowed root {r}: {e}"))?;
             roots.push(c);
         }
-        let cors_origins = args
-            .cors_origins
-            .iter()
-            .flat_map(|s| s.split(','))
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect();
+        let cors_origins = cors_origins(args.cors_origins.as_deref())?;
         let store = Arc::new(store);
         crate::files::recover_unsynced(&db, &store).await?;
         if shared_blobs {
@@ -248,6 +242,35 @@ impl AppState {
     }
 }
 
+/// `--cors-origins` checked at start: `*` (any origin), or origins as a browser sends them
+/// (`https://app.example`, `http://localhost:3000`; a trailing `/` is dropped), each refused
+/// at start when it is not one — never a panic at the first request.
+fn cors_origins(spec: Option<&str>) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for o in spec.unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let o = o.trim_end_matches('/');
+        if o == "*" {
+            out.push(o.to_string());
+            continue;
+        }
+        let ok = url::Url::parse(o).ok().is_some_and(|u| {
+            matches!(u.scheme(), "http" | "https")
+                && u.host_str().is_some()
+                && u.path() == "/"
+                && u.query().is_none()
+                && u.fragment().is_none()
+                && u.username().is_empty()
+        }) && o.parse::<axum::http::HeaderValue>().is_ok();
+        if !ok {
+            return Err(format!(
+                "DOCREADER_CORS_ORIGINS: {o:?} is not an origin such as https://app.example or http://localhost:3000 (or * for any)"
+            ));
+        }
+        out.push(o.to_ascii_lowercase());
+    }
+    Ok(out)
+}
+
 /// The whole service as a router: what `serve` runs and tests drive.
 pub fn app(state: AppState) -> Router {
     let mut router = Router::new()
@@ -273,22 +296,32 @@ pub fn app(state: AppState) -> Router {
             )
         });
     if !state.cors_origins.is_empty() {
-        let origins: Vec<_> = state
-            .cors_origins
-            .iter()
-            .filter_map(|o| o.parse().ok())
-            .collect();
+        let allow = if state.cors_origins.iter().any(|o| o == "*") {
+            AllowOrigin::any()
+        } else {
+            AllowOrigin::list(state.cors_origins.iter().filter_map(|o| o.parse().ok()))
+        };
+        // What the documented browser flows need: PUT to an upload URL, a page image's
+        // password, `Prefer: respond-async`; and the answers' headers they read.
         router = router.layer(
             CorsLayer::new()
-                .allow_origin(AllowOrigin::list(origins))
-                .allow_methods([Method::GET, Method::POST, Method::DELETE])
+                .allow_origin(allow)
+                .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
                 .allow_headers([
                     header::AUTHORIZATION,
                     header::CONTENT_TYPE,
+                    header::IF_NONE_MATCH,
                     HeaderName::from_static("x-request-id"),
                     HeaderName::from_static("last-event-id"),
+                    HeaderName::from_static("x-document-password"),
+                    HeaderName::from_static("prefer"),
                 ])
-                .expose_headers([HeaderName::from_static("x-request-id")]),
+                .expose_headers([
+                    HeaderName::from_static("x-request-id"),
+                    header::LOCATION,
+                    header::RETRY_AFTER,
+                    header::ETAG,
+                ]),
         );
     }
     router

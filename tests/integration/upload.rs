@@ -386,12 +386,48 @@ async fn cors_is_closed_unless_origins_are_listed() {
     let closed = TestApp::new().await;
     let r = closed.send(preflight()).await;
     assert!(r.headers.get("access-control-allow-origin").is_none());
-    let open = TestApp::with(|a| a.cors_origins = Some("https://app.example".into())).await;
+    // Listed with a trailing slash, as people copy it from the address bar: the same origin.
+    let open = TestApp::with(|a| a.cors_origins = Some("https://app.example/".into())).await;
     let r = open.send(preflight()).await;
     assert_eq!(
         r.headers.get("access-control-allow-origin").unwrap(),
         "https://app.example"
     );
+    // Issue #45 item 9: the browser flows' methods and headers, and what they read back.
+    let put = Request::builder()
+        .method("OPTIONS")
+        .uri("/uploads/abc")
+        .header("origin", "https://app.example")
+        .header("access-control-request-method", "PUT")
+        .header("access-control-request-headers", "x-document-password, prefer")
+        .body(Body::empty())
+        .unwrap();
+    let r = open.send(put).await;
+    let allowed = |h: &str| r.headers.get(h).map(|v| v.to_str().unwrap().to_ascii_lowercase()).unwrap_or_default();
+    assert!(allowed("access-control-allow-methods").contains("put"), "{:?}", r.headers);
+    assert!(allowed("access-control-allow-headers").contains("x-document-password"), "{:?}", r.headers);
+    assert!(allowed("access-control-allow-headers").contains("prefer"), "{:?}", r.headers);
+    let get = Request::get("/healthz")
+        .header("origin", "https://app.example")
+        .body(Body::empty())
+        .unwrap();
+    let r = open.send(get).await;
+    let exposed = r.headers["access-control-expose-headers"].to_str().unwrap().to_ascii_lowercase();
+    for h in ["location", "retry-after", "etag", "x-request-id"] {
+        assert!(exposed.contains(h), "{exposed}");
+    }
+    // `*`: any origin (it panicked at the first request before).
+    let any = TestApp::with(|a| a.cors_origins = Some("*".into())).await;
+    let r = any.send(preflight()).await;
+    assert_eq!(r.headers.get("access-control-allow-origin").unwrap(), "*");
+    // Not an origin: refused at start with the setting named, never a panic later.
+    for bad in ["app.example", "https://app.example/path", "ftp://x.example"] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = docreader::config::ServeArgs::with_data_dir(dir.path().join("data"));
+        args.cors_origins = Some(bad.into());
+        let err = docreader::AppState::new(&args).await.err().expect(bad);
+        assert!(err.contains("DOCREADER_CORS_ORIGINS"), "{err}");
+    }
 }
 
 #[tokio::test]
