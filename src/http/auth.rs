@@ -32,6 +32,13 @@ pub fn parse_keys(spec: &str) -> Result<HashMap<String, String>, String> {
         if t.is_empty() {
             return Err("every API key needs a tenant name after ':'".into());
         }
+        // One key naming two tenants would give its holder whichever tenant won the
+        // parse: refused, whatever the order.
+        if let Some(other) = keys.get(k).filter(|other: &&String| *other != t) {
+            return Err(format!(
+                "an API key is listed for two tenants ({other} and {t}); give each tenant its own key"
+            ));
+        }
         keys.insert(k.to_string(), t.to_string());
     }
     if keys.is_empty() {
@@ -72,6 +79,18 @@ impl FromRequestParts<AppState> for Tenant {
                 None => Err(ApiError::new(ErrorCode::Unauthorized, "unknown API key")),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_key_for_two_tenants_is_refused() {
+        let k = "0123456789abcdef0123";
+        let err = super::parse_keys(&format!("{k}:alice,{k}:bob")).unwrap_err();
+        assert!(err.contains("two tenants") && !err.contains(k), "{err}");
+        // The same pair twice is harmless.
+        assert_eq!(super::parse_keys(&format!("{k}:alice,{k}:alice")).unwrap().len(), 1);
     }
 }
 
