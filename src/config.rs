@@ -63,8 +63,9 @@ pub enum Command {
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// Address to listen on. Without API keys only loopback addresses are allowed.
-    #[arg(long, env = "DOCREADER_ADDR", default_value = "127.0.0.1:8080")]
+    /// Address to listen on (`127.0.0.1:8080`, `[::1]:8080`, `localhost:8080`, `:8080` for
+    /// every address). Without API keys only loopback addresses are allowed.
+    #[arg(long, env = "DOCREADER_ADDR", default_value = "127.0.0.1:8080", value_parser = listen_addr)]
     pub addr: SocketAddr,
     /// Where the database and the uploaded files live.
     #[arg(long, env = "DOCREADER_DATA_DIR", default_value = "./data")]
@@ -350,6 +351,28 @@ impl Default for PackageLimits {
     }
 }
 
+/// A listen address: an IP and port, `localhost:PORT` (the IPv4 loopback), or `:PORT`
+/// (every address); a port alone is refused with what to write.
+pub fn listen_addr(s: &str) -> Result<SocketAddr, String> {
+    let s = s.trim();
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    let port = |p: &str| {
+        p.parse::<u16>()
+            .map_err(|_| format!("{s:?}: the port must be a number from 0 to 65535"))
+    };
+    if let Some(p) = s.strip_prefix("localhost:") {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port(p)?)));
+    }
+    if let Some(p) = s.strip_prefix(':') {
+        return Ok(SocketAddr::from(([0, 0, 0, 0], port(p)?)));
+    }
+    Err(format!(
+        "{s:?} is not an address to listen on: give IP:PORT (127.0.0.1:8080, [::1]:8080), localhost:PORT or :PORT"
+    ))
+}
+
 fn default_concurrency() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
@@ -474,6 +497,15 @@ impl ServeArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listen_addresses_as_people_write_them() {
+        assert_eq!(listen_addr("localhost:8080").unwrap().to_string(), "127.0.0.1:8080");
+        assert_eq!(listen_addr(":9000").unwrap().to_string(), "0.0.0.0:9000");
+        assert_eq!(listen_addr("[::1]:80").unwrap().to_string(), "[::1]:80");
+        assert!(listen_addr("8080").unwrap_err().contains("IP:PORT"));
+        assert!(listen_addr("localhost:http").unwrap_err().contains("port"));
+    }
 
     /// The caps are stated twice (clap's defaults, `Default`): they must agree, or the CLI
     /// and embedders would read under other limits than the server.
