@@ -213,10 +213,16 @@ pub async fn serve(
     }
 }
 
-/// An IPv4 peer seen through an IPv6 socket counts as its IPv4 address.
+/// The client a peer address stands for: an IPv4 peer seen through an IPv6 socket counts as
+/// its IPv4 address, and an IPv6 peer as its /64 (one host owns a whole /64 and can take any
+/// address in it, so its addresses share one share).
 fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None if v6.is_loopback() => ip,
+            None => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+        },
         v4 => v4,
     }
 }
@@ -280,6 +286,17 @@ pub fn per_peer_cap(configured: usize, max_connections: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_ipv6_client_is_its_slash_64() {
+        use super::canonical;
+        let a = canonical("2001:db8:1:2:aaaa::1".parse().unwrap());
+        let b = canonical("2001:db8:1:2:bbbb::9".parse().unwrap());
+        assert_eq!(a, b);
+        assert_ne!(a, canonical("2001:db8:1:3::1".parse().unwrap()));
+        assert_eq!(canonical("::ffff:10.1.2.3".parse().unwrap()).to_string(), "10.1.2.3");
+        assert_eq!(canonical("::1".parse().unwrap()).to_string(), "::1");
+    }
+
     #[test]
     fn the_cap_stays_below_the_descriptor_limit() {
         use super::connection_cap;
