@@ -164,6 +164,7 @@ fn stalled_bodies_cannot_take_every_slot() {
     // Item 2: 4,096 requests with complete headers and bodies that never finish, on every
     // JSON endpoint; /healthz keeps answering at once, a client from another address is
     // served, and every stalled connection is closed within the body timeout.
+    raise_fd_limit();
     let srv = Server::start(
         &["--workers", "0", "--body-timeout-ms", "3000", "--max-connections", "2048"],
         &[],
@@ -232,6 +233,20 @@ fn stalled_bodies_cannot_take_every_slot() {
         "{answers:?}"
     );
     assert_eq!(health(&addr).0, 200);
+}
+
+/// 4,096 client sockets need more descriptors than a default soft limit of 1,024: raised to
+/// the hard limit, as the server does for itself.
+fn raise_fd_limit() {
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit read and fill the struct they are given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 && rl.rlim_cur < rl.rlim_max {
+            rl.rlim_cur = rl.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &rl);
+        }
+    }
+    assert!(rl.rlim_cur >= 5000, "the open-file limit ({}) is too low for 4,096 sockets", rl.rlim_cur);
 }
 
 /// A TCP connection to `addr` from the local address `from` (another loopback address
