@@ -81,16 +81,14 @@ pub async fn cancel(
 /// The largest event number a stream ever gives (a job has at most a few thousand).
 const MAX_EVENT_ID: i64 = i32::MAX as i64;
 
-/// `Last-Event-ID`: absent or empty, from the start; else a whole number the stream could
+/// `Last-Event-ID`: absent, from the start; else a whole number the stream could
 /// have given (0 to 2^31 - 1), and nothing else.
 fn last_event_id(headers: &HeaderMap) -> Result<i64, ApiError> {
     let Some(v) = headers.get("last-event-id") else {
         return Ok(0);
     };
+    // An empty one is no event number either (EventSource never sends it empty).
     let text = v.to_str().unwrap_or("\u{fffd}").trim();
-    if text.is_empty() {
-        return Ok(0);
-    }
     match text.parse::<i64>() {
         Ok(n) if (0..=MAX_EVENT_ID).contains(&n) && text.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
         _ => Err(ApiError::invalid_request(format!(

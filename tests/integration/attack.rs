@@ -725,7 +725,7 @@ async fn small_hostile_inputs_fail_their_own_requests() {
     let id = jobs.upload_id("a.txt", b"hello\n").await;
     let job = jobs.read(json!({"file_id": id, "async": true})).await;
     let job = job.json["job_id"].as_str().unwrap().to_string();
-    for bad in ["9223372036854775807", "-1", "abc", "1e3"] {
+    for bad in ["9223372036854775807", "-1", "abc", "1e3", ""] {
         let r = jobs
             .send(
                 Request::get(format!("/jobs/{job}/events"))
