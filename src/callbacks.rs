@@ -267,7 +267,10 @@ impl Callbacks {
     /// told it and as the log has it.
     async fn attempt(&self, due: &Due) -> Result<(), (String, String)> {
         let plain = |e: String| (GENERIC_FAILURE.to_string(), e);
-        let secret = self.secret(&due.tenant).await.map_err(|e| plain(e.message))?;
+        let secret = self
+            .secret(&due.tenant)
+            .await
+            .map_err(|e| plain(e.message))?;
         let body = CallbackBody {
             kind: "job.ended",
             job_id: due.id.clone(),
@@ -300,19 +303,25 @@ impl Callbacks {
             ))),
             // The operator's rules (a host or address not allowed) are the tenant's to know;
             // how a connection failed is not.
-            Err(e) if matches!(
-                e.code,
-                ErrorCode::UrlNotAllowed
-                    | ErrorCode::UrlHostNotAllowed
-                    | ErrorCode::UrlSchemeNotAllowed
-                    | ErrorCode::UrlAddressBlocked
-                    | ErrorCode::UrlRedirectBlocked
-            ) =>
+            Err(e)
+                if matches!(
+                    e.code,
+                    ErrorCode::UrlNotAllowed
+                        | ErrorCode::UrlHostNotAllowed
+                        | ErrorCode::UrlSchemeNotAllowed
+                        | ErrorCode::UrlAddressBlocked
+                        | ErrorCode::UrlRedirectBlocked
+                ) =>
             {
                 let told = format!("{}: {}", e.code.as_str(), e.message);
                 Err((told.clone(), told))
             }
-            Err(e) => Err(plain(format!("{}: {} ({:?})", e.code.as_str(), e.message, e.cause))),
+            Err(e) => Err(plain(format!(
+                "{}: {} ({:?})",
+                e.code.as_str(),
+                e.message,
+                e.cause
+            ))),
         }
     }
 }

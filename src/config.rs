@@ -271,12 +271,20 @@ pub struct Limits {
     pub max_image_decode_bytes: u64,
     /// Pixels one image (or one TIFF page) may have to be decoded at all, checked from its
     /// header before a byte is decoded (`too_large` naming the page).
-    #[arg(long, env = "DOCREADER_MAX_IMAGE_PIXELS", default_value_t = 256_000_000)]
+    #[arg(
+        long,
+        env = "DOCREADER_MAX_IMAGE_PIXELS",
+        default_value_t = 256_000_000
+    )]
     pub max_image_pixels: u64,
     /// Pixels one read (or page drawing) may decode across an image's pages, checked from
     /// the pages' headers before the first is decoded: a 500-page TIFF costs what its pixels
     /// cost.
-    #[arg(long, env = "DOCREADER_MAX_IMAGE_PIXELS_PER_READ", default_value_t = 1_000_000_000)]
+    #[arg(
+        long,
+        env = "DOCREADER_MAX_IMAGE_PIXELS_PER_READ",
+        default_value_t = 1_000_000_000
+    )]
     pub max_image_pixels_per_read: u64,
     /// Pages of a multi-page TIFF read at most.
     #[arg(long, env = "DOCREADER_MAX_TIFF_PAGES", default_value_t = 500)]
@@ -500,7 +508,10 @@ mod tests {
 
     #[test]
     fn listen_addresses_as_people_write_them() {
-        assert_eq!(listen_addr("localhost:8080").unwrap().to_string(), "127.0.0.1:8080");
+        assert_eq!(
+            listen_addr("localhost:8080").unwrap().to_string(),
+            "127.0.0.1:8080"
+        );
         assert_eq!(listen_addr(":9000").unwrap().to_string(), "0.0.0.0:9000");
         assert_eq!(listen_addr("[::1]:80").unwrap().to_string(), "[::1]:80");
         assert!(listen_addr("8080").unwrap_err().contains("IP:PORT"));

@@ -121,7 +121,12 @@ pub fn internal(ip: IpAddr) -> bool {
             }
             // 6to4 (2002::/16) carries an IPv4 address in its next 32 bits.
             if s[0] == 0x2002 {
-                let v4 = std::net::Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8);
+                let v4 = std::net::Ipv4Addr::new(
+                    (s[1] >> 8) as u8,
+                    s[1] as u8,
+                    (s[2] >> 8) as u8,
+                    s[2] as u8,
+                );
                 if internal(IpAddr::V4(v4)) {
                     return true;
                 }
@@ -148,9 +153,9 @@ pub fn parse_ranges(setting: &str, ranges: Option<&str>) -> Result<Vec<(IpAddr, 
         .filter(|h| !h.is_empty())
     {
         let (addr, bits) = r.split_once('/').unwrap_or((r.as_str(), ""));
-        let ip: IpAddr = addr.parse().map_err(|_| {
-            format!("{setting}: {r:?} is not an address range such as 127.0.0.0/8")
-        })?;
+        let ip: IpAddr = addr
+            .parse()
+            .map_err(|_| format!("{setting}: {r:?} is not an address range such as 127.0.0.0/8"))?;
         let max = if ip.is_ipv4() { 32 } else { 128 };
         let bits = if bits.is_empty() {
             max
@@ -565,7 +570,12 @@ mod tests {
         ] {
             assert!(internal(a.parse().unwrap()), "{a}");
         }
-        for a in ["93.184.216.34", "2606:4700::1111", "8.8.8.8", "2002:5db8:d822::1"] {
+        for a in [
+            "93.184.216.34",
+            "2606:4700::1111",
+            "8.8.8.8",
+            "2002:5db8:d822::1",
+        ] {
             assert!(!internal(a.parse().unwrap()), "{a}");
         }
     }

@@ -221,7 +221,10 @@ async fn serve(args: ServeArgs) -> ExitCode {
     let limits = docreader::http::serve::ConnLimits {
         header_read_timeout: std::time::Duration::from_millis(args.header_read_timeout_ms.max(1)),
         max_connections,
-        per_peer: docreader::http::serve::per_peer_cap(args.max_connections_per_peer, max_connections),
+        per_peer: docreader::http::serve::per_peer_cap(
+            args.max_connections_per_peer,
+            max_connections,
+        ),
         trusted_proxies,
         drain_timeout: std::time::Duration::from_millis(match args.drain_timeout_ms {
             0 => args.limits.deadline_ms + args.limits.grace_ms,

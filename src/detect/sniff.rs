@@ -382,7 +382,8 @@ pub fn sniff<R: Read + Seek>(
     // header in front of an archive does not make it a document.
     let pdf_at_start = head.starts_with(b"%PDF-");
     let image = image_kind(head);
-    let pdf_later = !pdf_at_start && image.is_none() && find(&head[..head.len().min(1024)], b"%PDF-").is_some();
+    let pdf_later =
+        !pdf_at_start && image.is_none() && find(&head[..head.len().min(1024)], b"%PDF-").is_some();
     if pdf_at_start || image.is_some() || pdf_later {
         let mut r = open();
         if zip_at_end(&mut r, total_len) {
@@ -451,7 +452,10 @@ fn zip_at_end<R: Read + Seek>(r: &mut R, total_len: u64) -> bool {
     let from = total_len.saturating_sub(EOCD as u64 + 0xFFFF);
     let mut tail = Vec::new();
     if r.seek(std::io::SeekFrom::Start(from)).is_err()
-        || r.by_ref().take(EOCD as u64 + 0xFFFF).read_to_end(&mut tail).is_err()
+        || r.by_ref()
+            .take(EOCD as u64 + 0xFFFF)
+            .read_to_end(&mut tail)
+            .is_err()
     {
         return false;
     }
@@ -460,7 +464,12 @@ fn zip_at_end<R: Read + Seek>(r: &mut R, total_len: u64) -> bool {
         if tail[at..].starts_with(b"PK\x05\x06") && at + EOCD <= tail.len() {
             let le16 = |i: usize| u16::from_le_bytes([tail[at + i], tail[at + i + 1]]) as u64;
             let le32 = |i: usize| {
-                u32::from_le_bytes([tail[at + i], tail[at + i + 1], tail[at + i + 2], tail[at + i + 3]]) as u64
+                u32::from_le_bytes([
+                    tail[at + i],
+                    tail[at + i + 1],
+                    tail[at + i + 2],
+                    tail[at + i + 3],
+                ]) as u64
             };
             let comment = le16(20);
             let (cd_size, cd_offset) = (le32(12), le32(16));
@@ -887,13 +896,22 @@ mod tests {
         // Issue #41 item 8: `%PDF-1.4` (or an image's signature) in front of a zip, which
         // unzip still opens from its end.
         let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-        z.start_file("payload.exe", zip::write::SimpleFileOptions::default()).unwrap();
+        z.start_file("payload.exe", zip::write::SimpleFileOptions::default())
+            .unwrap();
         std::io::Write::write_all(&mut z, b"MZ not really").unwrap();
         let zipped = z.finish().unwrap().into_inner();
-        for front in [&b"%PDF-1.4\n"[..], b"GIF89a\x01\x00\x01\x00", b"junk %PDF-1.4\n"] {
+        for front in [
+            &b"%PDF-1.4\n"[..],
+            b"GIF89a\x01\x00\x01\x00",
+            b"junk %PDF-1.4\n",
+        ] {
             let mut f = front.to_vec();
             f.extend_from_slice(&zipped);
-            assert!(matches!(s(&f, "report.pdf"), Err(Refusal::Archive(_))), "{:?}", String::from_utf8_lossy(front));
+            assert!(
+                matches!(s(&f, "report.pdf"), Err(Refusal::Archive(_))),
+                "{:?}",
+                String::from_utf8_lossy(front)
+            );
         }
         // A real PDF whose compressed streams happen to hold the signature is still a PDF.
         let pdf = b"%PDF-1.4\n1 0 obj\n<< /Length 30 >>\nstream\nPK\x05\x06xxxxxxxxxxxxxxxxxx\nendstream\nendobj\nstartxref\n9\n%%EOF\n".to_vec();

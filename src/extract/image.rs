@@ -52,7 +52,13 @@ pub(crate) fn decode(input: &Input, caps: &Limits) -> Result<DynamicImage, ApiEr
 /// One page's decoding within the caps: at most `max_image_pixels` pixels, and at most
 /// `max_image_decode_bytes` bytes at `bytes_per_pixel` (the decoder's output) — refused as
 /// `too_large` naming the page and the cap, before it is decoded.
-pub(crate) fn check_page(page: usize, w: u32, h: u32, bytes_per_pixel: u64, caps: &Limits) -> Result<(), ApiError> {
+pub(crate) fn check_page(
+    page: usize,
+    w: u32,
+    h: u32,
+    bytes_per_pixel: u64,
+    caps: &Limits,
+) -> Result<(), ApiError> {
     let pixels = w as u64 * h as u64;
     if pixels > caps.max_image_pixels {
         return Err(ApiError::new(
@@ -82,7 +88,9 @@ pub(crate) fn check_page(page: usize, w: u32, h: u32, bytes_per_pixel: u64, caps
 /// page decoded): a 500-page TIFF of 16000×16000 pages costs what its pixels cost and is
 /// refused before the first, naming the page where the budget runs out.
 pub(crate) fn check_pages_budget(path: &std::path::Path, caps: &Limits) -> Result<(), ApiError> {
-    let Ok(f) = std::fs::File::open(path) else { return Ok(()) };
+    let Ok(f) = std::fs::File::open(path) else {
+        return Ok(());
+    };
     let Ok(mut dec) = tiff::decoder::Decoder::new(std::io::BufReader::new(f)) else {
         return Ok(());
     };
@@ -182,7 +190,9 @@ impl TiffPages {
     /// decodes one page, not 499 first); false when the TIFF has fewer pages.
     pub(crate) fn skip_to(&mut self, n: usize) -> bool {
         while self.n + 1 < n {
-            let Some(dec) = self.dec.as_mut() else { return false };
+            let Some(dec) = self.dec.as_mut() else {
+                return false;
+            };
             if !dec.more_images() || self.n >= self.max_pages || dec.next_image().is_err() {
                 self.dec = None;
                 return false;
@@ -221,7 +231,9 @@ impl TiffPages {
         else {
             return Some((
                 n,
-                Err(PageError::Skipped(format!("TIFF page {n} cannot be decoded; it was skipped"))),
+                Err(PageError::Skipped(format!(
+                    "TIFF page {n} cannot be decoded; it was skipped"
+                ))),
             ));
         };
         let px = (w as usize) * (h as usize);
@@ -253,7 +265,9 @@ impl TiffPages {
             n,
             rgb.and_then(|buf| RgbImage::from_raw(w, h, buf))
                 .ok_or_else(|| {
-                    PageError::Skipped(format!("TIFF page {n} has a colour type OCR does not handle; it was skipped"))
+                    PageError::Skipped(format!(
+                        "TIFF page {n} has a colour type OCR does not handle; it was skipped"
+                    ))
                 }),
         ))
     }
@@ -402,7 +416,9 @@ mod tests {
         let mut pages = TiffPages::open(&path, &Limits::default()).unwrap();
         let mut seen = Vec::new();
         while let Some((n, page)) = pages.next_page() {
-            let Ok(img) = page else { panic!("page {n} not decoded") };
+            let Ok(img) = page else {
+                panic!("page {n} not decoded")
+            };
             assert!(img.width() > 0 && img.height() > 0);
             seen.push(n);
         }

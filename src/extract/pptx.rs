@@ -472,7 +472,9 @@ impl Extractor for PptxExtractor {
             }
             // Text placed off the slide, or under a shape drawn over it: in the file, not on
             // the screen.
-            if let Some(size) = *slide_dims.get_or_insert_with(|| slide_size(&mut pkg, depth).ok().flatten()) {
+            if let Some(size) =
+                *slide_dims.get_or_insert_with(|| slide_size(&mut pkg, depth).ok().flatten())
+            {
                 for (kind, text) in misplaced_texts(&xml, depth, size)? {
                     let how = match kind {
                         "off_slide" => "placed off the slide (p:spPr a:xfrm outside p:sldSz)",
@@ -785,7 +787,8 @@ struct Placed {
 /// left out (their place is in the group's own coordinates).
 fn placed_shapes(xml: &[u8], depth: usize) -> Result<Vec<Placed>, ApiError> {
     let mut out: Vec<Placed> = Vec::new();
-    let (mut groups, mut open, mut in_sppr, mut in_t, mut in_ln) = (0usize, false, false, false, false);
+    let (mut groups, mut open, mut in_sppr, mut in_t, mut in_ln) =
+        (0usize, false, false, false, false);
     let (mut off, mut ext): (Option<(i64, i64)>, Option<(i64, i64)>) = (None, None);
     let (mut text, mut opaque, mut in_fill) = (String::new(), false, false);
     walk(xml, depth, |n| match n {
@@ -807,7 +810,10 @@ fn placed_shapes(xml: &[u8], depth: usize) -> Result<Vec<Placed>, ApiError> {
         Node::Close("solidFill" | "gradFill" | "blipFill" | "pattFill") => in_fill = false,
         // A fill with transparency shows what is under it.
         Node::Open("alpha", a) if in_sppr && in_fill => {
-            if attr(a, "val").and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v < 95_000) {
+            if attr(a, "val")
+                .and_then(|v| v.parse::<i64>().ok())
+                .is_some_and(|v| v < 95_000)
+            {
                 opaque = false;
             }
         }

@@ -90,7 +90,12 @@ mod tests {
         let err = super::parse_keys(&format!("{k}:alice,{k}:bob")).unwrap_err();
         assert!(err.contains("two tenants") && !err.contains(k), "{err}");
         // The same pair twice is harmless.
-        assert_eq!(super::parse_keys(&format!("{k}:alice,{k}:alice")).unwrap().len(), 1);
+        assert_eq!(
+            super::parse_keys(&format!("{k}:alice,{k}:alice"))
+                .unwrap()
+                .len(),
+            1
+        );
     }
 }
 

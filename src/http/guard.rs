@@ -45,7 +45,9 @@ pub const MAX_MCP_VALUES: usize = 10_000;
 fn streams_itself(method: &Method, path: &str) -> bool {
     (method == Method::POST && path == "/upload")
         || ((method == Method::PUT || method == Method::POST)
-            && path.strip_prefix("/uploads/").is_some_and(|t| !t.is_empty()))
+            && path
+                .strip_prefix("/uploads/")
+                .is_some_and(|t| !t.is_empty()))
 }
 
 /// Read every non-upload body whole, within the body timeout and its route's cap.
@@ -89,7 +91,8 @@ pub async fn bodies(State(st): State<AppState>, req: Request, next: Next) -> Res
             );
         }
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
 }
 
 /// Count JSON values (scalars and containers) outside strings, up to `max`: `Err(max)` past
@@ -147,7 +150,9 @@ fn too_large(mcp: bool, cap: u64) -> Response {
         ));
     }
     let mut r = ApiError::new(ErrorCode::TooLarge, message)
-        .with_hint("Send a smaller body; files go to POST /upload, which takes up to the file size limit.")
+        .with_hint(
+            "Send a smaller body; files go to POST /upload, which takes up to the file size limit.",
+        )
         .into_response();
     close(&mut r);
     r
@@ -204,7 +209,11 @@ pub fn allowed_hosts(st: &AppState) -> Option<Vec<String>> {
         }
         out.push(host_only(h).to_ascii_lowercase());
     }
-    if let Some(u) = st.public_url.as_deref().and_then(|u| url::Url::parse(u).ok()) {
+    if let Some(u) = st
+        .public_url
+        .as_deref()
+        .and_then(|u| url::Url::parse(u).ok())
+    {
         if let Some(h) = u.host_str() {
             out.push(host_only(h).to_ascii_lowercase());
         }
@@ -231,7 +240,9 @@ fn is_loopback_host(h: &str) -> bool {
     h == "localhost"
         || h.ends_with(".localhost")
         || h.parse::<IpAddr>().is_ok_and(|ip| match ip {
-            IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+            IpAddr::V6(v6) => {
+                v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+            }
             v4 => v4.is_loopback(),
         })
 }
@@ -326,7 +337,9 @@ fn check_site(st: &AppState, method: &Method, headers: &HeaderMap) -> Result<(),
                 origin.as_deref().unwrap_or("a cross-site page")
             ),
         )
-        .with_hint("List the page's origin in DOCREADER_CORS_ORIGINS, or configure DOCREADER_API_KEYS."));
+        .with_hint(
+            "List the page's origin in DOCREADER_CORS_ORIGINS, or configure DOCREADER_API_KEYS.",
+        ));
     }
     Ok(())
 }
@@ -337,10 +350,16 @@ mod tests {
 
     #[test]
     fn values_are_counted_outside_strings() {
-        assert_eq!(count_values(br#"{"a": [1, 2, "x,y[]"], "b": true}"#, 100), Ok(8));
+        assert_eq!(
+            count_values(br#"{"a": [1, 2, "x,y[]"], "b": true}"#, 100),
+            Ok(8)
+        );
         assert_eq!(count_values(br#""a\"b""#, 100), Ok(1));
         let many = format!("[{}]", vec!["1"; 20_000].join(","));
-        assert_eq!(count_values(many.as_bytes(), MAX_MCP_VALUES), Err(MAX_MCP_VALUES));
+        assert_eq!(
+            count_values(many.as_bytes(), MAX_MCP_VALUES),
+            Err(MAX_MCP_VALUES)
+        );
         let b64 = format!(r#"{{"content_base64": "{}"}}"#, "QUJD".repeat(1_000_000));
         assert_eq!(count_values(b64.as_bytes(), MAX_MCP_VALUES), Ok(3));
     }

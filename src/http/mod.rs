@@ -247,7 +247,12 @@ impl AppState {
 /// at start when it is not one — never a panic at the first request.
 fn cors_origins(spec: Option<&str>) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
-    for o in spec.unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
+    for o in spec
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
         let o = o.trim_end_matches('/');
         if o == "*" {
             out.push(o.to_string());
@@ -325,9 +330,18 @@ pub fn app(state: AppState) -> Router {
         );
     }
     router
-        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::bodies))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::keyless))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::forwarded))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::bodies,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::keyless,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::forwarded,
+        ))
         .layer(axum::middleware::from_fn(security_headers))
         .layer(axum::middleware::from_fn(request_id::layer))
         .with_state(state)

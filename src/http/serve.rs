@@ -136,21 +136,24 @@ pub async fn serve(
             true => None,
             false => peers.take(ip, limits.per_peer.max(1)),
         };
-        let slot = match (exempt || peer_slot.is_some(), slots.clone().try_acquire_owned()) {
+        let slot = match (
+            exempt || peer_slot.is_some(),
+            slots.clone().try_acquire_owned(),
+        ) {
             (true, Ok(p)) => Some(p),
             _ => None,
         };
         match slot {
             Some(permit) => {
                 let app = app.clone();
-                let service = tower::service_fn(move |mut req: axum::extract::Request<hyper::body::Incoming>| {
-                    req.extensions_mut().insert(ConnectInfo(peer));
-                    app.clone().oneshot(req)
-                });
-                let conn = builder.serve_connection(
-                    TokioIo::new(stream),
-                    TowerToHyperService::new(service),
+                let service = tower::service_fn(
+                    move |mut req: axum::extract::Request<hyper::body::Incoming>| {
+                        req.extensions_mut().insert(ConnectInfo(peer));
+                        app.clone().oneshot(req)
+                    },
                 );
+                let conn = builder
+                    .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move {
                     let _permit = (permit, peer_slot);
@@ -178,20 +181,20 @@ pub async fn serve(
                     continue;
                 };
                 let app = app.clone();
-                let service = tower::service_fn(move |mut req: axum::extract::Request<hyper::body::Incoming>| {
-                    req.extensions_mut().insert(ConnectInfo(peer));
-                    let app = app.clone();
-                    async move {
-                        match req.uri().path() {
-                            "/healthz" | "/readyz" => app.oneshot(req).await,
-                            _ => Ok(overloaded()),
+                let service = tower::service_fn(
+                    move |mut req: axum::extract::Request<hyper::body::Incoming>| {
+                        req.extensions_mut().insert(ConnectInfo(peer));
+                        let app = app.clone();
+                        async move {
+                            match req.uri().path() {
+                                "/healthz" | "/readyz" => app.oneshot(req).await,
+                                _ => Ok(overloaded()),
+                            }
                         }
-                    }
-                });
-                let conn = spare.serve_connection(
-                    TokioIo::new(stream),
-                    TowerToHyperService::new(service),
+                    },
                 );
+                let conn =
+                    spare.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move {
                     let _permit = (permit, share);
@@ -221,7 +224,9 @@ fn canonical(ip: IpAddr) -> IpAddr {
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
             Some(v4) => IpAddr::V4(v4),
             None if v6.is_loopback() => ip,
-            None => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(
+                u128::from(v6) & !((1u128 << 64) - 1),
+            )),
         },
         v4 => v4,
     }
@@ -293,7 +298,10 @@ mod tests {
         let b = canonical("2001:db8:1:2:bbbb::9".parse().unwrap());
         assert_eq!(a, b);
         assert_ne!(a, canonical("2001:db8:1:3::1".parse().unwrap()));
-        assert_eq!(canonical("::ffff:10.1.2.3".parse().unwrap()).to_string(), "10.1.2.3");
+        assert_eq!(
+            canonical("::ffff:10.1.2.3".parse().unwrap()).to_string(),
+            "10.1.2.3"
+        );
         assert_eq!(canonical("::1".parse().unwrap()).to_string(), "::1");
     }
 

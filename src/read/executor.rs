@@ -71,7 +71,10 @@ impl Executor {
             file_id,
             req: plan.req.clone(),
         };
-        match self.execute(tenant, input, task, plan.deadline, limits).await? {
+        match self
+            .execute(tenant, input, task, plan.deadline, limits)
+            .await?
+        {
             Done::Read(env) => Ok(env),
             Done::Picture(_) => Err(ApiError::internal("a read came back as a picture")),
         }

@@ -107,7 +107,9 @@ impl FairSlots {
     fn hand_on(self: &Arc<Self>, st: &mut State) {
         let mut passed = 0;
         while st.free > 0 && passed < st.turns.len() {
-            let Some(tenant) = st.turns.pop_front() else { break };
+            let Some(tenant) = st.turns.pop_front() else {
+                break;
+            };
             let held = st.running.get(&tenant).copied().unwrap_or(0);
             if held >= self.per_tenant {
                 st.turns.push_back(tenant);
@@ -165,7 +167,9 @@ mod tests {
     use std::time::Duration;
 
     async fn soon<T>(f: impl std::future::Future<Output = T>) -> Option<T> {
-        tokio::time::timeout(Duration::from_millis(50), f).await.ok()
+        tokio::time::timeout(Duration::from_millis(50), f)
+            .await
+            .ok()
     }
 
     #[tokio::test]

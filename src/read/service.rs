@@ -154,8 +154,10 @@ impl ReadService {
             env!("CARGO_PKG_VERSION")
         );
         // Only the exact tag: `*` would answer 304 for any page, password or not.
-        if if_none_match.is_some_and(|v| v.split(',').any(|t| t.trim().trim_start_matches("W/") == etag))
-        {
+        if if_none_match.is_some_and(|v| {
+            v.split(',')
+                .any(|t| t.trim().trim_start_matches("W/") == etag)
+        }) {
             return Ok(Drawn::NotModified { etag });
         }
         let deadline = std::time::Duration::from_millis(self.limits.deadline_ms);
@@ -236,7 +238,11 @@ impl ReadService {
                 self.run_within_tokens(tenant, input, file_id, plan.clone(), t as u64)
                     .await
             }
-            None => self.executor.run(tenant, input, file_id, &plan, &self.limits).await,
+            None => {
+                self.executor
+                    .run(tenant, input, file_id, &plan, &self.limits)
+                    .await
+            }
         };
         flight.end();
         if let (Ok(env), Some((sha, variant)), Some(st)) = (&out, &memory, &self.storage) {

@@ -52,7 +52,10 @@ fn exchange(addr: &str, head: &str, body: &[u8], wait: Duration) -> (u16, String
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b).to_string();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
     (status, body)
 }
 
@@ -78,7 +81,11 @@ fn probe(addr: &str) -> (u16, Duration) {
         .unwrap();
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
-    let status = out.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
     (status, t.elapsed())
 }
 
@@ -111,7 +118,13 @@ fn mcp_bodies_are_capped_before_they_are_parsed() {
     assert_eq!(status, 413, "{body}");
     let rpc: Value = serde_json::from_str(&body).expect("a JSON-RPC error");
     assert_eq!(rpc["jsonrpc"], "2.0");
-    assert!(rpc["error"]["message"].as_str().unwrap().contains("upload_url"), "{rpc}");
+    assert!(
+        rpc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("upload_url"),
+        "{rpc}"
+    );
     // Chunked, no length: read up to the cap, then refused.
     let mut chunked = Vec::new();
     for piece in call.chunks(1 << 20) {
@@ -128,7 +141,11 @@ fn mcp_bodies_are_capped_before_they_are_parsed() {
     );
     assert_eq!(status, 413, "{body}");
     let grew = peak_rss(&srv).saturating_sub(before);
-    assert!(grew < 50 << 20, "the server's peak grew by {} MB", grew >> 20);
+    assert!(
+        grew < 50 << 20,
+        "the server's peak grew by {} MB",
+        grew >> 20
+    );
 
     // Four 10 MB calls at once, each a long array (tens of bytes of tree a byte as JSON
     // values): refused by their count of values before any tree is built.
@@ -155,7 +172,11 @@ fn mcp_bodies_are_capped_before_they_are_parsed() {
     }
     // Bound: at most three times each body (its chunks, their copy in one piece).
     let grew = peak_rss(&srv).saturating_sub(before);
-    assert!(grew < 120 << 20, "four 10 MB calls grew the peak by {} MB", grew >> 20);
+    assert!(
+        grew < 120 << 20,
+        "four 10 MB calls grew the peak by {} MB",
+        grew >> 20
+    );
     assert_eq!(health(&srv.addr).0, 200);
 }
 
@@ -166,7 +187,14 @@ fn stalled_bodies_cannot_take_every_slot() {
     // served, and every stalled connection is closed within the body timeout.
     raise_fd_limit();
     let srv = Server::start(
-        &["--workers", "0", "--body-timeout-ms", "3000", "--max-connections", "2048"],
+        &[
+            "--workers",
+            "0",
+            "--body-timeout-ms",
+            "3000",
+            "--max-connections",
+            "2048",
+        ],
         &[],
     );
     let addr = srv.addr.clone();
@@ -212,7 +240,10 @@ fn stalled_bodies_cannot_take_every_slot() {
         times.len(),
         slowest
     );
-    assert!(slowest < Duration::from_millis(500), "healthz p99 {slowest:?}");
+    assert!(
+        slowest < Duration::from_millis(500),
+        "healthz p99 {slowest:?}"
+    );
     // Every stalled connection ends: a 408 at the body timeout, or a 503 at once for those
     // past the connection caps.
     let mut answers = std::collections::BTreeMap::new();
@@ -221,7 +252,11 @@ fn stalled_bodies_cannot_take_every_slot() {
         let mut raw = Vec::new();
         let _ = s.read_to_end(&mut raw);
         let text = String::from_utf8_lossy(&raw);
-        let status = text.split_whitespace().nth(1).unwrap_or("closed").to_string();
+        let status = text
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or("closed")
+            .to_string();
         *answers.entry(status).or_insert(0) += 1;
     }
     let took = started.elapsed();
@@ -229,7 +264,9 @@ fn stalled_bodies_cannot_take_every_slot() {
     assert!(took < Duration::from_secs(3 + 12), "{took:?}");
     assert!(answers.get("408").copied().unwrap_or(0) > 0, "{answers:?}");
     assert!(
-        answers.keys().all(|k| k == "408" || k == "503" || k == "closed"),
+        answers
+            .keys()
+            .all(|k| k == "408" || k == "503" || k == "closed"),
         "{answers:?}"
     );
     assert_eq!(health(&addr).0, 200);
@@ -238,7 +275,10 @@ fn stalled_bodies_cannot_take_every_slot() {
 /// 4,096 client sockets need more descriptors than a default soft limit of 1,024: raised to
 /// the hard limit, as the server does for itself.
 fn raise_fd_limit() {
-    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: getrlimit/setrlimit read and fill the struct they are given.
     unsafe {
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 && rl.rlim_cur < rl.rlim_max {
@@ -246,7 +286,11 @@ fn raise_fd_limit() {
             libc::setrlimit(libc::RLIMIT_NOFILE, &rl);
         }
     }
-    assert!(rl.rlim_cur >= 5000, "the open-file limit ({}) is too low for 4,096 sockets", rl.rlim_cur);
+    assert!(
+        rl.rlim_cur >= 5000,
+        "the open-file limit ({}) is too low for 4,096 sockets",
+        rl.rlim_cur
+    );
 }
 
 /// A TCP connection to `addr` from the local address `from` (another loopback address
@@ -262,16 +306,26 @@ fn socket2_connect_from(from: &str, addr: &str) -> TcpStream {
         sa.sin_family = libc::AF_INET as libc::sa_family_t;
         sa.sin_addr.s_addr = u32::from_ne_bytes(local.octets());
         assert_eq!(
-            libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_in>() as u32),
+            libc::bind(
+                fd,
+                &sa as *const _ as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_in>() as u32
+            ),
             0
         );
-        let SocketAddr::V4(v4) = to else { panic!("IPv4") };
+        let SocketAddr::V4(v4) = to else {
+            panic!("IPv4")
+        };
         let mut dst: libc::sockaddr_in = std::mem::zeroed();
         dst.sin_family = libc::AF_INET as libc::sa_family_t;
         dst.sin_port = v4.port().to_be();
         dst.sin_addr.s_addr = u32::from_ne_bytes(v4.ip().octets());
         assert_eq!(
-            libc::connect(fd, &dst as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_in>() as u32),
+            libc::connect(
+                fd,
+                &dst as *const _ as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_in>() as u32
+            ),
             0
         );
         use std::os::fd::FromRawFd;
@@ -303,7 +357,10 @@ fn call(addr: &str, key: &str, method: &str, path: &str, body: &Value) -> (u16, 
     );
     let (status, text) = exchange(addr, &head, body.as_bytes(), Duration::from_secs(120));
     let text = dechunk_if(&text);
-    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 fn dechunk_if(s: &str) -> String {
@@ -313,7 +370,9 @@ fn dechunk_if(s: &str) -> String {
     let mut out = String::new();
     let mut rest = s;
     while let Some((len, tail)) = rest.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(len.trim(), 16) else { break };
+        let Ok(n) = usize::from_str_radix(len.trim(), 16) else {
+            break;
+        };
         if n == 0 || tail.len() < n {
             break;
         }
@@ -348,7 +407,14 @@ fn one_tenant_cannot_starve_another() {
     // tenant B's small read and B's job are served in their turn, not after A's work.
     let keys = format!("{ALICE}:alice,{BOB}:bob");
     let srv = Server::start(
-        &["--workers", "2", "--api-keys", &keys, "--max-concurrent-reads", "4"],
+        &[
+            "--workers",
+            "2",
+            "--api-keys",
+            &keys,
+            "--max-concurrent-reads",
+            "4",
+        ],
         &[],
     );
     let addr = srv.addr.clone();
@@ -397,7 +463,13 @@ fn one_tenant_cannot_starve_another() {
         assert_eq!(status, 202, "{body}");
         a_jobs.push(body["job_id"].as_str().unwrap().to_string());
     }
-    let (status, body) = call(&addr, BOB, "POST", "/read", &json!({"file_id": small, "async": true}));
+    let (status, body) = call(
+        &addr,
+        BOB,
+        "POST",
+        "/read",
+        &json!({"file_id": small, "async": true}),
+    );
     assert_eq!(status, 202, "{body}");
     let b_job = body["job_id"].as_str().unwrap().to_string();
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -412,7 +484,9 @@ fn one_tenant_cannot_starve_another() {
     // When B's job is done, at most one of A's has finished: B did not wait behind them.
     let a_done = a_jobs
         .iter()
-        .filter(|id| call(&addr, ALICE, "GET", &format!("/jobs/{id}"), &json!({})).1["state"] == "done")
+        .filter(|id| {
+            call(&addr, ALICE, "GET", &format!("/jobs/{id}"), &json!({})).1["state"] == "done"
+        })
         .count();
     assert_eq!(a_done, 0, "B's job waited for {a_done} of A's");
     // A's jobs all finish in the end.
@@ -434,7 +508,11 @@ async fn deadlines_are_capped_by_the_service() {
     // the envelope says so.
     let app = TestApp::with(|a| a.limits.max_deadline_ms = 5_000).await;
     let r = app
-        .upload_and_read("a.txt", b"hello\n", json!({"deadline_ms": 9_000_000_000i64}))
+        .upload_and_read(
+            "a.txt",
+            b"hello\n",
+            json!({"deadline_ms": 9_000_000_000i64}),
+        )
         .await;
     assert_eq!(r.status, 200, "{}", r.json);
     assert!(
@@ -453,7 +531,8 @@ fn big_tiff(pages: usize, side: u32) -> Vec<u8> {
         .with_compression(Compression::Packbits);
     let data = vec![255u8; (side as usize) * (side as usize)];
     for _ in 0..pages {
-        enc.write_image::<colortype::Gray8>(side, side, &data).unwrap();
+        enc.write_image::<colortype::Gray8>(side, side, &data)
+            .unwrap();
     }
     drop(enc);
     out.into_inner()
@@ -468,15 +547,35 @@ async fn image_pixels_are_budgeted_before_decoding() {
     })
     .await;
     // Three pages of 1500² fit; eight pass the read's budget: refused naming the page.
-    let ok = app.upload_and_read("few.tif", &big_tiff(3, 1500), json!({})).await;
+    let ok = app
+        .upload_and_read("few.tif", &big_tiff(3, 1500), json!({}))
+        .await;
     assert_eq!(ok.status, 200, "{}", ok.json);
-    let r = app.upload_and_read("many.tif", &big_tiff(8, 1500), json!({})).await;
+    let r = app
+        .upload_and_read("many.tif", &big_tiff(8, 1500), json!({}))
+        .await;
     assert_error(&r, 413, "too_large");
-    assert!(r.json["error"]["message"].as_str().unwrap().contains("page 5"), "{}", r.json);
+    assert!(
+        r.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("page 5"),
+        "{}",
+        r.json
+    );
     // One page over the per-page cap.
-    let r = app.upload_and_read("huge.tif", &big_tiff(1, 2500), json!({})).await;
+    let r = app
+        .upload_and_read("huge.tif", &big_tiff(1, 2500), json!({}))
+        .await;
     assert_error(&r, 413, "too_large");
-    assert!(r.json["error"]["message"].as_str().unwrap().contains("page 1"), "{}", r.json);
+    assert!(
+        r.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("page 1"),
+        "{}",
+        r.json
+    );
     // A 1-bit PNG decodes to a byte a pixel: counted at that depth (40000² once took
     // 1.6 GB past a 1 GiB cap).
     let app = TestApp::new().await;
@@ -526,8 +625,12 @@ async fn the_keyless_service_answers_only_its_own_host_and_site() {
         for (k, v) in headers {
             r = r.header(*k, *v);
         }
-        r.body(Body::from(if body.is_null() { String::new() } else { body.to_string() }))
-            .unwrap()
+        r.body(Body::from(if body.is_null() {
+            String::new()
+        } else {
+            body.to_string()
+        }))
+        .unwrap()
     };
     let rebound = [("host", "attacker.example:8080")];
     for (method, path, body) in [
@@ -538,26 +641,57 @@ async fn the_keyless_service_answers_only_its_own_host_and_site() {
     ] {
         let r = app.send(req(method, path, &rebound, body)).await;
         assert_error(&r, 403, "forbidden");
-        assert!(r.json["error"]["hint"].as_str().unwrap().contains("DOCREADER_ALLOWED_HOSTS"), "{}", r.json);
+        assert!(
+            r.json["error"]["hint"]
+                .as_str()
+                .unwrap()
+                .contains("DOCREADER_ALLOWED_HOSTS"),
+            "{}",
+            r.json
+        );
     }
-    assert_eq!(app.send(req("GET", "/healthz", &rebound, Value::Null)).await.status, 200);
+    assert_eq!(
+        app.send(req("GET", "/healthz", &rebound, Value::Null))
+            .await
+            .status,
+        200
+    );
     for host in ["127.0.0.1:8080", "localhost", "[::1]:9"] {
-        let r = app.send(req("GET", "/files", &[("host", host)], Value::Null)).await;
+        let r = app
+            .send(req("GET", "/files", &[("host", host)], Value::Null))
+            .await;
         assert_eq!(r.status, 200, "{host}: {}", r.json);
     }
     // A cross-site page posting to the loopback service.
     for headers in [
         vec![("host", "127.0.0.1:8080"), ("sec-fetch-site", "cross-site")],
-        vec![("host", "127.0.0.1:8080"), ("origin", "https://attacker.example")],
+        vec![
+            ("host", "127.0.0.1:8080"),
+            ("origin", "https://attacker.example"),
+        ],
         vec![("host", "127.0.0.1:8080"), ("origin", "null")],
     ] {
-        let r = app.send(req("POST", "/read", &headers, json!({"file_id": id}))).await;
+        let r = app
+            .send(req("POST", "/read", &headers, json!({"file_id": id})))
+            .await;
         assert_error(&r, 403, "forbidden");
-        assert!(r.json["error"]["hint"].as_str().unwrap().contains("DOCREADER_CORS_ORIGINS"));
+        assert!(r.json["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("DOCREADER_CORS_ORIGINS"));
     }
     // The same page, same origin: fine. A listed origin, or a listed host: fine.
-    let same = [("host", "127.0.0.1:8080"), ("origin", "http://127.0.0.1:8080"), ("sec-fetch-site", "same-origin")];
-    assert_eq!(app.send(req("POST", "/read", &same, json!({"file_id": id}))).await.status, 200);
+    let same = [
+        ("host", "127.0.0.1:8080"),
+        ("origin", "http://127.0.0.1:8080"),
+        ("sec-fetch-site", "same-origin"),
+    ];
+    assert_eq!(
+        app.send(req("POST", "/read", &same, json!({"file_id": id})))
+            .await
+            .status,
+        200
+    );
     let open = TestApp::with(|a| {
         a.cors_origins = Some("https://app.example".into());
         a.allowed_hosts = Some("docs.internal".into());
@@ -565,7 +699,16 @@ async fn the_keyless_service_answers_only_its_own_host_and_site() {
     .await;
     let id = open.upload_id("a.txt", b"x\n").await;
     let r = open
-        .send(req("POST", "/read", &[("host", "docs.internal"), ("origin", "https://app.example"), ("sec-fetch-site", "cross-site")], json!({"file_id": id})))
+        .send(req(
+            "POST",
+            "/read",
+            &[
+                ("host", "docs.internal"),
+                ("origin", "https://app.example"),
+                ("sec-fetch-site", "cross-site"),
+            ],
+            json!({"file_id": id}),
+        ))
         .await;
     assert_eq!(r.status, 200, "{}", r.json);
     // With keys the checks are not needed (a page cannot borrow the key).
@@ -590,7 +733,9 @@ async fn searches_run_off_the_runtime_and_fold_identical_bytes() {
     let text = format!("{} invoice total 42\n", "İ".repeat(300));
     let mut ids = Vec::new();
     for n in 0..3 {
-        let id = app.upload_id(&format!("copy{n}.txt"), text.as_bytes()).await;
+        let id = app
+            .upload_id(&format!("copy{n}.txt"), text.as_bytes())
+            .await;
         assert_eq!(app.read(json!({"file_id": id})).await.status, 200);
         ids.push(id);
     }
@@ -626,7 +771,10 @@ fn heavy_searches_leave_health_checks_alone() {
     let mut big = String::new();
     let mut i = 0u64;
     while big.len() < 8_000_000 {
-        big.push_str(&format!("line {i} alpha beta gamma delta w{} more words here\n", i % 997));
+        big.push_str(&format!(
+            "line {i} alpha beta gamma delta w{} more words here\n",
+            i % 997
+        ));
         i += 1;
     }
     let id = upload(&addr, "", "big.txt", big.as_bytes());
@@ -636,7 +784,15 @@ fn heavy_searches_leave_health_checks_alone() {
     let searches: Vec<_> = (0..2)
         .map(|_| {
             let (addr, q) = (addr.clone(), query.clone());
-            std::thread::spawn(move || call(&addr, "", "POST", "/search", &json!({"query": q, "limit": 100})))
+            std::thread::spawn(move || {
+                call(
+                    &addr,
+                    "",
+                    "POST",
+                    "/search",
+                    &json!({"query": q, "limit": 100}),
+                )
+            })
         })
         .collect();
     let mut times = Vec::new();
@@ -650,7 +806,10 @@ fn heavy_searches_leave_health_checks_alone() {
     }
     times.push(health(&addr).1);
     let slowest = p99(times.clone());
-    eprintln!("healthz during two heavy searches: {} probes, p99 {slowest:?}", times.len());
+    eprintln!(
+        "healthz during two heavy searches: {} probes, p99 {slowest:?}",
+        times.len()
+    );
     assert!(slowest < Duration::from_millis(500), "{slowest:?}");
 }
 
@@ -675,7 +834,9 @@ async fn small_hostile_inputs_fail_their_own_requests() {
     let path = url.json["upload_url"].as_str().unwrap();
     let path = path[path.find("/uploads/").unwrap()..].to_string();
     let form = |size: usize| {
-        let mut f = b"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.txt\"\r\n\r\n".to_vec();
+        let mut f =
+            b"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.txt\"\r\n\r\n"
+                .to_vec();
         f.extend(std::iter::repeat_n(b'a', size));
         f.extend_from_slice(b"\r\n--B--\r\n");
         f
@@ -708,11 +869,19 @@ async fn small_hostile_inputs_fail_their_own_requests() {
         )
         .await;
     assert_error(&r, 413, "too_large");
-    assert!(r.json["error"]["message"].as_str().unwrap().contains(&(5u64 << 20).to_string()), "{}", r.json);
+    assert!(
+        r.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&(5u64 << 20).to_string()),
+        "{}",
+        r.json
+    );
 
     // Item 8: a zip with `%PDF-1.4` in front is an archive, not a PDF.
     let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    z.start_file("inside.txt", zip::write::SimpleFileOptions::default()).unwrap();
+    z.start_file("inside.txt", zip::write::SimpleFileOptions::default())
+        .unwrap();
     z.write_all(b"hello").unwrap();
     let mut polyglot = b"%PDF-1.4\n".to_vec();
     polyglot.extend(z.finish().unwrap().into_inner());
@@ -755,7 +924,8 @@ async fn page_image_etags_need_the_password() {
     assert_eq!(drawn.status, 200, "{}", drawn.json);
     let etag = drawn.headers["etag"].to_str().unwrap().to_string();
     for password in [None, Some("wrong")] {
-        let mut r = Request::get(format!("/files/{id}/pages/1?width=200")).header("if-none-match", &etag);
+        let mut r =
+            Request::get(format!("/files/{id}/pages/1?width=200")).header("if-none-match", &etag);
         if let Some(p) = password {
             r = r.header("x-document-password", p);
         }

@@ -526,7 +526,11 @@ async fn a_failed_callback_tells_the_tenant_nothing_about_the_port() {
     let fid = app.upload_id("a.txt", b"hello\n").await;
     let mut errors = Vec::new();
     for url in [format!("{base}/answers-503"), format!("{closed}/nobody")] {
-        let id = submit(&app, json!({"file_id": fid, "async": true, "callback_url": url})).await;
+        let id = submit(
+            &app,
+            json!({"file_id": fid, "async": true, "callback_url": url}),
+        )
+        .await;
         app.delete(&format!("/jobs/{id}")).await;
         let cb = callback_settled(&app, &id).await;
         assert_eq!(cb["state"], "failed", "{cb}");

@@ -399,20 +399,43 @@ async fn cors_is_closed_unless_origins_are_listed() {
         .uri("/uploads/abc")
         .header("origin", "https://app.example")
         .header("access-control-request-method", "PUT")
-        .header("access-control-request-headers", "x-document-password, prefer")
+        .header(
+            "access-control-request-headers",
+            "x-document-password, prefer",
+        )
         .body(Body::empty())
         .unwrap();
     let r = open.send(put).await;
-    let allowed = |h: &str| r.headers.get(h).map(|v| v.to_str().unwrap().to_ascii_lowercase()).unwrap_or_default();
-    assert!(allowed("access-control-allow-methods").contains("put"), "{:?}", r.headers);
-    assert!(allowed("access-control-allow-headers").contains("x-document-password"), "{:?}", r.headers);
-    assert!(allowed("access-control-allow-headers").contains("prefer"), "{:?}", r.headers);
+    let allowed = |h: &str| {
+        r.headers
+            .get(h)
+            .map(|v| v.to_str().unwrap().to_ascii_lowercase())
+            .unwrap_or_default()
+    };
+    assert!(
+        allowed("access-control-allow-methods").contains("put"),
+        "{:?}",
+        r.headers
+    );
+    assert!(
+        allowed("access-control-allow-headers").contains("x-document-password"),
+        "{:?}",
+        r.headers
+    );
+    assert!(
+        allowed("access-control-allow-headers").contains("prefer"),
+        "{:?}",
+        r.headers
+    );
     let get = Request::get("/healthz")
         .header("origin", "https://app.example")
         .body(Body::empty())
         .unwrap();
     let r = open.send(get).await;
-    let exposed = r.headers["access-control-expose-headers"].to_str().unwrap().to_ascii_lowercase();
+    let exposed = r.headers["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .to_ascii_lowercase();
     for h in ["location", "retry-after", "etag", "x-request-id"] {
         assert!(exposed.contains(h), "{exposed}");
     }

@@ -52,7 +52,11 @@ async fn forwarded_headers_count_only_from_a_trusted_gateway() {
     // Issue #41 item 12: a client that is not the gateway cannot choose where upload URLs
     // point; the gateway can.
     let app = keyed().await;
-    let forged = [("host", "docs.example.com"), ("x-forwarded-host", "evil.example"), ("x-forwarded-proto", "https")];
+    let forged = [
+        ("host", "docs.example.com"),
+        ("x-forwarded-host", "evil.example"),
+        ("x-forwarded-proto", "https"),
+    ];
     let r = new_url_from(&app, "203.0.113.9:5000", json!({"name": "a.pdf"}), &forged).await;
     assert_eq!(r.status, 200, "{}", r.json);
     let url = r.json["upload_url"].as_str().unwrap();

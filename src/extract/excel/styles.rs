@@ -433,15 +433,24 @@ fn color_is_white(a: &[(String, String)], theme: &[[u8; 3]]) -> bool {
         }
     } else if let Some(t) = attr(a, "theme").and_then(|t| t.trim().parse::<usize>().ok()) {
         // No theme part: Office's default theme, whose `lt1` (0) is white.
-        theme.get(t).copied().or((t == 0).then_some([255, 255, 255]))
+        theme
+            .get(t)
+            .copied()
+            .or((t == 0).then_some([255, 255, 255]))
     } else {
         None
     };
     let Some(rgb) = base else { return false };
-    let tint = attr(a, "tint").and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0);
+    let tint = attr(a, "tint")
+        .and_then(|t| t.parse::<f64>().ok())
+        .unwrap_or(0.0);
     rgb.iter().all(|&c| {
         let c = c as f64;
-        let tinted = if tint >= 0.0 { c + (255.0 - c) * tint } else { c * (1.0 + tint) };
+        let tinted = if tint >= 0.0 {
+            c + (255.0 - c) * tint
+        } else {
+            c * (1.0 + tint)
+        };
         tinted >= 250.0
     })
 }
@@ -491,14 +500,22 @@ mod tests {
     use super::*;
 
     fn attrs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn white_fonts_in_every_spelling() {
         // Issue #41 item 6: ARGB with any alpha, the palette's whites, theme colours
         // through the theme part and their tint.
-        let theme = vec![[255, 255, 255], [0, 0, 0], [0xE7, 0xE6, 0xE6], [0x44, 0x54, 0x6A]];
+        let theme = vec![
+            [255, 255, 255],
+            [0, 0, 0],
+            [0xE7, 0xE6, 0xE6],
+            [0x44, 0x54, 0x6A],
+        ];
         for white in [
             &[("rgb", "FFFFFFFF")][..],
             &[("rgb", "00FFFFFF")],
