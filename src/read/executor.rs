@@ -44,11 +44,6 @@ impl Executor {
         }
     }
 
-    /// How many reads one tenant may run at once.
-    pub fn per_tenant(&self) -> usize {
-        self.slots.per_tenant()
-    }
-
     /// Worker processes killed or found dead, and replaced.
     pub fn restarts(&self) -> u64 {
         self.workers

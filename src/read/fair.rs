@@ -46,11 +46,6 @@ impl FairSlots {
         })
     }
 
-    /// Slots one tenant may hold at once.
-    pub fn per_tenant(&self) -> usize {
-        self.per_tenant
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
