@@ -857,9 +857,9 @@ fn render_markdown(blocks: &[Block], with_tables: bool) -> Vec<String> {
             Block::Table(rows) if with_tables => {
                 let rows: Vec<Vec<String>> = rows
                     .iter()
-                    .map(|r| r.iter().map(|c| super::html::cell_text(c)).collect())
+                    .map(|r| r.iter().map(|c| super::markdown::cell_text(c)).collect())
                     .collect();
-                format!("{}{gap}", super::html::pipe_table(&rows).trim_end())
+                format!("{}{gap}", super::markdown::pipe_table(&rows).trim_end())
             }
             Block::Chart(_) | Block::Table(_) => String::new(),
         };

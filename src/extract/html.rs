@@ -1,8 +1,17 @@
-//! HTML to the text a browser shows: tags dropped, scripts, styles and templates skipped,
-//! elements a browser hides left out (the `hidden` attribute, inline `display:none`,
-//! `visibility:hidden` or `font-size:0`, and `<style>` rules of a tag, class or id that say
-//! so) and recorded, block elements on their own lines, every HTML5 character reference
-//! decoded. For HTML files, e-mail bodies with no text part, EPUB chapters and RTF's HTML.
+//! HTML to the text a browser shows, for HTML files, e-mail bodies with no text part, EPUB
+//! chapters and RTF's HTML.
+//!
+//! The page is parsed as a browser parses it (html5ever: real-world HTML is not XML —
+//! unclosed tags, implied elements, tables fixed up, every character reference), styled as
+//! a browser styles it for the few properties that hide text (`css`: style sheets for
+//! screens and `style` attributes, cascaded, selectors matched by a real engine), and
+//! walked in document order: scripts, styles and templates skipped, block elements on
+//! lines of their own, and text no one would see left out and recorded — `display:none`,
+//! the `hidden` attribute, `visibility:hidden`, `opacity:0`, a font size under 1px,
+//! transparent text or text the colour of what is behind it, placed off-screen, clipped or
+//! scaled away, or in a zero-sized box that hides its overflow.
+
+mod css;
 
 /// What a browser hides, left out of the text.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,16 +91,543 @@ pub fn to_text(html: &str) -> String {
     render(html).text
 }
 
-/// Elements that never have content (a start tag is all of them).
-const VOID: &[&str] = &[
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
-    "wbr",
+/// Elements whose content is never shown as text: metadata, code, templates, and an SVG's
+/// `<title>` (a tooltip).
+const NOT_SHOWN: &[&str] = &[
+    "head", "script", "style", "template", "title", "noembed", "noframes", "meta", "link",
 ];
 
-/// An element being left out: its name, how deep in itself we are, why, its text so far.
+/// Elements whose start and end break a line in the plain rendering (their text in a
+/// hidden element is kept apart by a space).
+const BREAKS: &[&str] = &[
+    "p",
+    "div",
+    "tr",
+    "li",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "table",
+    "ul",
+    "ol",
+    "blockquote",
+    "pre",
+    "hr",
+];
+
+/// Elements laid out as blocks unless a style says otherwise (where `height:0` with
+/// `overflow:hidden` hides; an inline element has no height of its own).
+const BLOCKS: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "center",
+    "dd",
+    "details",
+    "dialog",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hgroup",
+    "hr",
+    "li",
+    "main",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "summary",
+    "table",
+    "td",
+    "th",
+    "tr",
+    "ul",
+    "img",
+    "iframe",
+    "video",
+    "object",
+    "canvas",
+];
+
+/// What hides an element's text, as a browser would compute it (inherited down the tree).
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    /// Hidden with everything inside it: `display:none`, `opacity:0`, off-screen,
+    /// clipped or scaled away, a zero-sized box that hides its overflow.
+    gone: Option<&'static str>,
+    /// `visibility:hidden` (a descendant may set `visible` again).
+    invisible: bool,
+    /// The computed font size in CSS pixels.
+    font: f32,
+    /// The text colour; `None` when not known.
+    color: Option<css::Rgba>,
+    /// The colour behind the text; `None` when not known (an image, a sheet we lack).
+    backdrop: Option<css::Rgba>,
+    /// The product of the opacities down to here.
+    opacity: f32,
+}
+
+impl Seen {
+    fn root(external_sheets: bool) -> Self {
+        Seen {
+            gone: None,
+            invisible: false,
+            font: 16.0,
+            color: Some(css::Rgba::BLACK),
+            backdrop: (!external_sheets).then_some(css::Rgba::WHITE),
+            opacity: 1.0,
+        }
+    }
+
+    /// Why text here is not seen, if it is not.
+    fn hides(&self) -> Option<&'static str> {
+        if let Some(why) = self.gone {
+            return Some(why);
+        }
+        if self.invisible {
+            return Some("visibility:hidden");
+        }
+        if self.font <= 0.0 {
+            return Some("font-size:0");
+        }
+        if self.font < 1.0 {
+            return Some("font-size under 1px");
+        }
+        let color = self.color?;
+        if color.3 < 16 {
+            return Some("transparent text");
+        }
+        match self.backdrop {
+            Some(b) if color.near(b) => Some("colour of its background"),
+            _ => None,
+        }
+    }
+
+    /// An element's style from its parent's and its own declarations.
+    fn of(parent: &Seen, d: &css::Declared, name: &str, hidden_attr: bool) -> Seen {
+        use css::Prop as P;
+        let mut s = *parent;
+        if let Some(v) = d.get(P::FontSize).filter(|v| *v != "inherit") {
+            s.font = css::font_size(v, parent.font);
+        }
+        if let Some(v) = d.get(P::Color) {
+            if !matches!(v, "inherit" | "currentcolor") {
+                s.color = css::colour(v);
+            }
+        }
+        // What is painted behind: a colour of its own, an image (not known), or the
+        // parent's backdrop showing through.
+        let mut image = d
+            .get(P::BackgroundImage)
+            .is_some_and(|v| v != "none" && v != "initial");
+        let mut fill = d.get(P::BackgroundColor).map(css::colour);
+        if let Some(v) = d.get(P::Background) {
+            if v.contains("url(") || v.contains("gradient(") || v.contains("image(") {
+                image = true;
+            } else if v != "none" && v != "inherit" {
+                fill = Some(v.split_whitespace().find_map(css::colour).or_else(|| {
+                    // `var(…)` and the like: what it paints is not known.
+                    v.split_whitespace()
+                        .any(|t| t.contains('('))
+                        .then_some(css::Rgba(0, 0, 0, 1))
+                }));
+            }
+        }
+        if image {
+            s.backdrop = None;
+        } else if let Some(fill) = fill {
+            match fill {
+                Some(c) if c.3 >= 128 => s.backdrop = Some(c),
+                Some(c) if c.3 == 1 && c.0 == 0 => s.backdrop = None,
+                Some(_) => {}
+                None => s.backdrop = None,
+            }
+        }
+        // The page itself (`html`, `body`) is never taken for hidden: pages hide their body
+        // until a script has run (`.async-hide{opacity:0}`, `body{visibility:hidden}`),
+        // and a reader shows what the script would.
+        let page = matches!(name, "html" | "body");
+        match d.get(P::Visibility) {
+            Some("hidden" | "collapse") if !page => s.invisible = true,
+            Some("visible") => s.invisible = false,
+            _ => {}
+        }
+        if s.gone.is_some() || page {
+            return s;
+        }
+        let em = s.font;
+        let len = |p: P| d.get(p).and_then(|v| css::length(v, em));
+        let display = d.get(P::Display);
+        if display == Some("none") {
+            s.gone = Some(if hidden_attr && d.is_hint(P::Display) {
+                "hidden attribute"
+            } else {
+                "display:none"
+            });
+            return s;
+        }
+        if let Some(o) = d.get(P::Opacity).and_then(|v| match v.strip_suffix('%') {
+            Some(pc) => pc.parse::<f32>().ok().map(|p| p / 100.0),
+            None => v.parse::<f32>().ok(),
+        }) {
+            s.opacity *= o.clamp(0.0, 1.0);
+        }
+        if s.opacity <= 0.01 {
+            s.gone = Some("opacity:0");
+            return s;
+        }
+        let position = d.get(P::Position).unwrap_or("static");
+        let placed = matches!(position, "absolute" | "fixed" | "relative" | "sticky");
+        let far = |v: Option<f32>| v.is_some_and(|n| n <= -999.0);
+        let translated_far = d.get(P::Transform).is_some_and(|t| {
+            t.split(|c: char| c == '(' || c == ')' || c == ',' || c.is_whitespace())
+                .filter_map(|t| css::length(t, em))
+                .any(|n| n <= -999.0)
+        });
+        if (placed && (far(len(P::Left)) || far(len(P::Top))))
+            || far(len(P::TextIndent))
+            || translated_far
+        {
+            s.gone = Some("off-screen");
+            return s;
+        }
+        if d.get(P::Transform).is_some_and(scaled_away) {
+            s.gone = Some("scaled to nothing");
+            return s;
+        }
+        let absolute = matches!(position, "absolute" | "fixed");
+        if (absolute && d.get(P::Clip).is_some_and(|v| clip_empty(v, em)))
+            || d.get(P::ClipPath).is_some_and(|v| clip_path_empty(v, em))
+        {
+            s.gone = Some("clipped away");
+            return s;
+        }
+        let block = absolute
+            || display.map_or(BLOCKS.contains(&name), |v| v != "inline" && v != "contents");
+        let hides_overflow = |p: P| {
+            d.get(p)
+                .or_else(|| d.get(P::Overflow))
+                .is_some_and(|v| v.split_whitespace().any(|o| o == "hidden" || o == "clip"))
+        };
+        let zero =
+            |a: P, b: P| len(a).is_some_and(|n| n <= 1.0) || len(b).is_some_and(|n| n <= 1.0);
+        if block
+            && ((zero(P::Height, P::MaxHeight) && hides_overflow(P::OverflowY))
+                || (zero(P::Width, P::MaxWidth) && hides_overflow(P::OverflowX)))
+        {
+            s.gone = Some("zero-size box, overflow hidden");
+        }
+        s
+    }
+}
+
+/// `transform: scale(0)`, `scaleX(0)`, `scaleY(0)`: drawn at no size.
+fn scaled_away(t: &str) -> bool {
+    let mut rest = t;
+    while let Some(i) = rest.find("scale") {
+        rest = &rest[i + 5..];
+        let Some(open) = rest.find('(') else { break };
+        let which = &rest[..open];
+        let Some(close) = rest.find(')') else { break };
+        let args: Vec<f32> = rest[open + 1..close]
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter_map(|a| a.parse().ok())
+            .collect();
+        let zero = |i: usize| args.get(i).is_some_and(|v| v.abs() < 0.01);
+        let hit = match which {
+            "" => zero(0) || zero(1),
+            "x" | "y" | "3d" => zero(0) || (which == "3d" && zero(1)),
+            _ => false,
+        };
+        if hit {
+            return true;
+        }
+        rest = &rest[close..];
+    }
+    false
+}
+
+/// `clip: rect(top right bottom left)` (commas or spaces) with no area left.
+fn clip_empty(v: &str, em: f32) -> bool {
+    let Some(args) = v.strip_prefix("rect(").and_then(|a| a.strip_suffix(')')) else {
+        return false;
+    };
+    let n: Vec<Option<f32>> = args
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|a| !a.is_empty())
+        .map(|a| css::length(a, em))
+        .collect();
+    match n.as_slice() {
+        [top, right, bottom, left] => {
+            let thin = |a: &Option<f32>, b: &Option<f32>| match (a, b) {
+                (Some(a), Some(b)) => b - a <= 1.0,
+                _ => false,
+            };
+            thin(top, bottom) || thin(left, right)
+        }
+        _ => false,
+    }
+}
+
+/// A `clip-path` that leaves nothing: `inset()` of half or more, `circle(0)`,
+/// `ellipse(0 …)`, a polygon of one point.
+fn clip_path_empty(v: &str, em: f32) -> bool {
+    let args = |f: &str| {
+        v.strip_prefix(f)
+            .and_then(|a| a.split_once(')'))
+            .map(|(a, _)| a.to_string())
+    };
+    let pct_or_len = |a: &str| -> Option<f32> {
+        match a.strip_suffix('%') {
+            Some(p) => p.parse::<f32>().ok().map(|p| p / 100.0),
+            // A length: only zero says anything without the box's size.
+            None => css::length(a, em).map(|n| if n <= 0.0 { 0.0 } else { -1.0 }),
+        }
+    };
+    if let Some(a) = args("inset(") {
+        let a = a.split(" round").next().unwrap_or("").to_string();
+        let v: Vec<f32> = a
+            .split_whitespace()
+            .filter_map(|x| match x.strip_suffix('%') {
+                Some(p) => p.parse().ok(),
+                None => None,
+            })
+            .collect();
+        return match v.as_slice() {
+            [all] => *all >= 50.0,
+            [tb, lr] => *tb >= 50.0 || *lr >= 50.0,
+            [t, lr, b] => t + b >= 100.0 || *lr >= 50.0,
+            [t, r, b, l] => t + b >= 100.0 || l + r >= 100.0,
+            _ => false,
+        };
+    }
+    if let Some(a) = args("circle(") {
+        let r = a.split(" at").next().unwrap_or("").trim().to_string();
+        return pct_or_len(&r) == Some(0.0);
+    }
+    if let Some(a) = args("ellipse(") {
+        let radii = a.split(" at").next().unwrap_or("").to_string();
+        return radii.split_whitespace().any(|r| pct_or_len(r) == Some(0.0));
+    }
+    if let Some(a) = args("polygon(") {
+        let points: Vec<String> = a
+            .split(',')
+            .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|p| !p.starts_with("nonzero") && !p.starts_with("evenodd"))
+            .collect();
+        return !points[0].is_empty() && points.iter().all(|p| *p == points[0]);
+    }
+    false
+}
+
+/// An XHTML document (an EPUB chapter, XHTML mail) as an HTML parser must see it: an
+/// element written `<x/>` that is not void (`<div/>`, `<title/>`, `<script/>`) opened and
+/// closed, which in XHTML it is, and not left open to swallow the rest.
+fn xhtml_as_html(src: &str) -> std::borrow::Cow<'_, str> {
+    let mut cut = src.len().min(2048);
+    while !src.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let head = &src[..cut];
+    let xhtml = head
+        .trim_start_matches('\u{FEFF}')
+        .trim_start()
+        .starts_with("<?xml")
+        || head.contains("http://www.w3.org/1999/xhtml");
+    if !xhtml || !src.contains("/>") {
+        return std::borrow::Cow::Borrowed(src);
+    }
+    const VOID: &[&str] = &[
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+        "track", "wbr", "param",
+    ];
+    let b = src.as_bytes();
+    let mut out = String::with_capacity(src.len() + 64);
+    let mut copied = 0;
+    let mut i = 0;
+    while let Some(off) = memchr::memchr(b'<', &b[i..]) {
+        let lt = i + off;
+        i = lt + 1;
+        if !b.get(lt + 1).is_some_and(u8::is_ascii_alphabetic) {
+            continue;
+        }
+        // The tag's end, quotes respected.
+        let mut j = lt + 1;
+        let mut quote = 0u8;
+        while j < b.len() {
+            match (quote, b[j]) {
+                (0, b'"' | b'\'') => quote = b[j],
+                (q, c) if q != 0 && c == q => quote = 0,
+                (0, b'>') => break,
+                _ => {}
+            }
+            j += 1;
+        }
+        if j >= b.len() {
+            break;
+        }
+        if b[j - 1] == b'/' {
+            let name: String = src[lt + 1..j]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == ':' || *c == '-')
+                .collect();
+            let local = name.rsplit(':').next().unwrap_or("").to_ascii_lowercase();
+            if !VOID.contains(&local.as_str()) {
+                out.push_str(&src[copied..j - 1]);
+                out.push('>');
+                out.push_str("</");
+                out.push_str(&name);
+                out.push('>');
+                copied = j + 1;
+            }
+        }
+        i = j + 1;
+    }
+    out.push_str(&src[copied..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Elements nested past this depth in the source are left out (their text kept): an HTML
+/// parser looks through the elements open on every block start, end tag and formatting
+/// element, so a page of 100,000 unclosed `<div>`s costs its square (34 s); Blink stops
+/// nesting at 512 for the same reason; real pages stay far below 256. The style of elements this deep is their parent's
+/// anyway (`css::MAX_STYLED_DEPTH`).
+const MAX_NESTING: usize = 256;
+
+/// The source with the tags of elements past [`MAX_NESTING`] open elements taken out, their
+/// end tags with them, and end tags of elements not open taken out. Elements whose end tag may be left out (`p`, `li`, `td`, …)
+/// and void ones do not count: they do not nest by themselves. Borrowed when nothing is
+/// that deep and no end tag is stray.
+fn bounded_nesting(src: &str) -> std::borrow::Cow<'_, str> {
+    const FLAT: &[&str] = &[
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+        "track", "wbr", "param", "keygen", "p", "li", "dt", "dd", "tr", "td", "th", "option",
+        "optgroup", "tbody", "thead", "tfoot", "colgroup", "caption", "rb", "rt", "rp", "rtc",
+        "html", "head", "body",
+    ];
+    const RAW: &[&str] = &[
+        "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes",
+    ];
+    let b = src.as_bytes();
+    // The elements open, as far as this scan can tell (at most MAX_NESTING).
+    let mut open: Vec<String> = Vec::new();
+    let mut dropped: std::collections::HashMap<String, usize> = Default::default();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while let Some(off) = memchr::memchr(b'<', &b[i..]) {
+        let lt = i + off;
+        i = lt + 1;
+        if b[lt + 1..].starts_with(b"!--") {
+            i = memchr::memmem::find(&b[lt + 4..], b"-->").map_or(b.len(), |e| lt + 4 + e + 3);
+            continue;
+        }
+        let closing = b.get(lt + 1) == Some(&b'/');
+        let name_at = lt + 1 + usize::from(closing);
+        if !b.get(name_at).is_some_and(u8::is_ascii_alphabetic) {
+            continue;
+        }
+        let name_end = b[name_at..]
+            .iter()
+            .position(|c| c.is_ascii_whitespace() || *c == b'/' || *c == b'>')
+            .map_or(b.len(), |p| name_at + p);
+        let name = src[name_at..name_end].to_ascii_lowercase();
+        // The tag's end, quotes respected.
+        let mut j = name_end;
+        let mut quote = 0u8;
+        while j < b.len() {
+            match (quote, b[j]) {
+                (0, b'"' | b'\'') => quote = b[j],
+                (q, c) if q != 0 && c == q => quote = 0,
+                (0, b'>') => break,
+                _ => {}
+            }
+            j += 1;
+        }
+        if j >= b.len() {
+            break;
+        }
+        i = j + 1;
+        if !closing && RAW.contains(&name.as_str()) {
+            // Its content is text up to its end tag, whatever it looks like; the end tag
+            // goes as written.
+            let end = format!("</{name}");
+            let rest = &b[i..];
+            let at = memchr::memmem::find_iter(rest, b"</").find(|&p| {
+                rest[p..]
+                    .get(..end.len())
+                    .is_some_and(|t| t.eq_ignore_ascii_case(end.as_bytes()))
+            });
+            i = match at {
+                Some(p) => memchr::memchr(b'>', &rest[p..]).map_or(b.len(), |q| i + p + q + 1),
+                None => b.len(),
+            };
+            continue;
+        }
+        if FLAT.contains(&name.as_str()) || (!closing && b[j - 1] == b'/') {
+            continue;
+        }
+        // A start tag past the depth and its end tag are taken out; so is an end tag of
+        // nothing open (the parser would look through every open element for it, then
+        // ignore it).
+        let keep = if closing {
+            match dropped.get_mut(&name).filter(|n| **n > 0) {
+                Some(n) => {
+                    *n -= 1;
+                    false
+                }
+                None => match open.iter().rposition(|o| *o == name) {
+                    Some(at) => {
+                        open.truncate(at);
+                        true
+                    }
+                    None => false,
+                },
+            }
+        } else if open.len() >= MAX_NESTING {
+            *dropped.entry(name).or_default() += 1;
+            false
+        } else {
+            open.push(name);
+            true
+        };
+        if !keep {
+            let o = out.get_or_insert_with(|| String::with_capacity(src.len()));
+            o.push_str(&src[copied..lt]);
+            // A space where the tag stood, so words either side stay apart.
+            o.push(' ');
+            copied = j + 1;
+        }
+    }
+    match out {
+        Some(mut o) => {
+            o.push_str(&src[copied..]);
+            std::borrow::Cow::Owned(o)
+        }
+        None => std::borrow::Cow::Borrowed(src),
+    }
+}
+
+/// An element being left out: the element it started at, why, its text so far.
 struct Hiding {
-    name: String,
-    depth: usize,
+    owner: ego_tree::NodeId,
     why: &'static str,
     text: String,
 }
@@ -113,124 +649,220 @@ pub fn render(html: &str) -> Rendered {
     render_as(html, false, HiddenMode::Drop)
 }
 
+/// One step of the walk over the document tree.
+enum Step<'a> {
+    Enter(ego_tree::NodeRef<'a, scraper::Node>, usize),
+    Leave(scraper::ElementRef<'a>),
+}
+
+/// The state of one open element on the walk.
+struct Open {
+    seen: Seen,
+    /// A hiding paused for it (it is shown inside a hidden element) and resumed after it.
+    resume: Option<(ego_tree::NodeId, &'static str)>,
+}
+
 /// Render as text or Markdown (headings, lists with their numbers, links, GFM pipe
 /// tables), hidden text dropped, kept or marked.
 pub fn render_as(html: &str, markdown: bool, mode: HiddenMode) -> Rendered {
-    let rules = StyleRules::of(html);
+    let xhtml = xhtml_as_html(html);
+    let source = bounded_nesting(&xhtml);
+    // Parsed as a browser with scripts off parses it: what `<noscript>` holds is markup
+    // shown (no script of the page runs here).
+    let opts = html5ever::driver::ParseOpts {
+        tree_builder: html5ever::tree_builder::TreeBuilderOpts {
+            scripting_enabled: false,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let doc = {
+        use html5ever::tendril::TendrilSink;
+        html5ever::driver::parse_document(
+            scraper::HtmlTreeSink::new(scraper::Html::new_document()),
+            opts,
+        )
+        .one(&*source)
+    };
+    let mut sheet = css::Sheet::default();
+    let mut title: Option<String> = None;
+    for el in doc.tree.nodes().filter_map(scraper::ElementRef::wrap) {
+        let v = el.value();
+        match v.name() {
+            "style"
+                if css::media_attr_applies(v.attr("media"))
+                    && v.attr("type").is_none_or(|t| {
+                        let t = t.trim().to_ascii_lowercase();
+                        t.is_empty() || t == "text/css"
+                    }) =>
+            {
+                sheet.add(&el.text().collect::<String>());
+            }
+            "link"
+                if v.attr("rel").is_some_and(|r| {
+                    r.split_whitespace()
+                        .any(|w| w.eq_ignore_ascii_case("stylesheet"))
+                }) && css::media_attr_applies(v.attr("media")) =>
+            {
+                sheet.external = true;
+            }
+            "title"
+                if title.is_none()
+                    && el
+                        .parent()
+                        .and_then(scraper::ElementRef::wrap)
+                        .is_none_or(|p| p.value().name() != "svg") =>
+            {
+                let mut t = String::new();
+                push_text(&mut t, &el.text().collect::<String>());
+                let t = t.trim().to_string();
+                if !t.is_empty() {
+                    title = Some(t);
+                }
+            }
+            _ => {}
+        }
+    }
     let mut md = markdown.then(Markdown::default);
     let mut out = String::with_capacity(html.len() / 2);
     let mut hidden: Vec<Hidden> = Vec::new();
     let mut hiding: Option<Hiding> = None;
-    let mut rest = html;
-    let mut skip_until: Option<&'static str> = None;
-    while !rest.is_empty() {
-        let Some(lt) = rest.find('<') else {
-            if skip_until.is_none() {
-                match hiding.as_mut() {
-                    Some(h) => push_text(&mut h.text, rest),
-                    None => push_text(&mut out, rest),
+    let mut open: Vec<Open> = vec![Open {
+        seen: Seen::root(sheet.external),
+        resume: None,
+    }];
+    let mut steps: Vec<Step> = vec![Step::Enter(doc.tree.root(), 0)];
+    while let Some(step) = steps.pop() {
+        match step {
+            Step::Enter(node, depth) => match node.value() {
+                scraper::Node::Text(t) => match hiding.as_mut() {
+                    Some(h) => push_text(&mut h.text, t),
+                    None => push_text(&mut out, t),
+                },
+                scraper::Node::Element(v) => {
+                    let Some(el) = scraper::ElementRef::wrap(node) else {
+                        continue;
+                    };
+                    let name = v.name();
+                    if NOT_SHOWN.contains(&name) {
+                        continue;
+                    }
+                    let parent = open.last().map_or(Seen::root(false), |o| o.seen);
+                    let seen = if depth < css::MAX_STYLED_DEPTH {
+                        Seen::of(
+                            &parent,
+                            &sheet.declared(el),
+                            name,
+                            v.attr("hidden").is_some(),
+                        )
+                    } else {
+                        parent
+                    };
+                    let mut resume = None;
+                    match (seen.hides(), hiding.is_some()) {
+                        (Some(why), false) => {
+                            hiding = Some(Hiding {
+                                owner: node.id(),
+                                why,
+                                text: String::new(),
+                            });
+                        }
+                        (None, true) => {
+                            // Shown again inside a hidden element (`visibility:visible`, a
+                            // font size or colour of its own): what was hidden so far ends
+                            // here and goes on after it.
+                            if let Some(h) = hiding.take() {
+                                resume = Some((h.owner, h.why));
+                                let done = h.done();
+                                place_hidden(&mut out, done.as_ref(), mode);
+                                hidden.extend(done);
+                            }
+                        }
+                        _ => {}
+                    }
+                    open.push(Open { seen, resume });
+                    steps.push(Step::Leave(el));
+                    for child in node.children().rev() {
+                        steps.push(Step::Enter(child, depth + 1));
+                    }
+                    tag(&mut out, md.as_mut(), hiding.as_mut(), el, false);
+                }
+                _ => {
+                    for child in node.children().rev() {
+                        steps.push(Step::Enter(child, depth + 1));
+                    }
+                }
+            },
+            Step::Leave(el) => {
+                tag(&mut out, md.as_mut(), hiding.as_mut(), el, true);
+                let this = open.pop();
+                if hiding.as_ref().is_some_and(|h| h.owner == el.id()) {
+                    let done = hiding.take().and_then(Hiding::done);
+                    place_hidden(&mut out, done.as_ref(), mode);
+                    hidden.extend(done);
+                }
+                if let Some((owner, why)) = this.and_then(|o| o.resume) {
+                    if hiding.is_none() {
+                        hiding = Some(Hiding {
+                            owner,
+                            why,
+                            text: String::new(),
+                        });
+                    }
                 }
             }
-            break;
-        };
-        if skip_until.is_none() {
-            match hiding.as_mut() {
-                Some(h) => push_text(&mut h.text, &rest[..lt]),
-                None => push_text(&mut out, &rest[..lt]),
-            }
-        }
-        rest = &rest[lt..];
-        if rest.starts_with("<!--") {
-            rest = rest.find("-->").map(|i| &rest[i + 3..]).unwrap_or("");
-            continue;
-        }
-        let Some(gt) = rest.find('>') else { break };
-        let tag = &rest[1..gt];
-        rest = &rest[gt + 1..];
-        let closing = tag.starts_with('/');
-        let name: String = tag
-            .trim_start_matches('/')
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .collect::<String>()
-            .to_ascii_lowercase();
-        if let Some(end) = skip_until {
-            if closing && name == end {
-                skip_until = None;
-            }
-            continue;
-        }
-        let empty = tag.trim_end().ends_with('/') || VOID.contains(&name.as_str());
-        if let Some(h) = hiding.as_mut() {
-            if name == h.name && !empty {
-                if closing {
-                    h.depth -= 1;
-                } else {
-                    h.depth += 1;
-                }
-            }
-            if h.depth == 0 {
-                let done = hiding.take().and_then(Hiding::done);
-                place_hidden(&mut out, done.as_ref(), mode);
-                hidden.extend(done);
-            } else if matches!(
-                name.as_str(),
-                "br" | "p" | "div" | "li" | "tr" | "td" | "th"
-            ) {
-                h.text.push(' ');
-            } else if !closing && !empty {
-                // Code and style sheets inside a hidden element are not its text either.
-                skip_until = match name.as_str() {
-                    "script" => Some("script"),
-                    "style" => Some("style"),
-                    "template" => Some("template"),
-                    _ => None,
-                };
-            }
-            continue;
-        }
-        if !closing && !empty && !name.is_empty() {
-            if let Some(why) = rules.hides(&name, tag) {
-                hiding = Some(Hiding {
-                    name,
-                    depth: 1,
-                    why,
-                    text: String::new(),
-                });
-                continue;
-            }
-        }
-        if let Some(m) = md.as_mut() {
-            if m.tag(&mut out, &name, tag, closing) {
-                continue;
-            }
-        }
-        // `<head/>` (XHTML) opens and closes at once: nothing to skip.
-        match name.as_str() {
-            "script" if !closing && !empty => skip_until = Some("script"),
-            "template" if !closing && !empty => skip_until = Some("template"),
-            "style" if !closing && !empty => skip_until = Some("style"),
-            "head" if !closing && !empty => skip_until = Some("head"),
-            "br" => out.push('\n'),
-            "p" | "div" | "tr" | "li" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "table"
-            | "ul" | "ol" | "blockquote" | "pre" | "hr" | "title" => {
-                if !out.ends_with('\n') && !out.is_empty() {
-                    out.push('\n');
-                }
-                if name == "li" && !closing {
-                    out.push_str("• ");
-                }
-            }
-            "td" | "th" if closing => out.push_str(" | "),
-            _ => {}
         }
     }
     // An element hidden and never closed hides to the end, as in a browser.
     let done = hiding.and_then(Hiding::done);
     place_hidden(&mut out, done.as_ref(), mode);
     hidden.extend(done);
-    // Collapse runs of blank lines and trailing spaces; each hidden element's place
-    // becomes its line number.
+    finish(out, hidden, md.is_some(), title)
+}
+
+/// A start (`closing` false) or end tag's rendering: in a hidden element a space between
+/// blocks, else Markdown's or the plain text's.
+fn tag(
+    out: &mut String,
+    md: Option<&mut Markdown>,
+    hiding: Option<&mut Hiding>,
+    el: scraper::ElementRef<'_>,
+    closing: bool,
+) {
+    let name = el.value().name();
+    if let Some(h) = hiding {
+        if matches!(name, "br" | "p" | "div" | "li" | "tr" | "td" | "th") {
+            h.text.push(' ');
+        }
+        return;
+    }
+    if let Some(m) = md {
+        let attr = |k: &str| el.value().attr(k).map(str::to_string);
+        if m.tag(out, name, &attr, closing) {
+            return;
+        }
+    }
+    match name {
+        "br" if !closing => out.push('\n'),
+        "li" if !closing => {
+            if !out.ends_with('\n') && !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str("• ");
+        }
+        n if BREAKS.contains(&n) => {
+            if !out.ends_with('\n') && !out.is_empty() {
+                out.push('\n');
+            }
+        }
+        "td" | "th" if closing => out.push_str(" | "),
+        _ => {}
+    }
+}
+
+/// The rendered output made text: runs of blank lines collapsed, trailing spaces gone,
+/// each hidden element's place mark made its line number.
+fn finish(out: String, mut hidden: Vec<Hidden>, markdown: bool, title: Option<String>) -> Rendered {
     let mut clean = String::with_capacity(out.len());
     let mut blank = 0;
     let mut lines_out = 0usize;
@@ -244,14 +876,22 @@ pub fn render_as(html: &str, markdown: bool, mode: HiddenMode) -> Rendered {
         } else {
             line
         };
-        let l = match md {
+        let l = if markdown {
             // List items keep their indent, table rows their closing pipe.
-            Some(_) => line.trim_end(),
-            None => line
+            line.trim_end()
+        } else {
+            // A row's cells end in ` | `; a line of nothing but that (cells with only
+            // pictures in them) is empty.
+            let l = line
                 .trim_end()
                 .trim_end_matches(" |")
                 .trim_end()
-                .trim_start_matches(' '),
+                .trim_start_matches(' ');
+            if l == "|" {
+                ""
+            } else {
+                l
+            }
         };
         // Where the next line shown will be (a hidden block between lines is placed
         // at the line after it).
@@ -285,7 +925,7 @@ pub fn render_as(html: &str, markdown: bool, mode: HiddenMode) -> Rendered {
     Rendered {
         text,
         hidden,
-        title: title(html),
+        title,
     }
 }
 
@@ -340,7 +980,7 @@ impl MdTable {
         } else {
             out.len()
         };
-        let text = cell_text(&out[at..]);
+        let text = super::markdown::cell_text(&out[at..]);
         out.truncate(at);
         if self.rows.is_empty() {
             self.rows.push(Vec::new());
@@ -349,33 +989,6 @@ impl MdTable {
         // A cell spanning columns fills each of them, so the columns stay aligned.
         row.extend(std::iter::repeat_n(text, span));
     }
-}
-
-/// A cell's text on one line, its pipes escaped.
-pub(crate) fn cell_text(s: &str) -> String {
-    s.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace('|', "\\|")
-}
-
-/// A GFM pipe table: the first row is the header, every row as wide as the widest.
-pub(crate) fn pipe_table(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0).max(1);
-    let mut out = String::new();
-    for (i, r) in rows.iter().enumerate() {
-        out.push('|');
-        for c in 0..cols {
-            out.push(' ');
-            out.push_str(r.get(c).map_or("", String::as_str));
-            out.push_str(" |");
-        }
-        out.push('\n');
-        if i == 0 {
-            out.push_str(&separator(cols));
-        }
-    }
-    out
 }
 
 /// A link target fit for Markdown: control characters (tab and line breaks among them)
@@ -429,11 +1042,6 @@ fn wrap_since(out: &mut String, at: usize, wrap: impl FnOnce(&str) -> String) {
     out.push_str(&wrapped);
 }
 
-/// A pipe table's separator row for `cols` columns, line end included.
-pub(crate) fn separator(cols: usize) -> String {
-    format!("|{}\n", "---|".repeat(cols.max(1)))
-}
-
 /// Make the output end with a blank line (a new Markdown block), unless it is empty.
 fn block_break(out: &mut String) {
     if out.is_empty() || out.ends_with("\n\n") {
@@ -450,7 +1058,13 @@ fn line_break(out: &mut String) {
 
 impl Markdown {
     /// Render a tag's Markdown; false leaves it to the plain rendering.
-    fn tag(&mut self, out: &mut String, name: &str, tag: &str, closing: bool) -> bool {
+    fn tag(
+        &mut self,
+        out: &mut String,
+        name: &str,
+        attr: &dyn Fn(&str) -> Option<String>,
+        closing: bool,
+    ) -> bool {
         let in_cell = self.tables.last().is_some_and(|t| t.cell.is_some());
         match name {
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" if !in_cell => {
@@ -489,10 +1103,8 @@ impl Markdown {
                     if self.lists.is_empty() {
                         block_break(out);
                     }
-                    let start = attributes(tag)
-                        .into_iter()
-                        .find(|(k, _)| k == "start")
-                        .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+                    let start = attr("start")
+                        .and_then(|v| v.trim().parse::<u64>().ok())
                         .unwrap_or(1);
                     self.lists
                         .push((name == "ol").then_some(start.saturating_sub(1)));
@@ -538,7 +1150,7 @@ impl Markdown {
                         if self.tables.is_empty() {
                             block_break(out);
                         }
-                        out.push_str(&pipe_table(&t.rows));
+                        out.push_str(&super::markdown::pipe_table(&t.rows));
                         if self.tables.is_empty() {
                             out.push('\n');
                         }
@@ -569,10 +1181,8 @@ impl Markdown {
                 if let Some(t) = self.tables.last_mut() {
                     t.close_cell(out);
                     if !closing {
-                        let span = attributes(tag)
-                            .into_iter()
-                            .find(|(k, _)| k == "colspan")
-                            .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+                        let span = attr("colspan")
+                            .and_then(|v| v.trim().parse::<usize>().ok())
                             .unwrap_or(1)
                             .clamp(1, 64);
                         t.cell = Some((out.len(), span));
@@ -588,11 +1198,7 @@ impl Markdown {
                         wrap_since(out, at, |text| format!("[{text}]({href})"));
                     }
                 } else {
-                    let href = attributes(tag)
-                        .into_iter()
-                        .find(|(k, _)| k == "href")
-                        .and_then(|(_, v)| safe_href(&decode_entities(&v)))
-                        .unwrap_or_default();
+                    let href = attr("href").and_then(|v| safe_href(&v)).unwrap_or_default();
                     self.links.push((out.len(), href));
                 }
             }
@@ -618,238 +1224,10 @@ impl Markdown {
     }
 }
 
-/// The text of the first `<title>` element, whitespace collapsed.
-fn title(html: &str) -> Option<String> {
-    let lower = html.to_ascii_lowercase();
-    let open = lower.find("<title")?;
-    let start = open + lower[open..].find('>')? + 1;
-    let end = start + lower[start..].find("</title")?;
-    let mut t = String::new();
-    push_text(&mut t, &html[start..end]);
-    let t = t.trim().to_string();
-    (!t.is_empty()).then_some(t)
-}
-
-/// The selectors of `<style>` rules that hide (`display:none`, `visibility:hidden`): simple
-/// ones only — a tag, `.class`, `#id`, `tag.class` — which is what hiding text takes.
-#[derive(Default)]
-struct StyleRules {
-    tags: Vec<String>,
-    classes: Vec<(Option<String>, String)>,
-    ids: Vec<String>,
-}
-
-impl StyleRules {
-    fn of(html: &str) -> Self {
-        let mut rules = Self::default();
-        let lower = html.to_ascii_lowercase();
-        let mut at = 0;
-        while let Some(i) = lower[at..].find("<style") {
-            let open = at + i;
-            let Some(gt) = lower[open..].find('>') else {
-                break;
-            };
-            let body_start = open + gt + 1;
-            let end = lower[body_start..]
-                .find("</style")
-                .map_or(lower.len(), |j| body_start + j);
-            rules.parse(&lower[body_start..end]);
-            at = end;
-        }
-        rules
-    }
-
-    fn parse(&mut self, css: &str) {
-        let mut rest = css;
-        while let Some(open) = rest.find('{') {
-            let Some(close) = rest[open..].find('}') else {
-                break;
-            };
-            let (selectors, decls) = (&rest[..open], &rest[open + 1..open + close]);
-            rest = &rest[open + close + 1..];
-            if hiding_style(decls).is_none() {
-                continue;
-            }
-            // Comments and at-rules before the selector list are not selectors.
-            let selectors = selectors.rsplit("*/").next().unwrap_or("");
-            for sel in selectors.split(',').map(str::trim) {
-                if sel.is_empty() || sel.contains([' ', '>', '+', '~', '[', ':', '@', '*']) {
-                    continue;
-                }
-                if let Some(id) = sel.strip_prefix('#') {
-                    self.ids.push(id.to_string());
-                } else if let Some((tag, class)) = sel.split_once('.') {
-                    let tag = (!tag.is_empty()).then(|| tag.to_string());
-                    self.classes.push((tag, class.to_string()));
-                } else {
-                    self.tags.push(sel.to_string());
-                }
-            }
-        }
-    }
-
-    /// Why a start tag's element is hidden, if it is.
-    fn hides(&self, name: &str, tag: &str) -> Option<&'static str> {
-        let attrs = attributes(tag);
-        let get = |k: &str| attrs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-        if get("hidden").is_some() {
-            return Some("hidden attribute");
-        }
-        if let Some(why) = get("style").and_then(|d| hiding_style(d).or_else(|| hiding_inline(d))) {
-            return Some(why);
-        }
-        if name == "body" || name == "html" {
-            return None;
-        }
-        let by_rule = self.tags.iter().any(|t| t == name)
-            || get("id").is_some_and(|id| self.ids.iter().any(|i| i.eq_ignore_ascii_case(id)))
-            || get("class").is_some_and(|cls| {
-                cls.split_whitespace().any(|c| {
-                    self.classes.iter().any(|(t, k)| {
-                        k.eq_ignore_ascii_case(c) && t.as_deref().is_none_or(|t| t == name)
-                    })
-                })
-            });
-        by_rule.then_some("a <style> rule")
-    }
-}
-
-/// What in a declaration block hides text.
-fn hiding_style(decls: &str) -> Option<&'static str> {
-    let d: String = decls
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect::<String>()
-        .to_ascii_lowercase();
-    let has = |decl: &str| {
-        d.split(';')
-            .any(|part| part.trim_end_matches("!important") == decl)
-    };
-    if has("display:none") {
-        Some("display:none")
-    } else if has("visibility:hidden") {
-        Some("visibility:hidden")
-    } else if [
-        "font-size:0",
-        "font-size:0px",
-        "font-size:0pt",
-        "font-size:0em",
-    ]
-    .iter()
-    .any(|z| has(z))
-    {
-        Some("font-size:0")
-    } else {
-        None
-    }
-}
-
-/// What else in an element's own `style` hides its text (not looked for in `<style>` rules,
-/// where screen-reader-only classes use the same tricks): `opacity:0`, placed far off the
-/// screen (`position:absolute|fixed` with `left`/`top` at -1000px or beyond, or
-/// `text-indent` so), or a colour equal to the background it sets itself.
-fn hiding_inline(decls: &str) -> Option<&'static str> {
-    let d: String = decls
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect::<String>()
-        .to_ascii_lowercase();
-    let value = |prop: &str| {
-        d.split(';').find_map(|part| {
-            let (k, v) = part.split_once(':')?;
-            (k == prop).then(|| v.trim_end_matches("!important"))
-        })
-    };
-    if value("opacity").is_some_and(|v| v.parse::<f32>().is_ok_and(|o| o <= 0.0)) {
-        return Some("opacity:0");
-    }
-    let far = |v: Option<&str>| {
-        v.and_then(|v| v.strip_suffix("px"))
-            .and_then(|n| n.parse::<f32>().ok())
-            .is_some_and(|n| n <= -1000.0)
-    };
-    let placed = value("position").is_some_and(|p| p == "absolute" || p == "fixed");
-    if (placed && (far(value("left")) || far(value("top")))) || far(value("text-indent")) {
-        return Some("off-screen");
-    }
-    let colour = |v: &str| -> String {
-        match v {
-            "white" | "#fff" | "#ffffff" | "rgb(255,255,255)" => "#ffffff".into(),
-            "black" | "#000" | "#000000" | "rgb(0,0,0)" => "#000000".into(),
-            v if v.len() == 4 && v.starts_with('#') && v.is_ascii() => {
-                let c = v.as_bytes();
-                let (r, g, b) = (c[1] as char, c[2] as char, c[3] as char);
-                format!("#{r}{r}{g}{g}{b}{b}")
-            }
-            v => v.to_string(),
-        }
-    };
-    if let (Some(fg), Some(bg)) = (
-        value("color"),
-        value("background-color").or_else(|| value("background")),
-    ) {
-        if !fg.is_empty() && colour(fg) == colour(bg) {
-            return Some("colour of its background");
-        }
-    }
-    None
-}
-
-/// A start tag's attributes (names lower-cased; values unquoted, entities left as written).
-fn attributes(tag: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let b = tag.as_bytes();
-    // Past the element's name.
-    let mut i = b
-        .iter()
-        .position(|c| c.is_ascii_whitespace())
-        .unwrap_or(b.len());
-    while i < b.len() {
-        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b'/') {
-            i += 1;
-        }
-        let start = i;
-        while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'=' && b[i] != b'/' {
-            i += 1;
-        }
-        if start == i {
-            break;
-        }
-        let name = tag[start..i].to_ascii_lowercase();
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let mut value = String::new();
-        if b.get(i) == Some(&b'=') {
-            i += 1;
-            while i < b.len() && b[i].is_ascii_whitespace() {
-                i += 1;
-            }
-            match b.get(i) {
-                Some(&q) if q == b'"' || q == b'\'' => {
-                    let end = tag[i + 1..].find(q as char).map_or(b.len(), |j| i + 1 + j);
-                    value = tag[i + 1..end].to_string();
-                    i = (end + 1).min(b.len());
-                }
-                _ => {
-                    let end = tag[i..]
-                        .find(|c: char| c.is_ascii_whitespace())
-                        .map_or(b.len(), |j| i + j);
-                    value = tag[i..end].to_string();
-                    i = end;
-                }
-            }
-        }
-        out.push((name, value));
-    }
-    out
-}
-
 fn push_text(out: &mut String, raw: &str) {
-    let decoded = decode_entities(raw);
     // Whitespace in HTML text collapses to single spaces.
     let mut last_space = out.ends_with([' ', '\n']);
-    for c in decoded.chars().filter(|&c| c != PLACE) {
+    for c in raw.chars().filter(|&c| c != PLACE) {
         if c.is_whitespace() && c != '\u{A0}' {
             if !last_space {
                 out.push(' ');
@@ -862,98 +1240,195 @@ fn push_text(out: &mut String, raw: &str) {
     }
 }
 
-fn decode_entities(s: &str) -> String {
-    if !s.contains('&') {
-        return s.to_string();
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        rest = &rest[i..];
-        let end = rest[1..]
-            .find(|c: char| c == ';' || c.is_whitespace() || c == '&')
-            .map(|j| j + 1);
-        let (entity, after) = match end {
-            Some(j) if rest.as_bytes().get(j) == Some(&b';') && j <= 34 => {
-                (&rest[1..j], &rest[j + 1..])
-            }
-            _ => {
-                out.push('&');
-                rest = &rest[1..];
-                continue;
-            }
-        };
-        let ch: Option<String> = match entity {
-            e if e.starts_with("#x") || e.starts_with("#X") => u32::from_str_radix(&e[2..], 16)
-                .ok()
-                .and_then(char::from_u32)
-                .map(String::from),
-            e if e.starts_with('#') => e[1..]
-                .parse()
-                .ok()
-                .and_then(char::from_u32)
-                .map(String::from),
-            // Every named reference of HTML5 (2,231 of them).
-            e => quick_xml::escape::resolve_html5_entity(e).map(str::to_string),
-        };
-        match ch {
-            Some(c) => out.push_str(&c),
-            None => {
-                out.push('&');
-                out.push_str(entity);
-                out.push(';');
-            }
-        }
-        rest = after;
-    }
-    out.push_str(rest);
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    use super::to_text;
+    use super::{render, to_text};
 
-    #[test]
-    fn inline_styles_that_hide_text() {
-        use super::hiding_inline as h;
-        assert_eq!(h("opacity: 0"), Some("opacity:0"));
-        assert_eq!(h("opacity:0.5"), None);
-        assert_eq!(h("position:absolute; left:-9999px"), Some("off-screen"));
-        assert_eq!(
-            h("position:fixed;top:-2000px !important"),
-            Some("off-screen")
-        );
-        assert_eq!(h("text-indent:-5000px"), Some("off-screen"));
-        // Moved a little, or not taken out of the flow: still on screen.
-        assert_eq!(h("position:absolute; left:-20px"), None);
-        assert_eq!(h("left:-9999px"), None);
-        assert_eq!(
-            h("color:#FFF; background-color: white"),
-            Some("colour of its background")
-        );
-        assert_eq!(
-            h("color:#1f3864;background:#1F3864"),
-            Some("colour of its background")
-        );
-        // White on a dark band is read; a colour alone says nothing of what is behind.
-        assert_eq!(h("color:#fff;background:#1f3864"), None);
-        assert_eq!(h("color:white"), None);
-        // Hostile values do not panic.
-        assert_eq!(
-            h("color:#é1;background:#é1"),
-            Some("colour of its background")
-        );
-        assert_eq!(h("color:#é1;background:#fff"), None);
+    /// What a page hides, as (why, text) pairs.
+    fn hidden(html: &str) -> Vec<(&'static str, String)> {
+        render(html)
+            .hidden
+            .into_iter()
+            .map(|h| (h.why, h.text))
+            .collect()
     }
 
     #[test]
     fn html_becomes_text() {
-        let h = "<html><head><title>x</title><style>p{}</style></head><body><p>Hello&nbsp;<b>world</b> &amp; all</p><script>evil()</script><ul><li>one</li><li>two</li></ul><table><tr><td>a</td><td>b</td></tr></table>caf&#233; &#x263A;</body></html>";
+        let h = "<html><head><title>x</title><style>p{}</style></head><body><p>Hello&nbsp;<b>world</b> &amp; all</p><script>evil()</script><ul><li>one</li><li>two</li></ul><table><tr><td>a</td><td>b</td></tr></table>caf&#233; &#x263A; &amp;lt;</body></html>";
         assert_eq!(
             to_text(h),
-            "Hello world & all\n• one\n• two\na | b\ncafé ☺\n"
+            "Hello world & all\n• one\n• two\na | b\ncafé ☺ &lt;\n"
         );
+        assert_eq!(render(h).title.as_deref(), Some("x"));
+        // What `<noscript>` holds is read as markup (no script runs here).
+        assert_eq!(
+            to_text("<p>a</p><noscript><div><img src=x>b</div></noscript>"),
+            "a\nb\n"
+        );
+    }
+
+    #[test]
+    fn inline_styles_that_hide_text() {
+        let one = |style: &str| {
+            let h = hidden(&format!("<p>shown</p><p style=\"{style}\">words</p>"));
+            h.first().map(|(why, _)| *why)
+        };
+        assert_eq!(one("opacity: 0"), Some("opacity:0"));
+        assert_eq!(one("opacity:0.5"), None);
+        assert_eq!(one("position:absolute; left:-9999px"), Some("off-screen"));
+        assert_eq!(
+            one("position:fixed;top:-2000px !important"),
+            Some("off-screen")
+        );
+        assert_eq!(one("text-indent:-5000px"), Some("off-screen"));
+        assert_eq!(one("transform:translateX(-10000px)"), Some("off-screen"));
+        // Moved a little, or not taken out of the flow: still on screen.
+        assert_eq!(one("position:absolute; left:-20px"), None);
+        assert_eq!(one("left:-9999px"), None);
+        assert_eq!(
+            one("color:#FFF; background-color: white"),
+            Some("colour of its background")
+        );
+        assert_eq!(
+            one("color:#1f3864;background:#1F3864"),
+            Some("colour of its background")
+        );
+        // On the page's white, with no background of its own.
+        assert_eq!(one("color:#fefefe"), Some("colour of its background"));
+        assert_eq!(one("color:transparent"), Some("transparent text"));
+        assert_eq!(one("color:rgba(0,0,0,0)"), Some("transparent text"));
+        // White on a dark band, or on an image, is read.
+        assert_eq!(one("color:#fff;background:#1f3864"), None);
+        assert_eq!(one("color:#fff;background:url(band.png)"), None);
+        assert_eq!(one("font-size:0.1px"), Some("font-size under 1px"));
+        assert_eq!(one("font-size:0em"), Some("font-size:0"));
+        assert_eq!(one("font-size:0pt"), Some("font-size:0"));
+        assert_eq!(one("font-size:6pt"), None);
+        assert_eq!(
+            one("clip:rect(0 0 0 0);position:absolute"),
+            Some("clipped away")
+        );
+        assert_eq!(
+            one("clip:rect(1px, 1px, 1px, 1px);position:absolute"),
+            Some("clipped away")
+        );
+        assert_eq!(one("clip-path: inset(50%)"), Some("clipped away"));
+        assert_eq!(one("clip-path:circle(0)"), Some("clipped away"));
+        assert_eq!(one("clip-path:inset(10%)"), None);
+        assert_eq!(
+            one("height:0;overflow:hidden"),
+            Some("zero-size box, overflow hidden")
+        );
+        assert_eq!(
+            one("max-height:0px;overflow-y:hidden"),
+            Some("zero-size box, overflow hidden")
+        );
+        assert_eq!(one("height:0"), None);
+        assert_eq!(one("transform:scale(0)"), Some("scaled to nothing"));
+        assert_eq!(one("display:/**/none"), Some("display:none"));
+        assert_eq!(one("display:n\\one"), Some("display:none"));
+        // Hostile values do not panic.
+        assert_eq!(one("color:#é1;background:#é1"), None);
+        assert_eq!(one("font-size:1e39px;clip-path:polygon()"), None);
+    }
+
+    #[test]
+    fn style_sheets_as_a_browser_cascades_them() {
+        let page = |css: &str, body: &str| {
+            hidden(&format!(
+                "<html><head><style>{css}</style></head><body>{body}</body></html>"
+            ))
+        };
+        // Descendant, child and attribute selectors.
+        let h = page(
+            ".wrap .note{font-size:0.1px} div > p.x{display:none} [data-h=\"1\"]{visibility:hidden}",
+            "<div class=wrap><span><i class=note>one</i></span></div><div><p class=x>two</p></div><b data-h=1>three</b><p>shown</p>",
+        );
+        let texts: Vec<&str> = h.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(texts, ["one", "two", "three"], "{h:?}");
+        // `@media` for screens applies; for print it does not.
+        let h = page(
+            "@media screen and (min-width: 10px) { .a { display: none } } @media print { .b { display:none } }",
+            "<p class=a>a</p><p class=b>b</p>",
+        );
+        assert_eq!(h, [("display:none", "a".to_string())]);
+        // Later and more specific rules win; !important wins over both.
+        assert!(page(".a{display:none} .a{display:block}", "<p class=a>x</p>").is_empty());
+        assert!(page(
+            "#i{display:block} .a{display:none}",
+            "<p id=i class=a>x</p>"
+        )
+        .is_empty());
+        assert_eq!(
+            page(
+                "#i{display:block} .a{display:none!important}",
+                "<p id=i class=a>x</p>"
+            )
+            .len(),
+            1
+        );
+        // The inline style beats a rule; a rule's !important beats the inline style.
+        assert!(page(
+            ".a{display:none}",
+            "<p class=a style=\"display:block\">x</p>"
+        )
+        .is_empty());
+        // A visible child of a hidden parent is shown (visibility inherits, can be undone).
+        let r = render("<div style=\"visibility:hidden\">gone <span style=\"visibility:visible\">back</span> also gone</div>");
+        assert_eq!(r.text, "back\n");
+        assert_eq!(r.hidden.len(), 2);
+        // font-size:0 on a row, reset on its cells (the inline-block gap trick): shown.
+        assert!(page(
+            ".row{font-size:0}.cell{font-size:14px}",
+            "<div class=row><span class=cell>a</span> <span class=cell>b</span></div>"
+        )
+        .is_empty());
+        // A rule that hides the page itself until a script runs is not taken for hiding.
+        assert!(page(
+            ".async-hide{opacity:0!important} body{visibility:hidden}",
+            "<p>x</p>"
+        )
+        .is_empty());
+        // White text on a page that links a style sheet we do not have: not known.
+        assert!(hidden("<link rel=stylesheet href=s.css><p style=\"color:#fff\">x</p>").is_empty());
+        // A table cell's own background.
+        assert!(hidden(
+            "<table><tr><td bgcolor=\"#000\"><font color=white>x</font></td></tr></table>"
+        )
+        .is_empty());
+        assert_eq!(
+            hidden("<table><tr><td bgcolor=\"#fff\"><font color=white>x</font></td></tr></table>")
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn real_world_markup() {
+        // Unclosed elements, implied structure, self-closed XHTML.
+        assert_eq!(
+            to_text("<p>one<p>two<ul><li>a<li>b</ul>"),
+            "one\ntwo\n• a\n• b\n"
+        );
+        let x = "<?xml version=\"1.0\"?><html xmlns=\"http://www.w3.org/1999/xhtml\"><head><title/><script src=\"a.js\"/></head><body><div/><p>after</p></body></html>";
+        assert_eq!(to_text(x), "after\n");
+        // A multi-byte character across the first 2 KiB looked at for XHTML.
+        let long = format!("<html>{}פ</html>", "a".repeat(2041));
+        assert!(to_text(&long).ends_with("פ\n"));
+        // Deep nesting does not overflow the stack.
+        let deep = "<div>".repeat(100_000) + "deep";
+        assert_eq!(to_text(&deep), "deep\n");
+        // Past the depth, tags are left out and their text kept; end tags of nothing open
+        // are dropped.
+        let b = super::bounded_nesting("<div>a</div></section><p>b</p>");
+        assert_eq!(b, "<div>a</div> <p>b</p>");
+        let raw = "<title>a</b></title><script>x</div></script><p>b</p>";
+        assert_eq!(super::bounded_nesting(raw), raw);
+        let deep = "<b><section>".repeat(300) + "x" + &"</section></b>".repeat(300);
+        let b = super::bounded_nesting(&deep);
+        assert_eq!(b.matches("<section>").count(), 128);
+        assert_eq!(b.matches("</section>").count(), 128);
+        assert_eq!(to_text(&deep), "x\n");
     }
 }

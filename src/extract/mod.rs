@@ -11,6 +11,7 @@ pub mod epub;
 pub mod excel;
 pub mod html;
 pub mod image;
+pub mod markdown;
 pub mod odf;
 pub mod package;
 pub mod page_image;

@@ -284,14 +284,14 @@ fn shape_text(
         Node::Close("tr") => {
             if let Some(r) = row.take() {
                 if markdown {
-                    rows.push(r.iter().map(|c| super::html::cell_text(c)).collect());
+                    rows.push(r.iter().map(|c| super::markdown::cell_text(c)).collect());
                 } else {
                     lines.push(r.join(" | "));
                 }
             }
         }
         Node::Close("tbl") if markdown && !rows.is_empty() => {
-            let table = super::html::pipe_table(&std::mem::take(&mut rows));
+            let table = super::markdown::pipe_table(&std::mem::take(&mut rows));
             lines.push(table.trim_end().to_string());
         }
         _ => {}

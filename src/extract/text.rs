@@ -129,13 +129,13 @@ fn table_markdown(
         for c in 0..cols.max(1) {
             md.push(' ');
             if let Some(cell) = row.get(c) {
-                md.push_str(&super::html::cell_text(cell));
+                md.push_str(&super::markdown::cell_text(cell));
             }
             md.push_str(" |");
         }
         md.push('\n');
         if std::mem::take(&mut first) {
-            md.push_str(&super::html::separator(cols));
+            md.push_str(&super::markdown::separator(cols));
         }
     });
     drop(source);

@@ -348,3 +348,114 @@ async fn pdf_clip_only_text_and_hidden_form_fields_are_found() {
         "{f:?}"
     );
 }
+
+/// HTML hidden by what a browser computes (issue #41 item 6): rules with descendant, child
+/// and attribute selectors, rules inside `@media` for screens, comments and escapes inside
+/// declarations, near-zero font sizes in any unit, opacity, text coloured as what is
+/// behind it, off-screen, clipped, zero-height boxes — each left out and listed; the
+/// benign look-alikes beside them (a print-only rule, a hover rule, white on a dark band,
+/// the inline-block `font-size:0` gap trick, 7px small print) read as shown.
+#[tokio::test]
+async fn html_hidden_by_what_a_browser_computes_is_found() {
+    let app = TestApp::new().await;
+    let page = r#"<!doctype html><html><head><style>
+  .wrap .note { font-size: 0.1px }
+  div > p.lead + p { display:/* sneaky */none }
+  [data-role="x"] { visibility: hidden }
+  @media screen and (min-width: 1px) { .m { display: none } }
+  @media print { .p { display: none } }
+  a:hover .h { display: none }
+  .sr { position: absolute; clip: rect(0 0 0 0); width: 1px; height: 1px; overflow: hidden }
+  .cp { clip-path: inset(50%) }
+  .fold { height: 0; overflow: hidden }
+  .esc { disp\6c ay: n\one }
+  .row { font-size: 0 } .row span { font-size: 14px }
+  .band { background: #102040; color: #fff }
+</style></head><body>
+<p>Start of the page.</p>
+<div class="wrap"><span><em class="note">alpha hidden words</em></span></div>
+<div><p class="lead">Lead paragraph.</p><p>beta hidden words</p></div>
+<b data-role="x">gamma hidden words</b>
+<p class="m">delta hidden words</p>
+<p class="p">Printed only when shown.</p>
+<p><span class="h">Hover words shown.</span></p>
+<span class="sr">epsilon hidden words</span>
+<p class="cp">zeta hidden words</p>
+<div class="fold">eta hidden words</div>
+<p class="esc">theta hidden words</p>
+<p style="font-size:0.05em">iota hidden words</p>
+<p style="font-size:0pt">kappa hidden words</p>
+<p style="opacity:0.0">lambda hidden words</p>
+<p style="color:rgb(255,255,255)">mu hidden words</p>
+<p style="color:transparent">nu hidden words</p>
+<div style="position:fixed;top:-5000px">xi hidden words</div>
+<div class="row"><span>Cell one.</span> <span>Cell two.</span></div>
+<div class="band">White on a dark band.</div>
+<p style="font-size:7px">Small print.</p>
+<p>End of the page.</p>
+</body></html>"#;
+    let r = app
+        .upload_and_read("page.html", page.as_bytes(), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    for shown in [
+        "Start of the page.",
+        "Lead paragraph.",
+        "Printed only when shown.",
+        "Hover words shown.",
+        "Cell one.",
+        "Cell two.",
+        "White on a dark band.",
+        "Small print.",
+        "End of the page.",
+    ] {
+        assert!(text.contains(shown), "{shown} missing: {text}");
+    }
+    assert!(!text.contains("hidden words"), "{text}");
+    let listed: Vec<String> = found(&r.json)
+        .into_iter()
+        .filter(|(k, _)| k == "hidden_element")
+        .map(|(_, s)| s)
+        .collect();
+    for word in [
+        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+        "lambda", "mu", "nu", "xi",
+    ] {
+        assert!(
+            listed
+                .iter()
+                .any(|s| s.starts_with(&format!("{word} hidden words"))),
+            "{word} not listed: {listed:?}"
+        );
+    }
+    assert_eq!(listed.len(), 14, "{listed:?}");
+    // Kept on request, at its place.
+    let kept = app
+        .upload_and_read("page.html", page.as_bytes(), json!({"hidden_text": "mark"}))
+        .await;
+    assert!(
+        kept.json["text"]
+            .as_str()
+            .unwrap()
+            .contains("⟦hidden: beta hidden words⟧"),
+        "{}",
+        kept.json["text"]
+    );
+}
+
+/// Markup no browser would nest this deep, or end tags of nothing, cost what their size
+/// does (the parser would look through every open element at each tag: 100,000 unclosed
+/// `<div>`s took 34 s), and their text is read.
+#[tokio::test]
+async fn html_nested_past_any_page_reads_its_text() {
+    let app = TestApp::new().await;
+    let mut page = "<div><ul><li><b><section>".repeat(60_000);
+    page.push_str("deep words");
+    page.push_str(&"</i></blockquote>".repeat(60_000));
+    let r = app
+        .upload_and_read("deep.html", page.as_bytes(), json!({"query": "deep words"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["matches"], 1, "{}", r.json);
+}

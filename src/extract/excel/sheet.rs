@@ -339,7 +339,7 @@ impl Sheet {
         let cells = row.matches(" |").count();
         let cols = (self.cols as usize).max(1);
         let pad = " |".repeat(cols.saturating_sub(cells));
-        let sep = crate::extract::html::separator(cols);
+        let sep = crate::extract::markdown::separator(cols);
         if self.origin.0 > 0 {
             let empty = format!("|{}\n{sep}", " |".repeat(cols));
             return (format!("{empty}{row}{pad}\n"), format!("{empty}{pad}"));

@@ -162,7 +162,7 @@ pub(super) fn mark(page: &PdfPage<'_>, text: &str) -> Option<String> {
         }
         out.push('\n');
         if k == 0 {
-            out.push_str(&crate::extract::html::separator(cols));
+            out.push_str(&crate::extract::markdown::separator(cols));
         }
     }
     if !below.trim().is_empty() {
