@@ -28,7 +28,7 @@ pub struct Finding {
     /// than it shows), `low` (text a person does not see, with nothing instruction-like).
     pub severity: String,
     /// How it is hidden (`display:none`, `visibility:hidden`, `font-size:0`, `hidden
-    /// attribute`, `a <style> rule`, `w:vanish`).
+    /// attribute`, `opacity:0`, `off-screen`, `w:vanish`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub how: Option<String>,
     /// The page, slide, sheet or chapter, when the format has them.

@@ -16,8 +16,8 @@ mod css;
 /// What a browser hides, left out of the text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hidden {
-    /// `hidden attribute`, `display:none`, `visibility:hidden`, `font-size:0` or
-    /// `a <style> rule`.
+    /// What hides it, as computed: `hidden attribute`, `display:none`,
+    /// `visibility:hidden`, `opacity:0`, `font-size:0`, `off-screen`, … (see `Seen`).
     pub why: &'static str,
     /// The whole hidden text, whitespace collapsed.
     pub text: String,

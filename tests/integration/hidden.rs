@@ -459,3 +459,42 @@ async fn html_nested_past_any_page_reads_its_text() {
     assert_eq!(r.status, 200, "{}", r.json);
     assert_eq!(r.json["matches"], 1, "{}", r.json);
 }
+
+/// PDF text cut away by its own clip path, or under a thick opaque stroke drawn after it
+/// (a marker line over words still in the file), is found; text inside its clip, text
+/// over a thin underline and text drawn over a thick stroke are read as shown.
+#[tokio::test]
+async fn pdf_text_clipped_away_or_under_a_stroke_is_found() {
+    let app = TestApp::new().await;
+    let content = "BT /F1 12 Tf 72 760 Td (Visible heading of the page) Tj ET \
+                   q 0 0 1 1 re W n BT /F1 12 Tf 72 700 Td (Clipped away words nobody sees) Tj ET Q \
+                   q 60 640 400 40 re W n BT /F1 12 Tf 72 650 Td (Inside its clip and shown) Tj ET Q \
+                   BT /F1 12 Tf 72 600 Td (Under the stroke words) Tj ET \
+                   0 0 0 RG 20 w 60 604 m 400 604 l S \
+                   1 w 72 548 m 300 548 l S BT /F1 12 Tf 72 550 Td (Underlined and shown) Tj ET \
+                   0.8 0.8 0.8 RG 20 w 60 504 m 400 504 l S 0 0 0 RG \
+                   BT /F1 12 Tf 72 500 Td (Over a gray band and shown) Tj ET";
+    let r = app
+        .upload_and_read("clipped.pdf", &pdf(content, "", "", &[]), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let f = found(&r.json);
+    assert!(
+        f.iter()
+            .any(|(k, s)| k == "clipped" && s.contains("Clipped away words")),
+        "{f:?}"
+    );
+    assert!(
+        f.iter()
+            .any(|(k, s)| k == "covered" && s.contains("Under the stroke")),
+        "{f:?}"
+    );
+    for shown in [
+        "Visible heading",
+        "Inside its clip",
+        "Underlined and shown",
+        "Over a gray band",
+    ] {
+        assert!(!f.iter().any(|(_, s)| s.contains(shown)), "{shown}: {f:?}");
+    }
+}

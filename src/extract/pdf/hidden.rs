@@ -6,8 +6,9 @@
 //!   scan, which lies over a page-sized image;
 //! - `tiny_text`: under 1.5 pt as drawn;
 //! - `off_page`: wholly outside the crop box;
-//! - `covered`: wholly under an opaque image or an opaque upright filled rectangle drawn
-//!   after it, as cut by its clip (but not a scan's text layer that its page image hides —
+//! - `clipped`: cut away by its own clip path (the clip lets through next to nothing of it);
+//! - `covered`: wholly under an opaque image, an opaque upright filled rectangle or the band
+//!   of a thick opaque straight stroke drawn after it, as cut by its clip (but not a scan's text layer that its page image hides —
 //!   most of the page's text under one page-sized image — nor text set again over its
 //!   cover);
 //! - `overlapping_different`: two different texts drawn on the same spot, the same size;
@@ -233,12 +234,14 @@ struct TextObj {
     flagged: bool,
 }
 
-/// A filled rectangle or an image: what can hide text drawn before it, or be the
-/// background of text drawn after it.
+/// A filled rectangle, an image or a thick straight stroke: what can hide text drawn before
+/// it, or (filled) be the background of text drawn after it.
 struct Shape {
     index: usize,
     rect: Rect,
     image: bool,
+    /// A straight upright line stroked opaque: `rect` is the band its pen paints.
+    stroke: bool,
 }
 
 fn rgb(c: PdfColor) -> (u8, u8, u8) {
@@ -316,6 +319,7 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
                         index: i,
                         rect: r,
                         image: true,
+                        stroke: false,
                     });
                 }
             }
@@ -333,8 +337,16 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
                             index: i,
                             rect: r,
                             image: false,
+                            stroke: false,
                         });
                     }
+                } else if let Some(r) = stroke_band(placed) {
+                    shapes.push(Shape {
+                        index: i,
+                        rect: r,
+                        image: false,
+                        stroke: true,
+                    });
                 }
             }
             PdfPageObjectType::Text => {
@@ -362,7 +374,18 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
                 } else {
                     rect.and_then(|r| {
                         let outside = r.r < crop.l || r.l > crop.r || r.t < crop.b || r.b > crop.t;
-                        outside.then_some("off_page")
+                        if outside {
+                            return Some("off_page");
+                        }
+                        // Cut away by its clip: what the clip lets through of its box (the
+                        // clip's box is an upper bound) is next to nothing.
+                        let clip = clip_box(placed)?;
+                        let through = if clip.l < clip.r && clip.b < clip.t {
+                            clip.overlap(&r)
+                        } else {
+                            0.0
+                        };
+                        (through <= 0.05 * r.area()).then_some("clipped")
                     })
                 };
                 let paint = match mode {
@@ -554,6 +577,57 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
     out
 }
 
+/// The band an opaque pen paints along one straight horizontal or vertical line (a
+/// `m … l S` path, no fill): the line's box widened by half the pen's width on each side,
+/// on the page. Thin rules hide nothing and are left alone (under 4 points wide).
+fn stroke_band(placed: &Placed<'_>) -> Option<Rect> {
+    let o = &placed.obj;
+    let p = o.as_path_object()?;
+    if !p.is_stroked().unwrap_or(false) || o.has_transparency() {
+        return None;
+    }
+    if o.stroke_color().ok()?.alpha() != 255 {
+        return None;
+    }
+    let segments = p.segments();
+    if segments.len() != 2 {
+        return None;
+    }
+    let m = p.matrix().ok()?;
+    let pts: Vec<(f32, f32)> = segments
+        .raw()
+        .iter()
+        .map(|s| {
+            let (x, y) = (s.x().value, s.y().value);
+            (m.a() * x + m.c() * y + m.e(), m.b() * x + m.d() * y + m.f())
+        })
+        .collect();
+    let [(x0, y0), (x1, y1)] = pts[..] else {
+        return None;
+    };
+    let scale = (m.a() * m.d() - m.b() * m.c()).abs().sqrt();
+    let half = p.stroke_width().ok()?.value * scale / 2.0;
+    if !(half.is_finite() && half >= 2.0) {
+        return None;
+    }
+    let horizontal = (y0 - y1).abs() <= 0.01 * half;
+    let vertical = (x0 - x1).abs() <= 0.01 * half;
+    if !(horizontal || vertical) {
+        return None;
+    }
+    let r = Rect {
+        l: x0.min(x1) - if vertical { half } else { 0.0 },
+        r: x0.max(x1) + if vertical { half } else { 0.0 },
+        b: y0.min(y1) - if horizontal { half } else { 0.0 },
+        t: y0.max(y1) + if horizontal { half } else { 0.0 },
+    };
+    let r = match &placed.form {
+        Some(f) => f.rect(r),
+        None => r,
+    };
+    (r.l.is_finite() && r.b.is_finite() && r.r.is_finite() && r.t.is_finite()).then_some(r)
+}
+
 /// Whether a path is one upright rectangle: four to six points, each at a corner of their
 /// bounding box and each corner drawn, with no rotation or skew.
 fn upright_rectangle(p: &PdfPagePathObject<'_>, form: Option<Affine>) -> bool {
@@ -635,10 +709,16 @@ fn covered(
             continue;
         };
         let o = &placed.obj;
-        if !opaque(o)
-            || o.as_path_object()
-                .is_some_and(|p| !upright_rectangle(p, placed.form))
-        {
+        let hides = if s.stroke {
+            // Checked when its band was taken.
+            true
+        } else {
+            opaque(o)
+                && !o
+                    .as_path_object()
+                    .is_some_and(|p| !upright_rectangle(p, placed.form))
+        };
+        if !hides {
             continue;
         }
         // What the shape paints is its box cut by its clip (an image clipped to a frame
@@ -741,7 +821,7 @@ fn contrast_candidates(
         .map(|(k, t)| (t.rect.b, k))
         .collect();
     by_bottom.sort_by(|a, b| a.0.total_cmp(&b.0));
-    for s in shapes.iter().filter(|s| !s.image) {
+    for s in shapes.iter().filter(|s| !s.image && !s.stroke) {
         let from = by_bottom.partition_point(|&(b, _)| b < s.rect.b - 0.5);
         let inside: Vec<usize> = by_bottom[from..]
             .iter()
