@@ -263,10 +263,21 @@ async fn powerpoint_text_off_the_slide_or_under_a_shape_is_found() {
 /// A PDF of one page whose content stream is `content`, with Helvetica as /F1 and `extra`
 /// objects (numbered from 6) and catalog entries; xref offsets computed.
 fn pdf(content: &str, annots: &str, catalog_extra: &str, extra: &[&str]) -> Vec<u8> {
+    pdf_with(content, annots, catalog_extra, "", extra)
+}
+
+/// `pdf`, with more page resources (`/XObject << … >>`).
+fn pdf_with(
+    content: &str,
+    annots: &str,
+    catalog_extra: &str,
+    resources: &str,
+    extra: &[&str],
+) -> Vec<u8> {
     let mut objs: Vec<String> = vec![
         format!("<< /Type /Catalog /Pages 2 0 R {catalog_extra} >>"),
         "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".into(),
-        format!("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R {annots} >>"),
+        format!("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> {resources} >> /Contents 5 0 R {annots} >>"),
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".into(),
         format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len()),
     ];
@@ -497,4 +508,28 @@ async fn pdf_text_clipped_away_or_under_a_stroke_is_found() {
     ] {
         assert!(!f.iter().any(|(_, s)| s.contains(shown)), "{shown}: {f:?}");
     }
+}
+
+/// A scan's invisible text layer over its page image is no finding; invisible text beside
+/// the image (a margin the scan does not cover) is.
+#[tokio::test]
+async fn pdf_invisible_text_beside_a_page_image_is_found() {
+    let app = TestApp::new().await;
+    let content = "q 515 0 0 700 40 40 cm /Im1 Do Q \
+                   BT 3 Tr /F1 12 Tf 72 500 Td (Layer words of the scanned page) Tj ET \
+                   BT 3 Tr /F1 12 Tf 72 800 Td (Margin words beside the scan) Tj ET";
+    let image = "<< /Type /XObject /Subtype /Image /Width 1 /Height 1 /ColorSpace /DeviceGray \
+                 /BitsPerComponent 8 /Length 1 >>\nstream\n@\nendstream";
+    let bytes = pdf_with(content, "", "", "/XObject << /Im1 6 0 R >>", &[image]);
+    let r = app
+        .upload_and_read("scan.pdf", &bytes, json!({"ocr": "none"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let f = found(&r.json);
+    assert!(
+        f.iter()
+            .any(|(k, s)| k == "invisible_render_mode" && s.contains("Margin words")),
+        "{f:?}"
+    );
+    assert!(!f.iter().any(|(_, s)| s.contains("Layer words")), "{f:?}");
 }

@@ -3,7 +3,7 @@
 //! no per-character calls:
 //!
 //! - `invisible_render_mode`: render mode 3, but not the invisible text layer of an OCR'd
-//!   scan, which lies over a page-sized image;
+//!   scan, which lies over a page-sized image (text beside the page's images is listed);
 //! - `tiny_text`: under 1.5 pt as drawn;
 //! - `off_page`: wholly outside the crop box;
 //! - `clipped`: cut away by its own clip path (the clip lets through next to nothing of it);
@@ -417,9 +417,18 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
         }
     }
     // Over a page image, such text is a scan's layer: nothing to report, and no text page
-    // to load for it.
+    // to load for it — where it lies over an image. Invisible text beside the images (in a
+    // margin the scan does not reach) is no layer of theirs, and is listed.
     if page_image {
-        suspects.retain(|(_, i)| !layer_like.contains(i));
+        let images: Vec<Rect> = shapes.iter().filter(|s| s.image).map(|s| s.rect).collect();
+        let box_of: std::collections::HashMap<usize, Rect> =
+            texts.iter().map(|t| (t.index, t.rect)).collect();
+        suspects.retain(|(_, i)| {
+            !layer_like.contains(i)
+                || box_of
+                    .get(i)
+                    .is_some_and(|r| !images.iter().any(|im| im.holds(r, 2.0)))
+        });
     }
     let covered = covered(&objects, &mut texts, &shapes, w * h);
     let pairs = same_spot(&texts);
