@@ -202,7 +202,7 @@ pub struct ServeArgs {
     #[arg(long, env = "DOCREADER_DRAIN_TIMEOUT_MS", default_value_t = 0)]
     pub drain_timeout_ms: u64,
     /// Log format: `text` or `json`.
-    #[arg(long, env = "DOCREADER_LOG_FORMAT", default_value = "text")]
+    #[arg(long, env = "DOCREADER_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
     #[command(flatten)]
     pub limits: Limits,
@@ -213,10 +213,10 @@ pub struct ServeArgs {
 #[derive(Debug, Clone, Args, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
     /// Largest accepted file, in bytes.
-    #[arg(long, env = "DOCREADER_MAX_FILE_BYTES", default_value_t = 100 * 1024 * 1024)]
+    #[arg(long, env = "DOCREADER_MAX_FILE_BYTES", value_parser = byte_size, default_value_t = 100 * 1024 * 1024)]
     pub max_file_bytes: u64,
     /// Largest upload request (all its files together), in bytes.
-    #[arg(long, env = "DOCREADER_MAX_REQUEST_BYTES", default_value_t = 512 * 1024 * 1024)]
+    #[arg(long, env = "DOCREADER_MAX_REQUEST_BYTES", value_parser = byte_size, default_value_t = 512 * 1024 * 1024)]
     pub max_request_bytes: u64,
     /// Files in one upload request.
     #[arg(long, env = "DOCREADER_MAX_FILES_PER_UPLOAD", default_value_t = 64)]
@@ -225,7 +225,7 @@ pub struct Limits {
     #[arg(long, env = "DOCREADER_MAX_CHARS", default_value_t = 15_000)]
     pub max_chars: usize,
     /// Bytes read by `byte_offset` when `byte_length` is not given.
-    #[arg(long, env = "DOCREADER_DEFAULT_BYTE_LENGTH", default_value_t = 1024 * 1024)]
+    #[arg(long, env = "DOCREADER_DEFAULT_BYTE_LENGTH", value_parser = byte_size, default_value_t = 1024 * 1024)]
     pub default_byte_length: u64,
     /// Default deadline of one read, in milliseconds (`deadline_ms`).
     #[arg(long, env = "DOCREADER_DEADLINE_MS", default_value_t = 120_000)]
@@ -267,7 +267,7 @@ pub struct Limits {
     #[arg(long, env = "DOCREADER_MAX_IMAGE_SIDE", default_value_t = 40_000)]
     pub max_image_side: u32,
     /// Memory one image decode may allocate, in bytes.
-    #[arg(long, env = "DOCREADER_MAX_IMAGE_DECODE_BYTES", default_value_t = 1024 * 1024 * 1024)]
+    #[arg(long, env = "DOCREADER_MAX_IMAGE_DECODE_BYTES", value_parser = byte_size, default_value_t = 1024 * 1024 * 1024)]
     pub max_image_decode_bytes: u64,
     /// Pixels one image (or one TIFF page) may have to be decoded at all, checked from its
     /// header before a byte is decoded (`too_large` naming the page).
@@ -290,21 +290,21 @@ pub struct Limits {
     #[arg(long, env = "DOCREADER_MAX_TIFF_PAGES", default_value_t = 500)]
     pub max_tiff_pages: usize,
     /// Text a workbook's shared strings may expand to (cells × string length), in bytes.
-    #[arg(long, env = "DOCREADER_MAX_EXPANDED_TEXT_BYTES", default_value_t = 512 * 1024 * 1024)]
+    #[arg(long, env = "DOCREADER_MAX_EXPANDED_TEXT_BYTES", value_parser = byte_size, default_value_t = 512 * 1024 * 1024)]
     pub max_expanded_text_bytes: u64,
     /// Bytes a compressed RTF e-mail body may claim to decompress to.
-    #[arg(long, env = "DOCREADER_MAX_RTF_BYTES", default_value_t = 64 * 1024 * 1024)]
+    #[arg(long, env = "DOCREADER_MAX_RTF_BYTES", value_parser = byte_size, default_value_t = 64 * 1024 * 1024)]
     pub max_rtf_bytes: u64,
     /// Attachments found in one read (an e-mail, with the messages nested in it) that are
     /// stored as uploads; the rest are listed as not stored.
     #[arg(long, env = "DOCREADER_MAX_ATTACHMENTS_PER_READ", default_value_t = 64)]
     pub max_attachments_per_read: usize,
     /// Bytes of attachments one read may store as uploads.
-    #[arg(long, env = "DOCREADER_MAX_ATTACHMENT_BYTES_PER_READ", default_value_t = 256 * 1024 * 1024)]
+    #[arg(long, env = "DOCREADER_MAX_ATTACHMENT_BYTES_PER_READ", value_parser = byte_size, default_value_t = 256 * 1024 * 1024)]
     pub max_attachment_bytes_per_read: u64,
     /// Size of the document memory (remembered OCR pages) before the least recently used
     /// pages are dropped, in bytes.
-    #[arg(long, env = "DOCREADER_DOCUMENT_MEMORY_BYTES", default_value_t = 256 * 1024 * 1024)]
+    #[arg(long, env = "DOCREADER_DOCUMENT_MEMORY_BYTES", value_parser = byte_size, default_value_t = 256 * 1024 * 1024)]
     pub document_memory_bytes: u64,
     #[command(flatten)]
     pub package: PackageLimits,
@@ -322,10 +322,10 @@ pub struct PackageLimits {
     )]
     pub max_entries: usize,
     /// Inflated bytes of one entry.
-    #[arg(long = "package-max-entry-bytes", env = "DOCREADER_PACKAGE_MAX_ENTRY_BYTES", default_value_t = 256 * 1024 * 1024)]
+    #[arg(long = "package-max-entry-bytes", env = "DOCREADER_PACKAGE_MAX_ENTRY_BYTES", value_parser = byte_size, default_value_t = 256 * 1024 * 1024)]
     pub max_entry_bytes: u64,
     /// Inflated bytes of the whole package.
-    #[arg(long = "package-max-total-bytes", env = "DOCREADER_PACKAGE_MAX_TOTAL_BYTES", default_value_t = 1024 * 1024 * 1024)]
+    #[arg(long = "package-max-total-bytes", env = "DOCREADER_PACKAGE_MAX_TOTAL_BYTES", value_parser = byte_size, default_value_t = 1024 * 1024 * 1024)]
     pub max_total_bytes: u64,
     /// Inflated ÷ compressed, checked once an entry passes `ratio_floor` bytes.
     #[arg(
@@ -379,6 +379,52 @@ pub fn listen_addr(s: &str) -> Result<SocketAddr, String> {
     Err(format!(
         "{s:?} is not an address to listen on: give IP:PORT (127.0.0.1:8080, [::1]:8080), localhost:PORT or :PORT"
     ))
+}
+
+/// A size in bytes as people write it: `104857600`, `100MiB`, `100 MB`, `1.5GiB`, `64k`.
+/// Binary units (KiB, MiB, GiB, TiB) are powers of 1024; decimal ones (kB, MB, GB, TB) of
+/// 1000; a bare `k`, `M`, `G`, `T` is binary, as the README writes sizes.
+pub fn byte_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let num = num.replace('_', "");
+    let unit = unit.trim();
+    let factor: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        _ => {
+            return Err(format!(
+                "{s:?} is not a size: give bytes (104857600) or a number with a unit \
+                 (100MiB, 1.5GiB, 500kB)"
+            ))
+        }
+    };
+    let bad =
+        || format!("{s:?} is not a size: give bytes (104857600) or a number with a unit (100MiB)");
+    if num.is_empty() {
+        return Err(bad());
+    }
+    if let Ok(n) = num.parse::<u64>() {
+        return n
+            .checked_mul(factor)
+            .ok_or_else(|| format!("{s:?} is more bytes than this machine can count"));
+    }
+    let f: f64 = num.parse().map_err(|_| bad())?;
+    let bytes = f * factor as f64;
+    if !(bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64) {
+        return Err(format!("{s:?} is more bytes than this machine can count"));
+    }
+    Ok(bytes.round() as u64)
 }
 
 fn default_concurrency() -> usize {
@@ -505,6 +551,22 @@ impl ServeArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_as_people_write_them() {
+        assert_eq!(byte_size("104857600"), Ok(104_857_600));
+        assert_eq!(byte_size("100MiB"), Ok(100 << 20));
+        assert_eq!(byte_size("100 MiB"), Ok(100 << 20));
+        assert_eq!(byte_size("100M"), Ok(100 << 20));
+        assert_eq!(byte_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(byte_size("500kB"), Ok(500_000));
+        assert_eq!(byte_size("2 GB"), Ok(2_000_000_000));
+        assert!(byte_size("100 parsecs").unwrap_err().contains("not a size"));
+        assert!(byte_size("MiB").unwrap_err().contains("not a size"));
+        assert!(byte_size("99999999999TiB")
+            .unwrap_err()
+            .contains("more bytes"));
+    }
 
     #[test]
     fn listen_addresses_as_people_write_them() {

@@ -186,17 +186,19 @@ async fn serve(args: ServeArgs) -> ExitCode {
         eprintln!("docreader: {e}");
         return ExitCode::FAILURE;
     }
-    let state = match AppState::new(&args).await {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("docreader: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    // The port first: a port in use is said before the database (or a bucket) is touched,
+    // and nothing is created for a server that cannot start.
     let listener = match tokio::net::TcpListener::bind(args.addr).await {
         Ok(l) => l,
         Err(e) => {
             eprintln!("docreader: cannot listen on {}: {e}", args.addr);
+            return ExitCode::FAILURE;
+        }
+    };
+    let state = match AppState::new(&args).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("docreader: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -306,6 +308,13 @@ async fn healthcheck(mut addr: std::net::SocketAddr, timeout_ms: u64) -> ExitCod
 /// the user, before anything else fails less clearly (a container's volume mounted for
 /// another user, a typo).
 fn check_data_dir(dir: &std::path::Path) -> Result<(), String> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!(
+            "the data dir {} is a file, not a folder: point DOCREADER_DATA_DIR (--data-dir) at a \
+             folder (it is created when missing)",
+            dir.display()
+        ));
+    }
     let probe = dir.join(format!(".write-check-{}", std::process::id()));
     let tried = std::fs::create_dir_all(dir)
         .and_then(|()| std::fs::write(&probe, b"ok"))

@@ -65,6 +65,27 @@ impl Remote {
             retry_timeout: Duration::from_secs(15),
             ..Default::default()
         };
+        // Credentials from the environment, a web identity or a container's role; without
+        // any of them object_store would ask the EC2 instance metadata service, which off
+        // AWS (a MinIO or SeaweedFS endpoint, a laptop) answers with a confusing 403 or not
+        // at all: said plainly instead. On AWS itself (no endpoint set) an instance role is
+        // a real source, so the bucket is asked and a failure names the credentials.
+        let env_credentials = [
+            "AWS_ACCESS_KEY_ID",
+            "AWS_WEB_IDENTITY_TOKEN_FILE",
+            "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        ]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()));
+        const NO_CREDENTIALS: &str = "no S3 credentials: set AWS_ACCESS_KEY_ID and \
+            AWS_SECRET_ACCESS_KEY (or AWS_WEB_IDENTITY_TOKEN_FILE, or run where a container or \
+            instance role provides them)";
+        if !env_credentials && !endpoint.is_empty() {
+            return Err(format!(
+                "the blob store {url} at {endpoint}: {NO_CREDENTIALS}"
+            ));
+        }
         let mut b = AmazonS3Builder::from_env()
             .with_bucket_name(&bucket)
             .with_client_options(client)
@@ -85,6 +106,11 @@ impl Remote {
             Err(object_store::Error::NotFound { .. }) => {
                 Err(format!("the blob store {url}: no such bucket ({bucket})"))
             }
+            Err(e) if !env_credentials => Err(format!(
+                "the blob store {url}: {NO_CREDENTIALS}; the instance's role was asked and \
+                 answered: {}",
+                one_line(&e)
+            )),
             Err(e) => Err(format!(
                 "cannot reach the blob store {url}: {}",
                 one_line(&e)

@@ -667,3 +667,120 @@ fn uploads_answered_200_survive_a_kill_9() {
         assert_eq!(env["text"].as_str().unwrap(), want, "{id} after kill -9");
     }
 }
+
+/// `docreader serve` with `args` that should not start: its exit status and what it said.
+fn refused_start(args: &[&str], env: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new(bin());
+    cmd.arg("serve").args(args).envs(env.iter().copied());
+    if !args.contains(&"--addr") {
+        cmd.args(["--addr", "127.0.0.1:0"]);
+    }
+    for v in [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "DOCREADER_LOG_FORMAT",
+    ] {
+        if !env.iter().any(|(k, _)| *k == v) {
+            cmd.env_remove(v);
+        }
+    }
+    // A server that starts after all would serve forever: it gets 60 s to refuse.
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run docreader serve");
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut said = String::new();
+    let _ = child.stderr.take().unwrap().read_to_string(&mut said);
+    assert!(
+        status.is_some_and(|s| !s.success()),
+        "{args:?} started and served: {said}"
+    );
+    said
+}
+
+/// Configuration that says what is wrong (issue #45 item 14): sizes with units, a closed
+/// log format, a data dir that is a file, a port in use said before the database is
+/// touched, S3 with no credentials.
+#[test]
+fn settings_say_what_is_wrong() {
+    // Sizes as the README writes them: a 1 KiB cap refuses a 2 KB file, takes a 500 B one.
+    let srv = Server::start(&["--max-file-bytes", "1KiB"], &[]);
+    let boundary = "XyZbOuNdArY";
+    let form = |n: usize| {
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\n{}\r\n--{boundary}--\r\n",
+            "a".repeat(n)
+        )
+    };
+    let multipart = format!("multipart/form-data; boundary={boundary}");
+    let (status, body) = http(
+        &srv.addr,
+        "POST",
+        "/upload",
+        &multipart,
+        form(2000).as_bytes(),
+    );
+    assert_eq!(status, 413, "{body}");
+    let (status, body) = http(
+        &srv.addr,
+        "POST",
+        "/upload",
+        &multipart,
+        form(500).as_bytes(),
+    );
+    assert_eq!(status, 200, "{body}");
+    drop(srv);
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data_s = data.to_str().unwrap();
+    let said = refused_start(
+        &["--max-file-bytes", "100 parsecs", "--data-dir", data_s],
+        &[],
+    );
+    assert!(said.contains("not a size"), "{said}");
+    // A closed choice.
+    let said = refused_start(&["--log-format", "yaml", "--data-dir", data_s], &[]);
+    assert!(said.contains("text") && said.contains("json"), "{said}");
+    // A data dir that is a file.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let said = refused_start(&["--data-dir", file.to_str().unwrap()], &[]);
+    assert!(said.contains("is a file, not a folder"), "{said}");
+    // A port in use: said, and the data dir left as it was (no database made).
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().to_string();
+    let said = refused_start(&["--addr", &port, "--data-dir", data_s], &[]);
+    assert!(said.contains("cannot listen on"), "{said}");
+    let made: Vec<_> = std::fs::read_dir(&data)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        !made.iter().any(|n| n.to_string_lossy().contains(".db")),
+        "{made:?}"
+    );
+    // S3 with no credentials, at an endpoint that is not AWS: said at once.
+    let said = refused_start(
+        &["--data-dir", data_s],
+        &[
+            ("DOCREADER_BLOB_STORE", "s3://bucket"),
+            ("AWS_ENDPOINT_URL", "http://127.0.0.1:9"),
+        ],
+    );
+    assert!(said.contains("no S3 credentials"), "{said}");
+}
