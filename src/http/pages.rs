@@ -96,12 +96,17 @@ pub async fn page(
     // Private: behind a key, the picture is the tenant's; immutable: a file id's bytes
     // never change.
     let cache = HeaderValue::from_static("private, max-age=31536000, immutable");
+    // The picture depends on the key (tenant) and the password as well as the URL: a browser
+    // or gateway cache must not answer a request without the password (or with another
+    // key) from a copy drawn with it.
+    let vary = HeaderValue::from_static("authorization, x-document-password");
     Ok(match drawn {
         Drawn::NotModified { etag } => (
             StatusCode::NOT_MODIFIED,
             [
                 (header::ETAG, etag_value(&etag)),
                 (header::CACHE_CONTROL, cache),
+                (header::VARY, vary),
             ],
         )
             .into_response(),
@@ -113,6 +118,7 @@ pub async fn page(
                 ),
                 (header::ETAG, etag_value(&etag)),
                 (header::CACHE_CONTROL, cache),
+                (header::VARY, vary),
             ],
             picture.bytes,
         )

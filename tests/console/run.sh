@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The web console (issue #20) in a real browser: Debian's Chromium driven by playwright-core,
 # checked with axe-core (both pinned in package-lock.json, from npm), against a docreader
-# started here with an API key. tests/console/console.test.mjs says what is checked;
+# started here with an API key and a frontend's origin in --cors-origins.
+# tests/console/console.test.mjs says what is checked of the console; cors.test.mjs what of
+# a frontend on another origin (upload URL + PUT, Prefer: respond-async and Location, a page
+# image with X-Document-Password and ETag; an origin not listed refused);
 # screenshots (375 px and 1280 px wide) go to target/console/.
 #
 #   bash tests/console/run.sh
@@ -55,14 +58,19 @@ finish() {
 }
 trap finish EXIT
 
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port="$(free_port)"
+# A frontend's origin for the cross-origin flows (cors.test.mjs), and one not allowed.
+origin_port="$(free_port)"
+other_port="$(free_port)"
 key="console-test-key-$RANDOM$RANDOM"
 unset_env=()
 for name in $(compgen -e | grep '^DOCREADER_' | grep -vx 'DOCREADER_NATIVE_DIR' || true); do
   unset_env+=(-u "$name")
 done
 env "${unset_env[@]}" DOCREADER_API_KEYS="$key:console" OMP_THREAD_LIMIT=1 \
-  "$bin" serve --addr "127.0.0.1:$port" --data-dir "$work/data" --workers 1 >"$work/serve.log" 2>&1 &
+  "$bin" serve --addr "127.0.0.1:$port" --data-dir "$work/data" --workers 1 \
+  --cors-origins "http://127.0.0.1:$origin_port" >"$work/serve.log" 2>&1 &
 server=$!
 for _ in $(seq 1 150); do
   if curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" 2>/dev/null; then break; fi
@@ -75,7 +83,9 @@ done
 mkdir -p "${CARGO_TARGET_DIR:-target}/console"
 shots="$(cd "${CARGO_TARGET_DIR:-target}/console" && pwd)"
 if BASE="http://127.0.0.1:$port" KEY="$key" CHROMIUM="$chromium" SHOTS="$shots" ROOT="$root" \
-  node "$here/console.test.mjs"; then
+  node "$here/console.test.mjs" && \
+  BASE="http://127.0.0.1:$port" KEY="$key" CHROMIUM="$chromium" ROOT="$root" \
+  ORIGIN_PORT="$origin_port" OTHER_PORT="$other_port" node "$here/cors.test.mjs"; then
   status=0
   say "passed; screenshots in $shots"
 else
