@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 
 use super::auth::Tenant;
 use super::AppState;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::extract::page_image::{PageImageRequest, PictureFormat};
 use crate::extract::ProgressSink;
 use crate::options::ReadRequest;
@@ -558,13 +558,46 @@ impl ServerHandler for Docreader {
 /// request's extensions.
 async fn authenticate(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let (mut parts, body) = req.into_parts();
+    let host = parts
+        .headers
+        .get(axum::http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_string);
     match Tenant::from_request_parts(&mut parts, &st).await {
         Ok(t) => {
             parts.extensions.insert(t);
-            next.run(Request::from_parts(parts, body)).await
+            let answer = next.run(Request::from_parts(parts, body)).await;
+            refused_host(answer, host.as_deref())
         }
         Err(e) => e.into_response(),
     }
+}
+
+/// rmcp refuses a `Host` it was not told of (DNS rebinding) with a plain-text 403; said
+/// here as every other refusal is, in JSON, naming the setting that lets the name in.
+fn refused_host(answer: Response, host: Option<&str>) -> Response {
+    let plain = answer.status() == axum::http::StatusCode::FORBIDDEN
+        && !answer
+            .headers()
+            .get(axum::http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("json"));
+    if !plain {
+        return answer;
+    }
+    ApiError::new(
+        ErrorCode::Forbidden,
+        format!(
+            "/mcp does not answer requests for the host {:?}",
+            host.unwrap_or("")
+        ),
+    )
+    .with_hint(
+        "List the name clients use (a gateway's public name, with its port if not 80/443) in \
+         DOCREADER_MCP_ALLOWED_HOSTS (comma-separated; `*` for any), or reach the service as \
+         localhost.",
+    )
+    .into_response()
 }
 
 /// `/mcp`, for `hosts` as `Host` headers (a gateway's public name; `*` for any; empty:

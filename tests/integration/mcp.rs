@@ -59,6 +59,21 @@ async fn mcp_answers_only_the_hosts_it_is_told() {
     let app = TestApp::new().await;
     let r = app.send(request()).await;
     assert!(r.status.is_client_error(), "{}: {}", r.status, r.json);
+    // With keys, the host is /mcp's own check: refused in JSON, naming the setting (it was
+    // rmcp's plain-text "Forbidden: Host header is not allowed").
+    let mut keyed = TestApp::with(|a| a.api_keys = Some("key-aaaaaaaaaaaaaaaa:alice".into())).await;
+    keyed.token = Some("key-aaaaaaaaaaaaaaaa".into());
+    let r = keyed.send(request()).await;
+    assert_eq!(r.status, 403, "{}", r.json);
+    assert_eq!(r.json["error"]["code"], "forbidden", "{}", r.json);
+    assert!(
+        r.json["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("DOCREADER_MCP_ALLOWED_HOSTS"),
+        "{}",
+        r.json
+    );
     let app = TestApp::with(|a| a.mcp_allowed_hosts = Some("docs.example.com".into())).await;
     let r = app.send(request()).await;
     assert_eq!(r.status, 200, "{}", r.json);
