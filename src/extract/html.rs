@@ -432,7 +432,9 @@ fn clip_path_empty(v: &str, em: f32) -> bool {
             .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
             .filter(|p| !p.starts_with("nonzero") && !p.starts_with("evenodd"))
             .collect();
-        return !points[0].is_empty() && points.iter().all(|p| *p == points[0]);
+        return points
+            .first()
+            .is_some_and(|f| !f.is_empty() && points.iter().all(|p| p == f));
     }
     false
 }
@@ -1331,6 +1333,11 @@ mod tests {
         // Hostile values do not panic.
         assert_eq!(one("color:#é1;background:#é1"), None);
         assert_eq!(one("font-size:1e39px;clip-path:polygon()"), None);
+        assert_eq!(one("clip-path:polygon(nonzero)"), None);
+        assert_eq!(
+            one("clip-path:polygon(evenodd, 5px 5px, 5px 5px)"),
+            Some("clipped away")
+        );
     }
 
     #[test]
