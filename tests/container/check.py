@@ -140,6 +140,38 @@ def check_cors():
     say(f"CORS: {ARGS.origin} allowed (preflight and request), another origin not")
 
 
+def check_upload_url_and_mcp():
+    """An upload URL made through the gateway points at the gateway (its port kept), takes
+    the file through it without a key; /mcp answers through it for the name listed in
+    DOCREADER_MCP_ALLOWED_HOSTS (the container's setting) and refuses another in JSON."""
+    gw = urllib.parse.urlsplit(ARGS.gateway)
+    r = request("POST", "/uploads", body={"name": "birds.txt"})
+    expect(r.status == 200, f"POST /uploads: {r.status} {r.body[:300]!r}")
+    url = r.json()["upload_url"]
+    u = urllib.parse.urlsplit(url)
+    expect((u.hostname, u.port) == (gw.hostname, gw.port),
+           f"the upload URL {url} does not point at the gateway {ARGS.gateway}")
+    r = request("PUT", u.path, body=b"zebra finches and quokkas\n", key=False,
+                headers={"Content-Type": "application/octet-stream"})
+    expect(r.status == 200, f"PUT to the upload URL through the gateway: {r.status} {r.body[:300]!r}")
+    fid = r.json()["files"][0]["file_id"]
+    text = read({"file_id": fid}).json()["text"]
+    expect("quokkas" in text, f"the uploaded file's text: {text!r}")
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "container-check", "version": "1"}}}
+    mcp = {"Accept": "application/json, text/event-stream", "Host": f"docs.example.test:{gw.port}"}
+    r = request("POST", "/mcp", body=init, headers=mcp)
+    expect(r.status == 200 and r.json()["result"]["serverInfo"]["name"] == "docreader",
+           f"/mcp initialize through the gateway: {r.status} {r.body[:300]!r}")
+    r = request("POST", "/mcp", body=init, headers={**mcp, "Host": f"other.example.test:{gw.port}"})
+    expect(r.status == 403 and "DOCREADER_MCP_ALLOWED_HOSTS" in r.json()["error"]["hint"],
+           f"/mcp for a host not listed: {r.status} {r.body[:300]!r}")
+    say(f"an upload URL through the gateway points at it ({u.scheme}://{u.netloc}/uploads/…) and "
+        f"takes a PUT without a key; /mcp initialize through it for docs.example.test (listed), "
+        f"a JSON 403 naming DOCREADER_MCP_ALLOWED_HOSTS for another name")
+
+
 def check_big_uploads():
     line = b"2026-12-02,ACME,100.25,buy,settled,ref-0000000000\n"
     data = line * (50_000_000 // len(line) + 1)
@@ -324,6 +356,7 @@ def main():
     check_console()
     check_keys_and_request_ids()
     check_cors()
+    check_upload_url_and_mcp()
     big = check_big_uploads()
     ids = check_reads()
     ids[big] = ({"file_id": big, "max_chars": 2000}, read({"file_id": big, "max_chars": 2000}).json()["text"])

@@ -91,6 +91,7 @@ start $PODMAN run -d --name "$name" --read-only --network host \
     -e DOCREADER_ADDR="0.0.0.0:$svc_port" \
     -e DOCREADER_API_KEYS="$key:acme" \
     -e DOCREADER_CORS_ORIGINS="$origin" \
+    -e DOCREADER_MCP_ALLOWED_HOSTS=docs.example.test \
     "$image"
 $PODMAN healthcheck run "$name" >/dev/null 2>&1 \
     || { echo "FAIL: podman healthcheck run says unhealthy" >&2; exit 1; }
