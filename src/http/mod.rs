@@ -343,8 +343,41 @@ pub fn app(state: AppState) -> Router {
             guard::forwarded,
         ))
         .layer(axum::middleware::from_fn(security_headers))
+        .layer(axum::middleware::from_fn(catch_panic))
         .layer(axum::middleware::from_fn(request_id::layer))
         .with_state(state)
+}
+
+/// A handler that panics answers 500 `internal` with the request id (the panic's message
+/// goes to the log under that id), never a dropped connection. Inside the request-id
+/// layer, so the id is known; the future is polled under `catch_unwind` step by step.
+async fn catch_panic(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    use std::future::Future;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    let mut run = Box::pin(next.run(req));
+    let caught = std::future::poll_fn(move |cx| {
+        match catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(cx))) {
+            Ok(std::task::Poll::Ready(r)) => std::task::Poll::Ready(Ok(r)),
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Err(panic) => std::task::Poll::Ready(Err(panic)),
+        }
+    })
+    .await;
+    match caught {
+        Ok(resp) => resp,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_string());
+            ApiError::internal(format!("a handler panicked: {what}")).into_response()
+        }
+    }
 }
 
 /// Headers every response carries: no content sniffing, and a Content-Security-Policy —
@@ -440,4 +473,44 @@ pub fn openapi_json() -> String {
         serde_json::to_string_pretty(&openapi()).expect("the OpenAPI description serializes");
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt;
+
+    /// A handler that panics answers 500 `internal` with the request id, through the same
+    /// two layers `app()` puts around every route; the connection is not dropped.
+    #[tokio::test]
+    async fn a_panicking_handler_answers_500_internal_with_the_request_id() {
+        async fn boom() -> &'static str {
+            panic!("boom")
+        }
+        let app = axum::Router::new()
+            .route("/boom", axum::routing::get(boom))
+            .layer(axum::middleware::from_fn(super::catch_panic))
+            .layer(axum::middleware::from_fn(super::request_id::layer));
+        let resp = app
+            .oneshot(
+                Request::get("/boom")
+                    .header("x-request-id", "panic-test-1")
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 500);
+        let body = axum::body::to_bytes(resp.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["error"]["code"], "internal", "{v}");
+        assert_eq!(v["error"]["request_id"], "panic-test-1", "{v}");
+        assert!(
+            !v.to_string().contains("boom"),
+            "the panic stays in the log: {v}"
+        );
+    }
 }
