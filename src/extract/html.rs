@@ -439,6 +439,21 @@ fn clip_path_empty(v: &str, em: f32) -> bool {
     false
 }
 
+/// Where a tag whose attributes start at `from` ends (its `>`), quoted values skipped;
+/// `None` when the source ends first.
+fn tag_end(b: &[u8], from: usize) -> Option<usize> {
+    let mut quote = 0u8;
+    for (j, &c) in b.iter().enumerate().skip(from) {
+        match (quote, c) {
+            (0, b'"' | b'\'') => quote = c,
+            (q, c) if q != 0 && c == q => quote = 0,
+            (0, b'>') => return Some(j),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// An XHTML document (an EPUB chapter, XHTML mail) as an HTML parser must see it: an
 /// element written `<x/>` that is not void (`<div/>`, `<title/>`, `<script/>`) opened and
 /// closed, which in XHTML it is, and not left open to swallow the rest.
@@ -470,21 +485,7 @@ fn xhtml_as_html(src: &str) -> std::borrow::Cow<'_, str> {
         if !b.get(lt + 1).is_some_and(u8::is_ascii_alphabetic) {
             continue;
         }
-        // The tag's end, quotes respected.
-        let mut j = lt + 1;
-        let mut quote = 0u8;
-        while j < b.len() {
-            match (quote, b[j]) {
-                (0, b'"' | b'\'') => quote = b[j],
-                (q, c) if q != 0 && c == q => quote = 0,
-                (0, b'>') => break,
-                _ => {}
-            }
-            j += 1;
-        }
-        if j >= b.len() {
-            break;
-        }
+        let Some(j) = tag_end(b, lt + 1) else { break };
         if b[j - 1] == b'/' {
             let name: String = src[lt + 1..j]
                 .chars()
@@ -551,21 +552,7 @@ fn bounded_nesting(src: &str) -> std::borrow::Cow<'_, str> {
             .position(|c| c.is_ascii_whitespace() || *c == b'/' || *c == b'>')
             .map_or(b.len(), |p| name_at + p);
         let name = src[name_at..name_end].to_ascii_lowercase();
-        // The tag's end, quotes respected.
-        let mut j = name_end;
-        let mut quote = 0u8;
-        while j < b.len() {
-            match (quote, b[j]) {
-                (0, b'"' | b'\'') => quote = b[j],
-                (q, c) if q != 0 && c == q => quote = 0,
-                (0, b'>') => break,
-                _ => {}
-            }
-            j += 1;
-        }
-        if j >= b.len() {
-            break;
-        }
+        let Some(j) = tag_end(b, name_end) else { break };
         i = j + 1;
         if !closing && RAW.contains(&name.as_str()) {
             // Its content is text up to its end tag, whatever it looks like; the end tag
