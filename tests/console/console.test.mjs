@@ -5,7 +5,7 @@
 // download. Checked on the way: no Content-Security-Policy violation, no horizontal
 // scroll at 375 px, keyboard focus visible, and axe-core's serious or critical violations
 // (none allowed) at both widths.
-import { chromium } from "playwright-core";
+import { launch, step, failed } from "./browser.mjs";
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
@@ -17,22 +17,7 @@ const fixture = (rel) => path.join(ROOT, "fixtures", rel);
 const corpus = (rel) => path.join(ROOT, "tests", "corpus", rel);
 const axeSource = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
-let failed = false;
-const step = async (name, fn) => {
-  const t0 = Date.now();
-  try {
-    await fn();
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (err) {
-    failed = true;
-    console.log(`FAIL ${name}: ${err.stack || err}`);
-  }
-};
+const browser = await launch(CHROMIUM);
 
 async function axe(page, label) {
   // Injected through the DevTools protocol (not a <script> tag, which the CSP refuses).
@@ -184,4 +169,4 @@ try {
 } finally {
   await browser.close();
 }
-process.exit(failed ? 1 : 0);
+process.exit(failed() ? 1 : 0);

@@ -5,7 +5,7 @@
 // draws a page of an encrypted PDF with `X-Document-Password` and reads its `ETag` — each a
 // real cross-origin request with its preflight, as a browser makes them. A page from an
 // origin not in the list is refused by the browser (no CORS headers for it).
-import { chromium } from "playwright-core";
+import { launch, step, failed } from "./browser.mjs";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -24,22 +24,7 @@ const serve = (port) => new Promise((ok) => {
 });
 const servers = [await serve(ORIGIN_PORT), await serve(OTHER_PORT)];
 
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
-let failed = false;
-const step = async (name, fn) => {
-  const t0 = Date.now();
-  try {
-    await fn();
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (err) {
-    failed = true;
-    console.log(`FAIL ${name}: ${err.stack || err}`);
-  }
-};
+const browser = await launch(CHROMIUM);
 
 // What the frontend does, in the page: every request cross-origin to BASE.
 async function flows({ BASE, KEY, pdf }) {
@@ -116,4 +101,4 @@ try {
   await browser.close();
   for (const s of servers) s.close();
 }
-process.exit(failed ? 1 : 0);
+process.exit(failed() ? 1 : 0);
