@@ -69,13 +69,14 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ocr_pages_from_memory: Option<u64>,
 
-    /// Word: paragraphs in the document.
+    /// Word, OpenDocument text, RTF: paragraphs in the document.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paragraphs: Option<u64>,
-    /// Word: tables in the document.
+    /// Word, OpenDocument text, RTF: tables in the document.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tables: Option<u64>,
-    /// Word: blocks (paragraphs and tables) in the body; `paragraph_offset` counts these.
+    /// Word, OpenDocument text, RTF: blocks (paragraphs and tables) in the body;
+    /// `paragraph_offset` counts these.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks: Option<u64>,
 
@@ -95,7 +96,7 @@ pub struct Report {
     /// EPUB: the chapters read as a range spec.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chapter_range_read: Option<String>,
-    /// EPUB: the book's title (its package metadata).
+    /// EPUB: the book's title (its package metadata); RTF: `{\info{\title}}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 

@@ -17,6 +17,7 @@ pub enum Family {
     Pptx,
     Odt,
     Odp,
+    Rtf,
     Epub,
     Excel,
     Image,
@@ -33,6 +34,7 @@ impl Family {
             Self::Pptx => "pptx",
             Self::Odt => "odt",
             Self::Odp => "odp",
+            Self::Rtf => "rtf",
             Self::Epub => "epub",
             Self::Excel => "excel",
             Self::Image => "image",
@@ -54,6 +56,7 @@ pub enum Format {
     Ods,
     Odt,
     Odp,
+    Rtf,
     Epub,
     Msg,
     Eml,
@@ -95,6 +98,7 @@ impl Format {
             Self::Pptx { .. } => Family::Pptx,
             Self::Odt => Family::Odt,
             Self::Odp => Family::Odp,
+            Self::Rtf => Family::Rtf,
             Self::Epub => Family::Epub,
             Self::Xlsx { .. } | Self::Xls | Self::Ods => Family::Excel,
             Self::Msg | Self::Eml => Family::Email,
@@ -126,6 +130,7 @@ impl Format {
             Self::Ods => "application/vnd.oasis.opendocument.spreadsheet",
             Self::Odt => "application/vnd.oasis.opendocument.text",
             Self::Odp => "application/vnd.oasis.opendocument.presentation",
+            Self::Rtf => "application/rtf",
             Self::Epub => "application/epub+zip",
             Self::Msg => "application/vnd.ms-outlook",
             Self::Eml => "message/rfc822",
@@ -175,6 +180,7 @@ pub const ALL_FORMATS: &[Format] = &[
     Format::Ods,
     Format::Odt,
     Format::Odp,
+    Format::Rtf,
     Format::Epub,
     Format::Msg,
     Format::Eml,
@@ -375,6 +381,21 @@ pub fn sniff<R: Read + Seek>(
     if head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) {
         return sniff_ole(open());
     }
+    // RTF, by its header (a BOM or blank lines before it allowed): whatever the name says
+    // (Word saves RTF as `.doc` when asked), unless an archive closes the file.
+    let body = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let body = &body[body
+        .iter()
+        .take(64)
+        .take_while(|b| b.is_ascii_whitespace())
+        .count()..];
+    if body.starts_with(b"{\\rtf") {
+        if zip_at_end(&mut open(), total_len) {
+            return Err(Refusal::Archive("zip archive (behind an RTF header)"));
+        }
+        return Ok(Format::Rtf);
+    }
+
     // Documents with signatures at offset 0, or a PDF's within its first KiB (PDF allows
     // junk before its header) when the file also ends like a PDF (`startxref` / `%%EOF` in
     // its last KiB). A zip's end of central directory closing the file wins over either:
@@ -399,7 +420,6 @@ pub fn sniff<R: Read + Seek>(
             return Ok(Format::Pdf);
         }
     }
-
     // Other binary kinds people drop by mistake.
     if let Some(t) = infer::get(head) {
         use infer::MatcherType as M;

@@ -160,7 +160,7 @@ fn parse_msg(input: &Input, limits: &Limits, mode: HiddenMode) -> Result<Mail, A
                     Some(c) => super::rtf::to_text(&super::rtf::decompress(
                         &c,
                         limits.max_rtf_bytes as usize,
-                    )?),
+                    )?)?,
                     None => String::new(),
                 },
             }

@@ -114,6 +114,7 @@ pub fn extractor_for(format: Format) -> Result<&'static dyn Extractor, ApiError>
         Family::Pptx => Ok(&pptx::PptxExtractor),
         Family::Odt => Ok(&odf::OdtExtractor),
         Family::Odp => Ok(&odf::OdpExtractor),
+        Family::Rtf => Ok(&rtf::RtfExtractor),
         Family::Epub => Ok(&epub::EpubExtractor),
         Family::Excel => Ok(&excel::ExcelExtractor),
         Family::Email => Ok(&email::EmailExtractor),

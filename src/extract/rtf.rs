@@ -1,9 +1,25 @@
-//! Outlook's compressed RTF (PR_RTF_COMPRESSED, [MS-OXRTFCP]) and RTF to text, for
-//! messages whose body exists only as RTF. Encapsulated HTML (`\fromhtml1`, what Outlook
-//! writes for HTML mail) is rebuilt as HTML and made text like any HTML body; other RTF
-//! gives its visible text.
+//! RTF: the format family (`format: "rtf"`), read into the blocks Word documents are read
+//! into (paragraphs, headings by style or outline level, list items with the number
+//! `\listtext` shows, tables from `\trowd…\cell…\row`, then headers, footers, footnotes,
+//! endnotes and comments), and Outlook's compressed RTF (PR_RTF_COMPRESSED,
+//! [MS-OXRTFCP]) for messages whose body exists only as RTF. Encapsulated HTML
+//! (`\fromhtml1`, what Outlook writes for HTML mail) is rebuilt as HTML and made text
+//! like any HTML body.
+//!
+//! Text is decoded as RTF readers decode it: `\uN` (negative N, surrogate pairs) with its
+//! `\ucN` fallback skipped, `\'hh` bytes in the code page of their font's `\fcharset`
+//! (double-byte code pages whole), else the document's `\ansicpg`; field results, not
+//! instructions; `\v` hidden text to the hidden-text findings. Groups are a stack on the
+//! heap, capped in depth; `\binN` data is stepped over.
 
+use encoding_rs::Encoding;
+
+use super::docx::Block;
+use super::{Extractor, Input};
+use crate::config::Limits;
+use crate::envelope::Extraction;
 use crate::error::{ApiError, ErrorCode};
+use crate::options::{HiddenText, ReadRequest};
 
 /// The dictionary every LZFu stream starts from ([MS-OXRTFCP] 2.1.3.1.1).
 const PREBUF: &[u8] = b"{\\rtf1\\ansi\\mac\\deff0\\deftab720{\\fonttbl;}{\\f0\\fnil \\froman \\fswiss \\fmodern \\fscript \\fdecor MS Sans SerifSymbolArialTimes New RomanCourier{\\colortbl\\red0\\green0\\blue0\r\n\\par \\pard\\plain\\f0\\fs20\\b\\i\\u\\tab\\tx";
@@ -79,138 +95,640 @@ pub fn decompress(data: &[u8], max_raw: usize) -> Result<Vec<u8>, ApiError> {
     }
 }
 
-/// What an RTF document says, as text: `\fromhtml` bodies are rebuilt as HTML and made
-/// text; anything else gives its visible characters with paragraphs as lines.
-pub fn to_text(rtf: &[u8]) -> String {
-    let parsed = parse(rtf);
-    if parsed.from_html {
-        super::html::to_text(&parsed.html)
-    } else {
-        parsed.text
+/// What an RTF document says, as text (an e-mail body): `\fromhtml` bodies are rebuilt as
+/// HTML and made text; anything else gives its blocks as plain text shows them.
+pub fn to_text(rtf: &[u8]) -> Result<String, ApiError> {
+    let doc = parse(rtf, HiddenText::Keep, MAX_DEPTH)?;
+    Ok(match doc.html {
+        Some(html) => super::html::to_text(&html),
+        None => doc
+            .blocks
+            .iter()
+            .map(|b| match b {
+                Block::Marker(m) => format!("--- {m} ---\n"),
+                b => format!("{}\n", b.plain()),
+            })
+            .collect(),
+    })
+}
+
+/// Groups nested deeper than this are refused (Word writes fewer than 20).
+const MAX_DEPTH: usize = 512;
+
+/// The RTF family: a standalone `.rtf` (or a `.doc` that is RTF inside), read like Word.
+pub struct RtfExtractor;
+
+impl Extractor for RtfExtractor {
+    fn extract(
+        &self,
+        input: &Input,
+        req: &ReadRequest,
+        limits: &Limits,
+    ) -> Result<Extraction, ApiError> {
+        let bytes = std::fs::read(&input.path).map_err(ApiError::internal)?;
+        let mode = req.hidden_text.unwrap_or(HiddenText::Keep);
+        let mut doc = parse(&bytes, mode, limits.package.max_xml_depth.min(MAX_DEPTH))?;
+        if let Some(html) = doc.html.take() {
+            // Outlook's HTML-in-RTF saved as a file: the HTML is the document.
+            doc.blocks = super::html::to_text(&html)
+                .lines()
+                .map(|l| Block::Para(l.to_string()))
+                .collect();
+            doc.paragraphs = doc.blocks.len();
+            doc.tables = 0;
+            doc.hidden.clear();
+        }
+        let mut ex =
+            super::docx::serve_blocks(&doc.blocks, doc.paragraphs, doc.tables, req, limits)?;
+        ex.report.title = doc.title;
+        ex.findings = super::docx::block_findings(
+            doc.blocks.len(),
+            doc.hidden
+                .iter()
+                .map(|(at, kind, how, text)| (*at, *kind, *how, text.as_str(), false)),
+            req,
+            ex.next.as_ref(),
+            mode,
+        )?;
+        Ok(ex)
     }
 }
 
-struct Parsed {
+/// An RTF document: the body's blocks, then each side story under its marker
+/// (`--- Headers ---`, `--- Footers ---`, `--- Footnotes ---`, `--- Endnotes ---`,
+/// `--- Comments ---`), as Word documents are read.
+pub struct Document {
+    pub blocks: Vec<Block>,
+    /// Paragraphs (headings and list items too) of the body.
+    pub paragraphs: usize,
+    /// Tables of the body.
+    pub tables: usize,
+    /// Hidden text and comments by block: (block, kind, how, text).
+    pub hidden: Vec<(usize, &'static str, &'static str, String)>,
+    /// `{\info{\title …}}`.
+    pub title: Option<String>,
+    /// Encapsulated HTML (`\fromhtml1`), rebuilt.
+    pub html: Option<String>,
+}
+
+/// Where a group's text goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dest {
+    Story(usize),
+    /// `\listtext`/`\pntext`: the number or bullet a list paragraph shows.
+    ListText,
+    FontTable,
+    StyleSheet,
+    /// `\info`: only `\title` is read.
+    Info,
+    Title,
+    Skip,
+}
+
+/// The stories, by index: the body and the side stories in their output order.
+const BODY: usize = 0;
+const SIDES: [&str; 5] = ["Headers", "Footers", "Footnotes", "Endnotes", "Comments"];
+
+/// The state a group carries (RTF scopes character and paragraph formatting by group).
+#[derive(Debug, Clone, Copy)]
+struct State {
+    dest: Dest,
+    /// `\v`: hidden text.
+    hidden: bool,
+    /// `\fN`: the font, whose charset decodes `\'hh` bytes.
+    font: Option<i32>,
+    /// `\ucN`: fallback characters after a `\u`.
+    uc: usize,
+    /// Paragraph: `\intbl` (or `\itapN`, N ≥ 1).
+    intbl: bool,
+    /// Paragraph: `\sN`.
+    style: i32,
+    /// Paragraph: `\outlinelevelN`.
+    outline: Option<u32>,
+    /// Paragraph: `\ilvlN` (list level, 0-based).
+    level: u32,
+    /// Inside `\*\htmltag` (encapsulated HTML) / `\htmlrtf` (RTF-only text).
+    htmltag: bool,
+    htmlrtf: bool,
+    /// Where text went before `\upr` (its `\*\ud` half is read there).
+    upr_dest: Dest,
+    /// Inside `\shptxt`: a text box, its paragraphs apart from the one it stands in.
+    textbox: bool,
+}
+
+#[derive(Default)]
+struct Story {
+    blocks: Vec<Block>,
+    para: String,
+    /// The label `\listtext` gave the open paragraph.
+    label: Option<String>,
+    cell: String,
+    row: Vec<String>,
+    rows: Vec<Vec<String>>,
+    /// Hidden runs of the open paragraph, then of the open table.
+    runs: Vec<String>,
+    table_runs: Vec<String>,
+    last_hidden: bool,
+    /// (block, text) of hidden runs.
+    hidden: Vec<(usize, String)>,
+}
+
+#[derive(Default, Clone)]
+struct Font {
+    encoding: Option<&'static Encoding>,
+    name: String,
+}
+
+struct Parser {
+    mode: HiddenText,
+    stories: Vec<Story>,
+    fonts: std::collections::HashMap<i32, Font>,
+    /// The font a `{\fN …;}` entry of the font table defines.
+    defining_font: i32,
+    styles: std::collections::HashMap<i32, String>,
+    defining_style: i32,
+    entry: String,
+    default_font: Option<i32>,
+    ansi: &'static Encoding,
+    listtext: String,
+    title: Option<String>,
     from_html: bool,
-    /// Visible text (what RTF readers show).
-    text: String,
-    /// Encapsulated HTML: `\*\htmltag` contents plus text outside `\htmlrtf` runs.
     html: String,
+    /// Bytes of `\'hh` escapes not yet decoded (a double-byte character takes two).
+    pending: Vec<u8>,
+    pending_encoding: &'static Encoding,
+    /// A high surrogate from `\u`, waiting for its low half.
+    high: Option<u16>,
+    /// Fallback characters still to skip after a `\u`.
+    skip: usize,
+    /// The paragraph (text, label) a text box interrupted, for after it.
+    stash: Vec<(String, Option<String>)>,
+}
+
+impl Parser {
+    fn encoding(&self, s: &State) -> &'static Encoding {
+        s.font
+            .or(self.default_font)
+            .and_then(|f| self.fonts.get(&f))
+            .and_then(|f| f.encoding)
+            .unwrap_or(self.ansi)
+    }
+
+    /// Text for the group's destination.
+    fn put(&mut self, s: &State, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if s.htmltag {
+            self.html.push_str(text);
+            return;
+        }
+        match s.dest {
+            Dest::Skip | Dest::Info => return,
+            Dest::ListText => self.listtext.push_str(text),
+            Dest::FontTable | Dest::StyleSheet => self.entry.push_str(text),
+            Dest::Title => self.title.get_or_insert_with(String::new).push_str(text),
+            Dest::Story(i) => {
+                if self.from_html && !s.htmlrtf {
+                    self.html.push_str(text);
+                }
+                let st = &mut self.stories[i];
+                if s.hidden {
+                    match st.runs.last_mut() {
+                        Some(r) if st.last_hidden => r.push_str(text),
+                        _ => st.runs.push(text.to_string()),
+                    }
+                    crate::findings::push_hidden(&mut st.para, text, self.mode, st.last_hidden);
+                    st.last_hidden = true;
+                } else {
+                    st.para.push_str(text);
+                    st.last_hidden = false;
+                }
+            }
+        }
+    }
+
+    /// Decode the `\'hh` bytes waiting.
+    fn flush(&mut self, s: &State) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let bytes = std::mem::take(&mut self.pending);
+        let text = if let Some(sym) = self.symbol_font(s) {
+            bytes
+                .iter()
+                .map(|&b| symbol_char(sym, b))
+                .collect::<String>()
+        } else {
+            self.pending_encoding
+                .decode_without_bom_handling(&bytes)
+                .0
+                .into_owned()
+        };
+        self.put(s, &text);
+    }
+
+    /// Symbol and Wingdings fonts (`\fcharset2`, named so) show their own glyphs for bytes.
+    fn symbol_font(&self, s: &State) -> Option<Symbol> {
+        let f = self.fonts.get(&s.font.or(self.default_font)?)?;
+        let name = f.name.to_ascii_lowercase();
+        if name.starts_with("wingdings") {
+            Some(Symbol::Wingdings)
+        } else if name.starts_with("symbol") {
+            Some(Symbol::Symbol)
+        } else {
+            None
+        }
+    }
+
+    fn unicode(&mut self, s: &State, n: i64) {
+        let unit = (if n < 0 { n + 65536 } else { n }) as u32;
+        let ch = match (self.high.take(), unit) {
+            (None, 0xD800..=0xDBFF) => {
+                self.high = Some(unit as u16);
+                return;
+            }
+            (Some(h), 0xDC00..=0xDFFF) => {
+                char::from_u32(0x10000 + ((h as u32 - 0xD800) << 10) + (unit - 0xDC00))
+            }
+            (_, u) => char::from_u32(u),
+        };
+        let ch = ch.unwrap_or('\u{FFFD}');
+        if !ch.is_control() || ch == '\t' {
+            self.put(s, ch.encode_utf8(&mut [0; 4]));
+        }
+    }
+
+    fn end_paragraph(&mut self, s: &State) {
+        if self.from_html && !s.htmlrtf {
+            self.html.push('\n');
+        }
+        let Dest::Story(i) = s.dest else { return };
+        let heading = s
+            .outline
+            .filter(|o| *o < 9)
+            .map(|o| (o + 2).min(6) as u8)
+            .or_else(|| self.styles.get(&s.style).and_then(|n| style_heading(n)));
+        self.stories[i].end_paragraph(s.intbl, heading, s.level);
+    }
+}
+
+impl Story {
+    fn end_paragraph(&mut self, intbl: bool, heading: Option<u8>, level: u32) {
+        let text = std::mem::take(&mut self.para);
+        let label = self.label.take();
+        self.last_hidden = false;
+        if intbl {
+            push_cell_text(&mut self.cell, &text);
+            self.table_runs.append(&mut self.runs);
+            return;
+        }
+        self.close_table();
+        let at = self.blocks.len();
+        for r in self.runs.drain(..) {
+            if !r.trim().is_empty() {
+                self.hidden.push((at, r));
+            }
+        }
+        let label = label
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty() && !text.trim().is_empty());
+        let block = match (label, heading) {
+            (Some(label), Some(h)) => Block::Heading(h, level, format!("{label} {text}")),
+            (None, Some(h)) if !text.trim().is_empty() => Block::Heading(h, 0, text),
+            (Some(label), None) => Block::Item {
+                level,
+                bullet: !label.chars().any(char::is_alphanumeric),
+                label,
+                text,
+            },
+            _ => Block::Para(text),
+        };
+        self.blocks.push(block);
+    }
+
+    fn end_cell(&mut self) {
+        let text = std::mem::take(&mut self.para);
+        self.label = None;
+        push_cell_text(&mut self.cell, &text);
+        self.table_runs.append(&mut self.runs);
+        self.last_hidden = false;
+        let cell = std::mem::take(&mut self.cell);
+        self.row.push(cell);
+    }
+
+    fn end_row(&mut self) {
+        if !self.cell.trim().is_empty() {
+            let cell = std::mem::take(&mut self.cell);
+            self.row.push(cell);
+        }
+        if !self.row.is_empty() {
+            let row = std::mem::take(&mut self.row);
+            self.rows.push(row);
+        }
+    }
+
+    fn close_table(&mut self) {
+        if !self.row.is_empty() || !self.cell.trim().is_empty() {
+            self.end_row();
+        }
+        if self.rows.is_empty() {
+            return;
+        }
+        let at = self.blocks.len();
+        for r in self.table_runs.drain(..) {
+            if !r.trim().is_empty() {
+                self.hidden.push((at, r));
+            }
+        }
+        let width = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        let mut rows = std::mem::take(&mut self.rows);
+        for r in rows.iter_mut() {
+            r.resize(width, String::new());
+        }
+        self.blocks.push(Block::Table(rows));
+    }
+
+    /// The story's end: an open paragraph or table is closed.
+    fn finish(&mut self) {
+        if !self.para.trim().is_empty() {
+            self.end_paragraph(false, None, 0);
+        }
+        self.close_table();
+    }
+}
+
+fn push_cell_text(cell: &mut String, text: &str) {
+    let text = text.trim();
+    if text.is_empty() {
+        return;
+    }
+    if !cell.is_empty() {
+        cell.push(' ');
+    }
+    for c in text.chars() {
+        cell.push(if matches!(c, '\n' | '\r' | '\t') {
+            ' '
+        } else {
+            c
+        });
+    }
+}
+
+/// The Markdown heading level of a paragraph style's name: 1 for Title, N + 1 for
+/// "heading N" (the title is the one level-1 heading, as Word documents are read).
+fn style_heading(name: &str) -> Option<u8> {
+    let name = name.trim().to_ascii_lowercase();
+    if name == "title" {
+        return Some(1);
+    }
+    let n: u8 = name.strip_prefix("heading")?.trim().parse().ok()?;
+    (1..=9).contains(&n).then(|| (n + 1).min(6))
 }
 
 #[derive(Clone, Copy)]
-struct Group {
-    /// A destination whose text is not shown (font table, pictures, `\*` groups…).
-    skip: bool,
-    /// Inside `\*\htmltag`: the text is HTML, shown in the HTML rebuild.
-    htmltag: bool,
-    /// Inside `\htmlrtf` … `\htmlrtf0`: RTF-only text, dropped from the HTML rebuild.
-    htmlrtf: bool,
-    /// `\ucN`: characters that follow a `\u` as its fallback.
-    uc: usize,
+enum Symbol {
+    Symbol,
+    Wingdings,
 }
 
-fn parse(rtf: &[u8]) -> Parsed {
-    const SKIP: &[&str] = &[
-        "fonttbl",
-        "colortbl",
-        "stylesheet",
-        "info",
-        "pict",
-        "object",
-        "header",
-        "footer",
-        "headerl",
-        "headerr",
-        "headerf",
-        "footerl",
-        "footerr",
-        "footerf",
-        "listtable",
-        "listoverridetable",
-        "revtbl",
-        "rsidtbl",
-        "generator",
-        "xmlnstbl",
-        "themedata",
-        "colorschememapping",
-        "latentstyles",
-        "datastore",
-        "filetbl",
-        "pgdsctbl",
-        "mmathPr",
-    ];
-    let mut out = Parsed {
-        from_html: false,
-        text: String::new(),
-        html: String::new(),
+/// The character a bullet font shows for a byte (the bullets lists use; other bytes as
+/// Latin-1, which is what they mostly are in these fonts' lower half).
+fn symbol_char(font: Symbol, b: u8) -> char {
+    match (font, b) {
+        (Symbol::Symbol, 0xB7) => '•',
+        (Symbol::Symbol, 0xA8) => '♦',
+        (Symbol::Symbol, 0xAE) => '→',
+        (Symbol::Symbol, 0xD7) => '⋅',
+        (Symbol::Wingdings, 0x6C) => '●',
+        (Symbol::Wingdings, 0x6E) => '■',
+        (Symbol::Wingdings, 0x71) => '❑',
+        (Symbol::Wingdings, 0x76) => '❖',
+        (Symbol::Wingdings, 0xA7) => '▪',
+        (Symbol::Wingdings, 0xD8) => '➢',
+        (Symbol::Wingdings, 0xFC) => '✓',
+        (Symbol::Wingdings, 0xFB) => '✗',
+        _ => b as char,
+    }
+}
+
+/// The encoding of a font's `\fcharsetN` (None: the document's code page).
+fn charset_encoding(charset: i64) -> Option<&'static Encoding> {
+    let cp = match charset {
+        // ANSI: Western, whatever `\ansicpg` says (as Word and LibreOffice read it).
+        0 => 1252,
+        77 => 10000,
+        128 => 932,
+        129 => 949,
+        134 => 936,
+        136 => 950,
+        161 => 1253,
+        162 => 1254,
+        163 => 1258,
+        177 => 1255,
+        178 => 1256,
+        186 => 1257,
+        204 => 1251,
+        222 => 874,
+        238 => 1250,
+        _ => return None,
     };
-    let mut encoding = encoding_rs::WINDOWS_1252;
-    let mut stack: Vec<Group> = Vec::new();
-    let mut g = Group {
-        skip: false,
+    codepage::to_encoding(cp)
+}
+
+/// Whether the bytes end inside a double-byte character (its lead byte without its trail).
+fn needs_trail(enc: &'static Encoding, bytes: &[u8]) -> bool {
+    let lead: fn(u8) -> bool = if enc == encoding_rs::SHIFT_JIS {
+        |b| matches!(b, 0x81..=0x9F | 0xE0..=0xFC)
+    } else if enc == encoding_rs::GBK || enc == encoding_rs::BIG5 || enc == encoding_rs::EUC_KR {
+        |b| matches!(b, 0x81..=0xFE)
+    } else {
+        return false;
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        i += if lead(bytes[i]) { 2 } else { 1 };
+    }
+    i > bytes.len()
+}
+
+/// Destinations whose text is never shown.
+const SKIPPED: &[&str] = &[
+    "colortbl",
+    "pict",
+    "listtable",
+    "listoverridetable",
+    "revtbl",
+    "rsidtbl",
+    "generator",
+    "xmlnstbl",
+    "themedata",
+    "colorschememapping",
+    "latentstyles",
+    "datastore",
+    "filetbl",
+    "pgdsctbl",
+    "mmathPr",
+    "fldinst",
+    "objdata",
+    "objclass",
+    "objname",
+    "nonshppict",
+    "sp",
+    "shprslt",
+    "xe",
+    "tc",
+    "tcn",
+    "txe",
+    "rxe",
+    "userprops",
+    "docvar",
+    "template",
+    "bkmkstart",
+    "bkmkend",
+    "pn",
+    "atnid",
+    "atnauthor",
+    "atnref",
+    "atndate",
+    "atnicn",
+    "atntime",
+    "fldtype",
+    "passwordhash",
+    "wgrffmtfilter",
+    "defchp",
+    "defpap",
+    "private",
+];
+
+/// `\*` destinations that are read: encapsulated HTML, `\upr`'s Unicode half, shapes'
+/// instructions (holding text boxes), text boxes, comments.
+/// (`\*\nesttableprops` holds no text as the specification writes it, but writers put a
+/// nested table's cells there, and readers show them.)
+const STARRED_KEPT: &[&str] = &[
+    "htmltag",
+    "ud",
+    "shpinst",
+    "shptxt",
+    "annotation",
+    "nesttableprops",
+];
+
+/// Parse an RTF document (`mode`: what hidden text does in the blocks).
+pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document, ApiError> {
+    let mut p = Parser {
+        mode,
+        stories: (0..=SIDES.len()).map(|_| Story::default()).collect(),
+        fonts: Default::default(),
+        defining_font: 0,
+        styles: Default::default(),
+        defining_style: 0,
+        entry: String::new(),
+        default_font: None,
+        ansi: encoding_rs::WINDOWS_1252,
+        listtext: String::new(),
+        title: None,
+        from_html: false,
+        html: String::new(),
+        pending: Vec::new(),
+        pending_encoding: encoding_rs::WINDOWS_1252,
+        high: None,
+        skip: 0,
+        stash: Vec::new(),
+    };
+    let mut stack: Vec<State> = Vec::new();
+    let mut s = State {
+        dest: Dest::Story(BODY),
+        hidden: false,
+        font: None,
+        uc: 1,
+        intbl: false,
+        style: 0,
+        outline: None,
+        level: 0,
         htmltag: false,
         htmlrtf: false,
-        uc: 1,
+        upr_dest: Dest::Skip,
+        textbox: false,
     };
-    // Bytes from `\'hh` escapes, decoded together (double-byte codepages).
-    let mut pending: Vec<u8> = Vec::new();
-    let mut skip_chars = 0usize; // fallback characters after \u
-    let mut new_group = false; // the previous token was `{`
+    let mut starred = false; // the previous token was `\*`
     let mut i = 0;
-
-    fn put(out: &mut Parsed, g: &Group, s: &str) {
-        if g.skip {
-            return;
-        }
-        if g.htmltag {
-            out.html.push_str(s);
-            return;
-        }
-        out.text.push_str(s);
-        if !g.htmlrtf {
-            out.html.push_str(s);
-        }
-    }
-    let flush = |pending: &mut Vec<u8>,
-                 out: &mut Parsed,
-                 g: &Group,
-                 enc: &'static encoding_rs::Encoding| {
-        if !pending.is_empty() {
-            let s = enc.decode_without_bom_handling(pending).0.into_owned();
-            put(out, g, &s);
-            pending.clear();
-        }
-    };
-
     while i < rtf.len() {
         let b = rtf[i];
         match b {
             b'{' => {
-                flush(&mut pending, &mut out, &g, encoding);
-                stack.push(g);
-                new_group = true;
+                p.flush(&s);
+                if stack.len() >= max_depth {
+                    return Err(ApiError::new(
+                        ErrorCode::Corrupt,
+                        format!("RTF groups nested deeper than {max_depth} levels"),
+                    )
+                    .with_hint("the file is damaged or built to exhaust a reader; save it again from the program that made it"));
+                }
+                stack.push(s);
+                p.skip = 0;
+                starred = false;
                 i += 1;
-                continue;
             }
             b'}' => {
-                flush(&mut pending, &mut out, &g, encoding);
-                g = stack.pop().unwrap_or(g);
+                p.flush(&s);
+                p.skip = 0;
+                starred = false;
                 i += 1;
+                let Some(outer) = stack.pop() else { continue };
+                if s.textbox && !outer.textbox {
+                    if let (Dest::Story(k), Some((para, label))) = (s.dest, p.stash.pop()) {
+                        let st = &mut p.stories[k];
+                        if !st.para.trim().is_empty() {
+                            let text = std::mem::replace(&mut st.para, para);
+                            st.blocks.push(Block::Para(text));
+                        } else {
+                            st.para = para;
+                        }
+                        st.label = label;
+                    }
+                }
+                match s.dest {
+                    // An entry of the font table or style sheet ends with its group (or with
+                    // the table, where entries are not grouped).
+                    Dest::FontTable if !p.entry.trim().is_empty() => {
+                        let name = p.entry.trim().trim_end_matches(';').trim().to_string();
+                        p.fonts.entry(p.defining_font).or_default().name = name;
+                        p.entry.clear();
+                    }
+                    Dest::StyleSheet if !p.entry.trim().is_empty() => {
+                        let name = p.entry.trim().trim_end_matches(';').trim().to_string();
+                        p.styles.insert(p.defining_style, name);
+                        p.entry.clear();
+                        p.defining_style = 0;
+                    }
+                    Dest::ListText if outer.dest != Dest::ListText => {
+                        if let Dest::Story(o) = outer.dest {
+                            p.stories[o].label = Some(std::mem::take(&mut p.listtext));
+                        }
+                        p.listtext.clear();
+                    }
+                    // A footnote, comment or header ends with its group.
+                    Dest::Story(k) if k != BODY && outer.dest != s.dest => {
+                        p.stories[k].finish();
+                    }
+                    _ => {}
+                }
+                s = outer;
             }
             b'\\' => {
                 i += 1;
                 let Some(&c) = rtf.get(i) else { break };
                 if c.is_ascii_alphabetic() {
                     let start = i;
-                    while i < rtf.len() && rtf[i].is_ascii_alphabetic() {
+                    while i < rtf.len() && rtf[i].is_ascii_alphabetic() && i - start < 32 {
                         i += 1;
                     }
                     let word = std::str::from_utf8(&rtf[start..i]).unwrap_or("");
                     let nstart = i;
                     if i < rtf.len() && (rtf[i] == b'-' || rtf[i].is_ascii_digit()) {
                         i += 1;
-                        while i < rtf.len() && rtf[i].is_ascii_digit() {
+                        while i < rtf.len() && rtf[i].is_ascii_digit() && i - nstart < 11 {
                             i += 1;
                         }
                     }
@@ -220,113 +738,319 @@ fn parse(rtf: &[u8]) -> Parsed {
                     if i < rtf.len() && rtf[i] == b' ' {
                         i += 1; // the delimiter space belongs to the control word
                     }
-                    flush(&mut pending, &mut out, &g, encoding);
-                    if skip_chars > 0 && word != "u" {
+                    p.flush(&s);
+                    if p.skip > 0 && word != "u" {
                         // A control word counts as one fallback character.
-                        skip_chars -= 1;
-                        new_group = false;
+                        p.skip -= 1;
                         continue;
                     }
-                    match word {
-                        "fromhtml" => out.from_html = true,
-                        "ansicpg" => {
-                            if let Some(e) = param.and_then(|p| codepage::to_encoding(p as u16)) {
-                                encoding = e;
-                            }
-                        }
-                        "htmltag" => g.htmltag = true,
-                        "htmlrtf" => g.htmlrtf = param != Some(0),
-                        "uc" => g.uc = param.unwrap_or(1).max(0) as usize,
-                        "u" => {
-                            let mut n = param.unwrap_or(0);
-                            if n < 0 {
-                                n += 65536;
-                            }
-                            let ch = char::from_u32(n as u32).unwrap_or('\u{FFFD}');
-                            put(&mut out, &g, ch.encode_utf8(&mut [0; 4]));
-                            skip_chars = g.uc;
-                        }
-                        "par" | "line" | "sect" | "page" => put(&mut out, &g, "\n"),
-                        "row" => put(&mut out, &g, "\n"),
-                        "tab" | "cell" => put(&mut out, &g, "\t"),
-                        "emdash" => put(&mut out, &g, "—"),
-                        "endash" => put(&mut out, &g, "–"),
-                        "bullet" => put(&mut out, &g, "•"),
-                        "lquote" => put(&mut out, &g, "‘"),
-                        "rquote" => put(&mut out, &g, "’"),
-                        "ldblquote" => put(&mut out, &g, "“"),
-                        "rdblquote" => put(&mut out, &g, "”"),
-                        "bin" => {
-                            // Binary data of `param` bytes: never text.
-                            i = i.saturating_add(param.unwrap_or(0).max(0) as usize);
-                        }
-                        w if new_group && SKIP.contains(&w) => g.skip = true,
-                        _ => {}
+                    if word != "u" && p.high.take().is_some() {
+                        p.put(&s, "\u{FFFD}");
                     }
-                    new_group = false;
+                    if std::mem::take(&mut starred) && !STARRED_KEPT.contains(&word) {
+                        s.dest = Dest::Skip;
+                        continue;
+                    }
+                    if word == "bin" {
+                        // Binary data of `param` bytes: never text.
+                        let n = param.unwrap_or(0).max(0) as usize;
+                        i = i.saturating_add(n).min(rtf.len());
+                        continue;
+                    }
+                    control_word(&mut p, &mut s, word, param);
                     continue;
                 }
+                i += 1;
                 match c {
                     b'\'' => {
-                        let hex = rtf
-                            .get(i + 1..i + 3)
-                            .and_then(|h| std::str::from_utf8(h).ok());
-                        i += 3;
+                        let hex = rtf.get(i..i + 2).and_then(|h| std::str::from_utf8(h).ok());
+                        i += 2;
                         if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                            if skip_chars > 0 {
-                                skip_chars -= 1;
+                            if p.skip > 0 {
+                                p.skip -= 1;
                             } else {
-                                pending.push(v);
+                                let enc = p.encoding(&s);
+                                if p.pending.is_empty() {
+                                    p.pending_encoding = enc;
+                                } else if p.pending_encoding != enc {
+                                    p.flush(&s);
+                                    p.pending_encoding = enc;
+                                }
+                                p.pending.push(v);
                             }
                         }
-                        new_group = false;
                         continue;
                     }
                     b'*' => {
-                        i += 1;
-                        // `{\*\htmltag…}` is encapsulated HTML; other `\*` groups are unknown
-                        // destinations a reader ignores.
-                        let is_htmltag = rtf[i..].starts_with(b"\\htmltag");
-                        if !is_htmltag {
-                            g.skip = true;
-                        }
+                        starred = true;
                         continue;
                     }
-                    b'~' => put(&mut out, &g, "\u{a0}"),
-                    b'-' => {}
-                    b'_' => put(&mut out, &g, "-"),
-                    b'\n' | b'\r' => put(&mut out, &g, "\n"),
-                    other => {
-                        flush(&mut pending, &mut out, &g, encoding);
-                        put(&mut out, &g, (other as char).encode_utf8(&mut [0; 4]));
-                    }
+                    _ => {}
                 }
-                i += 1;
+                p.flush(&s);
+                if p.skip > 0 {
+                    p.skip -= 1;
+                    continue;
+                }
+                match c {
+                    b'~' => p.put(&s, "\u{a0}"),
+                    b'_' => p.put(&s, "-"),
+                    b'-' | b':' | b'|' => {}
+                    b'\n' | b'\r' => p.end_paragraph(&s),
+                    b'\t' => p.put(&s, "\t"),
+                    other if other.is_ascii_graphic() => {
+                        p.put(&s, (other as char).encode_utf8(&mut [0; 4]))
+                    }
+                    _ => {}
+                }
             }
             b'\r' | b'\n' => i += 1,
             _ => {
-                flush(&mut pending, &mut out, &g, encoding);
-                // A run of plain bytes (in the document codepage).
+                // A run of plain bytes, in the font's code page.
                 let start = i;
                 while i < rtf.len() && !matches!(rtf[i], b'{' | b'}' | b'\\' | b'\r' | b'\n') {
                     i += 1;
                 }
                 let mut run = &rtf[start..i];
-                while skip_chars > 0 && !run.is_empty() {
+                // A double-byte character whose trail byte is a plain character (`\'83A`).
+                if !p.pending.is_empty() && needs_trail(p.pending_encoding, &p.pending) {
+                    p.pending.push(run[0]);
                     run = &run[1..];
-                    skip_chars -= 1;
                 }
-                if !run.is_empty() {
-                    let s = encoding.decode_without_bom_handling(run).0;
-                    put(&mut out, &g, &s);
+                p.flush(&s);
+                let n = p.skip.min(run.len());
+                run = &run[n..];
+                p.skip -= n;
+                if run.is_empty() {
+                    continue;
+                }
+                if p.high.take().is_some() {
+                    p.put(&s, "\u{FFFD}");
+                }
+                let text = if let Some(sym) = p.symbol_font(&s) {
+                    run.iter().map(|&b| symbol_char(sym, b)).collect::<String>()
+                } else {
+                    p.encoding(&s)
+                        .decode_without_bom_handling(run)
+                        .0
+                        .into_owned()
+                };
+                let text: String = text
+                    .chars()
+                    .filter(|c| !c.is_control() || *c == '\t')
+                    .collect();
+                p.put(&s, &text);
+            }
+        }
+    }
+    p.flush(&s);
+    for st in p.stories.iter_mut() {
+        st.finish();
+    }
+    Ok(assemble(p))
+}
+
+/// Act on one control word.
+fn control_word(p: &mut Parser, s: &mut State, word: &str, param: Option<i64>) {
+    let on = param != Some(0);
+    let story = |k: usize| Dest::Story(1 + k);
+    match word {
+        // The document.
+        "ansicpg" => {
+            if let Some(e) = param
+                .and_then(|n| u16::try_from(n).ok())
+                .and_then(codepage::to_encoding)
+            {
+                p.ansi = e;
+            }
+        }
+        "mac" => p.ansi = encoding_rs::MACINTOSH,
+        "deff" => p.default_font = param.map(|n| n as i32),
+        "fromhtml" => p.from_html = true,
+        "htmltag" => s.htmltag = true,
+        "htmlrtf" => s.htmlrtf = on,
+        // Destinations.
+        "fonttbl" => s.dest = Dest::FontTable,
+        "stylesheet" => s.dest = Dest::StyleSheet,
+        "info" => s.dest = Dest::Info,
+        "title" if s.dest == Dest::Info => s.dest = Dest::Title,
+        "listtext" | "pntext" => {
+            if matches!(s.dest, Dest::Story(_)) {
+                p.listtext.clear();
+                s.dest = Dest::ListText;
+            }
+        }
+        "header" | "headerl" | "headerr" | "headerf" => s.dest = story(0),
+        "footer" | "footerl" | "footerr" | "footerf" => s.dest = story(1),
+        "footnote" => s.dest = story(2),
+        // `{\footnote\ftnalt …}` is an endnote.
+        "ftnalt" if s.dest == story(2) => s.dest = story(3),
+        "annotation" => s.dest = story(4),
+        "upr" => {
+            s.upr_dest = s.dest;
+            s.dest = Dest::Skip;
+        }
+        // `\*\ud`: the Unicode half of `\upr`, read where its fallback would have been.
+        "ud" => s.dest = s.upr_dest,
+        "shptxt" => {
+            if let Dest::Story(k) = s.dest {
+                if !s.textbox {
+                    s.textbox = true;
+                    let st = &mut p.stories[k];
+                    p.stash
+                        .push((std::mem::take(&mut st.para), st.label.take()));
                 }
             }
         }
-        new_group = false;
+        w if SKIPPED.contains(&w) => s.dest = Dest::Skip,
+        // Font and style table entries.
+        "f" if s.dest == Dest::FontTable => p.defining_font = param.unwrap_or(0) as i32,
+        "fcharset" if s.dest == Dest::FontTable => {
+            let enc = param.and_then(charset_encoding);
+            p.fonts.entry(p.defining_font).or_default().encoding = enc;
+        }
+        "cpg" if s.dest == Dest::FontTable => {
+            if let Some(e) = param
+                .and_then(|n| u16::try_from(n).ok())
+                .and_then(codepage::to_encoding)
+            {
+                p.fonts.entry(p.defining_font).or_default().encoding = Some(e);
+            }
+        }
+        "s" if s.dest == Dest::StyleSheet => p.defining_style = param.unwrap_or(0) as i32,
+        // Character formatting.
+        "f" => s.font = param.map(|n| n as i32),
+        "plain" => {
+            s.hidden = false;
+            s.font = None;
+        }
+        "v" => s.hidden = on,
+        "uc" => s.uc = param.unwrap_or(1).clamp(0, 16) as usize,
+        "u" => {
+            p.unicode(s, param.unwrap_or(0));
+            p.skip = s.uc;
+        }
+        // Paragraph formatting.
+        "pard" => {
+            s.intbl = false;
+            s.style = 0;
+            s.outline = None;
+            s.level = 0;
+        }
+        "intbl" => s.intbl = true,
+        "itap" => s.intbl = param.unwrap_or(1) > 0,
+        "s" => s.style = param.unwrap_or(0) as i32,
+        "outlinelevel" => s.outline = param.and_then(|n| u32::try_from(n).ok()),
+        "ilvl" => s.level = param.unwrap_or(0).clamp(0, 8) as u32,
+        "pnlvl" => s.level = (param.unwrap_or(1) - 1).clamp(0, 8) as u32,
+        // Breaks and characters.
+        "par" => p.end_paragraph(s),
+        // A section or page break ends the paragraph it stands in (not an empty one).
+        "sect" | "page" => {
+            if let Dest::Story(k) = s.dest {
+                if !p.stories[k].para.trim().is_empty() {
+                    p.end_paragraph(s);
+                }
+            }
+        }
+        "line" => p.put(s, "\n"),
+        "tab" => p.put(s, "\t"),
+        "cell" | "nestcell" => {
+            if let Dest::Story(k) = s.dest {
+                p.stories[k].end_cell();
+            }
+        }
+        "row" | "nestrow" => {
+            if let Dest::Story(k) = s.dest {
+                p.stories[k].end_row();
+            }
+        }
+        "emdash" => p.put(s, "—"),
+        "endash" => p.put(s, "–"),
+        "emspace" | "enspace" | "qmspace" => p.put(s, " "),
+        "bullet" => p.put(s, "•"),
+        "lquote" => p.put(s, "‘"),
+        "rquote" => p.put(s, "’"),
+        "ldblquote" => p.put(s, "“"),
+        "rdblquote" => p.put(s, "”"),
+        "zwj" => p.put(s, "\u{200d}"),
+        "zwnj" => p.put(s, "\u{200c}"),
+        _ => {}
     }
-    flush(&mut pending, &mut out, &g, encoding);
-    out
 }
+
+/// The body's blocks, then each side story under its marker.
+fn assemble(p: Parser) -> Document {
+    let mut stories = p.stories.into_iter();
+    let body = stories.next().unwrap_or_default();
+    let paragraphs = body.blocks.iter().filter(|b| b.is_paragraph()).count();
+    let tables = body
+        .blocks
+        .iter()
+        .filter(|b| matches!(b, Block::Table(_)))
+        .count();
+    let mut hidden: Vec<(usize, &'static str, &'static str, String)> = body
+        .hidden
+        .into_iter()
+        .map(|(at, t)| (at, "hidden_run", HIDDEN_HOW, t))
+        .collect();
+    let mut blocks = body.blocks;
+    for (marker, story) in SIDES.iter().zip(stories) {
+        // Empty paragraphs dropped; a header repeated for first/left/right pages is one.
+        let mut seen: Vec<Block> = Vec::new();
+        let mut place: Vec<Option<usize>> = Vec::new();
+        for b in story.blocks {
+            // A note's text starts after its reference mark and a space.
+            let b = match b {
+                Block::Para(t) => Block::Para(t.trim().to_string()),
+                b => b,
+            };
+            if b.is_paragraph() && b.plain().trim().is_empty() {
+                place.push(None);
+            } else if let Some(k) = seen.iter().position(|x| *x == b) {
+                place.push(Some(k));
+            } else {
+                seen.push(b);
+                place.push(Some(seen.len() - 1));
+            }
+        }
+        if seen.is_empty() {
+            continue;
+        }
+        let base = blocks.len() + 1;
+        for (at, t) in story.hidden {
+            let at = place
+                .get(at)
+                .copied()
+                .flatten()
+                .map_or(base - 1, |k| base + k);
+            hidden.push((at, "hidden_run", HIDDEN_HOW, t));
+        }
+        blocks.push(Block::Marker(marker.to_string()));
+        for b in seen {
+            if *marker == "Comments" {
+                hidden.push((blocks.len(), "comment", COMMENT_HOW, b.plain()));
+            }
+            blocks.push(b);
+        }
+    }
+    hidden.sort_by_key(|h| h.0);
+    hidden.dedup();
+    Document {
+        blocks,
+        paragraphs,
+        tables,
+        hidden,
+        title: p
+            .title
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty()),
+        html: p.from_html.then_some(p.html),
+    }
+}
+
+const HIDDEN_HOW: &str = "\\v (hidden text)";
+const COMMENT_HOW: &str = "an annotation (\\annotation), shown beside the text";
 
 #[cfg(test)]
 mod tests {
@@ -346,16 +1070,16 @@ mod tests {
             std::str::from_utf8(&raw).unwrap(),
             "{\\rtf1\\ansi\\ansicpg1252\\pard hello world}\r\n"
         );
-        assert_eq!(to_text(&raw), "hello world");
+        assert_eq!(to_text(&raw).unwrap(), "hello world\n");
         assert!(decompress(b"short", 1 << 26).is_err());
     }
 
     #[test]
     fn rtf_text_and_encapsulated_html() {
         let rtf = br"{\rtf1\ansi\ansicpg1251{\fonttbl{\f0 Arial;}}\pard \'cf\'f0\'e8\'e2\'e5\'f2\par caf\u233?\par}";
-        assert_eq!(to_text(rtf), "Привет\ncafé\n");
+        assert_eq!(to_text(rtf).unwrap(), "Привет\ncafé\n");
         let html = br"{\rtf1\ansi\fromhtml1 {\*\htmltag19 <html>}{\*\htmltag64 <p>}\htmlrtf {\b\htmlrtf0 Hello }\htmlrtf0 world{\*\htmltag72 </p>}\htmlrtf \par only in RTF\htmlrtf0}";
-        let t = to_text(html);
+        let t = to_text(html).unwrap();
         assert!(t.contains("Hello world"), "{t:?}");
         assert!(!t.contains("only in RTF"), "{t:?}");
     }

@@ -69,6 +69,7 @@ macro_rules! paragraph_options {
 }
 const ODT: &[&str] = paragraph_options!("hidden_text");
 const WORD: &[&str] = paragraph_options!("hidden_text");
+const RTF: &[&str] = paragraph_options!("hidden_text");
 const EPUB: &[&str] = &[
     "chapters",
     "query",
@@ -105,6 +106,7 @@ pub fn options_for(format: Format) -> &'static [&'static str] {
         Format::Pdf => PDF,
         Format::Docx { .. } => WORD,
         Format::Odt => ODT,
+        Format::Rtf => RTF,
         Format::Pptx { .. } => PPTX,
         Format::Odp => SLIDES,
         Format::Epub => EPUB,

@@ -24,6 +24,7 @@ mod pages;
 mod pdf;
 mod profile;
 mod read_text;
+mod rtf;
 mod search;
 mod server;
 mod tokens;
