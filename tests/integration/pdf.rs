@@ -500,3 +500,43 @@ async fn fonts_that_cannot_be_recovered_go_to_ocr() {
         assert_eq!(r.json["pages_ocr"][0]["status"], "done", "{file}");
     }
 }
+
+/// Issue #43: PDFium's U+0002 line-end hyphen never reaches a reader; the word it split is
+/// whole again, a real hyphen stays, in the text, Markdown and a query alike.
+#[tokio::test]
+async fn line_end_hyphens_are_joined_and_no_control_character_is_returned() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("tracemonkey.pdf", &corpus_pdf("tracemonkey.pdf"))
+        .await;
+    for output in ["text", "markdown"] {
+        let r = app
+            .read(json!({"file_id": id, "pages": "1", "output": output}))
+            .await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        let text = r.json["text"].as_str().unwrap();
+        assert!(
+            text.contains("more difficult to compile than"),
+            "{output}: {text}"
+        );
+        assert!(text.contains("an alternative compilation"), "{output}");
+        assert!(!text
+            .chars()
+            .any(|c| c.is_control() && !matches!(c, '\n' | '\t')));
+    }
+    let r = app
+        .read(json!({"file_id": id, "query": "compile than"}))
+        .await;
+    assert_eq!(r.json["matches"], 1, "{}", r.json);
+    // German compounds with a real hyphen at the line end keep it.
+    let r = app
+        .upload_and_read(
+            "GeoTopo.pdf",
+            &corpus_pdf("GeoTopo-komprimiert.pdf"),
+            json!({"pages": "1-20"}),
+        )
+        .await;
+    let text = r.json["text"].as_str().unwrap();
+    assert!(text.contains("(Schwarz-Weiß, Ringbindung)"), "{text}");
+    assert!(text.contains("Übungsaufgaben"));
+}

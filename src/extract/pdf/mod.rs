@@ -333,6 +333,9 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
         }
         text = headings::mark(page, number, &text, &job.outline);
     }
+    if let std::borrow::Cow::Owned(t) = text::without_controls(&text) {
+        text = t;
+    }
     Ok(Page {
         number,
         text,

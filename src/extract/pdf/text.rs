@@ -199,6 +199,47 @@ pub(super) fn native_text_hiding(
     with_fields(page, out.replace("\r\n", "\n").replace(['\r', '\0'], "\n"))
 }
 
+/// A page's text without control characters. PDFium writes U+0002 where a word was
+/// hyphenated at a line end (and joins the two lines there): the word is joined again
+/// (`com\u{2}pile` → `compile`) when letters stand on both sides and a lowercase one
+/// follows, unless the page writes the same word with a hyphen elsewhere and never
+/// without; else it was a hyphen that stays (`Schwarz-Weiß`, `D.3-4`). Any other control
+/// character (a code of a font without a Unicode map) is U+FFFD: an unknown character,
+/// said so, never a byte a terminal or a JSON consumer trips on.
+pub(super) fn without_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let stray = |c: char| c.is_control() && !matches!(c, '\n' | '\t');
+    if !text.chars().any(stray) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        if c != '\u{2}' {
+            out.push(if stray(c) { '\u{FFFD}' } else { c });
+            continue;
+        }
+        let left: String = {
+            let start = chars[..i]
+                .iter()
+                .rposition(|c| !c.is_alphabetic())
+                .map_or(0, |p| p + 1);
+            chars[start..i].iter().collect()
+        };
+        let right: String = chars[i + 1..]
+            .iter()
+            .take_while(|c| c.is_alphabetic())
+            .collect();
+        let join = !left.is_empty()
+            && right.chars().next().is_some_and(char::is_lowercase)
+            && !(text.contains(&format!("{left}-{right}"))
+                && !text.contains(&format!("{left}{right}")));
+        if !join {
+            out.push('-');
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A rectangle holding any page.
 fn everywhere() -> PdfRect {
     PdfRect::new_from_values(-1.0e7, -1.0e7, 1.0e7, 1.0e7)
@@ -407,4 +448,39 @@ pub(super) fn has_images(page: &PdfPage<'_>) -> bool {
                     .any(|i| i.object_type() == PdfPageObjectType::Image)
             })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_controls;
+
+    #[test]
+    fn line_end_hyphens_and_control_characters() {
+        // As PDFium gives them (tracemonkey.pdf, GeoTopo-komprimiert.pdf).
+        assert_eq!(
+            without_controls("difficult to com\u{2}pile than statically"),
+            "difficult to compile than statically"
+        );
+        assert_eq!(
+            without_controls("(Schwarz\u{2}Weiß, Ringbindung)"),
+            "(Schwarz-Weiß, Ringbindung)"
+        );
+        assert_eq!(
+            without_controls("D.3.4\u{2}5 and end\u{2}"),
+            "D.3.4-5 and end-"
+        );
+        // Written with a hyphen elsewhere on the page, never without: a real hyphen.
+        assert_eq!(
+            without_controls("a mixed-mode run; then mixed\u{2}mode again"),
+            "a mixed-mode run; then mixed-mode again"
+        );
+        assert_eq!(
+            without_controls("x\u{1}y\u{7f}z\n\tok"),
+            "x\u{FFFD}y\u{FFFD}z\n\tok"
+        );
+        assert!(matches!(
+            without_controls("plain\ntext"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 }
