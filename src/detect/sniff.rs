@@ -49,10 +49,18 @@ impl Family {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     Pdf,
-    Docx { macros: bool },
-    Pptx { macros: bool },
-    Xlsx { macros: bool },
+    Docx {
+        macros: bool,
+    },
+    Pptx {
+        macros: bool,
+    },
+    Xlsx {
+        macros: bool,
+    },
     Xls,
+    /// Excel's binary workbook (`xl/workbook.bin`).
+    Xlsb,
     Ods,
     Odt,
     Odp,
@@ -100,7 +108,7 @@ impl Format {
             Self::Odp => Family::Odp,
             Self::Rtf => Family::Rtf,
             Self::Epub => Family::Epub,
-            Self::Xlsx { .. } | Self::Xls | Self::Ods => Family::Excel,
+            Self::Xlsx { .. } | Self::Xls | Self::Xlsb | Self::Ods => Family::Excel,
             Self::Msg | Self::Eml => Family::Email,
             Self::Image(_) => Family::Image,
             Self::Text(TextKind::Html) => Family::Html,
@@ -127,6 +135,7 @@ impl Format {
             }
             Self::Xlsx { macros: true } => "application/vnd.ms-excel.sheet.macroEnabled.12",
             Self::Xls => "application/vnd.ms-excel",
+            Self::Xlsb => "application/vnd.ms-excel.sheet.binary.macroEnabled.12",
             Self::Ods => "application/vnd.oasis.opendocument.spreadsheet",
             Self::Odt => "application/vnd.oasis.opendocument.text",
             Self::Odp => "application/vnd.oasis.opendocument.presentation",
@@ -177,6 +186,7 @@ pub const ALL_FORMATS: &[Format] = &[
     Format::Xlsx { macros: false },
     Format::Xlsx { macros: true },
     Format::Xls,
+    Format::Xlsb,
     Format::Ods,
     Format::Odt,
     Format::Odp,
@@ -213,7 +223,8 @@ pub enum Refusal {
     Binary(String),
     /// Binary Office 97-2003 Word or PowerPoint.
     Legacy(&'static str),
-    /// An encrypted Office package (OLE2 `EncryptedPackage`).
+    /// An encrypted Office package (OLE2 `EncryptedPackage`) or OpenDocument package
+    /// (`manifest:encryption-data`).
     EncryptedOffice,
     /// A document container too damaged to tell what it holds.
     Corrupt(String),
@@ -261,7 +272,7 @@ impl Refusal {
             .with_hint("If the text is what you want, rename the file (.txt, .csv, .html) and upload it again; otherwise re-export the document."),
             Refusal::EncryptedOffice => ApiError::new(
                 ErrorCode::Encrypted,
-                "the Office document is password-protected",
+                "the document is password-protected (its parts are encrypted)",
             )
             .with_hint("Remove the password in the program that made the file (or save an unprotected copy) and upload that."),
         }
@@ -689,7 +700,10 @@ fn sniff_zip<R: Read + Seek>(
         if has("word/document.xml") || names.iter().any(|n| n.starts_with("word/document")) {
             return Ok(Format::Docx { macros });
         }
-        if has("xl/workbook.xml") || has("xl/workbook.bin") {
+        if has("xl/workbook.bin") {
+            return Ok(Format::Xlsb);
+        }
+        if has("xl/workbook.xml") {
             return Ok(Format::Xlsx { macros });
         }
         if has("ppt/presentation.xml") {
@@ -710,6 +724,10 @@ fn sniff_zip<R: Read + Seek>(
                     .starts_with('-')
         };
         if has("content.xml") {
+            // Encrypted with a password: its parts are ciphertext, its manifest says so.
+            if (odf("spreadsheet") || odf("presentation") || odf("text")) && odf_encrypted(&mut r) {
+                return Err(Refusal::EncryptedOffice);
+            }
             if odf("spreadsheet") {
                 return Ok(Format::Ods);
             }
@@ -772,6 +790,22 @@ fn mimetype_entry<R: Read + Seek>(r: R) -> Option<String> {
     Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
+/// Whether an OpenDocument package's manifest declares encrypted parts
+/// (`manifest:encryption-data`); the manifest read at most 4 MiB inflated.
+fn odf_encrypted<R: Read + Seek>(r: R) -> bool {
+    let Ok(mut z) = zip::ZipArchive::new(r) else {
+        return false;
+    };
+    let Ok(entry) = z.by_name("META-INF/manifest.xml") else {
+        return false;
+    };
+    let mut buf = Vec::new();
+    if entry.take(4 << 20).read_to_end(&mut buf).is_err() {
+        return false;
+    }
+    find(&buf, b"encryption-data").is_some()
+}
+
 /// OLE2 compound files: Excel 97-2003 is read; Word/PowerPoint 97-2003 are legacy;
 /// Outlook messages are mail; an encrypted OOXML package is encrypted.
 fn sniff_ole<R: Read + Seek>(r: R) -> Result<Format, Refusal> {
@@ -785,14 +819,20 @@ fn sniff_ole<R: Read + Seek>(r: R) -> Result<Format, Refusal> {
             break;
         }
     }
-    let has = |n: &str| names.iter().any(|e| e == n);
+    // Names compare as the compound file format compares them, without case (a workbook
+    // whose stream is `WORKBOOK` is a workbook).
+    let has = |n: &str| names.iter().any(|e| e.eq_ignore_ascii_case(n));
     if has("EncryptedPackage") && has("EncryptionInfo") {
         return Err(Refusal::EncryptedOffice);
     }
     if has("Workbook") || has("Book") {
         return Ok(Format::Xls);
     }
-    if names.iter().any(|n| n.starts_with("__substg1.0_")) || has("__properties_version1.0") {
+    if names.iter().any(|n| {
+        n.get(..12)
+            .is_some_and(|p| p.eq_ignore_ascii_case("__substg1.0_"))
+    }) || has("__properties_version1.0")
+    {
         return Ok(Format::Msg);
     }
     if has("WordDocument") {

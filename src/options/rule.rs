@@ -111,7 +111,7 @@ pub fn options_for(format: Format) -> &'static [&'static str] {
         Format::Odp => SLIDES,
         Format::Epub => EPUB,
         Format::Xlsx { .. } => XLSX,
-        Format::Xls | Format::Ods => SHEETS,
+        Format::Xls | Format::Xlsb | Format::Ods => SHEETS,
         Format::Msg | Format::Eml => MAIL,
         Format::Image(_) => IMAGE,
         Format::Text(TextKind::Csv | TextKind::Tsv) => TABLE_TEXT,
@@ -140,6 +140,7 @@ impl ReadRequest {
         // Named by format where a family's formats take different options.
         let family = match format {
             Format::Xls => "xls (Excel 97-2003)",
+            Format::Xlsb => "xlsb (Excel binary workbook)",
             Format::Ods => "ods",
             _ => format.family().as_str(),
         };

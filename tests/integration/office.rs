@@ -864,3 +864,89 @@ async fn following_next_reads_every_sheet() {
         );
     }
 }
+
+/// Issue #43 item 5: Excel's binary workbook is read (calamine reads it; it was sniffed as
+/// xlsx and refused as `corrupt`), an OLE stream named `WORKBOOK` is a workbook, and
+/// password-protected packages of every kind say `encrypted` (OpenDocument ones were
+/// `corrupt`). Real files of calamine's and Tika's test suites
+/// (fixtures/office/calamine/SOURCES.md).
+#[tokio::test]
+async fn binary_workbooks_and_encrypted_packages() {
+    let app = TestApp::new().await;
+    let r = app
+        .upload_and_read(
+            "issues.xlsb",
+            &fixture("office/calamine/issues.xlsb"),
+            json!({"sheet": "issue2"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["format"], "excel");
+    assert_eq!(
+        r.json["mime"],
+        "application/vnd.ms-excel.sheet.binary.macroEnabled.12"
+    );
+    assert!(
+        r.json["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("--- Sheet: issue2 (3 rows × 2 cols) ---\n1\ta\n2\tb\n3\tc\n"),
+        "{}",
+        r.json["text"]
+    );
+    let r = app
+        .upload_and_read(
+            "issues.xlsb",
+            &fixture("office/calamine/issues.xlsb"),
+            json!({"sheet": "spc_chrs"}),
+        )
+        .await;
+    let text = r.json["text"].as_str().unwrap();
+    for s in ["&\n<\n>\n", "☺", "àâéêèçöïî«»"] {
+        assert!(text.contains(s), "{s:?} in {text}");
+    }
+    // Workbook options only (the strict rule names the kind).
+    let r = app
+        .upload_and_read(
+            "issues.xlsb",
+            &fixture("office/calamine/issues.xlsb"),
+            json!({"include_styles": true}),
+        )
+        .await;
+    assert_error(&r, 400, "unsupported_option");
+    assert!(r.json["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("xlsb"));
+
+    // Stream names compare without case, as the compound file format compares them.
+    for (name, want) in [
+        (
+            "office/workbook_stream_uppercase.xls",
+            "Sample Excel Worksheet",
+        ),
+        ("office/calamine/capitalized_wbook_stream.xls", "Sheet1"),
+    ] {
+        let r = app
+            .upload_and_read("book.xls", &fixture(name), json!({}))
+            .await;
+        assert_eq!(r.status, 200, "{name}: {}", r.json);
+        assert_eq!(r.json["format"], "excel");
+        assert!(
+            r.json["text"].as_str().unwrap().contains(want) || r.json["sheets"][0]["name"] == want,
+            "{name}: {}",
+            r.json
+        );
+    }
+
+    for name in [
+        "office/calamine/pass_protected.xlsb",
+        "office/calamine/pass_protected.ods",
+        "office/tika/testODTEncrypted.odt",
+    ] {
+        let up = app
+            .upload(name.rsplit('/').next().unwrap(), &fixture(name))
+            .await;
+        assert_error(&up, 422, "encrypted");
+    }
+}

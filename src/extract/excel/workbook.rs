@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufReader;
 
-use calamine::{open_workbook_from_rs, Data, DataRef, Ods, Reader, SheetVisible, Xls, Xlsx};
+use calamine::{open_workbook_from_rs, Data, DataRef, Ods, Reader, SheetVisible, Xls, Xlsb, Xlsx};
 
 use super::cells::{push_data, push_ref};
 use super::sheet::{feed_range, Sheet};
@@ -90,6 +90,7 @@ fn calamine_error(e: calamine::Error) -> ApiError {
 pub(super) enum Workbook {
     Xlsx(Xlsx<BufReader<File>>),
     Xls(Xls<BufReader<File>>),
+    Xlsb(Xlsb<BufReader<File>>),
     Ods(Ods<BufReader<File>>),
 }
 
@@ -105,7 +106,7 @@ impl Workbook {
     ) -> Result<(Self, super::hidden::ByPart), ApiError> {
         Ok(match input.format {
             Format::Xls => (Self::open_unchecked(input)?, Default::default()),
-            Format::Ods => {
+            Format::Ods | Format::Xlsb => {
                 Package::open(&input.path, limits.package)?.check_all()?;
                 (Self::open_unchecked(input)?, Default::default())
             }
@@ -156,6 +157,9 @@ impl Workbook {
             Format::Ods => {
                 Self::Ods(open_workbook_from_rs(f).map_err(|e: calamine::OdsError| err(e.into()))?)
             }
+            Format::Xlsb => Self::Xlsb(
+                open_workbook_from_rs(f).map_err(|e: calamine::XlsbError| err(e.into()))?,
+            ),
             _ => Self::Xlsx(
                 open_workbook_from_rs(f).map_err(|e: calamine::XlsxError| err(e.into()))?,
             ),
@@ -166,6 +170,7 @@ impl Workbook {
         match self {
             Self::Xlsx(w) => w.sheets_metadata(),
             Self::Xls(w) => w.sheets_metadata(),
+            Self::Xlsb(w) => w.sheets_metadata(),
             Self::Ods(w) => w.sheets_metadata(),
         }
     }
@@ -276,6 +281,9 @@ impl Workbook {
                 return Ok(());
             }
             Self::Xls(w) => w
+                .worksheet_range(&sheet.name)
+                .map_err(|e| calamine_error(e.into()))?,
+            Self::Xlsb(w) => w
                 .worksheet_range(&sheet.name)
                 .map_err(|e| calamine_error(e.into()))?,
             Self::Ods(w) => w
