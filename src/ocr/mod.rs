@@ -12,13 +12,16 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ApiError, ErrorCode};
 
 /// What a remembered OCR result depends on: engine, models and rendering. Change it when
-/// any of them changes, so old results are not reused.
-pub const MEMORY_VARIANT: &str = "ppocr/det-v4/rec-v6-tiny/300dpi/5";
+/// any of them changes, so old results are not reused (6: see-through images over white).
+pub const MEMORY_VARIANT: &str = "ppocr/det-v4/rec-v6-tiny/300dpi/6";
 
-/// An image as 8-bit RGB, as `DynamicImage::into_rgb8` makes it (grey replicated, alpha
-/// dropped), in one tight pass for grey and RGBA images: `into_rgb8` casts pixel by pixel
-/// through its colour-space machinery, 33 ms for a grey A4 scan at 200 dpi and 73 ms at
-/// 300 dpi, on the critical path of an OCR read; this takes 6 and 20 ms.
+/// An image as 8-bit RGB, as a viewer shows it: see-through pixels composited onto white
+/// (a PNG whose text is drawn only in its alpha channel — black everywhere, the glyphs
+/// opaque — is black text on white, not a black page; a palette with a transparent
+/// entry likewise), 16-bit and other kinds as `DynamicImage::into_rgb8` converts them. One
+/// tight pass for grey and RGBA images: `into_rgb8` casts pixel by pixel through its
+/// colour-space machinery, 33 ms for a grey A4 scan at 200 dpi and 73 ms at 300 dpi, on
+/// the critical path of an OCR read; this takes 6 and 20 ms.
 pub fn into_rgb(img: DynamicImage) -> RgbImage {
     let (w, h) = (img.width(), img.height());
     let expand = |src: &[u8], step: usize, pick: fn(&[u8]) -> [u8; 3]| {
@@ -30,11 +33,35 @@ pub fn into_rgb(img: DynamicImage) -> RgbImage {
     };
     let fast = match &img {
         DynamicImage::ImageLuma8(g) => expand(g.as_raw(), 1, |p| [p[0]; 3]),
-        DynamicImage::ImageLumaA8(g) => expand(g.as_raw(), 2, |p| [p[0]; 3]),
-        DynamicImage::ImageRgba8(c) => expand(c.as_raw(), 4, |p| [p[0], p[1], p[2]]),
+        DynamicImage::ImageLumaA8(g) => expand(g.as_raw(), 2, |p| [on_white(p[0], p[1]); 3]),
+        DynamicImage::ImageRgba8(c) => expand(c.as_raw(), 4, |p| {
+            [
+                on_white(p[0], p[3]),
+                on_white(p[1], p[3]),
+                on_white(p[2], p[3]),
+            ]
+        }),
+        DynamicImage::ImageRgb8(_) => None,
+        // Other kinds with alpha (16-bit, float): through 8-bit RGBA.
+        other if other.color().has_alpha() => {
+            let rgba = other.to_rgba8();
+            expand(rgba.as_raw(), 4, |p| {
+                [
+                    on_white(p[0], p[3]),
+                    on_white(p[1], p[3]),
+                    on_white(p[2], p[3]),
+                ]
+            })
+        }
         _ => None,
     };
     fast.unwrap_or_else(|| img.into_rgb8())
+}
+
+/// A channel value of a pixel with opacity `alpha`, over white.
+fn on_white(v: u8, alpha: u8) -> u8 {
+    let (v, a) = (v as u32, alpha as u32);
+    ((v * a + 255 * (255 - a) + 127) / 255) as u8
 }
 
 /// One recognised line: text, its box in image pixels, and the recogniser's confidence.
@@ -472,7 +499,8 @@ mod tests {
         }
     }
 
-    /// The one-pass conversions make what `into_rgb8` makes, for every kind they cover.
+    /// The one-pass conversions make what `into_rgb8` makes of the image over white, for
+    /// every kind they cover.
     #[test]
     fn fast_rgb_is_into_rgb8() {
         let img = image::open(concat!(
@@ -494,7 +522,22 @@ mod tests {
         ];
         for kind in kinds {
             let what = format!("{:?}", kind.color());
-            assert!(into_rgb(kind.clone()) == kind.into_rgb8(), "{what} differs");
+            let mut want = kind.to_rgba8();
+            // What a viewer shows: over white.
+            for p in want.pixels_mut() {
+                let a = p[3] as u32;
+                for c in 0..3 {
+                    p[c] = ((p[c] as u32 * a + 255 * (255 - a) + 127) / 255) as u8;
+                }
+            }
+            let want = DynamicImage::ImageRgba8(want).into_rgb8();
+            assert!(into_rgb(kind.clone()) == want, "{what} differs");
         }
+        // Text drawn only in alpha: black everywhere, glyphs opaque, the rest clear.
+        let mut mask = image::RgbaImage::new(4, 1);
+        mask.put_pixel(1, 0, image::Rgba([0, 0, 0, 255]));
+        let rgb = into_rgb(DynamicImage::ImageRgba8(mask));
+        assert_eq!(rgb.get_pixel(0, 0).0, [255, 255, 255]);
+        assert_eq!(rgb.get_pixel(1, 0).0, [0, 0, 0]);
     }
 }

@@ -632,3 +632,70 @@ async fn lines_in_scripts_with_no_engine_are_left_out_and_said() {
             .all(|b| b["script"] == script && b.get("engine").is_none()));
     }
 }
+
+/// Issue #43 item 7: images are read as a viewer shows them. Text drawn only in the alpha
+/// channel (black everywhere, the glyphs opaque, the page clear), a 16-bit RGBA image,
+/// grey with alpha, and a palette whose background entry is transparent: each composited
+/// onto white before OCR (the alpha-only one read as an empty black page before).
+#[tokio::test]
+async fn see_through_images_are_read_over_white() {
+    use image::{ImageEncoder, Rgba};
+    let app = TestApp::new().await;
+    let hello = image::load_from_memory(&fixture("images/hello.png"))
+        .unwrap()
+        .to_luma8();
+    let (w, h) = hello.dimensions();
+    let ink = |x: u32, y: u32| 255 - hello.get_pixel(x, y)[0];
+    let png = |bytes: &[u8], color: image::ExtendedColorType| {
+        let mut out = Vec::new();
+        image::codecs::png::PngEncoder::new(&mut out)
+            .write_image(bytes, w, h, color)
+            .unwrap();
+        out
+    };
+    // Black everywhere; the glyphs opaque.
+    let alpha_only = image::RgbaImage::from_fn(w, h, |x, y| Rgba([0, 0, 0, ink(x, y)]));
+    let rgba16: Vec<u8> = alpha_only
+        .pixels()
+        .flat_map(|p| {
+            let a = p[3] as u16 * 257;
+            [0u16, 0, 0, a].into_iter().flat_map(|v| v.to_be_bytes())
+        })
+        .collect();
+    // Grey with alpha: dark grey glyphs, the page clear.
+    let la: Vec<u8> = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .flat_map(|(x, y)| [40u8, ink(x, y)])
+        .collect();
+    // A palette PNG: entry 0 black and see-through, entry 1 black and opaque.
+    let palette = {
+        let mut out = Vec::new();
+        let mut enc = png::Encoder::new(&mut out, w, h);
+        enc.set_color(png::ColorType::Indexed);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.set_palette(vec![0, 0, 0, 0, 0, 0]);
+        enc.set_trns(vec![0u8, 255]);
+        let mut wr = enc.write_header().unwrap();
+        let idx: Vec<u8> = (0..h)
+            .flat_map(|y| (0..w).map(move |x| (x, y)))
+            .map(|(x, y)| u8::from(ink(x, y) > 127))
+            .collect();
+        wr.write_image_data(&idx).unwrap();
+        wr.finish().unwrap();
+        out
+    };
+    for (name, bytes) in [
+        (
+            "alpha_only.png",
+            png(alpha_only.as_raw(), image::ExtendedColorType::Rgba8),
+        ),
+        ("rgba16.png", png(&rgba16, image::ExtendedColorType::Rgba16)),
+        ("grey_alpha.png", png(&la, image::ExtendedColorType::La8)),
+        ("palette.png", palette),
+    ] {
+        let r = app.upload_and_read(name, &bytes, json!({})).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.json);
+        let text = r.json["text"].as_str().unwrap();
+        assert!(text.contains("Hello OCR world"), "{name}: {text:?}");
+    }
+}
