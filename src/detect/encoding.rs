@@ -18,6 +18,9 @@ pub enum TextEncoding {
     Utf32 {
         be: bool,
     },
+    /// ISO-2022-KR (RFC 1557; WHATWG maps it to "replacement", so encoding_rs cannot):
+    /// ASCII, with KS X 1001 between SO and SI. Its `ESC $ ) C` header is skipped as a BOM.
+    Iso2022Kr,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +72,7 @@ impl TextEncoding {
             Self::Ebcdic(Ebcdic::Cp037) => "IBM037",
             Self::Utf32 { be: false } => "UTF-32LE",
             Self::Utf32 { be: true } => "UTF-32BE",
+            Self::Iso2022Kr => "ISO-2022-KR",
         }
     }
 
@@ -86,6 +90,7 @@ impl TextEncoding {
                     .chain((bytes.len() % 4 != 0).then_some('\u{FFFD}'))
                     .collect(),
             ),
+            Self::Iso2022Kr => Cow::Owned(iso2022kr(bytes, false).unwrap_or_default()),
         }
     }
 
@@ -103,6 +108,7 @@ impl TextEncoding {
                     .collect::<Option<String>>()
                     .map(Cow::Owned)
             }
+            Self::Iso2022Kr => iso2022kr(bytes, true).map(Cow::Owned),
         }
     }
 
@@ -117,7 +123,101 @@ impl TextEncoding {
             Self::Rs(e) => e.encode(text).0.len(),
             Self::Ebcdic(_) => text.chars().count(),
             Self::Utf32 { .. } => text.chars().count() * 4,
+            Self::Iso2022Kr => {
+                // From ASCII state (a line starts in it): a shift at each change of set.
+                let (mut n, mut korean) = (0, false);
+                for c in text.chars() {
+                    let k = !c.is_ascii();
+                    n += usize::from(k != korean) + if k { 2 } else { 1 };
+                    korean = k;
+                }
+                n + usize::from(korean)
+            }
         }
+    }
+
+    /// Whether bytes mean what the escape sequences or shifts before them say (ISO-2022):
+    /// a window can start only where the state is known, at a line start (RFC 1468 and
+    /// RFC 1557 return to ASCII before each line break).
+    pub fn stateful(self) -> bool {
+        matches!(self, Self::Iso2022Kr) || self == Self::Rs(encoding_rs::ISO_2022_JP)
+    }
+
+    /// For a stateful encoding: walk `bytes[from..to]` from `from`, a line start (ASCII
+    /// in force), until `to` or until `chars` characters have been decoded. Returns the
+    /// position reached, the bytes that restore the state in force there (the last escape
+    /// sequence, or SO), and whether the position falls inside a two-byte character.
+    pub fn walk_state(
+        self,
+        bytes: &[u8],
+        from: usize,
+        to: usize,
+        chars: Option<usize>,
+    ) -> (usize, Vec<u8>, bool) {
+        let kr = self == Self::Iso2022Kr;
+        let (mut restore, mut two, mut inside, mut n) = (Vec::new(), false, false, 0usize);
+        let mut i = from;
+        let to = to.min(bytes.len());
+        while i < to {
+            if chars.is_some_and(|c| n >= c) && !inside {
+                break;
+            }
+            let b = bytes[i];
+            match b {
+                0x1B => {
+                    let len = if kr {
+                        if bytes[i..].starts_with(b"\x1b$)C") {
+                            4
+                        } else {
+                            1
+                        }
+                    } else if bytes[i..].starts_with(b"\x1b$(") {
+                        4
+                    } else {
+                        3
+                    };
+                    if !kr {
+                        let seq = &bytes[i..(i + len).min(bytes.len())];
+                        two = seq.get(1) == Some(&b'$');
+                        restore = if seq == b"\x1b(B" {
+                            Vec::new()
+                        } else {
+                            seq.to_vec()
+                        };
+                    }
+                    inside = false;
+                    i += len;
+                    continue;
+                }
+                0x0E if kr => {
+                    (two, inside, restore) = (true, false, vec![0x0E]);
+                }
+                0x0F if kr => {
+                    (two, inside) = (false, false);
+                    restore.clear();
+                }
+                b'\n' | b'\r' => {
+                    if b == b'\n' {
+                        two = false;
+                        restore.clear();
+                    }
+                    inside = false;
+                    n += 1;
+                }
+                0x21..=0x7E if two => {
+                    if inside {
+                        n += 1;
+                    }
+                    inside = !inside;
+                }
+                _ => {
+                    n += 1;
+                    inside = false;
+                }
+            }
+            i += 1;
+        }
+        (i, restore, inside)
     }
 
     /// Code-unit size: byte positions must be multiples of it (after the BOM).
@@ -215,6 +315,90 @@ fn mostly_non_ascii_letters(bytes: &[u8], enc: &'static Encoding) -> bool {
     other > 20 && other > ascii
 }
 
+/// ISO-2022-KR's designation, `ESC $ ) C`, which RFC 1557 puts once at the start of the
+/// text (before the first line that uses Korean): anywhere in the first KiB.
+pub fn iso2022kr_header(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(1024)]
+        .windows(4)
+        .any(|w| w == b"\x1b$)C")
+}
+
+/// Decode ISO-2022-KR: ASCII, and KS X 1001 byte pairs (EUC-KR's, less their high bits)
+/// between SO and SI; a line break returns to ASCII. `strict`: `None` on a byte the
+/// encoding has no place for (else U+FFFD).
+fn iso2022kr(bytes: &[u8], strict: bool) -> Option<String> {
+    let mut out = String::with_capacity(bytes.len());
+    let mut korean = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if bytes[i..].starts_with(b"\x1b$)C") {
+            i += 4;
+            continue;
+        }
+        match b {
+            0x0E => korean = true,
+            0x0F => korean = false,
+            b'\n' | b'\r' => {
+                korean = false;
+                out.push(b as char);
+            }
+            0x21..=0x7E if korean => {
+                let pair = bytes.get(i + 1).filter(|t| (0x21..=0x7E).contains(*t));
+                let decoded = pair.and_then(|&t| {
+                    encoding_rs::EUC_KR
+                        .decode_without_bom_handling_and_without_replacement(&[b | 0x80, t | 0x80])
+                        .map(|s| s.into_owned())
+                });
+                match decoded {
+                    Some(s) => {
+                        out.push_str(&s);
+                        i += 2;
+                        continue;
+                    }
+                    None if strict => return None,
+                    None => out.push('\u{FFFD}'),
+                }
+            }
+            0x80.. if strict => return None,
+            0x80.. => out.push('\u{FFFD}'),
+            _ => out.push(b as char),
+        }
+        i += 1;
+    }
+    Some(out)
+}
+
+/// ISO-2022-JP or ISO-2022-KR: 7-bit bytes that switch character sets with escape
+/// sequences (they pass the UTF-8 check as ASCII), decoded cleanly in the one they name.
+fn iso2022(bytes: &[u8]) -> Option<Detected> {
+    if !bytes.is_ascii() || !bytes.contains(&0x1B) {
+        return None;
+    }
+    let has = |seq: &[u8]| bytes.windows(seq.len()).any(|w| w == seq);
+    if iso2022kr_header(bytes) && bytes.contains(&0x0E) {
+        let bom_len = if bytes.starts_with(b"\x1b$)C") { 4 } else { 0 };
+        return iso2022kr(&bytes[bom_len..], true).map(|_| Detected {
+            encoding: TextEncoding::Iso2022Kr,
+            confidence: Confidence::Certain,
+            bom_len,
+        });
+    }
+    let jp = encoding_rs::ISO_2022_JP;
+    if (has(b"\x1b$B") || has(b"\x1b$@") || has(b"\x1b(J") || has(b"\x1b(I"))
+        && jp
+            .decode_without_bom_handling_and_without_replacement(bytes)
+            .is_some()
+    {
+        return Some(Detected {
+            encoding: TextEncoding::Rs(jp),
+            confidence: Confidence::Certain,
+            bom_len: 0,
+        });
+    }
+    None
+}
+
 /// Decide the encoding of a whole file. `markup` says whether to honour HTML/XML declarations.
 pub fn detect(bytes: &[u8], markup: bool) -> Detected {
     let det = |encoding, confidence, bom_len| Detected {
@@ -243,6 +427,9 @@ pub fn detect(bytes: &[u8], markup: bool) -> Detected {
     }
     if let Some(enc) = utf16_kind(bytes) {
         return det(TextEncoding::Rs(enc), Confidence::Certain, 0);
+    }
+    if let Some(d) = iso2022(bytes) {
+        return d;
     }
     if std::str::from_utf8(bytes).is_ok() {
         return det(TextEncoding::Rs(encoding_rs::UTF_8), Confidence::Certain, 0);

@@ -633,9 +633,12 @@ fn looks_binary(head: &[u8]) -> bool {
     if nul > 0 {
         return true;
     }
+    // ISO-2022-KR shifts in and out of Korean with SO and SI: text, not control codes.
+    let shifts = super::encoding::iso2022kr_header(sample);
     let ctrl = sample
         .iter()
         .filter(|b| matches!(**b, 0x01..=0x08 | 0x0E..=0x1A | 0x1C..=0x1F))
+        .filter(|b| !(shifts && matches!(**b, 0x0E | 0x0F)))
         .count();
     ctrl * 10 > sample.len()
 }

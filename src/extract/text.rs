@@ -264,7 +264,7 @@ pub fn line_count(bytes: &[u8], enc: TextEncoding) -> usize {
                 .map(|c| u16::from_be_bytes([c[0], c[1]])),
         ),
         TextEncoding::Rs(_) => Box::new(bytes.iter().map(|b| *b as u16)),
-        TextEncoding::Ebcdic(_) | TextEncoding::Utf32 { .. } => {
+        TextEncoding::Ebcdic(_) | TextEncoding::Utf32 { .. } | TextEncoding::Iso2022Kr => {
             return split_lines(&enc.decode(bytes)).len()
         }
     };
@@ -700,15 +700,54 @@ fn byte_window(
     end = end.max(start);
     let mut warnings = Vec::new();
     // Snap to character boundaries: move the start forward and the end back by at most
-    // three bytes until the window decodes cleanly.
-    let (s2, e2) = snap(bytes, enc, start, end);
+    // three bytes until the window decodes cleanly. A stateful encoding's window starts
+    // in the state in force there, found from the line's start (where ASCII is).
+    let line_start = |at: usize| {
+        bytes[bom..at]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(bom, |p| bom + p + 1)
+    };
+    let (s2, e2, restore) = if enc.stateful() {
+        let from = line_start(start);
+        let (_, restore, inside) = enc.walk_state(bytes, from, start, None);
+        let s = (start + usize::from(inside)).min(end);
+        let (_, _, inside) = enc.walk_state(bytes, line_start(end), end, None);
+        let mut e = end - usize::from(inside && end > s);
+        // Not inside an escape sequence.
+        if let Some(p) = bytes[e.saturating_sub(3).max(s)..e]
+            .iter()
+            .rposition(|b| *b == 0x1B)
+        {
+            let p = e.saturating_sub(3).max(s) + p;
+            let len = if bytes[p..].starts_with(b"\x1b$(") || bytes[p..].starts_with(b"\x1b$)C") {
+                4
+            } else {
+                3
+            };
+            if p + len > e && e < bytes.len() {
+                e = p;
+            }
+        }
+        (s, e, restore)
+    } else {
+        let (s, e) = snap(bytes, enc, start, end);
+        (s, e, Vec::new())
+    };
     if s2 != start {
         warnings.push(format!(
             "byte_offset {byte_offset} falls inside a character; reading from byte {s2}"
         ));
     }
     let (start, end) = (s2, e2.max(s2));
-    let text = enc.decode(&bytes[start..end]).into_owned();
+    // A window that starts with its own escape sequence needs none before it (two in a
+    // row are an error to the decoder).
+    let text = if restore.is_empty() || bytes.get(start) == Some(&0x1B) {
+        enc.decode(&bytes[start..end]).into_owned()
+    } else {
+        enc.decode(&[restore.as_slice(), &bytes[start..end]].concat())
+            .into_owned()
+    };
     let char_count = text.chars().count() as u64;
     let mut ex = Extraction {
         char_count,
@@ -717,7 +756,20 @@ fn byte_window(
     let mut next = Next::default();
     if char_count as usize > max_chars {
         let cut = first_chars(&text, max_chars).len();
-        let resume = start + enc.encoded_len(&text[..cut]);
+        let resume = if enc.stateful() {
+            // Where that many characters end in the file, counted from the line's start.
+            let from = line_start(start);
+            let chars_before = text_chars_between(enc, bytes, from, start);
+            enc.walk_state(
+                bytes,
+                from,
+                end,
+                Some(chars_before + text[..cut].chars().count()),
+            )
+            .0
+        } else {
+            start + enc.encoded_len(&text[..cut])
+        };
         ex.truncated = true;
         ex.text = close_truncated(text[..cut].to_string(), char_count);
         next.byte_offset = Some(resume as u64);
@@ -741,6 +793,11 @@ fn byte_window(
     ex.warnings = warnings;
     ex.report = extra;
     Ok(ex)
+}
+
+/// Characters a stateful encoding decodes from `bytes[from..to]`, `from` a line start.
+fn text_chars_between(enc: TextEncoding, bytes: &[u8], from: usize, to: usize) -> usize {
+    enc.decode(&bytes[from..to]).chars().count()
 }
 
 fn snap(bytes: &[u8], enc: TextEncoding, start: usize, end: usize) -> (usize, usize) {

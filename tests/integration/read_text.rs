@@ -320,3 +320,61 @@ async fn default_byte_window_says_how_to_read_on() {
     assert_eq!(r.json["text"].as_str().unwrap().len(), 50);
     assert!(r.json.get("next").is_none());
 }
+
+/// Issue #43 item 6: the 7-bit ISO-2022 encodings. ISO-2022-JP passed the UTF-8 check as
+/// ASCII and came back as escape sequences; ISO-2022-KR was refused as binary for its
+/// SO/SI bytes. chardet's own test files (fixtures/text/chardet/SOURCES.md); byte and
+/// line windows followed with `next` rebuild exactly the text of one read.
+#[tokio::test]
+async fn iso_2022_texts_are_decoded() {
+    let app = TestApp::new().await;
+    for (name, encoding, want) in [
+        (
+            "iso-2022-jp.txt",
+            "ISO-2022-JP",
+            "    コンソール アプリケーション : universalchardet プロジェクトの概要\n",
+        ),
+        (
+            "iso-2022-kr.txt",
+            "ISO-2022-KR",
+            "역사적 예수 연구자들은 복음서나 사도들의 서신서 속의 교리적 예수가 아닌,",
+        ),
+    ] {
+        let id = app
+            .upload_id(name, &fixture(&format!("text/chardet/{name}")))
+            .await;
+        let r = app.read(json!({"file_id": id})).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.json);
+        assert_eq!(r.json["encoding"], encoding, "{name}");
+        assert_eq!(r.json["encoding_confidence"], "certain", "{name}");
+        let whole = r.json["text"].as_str().unwrap().to_string();
+        assert!(whole.contains(want), "{name}: {whole}");
+        assert!(
+            !whole.contains('\u{1b}') && !whole.contains('\u{e}'),
+            "{name}"
+        );
+        // Byte windows, each from where the last one ended: whole lines (a window may
+        // start only where the shift state is known), together the text.
+        let size = fixture(&format!("text/chardet/{name}")).len() as u64;
+        let (mut offset, mut got, mut reads) = (0u64, String::new(), 0);
+        while offset < size {
+            let r = app
+                .read(json!({"file_id": id, "byte_offset": offset, "byte_length": 97}))
+                .await;
+            assert_eq!(r.status, 200, "{name}: {}", r.json);
+            got.push_str(r.json["text"].as_str().unwrap());
+            let end = r.json["byte_range"][1].as_u64().unwrap();
+            assert!(end > offset, "{name}: no progress at {offset}");
+            offset = end;
+            reads += 1;
+        }
+        assert_eq!(got, whole, "{name}: byte windows");
+        assert!(reads >= 1, "{name}");
+        // A character budget inside a window resumes after the last whole line.
+        let (got, _) = follow(&app, &id, json!({"max_chars": 150})).await;
+        assert_eq!(got, whole, "{name}: max_chars");
+        let (got, reads) = follow(&app, &id, json!({"byte_offset": 0, "max_chars": 150})).await;
+        assert_eq!(got, whole, "{name}: a byte window cut by max_chars");
+        assert!(reads >= 2, "{name}");
+    }
+}
