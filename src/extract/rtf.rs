@@ -195,6 +195,8 @@ struct State {
     dest: Dest,
     /// `\v`: hidden text.
     hidden: bool,
+    /// `\deleted`: a tracked deletion, left out as Word documents' are.
+    deleted: bool,
     /// `\fN`: the font, whose charset decodes `\'hh` bytes.
     font: Option<i32>,
     /// `\ucN`: fallback characters after a `\u`.
@@ -276,7 +278,7 @@ impl Parser {
 
     /// Text for the group's destination.
     fn put(&mut self, s: &State, text: &str) {
-        if text.is_empty() {
+        if text.is_empty() || s.deleted {
             return;
         }
         if s.htmltag {
@@ -640,6 +642,7 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
     let mut s = State {
         dest: Dest::Story(BODY),
         hidden: false,
+        deleted: false,
         font: None,
         uc: 1,
         intbl: false,
@@ -922,9 +925,11 @@ fn control_word(p: &mut Parser, s: &mut State, word: &str, param: Option<i64>) {
         "f" => s.font = param.map(|n| n as i32),
         "plain" => {
             s.hidden = false;
+            s.deleted = false;
             s.font = None;
         }
         "v" => s.hidden = on,
+        "deleted" => s.deleted = on,
         "uc" => s.uc = param.unwrap_or(1).clamp(0, 16) as usize,
         "u" => {
             p.unicode(s, param.unwrap_or(0));
