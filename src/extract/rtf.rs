@@ -115,6 +115,10 @@ pub fn to_text(rtf: &[u8]) -> Result<String, ApiError> {
 /// Groups nested deeper than this are refused (Word writes fewer than 20).
 const MAX_DEPTH: usize = 512;
 
+/// Paragraphs and table cells one document may have: each costs a block or a cell, tens of
+/// bytes, while `a\par` is five bytes of RTF (a 100 MB file of them would take gigabytes).
+const MAX_UNITS: usize = 2_000_000;
+
 /// The RTF family: a standalone `.rtf` (or a `.doc` that is RTF inside), read like Word.
 pub struct RtfExtractor;
 
@@ -265,6 +269,8 @@ struct Parser {
     skip: usize,
     /// The paragraph (text, label) a text box interrupted, for after it.
     stash: Vec<(String, Option<String>)>,
+    /// Paragraphs and cells so far (`MAX_UNITS`).
+    units: usize,
 }
 
 impl Parser {
@@ -372,6 +378,7 @@ impl Parser {
             .map(|o| (o + 2).min(6) as u8)
             .or_else(|| self.styles.get(&s.style).and_then(|n| style_heading(n)));
         self.stories[i].end_paragraph(s.intbl, heading, s.level);
+        self.units += 1;
     }
 }
 
@@ -386,6 +393,14 @@ impl Story {
             return;
         }
         self.close_table();
+        // Blank lines in a row are one (a run of `\par`s costs a block each otherwise).
+        if text.trim().is_empty()
+            && label.is_none()
+            && self.runs.is_empty()
+            && matches!(self.blocks.last(), Some(Block::Para(p)) if p.trim().is_empty())
+        {
+            return;
+        }
         let at = self.blocks.len();
         for r in self.runs.drain(..) {
             if !r.trim().is_empty() {
@@ -637,6 +652,7 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
         high: None,
         skip: 0,
         stash: Vec::new(),
+        units: 0,
     };
     let mut stack: Vec<State> = Vec::new();
     let mut s = State {
@@ -761,6 +777,13 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
                         continue;
                     }
                     control_word(&mut p, &mut s, word, param);
+                    if p.units > MAX_UNITS {
+                        return Err(ApiError::new(
+                            ErrorCode::TooLarge,
+                            format!("the RTF document has more than {MAX_UNITS} paragraphs and table cells"),
+                        )
+                        .with_hint("Split the document, or save it as .docx or PDF and upload that."));
+                    }
                     continue;
                 }
                 i += 1;
@@ -963,6 +986,7 @@ fn control_word(p: &mut Parser, s: &mut State, word: &str, param: Option<i64>) {
         "cell" | "nestcell" => {
             if let Dest::Story(k) = s.dest {
                 p.stories[k].end_cell();
+                p.units += 1;
             }
         }
         "row" | "nestrow" => {

@@ -158,6 +158,19 @@ async fn hostile_rtf_fails_its_own_request() {
         415,
         "blocked_type",
     );
+    // Millions of paragraphs in a few bytes each: refused before they take gigabytes;
+    // blank lines in a row are one.
+    let many = format!("{{\\rtf1 {}}}", "a\\par ".repeat(2_100_000));
+    let r = app
+        .upload_and_read("many.rtf", many.as_bytes(), json!({}))
+        .await;
+    assert_error(&r, 413, "too_large");
+    let blank = format!("{{\\rtf1 top{}bottom}}", "\\par ".repeat(1_000_000));
+    let r = app
+        .upload_and_read("blank.rtf", blank.as_bytes(), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["text"], "top\n\nbottom\n");
     // The service still reads.
     let r = app
         .upload_and_read("ok.rtf", b"{\\rtf1 still here}", json!({}))
