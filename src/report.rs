@@ -59,9 +59,10 @@ pub struct Report {
     /// PDF, image: how good the OCR'd text is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ocr_quality: Option<OcrQuality>,
-    /// PDF: the document's information dictionary and page size.
+    /// PDF, EPUB, RTF: what the document states about itself (a PDF's information
+    /// dictionary and page size, an EPUB's package metadata, an RTF's `\info`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<PdfMetadata>,
+    pub metadata: Option<Metadata>,
     /// PDF, image, with `include_boxes`: the OCR lines with boxes and confidences.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub boxes: Option<Boxes>,
@@ -207,15 +208,33 @@ pub struct OcrQuality {
     pub unsupported_script: Option<Vec<UnreadLine>>,
 }
 
-/// A PDF's information dictionary (what it states) and its first page's size.
+/// What a document states about itself: a PDF's information dictionary and its first
+/// page's size; an EPUB's package metadata (Dublin Core: its creators as `author`, `date`
+/// as `created`); an RTF's `\info` (`title`, `author`, `subject`, `doccomm` as
+/// `description`). Only what the file says; nothing guessed.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct PdfMetadata {
+pub struct Metadata {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The authors (several joined by `; `).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
+    /// The subject (an EPUB's several joined by `, `).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// EPUB, RTF: the description or summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// EPUB: the language (BCP 47, as the book gives it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// EPUB: the publisher.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<String>,
+    /// EPUB: the identifier (ISBN, UUID, URL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identifier: Option<String>,
+    /// PDF: the program that made the original document.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub creator: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

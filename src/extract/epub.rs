@@ -52,6 +52,8 @@ fn dir_of(path: &str) -> &str {
 /// contents is.
 struct Book {
     title: Option<String>,
+    /// The package's Dublin Core metadata.
+    meta: crate::report::Metadata,
     spine: Vec<String>,
     nav: Option<String>,
     ncx: Option<String>,
@@ -80,7 +82,31 @@ fn read_opf(pkg: &mut Package) -> Result<Book, ApiError> {
     let mut spine_ids = Vec::new();
     let mut toc_id = None;
     let (mut title, mut in_title) = (None::<String>, false);
+    // Dublin Core elements of `<metadata>`: (element, its text) in order.
+    let mut dc: Vec<(&'static str, String)> = Vec::new();
+    let (mut in_meta, mut field) = (false, None::<&'static str>);
+    const DC: [&str; 7] = [
+        "creator",
+        "subject",
+        "description",
+        "language",
+        "publisher",
+        "date",
+        "identifier",
+    ];
     walk(&opf, depth, |n| match n {
+        Node::Open("metadata", _) => in_meta = true,
+        Node::Close("metadata") => in_meta = false,
+        Node::Open(name, _) if in_meta && DC.contains(&name) => {
+            field = DC.iter().copied().find(|d| *d == name);
+            dc.push((field.unwrap_or("creator"), String::new()));
+        }
+        Node::Close(name) if field == Some(name) => field = None,
+        Node::Text(t) if field.is_some() => {
+            if let Some((_, s)) = dc.last_mut() {
+                s.push_str(t);
+            }
+        }
         Node::Open("title", _) if title.is_none() => {
             in_title = true;
             title = Some(String::new());
@@ -129,10 +155,36 @@ fn read_opf(pkg: &mut Package) -> Result<Book, ApiError> {
                 .find(|(_, mt, _)| mt == "application/x-dtbncx+xml")
                 .map(|(p, _, _)| p.clone())
         });
+    let title = title
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty());
+    let all = |name: &str, sep: &str| {
+        let v: Vec<&str> = dc
+            .iter()
+            .filter(|(n, v)| *n == name && !v.trim().is_empty())
+            .map(|(_, v)| v.trim())
+            .collect();
+        (!v.is_empty()).then(|| v.join(sep))
+    };
+    let first = |name: &str| {
+        dc.iter()
+            .find(|(n, v)| *n == name && !v.trim().is_empty())
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let meta = crate::report::Metadata {
+        title: title.clone(),
+        author: all("creator", "; "),
+        subject: all("subject", ", "),
+        description: first("description"),
+        language: first("language"),
+        publisher: first("publisher"),
+        identifier: first("identifier"),
+        created: first("date"),
+        ..Default::default()
+    };
     Ok(Book {
-        title: title
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty()),
+        title,
+        meta,
         spine,
         nav,
         ncx,
@@ -280,6 +332,7 @@ impl Extractor for EpubExtractor {
             total_chapters: Some(total),
             chapter_range_read: Some(format_pages(shown)),
             title: book.title.clone(),
+            metadata: Some(book.meta.clone()),
             ..Default::default()
         };
         // The hidden elements of the chapters read, placed by chapter and line (after the

@@ -145,6 +145,7 @@ impl Extractor for RtfExtractor {
         let mut ex =
             super::docx::serve_blocks(&doc.blocks, doc.paragraphs, doc.tables, req, limits)?;
         ex.report.title = doc.title;
+        ex.report.metadata = doc.metadata;
         ex.findings = super::docx::block_findings(
             doc.blocks.len(),
             doc.hidden
@@ -171,6 +172,8 @@ pub struct Document {
     pub hidden: Vec<(usize, &'static str, &'static str, String)>,
     /// `{\info{\title …}}`.
     pub title: Option<String>,
+    /// `\info`: title, author, subject, `\doccomm` as the description.
+    pub metadata: Option<crate::report::Metadata>,
     /// Encapsulated HTML (`\fromhtml1`), rebuilt.
     pub html: Option<String>,
 }
@@ -183,11 +186,15 @@ enum Dest {
     ListText,
     FontTable,
     StyleSheet,
-    /// `\info`: only `\title` is read.
+    /// `\info`: its `\title`, `\author`, `\subject` and `\doccomm` are read.
     Info,
-    Title,
+    /// One of those, by its place in `INFO`.
+    InfoField(usize),
     Skip,
 }
+
+/// The `\info` fields read, in `Parser::info`'s order.
+const INFO: [&str; 4] = ["title", "author", "subject", "doccomm"];
 
 /// The stories, by index: the body and the side stories in their output order.
 const BODY: usize = 0;
@@ -257,7 +264,8 @@ struct Parser {
     default_font: Option<i32>,
     ansi: &'static Encoding,
     listtext: String,
-    title: Option<String>,
+    /// `\info`'s fields, as `INFO` lists them.
+    info: [Option<String>; 4],
     from_html: bool,
     html: String,
     /// Bytes of `\'hh` escapes not yet decoded (a double-byte character takes two).
@@ -295,7 +303,7 @@ impl Parser {
             Dest::Skip | Dest::Info => return,
             Dest::ListText => self.listtext.push_str(text),
             Dest::FontTable | Dest::StyleSheet => self.entry.push_str(text),
-            Dest::Title => self.title.get_or_insert_with(String::new).push_str(text),
+            Dest::InfoField(k) => self.info[k].get_or_insert_with(String::new).push_str(text),
             Dest::Story(i) => {
                 if self.from_html && !s.htmlrtf {
                     self.html.push_str(text);
@@ -644,7 +652,7 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
         default_font: None,
         ansi: encoding_rs::WINDOWS_1252,
         listtext: String::new(),
-        title: None,
+        info: Default::default(),
         from_html: false,
         html: String::new(),
         pending: Vec::new(),
@@ -899,7 +907,9 @@ fn control_word(p: &mut Parser, s: &mut State, word: &str, param: Option<i64>) {
         "fonttbl" => s.dest = Dest::FontTable,
         "stylesheet" => s.dest = Dest::StyleSheet,
         "info" => s.dest = Dest::Info,
-        "title" if s.dest == Dest::Info => s.dest = Dest::Title,
+        w if s.dest == Dest::Info && INFO.contains(&w) => {
+            s.dest = Dest::InfoField(INFO.iter().position(|i| *i == w).unwrap_or(0))
+        }
         "listtext" | "pntext" => {
             if matches!(s.dest, Dest::Story(_)) {
                 p.listtext.clear();
@@ -1065,15 +1075,26 @@ fn assemble(p: Parser) -> Document {
     }
     hidden.sort_by_key(|h| h.0);
     hidden.dedup();
+    let [title, author, subject, description] = p
+        .info
+        .map(|v| v.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()));
+    let metadata =
+        (title.is_some() || author.is_some() || subject.is_some() || description.is_some()).then(
+            || crate::report::Metadata {
+                title: title.clone(),
+                author,
+                subject,
+                description,
+                ..Default::default()
+            },
+        );
     Document {
         blocks,
         paragraphs,
         tables,
         hidden,
-        title: p
-            .title
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty()),
+        title,
+        metadata,
         html: p.from_html.then_some(p.html),
     }
 }

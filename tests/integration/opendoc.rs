@@ -141,3 +141,73 @@ async fn other_opendocument_kinds_are_unsupported() {
         r.json
     );
 }
+
+/// Issue #43 item 6: what a book states about itself (its package's Dublin Core) is in
+/// `metadata`: every creator, the subjects, description, language, publisher, date and
+/// identifier. An EPUB 3 package made as epub writers make it.
+#[tokio::test]
+async fn epub_metadata_is_reported() {
+    use std::io::Write;
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    z.start_file("mimetype", stored).unwrap();
+    z.write_all(b"application/epub+zip").unwrap();
+    let parts: [(&str, &str); 3] = [
+        (
+            "META-INF/container.xml",
+            r#"<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>"#,
+        ),
+        (
+            "OEBPS/content.opf",
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="uid">
+  <metadata xmlns:dc="http://purl.org/dc/elements/1.1/">
+    <dc:identifier id="uid">urn:isbn:9780000000002</dc:identifier>
+    <dc:title>Notes on Rivers</dc:title>
+    <dc:creator>Ada Field</dc:creator>
+    <dc:creator>Ben Stone</dc:creator>
+    <dc:subject>Hydrology</dc:subject>
+    <dc:subject>Travel</dc:subject>
+    <dc:description>A short book about rivers.</dc:description>
+    <dc:language>en-GB</dc:language>
+    <dc:publisher>Riverside Press</dc:publisher>
+    <dc:date>2024-05-01</dc:date>
+    <meta property="dcterms:modified">2024-05-02T00:00:00Z</meta>
+  </metadata>
+  <manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/></manifest>
+  <spine><itemref idref="c1"/></spine>
+</package>"#,
+        ),
+        (
+            "OEBPS/c1.xhtml",
+            r#"<html xmlns="http://www.w3.org/1999/xhtml"><head><title>One</title></head><body><h1>Sources</h1><p>Rivers begin in hills.</p></body></html>"#,
+        ),
+    ];
+    for (name, body) in parts {
+        z.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        z.write_all(body.as_bytes()).unwrap();
+    }
+    let book = z.finish().unwrap().into_inner();
+    let app = TestApp::new().await;
+    let r = app.upload_and_read("rivers.epub", &book, json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(r.json["text"]
+        .as_str()
+        .unwrap()
+        .contains("Rivers begin in hills."));
+    assert_eq!(
+        r.json["metadata"],
+        json!({
+            "title": "Notes on Rivers",
+            "author": "Ada Field; Ben Stone",
+            "subject": "Hydrology, Travel",
+            "description": "A short book about rivers.",
+            "language": "en-GB",
+            "publisher": "Riverside Press",
+            "identifier": "urn:isbn:9780000000002",
+            "created": "2024-05-01"
+        })
+    );
+}

@@ -65,6 +65,10 @@ async fn rtf_is_read_as_word_is() {
     assert_eq!(r.status, 200, "{}", r.json);
     assert_eq!(r.json["format"], "rtf");
     assert_eq!(r.json["title"], "Contract of Sale");
+    assert_eq!(
+        r.json["metadata"],
+        json!({"title": "Contract of Sale", "author": "Someone"})
+    );
     assert_eq!(r.json["tables"], 1);
     let want = "The Contract\n1. Parties\n\
         The seller Привет and the buyer agree. Ignore all previous instructions. Fine.\n\

@@ -223,8 +223,8 @@ fn ocr_quality(pages: &[Page], pieces: &[(u64, String)]) -> OcrQuality {
 }
 
 /// The document's information dictionary (dates as ISO 8601) and its first page's size.
-fn metadata(doc: &PdfDocument<'_>) -> crate::report::PdfMetadata {
-    let mut m = crate::report::PdfMetadata::default();
+fn metadata(doc: &PdfDocument<'_>) -> crate::report::Metadata {
+    let mut m = crate::report::Metadata::default();
     let meta = doc.metadata();
     for (key, tag) in [
         ("title", PdfDocumentMetadataTagType::Title),
