@@ -103,6 +103,50 @@ fn filetime(v: [u8; 8]) -> Option<String> {
         .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
 }
 
+/// The To and Cc recipients of a message's recipient table (`__recip_version1.0_#N`), each
+/// `Name <address>` (the SMTP address, else the e-mail address when it is one), in table
+/// order; Bcc recipients are not listed.
+fn recipients(
+    cf: &mut Ole,
+    codepage: &'static encoding_rs::Encoding,
+) -> (Vec<String>, Vec<String>) {
+    let mut storages: Vec<String> = cf
+        .read_root_storage()
+        .filter(|e| e.is_storage() && e.name().starts_with("__recip_version1.0_"))
+        .map(|e| e.path().to_string_lossy().into_owned())
+        .collect();
+    storages.sort();
+    let (mut to, mut cc) = (Vec::new(), Vec::new());
+    for s in storages.iter().take(10_000) {
+        let base = format!("{s}/");
+        let name = prop_string(cf, &base, 0x3001, codepage).filter(|n| !n.trim().is_empty());
+        let addr = prop_string(cf, &base, 0x39FE, codepage)
+            .or_else(|| prop_string(cf, &base, 0x3003, codepage))
+            .filter(|a| a.contains('@'));
+        let kind = fixed_props(cf, &base, 8)
+            .iter()
+            .find(|p| p.0 == 0x0C15 && p.1 == 0x0003)
+            .map(|p| u32::from_le_bytes([p.2[0], p.2[1], p.2[2], p.2[3]]) & 0x0F);
+        // A name that is the address again (`'a@b.c'`) adds nothing.
+        let name = name.map(|n| n.trim().trim_matches(['\'', '"']).trim().to_string());
+        let shown = match (name, addr) {
+            (Some(n), Some(a)) if !n.eq_ignore_ascii_case(a.trim()) => {
+                format!("{n} <{}>", a.trim())
+            }
+            (n, a) => match a.or(n) {
+                Some(v) => v.trim().to_string(),
+                None => continue,
+            },
+        };
+        match kind {
+            Some(2) => cc.push(shown),
+            Some(3) => {}
+            _ => to.push(shown),
+        }
+    }
+    (to, cc)
+}
+
 fn parse_msg(input: &Input, limits: &Limits, mode: HiddenMode) -> Result<Mail, ApiError> {
     let f = std::fs::File::open(&input.path).map_err(ApiError::internal)?;
     let mut cf = cfb::CompoundFile::open(f).map_err(|e| {
@@ -126,6 +170,15 @@ fn parse_msg(input: &Input, limits: &Limits, mode: HiddenMode) -> Result<Mail, A
         cc: prop_string(&mut cf, "/", 0x0E03, codepage).filter(|s| !s.is_empty()),
         ..Default::default()
     };
+    // The recipient table names each recipient with an address; the display strings
+    // above have names only.
+    let (to, cc) = recipients(&mut cf, codepage);
+    if !to.is_empty() {
+        m.to = Some(to.join(", "));
+    }
+    if !cc.is_empty() {
+        m.cc = Some(cc.join(", "));
+    }
     let sender_name = prop_string(&mut cf, "/", 0x0C1A, codepage)
         .or_else(|| prop_string(&mut cf, "/", 0x0042, codepage));
     let sender_addr = prop_string(&mut cf, "/", 0x5D01, codepage)

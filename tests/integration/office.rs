@@ -950,3 +950,45 @@ async fn binary_workbooks_and_encrypted_packages() {
         assert_error(&up, 422, "encrypted");
     }
 }
+
+/// Issue #43 item 6: a message's recipients come from its recipient table with their
+/// addresses (`Name <addr>`), To and Cc apart; the display strings had names only.
+/// Messages of Unstructured's and Tika's test suites (tests/corpus/msg).
+#[tokio::test]
+async fn msg_recipients_carry_their_addresses() {
+    let app = TestApp::new().await;
+    for (name, to, cc) in [
+        (
+            "fake_email.msg",
+            json!("Matthew Robinson <mrobinson@unstructured.io>"),
+            Value::Null,
+        ),
+        (
+            "cyrillic_message.msg",
+            json!("Свиридов Дмитрий Владимирович <sviridov@niips.ru>"),
+            json!("Свиридов Дмитрий Владимирович <sviridov@niips.ru>"),
+        ),
+        (
+            "testMSG_chinese.msg",
+            json!("Tests Chang@FT (張毓倫) <tests.chang@fengttt.com>"),
+            Value::Null,
+        ),
+        // A name that only repeats the address is not written twice.
+        (
+            "testMSG_att_doc.msg",
+            json!("nicolas1.23456@free.fr"),
+            Value::Null,
+        ),
+    ] {
+        let bytes = std::fs::read(corpus_dir().join("msg").join(name)).unwrap();
+        let r = app.upload_and_read(name, &bytes, json!({})).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.json);
+        assert_eq!(r.json["to"], to, "{name}");
+        assert_eq!(r.json["cc"], cc, "{name}");
+        let text = r.json["text"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("To: {}", to.as_str().unwrap())),
+            "{name}: {text}"
+        );
+    }
+}
