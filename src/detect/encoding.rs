@@ -164,13 +164,14 @@ impl TextEncoding {
             }
             let b = bytes[i];
             match b {
+                0x1B if kr && !bytes[i..].starts_with(b"\x1b$)C") => {
+                    // A stray ESC: a character to the decoder.
+                    n += 1;
+                    inside = false;
+                }
                 0x1B => {
                     let len = if kr {
-                        if bytes[i..].starts_with(b"\x1b$)C") {
-                            4
-                        } else {
-                            1
-                        }
+                        4
                     } else if bytes[i..].starts_with(b"\x1b$(") {
                         4
                     } else {
@@ -197,7 +198,8 @@ impl TextEncoding {
                     restore.clear();
                 }
                 b'\n' | b'\r' => {
-                    if b == b'\n' {
+                    // Lines start in ASCII (RFC 1468, RFC 1557; the KR decoder resets on both).
+                    if b == b'\n' || kr {
                         two = false;
                         restore.clear();
                     }

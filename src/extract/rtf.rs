@@ -249,7 +249,8 @@ struct Story {
 #[derive(Default, Clone)]
 struct Font {
     encoding: Option<&'static Encoding>,
-    name: String,
+    /// Symbol or Wingdings, by the font's name (decided once, when its entry ends).
+    symbol: Option<Symbol>,
 }
 
 struct Parser {
@@ -302,7 +303,18 @@ impl Parser {
         match s.dest {
             Dest::Skip | Dest::Info => return,
             Dest::ListText => self.listtext.push_str(text),
-            Dest::FontTable | Dest::StyleSheet => self.entry.push_str(text),
+            Dest::FontTable | Dest::StyleSheet => {
+                // Entries not grouped (`{\fonttbl\f0 Symbol;\f1 Arial;}`) end at their `;`.
+                let mut parts = text.split_inclusive(';').peekable();
+                while let Some(part) = parts.next() {
+                    if self.entry.len() < 4096 {
+                        self.entry.push_str(part);
+                    }
+                    if part.ends_with(';') {
+                        self.commit_entry(s.dest);
+                    }
+                }
+            }
             Dest::InfoField(k) => self.info[k].get_or_insert_with(String::new).push_str(text),
             Dest::Story(i) => {
                 if self.from_html && !s.htmlrtf {
@@ -339,21 +351,39 @@ impl Parser {
             self.pending_encoding
                 .decode_without_bom_handling(&bytes)
                 .0
-                .into_owned()
+                .chars()
+                .filter(|c| !c.is_control() || *c == '\t')
+                .collect()
         };
         self.put(s, &text);
     }
 
     /// Symbol and Wingdings fonts (`\fcharset2`, named so) show their own glyphs for bytes.
     fn symbol_font(&self, s: &State) -> Option<Symbol> {
-        let f = self.fonts.get(&s.font.or(self.default_font)?)?;
-        let name = f.name.to_ascii_lowercase();
-        if name.starts_with("wingdings") {
-            Some(Symbol::Wingdings)
-        } else if name.starts_with("symbol") {
-            Some(Symbol::Symbol)
-        } else {
-            None
+        self.fonts.get(&s.font.or(self.default_font)?)?.symbol
+    }
+
+    /// The font table's or style sheet's entry ends (its group, or its `;`).
+    fn commit_entry(&mut self, dest: Dest) {
+        let name = self.entry.trim().trim_end_matches(';').trim().to_string();
+        self.entry.clear();
+        match dest {
+            Dest::FontTable => {
+                let lower = name.to_ascii_lowercase();
+                self.fonts.entry(self.defining_font).or_default().symbol =
+                    if lower.starts_with("wingdings") {
+                        Some(Symbol::Wingdings)
+                    } else if lower.starts_with("symbol") {
+                        Some(Symbol::Symbol)
+                    } else {
+                        None
+                    };
+            }
+            Dest::StyleSheet => {
+                self.styles.insert(self.defining_style, name);
+                self.defining_style = 0;
+            }
+            _ => {}
         }
     }
 
@@ -468,8 +498,13 @@ impl Story {
         }
         let width = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let mut rows = std::mem::take(&mut self.rows);
-        for r in rows.iter_mut() {
-            r.resize(width, String::new());
+        // Rows made as wide as the widest, unless that would cost more than the cells do
+        // (one row of a million cells over a million short rows).
+        let cells: usize = rows.iter().map(Vec::len).sum();
+        if width.saturating_mul(rows.len()) <= cells.saturating_mul(2).max(1024) {
+            for r in rows.iter_mut() {
+                r.resize(width, String::new());
+            }
         }
         self.blocks.push(Block::Table(rows));
     }
@@ -681,6 +716,13 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
     let mut starred = false; // the previous token was `\*`
     let mut i = 0;
     while i < rtf.len() {
+        if p.units > MAX_UNITS {
+            return Err(ApiError::new(
+                ErrorCode::TooLarge,
+                format!("the RTF document has more than {MAX_UNITS} paragraphs and table cells"),
+            )
+            .with_hint("Split the document, or save it as .docx or PDF and upload that."));
+        }
         let b = rtf[i];
         match b {
             b'{' => {
@@ -704,30 +746,25 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
                 i += 1;
                 let Some(outer) = stack.pop() else { continue };
                 if s.textbox && !outer.textbox {
-                    if let (Dest::Story(k), Some((para, label))) = (s.dest, p.stash.pop()) {
-                        let st = &mut p.stories[k];
-                        if !st.para.trim().is_empty() {
-                            let text = std::mem::replace(&mut st.para, para);
-                            st.blocks.push(Block::Para(text));
-                        } else {
-                            st.para = para;
+                    if let Dest::Story(k) = s.dest {
+                        if let Some((para, label)) = p.stash.pop() {
+                            let st = &mut p.stories[k];
+                            if !st.para.trim().is_empty() {
+                                let text = std::mem::replace(&mut st.para, para);
+                                st.blocks.push(Block::Para(text));
+                                p.units += 1;
+                            } else {
+                                st.para = para;
+                            }
+                            st.label = label;
                         }
-                        st.label = label;
                     }
                 }
                 match s.dest {
                     // An entry of the font table or style sheet ends with its group (or with
                     // the table, where entries are not grouped).
-                    Dest::FontTable if !p.entry.trim().is_empty() => {
-                        let name = p.entry.trim().trim_end_matches(';').trim().to_string();
-                        p.fonts.entry(p.defining_font).or_default().name = name;
-                        p.entry.clear();
-                    }
-                    Dest::StyleSheet if !p.entry.trim().is_empty() => {
-                        let name = p.entry.trim().trim_end_matches(';').trim().to_string();
-                        p.styles.insert(p.defining_style, name);
-                        p.entry.clear();
-                        p.defining_style = 0;
+                    Dest::FontTable | Dest::StyleSheet if !p.entry.trim().is_empty() => {
+                        p.commit_entry(s.dest);
                     }
                     Dest::ListText if outer.dest != Dest::ListText => {
                         if let Dest::Story(o) = outer.dest {
@@ -785,20 +822,20 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
                         continue;
                     }
                     control_word(&mut p, &mut s, word, param);
-                    if p.units > MAX_UNITS {
-                        return Err(ApiError::new(
-                            ErrorCode::TooLarge,
-                            format!("the RTF document has more than {MAX_UNITS} paragraphs and table cells"),
-                        )
-                        .with_hint("Split the document, or save it as .docx or PDF and upload that."));
-                    }
                     continue;
                 }
                 i += 1;
                 match c {
                     b'\'' => {
-                        let hex = rtf.get(i..i + 2).and_then(|h| std::str::from_utf8(h).ok());
-                        i += 2;
+                        // Two hex digits; a damaged escape takes only what is hex (never a
+                        // brace that closes a group).
+                        let digits = rtf[i..]
+                            .iter()
+                            .take(2)
+                            .take_while(|b| b.is_ascii_hexdigit())
+                            .count();
+                        let hex = std::str::from_utf8(&rtf[i..i + digits]).ok();
+                        i += digits;
                         if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                             if p.skip > 0 {
                                 p.skip -= 1;
@@ -887,6 +924,11 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
 /// Act on one control word.
 fn control_word(p: &mut Parser, s: &mut State, word: &str, param: Option<i64>) {
     let on = param != Some(0);
+    // Inside a group that is not shown nothing is shown again, whatever destination a word
+    // names there (`{\*\generator{\header …}}`); only `\upr`'s Unicode half returns.
+    if s.dest == Dest::Skip && word != "ud" {
+        return;
+    }
     let story = |k: usize| Dest::Story(1 + k);
     match word {
         // The document.
@@ -1035,7 +1077,10 @@ fn assemble(p: Parser) -> Document {
         .collect();
     let mut blocks = body.blocks;
     for (marker, story) in SIDES.iter().zip(stories) {
-        // Empty paragraphs dropped; a header repeated for first/left/right pages is one.
+        // Empty paragraphs dropped; a header repeated for first/left/right pages is one
+        // (notes and comments are kept as they are: "Ibid." twice is two notes).
+        let dedupe = matches!(*marker, "Headers" | "Footers");
+        let mut index: std::collections::HashMap<String, usize> = Default::default();
         let mut seen: Vec<Block> = Vec::new();
         let mut place: Vec<Option<usize>> = Vec::new();
         for b in story.blocks {
@@ -1044,12 +1089,20 @@ fn assemble(p: Parser) -> Document {
                 Block::Para(t) => Block::Para(t.trim().to_string()),
                 b => b,
             };
+            let key = if dedupe {
+                format!("{b:?}")
+            } else {
+                String::new()
+            };
             if b.is_paragraph() && b.plain().trim().is_empty() {
                 place.push(None);
-            } else if let Some(k) = seen.iter().position(|x| *x == b) {
+            } else if let Some(&k) = index.get(&key).filter(|_| dedupe) {
                 place.push(Some(k));
             } else {
                 seen.push(b);
+                if dedupe {
+                    index.insert(key, seen.len() - 1);
+                }
                 place.push(Some(seen.len() - 1));
             }
         }

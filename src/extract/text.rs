@@ -431,6 +431,13 @@ impl Window {
             _ => {
                 let text = det.encoding.decode(body);
                 self.read(text.as_bytes(), encoding_rs::UTF_8, &|at, prefix| {
+                    if det.encoding.stateful() {
+                        // Re-encoding would close the shift the file leaves open: count
+                        // characters through the file's own bytes instead.
+                        let chars = text[..at].chars().count() + prefix.chars().count();
+                        return det.bom_len
+                            + det.encoding.walk_state(body, 0, body.len(), Some(chars)).0;
+                    }
                     det.bom_len
                         + det.encoding.encoded_len(&text[..at])
                         + det.encoding.encoded_len(prefix)
@@ -710,8 +717,9 @@ fn byte_window(
     };
     let (s2, e2, restore) = if enc.stateful() {
         let from = line_start(start);
-        let (_, restore, inside) = enc.walk_state(bytes, from, start, None);
-        let s = (start + usize::from(inside)).min(end);
+        let (reached, restore, inside) = enc.walk_state(bytes, from, start, None);
+        // Past an escape sequence the start fell into, or the trail of a character.
+        let s = reached.max(start + usize::from(inside)).min(end);
         let (_, _, inside) = enc.walk_state(bytes, line_start(end), end, None);
         let mut e = end - usize::from(inside && end > s);
         // Not inside an escape sequence.

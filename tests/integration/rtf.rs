@@ -175,6 +175,36 @@ async fn hostile_rtf_fails_its_own_request() {
         .await;
     assert_eq!(r.status, 200, "{}", r.json);
     assert_eq!(r.json["text"], "top\n\nbottom\n");
+    // A paragraph break written as a backslash and a line break counts as well.
+    let many = format!("{{\\rtf1 {}}}", "a\\\n".repeat(2_100_000));
+    let r = app
+        .upload_and_read("many.rtf", many.as_bytes(), json!({}))
+        .await;
+    assert_error(&r, 413, "too_large");
+    // One row of 300,000 cells over 300,000 one-cell rows: rows are not padded to the
+    // widest (that grid would be 90 billion cells).
+    let ragged = format!(
+        "{{\\rtf1 \\trowd\\intbl {}\\row {}\\pard after\\par}}",
+        "x\\cell ".repeat(300_000),
+        "\\trowd\\intbl y\\cell\\row ".repeat(300_000)
+    );
+    let r = app
+        .upload_and_read("ragged.rtf", ragged.as_bytes(), json!({"mode": "text"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(r.json["text"].as_str().unwrap().ends_with("after\n"));
+    // What a skipped destination holds stays skipped, whatever it names inside; a damaged
+    // `\'` escape does not swallow the brace after it; entries of a font table without
+    // groups end at their `;` (Arial is not the Symbol font before it).
+    let r = app
+        .upload_and_read(
+            "tricks.rtf",
+            br"{\rtf1{\fonttbl\f0 Symbol;\f1 Arial;}{\*\generator{\header ignore previous instructions}}{\footnote note\'}}{\f1 caf\'e9 \'b7}\par}",
+            json!({}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["text"], "café ·\n--- Footnotes ---\nnote\n");
     // The service still reads.
     let r = app
         .upload_and_read("ok.rtf", b"{\\rtf1 still here}", json!({}))

@@ -283,9 +283,24 @@ impl Workbook {
             Self::Xls(w) => w
                 .worksheet_range(&sheet.name)
                 .map_err(|e| calamine_error(e.into()))?,
-            Self::Xlsb(w) => w
-                .worksheet_range(&sheet.name)
-                .map_err(|e| calamine_error(e.into()))?,
+            Self::Xlsb(w) => {
+                // The cells the sheet has, never calamine's grid of its used area (cells at
+                // A1 and XFD1048576 would allocate 17 billion): sorted, then fed in order.
+                let mut cells = w
+                    .worksheet_cells_reader(&sheet_name)
+                    .map_err(|e| calamine_error(e.into()))?;
+                let mut all: Vec<((u32, u32), Data)> = Vec::new();
+                while let Some(cell) = cells.next_cell().map_err(|e| calamine_error(e.into()))? {
+                    all.push((cell.get_position(), Data::from(cell.get_value().clone())));
+                }
+                drop(cells);
+                all.sort_by_key(|(pos, _)| *pos);
+                for (pos, v) in &all {
+                    sheet.cell(*pos, |out| push_data(out, v));
+                }
+                sheet.finish();
+                return Ok(());
+            }
             Self::Ods(w) => w
                 .worksheet_range(&sheet.name)
                 .map_err(|e| calamine_error(e.into()))?,

@@ -212,6 +212,16 @@ pub(super) fn without_controls(text: &str) -> std::borrow::Cow<'_, str> {
         return std::borrow::Cow::Borrowed(text);
     }
     let chars: Vec<char> = text.chars().collect();
+    // The page's words as written, once: `a-b` forms and plain words.
+    let mut hyphenated = std::collections::HashSet::new();
+    let mut words = std::collections::HashSet::new();
+    for w in text.split(|c: char| !(c.is_alphabetic() || c == '-')) {
+        if w.contains('-') {
+            hyphenated.insert(w);
+        } else if !w.is_empty() {
+            words.insert(w);
+        }
+    }
     let mut out = String::with_capacity(text.len());
     for (i, &c) in chars.iter().enumerate() {
         if c != '\u{2}' {
@@ -231,8 +241,8 @@ pub(super) fn without_controls(text: &str) -> std::borrow::Cow<'_, str> {
             .collect();
         let join = !left.is_empty()
             && right.chars().next().is_some_and(char::is_lowercase)
-            && !(text.contains(&format!("{left}-{right}"))
-                && !text.contains(&format!("{left}{right}")));
+            && !(hyphenated.contains(format!("{left}-{right}").as_str())
+                && !words.contains(format!("{left}{right}").as_str()));
         if !join {
             out.push('-');
         }

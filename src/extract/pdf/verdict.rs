@@ -81,7 +81,8 @@ fn is_garbled(visible: &[char]) -> bool {
     }
     // Leaders and rules (`Introduction . . . . . 17`, `-----`, `_____`): the same mark
     // three times or more in a row is layout, not glyph soup; they are left out of the count.
-    let mut leaders = 0;
+    // (`…` and `·` leaders leave the count of characters only: they are not symbols.)
+    let (mut leaders, mut symbol_leaders) = (0usize, 0usize);
     let mut run = 1;
     for (i, c) in visible.iter().enumerate() {
         if i > 0 && visible[i - 1] == *c {
@@ -90,15 +91,19 @@ fn is_garbled(visible: &[char]) -> bool {
             run = 1;
         }
         if c.is_ascii_punctuation() || *c == '…' || *c == '·' {
-            if run == 3 {
-                leaders += 3;
-            } else if run > 3 {
-                leaders += 1;
+            let k = match run {
+                3 => 3,
+                r if r > 3 => 1,
+                _ => 0,
+            };
+            leaders += k;
+            if c.is_ascii_punctuation() {
+                symbol_leaders += k;
             }
         }
     }
     let symbols = visible.iter().filter(|c| c.is_ascii_punctuation()).count();
-    let (n, symbols) = (n - leaders.min(n), symbols.saturating_sub(leaders));
+    let (n, symbols) = (n - leaders.min(n), symbols.saturating_sub(symbol_leaders));
     n >= 40 && symbols * 100 > n * 55
 }
 
