@@ -900,6 +900,46 @@ mod tests {
         assert!(utf32_kind(&ints).is_none(), "small integers are not text");
     }
 
+    /// ISO-2022: detected before the UTF-8 check; the walker agrees with the decoders on
+    /// where characters end and what state a byte is in.
+    #[test]
+    fn iso_2022_detection_and_state() {
+        let jp = b"ab \x1b$B\x30\x21\x1b(B cd\n";
+        let d = detect(jp, false);
+        assert_eq!(d.encoding, TextEncoding::Rs(encoding_rs::ISO_2022_JP));
+        assert_eq!(d.encoding.decode(jp), "ab \u{4e9c} cd\n");
+        // Inside the escape sequence (byte 4): the walker steps past it, in the JIS state.
+        let (at, restore, inside) = d.encoding.walk_state(jp, 0, 4, None);
+        assert_eq!((at, restore.as_slice(), inside), (6, &b"\x1b$B"[..], false));
+        // Between the two bytes of the kanji: inside a character.
+        let (_, _, inside) = d.encoding.walk_state(jp, 0, 7, None);
+        assert!(inside);
+        // Four characters end after the kanji.
+        assert_eq!(d.encoding.walk_state(jp, 0, jp.len(), Some(4)).0, 8);
+
+        let kr = b"\x1b$)C\n\x0e\x30\x21\x33\x2a\x0f ok\r\x0e\x30\x21\x0f\n";
+        let d = detect(kr, false);
+        assert_eq!(d.encoding, TextEncoding::Iso2022Kr);
+        assert_eq!(d.bom_len, 4);
+        let body = &kr[4..];
+        assert_eq!(d.encoding.decode(body), "\n\u{ac00}\u{b098} ok\r\u{ac00}\n");
+        assert!(d.encoding.decode_strict(b"\x0e\x30").is_none());
+        // After the first Hangul character (3 characters: \n, 가): byte 4 of the body.
+        assert_eq!(d.encoding.walk_state(body, 0, body.len(), Some(2)).0, 4);
+        // CR ends Korean, as the decoder reads it (no SI before it here).
+        let cr = b"\x0e\x30\x21\rx";
+        assert_eq!(d.encoding.decode(cr), "\u{ac00}\rx");
+        let (_, restore, _) = d.encoding.walk_state(cr, 0, 4, None);
+        assert!(restore.is_empty());
+        let (_, restore, _) = d.encoding.walk_state(cr, 0, 3, None);
+        assert_eq!(restore, [0x0e]);
+        // Plain ASCII with an ANSI colour escape is not ISO-2022.
+        assert_eq!(
+            detect(b"\x1b[31mred\x1b[0m\n", false).encoding,
+            TextEncoding::Rs(encoding_rs::UTF_8)
+        );
+    }
+
     #[test]
     fn ebcdic_text() {
         let text = "IntelliStation POWER workstations (and more) are described here.";
