@@ -208,7 +208,12 @@ pub(super) fn native_text_hiding(
 /// said so, never a byte a terminal or a JSON consumer trips on.
 pub(super) fn without_controls(text: &str) -> std::borrow::Cow<'_, str> {
     let stray = |c: char| c.is_control() && !matches!(c, '\n' | '\t');
-    if !text.chars().any(stray) {
+    // Every page pays this: a byte scan first (C0 and DEL are single bytes, C1 controls
+    // start with 0xC2), the characters only when it finds a candidate.
+    let candidate = text
+        .bytes()
+        .any(|b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7F || b == 0xC2);
+    if !candidate || !text.chars().any(stray) {
         return std::borrow::Cow::Borrowed(text);
     }
     let chars: Vec<char> = text.chars().collect();

@@ -79,6 +79,10 @@ fn is_garbled(visible: &[char]) -> bool {
             return true;
         }
     }
+    let symbols = visible.iter().filter(|c| c.is_ascii_punctuation()).count();
+    if n < 40 || symbols * 100 <= n * 55 {
+        return false; // (leaders below only lower the share: not worth counting)
+    }
     // Leaders and rules (`Introduction . . . . . 17`, `-----`, `_____`): the same mark
     // three times or more in a row is layout, not glyph soup; they are left out of the count.
     // (`…` and `·` leaders leave the count of characters only: they are not symbols.)
@@ -102,7 +106,6 @@ fn is_garbled(visible: &[char]) -> bool {
             }
         }
     }
-    let symbols = visible.iter().filter(|c| c.is_ascii_punctuation()).count();
     let (n, symbols) = (n - leaders.min(n), symbols.saturating_sub(symbol_leaders));
     n >= 40 && symbols * 100 > n * 55
 }
