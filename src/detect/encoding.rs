@@ -170,13 +170,7 @@ impl TextEncoding {
                     inside = false;
                 }
                 0x1B => {
-                    let len = if kr {
-                        4
-                    } else if bytes[i..].starts_with(b"\x1b$(") {
-                        4
-                    } else {
-                        3
-                    };
+                    let len = iso2022_escape_len(&bytes[i..]);
                     if !kr {
                         let seq = &bytes[i..(i + len).min(bytes.len())];
                         two = seq.get(1) == Some(&b'$');
@@ -315,6 +309,16 @@ fn mostly_non_ascii_letters(bytes: &[u8], enc: &'static Encoding) -> bool {
         }
     }
     other > 20 && other > ascii
+}
+
+/// The length of the ISO-2022 escape sequence at the start of `seq`: `ESC $ ( D` and
+/// KR's `ESC $ ) C` take four bytes, the others three.
+pub fn iso2022_escape_len(seq: &[u8]) -> usize {
+    if seq.starts_with(b"\x1b$(") || seq.starts_with(b"\x1b$)") {
+        4
+    } else {
+        3
+    }
 }
 
 /// ISO-2022-KR's designation, `ESC $ ) C`, which RFC 1557 puts once at the start of the

@@ -869,7 +869,7 @@ fn render_markdown(blocks: &[Block], with_tables: bool) -> Vec<String> {
 }
 
 /// Render blocks; table numbering continues from `first_table`.
-fn render(blocks: &[Block], first_table: usize, with_tables: bool) -> Vec<String> {
+pub(super) fn render(blocks: &[Block], first_table: usize, with_tables: bool) -> Vec<String> {
     let mut out = Vec::with_capacity(blocks.len());
     let mut t = first_table;
     for b in blocks {

@@ -98,8 +98,10 @@ fn read_opf(pkg: &mut Package) -> Result<Book, ApiError> {
         Node::Open("metadata", _) => in_meta = true,
         Node::Close("metadata") => in_meta = false,
         Node::Open(name, _) if in_meta && DC.contains(&name) => {
-            field = DC.iter().copied().find(|d| *d == name);
-            dc.push((field.unwrap_or("creator"), String::new()));
+            if let Some(d) = DC.iter().copied().find(|d| *d == name) {
+                field = Some(d);
+                dc.push((d, String::new()));
+            }
         }
         Node::Close(name) if field == Some(name) => field = None,
         Node::Text(t) if field.is_some() => {

@@ -101,14 +101,7 @@ pub fn to_text(rtf: &[u8]) -> Result<String, ApiError> {
     let doc = parse(rtf, HiddenText::Keep, MAX_DEPTH)?;
     Ok(match doc.html {
         Some(html) => super::html::to_text(&html),
-        None => doc
-            .blocks
-            .iter()
-            .map(|b| match b {
-                Block::Marker(m) => format!("--- {m} ---\n"),
-                b => format!("{}\n", b.plain()),
-            })
-            .collect(),
+        None => super::docx::render(&doc.blocks, 0, true).concat(),
     })
 }
 

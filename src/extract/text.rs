@@ -728,11 +728,7 @@ fn byte_window(
             .rposition(|b| *b == 0x1B)
         {
             let p = e.saturating_sub(3).max(s) + p;
-            let len = if bytes[p..].starts_with(b"\x1b$(") || bytes[p..].starts_with(b"\x1b$)C") {
-                4
-            } else {
-                3
-            };
+            let len = crate::detect::encoding::iso2022_escape_len(&bytes[p..]);
             if p + len > e && e < bytes.len() {
                 e = p;
             }

@@ -272,12 +272,7 @@ impl Workbook {
                 while let Some(cell) = cells.next_cell().map_err(|e| calamine_error(e.into()))? {
                     all.push((cell.get_position(), Data::from(cell.get_value().clone())));
                 }
-                drop(cells);
-                all.sort_by_key(|(pos, _)| *pos);
-                for (pos, v) in &all {
-                    sheet.cell(*pos, |out| push_data(out, v));
-                }
-                sheet.finish();
+                feed_sorted(sheet, all);
                 return Ok(());
             }
             Self::Xls(w) => w
@@ -293,12 +288,7 @@ impl Workbook {
                 while let Some(cell) = cells.next_cell().map_err(|e| calamine_error(e.into()))? {
                     all.push((cell.get_position(), Data::from(cell.get_value().clone())));
                 }
-                drop(cells);
-                all.sort_by_key(|(pos, _)| *pos);
-                for (pos, v) in &all {
-                    sheet.cell(*pos, |out| push_data(out, v));
-                }
-                sheet.finish();
+                feed_sorted(sheet, all);
                 return Ok(());
             }
             Self::Ods(w) => w
@@ -308,4 +298,14 @@ impl Workbook {
         feed_range(sheet, &range);
         Ok(())
     }
+}
+
+/// Cells gathered from a streaming reader (positions in any order), fed to the sheet in
+/// order: only the cells the sheet has, never a grid of its used area.
+fn feed_sorted(sheet: &mut Sheet, mut cells: Vec<((u32, u32), Data)>) {
+    cells.sort_by_key(|(pos, _)| *pos);
+    for (pos, v) in &cells {
+        sheet.cell(*pos, |out| push_data(out, v));
+    }
+    sheet.finish();
 }
