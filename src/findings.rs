@@ -22,7 +22,8 @@ pub struct Finding {
     /// `tag_characters`, `zero_width`, `bidi_override`, `homoglyph_word`,
     /// `injection_pattern` (instruction-like text aimed at a model), and by format: HTML's
     /// `hidden_element` (how: in `how`), Word's `hidden_run`, PowerPoint's `off_slide` and
-    /// `covered`, PDF's `covered`, `invisible_render_mode`, `hidden_form_field`.
+    /// `covered`, PDF's `covered`, `invisible_render_mode`, `invisible_text_not_in_image`,
+    /// `hidden_layer`, `hidden_form_field`.
     pub kind: String,
     /// `high` (a hidden message, instruction-like text), `medium` (text that reads other
     /// than it shows), `low` (text a person does not see, with nothing instruction-like).

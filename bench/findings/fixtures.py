@@ -23,6 +23,12 @@ EXPECTED = {
         ("invisible_render_mode", "page 1"), ("tiny_text", "page 1"), ("off_page", "page 1"),
         ("injection_pattern", "page 1"),
     }),
+    "pdf/hidden_layers.pdf": (["--ocr", "none"], {
+        ("hidden_layer", "page 1"), ("injection_pattern", "page 1"),
+    }),
+    "pdf/hidden_scan_layer.pdf": ([], {
+        ("invisible_text_not_in_image", "page 2"), ("injection_pattern", "page 2"),
+    }),
     "pdf/hidden_drawn.pdf": (["--ocr", "none"], {
         ("low_contrast", "page 1"), ("covered", "page 1"), ("overlapping_different", "page 1"),
         ("injection_pattern", "page 1"), ("low_contrast", "page 2"), ("covered", "page 2"),

@@ -2,8 +2,9 @@
 //! render mode, colours, font size, bounds and drawing order, one walk over the objects,
 //! no per-character calls:
 //!
-//! - `invisible_render_mode`: render mode 3, but not the invisible text layer of an OCR'd
-//!   scan, which lies over a page-sized image (text beside the page's images is listed);
+//! - `invisible_render_mode`: render mode 3 or 7, beside the page's images;
+//! - `invisible_text_not_in_image`: invisible (or fully transparent) text over an image that
+//!   does not show it — a scan's OCR layer is checked against its image (`scan_layer`);
 //! - `tiny_text`: under 1.5 pt as drawn;
 //! - `off_page`: wholly outside the crop box;
 //! - `clipped`: cut away by its own clip path (the clip lets through next to nothing of it);
@@ -26,6 +27,8 @@
 //! hidden inside one is found like the page's own.
 
 use pdfium_render::prelude::*;
+
+use super::scan_layer;
 
 /// What a page hides: kind, its text, and the bounds (left, bottom, right, top) of the
 /// text objects holding it as PDFium gives them (a form XObject's objects in the form's
@@ -61,11 +64,11 @@ const SAME_SPOT: f32 = 0.6;
 
 /// A box in the page's own (unrotated) space: left, bottom, right, top.
 #[derive(Debug, Clone, Copy)]
-struct Rect {
-    l: f32,
-    b: f32,
-    r: f32,
-    t: f32,
+pub(super) struct Rect {
+    pub(super) l: f32,
+    pub(super) b: f32,
+    pub(super) r: f32,
+    pub(super) t: f32,
 }
 
 impl Rect {
@@ -89,7 +92,7 @@ impl Rect {
         (self.r - self.l).max(0.0) * (self.t - self.b).max(0.0)
     }
 
-    fn height(&self) -> f32 {
+    pub(super) fn height(&self) -> f32 {
         (self.t - self.b).abs()
     }
 
@@ -270,13 +273,17 @@ fn opaque(o: &PdfPageObject<'_>) -> bool {
 
 /// `DOCREADER_HIDDEN_TEXT_CHECKS=off` turns the checks off, for measuring what they cost
 /// side by side (bench/pdf); nothing else should set it.
-fn checks_on() -> bool {
+pub(super) fn checks_on() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("DOCREADER_HIDDEN_TEXT_CHECKS").map_or(true, |v| v != "off"))
 }
 
 /// `text_page`: the page's text layer, loaded once for its text and these checks.
-pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageHidden> {
+pub(super) fn scan(
+    page: &PdfPage<'_>,
+    text_page: &PdfPageText<'_>,
+    check: &scan_layer::LayerCheck,
+) -> Vec<PageHidden> {
     if !checks_on() {
         return Vec::new();
     }
@@ -304,7 +311,6 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
     // Text no one could see however it is looked at (invisible, or painted at no opacity):
     // over a page image, a scan's text layer.
     let mut layer_like: std::collections::HashSet<usize> = std::collections::HashSet::new();
-    let mut page_image = false;
     let mut texts: Vec<TextObj> = Vec::new();
     let mut shapes: Vec<Shape> = Vec::new();
     for (i, placed) in objects.iter().enumerate() {
@@ -312,9 +318,6 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
         match o.object_type() {
             PdfPageObjectType::Image => {
                 if let Some(r) = Rect::of(placed) {
-                    // An image over most of the page: a scan, whose OCR layer is invisible
-                    // text.
-                    page_image |= r.area() >= 0.5 * w * h;
                     shapes.push(Shape {
                         index: i,
                         rect: r,
@@ -416,24 +419,34 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
             _ => {}
         }
     }
-    // Over a page image, such text is a scan's layer: nothing to report, and no text page
-    // to load for it — where it lies over an image. Invisible text beside the images (in a
-    // margin the scan does not reach) is no layer of theirs, and is listed.
-    if page_image {
+    // Over an image, such text may be a scan's OCR layer: it is one only where the image
+    // shows that text (`not_in_image` looks). Invisible text beside the images (in a
+    // margin the scan does not reach) is no layer of theirs, and is listed as it is.
+    let mut over_image: Vec<(usize, Rect)> = Vec::new();
+    if !layer_like.is_empty() && shapes.iter().any(|s| s.image) {
         let images: Vec<Rect> = shapes.iter().filter(|s| s.image).map(|s| s.rect).collect();
         let box_of: std::collections::HashMap<usize, Rect> =
             texts.iter().map(|t| (t.index, t.rect)).collect();
-        suspects.retain(|(_, i)| {
-            !layer_like.contains(i)
-                || box_of
-                    .get(i)
-                    .is_some_and(|r| !images.iter().any(|im| im.holds(r, 2.0)))
+        suspects.retain(|&(_, i)| {
+            let held = layer_like.contains(&i)
+                && box_of
+                    .get(&i)
+                    .is_some_and(|r| images.iter().any(|im| im.holds(r, 2.0)));
+            if held {
+                over_image.push((i, box_of[&i]));
+            }
+            !held
         });
     }
     let covered = covered(&objects, &mut texts, &shapes, w * h);
     let pairs = same_spot(&texts);
     let candidates = contrast_candidates(&objects, &texts, &shapes);
-    if suspects.is_empty() && covered.is_empty() && pairs.is_empty() && candidates.is_empty() {
+    if suspects.is_empty()
+        && covered.is_empty()
+        && pairs.is_empty()
+        && candidates.is_empty()
+        && over_image.is_empty()
+    {
         return Vec::new();
     }
     // Their text, through the page's text layer (each object's own call would load one).
@@ -521,6 +534,15 @@ pub(super) fn scan(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<PageH
                 None => true,
             }
         });
+    }
+    if !over_image.is_empty() {
+        let lines = scan_layer::lines(&over_image, &text_of);
+        suspects.extend(
+            scan_layer::not_in_image(page, &lines, check)
+                .into_iter()
+                .flatten()
+                .map(|i| ("invisible_text_not_in_image", i)),
+        );
     }
     if !candidates.is_empty() {
         suspects.extend(

@@ -9,9 +9,11 @@
 mod fonts;
 mod headings;
 mod hidden;
+mod layers;
 mod pdfium;
 mod render;
 mod report;
+mod scan_layer;
 mod tables;
 mod text;
 mod verdict;
@@ -44,6 +46,12 @@ impl Extractor for PdfExtractor {
         let settings = Settings::parse(req, limits)?;
         let pdfium = pdfium::pdfium()?;
         let doc = pdfium::open(pdfium, &input.path, req.password.as_deref())?;
+        // Opened again, only when it has optional content, for the layers off by default.
+        let layers = layers::Layers::open(
+            pdfium,
+            &input.path,
+            &pdfium::passwords(req.password.as_deref()),
+        );
         let total = doc.pages().len() as u64;
         if total == 0 {
             return Err(ApiError::new(
@@ -64,6 +72,7 @@ impl Extractor for PdfExtractor {
         } else {
             headings::Outline::default()
         };
+        let settings_ocr_on = settings.choice != OcrChoice::Off;
         let job = Job {
             input,
             limits,
@@ -72,6 +81,8 @@ impl Extractor for PdfExtractor {
             selected,
             warnings,
             outline,
+            layers,
+            scan_layer: scan_layer::LayerCheck::new(settings_ocr_on),
         };
         let mut read = read_pages(&doc, &job)?;
         let hidden: Vec<(u64, Vec<hidden::PageHidden>)> = read
@@ -157,6 +168,10 @@ struct Job<'a> {
     warnings: Vec<String>,
     /// The bookmarks, for Markdown's headings (empty otherwise).
     outline: headings::Outline,
+    /// The document opened again for its layers, when it has optional content.
+    layers: Option<layers::Layers>,
+    /// What checking scans' text layers against their images may do in this read.
+    scan_layer: scan_layer::LayerCheck,
 }
 
 impl Job<'_> {
@@ -313,7 +328,10 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
 fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, ApiError> {
     let settings = &job.settings;
     let layer = text::layer(page)?;
-    let mut hidden = hidden::scan(page, &layer);
+    let mut hidden = hidden::scan(page, &layer, &job.scan_layer);
+    if let Some(layers) = &job.layers {
+        hidden.extend(layers.hidden((number - 1) as i32));
+    }
     text::repair_hidden_texts(&layer, &mut hidden);
     hidden.extend(text::hidden_form_fields(page));
     // Marked or dropped on request: the characters of the text objects no one sees.
@@ -362,7 +380,10 @@ fn hidden_findings(
             // Drawn invisible, or two texts on one spot (what is read is not what shows):
             // medium; out of sight otherwise: low.
             let severity = match h.kind {
-                "invisible_render_mode" | "overlapping_different" => "medium",
+                "invisible_render_mode"
+                | "overlapping_different"
+                | "hidden_layer"
+                | "invisible_text_not_in_image" => "medium",
                 _ => "low",
             };
             // The text is in what is returned (PDFium extracts it), and its phrases are

@@ -77,6 +77,19 @@ pub(super) fn open<'a>(
     })
 }
 
+/// The passwords `open` tries, in its order (none: an empty list).
+pub(super) fn passwords(password: Option<&str>) -> Vec<String> {
+    let Some(pw) = password else {
+        return Vec::new();
+    };
+    let prepared = saslprep(pw);
+    if prepared == pw {
+        vec![pw.to_string()]
+    } else {
+        vec![pw.to_string(), prepared]
+    }
+}
+
 fn describe(e: &PdfiumError) -> &'static str {
     match e {
         PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::FormatError) => {

@@ -164,6 +164,15 @@ pub(super) fn ctc_chars(
 }
 
 impl PpOcr {
+    /// One line of text already cut out (no detection, no angle check): its text and
+    /// confidence. For checking that an image shows a given line (a PDF's invisible text
+    /// layer over a scan).
+    pub fn read_line(&self, image: &RgbImage) -> Result<(String, f32), ApiError> {
+        let m = self.models()?;
+        let chars = self.recognize_chars(m, 0, &Crop::whole(image.clone()), true)?;
+        Ok(summary(&chars))
+    }
+
     /// Whether the angle classifier, sure of it, calls a line upside down.
     fn upside_down(&self, m: &Models, crop: &Crop) -> Result<bool, ApiError> {
         // A long line squeezed into 192 px is a smear the classifier misjudges; its middle,
