@@ -29,8 +29,9 @@ const MAX_DEPTH: usize = 8;
 /// Object-stream bytes inflated while looking for `/OCProperties`; past it the document is
 /// taken to have layers (looked at page by page).
 const MAX_INFLATED: u64 = 64 << 20;
-/// Rendering: at most two pixels a point and four megapixels a page.
-const MAX_SCALE: f32 = 2.0;
+/// Rendering: a pixel a point (a 10 pt line is 10 pixels tall, its glyphs' ink plain) and
+/// at most four megapixels a page.
+const MAX_SCALE: f32 = 1.0;
 const MAX_PIXELS: f32 = 4.0e6;
 /// A pixel changed by more than this (largest channel difference) is ink the layer hid.
 const INK: u8 = 48;
