@@ -458,7 +458,14 @@ fn may_have_layers(bytes: &[u8]) -> bool {
         return true;
     }
     let mut budget = MAX_INFLATED;
+    // Where the last stream looked at ended: a name inside it is no dictionary's, and
+    // every byte is searched once (a file of a million `/ObjStm stream` before one
+    // `endstream` would otherwise be scanned a million times).
+    let mut past = 0;
     for at in memchr::memmem::find_iter(bytes, b"/ObjStm") {
+        if at < past {
+            continue;
+        }
         // The stream of the dictionary naming /ObjStm.
         let head = &bytes[at..bytes.len().min(at + 4096)];
         let Some(s) = memchr::memmem::find(head, b"stream") else {
@@ -472,8 +479,10 @@ fn may_have_layers(bytes: &[u8]) -> bool {
             start += 1;
         }
         let Some(end) = memchr::memmem::find(&bytes[start..], b"endstream") else {
-            continue;
+            // No stream ends after this one: none to inflate.
+            break;
         };
+        past = start + end;
         let mut out = Vec::new();
         let read = flate2::read::ZlibDecoder::new(&bytes[start..start + end])
             .take(budget + 1)
@@ -522,5 +531,20 @@ mod tests {
         assert!(may_have_layers(
             b"5 0 obj << /Type /ObjStm >>\nstream\n\x01\x02\x03\nendstream"
         ));
+        // A hostile run of dictionaries before one stream end (or none) is searched
+        // once, not once per name (which would take this test minutes, not milliseconds).
+        let small = {
+            let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+            z.write_all(b"1 0 << >>").unwrap();
+            z.finish().unwrap()
+        };
+        let mut unit = b"/ObjStm stream\n".to_vec();
+        unit.extend_from_slice(&small);
+        let mut hostile = unit.repeat(200_000);
+        hostile.extend_from_slice(b"endstream");
+        assert!(!may_have_layers(&hostile));
+        let mut open_ended = b"/ObjStm stream ".repeat(200_000);
+        open_ended.extend_from_slice(b"no end");
+        assert!(!may_have_layers(&open_ended));
     }
 }
