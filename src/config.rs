@@ -473,7 +473,13 @@ pub struct ReadArgs {
     pub file: PathBuf,
     #[command(flatten)]
     pub req: crate::options::ReadRequest,
-    /// Pretty-print the envelope.
+    /// Print the whole envelope as JSON (what `POST /read` answers) instead of the text.
+    /// Without it the text of the whole file goes to stdout (`--max-chars`/`--max-tokens`
+    /// still cut it, and then stderr says how to read on), warnings, findings and errors
+    /// to stderr.
+    #[arg(long)]
+    pub json: bool,
+    /// Pretty-print the envelope (implies `--json`).
     #[arg(long)]
     pub pretty: bool,
 }

@@ -107,7 +107,8 @@ fn main() -> ExitCode {
                     }
                 },
                 None => {
-                    print!("{json}");
+                    // A closed pipe (`| head`) ends it quietly, as other tools do.
+                    let _ = std::io::stdout().lock().write_all(json.as_bytes());
                     ExitCode::SUCCESS
                 }
             }
@@ -351,9 +352,37 @@ async fn shutdown_signal() {
 }
 
 fn read(args: ReadArgs) -> ExitCode {
+    use std::io::IsTerminal;
+    let json = args.json || args.pretty;
+    let mut req = args.req.clone();
+    // The text of the whole file, as pdftotext gives it, unless a budget is named.
+    let whole = !json && req.max_chars.is_none() && req.max_tokens.is_none();
+    if whole {
+        req.max_chars = Some(docreader::options::MAX_CHARS as i64);
+    }
     let service = docreader::read::ReadService::local(docreader::config::Limits::default());
-    let result = runtime().block_on(service.read_local(&args.file, args.req));
-    // Straight to stdout: no JSON value or string copy of a text that can be 50 MB.
+    // A line on the terminal as pages are read (OCR takes seconds a page); never into a
+    // pipe or a file.
+    let terminal = std::io::stderr().is_terminal();
+    let progress = if terminal {
+        docreader::extract::ProgressSink::new(|p| {
+            if p.total > 1 || p.stage == "ocr" {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(
+                    err,
+                    "\r\x1b[Kdocreader: page {} of {} ({})",
+                    p.done, p.total, p.stage
+                );
+                let _ = err.flush();
+            }
+        })
+    } else {
+        docreader::extract::ProgressSink::default()
+    };
+    let result = runtime().block_on(service.read_local_with(&args.file, req.clone(), progress));
+    if terminal {
+        eprint!("\r\x1b[K");
+    }
     let ok = result.is_ok();
     if let Err(e) = &result {
         // The cause of an internal failure, which the JSON body does not carry.
@@ -361,20 +390,139 @@ fn read(args: ReadArgs) -> ExitCode {
             eprintln!("docreader: {}: {cause}", e.code.as_str());
         }
     }
+    // Straight to stdout: no JSON value or string copy of a text that can be 50 MB.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = match (&result, args.pretty) {
-        (Ok(env), false) => serde_json::to_writer(&mut out, env),
-        (Ok(env), true) => serde_json::to_writer_pretty(&mut out, env),
-        (Err(e), false) => serde_json::to_writer(&mut out, &e.body(None)),
-        (Err(e), true) => serde_json::to_writer_pretty(&mut out, &e.body(None)),
+    let written = if json {
+        match (&result, args.pretty) {
+            (Ok(env), false) => serde_json::to_writer(&mut out, env),
+            (Ok(env), true) => serde_json::to_writer_pretty(&mut out, env),
+            (Err(e), false) => serde_json::to_writer(&mut out, &e.body(None)),
+            (Err(e), true) => serde_json::to_writer_pretty(&mut out, &e.body(None)),
+        }
+        .map_err(std::io::Error::from)
+        .and_then(|()| writeln!(out))
+    } else {
+        match &result {
+            Ok(env) => {
+                let mut w = out.write_all(env.text.as_bytes());
+                if !env.text.is_empty() && !env.text.ends_with('\n') {
+                    w = w.and_then(|()| writeln!(out));
+                }
+                for warning in &env.warnings {
+                    eprintln!("docreader: warning: {}", cli_words(warning));
+                }
+                if let Some(sec) = &env.security {
+                    eprintln!(
+                        "docreader: {} (each one: --json, under security)",
+                        sec.summary
+                    );
+                }
+                if let Some(next) = &env.next {
+                    eprintln!(
+                        "docreader: the text is cut here ({} characters shown); read on with:\n  {}",
+                        env.text.chars().count(),
+                        read_on_line(&args.file, &req, next, whole)
+                    );
+                }
+                w
+            }
+            Err(e) => {
+                eprintln!("docreader: {}", e.message);
+                eprintln!("  hint: {}", cli_words(&e.hint));
+                Ok(())
+            }
+        }
     };
     // A closed pipe (`| head`) is not an error worth a panic.
-    let _ = written
-        .map_err(std::io::Error::from)
-        .and_then(|()| writeln!(out).and_then(|()| out.flush()));
+    let _ = written.and_then(|()| out.flush());
     if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// The long names of `docreader read`'s options, as `snake_case` (the request's keys).
+fn read_option_names() -> Vec<String> {
+    use clap::CommandFactory;
+    docreader::config::Cli::command()
+        .find_subcommand("read")
+        .map(|c| {
+            c.get_arguments()
+                .filter_map(|a| a.get_long())
+                .map(|l| l.replace('-', "_"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A hint in command-line words: the request's option names (`` `password` ``) as the
+/// flags that set them (`--password`).
+fn cli_words(hint: &str) -> String {
+    let names = read_option_names();
+    let mut out = String::with_capacity(hint.len());
+    let mut rest = hint;
+    while let Some(open) = rest.find('`') {
+        let Some(len) = rest[open + 1..].find('`') else {
+            break;
+        };
+        let name = &rest[open + 1..open + 1 + len];
+        out.push_str(&rest[..open]);
+        if names.iter().any(|n| n == name) {
+            out.push_str("--");
+            out.push_str(&name.replace('_', "-"));
+        } else {
+            out.push_str(&rest[open..open + len + 2]);
+        }
+        rest = &rest[open + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The command line that reads on from `next`: the file, the options given (less a
+/// budget the CLI chose itself), the ones `next` changes.
+fn read_on_line(
+    file: &std::path::Path,
+    req: &docreader::options::ReadRequest,
+    next: &docreader::envelope::Next,
+    chosen_budget: bool,
+) -> String {
+    let names = read_option_names();
+    let mut opts: serde_json::Map<String, serde_json::Value> = match serde_json::to_value(req) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => Default::default(),
+    };
+    if chosen_budget {
+        opts.remove("max_chars");
+    }
+    if let Ok(serde_json::Value::Object(n)) = serde_json::to_value(next) {
+        opts.extend(n);
+    }
+    let mut line = format!("docreader read {}", shell_quote(&file.to_string_lossy()));
+    for (k, v) in opts {
+        if !names.contains(&k) {
+            continue;
+        }
+        let flag = format!("--{}", k.replace('_', "-"));
+        match v {
+            serde_json::Value::Null => continue,
+            serde_json::Value::Bool(true) => line.push_str(&format!(" {flag}")),
+            serde_json::Value::String(s) => line.push_str(&format!(" {flag} {}", shell_quote(&s))),
+            other => line.push_str(&format!(" {flag} {}", shell_quote(&other.to_string()))),
+        }
+    }
+    line
+}
+
+/// A word as a POSIX shell reads it back: as is when plain, else in single quotes.
+fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:,=+@%".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
     }
 }

@@ -96,7 +96,7 @@ def main():
     per_kind = {}  # kind -> [tp, fp, fn]
     wrong = []
     for name, (args, expected) in EXPECTED.items():
-        out = subprocess.run([binary, "read", os.path.join(ROOT, "fixtures", name),
+        out = subprocess.run([binary, "read", "--json", os.path.join(ROOT, "fixtures", name),
                               "--max-chars", "1000000", *args], capture_output=True, check=False)
         env = json.loads(out.stdout or b"null") or {}
         if env.get("status") != "ok":

@@ -24,7 +24,7 @@ def files_under(roots):
 
 def read(binary, path):
     """The envelope of one read (or the error answer), or None when nothing came back."""
-    args = [binary, "read", path, "--max-chars", "2000000"]
+    args = [binary, "read", "--json", path, "--max-chars", "2000000"]
     if path.lower().endswith(".pdf"):
         args += ["--ocr", "none"]
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}

@@ -607,7 +607,7 @@ class DocreaderCli(Tool):
         return ["--max-chars", str(HUGE)] + (["--ocr-lang", lang] if lang else [])
 
     def run(self, inp, workdir):
-        wall, rss, cpu, out = run_child([self.binary, "read", inp.path, *self.args(inp)], workdir)
+        wall, rss, cpu, out = run_child([self.binary, "read", "--json", inp.path, *self.args(inp)], workdir)
         env = check_envelope(json.loads(out))
         return Sample(wall, rss, cpu, env.get("elapsed_ms", 0) / 1000.0, env.get("text", ""),
                       note=env.get("ocr_engine"))

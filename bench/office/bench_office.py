@@ -281,7 +281,7 @@ class DocreaderXlsx(Tool):
         self.diagnostic = not check
 
     def run(self, path, workdir):
-        wall, rss, out = run_child([self.binary, "read", path, *self.args], workdir)
+        wall, rss, out = run_child([self.binary, "read", "--json", path, *self.args], workdir)
         env, size = read_envelope(out)
         err = envelope_error(env)
         if err:
@@ -339,7 +339,7 @@ class DocreaderCsv(Tool):
         self.diagnostic = not check
 
     def run(self, path, workdir):
-        wall, rss, out = run_child([self.binary, "read", path, "--max-chars", str(self.max_chars)],
+        wall, rss, out = run_child([self.binary, "read", "--json", path, "--max-chars", str(self.max_chars)],
                                    workdir)
         env, size = read_envelope(out)
         err = envelope_error(env)
@@ -527,8 +527,8 @@ def table(rows, sizes, units):
 
 def docreader_args(tool):
     if isinstance(tool, DocreaderXlsx):
-        return ["read", "FILE", *tool.args]
-    return ["read", "FILE", "--max-chars", str(tool.max_chars)]
+        return ["read", "--json", "FILE", *tool.args]
+    return ["read", "--json", "FILE", "--max-chars", str(tool.max_chars)]
 
 
 def goals(rows, sizes):
@@ -699,7 +699,7 @@ def main():
             # docreader caps max_chars: ask for what the issue asks, say what it answered.
             max_chars = args.csv_max_chars
             try:
-                _, _, out = run_child([binary, "read", path, "--max-chars", str(max_chars)], workdir)
+                _, _, out = run_child([binary, "read", "--json", path, "--max-chars", str(max_chars)], workdir)
                 env, _ = read_envelope(out)
                 err = envelope_error(env)
             except Failed as e:

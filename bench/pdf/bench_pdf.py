@@ -184,7 +184,7 @@ class DocreaderCli(Tool):
 
     def run(self, pdf, pages, workdir):
         wall, rss, out, _ = run_child(
-            [self.binary, "read", pdf, "--max-chars", str(HUGE)], workdir, env=self.env)
+            [self.binary, "read", "--json", pdf, "--max-chars", str(HUGE)], workdir, env=self.env)
         env = check_envelope(json.loads(out), pages)
         return Sample(wall, env["elapsed_ms"] / 1000.0, rss, nonws(env["text"]))
 

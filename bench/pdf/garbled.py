@@ -23,7 +23,7 @@ def main() -> int:
     listed = []
     for f in files:
         out = subprocess.run(
-            [binary, "read", "--ocr", "none", "--max-chars", "50000000", str(f)],
+            [binary, "read", "--json", "--ocr", "none", "--max-chars", "50000000", str(f)],
             capture_output=True,
             text=True,
         )

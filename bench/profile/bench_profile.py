@@ -39,7 +39,7 @@ def make_csv(path, mb):
 
 
 def run(binary, path, opts):
-    cmd = ["/usr/bin/time", "-f", "%M", binary, "read", path] + opts
+    cmd = ["/usr/bin/time", "-f", "%M", binary, "read", "--json", path] + opts
     p = subprocess.run(cmd, capture_output=True, text=True, check=True)
     env = json.loads(p.stdout)
     rss_kb = int(p.stderr.strip().splitlines()[-1])

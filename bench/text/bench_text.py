@@ -58,7 +58,7 @@ def main():
             ms, walls, enc = [], [], None
             for _ in range(a.runs + 1):
                 t = time.perf_counter()
-                out = subprocess.run([bin_, "read", path, "--max-chars", "1000"], capture_output=True, check=True)
+                out = subprocess.run([bin_, "read", "--json", path, "--max-chars", "1000"], capture_output=True, check=True)
                 walls.append(time.perf_counter() - t)
                 env = json.loads(out.stdout)
                 enc = env["encoding"]

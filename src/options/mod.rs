@@ -120,7 +120,7 @@ pub struct ReadRequest {
     /// Excel, with `sheet`: also read every sheet after it, in workbook order (what `next`
     /// of a read of several sheets says).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[arg(long)]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub sheets_after: Option<bool>,
     /// Excel: cell range such as `A1:D10`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -207,23 +207,23 @@ pub struct ReadRequest {
     pub password: Option<String>,
     /// Image, PDF: also return OCR lines with boxes and confidences.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[arg(long)]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub include_boxes: Option<bool>,
     /// HTML: `true` reads the source as text (byte windows count its bytes); by default
     /// the text a browser shows (byte windows count its UTF-8 bytes).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[arg(long)]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub raw: Option<bool>,
     /// CSV/TSV and workbooks: add a `profile` of the table (per column: type, nulls,
     /// distinct values, range of numbers and dates) — of the whole file, or of each sheet or
     /// `range` in scope, whatever part of the text is shown.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[arg(long)]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub profile: Option<bool>,
     /// xlsx: add each read sheet's `styles` (merged ranges, hidden rows and columns,
     /// number formats, header bold/fill) to `sheets`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[arg(long)]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub include_styles: Option<bool>,
     /// HTML, e-mail, EPUB, Word, OpenDocument, workbooks, PowerPoint, PDF, the text family:
     /// what becomes of text

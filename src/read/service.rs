@@ -170,8 +170,30 @@ impl ReadService {
 
     /// Read a local file the caller may read (the CLI; never reachable from a client).
     pub async fn read_local(&self, path: &Path, req: ReadRequest) -> Result<Envelope, ApiError> {
-        let meta = std::fs::metadata(path)
-            .map_err(|e| ApiError::new(ErrorCode::NotFound, format!("{}: {e}", path.display())))?;
+        self.read_local_with(path, req, ProgressSink::default())
+            .await
+    }
+
+    /// `read_local`, reporting progress (the CLI's progress line on a terminal).
+    pub async fn read_local_with(
+        &self,
+        path: &Path,
+        req: ReadRequest,
+        progress: ProgressSink,
+    ) -> Result<Envelope, ApiError> {
+        let meta = std::fs::metadata(path).map_err(|e| {
+            ApiError::new(ErrorCode::NotFound, format!("{}: {e}", path.display()))
+                .with_hint("Check the path (a relative one starts from the current directory).")
+        })?;
+        if meta.is_dir() {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!("{}: is a directory", path.display()),
+            )
+            .with_hint(
+                "Name a file; to read every file of a folder, loop over them (for f in DIR/*; do docreader read \"$f\"; done).",
+            ));
+        }
         let input = file_input(path.to_path_buf(), meta.len()).await?;
         let plan = ReadPlan::new(req, input.format, &self.limits)?;
         let resolved = Resolved {
@@ -184,7 +206,7 @@ impl ReadService {
             plan,
             tenant: String::new(),
         };
-        self.run(prepared, ProgressSink::default()).await
+        self.run(prepared, progress).await
     }
 
     /// Run a prepared read: document memory in and out, the executor, attachments, counts.

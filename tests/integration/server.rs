@@ -237,7 +237,7 @@ fn healthcheck_asks_readyz() {
 fn cli_read_prints_the_same_envelope() {
     let p = repo().join("fixtures/text/tabs_crlf.py");
     let out = Command::new(bin())
-        .arg("read")
+        .args(["read", "--json"])
         .arg(&p)
         .args(["--offset", "1", "--limit", "2"])
         .output()
@@ -246,7 +246,7 @@ fn cli_read_prints_the_same_envelope() {
     assert_eq!(env["text"], "\tif x:  \r\n\t\treturn 1\t# tab\r\n");
     assert_eq!(env["format"], "text");
     let out = Command::new(bin())
-        .arg("read")
+        .args(["read", "--json"])
         .arg(&p)
         .args(["--pages", "1"])
         .output()
@@ -257,7 +257,7 @@ fn cli_read_prints_the_same_envelope() {
     // one as "the default").
     for bad in ["-5", "0"] {
         let out = Command::new(bin())
-            .arg("read")
+            .args(["read", "--json"])
             .arg(&p)
             .args(["--deadline-ms", bad])
             .output()
@@ -271,7 +271,7 @@ fn cli_read_prints_the_same_envelope() {
 fn missing_pdfium_is_a_clear_error_not_a_crash() {
     let pdf = repo().join("fixtures/pdf/three_pages.pdf");
     let out = Command::new(bin())
-        .arg("read")
+        .args(["read", "--json"])
         .arg(&pdf)
         .env("DOCREADER_PDFIUM_LIB", "/nonexistent/libpdfium.so")
         .output()
@@ -291,7 +291,7 @@ fn missing_pdfium_is_a_clear_error_not_a_crash() {
     // Other formats are unaffected.
     let txt = repo().join("fixtures/text/gbk.csv");
     let out = Command::new(bin())
-        .arg("read")
+        .args(["read", "--json"])
         .arg(&txt)
         .env("DOCREADER_PDFIUM_LIB", "/nonexistent/libpdfium.so")
         .output()
@@ -303,7 +303,7 @@ fn missing_pdfium_is_a_clear_error_not_a_crash() {
 fn without_an_ocr_engine_scans_say_so() {
     let run = |rel: &str| {
         let out = Command::new(bin())
-            .arg("read")
+            .args(["read", "--json"])
             .arg(repo().join(rel))
             .env("DOCREADER_ORT_LIB", "/nonexistent/libonnxruntime.so")
             .env("DOCREADER_TESSERACT_LIB", "/nonexistent/libtesseract.so.5")
@@ -313,7 +313,7 @@ fn without_an_ocr_engine_scans_say_so() {
     };
     // With PP-OCR missing but Tesseract installed, scans are read by Tesseract.
     let out = Command::new(bin())
-        .arg("read")
+        .args(["read", "--json"])
         .arg(repo().join("fixtures/images/hello.png"))
         .env("DOCREADER_ORT_LIB", "/nonexistent/libonnxruntime.so")
         .output()
@@ -349,7 +349,7 @@ fn an_ocr_read_records_nothing_for_upload() {
         .expect("ONNX Runtime is installed (make native)");
     let home = tempfile::tempdir().unwrap();
     let out = Command::new(bin())
-        .arg("read")
+        .args(["read", "--json"])
         .arg(repo().join("fixtures/images/hello.png"))
         .env("HOME", home.path())
         .env_remove("XDG_CACHE_HOME")
@@ -783,4 +783,121 @@ fn settings_say_what_is_wrong() {
         ],
     );
     assert!(said.contains("no S3 credentials"), "{said}");
+}
+
+/// `docreader read FILE` as a command-line tool (issue #45 item 8): the whole text on
+/// stdout like `pdftotext`, the same text `--json` carries; a budget that cuts says so on
+/// stderr with the command line that reads on (which runs and goes on); errors as a
+/// message and a hint in command-line words, exit 1; a directory is "is a directory";
+/// boolean flags bare; findings summed up on stderr; `openapi` into a closed pipe ends
+/// quietly.
+#[test]
+fn cli_read_prints_the_text_and_speaks_cli() {
+    let run = |args: &[&str]| Command::new(bin()).args(args).output().unwrap();
+    let text = |o: &std::process::Output| String::from_utf8(o.stdout.clone()).unwrap();
+    let err = |o: &std::process::Output| String::from_utf8(o.stderr.clone()).unwrap();
+    let pdf = repo().join("fixtures/pdf/three_pages.pdf");
+    let pdf = pdf.to_str().unwrap();
+
+    let whole = run(&["read", pdf]);
+    assert!(whole.status.success(), "{}", err(&whole));
+    assert!(err(&whole).is_empty(), "{}", err(&whole));
+    let env = cli_envelope(
+        &run(&["read", "--json", pdf, "--max-chars", "50000000"]),
+        true,
+    );
+    assert_eq!(text(&whole), env["text"].as_str().unwrap());
+    assert!(
+        text(&whole).contains("--- Page 3 ---\nGamma page three"),
+        "{}",
+        text(&whole)
+    );
+
+    // Cut by a budget: said on stderr, with the command that reads on.
+    let cut = run(&["read", pdf, "--max-chars", "60"]);
+    assert!(cut.status.success());
+    let said = err(&cut);
+    assert!(said.contains("the text is cut here"), "{said}");
+    let line = said
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("docreader read "))
+        .unwrap_or_else(|| panic!("no command line: {said}"));
+    assert!(!line.contains("--json"), "{line}");
+    let words: Vec<&str> = line.split_whitespace().skip(1).collect();
+    let on = run(&words);
+    assert!(on.status.success(), "{line}: {}", err(&on));
+    assert!(
+        text(&on)
+            .contains("Alpha page one\nThe quick brown fox jumps over the lazy dog.\nPack my box"),
+        "{line}: {}",
+        text(&on)
+    );
+
+    // Errors: message and hint on stderr in command-line words, nothing on stdout.
+    let locked = repo().join("tests/corpus/pdf/libreoffice-writer-password.pdf");
+    let e = run(&["read", locked.to_str().unwrap()]);
+    assert_eq!(e.status.code(), Some(1));
+    assert!(e.stdout.is_empty());
+    assert!(err(&e).contains("password-protected"), "{}", err(&e));
+    assert!(
+        err(&e).contains("hint: Send the document's password in the --password option"),
+        "{}",
+        err(&e)
+    );
+    let dir = run(&["read", repo().join("fixtures").to_str().unwrap()]);
+    assert_eq!(dir.status.code(), Some(1));
+    assert!(
+        err(&dir).contains("fixtures: is a directory"),
+        "{}",
+        err(&dir)
+    );
+    let missing = run(&["read", "no-such-file.pdf"]);
+    assert!(
+        err(&missing).contains("hint: Check the path"),
+        "{}",
+        err(&missing)
+    );
+    assert!(!err(&missing).contains("POST /upload"), "{}", err(&missing));
+
+    // Boolean flags bare, or with a value.
+    let csv = repo().join("fixtures/text/gbk.csv");
+    let csv = csv.to_str().unwrap();
+    let bare = cli_envelope(&run(&["read", "--json", csv, "--profile"]), true);
+    assert!(bare["profile"].is_object(), "{bare}");
+    let off = cli_envelope(&run(&["read", "--json", csv, "--profile", "false"]), true);
+    assert!(off.get("profile").is_none(), "{off}");
+
+    // Hidden text summed up on stderr; the text itself as the read gives it.
+    let hidden = repo().join("fixtures/pdf/hidden_text.pdf");
+    let h = run(&[
+        "read",
+        hidden.to_str().unwrap(),
+        "--pages",
+        "1",
+        "--ocr",
+        "none",
+    ]);
+    assert!(
+        err(&h).contains("hidden text:") && err(&h).contains("injection_pattern"),
+        "{}",
+        err(&h)
+    );
+
+    // `docreader openapi | head`: the pipe closed early ends it quietly.
+    let mut child = Command::new(bin())
+        .arg("openapi")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let done = child.wait_with_output().unwrap();
+    assert!(done.status.success(), "{done:?}");
+    assert!(
+        done.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
 }
