@@ -24,7 +24,8 @@ EXPECTED = {
         ("injection_pattern", "page 1"),
     }),
     "pdf/hidden_layers.pdf": (["--ocr", "none"], {
-        ("hidden_layer", "page 1"), ("injection_pattern", "page 1"),
+        ("hidden_layer", "page 1"), ("injection_pattern", "page 1"), ("hidden_layer", "page 2"),
+        ("overlapping_different", "page 2"),
     }),
     "pdf/hidden_scan_layer.pdf": ([], {
         ("invisible_text_not_in_image", "page 2"), ("injection_pattern", "page 2"),

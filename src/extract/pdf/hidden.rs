@@ -902,14 +902,9 @@ fn contrast_candidates(
 /// page (a pixel a point, at most 2 megapixels: a letter glyph is several pixels wide).
 fn unseen(page: &PdfPage<'_>, candidates: &[(usize, Rect, (u8, u8, u8))]) -> Vec<usize> {
     let (w, h) = (page.width().value, page.height().value);
-    if !(w.is_finite() && h.is_finite() && w > 0.0 && h > 0.0) {
+    let Some((pw, ph)) = super::layers::bitmap_size(w, h, 1.0, 2.0e6) else {
         return Vec::new();
-    }
-    let scale = 1.0f32.min((2.0e6 / (w * h)).sqrt());
-    let (pw, ph) = (
-        ((w * scale).round() as i32).max(1),
-        ((h * scale).round() as i32).max(1),
-    );
+    };
     let config = PdfRenderConfig::new()
         .set_target_width(pw)
         .set_target_height(ph);

@@ -3,15 +3,18 @@
 //! document's default layer configuration (`/OCProperties /D`, membership dictionaries
 //! too), but pdfium-render shows neither content marks nor the catalog, so:
 //!
-//! - a document is looked at only when it has optional content: `/OCProperties` in its
-//!   bytes, or in one of its compressed object streams (`may_have_layers`, a byte search
-//!   and the object streams inflated, up to a cap);
+//! - a document is looked at only when it may have optional content (`may_have_layers`:
+//!   `/OCProperties` in its bytes or in one of its object streams inflated, up to a cap;
+//!   also when the bytes could hide the name);
 //! - then it is opened a second time through PDFium's own calls (the file mapped, not
 //!   read), and each page read is loaded there too: objects inside a `/OC … BDC` section
-//!   (their own mark, or a form drawn inside one) are found by their content marks;
-//! - a page with such text is rendered twice — as a viewer shows it, then with the marks
-//!   taken off that copy of the page — and a text object whose box gains ink in the
-//!   second rendering was hidden by its layer: `hidden_layer`.
+//!   (their own mark, or a form drawn inside one) are found by their content marks, and
+//!   the layers by their group's `Name`;
+//! - a page with text in layers is rendered as a viewer shows it, then again each time
+//!   one more layer's marks are taken off that copy of the page; a text object of that
+//!   layer whose box gains ink against the rendering before was hidden by it:
+//!   `hidden_layer`. A layer that is on changes nothing, so its text is never listed,
+//!   whatever other layer's ink lies on the same spot.
 //!
 //! A form XObject made optional by an `/OC` entry in its own dictionary (not a mark) is not
 //! seen by this check.
@@ -29,12 +32,20 @@ const MAX_DEPTH: usize = 8;
 /// Object-stream bytes inflated while looking for `/OCProperties`; past it the document is
 /// taken to have layers (looked at page by page).
 const MAX_INFLATED: u64 = 64 << 20;
-/// Rendering: a pixel a point (a 10 pt line is 10 pixels tall, its glyphs' ink plain) and
-/// at most four megapixels a page.
+/// Rendering: a pixel a point (a 10 pt line is 10 pixels tall, its glyphs' ink plain), at
+/// most four megapixels a page and 16,384 pixels a side.
 const MAX_SCALE: f32 = 1.0;
 const MAX_PIXELS: f32 = 4.0e6;
-/// A pixel changed by more than this (largest channel difference) is ink the layer hid.
-const INK: u8 = 48;
+const MAX_SIDE: f32 = 16_384.0;
+/// A pixel changed by more than this (largest channel difference) is ink the layer hid:
+/// both drawings are PDFium's of the same page, so any real change is ink (light gray
+/// small print too).
+const INK: u8 = 16;
+/// Layers looked at one by one on a page (the rest together), text objects in layers
+/// looked at, and pixels compared, on one page at most.
+const MAX_STEPS: usize = 8;
+const MAX_TEXTS: usize = 5_000;
+const MAX_VISITS: u64 = 64_000_000;
 
 /// The file, mapped read-only for PDFium's second handle (the pages are read on demand,
 /// not copied).
@@ -154,68 +165,116 @@ impl Layers {
         for i in 0..b.FPDFPage_CountObjects(page).max(0) {
             let o = b.FPDFPage_GetObject(page, i);
             if !o.is_null() {
-                walk.visit(b, o, None, false, 0);
+                walk.visit(b, o, None, &[], 0);
             }
         }
-        if !walk.texts.iter().any(|t| t.in_layer) {
+        if walk.texts.is_empty() {
             return Vec::new();
         }
         let (w, h) = (b.FPDF_GetPageWidthF(page), b.FPDF_GetPageHeightF(page));
-        if !(w.is_finite() && h.is_finite() && w > 0.0 && h > 0.0) {
-            return Vec::new();
-        }
-        let scale = MAX_SCALE.min((MAX_PIXELS / (w * h)).sqrt());
-        let (pw, ph) = (
-            ((w * scale).round() as i32).max(1),
-            ((h * scale).round() as i32).max(1),
-        );
-        let Some(shown) = render(b, page, pw, ph) else {
+        let Some((pw, ph)) = bitmap_size(w, h, MAX_SCALE, MAX_PIXELS) else {
             return Vec::new();
         };
-        for &o in &walk.marked {
-            remove_layer_marks(b, o);
-        }
-        let Some(all) = render(b, page, pw, ph) else {
+        // Each text's box in the page's pixels, and the region holding them all: only that
+        // region is drawn (a layer's words on a map are a small part of it).
+        let to_device = |x: f32, y: f32| {
+            let (mut dx, mut dy) = (0, 0);
+            (b.FPDF_PageToDevice(
+                page,
+                0,
+                0,
+                pw,
+                ph,
+                0,
+                f64::from(x),
+                f64::from(y),
+                &mut dx,
+                &mut dy,
+            ) != 0)
+                .then_some((dx, dy))
+        };
+        let boxes: Vec<Option<[i32; 4]>> = walk
+            .texts
+            .iter()
+            .map(|t| {
+                let r = t.page_rect()?;
+                let (p, q) = (to_device(r[0], r[1])?, to_device(r[2], r[3])?);
+                let (x0, x1) = (p.0.min(q.0).clamp(0, pw), p.0.max(q.0).clamp(0, pw));
+                let (y0, y1) = (p.1.min(q.1).clamp(0, ph), p.1.max(q.1).clamp(0, ph));
+                (x1 > x0 && y1 > y0).then_some([x0, y0, x1, y1])
+            })
+            .collect();
+        let Some(clip) = boxes.iter().flatten().copied().reduce(|a, c| {
+            [
+                a[0].min(c[0]),
+                a[1].min(c[1]),
+                a[2].max(c[2]),
+                a[3].max(c[3]),
+            ]
+        }) else {
             return Vec::new();
         };
+        let Some(mut before) = render(b, page, pw, ph, clip) else {
+            return Vec::new();
+        };
+        // Layer by layer: its marks taken off, the page drawn again, and its text whose box
+        // gains ink against the drawing before was hidden by it. A layer that is on
+        // changes nothing; another layer's ink (a second language set on the same spot)
+        // is not this layer's. Layers past MAX_STEPS go in one last step.
+        // Only layers holding text are taken off (the others stay as shown in every
+        // rendering, so they change none of the differences).
+        let mut texty: Vec<usize> = walk.texts.iter().flat_map(|t| t.groups.clone()).collect();
+        texty.sort_unstable();
+        texty.dedup();
+        let steps = texty.len().min(MAX_STEPS);
+        let mut hidden = vec![false; walk.texts.len()];
+        let mut budget = MAX_VISITS;
+        for step in 0..steps {
+            let now: &[usize] = if step + 1 == steps {
+                &texty[step..]
+            } else {
+                &texty[step..=step]
+            };
+            let in_step = |g: usize| now.contains(&g);
+            for (o, groups) in &walk.marked {
+                if groups.iter().any(|&g| in_step(g)) {
+                    remove_layer_marks(b, *o, &walk.groups, &in_step);
+                }
+            }
+            let Some(after) = render(b, page, pw, ph, clip) else {
+                break;
+            };
+            for (k, t) in walk.texts.iter().enumerate() {
+                if hidden[k] || !t.groups.iter().any(|&g| in_step(g)) {
+                    continue;
+                }
+                let Some([x0, y0, x1, y1]) = boxes[k] else {
+                    continue;
+                };
+                // In the region's pixels.
+                let (p, q) = ((x0 - clip[0], y0 - clip[1]), (x1 - clip[0], y1 - clip[1]));
+                let (cw, ch) = (clip[2] - clip[0], clip[3] - clip[1]);
+                hidden[k] = gained_ink(&before, &after, cw, ch, p, q, &mut budget);
+            }
+            before = after;
+        }
+        if !hidden.contains(&true) {
+            return Vec::new();
+        }
         let text_page = b.FPDFText_LoadPage(page);
         if text_page.is_null() {
             return Vec::new();
         }
-        let mut found: Option<PageHidden> = None;
-        for t in walk.texts.iter().filter(|t| t.in_layer) {
-            let Some(r) = t.page_rect() else { continue };
-            let to_device = |x: f32, y: f32| {
-                let (mut dx, mut dy) = (0, 0);
-                (b.FPDF_PageToDevice(
-                    page,
-                    0,
-                    0,
-                    pw,
-                    ph,
-                    0,
-                    f64::from(x),
-                    f64::from(y),
-                    &mut dx,
-                    &mut dy,
-                ) != 0)
-                    .then_some((dx, dy))
-            };
-            let (Some(p), Some(q)) = (to_device(r[0], r[1]), to_device(r[2], r[3])) else {
-                continue;
-            };
-            if !gained_ink(&shown, &all, pw, ph, p, q) {
-                continue;
-            }
+        let mut found = PageHidden {
+            kind: "hidden_layer",
+            text: String::new(),
+            boxes: Vec::new(),
+        };
+        for (t, _) in walk.texts.iter().zip(&hidden).filter(|(_, h)| **h) {
             let text = object_text(b, t.handle, text_page);
             if text.trim().is_empty() {
                 continue;
             }
-            let found = found.get_or_insert_with(|| PageHidden {
-                kind: "hidden_layer",
-                text: String::new(),
-                boxes: Vec::new(),
-            });
             if !found.text.is_empty() {
                 found.text.push(' ');
             }
@@ -223,19 +282,23 @@ impl Layers {
             found.boxes.push(t.bounds);
         }
         b.FPDFText_ClosePage(text_page);
-        found.into_iter().collect()
+        if found.text.is_empty() {
+            return Vec::new();
+        }
+        vec![found]
     }
 }
 
-/// A text object met on the walk.
+/// A text object in an optional-content section, met on the walk.
 struct Text {
     handle: FPDF_PAGEOBJECT,
     /// Its bounds as PDFium gives them (a form's objects in the form's space).
     bounds: [f32; 4],
     /// The forms' matrix onto the page.
     form: Option<[f32; 6]>,
-    /// Inside a `/OC` marked section, its own or a form's it is drawn in.
-    in_layer: bool,
+    /// The layers it is drawn in (its own marks and those of the forms around it), as
+    /// indexes of `Walk::groups`.
+    groups: Vec<usize>,
 }
 
 impl Text {
@@ -263,9 +326,13 @@ impl Text {
 
 #[derive(Default)]
 struct Walk {
+    /// Text objects drawn in some layer (at most MAX_TEXTS).
     texts: Vec<Text>,
-    /// Objects carrying a `/OC` mark.
-    marked: Vec<FPDF_PAGEOBJECT>,
+    /// Objects carrying `/OC` marks, with the layers those marks name.
+    marked: Vec<(FPDF_PAGEOBJECT, Vec<usize>)>,
+    /// The layers met, by the `Name` of their group (an unnamed one, a membership
+    /// dictionary, is "").
+    groups: Vec<String>,
     seen: usize,
 }
 
@@ -278,27 +345,32 @@ impl Walk {
         b: &dyn PdfiumLibraryBindings,
         o: FPDF_PAGEOBJECT,
         form: Option<[f32; 6]>,
-        in_layer: bool,
+        outer: &[usize],
         depth: usize,
     ) {
         if self.seen >= MAX_OBJECTS {
             return;
         }
         self.seen += 1;
-        let marked = has_layer_mark(b, o);
-        if marked {
-            self.marked.push(o);
+        let own = self.layer_marks(b, o);
+        let mut groups = outer.to_vec();
+        for &g in &own {
+            if !groups.contains(&g) {
+                groups.push(g);
+            }
         }
-        let in_layer = in_layer || marked;
+        if !own.is_empty() {
+            self.marked.push((o, own));
+        }
         match b.FPDFPageObj_GetType(o) {
-            FPDF_PAGEOBJ_TEXT => {
+            FPDF_PAGEOBJ_TEXT if !groups.is_empty() && self.texts.len() < MAX_TEXTS => {
                 let (mut l, mut bo, mut r, mut t) = (0f32, 0f32, 0f32, 0f32);
                 if b.FPDFPageObj_GetBounds(o, &mut l, &mut bo, &mut r, &mut t) != 0 {
                     self.texts.push(Text {
                         handle: o,
                         bounds: [l, bo, r, t],
                         form,
-                        in_layer,
+                        groups,
                     });
                 }
             }
@@ -321,12 +393,39 @@ impl Walk {
                 for j in 0..b.FPDFFormObj_CountObjects(o).max(0) {
                     let k = b.FPDFFormObj_GetObject(o, j as libc::c_ulong);
                     if !k.is_null() {
-                        self.visit(b, k, place, in_layer, depth + 1);
+                        self.visit(b, k, place, &groups, depth + 1);
                     }
                 }
             }
             _ => {}
         }
+    }
+
+    /// The layers an object's own `/OC` marks name.
+    unsafe fn layer_marks(
+        &mut self,
+        b: &dyn PdfiumLibraryBindings,
+        o: FPDF_PAGEOBJECT,
+    ) -> Vec<usize> {
+        let mut out = Vec::new();
+        for i in 0..b.FPDFPageObj_CountMarks(o).max(0) {
+            let m = b.FPDFPageObj_GetMark(o, i as libc::c_ulong);
+            if m.is_null() || mark_name(b, m) != "OC" {
+                continue;
+            }
+            let key = layer_name(b, m);
+            let g = match self.groups.iter().position(|k| *k == key) {
+                Some(g) => g,
+                None => {
+                    self.groups.push(key);
+                    self.groups.len() - 1
+                }
+            };
+            if !out.contains(&g) {
+                out.push(g);
+            }
+        }
+        out
     }
 }
 
@@ -342,6 +441,25 @@ fn compose(outer: [f32; 6], inner: [f32; 6]) -> [f32; 6] {
         a * t + c * u + e,
         b * t + d * u + f,
     ]
+}
+
+/// A bitmap's size for a page of `w` × `h` points: `scale` pixels a point at most, the
+/// pixels capped, and each side capped too (a page 10⁸ points wide and a thousandth high
+/// passes a pixel cap taken on the product alone).
+pub(super) fn bitmap_size(w: f32, h: f32, scale: f32, max_pixels: f32) -> Option<(i32, i32)> {
+    if !(w.is_finite() && h.is_finite() && w > 0.0 && h > 0.0) {
+        return None;
+    }
+    let scale = scale
+        .min((max_pixels / (w * h)).sqrt())
+        .min(MAX_SIDE / w)
+        .min(MAX_SIDE / h);
+    let (pw, ph) = (
+        ((w * scale).round()).max(1.0),
+        ((h * scale).round()).max(1.0),
+    );
+    (pw * ph <= max_pixels.max(1.0) && pw <= MAX_SIDE && ph <= MAX_SIDE)
+        .then_some((pw as i32, ph as i32))
 }
 
 unsafe fn mark_name(b: &dyn PdfiumLibraryBindings, mark: FPDF_PAGEOBJECTMARK) -> String {
@@ -363,42 +481,74 @@ unsafe fn mark_name(b: &dyn PdfiumLibraryBindings, mark: FPDF_PAGEOBJECTMARK) ->
         .to_string()
 }
 
-unsafe fn has_layer_mark(b: &dyn PdfiumLibraryBindings, o: FPDF_PAGEOBJECT) -> bool {
-    (0..b.FPDFPageObj_CountMarks(o).max(0)).any(|i| {
-        let m = b.FPDFPageObj_GetMark(o, i as libc::c_ulong);
-        !m.is_null() && mark_name(b, m) == "OC"
-    })
+/// The `Name` of the optional-content group an `/OC` mark refers to ("" when it has none:
+/// a membership dictionary).
+unsafe fn layer_name(b: &dyn PdfiumLibraryBindings, mark: FPDF_PAGEOBJECTMARK) -> String {
+    let mut buf = [0u16; 128];
+    let mut len: libc::c_ulong = 0;
+    if b.FPDFPageObjMark_GetParamStringValue(
+        mark,
+        "Name",
+        buf.as_mut_ptr(),
+        std::mem::size_of_val(&buf) as libc::c_ulong,
+        &mut len,
+    ) == 0
+    {
+        return String::new();
+    }
+    let n = ((len as usize) / 2).min(buf.len());
+    String::from_utf16_lossy(&buf[..n])
+        .trim_end_matches('\0')
+        .to_string()
 }
 
-unsafe fn remove_layer_marks(b: &dyn PdfiumLibraryBindings, o: FPDF_PAGEOBJECT) {
+/// Takes off an object's `/OC` marks of the layers `which` picks.
+unsafe fn remove_layer_marks(
+    b: &dyn PdfiumLibraryBindings,
+    o: FPDF_PAGEOBJECT,
+    groups: &[String],
+    which: &dyn Fn(usize) -> bool,
+) {
     for i in (0..b.FPDFPageObj_CountMarks(o).max(0)).rev() {
         let m = b.FPDFPageObj_GetMark(o, i as libc::c_ulong);
-        if !m.is_null() && mark_name(b, m) == "OC" {
+        if m.is_null() || mark_name(b, m) != "OC" {
+            continue;
+        }
+        let key = layer_name(b, m);
+        if groups.iter().position(|k| *k == key).is_some_and(which) {
             b.FPDFPageObj_RemoveMark(o, m);
         }
     }
 }
 
-/// The page drawn on white, as a viewer shows it (annotations left out), BGRx rows of
-/// `pw` pixels.
+/// The region `clip` (left, top, right, bottom, in the pixels of the page drawn `pw` ×
+/// `ph`) of the page drawn on white, as a viewer shows it (annotations left out): BGRx
+/// rows of the region's width.
 unsafe fn render(
     b: &dyn PdfiumLibraryBindings,
     page: FPDF_PAGE,
     pw: i32,
     ph: i32,
+    clip: [i32; 4],
 ) -> Option<Vec<u8>> {
-    let bitmap = b.FPDFBitmap_Create(pw, ph, 0);
+    let (cw, ch) = (clip[2] - clip[0], clip[3] - clip[1]);
+    if cw <= 0 || ch <= 0 {
+        return None;
+    }
+    let bitmap = b.FPDFBitmap_Create(cw, ch, 0);
     if bitmap.is_null() {
         return None;
     }
-    b.FPDFBitmap_FillRect(bitmap, 0, 0, pw, ph, 0xFFFF_FFFF);
-    b.FPDF_RenderPageBitmap(bitmap, page, 0, 0, pw, ph, 0, 0);
+    b.FPDFBitmap_FillRect(bitmap, 0, 0, cw, ch, 0xFFFF_FFFF);
+    // The whole page placed so that the region falls on the bitmap; PDFium draws what
+    // lands on it.
+    b.FPDF_RenderPageBitmap(bitmap, page, -clip[0], -clip[1], pw, ph, 0, 0);
     let stride = b.FPDFBitmap_GetStride(bitmap).max(0) as usize;
     let buffer = b.FPDFBitmap_GetBuffer(bitmap) as *const u8;
-    let row = pw as usize * 4;
+    let row = cw as usize * 4;
     let out = (!buffer.is_null() && stride >= row).then(|| {
-        let mut out = Vec::with_capacity(row * ph as usize);
-        for y in 0..ph as usize {
+        let mut out = Vec::with_capacity(row * ch as usize);
+        for y in 0..ch as usize {
             out.extend_from_slice(std::slice::from_raw_parts(buffer.add(y * stride), row));
         }
         out
@@ -407,19 +557,36 @@ unsafe fn render(
     out
 }
 
-/// Whether the box between two device points holds ink in `all` that `shown` lacks: 2 %
-/// of its pixels or more (a glyph line covers a fifth of its box or so).
-fn gained_ink(shown: &[u8], all: &[u8], pw: i32, ph: i32, p: (i32, i32), q: (i32, i32)) -> bool {
+/// Whether the box between two device points holds ink in `after` that `before` lacks:
+/// 2 % of its pixels or more (a glyph line covers a fifth of its box or so). `budget`:
+/// pixels left to look at on the page (a page of a million overlapping page-sized boxes
+/// is looked at up to it, then no more).
+fn gained_ink(
+    before: &[u8],
+    after: &[u8],
+    pw: i32,
+    ph: i32,
+    p: (i32, i32),
+    q: (i32, i32),
+    budget: &mut u64,
+) -> bool {
     let (x0, x1) = (p.0.min(q.0).clamp(0, pw), p.0.max(q.0).clamp(0, pw));
     let (y0, y1) = (p.1.min(q.1).clamp(0, ph), p.1.max(q.1).clamp(0, ph));
     if x1 - x0 < 1 || y1 - y0 < 1 {
         return false;
     }
+    let area = (x1 - x0) as u64 * (y1 - y0) as u64;
+    if area > *budget {
+        *budget = 0;
+        return false;
+    }
+    *budget -= area;
     let (mut changed, mut total) = (0u64, 0u64);
     for y in y0..y1 {
+        let row = y as usize * pw as usize * 4;
         for x in x0..x1 {
-            let i = (y as usize * pw as usize + x as usize) * 4;
-            let (Some(a), Some(z)) = (shown.get(i..i + 3), all.get(i..i + 3)) else {
+            let i = row + x as usize * 4;
+            let (Some(a), Some(z)) = (before.get(i..i + 3), after.get(i..i + 3)) else {
                 continue;
             };
             total += 1;
@@ -449,18 +616,38 @@ unsafe fn object_text(
 }
 
 /// Whether the document may have optional content: `/OCProperties` (the catalog's entry)
-/// in its bytes, or in an object stream inflated (up to `MAX_INFLATED` bytes in all; past
-/// that, or an object stream that does not inflate — an encrypted one — it may).
+/// in its bytes, or in an object stream inflated (up to `MAX_INFLATED` bytes in all). It
+/// may too — and is looked at page by page — when the bytes could hide the name: a name
+/// beginning `/O` written with `#` escapes (`/OCPropert#69es` is the same name to a PDF
+/// reader), an object stream with decode parameters (a predictor scrambles the inflated
+/// bytes), whose data is not found, or that does not inflate (encrypted), or more object
+/// streams than the cap.
 fn may_have_layers(bytes: &[u8]) -> bool {
     use std::io::Read;
     const KEY: &[u8] = b"/OCProperties";
     if memchr::memmem::find(bytes, KEY).is_some() {
         return true;
     }
+    // A name's characters: printable ASCII but the delimiters (binary stream data rarely
+    // runs so long in them, and an escape is `#` and two hex digits).
+    let is_name_char = |c: u8| c.is_ascii_graphic() && !b"/[]<>(){}%".contains(&c);
+    for at in memchr::memmem::find_iter(bytes, b"/O") {
+        let name: Vec<u8> = bytes[at + 1..]
+            .iter()
+            .take(64)
+            .take_while(|&&c| is_name_char(c))
+            .copied()
+            .collect();
+        if name
+            .windows(3)
+            .any(|w| w[0] == b'#' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
+        {
+            return true;
+        }
+    }
     let mut budget = MAX_INFLATED;
-    // Where the last stream looked at ended: a name inside it is no dictionary's, and
-    // every byte is searched once (a file of a million `/ObjStm stream` before one
-    // `endstream` would otherwise be scanned a million times).
+    // Where the last stream inflated ended: a name inside its data is no dictionary's, and
+    // each byte is inflated once.
     let mut past = 0;
     for at in memchr::memmem::find_iter(bytes, b"/ObjStm") {
         if at < past {
@@ -469,8 +656,11 @@ fn may_have_layers(bytes: &[u8]) -> bool {
         // The stream of the dictionary naming /ObjStm.
         let head = &bytes[at..bytes.len().min(at + 4096)];
         let Some(s) = memchr::memmem::find(head, b"stream") else {
-            continue;
+            return true;
         };
+        if memchr::memmem::find(&head[..s], b"/DecodeParms").is_some() {
+            return true;
+        }
         let mut start = at + s + b"stream".len();
         if bytes.get(start) == Some(&b'\r') {
             start += 1;
@@ -478,19 +668,11 @@ fn may_have_layers(bytes: &[u8]) -> bool {
         if bytes.get(start) == Some(&b'\n') {
             start += 1;
         }
-        let Some(end) = memchr::memmem::find(&bytes[start..], b"endstream") else {
-            // No stream ends after this one: none to inflate.
-            break;
-        };
-        past = start + end;
         let mut out = Vec::new();
-        let read = flate2::read::ZlibDecoder::new(&bytes[start..start + end])
-            .take(budget + 1)
-            .read_to_end(&mut out);
-        if memchr::memmem::find(&out, KEY).is_some() {
-            return true;
-        }
-        if read.is_err() && out.is_empty() {
+        let mut inflate = flate2::read::ZlibDecoder::new(&bytes[start.min(bytes.len())..]);
+        let read = (&mut inflate).take(budget + 1).read_to_end(&mut out);
+        past = start + inflate.total_in() as usize;
+        if memchr::memmem::find(&out, KEY).is_some() || (read.is_err() && out.is_empty()) {
             return true;
         }
         budget = budget.saturating_sub(out.len() as u64);
@@ -531,8 +713,8 @@ mod tests {
         assert!(may_have_layers(
             b"5 0 obj << /Type /ObjStm >>\nstream\n\x01\x02\x03\nendstream"
         ));
-        // A hostile run of dictionaries before one stream end (or none) is searched
-        // once, not once per name (which would take this test minutes, not milliseconds).
+        // A hostile run of object streams is inflated once each, not searched to the end
+        // of the file once per name (which would take this test minutes, not milliseconds).
         let small = {
             let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
             z.write_all(b"1 0 << >>").unwrap();
@@ -543,8 +725,19 @@ mod tests {
         let mut hostile = unit.repeat(200_000);
         hostile.extend_from_slice(b"endstream");
         assert!(!may_have_layers(&hostile));
-        let mut open_ended = b"/ObjStm stream ".repeat(200_000);
-        open_ended.extend_from_slice(b"no end");
-        assert!(!may_have_layers(&open_ended));
+        // Names a reader decodes, and streams whose bytes could hide it: it may.
+        assert!(may_have_layers(
+            b"<< /Type /Catalog /OCPropert#69es 5 0 R >>"
+        ));
+        assert!(may_have_layers(b"<< /Type /Obj#53tm >> stream x endstream"));
+        assert!(may_have_layers(
+            b"<< /Type /ObjStm /DecodeParms << /Predictor 12 >> >>\nstream\nx\nendstream"
+        ));
+        // A decoy object stream in a comment does not make the search skip the real one.
+        let mut decoy = b"%/ObjStm stream\n".to_vec();
+        decoy.extend_from_slice(&small);
+        decoy.extend_from_slice(b"\n");
+        decoy.extend_from_slice(&pack(b"1 0 << /Type /Catalog /OCProperties << >> >>"));
+        assert!(may_have_layers(&decoy));
     }
 }

@@ -2,18 +2,20 @@
 //! (or fully transparent) text over an image is an OCR program's layer only where the
 //! image shows that text. Otherwise it is `invisible_text_not_in_image`.
 //!
-//! The layer's text objects are put into lines. The page is rendered once, at about 32
-//! pixels per line, and each line's box is cut out of the rendering:
-//! - a box with no ink in it (no text under the line: a blank margin or sky) does not show
-//!   it — every line is looked at this way, cheaply;
+//! The layer's text objects are put into lines (2,000 a page at most). The page is
+//! rendered once, at about 24 pixels a line (12 when no line of it is to be read):
+//! - a line's box with no ink in it (no text under the line: a blank margin or sky), or
+//!   off the page as drawn, does not show it — every line is looked at this way, cheaply
+//!   (ink: a third of the way from the page's paper to its darkest marks, 12–60 levels);
 //! - a box with ink is read by the recognition model alone (one run, no detection), and
 //!   the reading compared with the layer's text: below `SAME` normalised similarity the
 //!   image shows something else. A recognition run costs about a tenth of a second, so not
 //!   every line is read: on each page every instruction-like line (`findings`'s phrases),
 //!   then the `SAMPLE` longest others — 64 instruction-like and 16 other lines in a read
 //!   at most (pages read after the samples are spent keep the ink check: a 500-page scan
-//!   pays a rendering a page, not 1,000 recognitions). Only with
-//!   the built-in engine installed and OCR not turned off (`ocr: "none"`).
+//!   pays a rendering a page, not 1,000 recognitions). Only with the built-in engine
+//!   installed and OCR not turned off (`ocr: "none"`). A textured or dark image passes the
+//!   ink check: there only the lines read are checked.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -33,13 +35,14 @@ const SAMPLES_PER_READ: usize = 16;
 const INSTRUCTIONS_PER_READ: usize = 64;
 /// The rendering: pixels for a line's height, and at most this many pixels a page.
 const LINE_PX: f32 = 24.0;
+/// Lines looked at on a page, and pixels looked at for their ink, at most.
+const MAX_LINES: usize = 2_000;
+const MAX_VISITS: u64 = 32_000_000;
 /// Pixels for a line's height when no line of the page is to be read (the ink check
 /// alone: a quarter of the pixels).
 const INK_LINE_PX: f32 = 12.0;
 const MAX_PIXELS: f32 = 8.0e6;
-/// A pixel this much darker (0–255 luminance) than the box's paper is ink; a box with
-/// less than `MIN_INK` of its pixels in ink shows no text.
-const INK_STEP: u8 = 60;
+/// A box with less than this share of its pixels in ink shows no text.
 const MIN_INK: f32 = 0.01;
 
 /// What a read allows the check: recognition or not, and the runs left.
@@ -135,33 +138,38 @@ pub(super) fn not_in_image(
     lines: &[Line],
     check: &LayerCheck,
 ) -> Vec<Vec<usize>> {
-    // A stray letter or two (a figure's label) hides nothing worth a rendering.
+    // A stray letter or two (a figure's label) hides nothing worth a rendering; lines past
+    // MAX_LINES on one page are not looked at.
     let letters = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).count();
-    let lines: Vec<&Line> = lines.iter().filter(|l| letters(&l.text) >= 4).collect();
+    let lines: Vec<&Line> = lines
+        .iter()
+        .filter(|l| letters(&l.text) >= 4)
+        .take(MAX_LINES)
+        .collect();
     if lines.is_empty() {
         return Vec::new();
     }
     let (w, h) = (page.width().value, page.height().value);
-    if !(w.is_finite() && h.is_finite() && w > 0.0 && h > 0.0) {
-        return Vec::new();
-    }
     let engine = crate::ocr::ppocr::engine();
     let can_read = check.recognise && crate::ocr::OcrEngine::is_available(engine);
+    let instruction: Vec<bool> = lines
+        .iter()
+        .map(|l| crate::findings::instruction_like(&l.text))
+        .collect();
     // Only the ink check (nothing left to read with): a coarser rendering does.
     let reading = can_read
         && (check.samples.load(Ordering::Relaxed) > 0
-            || lines
-                .iter()
-                .any(|l| crate::findings::instruction_like(&l.text)));
+            || (instruction.contains(&true) && check.instructions.load(Ordering::Relaxed) > 0));
     let line_px = if reading { LINE_PX } else { INK_LINE_PX };
     let mut heights: Vec<f32> = lines.iter().map(|l| l.rect.height().max(1.0)).collect();
     heights.sort_by(f32::total_cmp);
-    let scale = (line_px / heights[heights.len() / 2])
-        .clamp(0.5, 4.0)
-        .min((MAX_PIXELS / (w * h)).sqrt());
+    let scale = (line_px / heights[heights.len() / 2]).clamp(0.5, 4.0);
+    let Some((pw, ph)) = super::layers::bitmap_size(w, h, scale, MAX_PIXELS) else {
+        return Vec::new();
+    };
     let config = PdfRenderConfig::new()
-        .set_target_width(((w * scale).round() as i32).max(1))
-        .set_target_height(((h * scale).round() as i32).max(1));
+        .set_target_width(pw)
+        .set_target_height(ph);
     let Ok(bitmap) = page.render_with_config(&config) else {
         return Vec::new();
     };
@@ -170,7 +178,24 @@ pub(super) fn not_in_image(
     if pixels.len() < (bw * bh * 4) as usize {
         return Vec::new();
     }
-    let cut = |r: &Rect| -> Option<RgbImage> {
+    let lum = |i: usize| -> u8 {
+        ((u16::from(pixels[i]) * 3 + u16::from(pixels[i + 1]) * 6 + u16::from(pixels[i + 2])) / 10)
+            as u8
+    };
+    // What ink is on this page: a third of the way from its paper to its darkest marks
+    // (12–60 levels), so a faint or pencilled scan is not taken for blank paper.
+    let step = {
+        let stride = ((bw * bh) as usize / 200_000).max(1);
+        let mut sample: Vec<u8> = (0..(bw * bh) as usize)
+            .step_by(stride)
+            .map(|k| lum(k * 4))
+            .collect();
+        sample.sort_unstable();
+        let at = |q: f32| sample[((sample.len() - 1) as f32 * q) as usize];
+        ((at(0.9).saturating_sub(at(0.01))) / 3).clamp(12, 60)
+    };
+    // A line's box in the rendering, with a margin: None when it lies outside it.
+    let boxed = |r: &Rect| -> Option<(i64, i64, i64, i64)> {
         let (dx, dy) = (0.3 * r.height(), 0.12 * r.height());
         let corner = |x: f32, y: f32| {
             page.points_to_pixels(PdfPoints::new(x), PdfPoints::new(y), &config)
@@ -185,9 +210,34 @@ pub(super) fn not_in_image(
             i64::from(a.1.min(b.1)).clamp(0, bh),
             i64::from(a.1.max(b.1)).clamp(0, bh),
         );
-        if x1 - x0 < 4 || y1 - y0 < 4 {
+        (x1 - x0 >= 4 && y1 - y0 >= 4).then_some((x0, y0, x1, y1))
+    };
+    let mut budget = MAX_VISITS;
+    // Ink: pixels well darker than the box's paper (its lightest tenth), 1 % of them or
+    // more. None once the page's pixel budget is spent (not looked at).
+    let mut ink = |(x0, y0, x1, y1): (i64, i64, i64, i64)| -> Option<bool> {
+        let area = ((x1 - x0) * (y1 - y0)) as u64;
+        if area > budget {
+            budget = 0;
             return None;
         }
+        budget -= area;
+        let mut box_lum: Vec<u8> = Vec::with_capacity(area as usize);
+        for y in y0..y1 {
+            for x in x0..x1 {
+                box_lum.push(lum(((y * bw + x) * 4) as usize));
+            }
+        }
+        let mut sorted = box_lum.clone();
+        let at = sorted.len() * 9 / 10;
+        let paper = *sorted.select_nth_unstable(at).1;
+        let dark = box_lum
+            .iter()
+            .filter(|&&v| v.saturating_add(step) < paper)
+            .count();
+        Some(dark as f32 >= MIN_INK * box_lum.len() as f32)
+    };
+    let cut = |(x0, y0, x1, y1): (i64, i64, i64, i64)| -> RgbImage {
         let mut img = RgbImage::new((x1 - x0) as u32, (y1 - y0) as u32);
         for (y, row) in (y0..y1).zip(0u32..) {
             for (x, col) in (x0..x1).zip(0u32..) {
@@ -199,47 +249,44 @@ pub(super) fn not_in_image(
                 );
             }
         }
-        Some(img)
+        img
     };
-    // Instruction-like lines first, then the longest.
-    let mut order: Vec<usize> = (0..lines.len()).collect();
-    order.sort_by_key(|&k| {
-        (
-            !crate::findings::instruction_like(&lines[k].text),
-            std::cmp::Reverse(lines[k].text.len()),
-        )
-    });
-    let mut sampled = 0;
     let mut out = Vec::new();
-    let mut crops: Vec<Option<RgbImage>> = lines.iter().map(|l| cut(&l.rect)).collect();
-    for (k, crop) in crops.iter().enumerate() {
-        if crop.as_ref().is_some_and(|c| !has_ink(c)) {
-            out.push(lines[k].objects.clone());
+    // Lines with ink, to be read.
+    let mut inked: Vec<(usize, (i64, i64, i64, i64))> = Vec::new();
+    for (k, line) in lines.iter().enumerate() {
+        match boxed(&line.rect) {
+            // Off the page as drawn, or too small to show anything: not shown.
+            None => out.push(line.objects.clone()),
+            Some(b) => match ink(b) {
+                Some(false) => out.push(line.objects.clone()),
+                Some(true) => inked.push((k, b)),
+                None => {}
+            },
         }
     }
     if !reading {
         return out;
     }
-    for k in order {
-        let Some(crop) = crops[k].take() else {
-            continue;
-        };
-        // A line that does not lie across its crop (text set at an angle on the page as
+    // Instruction-like lines first, then the longest.
+    inked.sort_by_key(|&(k, _)| (!instruction[k], std::cmp::Reverse(lines[k].text.len())));
+    let mut sampled = 0;
+    for (k, (x0, y0, x1, y1)) in inked {
+        // A line that does not lie across its box (text set at an angle on the page as
         // shown) is not read: the model reads horizontal lines.
-        if !has_ink(&crop) || crop.height() > crop.width() {
+        if y1 - y0 > x1 - x0 {
             continue;
         }
-        let instruction = crate::findings::instruction_like(&lines[k].text);
-        if !instruction {
+        if !instruction[k] {
             if sampled >= SAMPLE {
                 continue;
             }
             sampled += 1;
         }
-        if !check.take(instruction) {
+        if !check.take(instruction[k]) {
             continue;
         }
-        let Ok((read, _)) = engine.read_line(&crop) else {
+        let Ok((read, _)) = engine.read_line(&cut((x0, y0, x1, y1))) else {
             continue;
         };
         if similarity(&read, &lines[k].text) < SAME {
@@ -248,25 +295,6 @@ pub(super) fn not_in_image(
         }
     }
     out
-}
-
-/// Whether a cut-out box holds ink: pixels well darker than its paper (the lightest tenth).
-fn has_ink(img: &RgbImage) -> bool {
-    let lum: Vec<u8> = img
-        .pixels()
-        .map(|p| ((u16::from(p[0]) * 3 + u16::from(p[1]) * 6 + u16::from(p[2])) / 10) as u8)
-        .collect();
-    if lum.is_empty() {
-        return false;
-    }
-    let mut sorted = lum.clone();
-    let at = sorted.len() * 9 / 10;
-    let paper = *sorted.select_nth_unstable(at).1;
-    let ink = lum
-        .iter()
-        .filter(|&&v| v.saturating_add(INK_STEP) < paper)
-        .count();
-    ink as f32 >= MIN_INK * lum.len() as f32
 }
 
 /// 1 − edit distance / longer length, over letters and digits with case folded.
@@ -315,19 +343,5 @@ mod tests {
                 "The city council approved the budget"
             ) < 0.5
         );
-    }
-
-    #[test]
-    fn ink_is_told_from_blank_paper() {
-        let mut img = RgbImage::from_pixel(100, 20, image::Rgb([235, 232, 228]));
-        assert!(!has_ink(&img));
-        for x in 10..90 {
-            for y in 6..14 {
-                if x % 3 == 0 {
-                    img.put_pixel(x, y, image::Rgb([40, 40, 40]));
-                }
-            }
-        }
-        assert!(has_ink(&img));
     }
 }
