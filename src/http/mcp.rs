@@ -157,30 +157,62 @@ fn tool_error(e: ApiError) -> CallToolResult {
     r
 }
 
-/// The first line of a read_document answer: what was read, and how to read on.
+/// The head of a read_document answer, one line before the text: what was read, how much
+/// of it is shown, OCR and hidden text, how to read on — and what a model must not miss:
+/// pages not read because they need OCR, and the read's warnings (a scan read without OCR
+/// is no empty document).
 fn header(env: &Value) -> String {
+    let get = |k: &str| env.get(k).filter(|v| !v.is_null());
     let mut parts = vec![format!(
         "[{} · {}]",
         env["file"].as_str().unwrap_or(""),
         env["format"].as_str().unwrap_or("")
     )];
-    for (key, label) in [
-        ("page_range_read", "pages"),
-        ("slide_range_read", "slides"),
-        ("chapter_range_read", "chapters"),
-        ("total_pages", "of pages"),
-        ("total_slides", "of slides"),
-        ("total_chapters", "of chapters"),
-        ("matches", "matches"),
+    for (range, total, unit) in [
+        ("page_range_read", "total_pages", "pages"),
+        ("slide_range_read", "total_slides", "slides"),
+        ("chapter_range_read", "total_chapters", "chapters"),
     ] {
-        if let Some(v) = env.get(key).filter(|v| !v.is_null()) {
-            parts.push(format!(
-                "{label} {}",
-                v.as_str().map_or(v.to_string(), str::to_string)
-            ));
+        let shown = get(range).and_then(Value::as_str).filter(|r| !r.is_empty());
+        match (shown, get(total).and_then(Value::as_u64)) {
+            (Some(r), Some(t)) => parts.push(format!("{unit} {r} of {t}")),
+            (Some(r), None) => parts.push(format!("{unit} {r}")),
+            (None, Some(t)) => parts.push(format!("no whole one of the {t} {unit} shown")),
+            (None, None) => {}
         }
     }
-    parts.push(format!("{} chars", env["char_count"]));
+    if let Some(m) = get("matches") {
+        parts.push(format!("matches {m}"));
+    }
+    let shown = env["text"].as_str().map_or(0, |t| t.chars().count());
+    parts.push(format!("{shown} chars shown"));
+    if let Some(q) = get("ocr_quality") {
+        let flag = q["quality_flag"].as_str().unwrap_or("");
+        let pages = q["ocr_pages"].as_u64().unwrap_or(0);
+        let engine = env["ocr_engine"].as_str().unwrap_or("OCR");
+        match flag {
+            "" | "no_ocr_needed" => {}
+            "no_ocr_engine" => parts.push("no OCR ran".to_string()),
+            _ => {
+                let mut ocr = format!(
+                    "OCR by {engine} on {pages} page{}, quality {flag}",
+                    if pages == 1 { "" } else { "s" }
+                );
+                let mut scripts: Vec<&str> = q["unsupported_script"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|l| l["script"].as_str())
+                    .collect();
+                scripts.sort_unstable();
+                scripts.dedup();
+                if !scripts.is_empty() {
+                    ocr.push_str(&format!(" (lines in {} left out)", scripts.join(", ")));
+                }
+                parts.push(ocr);
+            }
+        }
+    }
     if let Some(summary) = env["security"]["summary"].as_str() {
         // What a person would not see, before the model reads it.
         parts.push(format!(
@@ -190,14 +222,51 @@ fn header(env: &Value) -> String {
     if let Some(t) = env.get("tokens").and_then(Value::as_u64) {
         parts.push(format!("~{t} tokens shown"));
     }
+    let skipped: Vec<String> = env["skipped_pages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_u64)
+        .map(|n| n.to_string())
+        .collect();
     match env.get("next") {
         Some(next) if env["truncated"] == true => {
             parts.push(format!("cut: read on with the same file_id and {next}"))
         }
+        _ if !skipped.is_empty() => parts.push("incomplete: pages not read (see NOT READ)".into()),
         _ => parts.push("complete".into()),
     }
-    parts.join(" · ")
+    if !skipped.is_empty() {
+        parts.push(format!(
+            "NOT READ: page{} {} need{} OCR and had none; call read_document with the same file_id, ocr \"auto\" and pages \"{}\" to read {}.",
+            if skipped.len() == 1 { "" } else { "s" },
+            skipped.join(", "),
+            if skipped.len() == 1 { "s" } else { "" },
+            skipped.join(","),
+            if skipped.len() == 1 { "it" } else { "them" },
+        ));
+    }
+    let warnings: Vec<&str> = env["warnings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    for w in warnings.iter().take(MAX_HEADER_NOTES) {
+        parts.push(format!("Note: {w}"));
+    }
+    if warnings.len() > MAX_HEADER_NOTES {
+        parts.push(format!(
+            "+{} more notes in structured content: warnings",
+            warnings.len() - MAX_HEADER_NOTES
+        ));
+    }
+    // One line: the text starts on the next.
+    parts.join(" · ").replace('\n', " ")
 }
+
+/// Warnings written out in a read's head at most (the rest are in structured content).
+const MAX_HEADER_NOTES: usize = 5;
 
 impl Docreader {
     async fn read_document(&self, tenant: &str, args: JsonObject) -> CallToolResult {

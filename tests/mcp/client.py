@@ -16,6 +16,7 @@ tests/integration/mcp.rs runs it against the real binary.
 import asyncio
 import base64
 import json
+import os
 import sys
 
 import httpx2
@@ -56,6 +57,10 @@ async def main():
     async with httpx2.AsyncClient(timeout=60) as http:
         file_a = await upload(http, base, key_a, pdf)
         file_b = await upload(http, base, key_b, pdf)
+        # A typed page and a scanned one (fixtures/pdf/scan_page.pdf).
+        scan_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures", "pdf",
+                                 "scan_page.pdf")
+        scan = await upload(http, base, key_a, scan_path)
         r = await http.post(f"{base}/read", headers={"Authorization": f"Bearer {key_a}"},
                             json={"file_id": file_a, "max_chars": 10000000})
         check(r.status_code == 200, f"whole read: {r.text}")
@@ -116,6 +121,23 @@ async def main():
             args = {"file_id": file_a, **env["next"]}
         check(reads > 1, "the budget split the read")
         check(got == whole, "the parts rebuild one whole read")
+
+        # What the envelope says reaches the model in the header (issue #45 item 1): a scan
+        # read without OCR is not "complete", its skipped page and the warning are named,
+        # and the totals read as such; read with OCR, the engine and quality are said.
+        r = await s.call_tool("read_document", {"file_id": scan, "ocr": "none"})
+        head = text_of(r).partition("\n")[0]
+        check(not r.is_error, f"scan without OCR: {text_of(r)}")
+        check("pages 1-2 of 2" in head, f"pages and their total: {head}")
+        check("incomplete" in head and "· complete" not in head, f"a skipped page is no complete read: {head}")
+        check("NOT READ: page 2 needs OCR" in head and 'ocr "auto" and pages "2"' in head,
+              f"the skipped page and how to read it: {head}")
+        check('Note: page 2 needs OCR and ocr is "none"' in head, f"the warning: {head}")
+        check(text_of(r).partition("\n")[2] == r.structured_content["text"], "one header line, then the text")
+        r = await s.call_tool("read_document", {"file_id": scan})
+        head = text_of(r).partition("\n")[0]
+        check(not r.is_error and "OCR by ppocr on 1 page, quality" in head, f"OCR said: {head}")
+        check("· complete" in head and "NOT READ" not in head, f"read whole with OCR: {head}")
 
         # Without a budget, the tool still caps the answer (about 8k tokens).
         r = await s.call_tool("read_document", {"file_id": file_a})
