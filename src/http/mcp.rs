@@ -499,6 +499,9 @@ impl Docreader {
                 if let Ok(env) = self.st.reader.run(p, ProgressSink::default()).await {
                     let mut v = serde_json::to_value(&env).unwrap_or_default();
                     if let Some(o) = v.as_object_mut() {
+                        // What the one-character probe read, not what the file holds: a
+                        // scan probed without OCR is no file without text, its sheets not
+                        // "not read", its pages not "0 read".
                         for k in [
                             "text",
                             "truncated",
@@ -508,13 +511,52 @@ impl Docreader {
                             "cached",
                             "status",
                             "char_count",
+                            "tokens",
+                            "matches",
+                            "security",
+                            "pages_read",
+                            "page_range_read",
+                            "ocr_pages",
+                            "ocr_engine",
+                            "skipped_pages",
+                            "pages_ocr",
+                            "ocr_quality",
+                            "ocr_pages_from_memory",
+                            "boxes",
+                            "slides",
+                            "slide_range_read",
+                            "chapter_range_read",
                         ] {
                             o.remove(k);
+                        }
+                        if let Some(sheets) = o.get_mut("sheets").and_then(Value::as_array_mut) {
+                            for sheet in sheets {
+                                if let Some(s) = sheet.as_object_mut() {
+                                    s.remove("read");
+                                }
+                            }
                         }
                     }
                     info["structure"] = v;
                 }
             }
+        }
+        // The OCR a read would use on what has no text layer (scans, images): named, not
+        // guessed from a probe that ran none.
+        if matches!(file.format.as_str(), "pdf" | "image") {
+            let engine = crate::ocr::local_engine().map(|e| e.name()).or_else(|| {
+                (!crate::ocr::tesseract::installed().is_empty()).then_some("tesseract")
+            });
+            info["ocr"] = match engine {
+                Some(name) => json!({
+                    "engine": name,
+                    "runs_on": "pages without a usable text layer (scans) and images, when read with ocr \"auto\" (the default)"
+                }),
+                None => json!({
+                    "engine": null,
+                    "runs_on": "nothing: no OCR engine is installed, so scanned pages and images cannot be read"
+                }),
+            };
         }
         let text = serde_json::to_string_pretty(&info).unwrap_or_default();
         let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);

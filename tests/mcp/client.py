@@ -61,6 +61,8 @@ async def main():
         scan_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures", "pdf",
                                  "scan_page.pdf")
         scan = await upload(http, base, key_a, scan_path)
+        book = await upload(http, base, key_a, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                             "fixtures", "office", "book.xlsx"))
         r = await http.post(f"{base}/read", headers={"Authorization": f"Bearer {key_a}"},
                             json={"file_id": file_a, "max_chars": 10000000})
         check(r.status_code == 200, f"whole read: {r.text}")
@@ -138,6 +140,20 @@ async def main():
         head = text_of(r).partition("\n")[0]
         check(not r.is_error and "OCR by ppocr on 1 page, quality" in head, f"OCR said: {head}")
         check("· complete" in head and "NOT READ" not in head, f"read whole with OCR: {head}")
+
+        # document_info says what the file holds and what a read would run, not what its
+        # probe (no OCR, one character) happened to read (issue #45 item 2).
+        info = (await s.call_tool("document_info", {"file_id": scan})).structured_content
+        st = info["structure"]
+        check(st["total_pages"] == 2 and st["metadata"]["page_size"]["width_pt"] == 595, f"scan info: {info}")
+        for probe_only in ("pages_read", "page_range_read", "ocr_quality", "skipped_pages", "pages_ocr", "ocr_pages"):
+            check(probe_only not in st, f"{probe_only} is the probe's, not the file's: {info}")
+        check(info["ocr"]["engine"] == "ppocr" and "scans" in info["ocr"]["runs_on"], f"the OCR a read runs: {info}")
+        info = (await s.call_tool("document_info", {"file_id": book})).structured_content
+        sheets = info["structure"]["sheets"]
+        check([x["name"] for x in sheets] == ["Data", "Hidden", "Phantom"] and sheets[0]["rows"] == 52,
+              f"the sheets and their sizes: {info}")
+        check(all("read" not in x for x in sheets) and "ocr" not in info, f"no sheet 'not_read' by a probe: {info}")
 
         # Without a budget, the tool still caps the answer (about 8k tokens).
         r = await s.call_tool("read_document", {"file_id": file_a})
