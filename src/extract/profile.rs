@@ -14,6 +14,8 @@ use utoipa::ToSchema;
 const EXACT_DISTINCT: usize = 10_000;
 /// Columns profiled at most (the rest are counted in `column_count`).
 pub const MAX_COLUMNS: usize = 1_000;
+/// One-cell rows above a table taken for its title, at most.
+const MAX_TITLE_ROWS: usize = 3;
 const HLL_BITS: u32 = 12;
 
 /// What a table (a CSV/TSV file, a sheet or a range) holds, column by column.
@@ -26,6 +28,11 @@ pub struct TableProfile {
     /// Whether the first row looks like a header (names, not data): its cells are then
     /// the columns' names and not counted as data.
     pub header: bool,
+    /// Title rows above the table: up to three first rows with one filled cell each, in a
+    /// table of two columns or more (`Quarterly sales 2024` over the header row), joined by
+    /// ` / `; neither header nor data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// One entry per column, the first 1,000.
     pub columns: Vec<ColumnProfile>,
 }
@@ -33,7 +40,8 @@ pub struct TableProfile {
 /// One column of a table profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ColumnProfile {
-    /// The header cell, else the column's letter (sheets) or `column N` (CSV/TSV).
+    /// The header cell; where there is no header, or its cell over this column is empty,
+    /// the column's letter (sheets) or `column N` (CSV/TSV).
     pub name: String,
     /// `integer`, `decimal`, `date`, `boolean`, `text` (any other value, or a mix), or
     /// `empty` (no value at all).
@@ -66,6 +74,8 @@ pub struct Profiler {
     rows: u64,
     /// The first row's cells, kept aside until `finish` decides whether it is a header.
     first: Option<Vec<String>>,
+    /// Rows of one filled cell before `first` (title rows, if the table is wider).
+    leading: Vec<Vec<String>>,
     hasher: foldhash::fast::FixedState,
     letters: bool,
 }
@@ -182,6 +192,7 @@ impl Profiler {
             width: 0,
             rows: 0,
             first: None,
+            leading: Vec::new(),
             hasher: foldhash::fast::FixedState::with_seed(0x646f_6372),
             letters,
         }
@@ -207,7 +218,13 @@ impl Profiler {
                 first[c] = v.to_string();
             }
             self.width = self.width.max(first.len());
-            self.first = Some(first);
+            // One filled cell: a title, if the table turns out wider (`finish` decides).
+            let single = first.iter().filter(|v| !v.is_empty()).count() == 1;
+            if single && self.leading.len() < MAX_TITLE_ROWS {
+                self.leading.push(first);
+            } else {
+                self.first = Some(first);
+            }
             return;
         }
         self.rows += 1;
@@ -258,7 +275,34 @@ impl Profiler {
     }
 
     pub fn finish(mut self) -> Option<TableProfile> {
-        let first = self.first.take()?;
+        let leading = std::mem::take(&mut self.leading);
+        let title_text = |rows: &[Vec<String>]| {
+            rows.iter()
+                .filter_map(|r| r.iter().find(|v| !v.is_empty()).cloned())
+                .collect::<Vec<_>>()
+                .join(" / ")
+        };
+        let (first, title) = if self.width >= 2 && self.first.is_some() {
+            // Rows of one cell over a wider table: its title.
+            (
+                self.first.take()?,
+                (!leading.is_empty()).then(|| title_text(&leading)),
+            )
+        } else {
+            // A one-column table (or nothing but one-cell rows): those rows are the table,
+            // the first of them the header candidate, the rest (and `first`) data.
+            let mut rows = leading.into_iter().chain(self.first.take());
+            let head = rows.next()?;
+            for row in rows {
+                self.rows += 1;
+                for (c, v) in row.iter().enumerate().filter(|(_, v)| !v.is_empty()) {
+                    if c < MAX_COLUMNS {
+                        self.add(c, v);
+                    }
+                }
+            }
+            (head, None)
+        };
         let header = self.looks_like_header(&first);
         if !header {
             self.rows += 1;
@@ -276,7 +320,7 @@ impl Profiler {
             .iter()
             .enumerate()
             .map(|(i, col)| {
-                let name = match first.get(i).filter(|_| header) {
+                let name = match first.get(i).filter(|h| header && !h.trim().is_empty()) {
                     Some(h) => h.trim().to_string(),
                     None if self.letters => crate::extract::excel::col_name(i as u32),
                     None => format!("column {}", i + 1),
@@ -288,32 +332,49 @@ impl Profiler {
             rows,
             column_count: self.width as u64,
             header,
+            title,
             columns,
         })
     }
 
-    /// A header: every cell filled and distinct, none a number, date or boolean, and each
-    /// either over a column whose data is typed or a value its column's data never has.
+    /// A header: its filled cells two or more and at least half the table's columns (an
+    /// empty cell over row labels is common), distinct, none a number, date or boolean, and
+    /// each either over a column whose data is typed or a value its column's data never
+    /// has. (A one-column table's header is its one cell.)
     fn looks_like_header(&self, first: &[String]) -> bool {
-        if self.rows == 0 || first.iter().any(|v| v.trim().is_empty()) {
+        let filled = first.iter().filter(|v| !v.trim().is_empty()).count();
+        let enough = if self.width <= 1 {
+            filled == 1
+        } else {
+            filled >= 2 && 2 * filled >= self.width
+        };
+        if self.rows == 0 || !enough {
             return false;
         }
         let mut seen = HashSet::new();
-        if !first.iter().all(|v| seen.insert(v.trim())) {
+        if !first
+            .iter()
+            .filter(|v| !v.trim().is_empty())
+            .all(|v| seen.insert(v.trim()))
+        {
             return false;
         }
-        first.iter().enumerate().all(|(c, v)| {
-            let v = v.trim();
-            if !matches!(classify(v), Cell::Text) {
-                return false;
-            }
-            let Some(col) = self.columns.get(c) else {
-                return true;
-            };
-            let typed =
-                col.values > 0 && col.ints + col.decimals + col.dates + col.bools == col.values;
-            typed || !col.distinct.contains(self.hasher.hash_one(v))
-        })
+        first
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| !v.trim().is_empty())
+            .all(|(c, v)| {
+                let v = v.trim();
+                if !matches!(classify(v), Cell::Text) {
+                    return false;
+                }
+                let Some(col) = self.columns.get(c) else {
+                    return true;
+                };
+                let typed =
+                    col.values > 0 && col.ints + col.decimals + col.dates + col.bools == col.values;
+                typed || !col.distinct.contains(self.hasher.hash_one(v))
+            })
     }
 }
 
@@ -695,6 +756,40 @@ mod tests {
         );
         // A repeated name is no header.
         assert!(!profile_delimited("a,a\n1,2\n", b',').unwrap().header);
+    }
+
+    #[test]
+    fn a_title_row_is_not_the_header_and_empty_header_cells_are_named() {
+        let p = profile_delimited(
+            "Quarterly sales 2024,,\nregion,,amount\nNorth,a,10\nSouth,b,12\n",
+            b',',
+        )
+        .unwrap();
+        assert_eq!(p.title.as_deref(), Some("Quarterly sales 2024"));
+        assert!(p.header);
+        assert_eq!(p.rows, 2);
+        let names: Vec<&str> = p.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["region", "column 2", "amount"]);
+        assert_eq!(p.columns[2].kind, "integer");
+        // Sheets name the empty one by its letter.
+        let mut sheet = Profiler::new(true);
+        for row in [
+            vec!["Report"],
+            vec!["region", "", "amount"],
+            vec!["North", "a", "10"],
+        ] {
+            sheet.row(row.into_iter().enumerate());
+        }
+        let p = sheet.finish().unwrap();
+        let names: Vec<&str> = p.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            (p.title.as_deref(), names),
+            (Some("Report"), vec!["region", "B", "amount"])
+        );
+        // A one-column table: its one-cell rows are the table, not a title.
+        let p = profile_delimited("name\nAnna\nBen\n", b',').unwrap();
+        assert_eq!((p.title, p.header, p.rows), (None, true, 2));
+        assert_eq!(p.columns[0].name, "name");
     }
 
     #[test]

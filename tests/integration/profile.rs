@@ -239,3 +239,80 @@ async fn profile_fits_tables_only() {
         .await;
     assert_error(&r, 400, "invalid_option");
 }
+
+/// A title row (one filled cell over a wider table) is the profile's `title`, not its
+/// header nor a row of data; an empty header cell names its column as a table without a
+/// header would (`column 2` in CSV, `B` in a sheet), in CSV and xlsx alike (issue #45
+/// item 11).
+#[tokio::test]
+async fn a_title_row_is_not_the_header_in_csv_and_xlsx() {
+    let app = TestApp::new().await;
+    let csv = "Quarterly sales 2024,,\nregion,,amount\nNorth,a,10\nSouth,b,12\n";
+    let r = app
+        .upload_and_read("sales.csv", csv.as_bytes(), json!({"profile": true}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let p = &r.json["profile"];
+    assert_eq!(p["title"], "Quarterly sales 2024", "{p}");
+    assert_eq!(
+        (p["header"].as_bool(), p["rows"].as_u64()),
+        (Some(true), Some(2)),
+        "{p}"
+    );
+    let names: Vec<&str> = p["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["region", "column 2", "amount"], "{p}");
+    assert_eq!(p["columns"][2]["type"], "integer", "{p}");
+
+    // The same table as a workbook's sheet.
+    let cell = |r: &str, v: &str| format!(r#"<c r="{r}" t="inlineStr"><is><t>{v}</t></is></c>"#);
+    let num = |r: &str, v: u32| format!(r#"<c r="{r}"><v>{v}</v></c>"#);
+    let sheet = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1">{}</row><row r="2">{}{}</row><row r="3">{}{}{}</row><row r="4">{}{}{}</row></sheetData></worksheet>"#,
+        cell("A1", "Quarterly sales 2024"),
+        cell("A2", "region"),
+        cell("C2", "amount"),
+        cell("A3", "North"),
+        cell("B3", "a"),
+        num("C3", 10),
+        cell("A4", "South"),
+        cell("B4", "b"),
+        num("C4", 12),
+    );
+    let parts: Vec<(&str, String)> = vec![
+        ("[Content_Types].xml", r#"<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>"#.to_string()),
+        ("_rels/.rels", r#"<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#.to_string()),
+        ("xl/_rels/workbook.xml.rels", r#"<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#.to_string()),
+        ("xl/workbook.xml", r#"<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Sales" sheetId="1" r:id="rId1"/></sheets></workbook>"#.to_string()),
+        ("xl/worksheets/sheet1.xml", sheet),
+    ];
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, body) in &parts {
+        z.start_file(*name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        std::io::Write::write_all(&mut z, body.as_bytes()).unwrap();
+    }
+    let xlsx = z.finish().unwrap().into_inner();
+    let r = app
+        .upload_and_read("sales.xlsx", &xlsx, json!({"profile": true}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let p = &r.json["sheets"][0]["profile"];
+    assert_eq!(p["title"], "Quarterly sales 2024", "{p}");
+    assert_eq!(
+        (p["header"].as_bool(), p["rows"].as_u64()),
+        (Some(true), Some(2)),
+        "{p}"
+    );
+    let names: Vec<&str> = p["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["region", "B", "amount"], "{p}");
+}
