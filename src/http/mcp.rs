@@ -144,8 +144,32 @@ fn tools() -> Vec<Tool> {
     ]
 }
 
-/// A tool error a model can act on: the error envelope's code, message and hint.
-fn tool_error(e: ApiError) -> CallToolResult {
+/// A hint in the words of this server's tools: the HTTP routes a hint names become the
+/// tools that do the same (`GET /files` → `list_documents`), the API docs the tool's
+/// input schema.
+fn mcp_words(hint: &str) -> String {
+    let mut out = hint.to_string();
+    for (http, tool) in [
+        ("GET /files", "the list_documents tool"),
+        ("POST /uploads", "the upload_document tool"),
+        ("POST /upload", "the upload_document tool"),
+        ("POST /read", "the read_document tool"),
+        ("POST /search", "the search_documents tool"),
+        (
+            "the ReadRequest schema at /docs",
+            "read_document's input schema",
+        ),
+        ("/docs", "the tool's input schema"),
+    ] {
+        out = out.replace(http, tool);
+    }
+    out
+}
+
+/// A tool error a model can act on: the error envelope's code, message and hint (in the
+/// tools' words).
+fn tool_error(mut e: ApiError) -> CallToolResult {
+    e.hint = mcp_words(&e.hint);
     let body = json!({"status": "error", "error": {
         "code": e.code.as_str(), "message": e.message, "hint": e.hint}});
     let mut text = format!("error {}: {}", e.code.as_str(), e.message);
@@ -309,13 +333,13 @@ impl Docreader {
                                 r["file_id"].as_str().unwrap_or(""),
                                 r["error"]["code"].as_str().unwrap_or(""),
                                 r["error"]["message"].as_str().unwrap_or(""),
-                                r["error"]["hint"].as_str().unwrap_or("")
+                                mcp_words(r["error"]["hint"].as_str().unwrap_or(""))
                             ),
                             _ => format!(
                                 "[{}] not read: {} {}",
                                 r["file_id"].as_str().unwrap_or(""),
                                 r["message"].as_str().unwrap_or(""),
-                                r["hint"].as_str().unwrap_or("")
+                                mcp_words(r["hint"].as_str().unwrap_or(""))
                             ),
                         })
                         .collect();

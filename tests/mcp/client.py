@@ -167,6 +167,12 @@ async def main():
         check([x["status"] for x in res] == ["ok", "error"], f"file_ids results: {res}")
         check("not_found" in text_of(r), "the failed file is named in the text")
 
+        # Hints name the tools to call, not HTTP routes (issue #45 item 4).
+        gone = await s.call_tool("read_document", {"file_id": "f_00000000000000000000000000000000"})
+        check(gone.is_error and "not_found" in text_of(gone), f"an unknown file: {text_of(gone)}")
+        check("list_documents" in text_of(gone) and "GET /files" not in text_of(gone)
+              and "POST /upload" not in text_of(gone), f"the hint speaks MCP: {text_of(gone)}")
+
         bad = await s.call_tool("read_document", {"file_id": file_a, "sheet": "Sheet1"})
         check(bad.is_error, "a wrong option is a tool error")
         check("unsupported_option" in text_of(bad) and "What to do" in text_of(bad), f"wrong option: {text_of(bad)}")
