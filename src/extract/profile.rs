@@ -28,8 +28,8 @@ pub struct TableProfile {
     /// Whether the first row looks like a header (names, not data): its cells are then
     /// the columns' names and not counted as data.
     pub header: bool,
-    /// Title rows above the table: up to three first rows with one filled cell each, in a
-    /// table of two columns or more (`Quarterly sales 2024` over the header row), joined by
+    /// Title rows above the table: up to three first rows with one filled cell each (text,
+    /// not a number or date), in a table of two columns or more (`Quarterly sales 2024` over the header row), joined by
     /// ` / `; neither header nor data.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
@@ -218,8 +218,10 @@ impl Profiler {
                 first[c] = v.to_string();
             }
             self.width = self.width.max(first.len());
-            // One filled cell: a title, if the table turns out wider (`finish` decides).
-            let single = first.iter().filter(|v| !v.is_empty()).count() == 1;
+            // One filled cell of text (a number or a date alone is a sparse row of data):
+            // a title, if the table turns out wider (`finish` decides).
+            let mut filled = first.iter().filter(|v| !v.is_empty());
+            let single = matches!((filled.next(), filled.next()), (Some(v), None) if matches!(classify(v), Cell::Text));
             if single && self.leading.len() < MAX_TITLE_ROWS {
                 self.leading.push(first);
             } else {
@@ -786,6 +788,9 @@ mod tests {
             (p.title.as_deref(), names),
             (Some("Report"), vec!["region", "B", "amount"])
         );
+        // A number alone in the first row is a sparse row of data, not a title.
+        let p = profile_delimited("1,,\n2,3,4\n5,6,7\n", b',').unwrap();
+        assert_eq!((p.title, p.rows), (None, 3));
         // A one-column table: its one-cell rows are the table, not a title.
         let p = profile_delimited("name\nAnna\nBen\n", b',').unwrap();
         assert_eq!((p.title, p.header, p.rows), (None, true, 2));
