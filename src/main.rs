@@ -404,9 +404,18 @@ fn read(args: ReadArgs) -> ExitCode {
     } else {
         match &result {
             Ok(env) => {
-                let mut w = out.write_all(env.text.as_bytes());
-                if !env.text.is_empty() && !env.text.ends_with('\n') {
+                // The text, less the line saying it was cut (stderr says so, and the outputs
+                // of the read-on commands then join into the whole text).
+                let text = env
+                    .text
+                    .rfind(docreader::envelope::TRUNCATION_LINE)
+                    .map_or(env.text.as_str(), |at| &env.text[..at]);
+                let mut w = out.write_all(text.as_bytes());
+                if !text.is_empty() && !text.ends_with('\n') {
                     w = w.and_then(|()| writeln!(out));
+                }
+                if let Some(note) = &env.report.note {
+                    eprintln!("docreader: note: {}", cli_words(note));
                 }
                 for warning in &env.warnings {
                     eprintln!("docreader: warning: {}", cli_words(warning));
@@ -420,7 +429,7 @@ fn read(args: ReadArgs) -> ExitCode {
                 if let Some(next) = &env.next {
                     eprintln!(
                         "docreader: the text is cut here ({} characters shown); read on with:\n  {}",
-                        env.text.chars().count(),
+                        text.chars().count(),
                         read_on_line(&args.file, &req, next, whole)
                     );
                 }
@@ -504,13 +513,15 @@ fn read_on_line(
         if !names.contains(&k) {
             continue;
         }
+        // `--flag=value`: a value starting with `-` (a query, a sheet's name) stays a value.
         let flag = format!("--{}", k.replace('_', "-"));
-        match v {
+        let value = match v {
             serde_json::Value::Null => continue,
-            serde_json::Value::Bool(true) => line.push_str(&format!(" {flag}")),
-            serde_json::Value::String(s) => line.push_str(&format!(" {flag} {}", shell_quote(&s))),
-            other => line.push_str(&format!(" {flag} {}", shell_quote(&other.to_string()))),
-        }
+            serde_json::Value::String(s) => s,
+            other => other.to_string(),
+        };
+        line.push(' ');
+        line.push_str(&shell_quote(&format!("{flag}={value}")));
     }
     line
 }

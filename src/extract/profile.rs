@@ -28,9 +28,10 @@ pub struct TableProfile {
     /// Whether the first row looks like a header (names, not data): its cells are then
     /// the columns' names and not counted as data.
     pub header: bool,
-    /// Title rows above the table: up to three first rows with one filled cell each (text,
-    /// not a number or date), in a table of two columns or more (`Quarterly sales 2024` over the header row), joined by
-    /// ` / `; neither header nor data.
+    /// Title rows above the table: up to three first rows with one filled cell of text
+    /// each, over the header of a table of two columns or more (a header naming a column
+    /// of numbers, dates or booleans: `Quarterly sales 2024` over `region,amount`), joined
+    /// by ` / `; neither header nor data.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// One entry per column, the first 1,000.
@@ -217,14 +218,15 @@ impl Profiler {
                 }
                 first[c] = v.to_string();
             }
-            self.width = self.width.max(first.len());
             // One filled cell of text (a number or a date alone is a sparse row of data):
-            // a title, if the table turns out wider (`finish` decides).
+            // a title, if the row after it is a header of a wider table (`finish`
+            // decides); held apart, it does not widen the table.
             let mut filled = first.iter().filter(|v| !v.is_empty());
             let single = matches!((filled.next(), filled.next()), (Some(v), None) if matches!(classify(v), Cell::Text));
             if single && self.leading.len() < MAX_TITLE_ROWS {
                 self.leading.push(first);
             } else {
+                self.width = self.width.max(first.len());
                 self.first = Some(first);
             }
             return;
@@ -284,15 +286,30 @@ impl Profiler {
                 .collect::<Vec<_>>()
                 .join(" / ")
         };
-        let (first, title) = if self.width >= 2 && self.first.is_some() {
-            // Rows of one cell over a wider table: its title.
-            (
-                self.first.take()?,
-                (!leading.is_empty()).then(|| title_text(&leading)),
-            )
+        // A title only over a header that is sure: besides looking like one, it names a
+        // column of numbers, dates or booleans (text over unique text proves nothing).
+        let sure_header = |f: &Vec<String>| {
+            self.looks_like_header(f)
+                && f.iter().enumerate().any(|(c, v)| {
+                    !v.trim().is_empty()
+                        && self.columns.get(c).is_some_and(|col| {
+                            col.values > 0
+                                && col.ints + col.decimals + col.dates + col.bools == col.values
+                        })
+                })
+        };
+        let titled =
+            !leading.is_empty() && self.width >= 2 && self.first.as_ref().is_some_and(sure_header);
+        let (first, title) = if leading.is_empty() || titled {
+            // Rows of one cell over a wider table's header: its title.
+            (self.first.take()?, titled.then(|| title_text(&leading)))
         } else {
-            // A one-column table (or nothing but one-cell rows): those rows are the table,
-            // the first of them the header candidate, the rest (and `first`) data.
+            // Otherwise those rows are the table's (a one-column table, a first column
+            // filled alone, a header naming only its first column): the first of them the
+            // header candidate, the rest (and `first`) data.
+            for row in &leading {
+                self.width = self.width.max(row.len());
+            }
             let mut rows = leading.into_iter().chain(self.first.take());
             let head = rows.next()?;
             for row in rows {
@@ -345,11 +362,10 @@ impl Profiler {
     /// has. (A one-column table's header is its one cell.)
     fn looks_like_header(&self, first: &[String]) -> bool {
         let filled = first.iter().filter(|v| !v.trim().is_empty()).count();
-        let enough = if self.width <= 1 {
-            filled == 1
-        } else {
-            filled >= 2 && 2 * filled >= self.width
-        };
+        // Every cell filled up to the row's last (`Name,` over two columns names one), or
+        // two or more filled and at least half the table's columns.
+        let no_gaps = filled > 0 && filled == first.len();
+        let enough = no_gaps || (filled >= 2 && 2 * filled >= self.width);
         if self.rows == 0 || !enough {
             return false;
         }
@@ -788,6 +804,18 @@ mod tests {
             (p.title.as_deref(), names),
             (Some("Report"), vec!["region", "B", "amount"])
         );
+        // A header naming only its first column stays the header; a first column filled
+        // alone in the first rows of a table without a header stays data.
+        let p = profile_delimited("Name,\nAnna,10\nBen,12\n", b',').unwrap();
+        assert_eq!((p.title.clone(), p.header, p.rows), (None, true, 2));
+        assert_eq!(p.columns[0].name, "Name");
+        // (Its first row is taken for a header as before — text over unique text — but
+        // nothing of it becomes a title.)
+        let p = profile_delimited("Alice,\nBob,\nCarol,x\nDan,y\n", b',').unwrap();
+        assert_eq!((p.title.clone(), p.rows, p.column_count), (None, 3, 2));
+        // A title far to the right does not widen the table.
+        let p = profile_delimited(",,,,Report\nregion,amount\nNorth,10\n", b',').unwrap();
+        assert_eq!((p.title.as_deref(), p.column_count), (Some("Report"), 2));
         // A number alone in the first row is a sparse row of data, not a title.
         let p = profile_delimited("1,,\n2,3,4\n5,6,7\n", b',').unwrap();
         assert_eq!((p.title, p.rows), (None, 3));

@@ -208,7 +208,13 @@ fn header(env: &Value) -> String {
     if let Some(m) = get("matches") {
         parts.push(format!("matches {m}"));
     }
-    let shown = env["text"].as_str().map_or(0, |t| t.chars().count());
+    // The text's characters, less the line that says it was cut.
+    let shown = env["text"].as_str().map_or(0, |t| {
+        t.rfind(crate::envelope::TRUNCATION_LINE)
+            .map_or(t, |at| &t[..at])
+            .chars()
+            .count()
+    });
     parts.push(format!("{shown} chars shown"));
     if let Some(q) = get("ocr_quality") {
         let flag = q["quality_flag"].as_str().unwrap_or("");
@@ -253,22 +259,33 @@ fn header(env: &Value) -> String {
         .filter_map(Value::as_u64)
         .map(|n| n.to_string())
         .collect();
-    match env.get("next") {
-        Some(next) if env["truncated"] == true => {
-            parts.push(format!("cut: read on with the same file_id and {next}"))
-        }
+    // A read stopped by its deadline or a text file's byte window has more to read
+    // without being `truncated`: `next` says so either way.
+    match env.get("next").filter(|n| !n.is_null()) {
+        Some(next) => parts.push(format!("cut: read on with the same file_id and {next}")),
         _ if !skipped.is_empty() => parts.push("incomplete: pages not read (see NOT READ)".into()),
         _ => parts.push("complete".into()),
     }
     if !skipped.is_empty() {
-        parts.push(format!(
-            "NOT READ: page{} {} need{} OCR and had none; call read_document with the same file_id, ocr \"auto\" and pages \"{}\" to read {}.",
-            if skipped.len() == 1 { "" } else { "s" },
-            skipped.join(", "),
-            if skipped.len() == 1 { "s" } else { "" },
-            skipped.join(","),
-            if skipped.len() == 1 { "it" } else { "them" },
-        ));
+        let (s, verb, them) = if skipped.len() == 1 {
+            ("", "s", "it")
+        } else {
+            ("s", "", "them")
+        };
+        let engine = crate::ocr::local_engine().is_some()
+            || !crate::ocr::tesseract::installed_data().is_empty();
+        parts.push(if engine {
+            format!(
+                "NOT READ: page{s} {} need{verb} OCR and had none; call read_document with the same file_id, ocr \"auto\" and pages \"{}\" to read {them}.",
+                skipped.join(", "),
+                skipped.join(","),
+            )
+        } else {
+            format!(
+                "NOT READ: page{s} {} need{verb} OCR and no OCR engine is installed on this server: their text cannot be read here (render_page shows {them} as pictures).",
+                skipped.join(", "),
+            )
+        });
     }
     let warnings: Vec<&str> = env["warnings"]
         .as_array()
@@ -550,6 +567,8 @@ impl Docreader {
                             "slides",
                             "slide_range_read",
                             "chapter_range_read",
+                            "note",
+                            "partial",
                         ] {
                             o.remove(k);
                         }
@@ -569,7 +588,7 @@ impl Docreader {
         // guessed from a probe that ran none.
         if matches!(file.format.as_str(), "pdf" | "image") {
             let engine = crate::ocr::local_engine().map(|e| e.name()).or_else(|| {
-                (!crate::ocr::tesseract::installed().is_empty()).then_some("tesseract")
+                (!crate::ocr::tesseract::installed_data().is_empty()).then_some("tesseract")
             });
             info["ocr"] = match engine {
                 Some(name) => json!({

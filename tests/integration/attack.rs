@@ -250,18 +250,30 @@ fn stalled_bodies_cannot_take_every_slot() {
     for mut s in stalled {
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let mut raw = Vec::new();
-        let _ = s.read_to_end(&mut raw);
+        let read = s.read_to_end(&mut raw);
         let text = String::from_utf8_lossy(&raw);
-        let status = text
-            .split_whitespace()
-            .nth(1)
-            .unwrap_or("closed")
-            .to_string();
+        // A connection the server left open past the body timeout is still waiting when
+        // the 10 s read timeout ends this wait: it did not end.
+        let hung = read.as_ref().is_err_and(|e| {
+            matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            )
+        });
+        let status = if hung {
+            "still open".to_string()
+        } else {
+            text.split_whitespace()
+                .nth(1)
+                .unwrap_or("closed")
+                .to_string()
+        };
         *answers.entry(status).or_insert(0) += 1;
     }
     let took = started.elapsed();
     eprintln!("stalled connections ended in {took:?}: {answers:?}");
-    assert!(took < Duration::from_secs(3 + 12), "{took:?}");
+    // Each one ended by itself (how fast depends on the machine's load: not asserted).
+    assert!(!answers.contains_key("still open"), "{answers:?}");
     assert!(answers.get("408").copied().unwrap_or(0) > 0, "{answers:?}");
     assert!(
         answers
