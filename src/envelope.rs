@@ -168,6 +168,12 @@ pub fn truncation_line(total_chars: u64) -> String {
 
 /// Append the closing line of a cut text: always after a newline of its own, so a
 /// client can strip it exactly.
+/// A text without the line `close_truncated` ends a cut text with (the text as the
+/// document has it, for counting or joining parts).
+pub fn without_truncation_line(text: &str) -> &str {
+    text.rfind(TRUNCATION_LINE).map_or(text, |at| &text[..at])
+}
+
 pub fn close_truncated(mut kept: String, total_chars: u64) -> String {
     kept.push('\n');
     kept.push_str(&truncation_line(total_chars));

@@ -406,10 +406,7 @@ fn read(args: ReadArgs) -> ExitCode {
             Ok(env) => {
                 // The text, less the line saying it was cut (stderr says so, and the outputs
                 // of the read-on commands then join into the whole text).
-                let text = env
-                    .text
-                    .rfind(docreader::envelope::TRUNCATION_LINE)
-                    .map_or(env.text.as_str(), |at| &env.text[..at]);
+                let text = docreader::envelope::without_truncation_line(&env.text);
                 let mut w = out.write_all(text.as_bytes());
                 if !text.is_empty() && !text.ends_with('\n') {
                     w = w.and_then(|()| writeln!(out));
@@ -451,18 +448,22 @@ fn read(args: ReadArgs) -> ExitCode {
     }
 }
 
-/// The long names of `docreader read`'s options, as `snake_case` (the request's keys).
-fn read_option_names() -> Vec<String> {
-    use clap::CommandFactory;
-    docreader::config::Cli::command()
-        .find_subcommand("read")
-        .map(|c| {
-            c.get_arguments()
-                .filter_map(|a| a.get_long())
-                .map(|l| l.replace('-', "_"))
-                .collect()
-        })
-        .unwrap_or_default()
+/// The long names of `docreader read`'s options, as `snake_case` (the request's keys):
+/// built once (each hint and warning asks).
+fn read_option_names() -> &'static [String] {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        use clap::CommandFactory;
+        docreader::config::Cli::command()
+            .find_subcommand("read")
+            .map(|c| {
+                c.get_arguments()
+                    .filter_map(|a| a.get_long())
+                    .map(|l| l.replace('-', "_"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
 }
 
 /// A hint in command-line words: the request's option names (`` `password` ``) as the

@@ -210,10 +210,7 @@ fn header(env: &Value) -> String {
     }
     // The text's characters, less the line that says it was cut.
     let shown = env["text"].as_str().map_or(0, |t| {
-        t.rfind(crate::envelope::TRUNCATION_LINE)
-            .map_or(t, |at| &t[..at])
-            .chars()
-            .count()
+        crate::envelope::without_truncation_line(t).chars().count()
     });
     parts.push(format!("{shown} chars shown"));
     if let Some(q) = get("ocr_quality") {

@@ -22,6 +22,16 @@ fn stats(values: &[&str]) -> (f64, f64, f64, u64) {
     )
 }
 
+/// A profile's column names, in order.
+fn column_names(p: &Value) -> Vec<&str> {
+    p["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect()
+}
+
 fn close(a: &Value, b: f64) -> bool {
     (a.as_f64().unwrap() - b).abs() < 1e-6 * b.abs().max(1.0)
 }
@@ -44,12 +54,7 @@ async fn a_csv_is_profiled_whole_whatever_part_is_shown() {
     assert_eq!(p["header"], true);
     assert_eq!(p["rows"], rows.len() as u64);
     assert_eq!(p["column_count"], 5);
-    let names: Vec<&str> = p["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let names = column_names(p);
     assert_eq!(
         names,
         ["City", "State", "Population", "Latitude", "Longitude"]
@@ -259,12 +264,7 @@ async fn a_title_row_is_not_the_header_in_csv_and_xlsx() {
         (Some(true), Some(2)),
         "{p}"
     );
-    let names: Vec<&str> = p["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let names = column_names(p);
     assert_eq!(names, ["region", "column 2", "amount"], "{p}");
     assert_eq!(p["columns"][2]["type"], "integer", "{p}");
 
@@ -308,11 +308,6 @@ async fn a_title_row_is_not_the_header_in_csv_and_xlsx() {
         (Some(true), Some(2)),
         "{p}"
     );
-    let names: Vec<&str> = p["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let names = column_names(p);
     assert_eq!(names, ["region", "B", "amount"], "{p}");
 }

@@ -114,7 +114,7 @@ impl Rect {
 /// How a form XObject's space maps onto the page (`[a b c d e f]`, as PDF writes it), the
 /// forms it is drawn in composed.
 #[derive(Debug, Clone, Copy)]
-struct Affine([f32; 6]);
+pub(super) struct Affine(pub(super) [f32; 6]);
 
 impl Affine {
     fn of(m: PdfMatrix) -> Affine {
@@ -127,7 +127,7 @@ impl Affine {
     }
 
     /// `inner` then `self`.
-    fn then(&self, inner: &Affine) -> Affine {
+    pub(super) fn then(&self, inner: &Affine) -> Affine {
         let [a, b, c, d, e, f] = self.0;
         let [p, q, r, s, t, u] = inner.0;
         Affine([
@@ -141,7 +141,7 @@ impl Affine {
     }
 
     /// The box holding a box's corners as mapped.
-    fn rect(&self, r: Rect) -> Rect {
+    pub(super) fn rect(&self, r: Rect) -> Rect {
         let corners = [
             self.apply(r.l, r.b),
             self.apply(r.l, r.t),
@@ -901,41 +901,14 @@ fn contrast_candidates(
 /// The candidates that cannot be told from what is under them, from one rendering of the
 /// page (a pixel a point, at most 2 megapixels: a letter glyph is several pixels wide).
 fn unseen(page: &PdfPage<'_>, candidates: &[(usize, Rect, (u8, u8, u8))]) -> Vec<usize> {
-    let (w, h) = (page.width().value, page.height().value);
-    let Some((pw, ph)) = super::layers::bitmap_size(w, h, 1.0, 2.0e6) else {
+    let Some(drawing) = super::render::Drawing::of(page, 1.0, 2.0e6) else {
         return Vec::new();
     };
-    let config = PdfRenderConfig::new()
-        .set_target_width(pw)
-        .set_target_height(ph);
-    let Ok(bitmap) = page.render_with_config(&config) else {
-        return Vec::new();
-    };
-    let (bw, bh) = (bitmap.width() as i64, bitmap.height() as i64);
-    let pixels = bitmap.as_rgba_bytes();
-    if pixels.len() < (bw * bh * 4) as usize {
-        return Vec::new();
-    }
     let mut out = Vec::new();
     for &(i, r, color) in candidates {
-        let corner = |x: f32, y: f32| {
-            page.points_to_pixels(PdfPoints::new(x), PdfPoints::new(y), &config)
-                .ok()
-        };
-        let (Some(a), Some(b)) = (corner(r.l, r.b), corner(r.r, r.t)) else {
+        let Some((x0, y0, x1, y1)) = drawing.pixel_box(page, [r.l, r.b, r.r, r.t], 2) else {
             continue;
         };
-        let (x0, x1) = (
-            i64::from(a.0.min(b.0)).clamp(0, bw),
-            i64::from(a.0.max(b.0)).clamp(0, bw),
-        );
-        let (y0, y1) = (
-            i64::from(a.1.min(b.1)).clamp(0, bh),
-            i64::from(a.1.max(b.1)).clamp(0, bh),
-        );
-        if x1 - x0 < 2 || y1 - y0 < 2 {
-            continue;
-        }
         // At most about 4,000 samples a box.
         let step = (((x1 - x0) * (y1 - y0)) as f64 / 4000.0)
             .sqrt()
@@ -944,9 +917,8 @@ fn unseen(page: &PdfPage<'_>, candidates: &[(usize, Rect, (u8, u8, u8))]) -> Vec
         let (mut same, mut all) = (0u32, 0u32);
         for y in (y0..y1).step_by(step) {
             for x in (x0..x1).step_by(step) {
-                let p = ((y * bw + x) * 4) as usize;
                 all += 1;
-                same += u32::from(near((pixels[p], pixels[p + 1], pixels[p + 2]), color));
+                same += u32::from(near(drawing.rgb(x, y), color));
             }
         }
         if all > 0 && same as f32 >= SAME_SHARE * all as f32 {

@@ -23,7 +23,7 @@ use std::os::fd::AsRawFd;
 
 use pdfium_render::prelude::*;
 
-use super::hidden::PageHidden;
+use super::hidden::{Affine, PageHidden, Rect};
 
 /// Objects walked on one page at most (forms included), and forms nested deeper than this
 /// are not walked: as the other checks do.
@@ -33,10 +33,9 @@ const MAX_DEPTH: usize = 8;
 /// taken to have layers (looked at page by page).
 const MAX_INFLATED: u64 = 64 << 20;
 /// Rendering: a pixel a point (a 10 pt line is 10 pixels tall, its glyphs' ink plain), at
-/// most four megapixels a page and 16,384 pixels a side.
+/// most four megapixels a page (and `render::bitmap_size`'s cap a side).
 const MAX_SCALE: f32 = 1.0;
 const MAX_PIXELS: f32 = 4.0e6;
-const MAX_SIDE: f32 = 16_384.0;
 /// A pixel changed by more than this (largest channel difference) is ink the layer hid:
 /// both drawings are PDFium's of the same page, so any real change is ink (light gray
 /// small print too).
@@ -172,7 +171,7 @@ impl Layers {
             return Vec::new();
         }
         let (w, h) = (b.FPDF_GetPageWidthF(page), b.FPDF_GetPageHeightF(page));
-        let Some((pw, ph)) = bitmap_size(w, h, MAX_SCALE, MAX_PIXELS) else {
+        let Some((pw, ph)) = super::render::bitmap_size(w, h, MAX_SCALE, MAX_PIXELS) else {
             return Vec::new();
         };
         // Each text's box in the page's pixels, and the region holding them all: only that
@@ -295,7 +294,7 @@ struct Text {
     /// Its bounds as PDFium gives them (a form's objects in the form's space).
     bounds: [f32; 4],
     /// The forms' matrix onto the page.
-    form: Option<[f32; 6]>,
+    form: Option<Affine>,
     /// The layers it is drawn in (its own marks and those of the forms around it), as
     /// indexes of `Walk::groups`.
     groups: Vec<usize>,
@@ -304,23 +303,11 @@ struct Text {
 impl Text {
     /// Its box on the page: left, bottom, right, top.
     fn page_rect(&self) -> Option<[f32; 4]> {
-        let [l, bo, r, t] = self.bounds;
-        let r = match self.form {
-            None => [l, bo, r, t],
-            Some([a, b, c, d, e, f]) => {
-                let pts = [(l, bo), (l, t), (r, bo), (r, t)]
-                    .map(|(x, y)| (a * x + c * y + e, b * x + d * y + f));
-                let xs = pts.map(|p| p.0);
-                let ys = pts.map(|p| p.1);
-                [
-                    xs.iter().copied().fold(f32::MAX, f32::min),
-                    ys.iter().copied().fold(f32::MAX, f32::min),
-                    xs.iter().copied().fold(f32::MIN, f32::max),
-                    ys.iter().copied().fold(f32::MIN, f32::max),
-                ]
-            }
-        };
-        r.iter().all(|v| v.is_finite()).then_some(r)
+        let [l, b, r, t] = self.bounds;
+        let r = Rect { l, b, r, t };
+        let r = self.form.map_or(r, |m| m.rect(r));
+        let out = [r.l, r.b, r.r, r.t];
+        out.iter().all(|v| v.is_finite()).then_some(out)
     }
 }
 
@@ -344,7 +331,7 @@ impl Walk {
         &mut self,
         b: &dyn PdfiumLibraryBindings,
         o: FPDF_PAGEOBJECT,
-        form: Option<[f32; 6]>,
+        form: Option<Affine>,
         outer: &[usize],
         depth: usize,
     ) {
@@ -384,9 +371,9 @@ impl Walk {
                     f: 0.0,
                 };
                 let own = (b.FPDFPageObj_GetMatrix(o, &mut m) != 0)
-                    .then_some([m.a, m.b, m.c, m.d, m.e, m.f]);
+                    .then_some(Affine([m.a, m.b, m.c, m.d, m.e, m.f]));
                 let place = match (form, own) {
-                    (Some(outer), Some(inner)) => Some(compose(outer, inner)),
+                    (Some(outer), Some(inner)) => Some(outer.then(&inner)),
                     (None, inner) => inner,
                     (outer, None) => outer,
                 };
@@ -429,44 +416,14 @@ impl Walk {
     }
 }
 
-/// `inner` then `outer`, as PDF matrices `[a b c d e f]`.
-fn compose(outer: [f32; 6], inner: [f32; 6]) -> [f32; 6] {
-    let [a, b, c, d, e, f] = outer;
-    let [p, q, r, s, t, u] = inner;
-    [
-        a * p + c * q,
-        b * p + d * q,
-        a * r + c * s,
-        b * r + d * s,
-        a * t + c * u + e,
-        b * t + d * u + f,
-    ]
-}
-
-/// A bitmap's size for a page of `w` × `h` points: `scale` pixels a point at most, the
-/// pixels capped, and each side capped too (a page 10⁸ points wide and a thousandth high
-/// passes a pixel cap taken on the product alone).
-pub(super) fn bitmap_size(w: f32, h: f32, scale: f32, max_pixels: f32) -> Option<(i32, i32)> {
-    if !(w.is_finite() && h.is_finite() && w > 0.0 && h > 0.0) {
-        return None;
-    }
-    let scale = scale
-        .min((max_pixels / (w * h)).sqrt())
-        .min(MAX_SIDE / w)
-        .min(MAX_SIDE / h);
-    let (pw, ph) = (
-        ((w * scale).round()).max(1.0),
-        ((h * scale).round()).max(1.0),
-    );
-    (pw * ph <= max_pixels.max(1.0) && pw <= MAX_SIDE && ph <= MAX_SIDE)
-        .then_some((pw as i32, ph as i32))
-}
-
-unsafe fn mark_name(b: &dyn PdfiumLibraryBindings, mark: FPDF_PAGEOBJECTMARK) -> String {
-    let mut buf = [0u16; 16];
+/// A string PDFium writes as UTF-16 with its length in bytes (`get(buffer, bytes, &mut
+/// written)`, false when it has none), cut at `N` characters.
+unsafe fn utf16<const N: usize>(
+    get: impl FnOnce(*mut FPDF_WCHAR, libc::c_ulong, *mut libc::c_ulong) -> FPDF_BOOL,
+) -> String {
+    let mut buf = [0u16; N];
     let mut len: libc::c_ulong = 0;
-    if b.FPDFPageObjMark_GetName(
-        mark,
+    if get(
         buf.as_mut_ptr(),
         std::mem::size_of_val(&buf) as libc::c_ulong,
         &mut len,
@@ -474,32 +431,22 @@ unsafe fn mark_name(b: &dyn PdfiumLibraryBindings, mark: FPDF_PAGEOBJECTMARK) ->
     {
         return String::new();
     }
-    // `len` counts bytes with the terminating NUL; a longer name is not `OC` anyway.
-    let n = ((len as usize) / 2).min(buf.len());
+    // `len` counts bytes with the terminating NUL.
+    let n = ((len as usize) / 2).min(N);
     String::from_utf16_lossy(&buf[..n])
         .trim_end_matches('\0')
         .to_string()
+}
+
+/// A content mark's name (one longer than 16 characters is not `OC` anyway).
+unsafe fn mark_name(b: &dyn PdfiumLibraryBindings, mark: FPDF_PAGEOBJECTMARK) -> String {
+    utf16::<16>(|buf, n, out| b.FPDFPageObjMark_GetName(mark, buf, n, out))
 }
 
 /// The `Name` of the optional-content group an `/OC` mark refers to ("" when it has none:
 /// a membership dictionary).
 unsafe fn layer_name(b: &dyn PdfiumLibraryBindings, mark: FPDF_PAGEOBJECTMARK) -> String {
-    let mut buf = [0u16; 128];
-    let mut len: libc::c_ulong = 0;
-    if b.FPDFPageObjMark_GetParamStringValue(
-        mark,
-        "Name",
-        buf.as_mut_ptr(),
-        std::mem::size_of_val(&buf) as libc::c_ulong,
-        &mut len,
-    ) == 0
-    {
-        return String::new();
-    }
-    let n = ((len as usize) / 2).min(buf.len());
-    String::from_utf16_lossy(&buf[..n])
-        .trim_end_matches('\0')
-        .to_string()
+    utf16::<128>(|buf, n, out| b.FPDFPageObjMark_GetParamStringValue(mark, "Name", buf, n, out))
 }
 
 /// Takes off an object's `/OC` marks of the layers `which` picks.

@@ -263,3 +263,83 @@ mod tests {
         assert!(fast == slow, "the fast conversion differs from image's");
     }
 }
+
+/// Renderings are at most this many pixels a side, whatever their pixel cap.
+const MAX_SIDE: f32 = 16_384.0;
+
+/// A bitmap's size for a page of `w` × `h` points: `scale` pixels a point at most, the
+/// pixels capped, and each side capped too (a page 10⁸ points wide and a thousandth high
+/// passes a pixel cap taken on the product alone).
+pub(super) fn bitmap_size(w: f32, h: f32, scale: f32, max_pixels: f32) -> Option<(i32, i32)> {
+    if !(w.is_finite() && h.is_finite() && w > 0.0 && h > 0.0) {
+        return None;
+    }
+    let scale = scale
+        .min((max_pixels / (w * h)).sqrt())
+        .min(MAX_SIDE / w)
+        .min(MAX_SIDE / h);
+    let (pw, ph) = (
+        ((w * scale).round()).max(1.0),
+        ((h * scale).round()).max(1.0),
+    );
+    (pw * ph <= max_pixels.max(1.0) && pw <= MAX_SIDE && ph <= MAX_SIDE)
+        .then_some((pw as i32, ph as i32))
+}
+
+/// A page drawn for the hidden-text checks: RGBA rows of `width` pixels.
+pub(super) struct Drawing {
+    config: PdfRenderConfig,
+    pub(super) width: i64,
+    pub(super) height: i64,
+    pub(super) pixels: Vec<u8>,
+}
+
+impl Drawing {
+    /// The page at `scale` pixels a point at most, within `max_pixels` (`bitmap_size`).
+    pub(super) fn of(page: &PdfPage<'_>, scale: f32, max_pixels: f32) -> Option<Drawing> {
+        let (pw, ph) = bitmap_size(page.width().value, page.height().value, scale, max_pixels)?;
+        let config = PdfRenderConfig::new()
+            .set_target_width(pw)
+            .set_target_height(ph);
+        let bitmap = page.render_with_config(&config).ok()?;
+        let (width, height) = (i64::from(bitmap.width()), i64::from(bitmap.height()));
+        let pixels = bitmap.as_rgba_bytes();
+        (pixels.len() >= (width * height * 4) as usize).then_some(Drawing {
+            config,
+            width,
+            height,
+            pixels,
+        })
+    }
+
+    /// The pixels (x0, y0, x1, y1) of a box in page points (left, bottom, right, top),
+    /// clamped to the drawing; None when a corner cannot be placed or the box is under
+    /// `min` pixels a side.
+    pub(super) fn pixel_box(
+        &self,
+        page: &PdfPage<'_>,
+        [l, b, r, t]: [f32; 4],
+        min: i64,
+    ) -> Option<(i64, i64, i64, i64)> {
+        let corner = |x: f32, y: f32| {
+            page.points_to_pixels(PdfPoints::new(x), PdfPoints::new(y), &self.config)
+                .ok()
+        };
+        let (p, q) = (corner(l, b)?, corner(r, t)?);
+        let (x0, x1) = (
+            i64::from(p.0.min(q.0)).clamp(0, self.width),
+            i64::from(p.0.max(q.0)).clamp(0, self.width),
+        );
+        let (y0, y1) = (
+            i64::from(p.1.min(q.1)).clamp(0, self.height),
+            i64::from(p.1.max(q.1)).clamp(0, self.height),
+        );
+        (x1 - x0 >= min && y1 - y0 >= min).then_some((x0, y0, x1, y1))
+    }
+
+    /// The RGB of the pixel at (x, y).
+    pub(super) fn rgb(&self, x: i64, y: i64) -> (u8, u8, u8) {
+        let p = ((y * self.width + x) * 4) as usize;
+        (self.pixels[p], self.pixels[p + 1], self.pixels[p + 2])
+    }
+}

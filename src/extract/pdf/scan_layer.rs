@@ -149,7 +149,6 @@ pub(super) fn not_in_image(
     if lines.is_empty() {
         return Vec::new();
     }
-    let (w, h) = (page.width().value, page.height().value);
     let engine = crate::ocr::ppocr::engine();
     let can_read = check.recognise && crate::ocr::OcrEngine::is_available(engine);
     let instruction: Vec<bool> = lines
@@ -164,20 +163,10 @@ pub(super) fn not_in_image(
     let mut heights: Vec<f32> = lines.iter().map(|l| l.rect.height().max(1.0)).collect();
     heights.sort_by(f32::total_cmp);
     let scale = (line_px / heights[heights.len() / 2]).clamp(0.5, 4.0);
-    let Some((pw, ph)) = super::layers::bitmap_size(w, h, scale, MAX_PIXELS) else {
+    let Some(drawing) = super::render::Drawing::of(page, scale, MAX_PIXELS) else {
         return Vec::new();
     };
-    let config = PdfRenderConfig::new()
-        .set_target_width(pw)
-        .set_target_height(ph);
-    let Ok(bitmap) = page.render_with_config(&config) else {
-        return Vec::new();
-    };
-    let (bw, bh) = (bitmap.width() as i64, bitmap.height() as i64);
-    let pixels = bitmap.as_rgba_bytes();
-    if pixels.len() < (bw * bh * 4) as usize {
-        return Vec::new();
-    }
+    let (bw, bh, pixels) = (drawing.width, drawing.height, &drawing.pixels);
     let lum = |i: usize| -> u8 {
         ((u16::from(pixels[i]) * 3 + u16::from(pixels[i + 1]) * 6 + u16::from(pixels[i + 2])) / 10)
             as u8
@@ -195,22 +184,9 @@ pub(super) fn not_in_image(
         ((at(0.9).saturating_sub(at(0.01))) / 3).clamp(12, 60)
     };
     // A line's box in the rendering, with a margin: None when it lies outside it.
-    let boxed = |r: &Rect| -> Option<(i64, i64, i64, i64)> {
+    let boxed = |r: &Rect| {
         let (dx, dy) = (0.3 * r.height(), 0.12 * r.height());
-        let corner = |x: f32, y: f32| {
-            page.points_to_pixels(PdfPoints::new(x), PdfPoints::new(y), &config)
-                .ok()
-        };
-        let (a, b) = (corner(r.l - dx, r.b - dy)?, corner(r.r + dx, r.t + dy)?);
-        let (x0, x1) = (
-            i64::from(a.0.min(b.0)).clamp(0, bw),
-            i64::from(a.0.max(b.0)).clamp(0, bw),
-        );
-        let (y0, y1) = (
-            i64::from(a.1.min(b.1)).clamp(0, bh),
-            i64::from(a.1.max(b.1)).clamp(0, bh),
-        );
-        (x1 - x0 >= 4 && y1 - y0 >= 4).then_some((x0, y0, x1, y1))
+        drawing.pixel_box(page, [r.l - dx, r.b - dy, r.r + dx, r.t + dy], 4)
     };
     let mut budget = MAX_VISITS;
     // Ink: pixels well darker than the box's paper (its lightest tenth), 1 % of them or
@@ -241,12 +217,8 @@ pub(super) fn not_in_image(
         let mut img = RgbImage::new((x1 - x0) as u32, (y1 - y0) as u32);
         for (y, row) in (y0..y1).zip(0u32..) {
             for (x, col) in (x0..x1).zip(0u32..) {
-                let p = ((y * bw + x) * 4) as usize;
-                img.put_pixel(
-                    col,
-                    row,
-                    image::Rgb([pixels[p], pixels[p + 1], pixels[p + 2]]),
-                );
+                let (r, g, b) = drawing.rgb(x, y);
+                img.put_pixel(col, row, image::Rgb([r, g, b]));
             }
         }
         img
