@@ -30,6 +30,9 @@ pub struct Extraction {
     pub fresh_ocr: Vec<(u64, Vec<crate::ocr::OcrLine>)>,
     /// What the extractor found hidden (elements, runs), beside what the text shows.
     pub findings: Vec<crate::findings::Finding>,
+    /// Where each page, slide, sheet or chapter stands in `text` (none: the text is the
+    /// document's, one unit).
+    pub units: Vec<crate::model::Span>,
 }
 
 /// A file found inside a document.
@@ -76,6 +79,11 @@ pub struct Envelope {
     /// absent when nothing was found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub security: Option<crate::findings::Security>,
+    /// With `include_units`: each page, slide, sheet or chapter the text shows (or the
+    /// document, for a format without them), with where its own text (after its marker
+    /// line) starts and ends in `text`, in characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units: Option<Vec<crate::model::UnitRange>>,
     /// Format-specific keys (see `Report`), beside the common ones.
     #[serde(flatten)]
     pub report: Report,
@@ -294,20 +302,8 @@ pub fn take_blocks<S: AsRef<str>>(blocks: &[S], max_chars: usize, max_blocks: us
     }
 }
 
-/// A part of a read's text: a page, slide, sheet or chapter (after its marker line), or
-/// the whole text of a format without markers. Search indexes them; findings are placed by
-/// them.
-#[derive(Debug, PartialEq)]
-pub struct Unit {
-    /// `page`, `slide`, `sheet`, `chapter` or `document`.
-    pub kind: &'static str,
-    /// Its number or sheet name (`""` for a document).
-    pub key: String,
-    pub text: String,
-}
-
-/// Where in a document something stands: the page, slide, sheet or chapter of a `Unit`
-/// (none for a format without markers). Search hits and hidden-text findings carry it.
+/// Where in a document something stands: the page, slide, sheet or chapter of a unit
+/// (none for a format without them). Search hits and hidden-text findings carry it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 pub struct Place {
     /// The page (pdf, image).
@@ -328,101 +324,25 @@ pub struct Place {
 }
 
 impl Place {
-    /// The place a unit's kind and key name.
-    pub fn of(kind: &str, key: &str) -> Self {
-        let number = key.parse::<u64>().ok();
+    /// The place of a unit (none for the document's).
+    pub fn of(unit: &crate::model::Unit) -> Self {
+        use crate::model::UnitKind;
+        let number = |k: UnitKind| unit.number.filter(|_| unit.kind == k);
         Self {
-            page: number.filter(|_| kind == "page"),
-            slide: number.filter(|_| kind == "slide"),
-            chapter: number.filter(|_| kind == "chapter"),
-            sheet: (kind == "sheet").then(|| key.to_string()),
+            page: number(UnitKind::Page),
+            slide: number(UnitKind::Slide),
+            chapter: number(UnitKind::Chapter),
+            sheet: (unit.kind == UnitKind::Sheet)
+                .then(|| unit.name.clone())
+                .flatten(),
             paragraph: None,
         }
     }
 }
 
-/// Split an envelope's text at its unit markers, without the closing line of a cut text.
-pub fn units(text: &str) -> Vec<Unit> {
-    let text = match text.rfind(TRUNCATION_LINE) {
-        Some(i) => &text[..i],
-        None => text,
-    };
-    let mut out: Vec<Unit> = Vec::new();
-    let mut current = Unit {
-        kind: "document",
-        key: String::new(),
-        text: String::new(),
-    };
-    for line in text.split_inclusive('\n') {
-        if let Some((kind, key)) = marker(line.trim_end()) {
-            let done = std::mem::replace(
-                &mut current,
-                Unit {
-                    kind,
-                    key,
-                    text: String::new(),
-                },
-            );
-            if !done.text.trim().is_empty() {
-                out.push(done);
-            }
-            continue;
-        }
-        current.text.push_str(line);
-    }
-    if !current.text.trim().is_empty() {
-        out.push(current);
-    }
-    out
-}
-
-/// `--- Page 3 ---`, `--- Slide 2 ---`, `--- Chapter 4: Title ---`, `--- Sheet: Q1 (…) ---`,
-/// `--- Chart sheet: Q1 ---`.
-fn marker(line: &str) -> Option<(&'static str, String)> {
-    let inner = line.strip_prefix("--- ")?.strip_suffix(" ---")?;
-    for (prefix, kind) in [
-        ("Page ", "page"),
-        ("Slide ", "slide"),
-        ("Chapter ", "chapter"),
-    ] {
-        if let Some(rest) = inner.strip_prefix(prefix) {
-            let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            return (!n.is_empty()).then_some((kind, n));
-        }
-    }
-    if let Some(rest) = inner
-        .strip_prefix("Sheet: ")
-        .or_else(|| inner.strip_prefix("Chart sheet: "))
-    {
-        let name = match rest.rfind(" (") {
-            Some(i) if rest.ends_with(" cols)") => &rest[..i],
-            _ => rest,
-        };
-        return Some(("sheet", name.to_string()));
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn units_split_at_markers() {
-        let t = "--- Page 1 ---\nalpha\n--- Page 2 ---\n\n--- Page 3 ---\nbeta\ngamma\n\n... (truncated, total 99 chars)";
-        let u = units(t);
-        assert_eq!(u.len(), 2);
-        assert_eq!(
-            (u[0].kind, u[0].key.as_str(), u[0].text.as_str()),
-            ("page", "1", "alpha\n")
-        );
-        assert_eq!((u[1].kind, u[1].key.as_str()), ("page", "3"));
-        assert!(!u[1].text.contains("truncated"));
-        let s = units("--- Sheet: Q1 sales (3 rows × 2 cols) ---\na\tb\n");
-        assert_eq!((s[0].kind, s[0].key.as_str()), ("sheet", "Q1 sales"));
-        let d = units("just text\n");
-        assert_eq!((d[0].kind, d[0].key.as_str()), ("document", ""));
-    }
 
     #[test]
     fn cutting_helpers() {

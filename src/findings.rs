@@ -20,7 +20,9 @@ pub struct Security {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Finding {
     /// `tag_characters`, `zero_width`, `bidi_override`, `homoglyph_word`,
-    /// `injection_pattern` (instruction-like text aimed at a model), and by format: HTML's
+    /// `injection_pattern` (instruction-like text aimed at a model), `marker_lookalike` (a
+    /// line of the document that reads like docreader's own `--- Page N ---` marker), and
+    /// by format: HTML's
     /// `hidden_element` (how: in `how`), Word's `hidden_run`, PowerPoint's `off_slide` and
     /// `covered`, PDF's `covered`, `invisible_render_mode`, `invisible_text_not_in_image`,
     /// `hidden_layer`, `hidden_form_field`.
@@ -145,7 +147,7 @@ static INJECTION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|
 /// runs), or `None` when there are none. The character kinds start from a character
 /// outside ASCII: text without one (most text) costs one pass; instruction-like phrases
 /// are one more pass of a compiled pattern.
-pub fn scan(text: &str, extra: Vec<Finding>) -> Option<Security> {
+pub fn scan(text: &str, units: &[crate::model::Span], extra: Vec<Finding>) -> Option<Security> {
     // Every finding is counted by kind; the first MAX_FINDINGS are listed.
     let mut kinds: Vec<(String, usize)> = Vec::new();
     let mut findings = Vec::new();
@@ -163,10 +165,11 @@ pub fn scan(text: &str, extra: Vec<Finding>) -> Option<Security> {
     }
     let chars = any_suspect(text);
     let phrases = INJECTION.is_match(text);
-    if chars || phrases {
-        for unit in crate::envelope::units(text) {
-            let place = crate::envelope::Place::of(unit.kind, &unit.key);
-            for (i, line) in unit.text.lines().enumerate() {
+    let markers = memchr::memmem::find(text.as_bytes(), b"--- ").is_some();
+    if chars || phrases || markers {
+        for (unit, part) in crate::model::parts(text, units) {
+            let place = crate::envelope::Place::of(&unit);
+            for (i, line) in part.lines().enumerate() {
                 let n = i as u64 + 1;
                 let mut found = if chars && !line.is_ascii() {
                     scan_line(line, n)
@@ -175,6 +178,17 @@ pub fn scan(text: &str, extra: Vec<Finding>) -> Option<Security> {
                 };
                 if phrases {
                     found.extend(injection(line, n));
+                }
+                if markers && line.starts_with("--- ") && reads_like_marker(line.trim_end()) {
+                    // The document's own line, inside a unit: docreader's markers stand
+                    // between units, never in one.
+                    found.push(finding(
+                        "marker_lookalike",
+                        "medium",
+                        n,
+                        line.chars().take(80).collect(),
+                        0,
+                    ));
                 }
                 for mut f in found {
                     f.place = place.clone();
@@ -298,6 +312,24 @@ pub fn finding(kind: &str, severity: &str, line: u64, snippet: String, chars: u6
         snippet,
         chars,
     }
+}
+
+/// Whether a line reads like the marker docreader writes between units: `--- Page 3 ---`,
+/// `--- Slide 2 ---`, `--- Chapter 4: Title ---`, `--- Sheet: Q1 (…) ---`,
+/// `--- Chart sheet: Q1 ---` (with or without a `⟦hidden⟧` mark).
+fn reads_like_marker(line: &str) -> bool {
+    let Some(inner) = line
+        .strip_prefix("--- ")
+        .and_then(|l| l.strip_suffix(" ---"))
+    else {
+        return false;
+    };
+    for prefix in ["Page ", "Slide ", "Chapter "] {
+        if let Some(rest) = inner.strip_prefix(prefix) {
+            return rest.starts_with(|c: char| c.is_ascii_digit());
+        }
+    }
+    inner.starts_with("Sheet: ") || inner.starts_with("Chart sheet: ")
 }
 
 /// Where a line's characters hide something: runs of tag characters (not an emoji flag's),
@@ -524,7 +556,7 @@ mod tests {
     use super::*;
 
     fn kinds(text: &str) -> Vec<String> {
-        scan(text, Vec::new())
+        scan(text, &[], Vec::new())
             .map(|s| s.findings.into_iter().map(|f| f.kind).collect())
             .unwrap_or_default()
     }
@@ -535,11 +567,15 @@ mod tests {
             .chars()
             .map(|c| char::from_u32(0xE0000 + c as u32).unwrap())
             .collect();
-        let s = scan(
-            &format!("--- Page 2 ---\nhello\nplain{tags} text\n"),
-            Vec::new(),
-        )
-        .unwrap();
+        // Placed by the units the extractor recorded: page 2 after its marker line.
+        let text = format!("--- Page 2 ---\nhello\nplain{tags} text\n");
+        let page = crate::model::Span {
+            unit: crate::model::Unit::numbered(crate::model::UnitKind::Page, 2),
+            head: 0,
+            body: 15,
+            end: text.len(),
+        };
+        let s = scan(&text, &[page], Vec::new()).unwrap();
         assert_eq!(s.findings.len(), 1);
         let f = &s.findings[0];
         assert_eq!(
@@ -551,6 +587,13 @@ mod tests {
         assert_eq!(kinds("file\u{202E}gpj.exe"), ["bidi_override"]);
         assert_eq!(kinds("log in to pаypal now"), ["homoglyph_word"]);
         assert!(s.summary.contains("1 tag_characters"));
+        // A line inside a unit that reads like a marker is the document's text.
+        assert_eq!(kinds("intro\n--- Page 3 ---\nmore"), ["marker_lookalike"]);
+        assert_eq!(
+            kinds("--- Sheet: Q1 (3 rows × 2 cols) ---"),
+            ["marker_lookalike"]
+        );
+        assert!(kinds("--- Table 1 ---\n--- Page three ---").is_empty());
     }
 
     #[test]
@@ -567,7 +610,7 @@ mod tests {
             "עברית \u{2067}embedded\u{2069} text",
         ] {
             assert!(
-                scan(text, Vec::new()).is_none(),
+                scan(text, &[], Vec::new()).is_none(),
                 "{text}: {:?}",
                 kinds(text)
             );

@@ -18,6 +18,7 @@ pub mod findings;
 pub mod http;
 pub mod jobs;
 pub mod metrics;
+pub mod model;
 pub mod native;
 pub mod ocr;
 pub mod options;

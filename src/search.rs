@@ -2,8 +2,8 @@
 //! Postgres, issue #22) a `tsvector` of the same terms ranked by `ts_rank_cd`.
 //!
 //! What is indexed: the text of every page, slide, sheet or chapter a read of an upload
-//! returned (split at the envelope's `--- Page N ---` markers; a format without them is one
-//! unit), and whole documents through `POST /files/{id}/index`. A unit is kept once per
+//! returned (its units as the extractor recorded them, never split at lines that read like
+//! markers; a format without them is one unit), and whole documents through `POST /files/{id}/index`. A unit is kept once per
 //! file, replaced when a later read returns more of it. Reads that do not start at the
 //! document's start (`offset`, `byte_offset`, `paragraph_offset`, `range`) or return only
 //! matching lines (`query`) are not indexed: their line numbers are not the document's.
@@ -218,9 +218,7 @@ impl Drop for Waiting<'_> {
 /// go once it is written).
 #[derive(Debug)]
 struct IndexJob {
-    tenant: String,
-    file_id: String,
-    text: String,
+    read: Indexed,
     _held: (
         tokio::sync::OwnedRwLockReadGuard<()>,
         tokio::sync::OwnedSemaphorePermit,
@@ -252,15 +250,24 @@ impl Pending {
     }
 
     /// Index `text` (what a read of the upload returned) in the background.
-    pub async fn index(&self, tenant: &str, file_id: &str, text: &str) {
+    pub async fn index(
+        &self,
+        tenant: &str,
+        file_id: &str,
+        text: &str,
+        units: &[crate::model::UnitRange],
+    ) {
         let Ok(slot) = self.slots.clone().acquire_owned().await else {
             return;
         };
         let share = self.gate.clone().read_owned().await;
         let job = IndexJob {
-            tenant: tenant.to_string(),
-            file_id: file_id.to_string(),
-            text: text.to_string(),
+            read: Indexed {
+                tenant: tenant.to_string(),
+                file_id: file_id.to_string(),
+                text: text.to_string(),
+                units: units.to_vec(),
+            },
             _held: (share, slot),
         };
         if let Some(queue) = &self.queue {
@@ -276,13 +283,8 @@ impl Pending {
         let rid = crate::request_id::current().unwrap_or_default();
         tokio::spawn(crate::request_id::scope(rid, async move {
             // Search is a by-product of reading: a failure to index never fails the read.
-            let IndexJob {
-                tenant,
-                file_id,
-                text,
-                _held,
-            } = job;
-            if let Err(e) = index_text_postgres(&pool, &tenant, &file_id, text).await {
+            let IndexJob { read, _held } = job;
+            if let Err(e) = index_text_postgres(&pool, read).await {
                 tracing::warn!(error = %e, "could not index the read for search");
             }
         }));
@@ -349,13 +351,7 @@ async fn write_index(
         let texts: Texts = std::sync::Arc::new(
             group
                 .iter_mut()
-                .map(|j| {
-                    (
-                        std::mem::take(&mut j.tenant),
-                        std::mem::take(&mut j.file_id),
-                        std::mem::take(&mut j.text),
-                    )
-                })
+                .map(|j| std::mem::take(&mut j.read))
                 .collect(),
         );
         if let Err(e) = index_texts_on(&pool, &mut conn, texts.clone(), None).await {
@@ -364,7 +360,7 @@ async fn write_index(
             } else {
                 for (k, one) in texts.iter().enumerate() {
                     if let Err(e) = index_texts_on(&pool, &mut conn, texts.clone(), Some(k)).await {
-                        tracing::warn!(error = %e, file_id = one.1, "could not index the read for search");
+                        tracing::warn!(error = %e, file_id = one.file_id, "could not index the read for search");
                     }
                 }
             }
@@ -376,7 +372,43 @@ async fn write_index(
 }
 
 /// Reads' texts waiting to be indexed together: (tenant, file id, text).
-type Texts = std::sync::Arc<Vec<(String, String, String)>>;
+type Texts = std::sync::Arc<Vec<Indexed>>;
+
+/// A read's text waiting to be indexed, with where its units stand in it (the envelope's
+/// `units`): each page, slide, sheet or chapter is a unit of the index.
+#[derive(Debug, Default)]
+struct Indexed {
+    tenant: String,
+    file_id: String,
+    text: String,
+    units: Vec<crate::model::UnitRange>,
+}
+
+/// A unit of the index: its kind, key (number or sheet name) and text.
+struct SearchUnit<'a> {
+    kind: &'static str,
+    key: String,
+    text: &'a str,
+}
+
+impl Indexed {
+    /// Its units with text: each unit's own text (not its marker line, nor what stands
+    /// outside every unit, such as a workbook's sheet list).
+    fn search_units(&self) -> Vec<SearchUnit<'_>> {
+        crate::model::byte_spans(&self.text, &self.units)
+            .into_iter()
+            .map(|s| {
+                (
+                    s.unit.kind.as_str(),
+                    s.unit.key(),
+                    &self.text[s.body..s.end],
+                )
+            })
+            .filter(|(_, _, t)| !t.trim().is_empty())
+            .map(|(kind, key, text)| SearchUnit { kind, key, text })
+            .collect()
+    }
+}
 
 /// Run `work` (the index's CPU work: a text's units, their words and their encoding) on the
 /// blocking pool. Not on a runtime thread: it takes ~4 ms for a 200-page read's 870,000
@@ -393,31 +425,20 @@ async fn off_runtime<T: Send + 'static>(
 
 /// Index what a read of a tenant's upload returned, on Postgres (SQLite's reads go through
 /// `write_index`): its units and their terms made off the runtime, then written.
-async fn index_text_postgres(
-    pool: &sqlx::PgPool,
-    tenant: &str,
-    file_id: &str,
-    text: String,
-) -> Result<(), sqlx::Error> {
+async fn index_text_postgres(pool: &sqlx::PgPool, read: Indexed) -> Result<(), sqlx::Error> {
+    let (tenant, file_id) = (read.tenant.clone(), read.file_id.clone());
     let units = off_runtime(move || {
-        Ok(crate::envelope::units(&text)
+        Ok(read
+            .search_units()
             .into_iter()
             .map(|u| {
-                let terms = ts_vector(&u.text);
-                (u, terms)
+                let terms = ts_vector(u.text);
+                (u.kind, u.key, u.text.to_string(), terms)
             })
             .collect::<Vec<_>>())
     })
     .await?;
-    index_units_postgres(pool, tenant, file_id, units).await
-}
-
-/// The texts as the trips' builder takes them.
-fn borrowed(texts: &[(String, String, String)]) -> Vec<(&str, &str, &str)> {
-    texts
-        .iter()
-        .map(|(t, f, x)| (t.as_str(), f.as_str(), x.as_str()))
-        .collect()
+    index_units_postgres(pool, &tenant, &file_id, units).await
 }
 
 /// A read's units with their terms (`ts_vector`), made ready off the runtime.
@@ -425,7 +446,7 @@ async fn index_units_postgres(
     db: &sqlx::PgPool,
     tenant: &str,
     file_id: &str,
-    units: Vec<(crate::envelope::Unit, String)>,
+    units: Vec<(&'static str, String, String, String)>,
 ) -> Result<(), sqlx::Error> {
     let mut tx = db.begin().await?;
     // Locks the file's row: a delete of it waits for this transaction, and one already
@@ -439,7 +460,7 @@ async fn index_units_postgres(
     if kept.is_none() {
         return Ok(());
     }
-    for (u, terms) in units {
+    for (kind, key, text, terms) in units {
         // A unit is replaced only by a longer text of it (a later read that returned more).
         sqlx::query(
             "INSERT INTO search_units (tenant, file_id, unit, unit_key, text, terms) \
@@ -450,9 +471,9 @@ async fn index_units_postgres(
         )
         .bind(tenant)
         .bind(file_id)
-        .bind(u.kind)
-        .bind(&u.key)
-        .bind(&u.text)
+        .bind(kind)
+        .bind(&key)
+        .bind(&text)
         .bind(terms)
         .execute(&mut *tx)
         .await?;
@@ -492,15 +513,42 @@ const TEXT_BYTES_A_TRIP: usize = 256 * 1024;
 #[cfg(test)]
 async fn index_texts_sqlite(
     conn: &mut sqlx::SqliteConnection,
-    texts: &[(&str, &str, &str)],
+    texts: &[(&str, &str, Vec<String>)],
 ) -> Result<(), sqlx::Error> {
     let texts: Texts = std::sync::Arc::new(
         texts
             .iter()
-            .map(|&(t, f, x)| (t.into(), f.into(), x.into()))
+            .map(|(t, f, pages)| paged(t, f, pages))
             .collect(),
     );
     run_trips(conn, &mut trips_off_runtime(texts, None)).await
+}
+
+/// A text of pages as an extractor makes it (each page its marker line, then its text),
+/// with its units (for tests).
+#[cfg(test)]
+fn paged(tenant: &str, file_id: &str, pages: &[String]) -> Indexed {
+    use crate::model::{Span, Unit, UnitKind};
+    let (mut text, mut spans) = (String::new(), Vec::new());
+    for (i, p) in pages.iter().enumerate() {
+        let head = text.len();
+        text.push_str(&format!("--- Page {} ---\n", i + 1));
+        let body = text.len();
+        text.push_str(p);
+        spans.push(Span {
+            unit: Unit::numbered(UnitKind::Page, i as u64 + 1),
+            head,
+            body,
+            end: text.len(),
+        });
+    }
+    let units = crate::model::char_ranges(&text, &spans);
+    Indexed {
+        tenant: tenant.into(),
+        file_id: file_id.into(),
+        text,
+        units,
+    }
 }
 
 /// One trip of a group: its number, how many the group has, and its units as one JSON
@@ -513,10 +561,9 @@ type Trip = Result<(usize, usize, String), sqlx::Error>;
 fn trips_off_runtime(texts: Texts, only: Option<usize>) -> tokio::sync::mpsc::Receiver<Trip> {
     let (tx, rx) = tokio::sync::mpsc::channel(1);
     tokio::task::spawn_blocking(move || {
-        let all = borrowed(&texts);
         let texts = match only {
-            Some(k) => &all[k..=k],
-            None => &all[..],
+            Some(k) => &texts[k..=k],
+            None => &texts[..],
         };
         // Sending waits while the trip before is still in the channel; it fails when the
         // writer has stopped taking them (a trip failed).
@@ -532,18 +579,18 @@ fn trips_off_runtime(texts: Texts, only: Option<usize>) -> tokio::sync::mpsc::Re
 /// temp table and SQL moves them on (`index_trip!`). Statement by statement, a one-page
 /// read took five round trips to that thread and a 200-page one 402, each waking it and
 /// then a runtime thread.
-fn sqlite_trips(texts: &[(&str, &str, &str)], mut send: impl FnMut(Trip) -> bool) {
-    let units: Vec<(&str, &str, crate::envelope::Unit)> = texts
+fn sqlite_trips(texts: &[Indexed], mut send: impl FnMut(Trip) -> bool) {
+    let units: Vec<(&str, &str, SearchUnit)> = texts
         .iter()
-        .flat_map(|&(tenant, file_id, text)| {
-            crate::envelope::units(text)
+        .flat_map(|x| {
+            x.search_units()
                 .into_iter()
-                .map(move |u| (tenant, file_id, u))
+                .map(move |u| (x.tenant.as_str(), x.file_id.as_str(), u))
         })
         .collect();
     // The trips: runs of units within both bounds (a unit larger than the byte bound goes
     // alone).
-    let mut trips: Vec<&[(&str, &str, crate::envelope::Unit)]> = Vec::new();
+    let mut trips: Vec<&[(&str, &str, SearchUnit)]> = Vec::new();
     let (mut start, mut bytes) = (0, 0);
     for (i, (_, _, u)) in units.iter().enumerate() {
         if i > start && (i - start == UNITS_A_TRIP || bytes + u.text.len() > TEXT_BYTES_A_TRIP) {
@@ -559,10 +606,10 @@ fn sqlite_trips(texts: &[(&str, &str, &str)], mut send: impl FnMut(Trip) -> bool
     for (i, trip) in trips.into_iter().enumerate() {
         // The trip's units as one JSON array: one parameter, so the statements are the
         // same whatever their number (prepared once, not once for each count).
-        let terms: Vec<String> = trip.iter().map(|(_, _, u)| index_terms(&u.text)).collect();
+        let terms: Vec<String> = trip.iter().map(|(_, _, u)| index_terms(u.text)).collect();
         let mut rows: Vec<[&str; 6]> = Vec::with_capacity(trip.len());
         for ((tenant, file_id, u), terms) in trip.iter().zip(&terms) {
-            rows.push([tenant, file_id, u.kind, &u.key, &u.text, terms]);
+            rows.push([tenant, file_id, u.kind, &u.key, u.text, terms]);
         }
         let encoded = serde_json::to_string(&rows)
             .map(|rows| (i, count, rows))
@@ -962,7 +1009,7 @@ fn hits_of(
             file_ids: vec![file_id.clone()],
             file_id,
             name,
-            place: crate::envelope::Place::of(&unit, &key),
+            place: crate::envelope::Place::of(&crate::model::Unit::stored(&unit, &key)),
             line,
             snippet,
             score: (score * 1000.0).round() / 1000.0,
@@ -1054,15 +1101,15 @@ mod tests {
             )
             .bind(match_query(q).unwrap())
         };
-        let two = "--- Page 1 ---\nalpha one\n--- Page 2 ---\nbravo\n";
+        let p = |pages: &[&str]| pages.iter().map(|p| p.to_string()).collect::<Vec<_>>();
         index_texts_sqlite(
             &mut c,
             &[
-                ("t", "f1", two),
-                ("t", "gone", "charlie\n"),
-                ("t", "f2", "--- Page 1 ---\ndelta\n"),
-                ("t", "f2", "--- Page 1 ---\ndelta echo\n"),
-                ("u", "f1", "foxtrot\n"),
+                ("t", "f1", p(&["alpha one\n", "bravo\n"])),
+                ("t", "gone", p(&["charlie\n"])),
+                ("t", "f2", p(&["delta\n"])),
+                ("t", "f2", p(&["delta echo\n"])),
+                ("u", "f1", p(&["foxtrot\n"])),
             ],
         )
         .await
@@ -1095,7 +1142,7 @@ mod tests {
             &[(
                 "t",
                 "f1",
-                "--- Page 1 ---\nalpha golf india\n--- Page 2 ---\nbr\n--- Page 3 ---\nkilo\0oscar\n",
+                p(&["alpha golf india\n", "br\n", "kilo\0oscar\n"]),
             )],
         )
         .await
@@ -1124,16 +1171,11 @@ mod tests {
         assert_eq!(fts, 3);
         // More units than one trip carries (three trips by count, and one of more text
         // than a trip's bytes on its own), and page 1 again, longer, in the last trip.
-        let mut big: String = (1..=2_500)
-            .map(|p| format!("--- Page {p} ---\nword{p} hotel\n"))
-            .collect();
-        big.push_str(&format!("--- Page 2501 ---\n{}\n", "lima ".repeat(60_000)));
+        let mut big: Vec<String> = (1..=2_500).map(|p| format!("word{p} hotel\n")).collect();
+        big.push(format!("{}\n", "lima ".repeat(60_000)));
         index_texts_sqlite(
             &mut c,
-            &[
-                ("t", "big", &big),
-                ("t", "big", "--- Page 1 ---\nword1 hotel mike\n"),
-            ],
+            &[("t", "big", big), ("t", "big", p(&["word1 hotel mike\n"]))],
         )
         .await
         .unwrap();

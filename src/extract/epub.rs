@@ -12,6 +12,7 @@ use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::{close_truncated, take_blocks, Extraction, Next, Taken};
 use crate::error::{ApiError, ErrorCode};
+use crate::model::{Unit, UnitKind};
 use crate::options::{format_pages, select_pages, ReadRequest};
 use crate::report::Report;
 
@@ -311,6 +312,7 @@ impl Extractor for EpubExtractor {
         };
         let mut hidden: Vec<(u64, super::html::Hidden)> = Vec::new();
         let mut blocks: Vec<(u64, String)> = Vec::with_capacity(selected.len());
+        let mut units: Vec<(Unit, usize)> = Vec::with_capacity(selected.len());
         for &n in &selected {
             let path = &book.spine[(n - 1) as usize];
             let Some(bytes) = pkg.read(path)? else {
@@ -319,16 +321,23 @@ impl Extractor for EpubExtractor {
             };
             let html = String::from_utf8_lossy(&bytes);
             let title = titles.get(path).cloned().or_else(|| first_heading(&html));
-            let mut block = match title {
+            let mut block = match &title {
                 Some(t) => format!("--- Chapter {n}: {t} ---\n"),
                 None => format!("--- Chapter {n} ---\n"),
             };
+            let unit = Unit {
+                kind: UnitKind::Chapter,
+                number: Some(n),
+                name: title,
+            };
+            let marker = block.len();
             let rendered = super::html::render_as(&html, false, mode);
             if !rendered.text.trim().is_empty() {
                 block.push_str(&rendered.text);
             }
             hidden.extend(rendered.hidden.into_iter().map(|h| (n, h)));
             blocks.push((n, block));
+            units.push((unit, marker));
         }
         let report = |shown: &[u64]| Report {
             total_chapters: Some(total),
@@ -381,6 +390,13 @@ impl Extractor for EpubExtractor {
             char_count: char_count as u64,
             report: report(&shown),
             findings: findings_of(&shown),
+            units: crate::model::block_spans(
+                units
+                    .into_iter()
+                    .zip(&blocks)
+                    .map(|((unit, marker), (_, b))| (unit, marker, b.len())),
+                text.len(),
+            ),
             ..Default::default()
         };
         if rest.is_empty() {

@@ -318,6 +318,7 @@ impl Extractor for ImageExtractor {
         let mut warnings: Vec<String> = warning.into_iter().collect();
         let mut text = ocr::lines_to_text(&lines);
         let mut pages = 1;
+        let mut units = Vec::new();
         if tiff {
             // One page decoded, recognised and dropped at a time.
             let mut more = TiffPages::open(&input.path, limits)?;
@@ -332,7 +333,9 @@ impl Extractor for ImageExtractor {
                     Err(PageError::TooLarge(e)) => return Err(e),
                 };
                 if decoded == 0 {
-                    text = format!("--- Page 1 ---\n{text}");
+                    let marker = "--- Page 1 ---\n";
+                    text.insert_str(0, marker);
+                    units.push(page_span(1, 0, marker.len(), text.len()));
                 }
                 decoded += 1;
                 pages += 1;
@@ -343,7 +346,10 @@ impl Extractor for ImageExtractor {
                     &input.deadline,
                 )?;
                 warnings.extend(w3);
-                text.push_str(&format!("--- Page {pages} ---\n{}", ocr::lines_to_text(&l)));
+                let (head, marker) = (text.len(), format!("--- Page {pages} ---\n"));
+                text.push_str(&marker);
+                text.push_str(&ocr::lines_to_text(&l));
+                units.push(page_span(pages as u64, head, marker.len(), text.len()));
                 lines.extend(l);
             }
         }
@@ -390,6 +396,7 @@ impl Extractor for ImageExtractor {
         }
         if text.chars().count() > max_chars {
             let kept = whole_lines_within(&text, max_chars);
+            ex.units = crate::model::clip(units, kept.len());
             ex.text = close_truncated(kept.to_string(), ex.char_count);
             ex.truncated = true;
             let mut next = Next::default();
@@ -398,9 +405,20 @@ impl Extractor for ImageExtractor {
             ex.warnings
                 .push("the image holds more text than max_chars; `next` reads it whole".into());
         } else {
+            ex.units = units;
             ex.text = text;
         }
         Ok(ex)
+    }
+}
+
+/// Where page `n` of a multi-page image stands in the text.
+fn page_span(n: u64, head: usize, marker: usize, end: usize) -> crate::model::Span {
+    crate::model::Span {
+        unit: crate::model::Unit::numbered(crate::model::UnitKind::Page, n),
+        head,
+        body: head + marker,
+        end,
     }
 }
 

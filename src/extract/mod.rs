@@ -140,6 +140,17 @@ pub fn read_blocking(
         }
         next.hidden_text = req.hidden_text;
     }
+    // A format without units of its own is one: the document's text (without the closing
+    // line of a cut text, which only a cut text ends with).
+    if out.units.is_empty() {
+        let end = if out.truncated {
+            crate::envelope::without_truncation_line(&out.text).len()
+        } else {
+            out.text.len()
+        };
+        out.units = crate::model::whole(0..end);
+    }
+    let units = crate::model::char_ranges(&out.text, &out.units);
     Ok(Envelope {
         status: crate::envelope::Ok::Ok,
         file_id,
@@ -148,7 +159,8 @@ pub fn read_blocking(
         mime: input.format.mime().to_string(),
         char_count: out.char_count,
         truncated: out.truncated,
-        security: crate::findings::scan(&out.text, std::mem::take(&mut out.findings)),
+        security: crate::findings::scan(&out.text, &out.units, std::mem::take(&mut out.findings)),
+        units: Some(units),
         text: out.text,
         tokens: None,
         next: out.next,

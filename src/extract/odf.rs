@@ -683,7 +683,7 @@ impl Extractor for OdpExtractor {
             Block::Marker(m) => format!("{m}\n"),
             Block::Chart(c) => c.clone(),
         };
-        let blocks: Vec<(u64, String)> = selected
+        let blocks: Vec<(u64, usize, String)> = selected
             .iter()
             .map(|&n| {
                 let on = |notes: bool| {
@@ -698,8 +698,9 @@ impl Extractor for OdpExtractor {
                 let hidden = content.hidden_slides.contains(&(n as usize));
                 let mark = super::pptx::hidden_slide_mark(hidden, mode);
                 let mut block = format!("--- Slide {n}{mark} ---\n");
+                let marker = block.len();
                 if hidden && mode == HiddenText::Drop {
-                    return (n, block);
+                    return (n, marker, block);
                 }
                 block.extend(on(false));
                 let notes: String = on(true).collect();
@@ -707,7 +708,7 @@ impl Extractor for OdpExtractor {
                     block.push_str("[Notes]\n");
                     block.push_str(&notes);
                 }
-                (n, block)
+                (n, marker, block)
             })
             .collect();
         let mut ex = super::pptx::serve_slides(blocks, &selected, total, warnings, max_chars)?;

@@ -436,8 +436,9 @@ impl Extractor for PptxExtractor {
             }
             let mark = hidden_slide_mark(is_hidden, hidden_text);
             let mut block = format!("--- Slide {n}{mark} ---{end}");
+            let marker = block.len();
             if is_hidden && hidden_text == crate::options::HiddenText::Drop {
-                blocks.push((n, block));
+                blocks.push((n, marker, block));
                 continue;
             }
             let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
@@ -574,7 +575,7 @@ impl Extractor for PptxExtractor {
                     block.push_str(end);
                 }
             }
-            blocks.push((n, block));
+            blocks.push((n, marker, block));
         }
         let mut ex = serve_slides(blocks, &selected, total, warnings, max_chars)?;
         let shown = slides_shown(&ex);
@@ -640,24 +641,31 @@ pub(super) fn slides_shown(ex: &Extraction) -> impl Fn(u64) -> bool {
 }
 
 pub(super) fn serve_slides(
-    blocks: Vec<(u64, String)>,
+    blocks: Vec<(u64, usize, String)>,
     selected: &[u64],
     total: u64,
     mut warnings: Vec<String>,
     max_chars: usize,
 ) -> Result<Extraction, ApiError> {
     {
-        let char_count: usize = blocks.iter().map(|(_, b)| b.chars().count()).sum();
+        let char_count: usize = blocks.iter().map(|(_, _, b)| b.chars().count()).sum();
         let mut ex = Extraction {
             char_count: char_count as u64,
             ..Default::default()
         };
-        let texts: Vec<&str> = blocks.iter().map(|(_, b)| b.as_str()).collect();
+        let texts: Vec<&str> = blocks.iter().map(|(_, _, b)| b.as_str()).collect();
         let Taken {
             text,
             count,
             oversize,
         } = take_blocks(&texts, max_chars, usize::MAX);
+        ex.units = crate::model::block_spans(
+            blocks.iter().map(|(n, marker, b)| {
+                let unit = crate::model::Unit::numbered(crate::model::UnitKind::Slide, *n);
+                (unit, *marker, b.len())
+            }),
+            text.len(),
+        );
         let shown: Vec<u64> = selected[..count].to_vec();
         let rest: Vec<u64> = selected[count..].to_vec();
         let extra = Report {

@@ -209,6 +209,13 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub include_boxes: Option<bool>,
+    /// Any format: add `units` to the envelope: each page, slide, sheet or chapter the text
+    /// shows (one `document` unit for a format without them) with where its own text (after
+    /// its marker line) starts and ends in `text`, in characters. The text's `--- Page N
+    /// ---` lines are rendering; `units` is the structure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub include_units: Option<bool>,
     /// HTML: `true` reads the source as text (byte windows count its bytes); by default
     /// the text a browser shows (byte windows count its UTF-8 bytes).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -10,7 +10,13 @@ use crate::error::{ApiError, ErrorCode};
 pub const MAX_CHARS: usize = 50_000_000;
 
 /// Options every format accepts.
-const UNIVERSAL: &[&str] = &["deadline_ms", "max_chars", "max_tokens", "output"];
+const UNIVERSAL: &[&str] = &[
+    "deadline_ms",
+    "max_chars",
+    "max_tokens",
+    "output",
+    "include_units",
+];
 
 /// What names the file, and how the read is run, rather than how to read it.
 const IDENTITY: &[&str] = &[

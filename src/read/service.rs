@@ -305,9 +305,15 @@ impl ReadService {
         }
         if let Some(st) = &self.storage {
             if let (Some((id, _)), true) = (&upload, crate::search::indexable(&plan.req)) {
-                st.files.indexing.index(tenant, id, &env.text).await;
+                let units = env.units.as_deref().unwrap_or_default();
+                st.files.indexing.index(tenant, id, &env.text, units).await;
             }
             store_attachments(st, &self.limits, tenant, &mut env).await;
+        }
+        // The units travel with every envelope (search takes its places from them); the
+        // client gets them on request.
+        if plan.req.include_units != Some(true) {
+            env.units = None;
         }
         Ok(env)
     }

@@ -28,6 +28,7 @@ mod rtf;
 mod search;
 mod server;
 mod tokens;
+mod units;
 mod upload;
 mod upload_url;
 mod url_input;

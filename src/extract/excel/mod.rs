@@ -19,6 +19,7 @@ use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::{close_truncated, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
+use crate::model::{Span, Unit, UnitKind};
 use crate::options::{self, HiddenText, ReadRequest};
 use crate::report::{Report, SheetInfo};
 use sheet::{Keep, Sheet};
@@ -394,6 +395,8 @@ struct SheetsRead {
     plan: Vec<(usize, u32)>,
     /// The shown sheets' headings and rows.
     body: String,
+    /// Where each sheet shown stands in `body`.
+    units: Vec<Span>,
     /// char_count: the whole selection, as if both budgets were unlimited.
     all_chars: u64,
     /// Which budget stopped the read ("" when none did).
@@ -450,6 +453,7 @@ fn read_sheets(
         findings: Vec::new(),
         plan: Vec::new(),
         body: String::new(),
+        units: Vec::new(),
         all_chars: 0,
         stopped_by: "",
         needed: None,
@@ -659,6 +663,7 @@ fn read_sheets(
                     }
                     text.push_str(&charts);
                 }
+                let head = read.body.len();
                 if read.body.is_empty() {
                     text.insert_str(0, &heading);
                     read.body = text;
@@ -666,6 +671,12 @@ fn read_sheets(
                     read.body.push_str(&heading);
                     read.body.push_str(&text);
                 }
+                read.units.push(Span {
+                    unit: Unit::named(UnitKind::Sheet, name.as_str()),
+                    head,
+                    body: head + heading.len(),
+                    end: read.body.len(),
+                });
             }
         }
         if reading && !moved && read.stopped_by.starts_with("character") {
@@ -793,6 +804,16 @@ fn make_report(mut read: SheetsRead, scope: &Scope) -> Extraction {
     ex.char_count = head.chars().count() as u64 + read.all_chars;
     let mut text = read.body;
     text.insert_str(0, &head);
+    ex.units = read
+        .units
+        .into_iter()
+        .map(|s| Span {
+            head: s.head + head.len(),
+            body: s.body + head.len(),
+            end: s.end + head.len(),
+            ..s
+        })
+        .collect();
     match next {
         Some(mut n) => {
             ex.truncated = true;

@@ -7,6 +7,7 @@ use pdfium_render::prelude::*;
 use super::{Job, OcrReason, Page, PagesRead, Settings};
 use crate::envelope::{close_truncated, take_blocks, Extraction, Next, Taken};
 use crate::error::ApiError;
+use crate::model::{Unit, UnitKind};
 use crate::ocr::{self, OcrChoice};
 use crate::options::{self, format_pages, grep};
 use crate::report::{Boxes, OcrQuality, PageBoxes, PageSize, Report};
@@ -364,6 +365,13 @@ fn assemble(
         count,
         oversize,
     } = take_blocks(&texts, max_chars, usize::MAX);
+    ex.units = crate::model::block_spans(
+        blocks.iter().map(|(n, b)| {
+            let marker = format!("--- Page {n} ---\n").len();
+            (Unit::numbered(UnitKind::Page, *n), marker, b.len())
+        }),
+        kept.len(),
+    );
     let shown: Vec<u64> = blocks[..count].iter().map(|(n, _)| *n).collect();
     let oversize_page = oversize.map(|len| (blocks[0].0, len));
     // With a query, pages without hits make no block but were searched: what remains is

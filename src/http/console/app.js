@@ -5,7 +5,7 @@
 "use strict";
 
 const $ = (sel) => document.querySelector(sel);
-const IDENTITY = new Set(["file_id", "file_ids", "path", "url"]);
+const IDENTITY = new Set(["file_id", "file_ids", "path", "url", "include_units"]);
 const FIRST = ["output", "max_chars", "pages", "sheet", "range", "query"];
 // Where a read starts and ends: `next` says these anew.
 const POSITION = ["pages", "chapters", "offset", "limit", "byte_offset", "byte_length", "sheet",
@@ -172,7 +172,8 @@ async function read(body) {
     const res = await fetch("/read", {
       method: "POST",
       headers: headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
-      body: JSON.stringify(body),
+      // The console pages through the text by its units, never by its marker lines.
+      body: JSON.stringify({ ...body, include_units: true }),
     });
     if (!(res.headers.get("content-type") || "").includes("text/event-stream")) {
       const j = await res.json().catch(() => null);
@@ -231,8 +232,9 @@ function show(env) {
   $("#copy").disabled = false;
   $("#download").disabled = false;
   $("#read-on").hidden = !env.next;
-  // The text page by page, where it has page markers.
-  state.pages = splitPages(env.text || "");
+  // The text page by page, where it has pages (from `units`: a line of the document
+  // that reads like a page marker is text, not a page).
+  state.pages = unitPages(env);
   const paged = ["pdf", "image"].includes(env.format);
   state.page = state.pages.length ? state.pages[0].page : 1;
   $("#figure").hidden = !paged;
@@ -241,17 +243,12 @@ function show(env) {
   render();
 }
 
-function splitPages(text) {
-  const out = [];
-  const re = /^--- Page (\d+) ---$/gm;
-  let m;
-  let last = null;
-  while ((m = re.exec(text))) {
-    if (last) out.push({ page: last.page, text: text.slice(last.at, m.index) });
-    last = { page: Number(m[1]), at: m.index };
-  }
-  if (last) out.push({ page: last.page, text: text.slice(last.at) });
-  return out;
+function unitPages(env) {
+  const units = (env.units || []).filter((u) => u.kind === "page");
+  if (!units.length) return [];
+  // `start` and `end` count characters (code points), as `char_count` does.
+  const chars = Array.from(env.text || "");
+  return units.map((u) => ({ page: u.number, text: chars.slice(u.start, u.end).join("") }));
 }
 
 function pageText() {

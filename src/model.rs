@@ -1,0 +1,312 @@
+//! The document's units as structure, not as text: which page, slide, sheet or chapter
+//! each part of a read's text is, recorded by the extractor where it writes the part.
+//! Search, findings and `include_units` take their places from here; nothing splits the
+//! rendered text at lines that look like `--- Page N ---` (a document may hold such a line
+//! itself). A leaf: it uses nothing else of the crate.
+
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// What a unit of a document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitKind {
+    /// The whole text of a format without pages (text, HTML, Word, RTF, e-mail, a single
+    /// image, an answer to a query).
+    Document,
+    /// A PDF page, a TIFF page.
+    Page,
+    /// A PowerPoint or OpenDocument slide.
+    Slide,
+    /// A worksheet or chart sheet.
+    Sheet,
+    /// An EPUB chapter.
+    Chapter,
+}
+
+impl UnitKind {
+    /// The kind's name, as search stores it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Document => "document",
+            Self::Page => "page",
+            Self::Slide => "slide",
+            Self::Sheet => "sheet",
+            Self::Chapter => "chapter",
+        }
+    }
+}
+
+/// Which unit: its kind, its number (pages, slides, chapters) or name (sheets; a
+/// chapter's title).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Unit {
+    pub kind: UnitKind,
+    /// The page, slide or chapter number (1-based).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number: Option<u64>,
+    /// The sheet's name, the chapter's title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl Unit {
+    pub fn document() -> Self {
+        Self {
+            kind: UnitKind::Document,
+            number: None,
+            name: None,
+        }
+    }
+
+    pub fn numbered(kind: UnitKind, number: u64) -> Self {
+        Self {
+            kind,
+            number: Some(number),
+            name: None,
+        }
+    }
+
+    pub fn named(kind: UnitKind, name: impl Into<String>) -> Self {
+        Self {
+            kind,
+            number: None,
+            name: Some(name.into()),
+        }
+    }
+
+    /// A unit as search stored it (`kind`, `key`).
+    pub fn stored(kind: &str, key: &str) -> Self {
+        let kind = match kind {
+            "page" => UnitKind::Page,
+            "slide" => UnitKind::Slide,
+            "sheet" => return Self::named(UnitKind::Sheet, key),
+            "chapter" => UnitKind::Chapter,
+            _ => return Self::document(),
+        };
+        match key.parse() {
+            Ok(n) => Self::numbered(kind, n),
+            Err(_) => Self::document(),
+        }
+    }
+
+    /// Its key as search stores it: the number, the sheet's name, or `""`.
+    pub fn key(&self) -> String {
+        match (self.kind, self.number, &self.name) {
+            (UnitKind::Sheet, _, Some(name)) => name.clone(),
+            (_, Some(n), _) => n.to_string(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// Where a unit stands in a read's text, in bytes: its marker line from `head`, its own
+/// text from `body` to `end`. An extractor records it as it writes the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    pub unit: Unit,
+    /// Where its marker line starts (`body` when it has none).
+    pub head: usize,
+    pub body: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn text<'a>(&self, text: &'a str) -> &'a str {
+        &text[self.body..self.end]
+    }
+}
+
+/// A unit of a read's text, as the envelope's `units` gives it (`include_units`): where its
+/// own text (after its marker line) starts and ends in `text`, counted in characters as
+/// `char_count` counts them (Unicode scalar values).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct UnitRange {
+    #[serde(flatten)]
+    pub unit: Unit,
+    /// The first character of the unit's text in `text` (0-based).
+    pub start: u64,
+    /// One past its last character.
+    pub end: u64,
+}
+
+/// The spans of units written as blocks (each its marker line of `marker` bytes, then its
+/// text) that `text` starts with, in order: the blocks taken whole, then one cut short (the
+/// cut texts' budgets keep a prefix of the blocks). What stands past `text_end` (the
+/// closing line of a cut text) is in none.
+pub fn block_spans(
+    blocks: impl IntoIterator<Item = (Unit, usize, usize)>,
+    text_end: usize,
+) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    for (unit, marker, len) in blocks {
+        if at >= text_end {
+            break;
+        }
+        let end = (at + len).min(text_end);
+        let body = (at + marker).min(end);
+        out.push(Span {
+            unit,
+            head: at,
+            body,
+            end,
+        });
+        at += len;
+    }
+    out
+}
+
+/// Spans cut at `text_end` (a text kept to a budget); those wholly past it left out.
+pub fn clip(spans: Vec<Span>, text_end: usize) -> Vec<Span> {
+    spans
+        .into_iter()
+        .filter(|s| s.head < text_end)
+        .map(|s| Span {
+            body: s.body.min(text_end),
+            end: s.end.min(text_end),
+            ..s
+        })
+        .collect()
+}
+
+/// The spans in characters, for the envelope (one pass over the text).
+pub fn char_ranges(text: &str, spans: &[Span]) -> Vec<UnitRange> {
+    let mut points: Vec<usize> = spans.iter().flat_map(|s| [s.body, s.end]).collect();
+    points.sort_unstable();
+    points.dedup();
+    let chars = to_chars(text, &points);
+    let at = |b: usize| chars[points.binary_search(&b).unwrap_or(0)];
+    spans
+        .iter()
+        .map(|s| UnitRange {
+            unit: s.unit.clone(),
+            start: at(s.body),
+            end: at(s.end),
+        })
+        .collect()
+}
+
+/// The envelope's character ranges back in bytes of its text (search, after a worker:
+/// `head` is `body`, the marker lines are not in the ranges);
+/// ranges past the text's end are clipped to it.
+pub fn byte_spans(text: &str, units: &[UnitRange]) -> Vec<Span> {
+    let mut points: Vec<u64> = units.iter().flat_map(|u| [u.start, u.end]).collect();
+    points.sort_unstable();
+    points.dedup();
+    let mut bytes = Vec::with_capacity(points.len());
+    let mut it = text.char_indices().map(|(i, _)| i).chain([text.len()]);
+    let mut count = 0u64;
+    let mut cur = it.next();
+    for &p in &points {
+        while count < p && cur.is_some() {
+            cur = it.next();
+            count += 1;
+        }
+        bytes.push(cur.unwrap_or(text.len()));
+    }
+    let at = |c: u64| bytes[points.binary_search(&c).unwrap_or(0)];
+    units
+        .iter()
+        .map(|u| Span {
+            unit: u.unit.clone(),
+            head: at(u.start),
+            body: at(u.start),
+            end: at(u.end).max(at(u.start)),
+        })
+        .collect()
+}
+
+/// Byte offsets (sorted, on character boundaries) as character offsets.
+fn to_chars(text: &str, sorted_bytes: &[usize]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(sorted_bytes.len());
+    let (mut byte, mut chars) = (0usize, 0u64);
+    for &b in sorted_bytes {
+        let b = b.min(text.len());
+        if b > byte {
+            chars += text[byte..b].chars().count() as u64;
+            byte = b;
+        }
+        out.push(chars);
+    }
+    out
+}
+
+/// The parts of a text by its spans: what stands before the first unit's marker (a
+/// workbook's sheet list) as the document's, then each unit's own text. A text without
+/// spans is one document part.
+pub fn parts<'a>(text: &'a str, spans: &[Span]) -> Vec<(Unit, &'a str)> {
+    let mut out = Vec::with_capacity(spans.len() + 1);
+    let first = spans.first().map_or(text.len(), |s| s.head);
+    let before = &text[..first.min(text.len())];
+    if !before.trim().is_empty() {
+        out.push((Unit::document(), before));
+    }
+    for s in spans {
+        out.push((s.unit.clone(), &text[s.body..s.end]));
+    }
+    out
+}
+
+/// The one span of a text that has no units of its own.
+pub fn whole(range: Range<usize>) -> Vec<Span> {
+    if range.is_empty() {
+        return Vec::new();
+    }
+    vec![Span {
+        unit: Unit::document(),
+        head: range.start,
+        body: range.start,
+        end: range.end,
+    }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_make_spans_up_to_the_cut() {
+        let blocks = ["--- Page 1 ---\nalpha\n", "--- Page 2 ---\nbé\n"];
+        let text = format!("{}{}", blocks[0], &blocks[1][..16]);
+        let spans = block_spans(
+            blocks
+                .iter()
+                .enumerate()
+                .map(|(i, b)| (Unit::numbered(UnitKind::Page, i as u64 + 1), 15, b.len())),
+            text.len(),
+        );
+        assert_eq!(spans.len(), 2);
+        assert_eq!(spans[0].text(&text), "alpha\n");
+        assert_eq!(spans[1].text(&text), "b");
+        let ranges = char_ranges(&text, &spans);
+        assert_eq!((ranges[1].start, ranges[1].end), (36, 37));
+        assert_eq!(byte_spans(&text, &ranges)[1].text(&text), "b");
+    }
+
+    #[test]
+    fn characters_and_bytes_agree_past_multibyte_text() {
+        let text = "日本語\nabc\n";
+        let spans = vec![
+            Span {
+                unit: Unit::numbered(UnitKind::Page, 1),
+                head: 0,
+                body: 0,
+                end: 10,
+            },
+            Span {
+                unit: Unit::numbered(UnitKind::Page, 2),
+                head: 10,
+                body: 10,
+                end: 14,
+            },
+        ];
+        let r = char_ranges(text, &spans);
+        assert_eq!((r[0].start, r[0].end, r[1].end), (0, 4, 8));
+        let back = byte_spans(text, &r);
+        assert_eq!(back[0].text(text), "日本語\n");
+        assert_eq!(back[1].text(text), "abc\n");
+    }
+}
