@@ -95,6 +95,11 @@ pub struct Envelope {
     #[serde(skip)]
     #[schema(ignore)]
     pub fresh_ocr: Vec<(u64, Vec<crate::ocr::OcrLine>)>,
+    /// Where each unit stands in `text`, in bytes, as the extractor recorded it: search
+    /// indexes by them, and `units` is made from them on request (never serialized).
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub spans: Vec<crate::model::Span>,
 }
 
 /// How to read on: the option values that continue from where a read stopped. Send them

@@ -165,23 +165,28 @@ pub fn scan(text: &str, units: &[crate::model::Span], extra: Vec<Finding>) -> Op
     }
     let chars = any_suspect(text);
     let phrases = INJECTION.is_match(text);
+    // Marker-like lines are looked for where `--- ` starts a line (a search, not a walk
+    // over every line: a workbook's text has its own markers between its units).
     let markers = memchr::memmem::find(text.as_bytes(), b"--- ").is_some();
     if chars || phrases || markers {
         for (unit, part) in crate::model::parts(text, units) {
             let place = crate::envelope::Place::of(&unit);
-            for (i, line) in part.lines().enumerate() {
-                let n = i as u64 + 1;
-                let mut found = if chars && !line.is_ascii() {
-                    scan_line(line, n)
-                } else {
-                    Vec::new()
-                };
-                if phrases {
-                    found.extend(injection(line, n));
+            let mut found = Vec::new();
+            if chars || phrases {
+                for (i, line) in part.lines().enumerate() {
+                    let n = i as u64 + 1;
+                    if chars && !line.is_ascii() {
+                        found.extend(scan_line(line, n));
+                    }
+                    if phrases {
+                        found.extend(injection(line, n));
+                    }
                 }
-                if markers && line.starts_with("--- ") && reads_like_marker(line.trim_end()) {
-                    // The document's own line, inside a unit: docreader's markers stand
-                    // between units, never in one.
+            }
+            if markers {
+                // The document's own lines, inside a unit: docreader's markers stand
+                // between units, never in one.
+                for (n, line) in marker_lines(part) {
                     found.push(finding(
                         "marker_lookalike",
                         "medium",
@@ -190,10 +195,10 @@ pub fn scan(text: &str, units: &[crate::model::Span], extra: Vec<Finding>) -> Op
                         0,
                     ));
                 }
-                for mut f in found {
-                    f.place = place.clone();
-                    add(f, &mut findings);
-                }
+            }
+            for mut f in found {
+                f.place = place.clone();
+                add(f, &mut findings);
             }
         }
     }
@@ -312,6 +317,25 @@ pub fn finding(kind: &str, severity: &str, line: u64, snippet: String, chars: u6
         snippet,
         chars,
     }
+}
+
+/// The lines of `text` that read like a unit marker, with their 1-based numbers.
+fn marker_lines(text: &str) -> Vec<(u64, &str)> {
+    let bytes = text.as_bytes();
+    let (mut out, mut line, mut counted) = (Vec::new(), 1u64, 0usize);
+    for at in memchr::memmem::find_iter(bytes, b"--- ") {
+        if at > 0 && bytes[at - 1] != b'\n' {
+            continue;
+        }
+        line += memchr::memchr_iter(b'\n', &bytes[counted..at]).count() as u64;
+        counted = at;
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |e| at + e);
+        let candidate = text[at..end].trim_end();
+        if reads_like_marker(candidate) {
+            out.push((line, candidate));
+        }
+    }
+    out
 }
 
 /// Whether a line reads like the marker docreader writes between units: `--- Page 3 ---`,

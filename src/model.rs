@@ -104,7 +104,7 @@ impl Unit {
 
 /// Where a unit stands in a read's text, in bytes: its marker line from `head`, its own
 /// text from `body` to `end`. An extractor records it as it writes the text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Span {
     pub unit: Unit,
     /// Where its marker line starts (`body` when it has none).
@@ -189,36 +189,6 @@ pub fn char_ranges(text: &str, spans: &[Span]) -> Vec<UnitRange> {
         .collect()
 }
 
-/// The envelope's character ranges back in bytes of its text (search, after a worker:
-/// `head` is `body`, the marker lines are not in the ranges);
-/// ranges past the text's end are clipped to it.
-pub fn byte_spans(text: &str, units: &[UnitRange]) -> Vec<Span> {
-    let mut points: Vec<u64> = units.iter().flat_map(|u| [u.start, u.end]).collect();
-    points.sort_unstable();
-    points.dedup();
-    let mut bytes = Vec::with_capacity(points.len());
-    let mut it = text.char_indices().map(|(i, _)| i).chain([text.len()]);
-    let mut count = 0u64;
-    let mut cur = it.next();
-    for &p in &points {
-        while count < p && cur.is_some() {
-            cur = it.next();
-            count += 1;
-        }
-        bytes.push(cur.unwrap_or(text.len()));
-    }
-    let at = |c: u64| bytes[points.binary_search(&c).unwrap_or(0)];
-    units
-        .iter()
-        .map(|u| Span {
-            unit: u.unit.clone(),
-            head: at(u.start),
-            body: at(u.start),
-            end: at(u.end).max(at(u.start)),
-        })
-        .collect()
-}
-
 /// Byte offsets (sorted, on character boundaries) as character offsets.
 fn to_chars(text: &str, sorted_bytes: &[usize]) -> Vec<u64> {
     let mut out = Vec::with_capacity(sorted_bytes.len());
@@ -283,11 +253,10 @@ mod tests {
         assert_eq!(spans[1].text(&text), "b");
         let ranges = char_ranges(&text, &spans);
         assert_eq!((ranges[1].start, ranges[1].end), (36, 37));
-        assert_eq!(byte_spans(&text, &ranges)[1].text(&text), "b");
     }
 
     #[test]
-    fn characters_and_bytes_agree_past_multibyte_text() {
+    fn characters_are_counted_past_multibyte_text() {
         let text = "日本語\nabc\n";
         let spans = vec![
             Span {
@@ -305,8 +274,5 @@ mod tests {
         ];
         let r = char_ranges(text, &spans);
         assert_eq!((r[0].start, r[0].end, r[1].end), (0, 4, 8));
-        let back = byte_spans(text, &r);
-        assert_eq!(back[0].text(text), "日本語\n");
-        assert_eq!(back[1].text(text), "abc\n");
     }
 }

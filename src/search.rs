@@ -255,7 +255,7 @@ impl Pending {
         tenant: &str,
         file_id: &str,
         text: &str,
-        units: &[crate::model::UnitRange],
+        units: &[crate::model::Span],
     ) {
         let Ok(slot) = self.slots.clone().acquire_owned().await else {
             return;
@@ -381,7 +381,7 @@ struct Indexed {
     tenant: String,
     file_id: String,
     text: String,
-    units: Vec<crate::model::UnitRange>,
+    units: Vec<crate::model::Span>,
 }
 
 /// A unit of the index: its kind, key (number or sheet name) and text.
@@ -395,14 +395,14 @@ impl Indexed {
     /// Its units with text: each unit's own text (not its marker line, nor what stands
     /// outside every unit, such as a workbook's sheet list).
     fn search_units(&self) -> Vec<SearchUnit<'_>> {
-        crate::model::byte_spans(&self.text, &self.units)
-            .into_iter()
-            .map(|s| {
-                (
+        self.units
+            .iter()
+            .filter_map(|s| {
+                Some((
                     s.unit.kind.as_str(),
                     s.unit.key(),
-                    &self.text[s.body..s.end],
-                )
+                    self.text.get(s.body..s.end)?,
+                ))
             })
             .filter(|(_, _, t)| !t.trim().is_empty())
             .map(|(kind, key, text)| SearchUnit { kind, key, text })
@@ -542,12 +542,11 @@ fn paged(tenant: &str, file_id: &str, pages: &[String]) -> Indexed {
             end: text.len(),
         });
     }
-    let units = crate::model::char_ranges(&text, &spans);
     Indexed {
         tenant: tenant.into(),
         file_id: file_id.into(),
         text,
-        units,
+        units: spans,
     }
 }
 

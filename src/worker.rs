@@ -78,6 +78,9 @@ pub enum Reply {
         envelope: Envelope,
         attachments: Vec<(String, PathBuf)>,
         fresh_ocr: Vec<(u64, Vec<crate::ocr::OcrLine>)>,
+        /// Where the text's units stand (the envelope does not serialize them).
+        #[serde(default)]
+        spans: Vec<crate::model::Span>,
     },
     /// A drawn page, its bytes in a spool file.
     Picture {
@@ -328,10 +331,12 @@ fn run_job(job: Job, spool: &Path, test_hooks: bool) -> Reply {
                 }
             }
             let fresh_ocr = std::mem::take(&mut env.fresh_ocr);
+            let spans = std::mem::take(&mut env.spans);
             Reply::Ok {
                 envelope: env,
                 attachments,
                 fresh_ocr,
+                spans,
             }
         }
         Err(e) => {
@@ -611,8 +616,10 @@ impl Pool {
                         mut envelope,
                         attachments,
                         fresh_ocr,
+                        spans,
                     }) => {
                         envelope.fresh_ocr = fresh_ocr;
+                        envelope.spans = spans;
                         for (name, path) in attachments {
                             if let Ok(bytes) = tokio::fs::read(&path).await {
                                 envelope.attachments.push(Attachment { name, bytes });

@@ -150,7 +150,6 @@ pub fn read_blocking(
         };
         out.units = crate::model::whole(0..end);
     }
-    let units = crate::model::char_ranges(&out.text, &out.units);
     Ok(Envelope {
         status: crate::envelope::Ok::Ok,
         file_id,
@@ -160,7 +159,7 @@ pub fn read_blocking(
         char_count: out.char_count,
         truncated: out.truncated,
         security: crate::findings::scan(&out.text, &out.units, std::mem::take(&mut out.findings)),
-        units: Some(units),
+        units: None,
         text: out.text,
         tokens: None,
         next: out.next,
@@ -171,5 +170,6 @@ pub fn read_blocking(
         report: out.report,
         attachments: out.attachments,
         fresh_ocr: out.fresh_ocr,
+        spans: out.units,
     })
 }

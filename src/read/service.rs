@@ -305,15 +305,16 @@ impl ReadService {
         }
         if let Some(st) = &self.storage {
             if let (Some((id, _)), true) = (&upload, crate::search::indexable(&plan.req)) {
-                let units = env.units.as_deref().unwrap_or_default();
-                st.files.indexing.index(tenant, id, &env.text, units).await;
+                st.files
+                    .indexing
+                    .index(tenant, id, &env.text, &env.spans)
+                    .await;
             }
             store_attachments(st, &self.limits, tenant, &mut env).await;
         }
-        // The units travel with every envelope (search takes its places from them); the
-        // client gets them on request.
-        if plan.req.include_units != Some(true) {
-            env.units = None;
+        // The units in characters, on request (counting them is a pass over the text).
+        if plan.req.include_units == Some(true) {
+            env.units = Some(crate::model::char_ranges(&env.text, &env.spans));
         }
         Ok(env)
     }
