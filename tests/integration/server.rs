@@ -26,7 +26,13 @@ fn cli_envelope(out: &std::process::Output, ok: bool) -> Value {
 }
 
 /// One HTTP/1.1 request over a plain socket; returns (status, body).
-fn http(addr: &str, method: &str, path: &str, content_type: &str, body: &[u8]) -> (u16, Value) {
+pub(crate) fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: &[u8],
+) -> (u16, Value) {
     let mut s = TcpStream::connect(addr).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let head = format!(
