@@ -23,6 +23,11 @@ pub enum Command {
     Serve(ServeArgs),
     /// Read one file and print the envelope on stdout (no server).
     Read(ReadArgs),
+    /// MCP over stdio, for a local agent host (a desktop app, an IDE): the tools `/mcp`
+    /// has, for the local user, and `path` reads of local files under `--allowed-roots`.
+    /// Takes `serve`'s settings (not its address: nothing listens); the data dir defaults
+    /// to `$XDG_DATA_HOME/docreader` (`~/.local/share/docreader`). Logs go to stderr.
+    Mcp(ServeArgs),
     /// Create or upgrade the SQLite database under the data dir, then exit.
     Migrate {
         #[arg(long, env = "DOCREADER_DATA_DIR", default_value = "./data")]

@@ -29,6 +29,15 @@ fn main() -> ExitCode {
             init_tracing(&args.log_format, true);
             runtime().block_on(serve(args))
         }
+        Command::Mcp(args) => {
+            if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+                // SAFETY: a plain setting of the allocator, before any thread is spawned.
+                unsafe { libc::mallopt(libc::M_ARENA_MAX, 2) };
+            }
+            // stdout carries the protocol: logs go to stderr, in either format.
+            init_tracing(&args.log_format, false);
+            runtime().block_on(mcp(args))
+        }
         Command::Read(args) => {
             // Quiet by default (stdout is the envelope); DOCREADER_LOG=debug shows the stages.
             if std::env::var_os("DOCREADER_LOG").is_some() {
@@ -150,6 +159,50 @@ fn init_tracing(format: &str, json_to_stdout: bool) {
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .with_writer(std::io::stderr)
             .init();
+    }
+}
+
+/// `docreader mcp`: the service's state (database, uploads, search, workers) behind MCP
+/// over stdio, until the host closes stdin; then what is still being indexed is written.
+async fn mcp(mut args: ServeArgs) -> ExitCode {
+    // A host starts the server wherever it likes (often `/`): the data dir is the user's
+    // unless one was set.
+    if std::env::var_os("DOCREADER_DATA_DIR").is_none()
+        && args.data_dir == std::path::Path::new("./data")
+    {
+        let base = std::env::var_os("XDG_DATA_HOME")
+            .filter(|d| !d.is_empty())
+            .map(std::path::PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".local/share"))
+            });
+        if let Some(base) = base {
+            args.data_dir = base.join("docreader");
+        }
+    }
+    if let Err(e) = check_data_dir(&args.data_dir) {
+        eprintln!("docreader: {e}");
+        return ExitCode::FAILURE;
+    }
+    let state = match AppState::new(&args).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("docreader: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    tracing::info!(data_dir = %args.data_dir.display(), "docreader MCP on stdio");
+    let (jobs, indexing) = (state.jobs.clone(), state.files.indexing.clone());
+    let served = docreader::http::mcp::serve_stdio(state).await;
+    jobs.stop();
+    jobs.release().await;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), indexing.settled()).await;
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("docreader: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

@@ -38,10 +38,14 @@ use crate::read::service::Drawn;
 /// to read on.
 pub const DEFAULT_MAX_TOKENS: u64 = 8_000;
 
-/// The tools' handler: the app's state; the tenant comes with each request.
+/// The tools' handler: the app's state; the tenant comes with each request (over
+/// stdio, the one local user: the tenant a server without keys has).
 #[derive(Clone)]
 struct Docreader {
     st: AppState,
+    /// Served over stdio to a local agent host (`docreader mcp`): `path` reads local files
+    /// under the allowed roots; no upload URLs (there is no HTTP server to send them to).
+    stdio: bool,
 }
 
 const READ_DESCRIPTION: &str = "Read the text of a document uploaded to docreader (PDF, Word, PowerPoint, Excel, OpenDocument, EPUB, e-mail, images with OCR, text and CSV in any encoding). \
@@ -63,6 +67,10 @@ The type is decided from the content; executables and archives are refused.";
 const SEARCH_DESCRIPTION: &str = "Search the user's uploaded documents for words or a phrase (BM25 ranking: documents with more of the words, and rarer ones, first; Chinese, Japanese and Korean match from two characters). Returns the best places first: file_id, name, page/slide/sheet/chapter, line and a snippet; then read_document with that file_id and `pages` (or `sheet`, `chapters`) to read around it. \
 Searched is what was read before; files named in `file_ids` that were never read are read whole first (that can take a while for long scans). `limit` (default 10, at most 100) caps the hits.";
 
+const DELETE_DESCRIPTION: &str = "Delete a document uploaded to docreader: its file_id stops working, and its text leaves search (the bytes go once no other upload holds them). Use it when the user asks to remove a document, or for files you uploaded only to read once.";
+
+const INDEX_DESCRIPTION: &str = "Make a whole document searchable: reads it from start to end (following every `next`) into the search index, so search_documents finds words anywhere in it, not only in the parts read so far. Answers with how many reads and characters that took. Long scans take a while (OCR).";
+
 const INFO_DESCRIPTION: &str = "What a document is, without reading its text: name, format, mime, size, and its structure (pages, slides, sheets with their sizes, chapters, paragraphs and tables). Use it to plan which `pages`, `sheet` or `chapters` to read.";
 
 const RENDER_DESCRIPTION: &str = "Look at a page: a PDF page (or an image file's page) as a PNG picture, to see a chart, a table's layout, a signature or a scan that read_document's text cannot show. `page` from 1; `width` in pixels (default 1000, at most 2000: pictures cost context too). Other formats have no pages to draw: read them with read_document.";
@@ -75,11 +83,39 @@ fn schema(v: Value) -> Arc<JsonObject> {
     Arc::new(v.as_object().cloned().unwrap_or_default())
 }
 
-fn tools() -> Vec<Tool> {
-    let read_only = ToolAnnotations::new().read_only(true);
-    let read_schema = serde_json::to_value(schemars::schema_for!(ReadRequest)).unwrap_or_default();
+/// read_document's input schema: the read options this transport takes (no `async` or
+/// `callback_url`: a tool call answers with the read; `path` only over stdio; `url` only
+/// where the operator lists hosts to fetch).
+fn read_schema(stdio: bool, urls: bool) -> Value {
+    let mut v = serde_json::to_value(schemars::schema_for!(ReadRequest)).unwrap_or_default();
+    if let Some(props) = v.get_mut("properties").and_then(Value::as_object_mut) {
+        props.remove("async");
+        props.remove("callback_url");
+        if !stdio {
+            props.remove("path");
+        }
+        if !urls {
+            props.remove("url");
+        }
+    }
+    v
+}
+
+fn tools(stdio: bool, urls: bool) -> Vec<Tool> {
+    let read_only = ToolAnnotations::new().read_only(true).idempotent(true);
+    let file_id_only = json!({
+        "type": "object",
+        "properties": {"file_id": {"type": "string", "description": "from list_documents or an upload"}},
+        "required": ["file_id"],
+        "additionalProperties": false
+    });
+    let read_description = if stdio {
+        format!("{READ_DESCRIPTION} Over this local connection `path` reads a local file by its path (absolute, or `~/…`) when it lies under the folders docreader was started with (--allowed-roots).")
+    } else {
+        READ_DESCRIPTION.to_string()
+    };
     vec![
-        Tool::new("read_document", READ_DESCRIPTION, schema(read_schema))
+        Tool::new("read_document", read_description, schema(read_schema(stdio, urls)))
             .with_annotations(read_only.clone()),
         Tool::new(
             "list_documents",
@@ -114,17 +150,22 @@ fn tools() -> Vec<Tool> {
             schema(serde_json::to_value(schemars::schema_for!(crate::search::SearchRequest)).unwrap_or_default()),
         )
         .with_annotations(read_only.clone()),
-        Tool::new(
-            "document_info",
-            INFO_DESCRIPTION,
-            schema(json!({
-                "type": "object",
-                "properties": {"file_id": {"type": "string", "description": "from list_documents or an upload"}},
-                "required": ["file_id"],
-                "additionalProperties": false
-            })),
-        )
-        .with_annotations(read_only.clone()),
+        Tool::new("document_info", INFO_DESCRIPTION, schema(file_id_only.clone()))
+            .with_annotations(read_only.clone()),
+        Tool::new("delete_document", DELETE_DESCRIPTION, schema(file_id_only.clone()))
+            .with_annotations(
+                ToolAnnotations::new()
+                    .read_only(false)
+                    .destructive(true)
+                    .idempotent(true),
+            ),
+        Tool::new("index_document", INDEX_DESCRIPTION, schema(file_id_only))
+            .with_annotations(
+                ToolAnnotations::new()
+                    .read_only(false)
+                    .destructive(false)
+                    .idempotent(true),
+            ),
         Tool::new(
             "render_page",
             RENDER_DESCRIPTION,
@@ -142,6 +183,21 @@ fn tools() -> Vec<Tool> {
         )
         .with_annotations(read_only),
     ]
+    .into_iter()
+    .map(|t| {
+        let title = match t.name.as_ref() {
+            "read_document" => "Read a document",
+            "list_documents" => "List documents",
+            "upload_document" => "Upload a document",
+            "search_documents" => "Search documents",
+            "document_info" => "Describe a document",
+            "delete_document" => "Delete a document",
+            "index_document" => "Index a whole document for search",
+            _ => "Look at a page",
+        };
+        t.with_title(title)
+    })
+    .collect()
 }
 
 /// A hint in the words of this server's tools: the HTTP routes a hint names become the
@@ -185,51 +241,45 @@ fn tool_error(mut e: ApiError) -> CallToolResult {
 /// of it is shown, OCR and hidden text, how to read on — and what a model must not miss:
 /// pages not read because they need OCR, and the read's warnings (a scan read without OCR
 /// is no empty document).
-fn header(env: &Value) -> String {
-    let get = |k: &str| env.get(k).filter(|v| !v.is_null());
-    let mut parts = vec![format!(
-        "[{} · {}]",
-        env["file"].as_str().unwrap_or(""),
-        env["format"].as_str().unwrap_or("")
-    )];
-    for (range, total, unit) in [
-        ("page_range_read", "total_pages", "pages"),
-        ("slide_range_read", "total_slides", "slides"),
-        ("chapter_range_read", "total_chapters", "chapters"),
+fn header(env: &crate::envelope::Envelope) -> String {
+    let r = &env.report;
+    let mut parts = vec![format!("[{} · {}]", env.file, env.format.as_str())];
+    for (shown, total, unit) in [
+        (&r.page_range_read, r.total_pages, "pages"),
+        (&r.slide_range_read, r.total_slides, "slides"),
+        (&r.chapter_range_read, r.total_chapters, "chapters"),
     ] {
-        let shown = get(range).and_then(Value::as_str).filter(|r| !r.is_empty());
-        match (shown, get(total).and_then(Value::as_u64)) {
-            (Some(r), Some(t)) => parts.push(format!("{unit} {r} of {t}")),
-            (Some(r), None) => parts.push(format!("{unit} {r}")),
+        match (shown.as_deref().filter(|s| !s.is_empty()), total) {
+            (Some(s), Some(t)) => parts.push(format!("{unit} {s} of {t}")),
+            (Some(s), None) => parts.push(format!("{unit} {s}")),
             (None, Some(t)) => parts.push(format!("no whole one of the {t} {unit} shown")),
             (None, None) => {}
         }
     }
-    if let Some(m) = get("matches") {
+    if let Some(m) = env.matches {
         parts.push(format!("matches {m}"));
     }
     // The text's characters, less the line that says it was cut.
-    let shown = env["text"].as_str().map_or(0, |t| {
-        crate::envelope::without_truncation_line(t).chars().count()
-    });
+    let shown = crate::envelope::without_truncation_line(&env.text)
+        .chars()
+        .count();
     parts.push(format!("{shown} chars shown"));
-    if let Some(q) = get("ocr_quality") {
-        let flag = q["quality_flag"].as_str().unwrap_or("");
-        let pages = q["ocr_pages"].as_u64().unwrap_or(0);
-        let engine = env["ocr_engine"].as_str().unwrap_or("OCR");
-        match flag {
+    if let Some(q) = &r.ocr_quality {
+        let engine = r.ocr_engine.as_deref().unwrap_or("OCR");
+        match q.quality_flag.as_str() {
             "" | "no_ocr_needed" => {}
             "no_ocr_engine" => parts.push("no OCR ran".to_string()),
-            _ => {
+            flag => {
+                let pages = q.ocr_pages;
                 let mut ocr = format!(
                     "OCR by {engine} on {pages} page{}, quality {flag}",
                     if pages == 1 { "" } else { "s" }
                 );
-                let mut scripts: Vec<&str> = q["unsupported_script"]
-                    .as_array()
-                    .into_iter()
+                let mut scripts: Vec<&str> = q
+                    .unsupported_script
+                    .iter()
                     .flatten()
-                    .filter_map(|l| l["script"].as_str())
+                    .map(|l| l.script.as_str())
                     .collect();
                 scripts.sort_unstable();
                 scripts.dedup();
@@ -240,26 +290,29 @@ fn header(env: &Value) -> String {
             }
         }
     }
-    if let Some(summary) = env["security"]["summary"].as_str() {
+    if let Some(sec) = &env.security {
         // What a person would not see, before the model reads it.
         parts.push(format!(
-            "WARNING {summary} (see structured content: security)"
+            "WARNING {} (see structured content: security)",
+            sec.summary
         ));
     }
-    if let Some(t) = env.get("tokens").and_then(Value::as_u64) {
+    if let Some(t) = env.tokens {
         parts.push(format!("~{t} tokens shown"));
     }
-    let skipped: Vec<String> = env["skipped_pages"]
-        .as_array()
-        .into_iter()
+    let skipped: Vec<String> = r
+        .skipped_pages
+        .iter()
         .flatten()
-        .filter_map(Value::as_u64)
-        .map(|n| n.to_string())
+        .map(u64::to_string)
         .collect();
     // A read stopped by its deadline or a text file's byte window has more to read
     // without being `truncated`: `next` says so either way.
-    match env.get("next").filter(|n| !n.is_null()) {
-        Some(next) => parts.push(format!("cut: read on with the same file_id and {next}")),
+    match env.next.as_ref().filter(|n| !n.is_empty()) {
+        Some(next) => parts.push(format!(
+            "cut: read on with the same file_id and {}",
+            serde_json::to_string(next).unwrap_or_default()
+        )),
         _ if !skipped.is_empty() => parts.push("incomplete: pages not read (see NOT READ)".into()),
         _ => parts.push("complete".into()),
     }
@@ -284,19 +337,13 @@ fn header(env: &Value) -> String {
             )
         });
     }
-    let warnings: Vec<&str> = env["warnings"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    for w in warnings.iter().take(MAX_HEADER_NOTES) {
+    for w in env.warnings.iter().take(MAX_HEADER_NOTES) {
         parts.push(format!("Note: {w}"));
     }
-    if warnings.len() > MAX_HEADER_NOTES {
+    if env.warnings.len() > MAX_HEADER_NOTES {
         parts.push(format!(
             "+{} more notes in structured content: warnings",
-            warnings.len() - MAX_HEADER_NOTES
+            env.warnings.len() - MAX_HEADER_NOTES
         ));
     }
     // One line: the text starts on the next.
@@ -317,9 +364,9 @@ impl Docreader {
                 )
             }
         };
-        if req.path.is_some() {
+        if req.path.is_some() && !self.stdio {
             return tool_error(ApiError::invalid_option(
-                "`path` is not available over MCP: read uploaded files by file_id",
+                "`path` is not available over MCP's HTTP endpoint: read uploaded files by file_id",
             ));
         }
         if req.run_async.is_some() || req.callback_url.is_some() {
@@ -333,33 +380,30 @@ impl Docreader {
         if req.file_ids.is_some() {
             return match self.st.reader.read_many(tenant, req, None).await {
                 Ok(results) => {
-                    let v = serde_json::to_value(&results).unwrap_or_default();
-                    let parts: Vec<String> = v["results"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(|r| match r["status"].as_str() {
-                            Some("ok") => {
-                                format!("{}\n{}", header(r), r["text"].as_str().unwrap_or(""))
-                            }
-                            Some("error") => format!(
+                    use crate::read::many::ReadResult;
+                    let parts: Vec<String> = results
+                        .results
+                        .iter()
+                        .map(|r| match r {
+                            ReadResult::Read(env) => format!("{}\n{}", header(env), env.text),
+                            ReadResult::Failed(f) => format!(
                                 "[{}] error {}: {} What to do: {}",
-                                r["file_id"].as_str().unwrap_or(""),
-                                r["error"]["code"].as_str().unwrap_or(""),
-                                r["error"]["message"].as_str().unwrap_or(""),
-                                mcp_words(r["error"]["hint"].as_str().unwrap_or(""))
+                                f.file_id,
+                                f.error.code.as_str(),
+                                f.error.message,
+                                mcp_words(&f.error.hint)
                             ),
-                            _ => format!(
+                            ReadResult::NotRead(n) => format!(
                                 "[{}] not read: {} {}",
-                                r["file_id"].as_str().unwrap_or(""),
-                                r["message"].as_str().unwrap_or(""),
-                                mcp_words(r["hint"].as_str().unwrap_or(""))
+                                n.file_id,
+                                n.message,
+                                mcp_words(&n.hint)
                             ),
                         })
                         .collect();
                     let mut r =
                         CallToolResult::success(vec![ContentBlock::text(parts.join("\n\n"))]);
-                    r.structured_content = Some(v);
+                    r.structured_content = serde_json::to_value(&results).ok();
                     r
                 }
                 Err(e) => tool_error(e),
@@ -371,10 +415,9 @@ impl Docreader {
         };
         match self.st.reader.run(prepared, ProgressSink::default()).await {
             Ok(env) => {
-                let v = serde_json::to_value(&env).unwrap_or_default();
-                let text = format!("{}\n{}", header(&v), env.text);
+                let text = format!("{}\n{}", header(&env), env.text);
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-                r.structured_content = Some(v);
+                r.structured_content = serde_json::to_value(&env).ok();
                 r
             }
             Err(e) => tool_error(e),
@@ -427,6 +470,14 @@ impl Docreader {
             return tool_error(ApiError::invalid_option("name is required"));
         };
         let Some(content) = args.get("content_base64").and_then(Value::as_str) else {
+            if self.stdio {
+                return tool_error(
+                    ApiError::invalid_option(
+                        "upload URLs need docreader's HTTP server; this connection is local (stdio)",
+                    )
+                    .with_hint("Read the file where it lies with read_document and `path`, or give content_base64."),
+                );
+            }
             // No bytes through the model: a URL the host sends them to.
             return match super::upload_url::issue(&self.st, tenant, name, None, headers).await {
                 Ok(u) => {
@@ -535,49 +586,8 @@ impl Docreader {
         if let Ok(req) = serde_json::from_value::<ReadRequest>(probe) {
             if let Ok(p) = self.st.reader.prepare(tenant, req).await {
                 if let Ok(env) = self.st.reader.run(p, ProgressSink::default()).await {
-                    let mut v = serde_json::to_value(&env).unwrap_or_default();
-                    if let Some(o) = v.as_object_mut() {
-                        // What the one-character probe read, not what the file holds: a
-                        // scan probed without OCR is no file without text, its sheets not
-                        // "not read", its pages not "0 read".
-                        for k in [
-                            "text",
-                            "truncated",
-                            "next",
-                            "warnings",
-                            "elapsed_ms",
-                            "cached",
-                            "status",
-                            "char_count",
-                            "tokens",
-                            "matches",
-                            "security",
-                            "pages_read",
-                            "page_range_read",
-                            "ocr_pages",
-                            "ocr_engine",
-                            "skipped_pages",
-                            "pages_ocr",
-                            "ocr_quality",
-                            "ocr_pages_from_memory",
-                            "boxes",
-                            "slides",
-                            "slide_range_read",
-                            "chapter_range_read",
-                            "note",
-                            "partial",
-                        ] {
-                            o.remove(k);
-                        }
-                        if let Some(sheets) = o.get_mut("sheets").and_then(Value::as_array_mut) {
-                            for sheet in sheets {
-                                if let Some(s) = sheet.as_object_mut() {
-                                    s.remove("read");
-                                }
-                            }
-                        }
-                    }
-                    info["structure"] = v;
+                    info["structure"] =
+                        serde_json::to_value(Structure::of(env)).unwrap_or_default();
                 }
             }
         }
@@ -602,6 +612,41 @@ impl Docreader {
         let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
         r.structured_content = Some(info);
         r
+    }
+
+    async fn delete_document(&self, tenant: &str, args: JsonObject) -> CallToolResult {
+        let Some(id) = args.get("file_id").and_then(Value::as_str) else {
+            return tool_error(ApiError::invalid_option("file_id is required"));
+        };
+        match self.st.files.forget(tenant, id).await {
+            Ok(true) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Deleted {id}: it no longer reads, lists or shows in search."
+                ))]);
+                r.structured_content = Some(json!({"status": "ok", "deleted": id}));
+                r
+            }
+            Ok(false) => tool_error(ApiError::not_found()),
+            Err(e) => tool_error(e),
+        }
+    }
+
+    async fn index_document(&self, tenant: &str, args: JsonObject) -> CallToolResult {
+        let Some(id) = args.get("file_id").and_then(Value::as_str) else {
+            return tool_error(ApiError::invalid_option("file_id is required"));
+        };
+        match super::search::index_whole(&self.st, tenant, id).await {
+            Ok((reads, chars)) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Indexed {id} whole: {chars} characters in {reads} read{}. search_documents now finds words anywhere in it.",
+                    if reads == 1 { "" } else { "s" }
+                ))]);
+                r.structured_content =
+                    Some(json!({"status": "ok", "file_id": id, "reads": reads, "chars": chars}));
+                r
+            }
+            Err(e) => tool_error(e),
+        }
     }
 
     async fn render_page(&self, tenant: &str, args: JsonObject) -> CallToolResult {
@@ -650,11 +695,11 @@ impl ServerHandler for Docreader {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("docreader", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "docreader reads documents the user uploaded: list_documents to find them, \
-                 document_info to see their structure, read_document to read them a part at a \
-                 time (follow the `next` it gives until the answer says complete).",
-            )
+            .with_instructions(if self.stdio {
+                format!("{INSTRUCTIONS} Over this local connection, read_document also reads a local file by `path` (under the folders docreader was started with).")
+            } else {
+                INSTRUCTIONS.to_string()
+            })
     }
 
     async fn list_tools(
@@ -662,11 +707,11 @@ impl ServerHandler for Docreader {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, rmcp::ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools().into_iter().find(|t| t.name == name)
+        self.tools().into_iter().find(|t| t.name == name)
     }
 
     async fn call_tool(
@@ -675,11 +720,14 @@ impl ServerHandler for Docreader {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
         // The HTTP request the call came in: its tenant (set by `authenticate`) and headers.
+        // Over stdio, the local user: the tenant of a server without keys.
         let parts = context.extensions.get::<axum::http::request::Parts>();
-        let Some(tenant) = parts
-            .and_then(|p| p.extensions.get::<Tenant>())
-            .map(|t| t.0.clone())
-        else {
+        let tenant = match parts.and_then(|p| p.extensions.get::<Tenant>()) {
+            Some(t) => Some(t.0.clone()),
+            None if self.stdio => Some(super::auth::LOCAL_TENANT.to_string()),
+            None => None,
+        };
+        let Some(tenant) = tenant else {
             return Err(rmcp::ErrorData::internal_error(
                 "no tenant on the request",
                 None,
@@ -694,15 +742,124 @@ impl ServerHandler for Docreader {
             "search_documents" => self.search_documents(&tenant, args).await,
             "upload_document" => self.upload_document(&tenant, &headers, args).await,
             "render_page" => self.render_page(&tenant, args).await,
+            "delete_document" => self.delete_document(&tenant, args).await,
+            "index_document" => self.index_document(&tenant, args).await,
             other => {
                 return Err(rmcp::ErrorData::invalid_params(
-                    format!("no tool named {other:?}: the tools are read_document, list_documents, document_info, search_documents, upload_document, render_page"),
+                    format!(
+                        "no tool named {other:?}: the tools are {}",
+                        TOOL_NAMES.join(", ")
+                    ),
                     None,
                 ))
             }
         };
         Ok(result.into())
     }
+}
+
+/// What `document_info` says of a file's structure: what the one-character probe read
+/// measured of the whole file (pages, slides, chapters, sheets and their sizes, metadata),
+/// not what the probe happened to read (no text, no `pages_read`, no OCR of a probe that
+/// ran none: a scan is no file without text, its sheets not "not read").
+#[derive(serde::Serialize)]
+struct Structure {
+    format: crate::detect::Family,
+    mime: String,
+    #[serde(flatten)]
+    report: crate::report::Report,
+    /// Each sheet's name, size, visibility and kind (`chart`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sheets: Option<Vec<SheetShape>>,
+}
+
+#[derive(serde::Serialize)]
+struct SheetShape {
+    name: String,
+    rows: u64,
+    cols: u64,
+    hidden: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<String>,
+}
+
+impl Structure {
+    fn of(env: crate::envelope::Envelope) -> Self {
+        let mut report = env.report;
+        let sheets = report.sheets.take().map(|v| {
+            v.into_iter()
+                .map(|s| SheetShape {
+                    name: s.name,
+                    rows: s.rows,
+                    cols: s.cols,
+                    hidden: s.hidden,
+                    kind: s.kind,
+                })
+                .collect()
+        });
+        // What the probe read, not what the file holds.
+        report.pages_read = None;
+        report.page_range_read = None;
+        report.ocr_pages = None;
+        report.ocr_engine = None;
+        report.skipped_pages = None;
+        report.pages_ocr = None;
+        report.ocr_quality = None;
+        report.ocr_pages_from_memory = None;
+        report.boxes = None;
+        report.slides = None;
+        report.slide_range_read = None;
+        report.chapter_range_read = None;
+        report.byte_range = None;
+        report.note = None;
+        report.partial = None;
+        Self {
+            format: env.format,
+            mime: env.mime,
+            report,
+            sheets,
+        }
+    }
+}
+
+/// Every tool, as the instructions and an unknown tool's error name them.
+const TOOL_NAMES: [&str; 8] = [
+    "read_document",
+    "list_documents",
+    "document_info",
+    "search_documents",
+    "upload_document",
+    "render_page",
+    "delete_document",
+    "index_document",
+];
+
+const INSTRUCTIONS: &str = "docreader reads documents of any format (PDF with OCR for scans, Word, PowerPoint, Excel, OpenDocument, EPUB, e-mail, images, text in any encoding). \
+Tools: list_documents (what is uploaded), upload_document (store a file the user gave you), document_info (a file's structure: pages, sheets, chapters; plan what to read), \
+read_document (the text, a part at a time: follow the `next` it gives until the answer says complete), search_documents (words across the documents read so far), \
+index_document (make a whole document searchable), render_page (a page as a picture), delete_document (remove a document).";
+
+impl Docreader {
+    fn tools(&self) -> Vec<Tool> {
+        tools(self.stdio, !self.st.reader.fetch.hosts.is_empty())
+    }
+}
+
+/// MCP over stdio for a local agent host (`docreader mcp`): the same tools on the same
+/// state as `/mcp`, for the one local user, with `path` reads under the allowed roots.
+/// Ends when the host closes stdin.
+pub async fn serve_stdio(st: AppState) -> Result<(), String> {
+    use rmcp::ServiceExt;
+    let handler = Docreader { st, stdio: true };
+    let running = handler
+        .serve((tokio::io::stdin(), tokio::io::stdout()))
+        .await
+        .map_err(|e| format!("MCP over stdio could not start: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("MCP over stdio stopped: {e}"))
 }
 
 /// The API key decides the tenant here, as on every endpoint; the tools find it in the
@@ -764,7 +921,10 @@ pub fn router(st: AppState, hosts: &[String]) -> Router<AppState> {
     } else if !hosts.is_empty() {
         config = config.with_allowed_hosts(hosts.iter().cloned());
     }
-    let handler = Docreader { st: st.clone() };
+    let handler = Docreader {
+        st: st.clone(),
+        stdio: false,
+    };
     let service = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(NeverSessionManager::default()),

@@ -39,6 +39,37 @@ fn an_mcp_client_lists_reads_and_pages_through_documents() {
     );
 }
 
+/// `docreader mcp` over stdio, started by the official SDK's stdio client as a desktop
+/// host starts it (issue #45 item 5): local files by `path` under the allowed root, the
+/// same tools as `/mcp`; the checks are in tests/mcp/stdio_client.py.
+#[test]
+fn an_mcp_host_reads_local_files_over_stdio() {
+    let root = repo();
+    let python = tool_env(
+        "scripts/pyenv.py",
+        &[
+            "--name",
+            "venv-mcp",
+            "--requirements",
+            "tests/mcp/requirements.txt",
+        ],
+    );
+    let data = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(python)
+        .arg(root.join("tests/mcp/stdio_client.py"))
+        .arg(env!("CARGO_BIN_EXE_docreader"))
+        .arg(data.path())
+        .arg(root.join("fixtures"))
+        .output()
+        .expect("run the MCP stdio client");
+    assert!(
+        out.status.success(),
+        "MCP stdio client failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+}
+
 /// Behind a gateway the `Host` is the public name: refused unless listed
 /// (`DOCREADER_MCP_ALLOWED_HOSTS`), as rmcp guards against DNS rebinding; listed, answered.
 #[tokio::test]

@@ -71,13 +71,21 @@ async def main():
     async def as_alice(s):
         tools = {t.name: t for t in (await s.list_tools()).tools}
         check(set(tools) == {"read_document", "list_documents", "document_info", "upload_document", "search_documents",
-                             "render_page"},
+                             "render_page", "delete_document", "index_document"},
               f"tools: {list(tools)}")
         for t in tools.values():
-            ro = t.name != "upload_document"
+            ro = t.name not in ("upload_document", "delete_document", "index_document")
             check(t.annotations is not None and t.annotations.read_only_hint is ro, f"{t.name} readOnlyHint")
             check(len(t.description or "") > 80, f"{t.name} has a description a model can use")
-        check("pages" in json.dumps(tools["read_document"].input_schema), "read_document's schema has the read options")
+            check(t.title, f"{t.name} has a title")
+        check(tools["delete_document"].annotations.destructive_hint is True, "delete_document is destructive")
+        check(tools["read_document"].annotations.idempotent_hint is True, "read_document is idempotent")
+        props = tools["read_document"].input_schema["properties"]
+        check("pages" in props, "read_document's schema has the read options")
+        # Only what this endpoint takes: no server paths, jobs or callbacks; no url without
+        # hosts to fetch from.
+        for gone in ("path", "async", "callback_url", "url"):
+            check(gone not in props, f"read_document's schema offers {gone}")
 
         # A page as a picture: a PNG of the width asked, its size in the caption.
         pic = await s.call_tool("render_page", {"file_id": file_a, "page": 2, "width": 400})
@@ -216,6 +224,25 @@ async def main():
 
         other = await s.call_tool("read_document", {"file_id": file_b})
         check(other.is_error and "not_found" in text_of(other), f"another tenant's file: {text_of(other)}")
+        # index_document reads a never-read file whole into search; delete_document removes
+        # it (and only the caller's own).
+        stored = await s.call_tool("upload_document", {"name": "ledger.txt", "content_base64": base64.b64encode(
+            ("ledger opening\n" + "filler line\n" * 4000 + "Zanzibar closing balance\n").encode()).decode()})
+        check(not stored.is_error, f"upload ledger: {text_of(stored)}")
+        ledger = stored.structured_content["file"]["file_id"]
+        idx = await s.call_tool("index_document", {"file_id": ledger})
+        check(not idx.is_error and idx.structured_content["chars"] > 40000, f"index_document: {text_of(idx)}")
+        found = await s.call_tool("search_documents", {"query": "Zanzibar", "file_ids": [ledger]})
+        check(found.structured_content["hits"] and found.structured_content["hits"][0]["line"] == 4002,
+              f"the end of an indexed document is found: {found.structured_content}")
+        gone = await s.call_tool("delete_document", {"file_id": file_b})
+        check(gone.is_error and "not_found" in text_of(gone), f"another tenant's file is not deleted: {text_of(gone)}")
+        gone = await s.call_tool("delete_document", {"file_id": ledger})
+        check(not gone.is_error and gone.structured_content["deleted"] == ledger, f"delete_document: {text_of(gone)}")
+        after = await s.call_tool("read_document", {"file_id": ledger})
+        check(after.is_error and "not_found" in text_of(after), f"a deleted file: {text_of(after)}")
+        found = await s.call_tool("search_documents", {"query": "Zanzibar"})
+        check(found.structured_content["hits"] == [], "a deleted file leaves search")
         return True
 
     await session(base, key_a, as_alice)

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Drives `docreader mcp` over stdio with the official MCP Python SDK's stdio client (issue
+#45 item 5), as a desktop agent host does: it starts the binary itself (from `/`, as hosts
+do), lists the tools, reads a local file by `path` under the allowed root, is refused one
+outside it, uploads a small file as base64, indexes, searches and deletes it, and is told
+that upload URLs need the HTTP server. Exits non-zero with a message on the first failure.
+
+    python stdio_client.py BIN DATA_DIR ROOT
+
+ROOT holds pdf/three_pages.pdf (the repository's fixtures folder).
+tests/integration/mcp.rs runs it.
+"""
+import asyncio
+import base64
+import os
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def check(cond, what):
+    if not cond:
+        print(f"FAIL: {what}", file=sys.stderr)
+        sys.exit(1)
+
+
+def text_of(result):
+    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+async def main():
+    binary, data_dir, root = sys.argv[1:4]
+    server = StdioServerParameters(
+        command=binary,
+        args=["mcp", "--allowed-roots", root],
+        env={"DOCREADER_DATA_DIR": data_dir},
+        cwd="/",
+    )
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as s:
+            init = await s.initialize()
+            for name in ("read_document", "list_documents", "document_info", "search_documents",
+                         "upload_document", "render_page", "delete_document", "index_document"):
+                check(name in (init.instructions or ""), f"the instructions name {name}")
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            check(len(tools) == 8, f"tools: {list(tools)}")
+            props = tools["read_document"].input_schema["properties"]
+            check("path" in props and "async" not in props and "callback_url" not in props,
+                  f"stdio's read_document takes path, not jobs: {sorted(props)}")
+
+            # A local file, by its path under the allowed root.
+            pdf = os.path.join(root, "pdf", "three_pages.pdf")
+            r = await s.call_tool("read_document", {"path": pdf})
+            check(not r.is_error, f"read by path: {text_of(r)}")
+            text = text_of(r)
+            check(text.startswith("[three_pages.pdf · pdf]") and "pages 1-3 of 3" in text, f"header: {text[:200]}")
+            check("NEEDLE" in text, "the PDF's text")
+            r = await s.call_tool("read_document", {"path": pdf, "pages": "2", "include_units": True})
+            units = r.structured_content["units"]
+            check([u["number"] for u in units] == [2], f"units of page 2: {units}")
+            # Outside the root: refused, and the answer says what to do.
+            r = await s.call_tool("read_document", {"path": "/etc/hostname"})
+            check(r.is_error and "outside_allowed_roots" in text_of(r), f"outside the root: {text_of(r)}")
+
+            # Upload, index, search, delete.
+            body = ("intro line\n" + "filler\n" * 3000 + "Quokka census total 42\n").encode()
+            up = await s.call_tool("upload_document", {"name": "census.txt",
+                                                        "content_base64": base64.b64encode(body).decode()})
+            check(not up.is_error, f"upload_document: {text_of(up)}")
+            fid = up.structured_content["file"]["file_id"]
+            listed = await s.call_tool("list_documents", {})
+            check(fid in text_of(listed), "the upload is listed")
+            idx = await s.call_tool("index_document", {"file_id": fid})
+            check(not idx.is_error and "Indexed" in text_of(idx), f"index_document: {text_of(idx)}")
+            hits = (await s.call_tool("search_documents", {"query": "Quokka"})).structured_content["hits"]
+            check(hits and hits[0]["file_id"] == fid and hits[0]["line"] == 3002, f"search: {hits}")
+            gone = await s.call_tool("delete_document", {"file_id": fid})
+            check(not gone.is_error, f"delete_document: {text_of(gone)}")
+            again = await s.call_tool("delete_document", {"file_id": fid})
+            check(again.is_error and "not_found" in text_of(again), f"deleted twice: {text_of(again)}")
+
+            # No HTTP server behind this connection: no upload URLs, said plainly.
+            u = await s.call_tool("upload_document", {"name": "big.pdf"})
+            check(u.is_error and "path" in text_of(u), f"an upload URL over stdio: {text_of(u)}")
+    print("mcp stdio client: all checks passed")
+
+
+asyncio.run(main())
