@@ -79,23 +79,101 @@ pub fn index_terms(text: &str) -> String {
     out
 }
 
-/// The FTS5 query for a user's query: any of its words (BM25 ranks documents with more
-/// of them, and rarer ones, first); a CJK run is a phrase of its bigrams. Every term is
-/// quoted, so no user text is FTS5 syntax.
-pub fn match_query(query: &str) -> Option<String> {
-    let mut terms = Vec::new();
-    for (cjk, s) in pieces(query) {
-        let s = s.to_lowercase();
-        if cjk && s.chars().count() == 1 {
-            terms.push(format!("\"{s}\"*"));
-        } else if cjk {
-            terms.push(format!("\"{}\"", bigrams(&s).join(" ")));
+/// A query as the index matches it: its phrases (words between double quotes, which must
+/// stand together in that order) and its other words, at most `MAX_TERMS` words in all (a
+/// CJK run counts as one). An unclosed quote quotes nothing.
+#[derive(Debug, Default)]
+struct Parsed {
+    phrases: Vec<Vec<(bool, String)>>,
+    loose: Vec<(bool, String)>,
+}
+
+fn parse_query(query: &str) -> Parsed {
+    let segments: Vec<&str> = query.split('"').collect();
+    let closed = segments.len() % 2 == 1;
+    let mut left = MAX_TERMS;
+    let mut parsed = Parsed::default();
+    for (i, seg) in segments.iter().enumerate() {
+        let quoted = i % 2 == 1 && (closed || i + 1 < segments.len());
+        let mut words: Vec<(bool, String)> = pieces(seg)
+            .into_iter()
+            .map(|(cjk, w)| (cjk, w.to_lowercase()))
+            .collect();
+        words.truncate(left);
+        left -= words.len();
+        if quoted && !words.is_empty() {
+            parsed.phrases.push(words);
         } else {
-            terms.push(format!("\"{s}\""));
+            parsed.loose.extend(words);
         }
     }
-    terms.dedup();
-    (!terms.is_empty()).then(|| terms.join(" OR "))
+    parsed
+}
+
+impl Parsed {
+    /// Every word, for the snippet's line.
+    fn words(&self) -> Vec<String> {
+        self.phrases
+            .iter()
+            .flatten()
+            .chain(&self.loose)
+            .map(|(_, w)| w.clone())
+            .collect()
+    }
+
+    /// The index's terms of a phrase, in order (a CJK run as its bigrams).
+    fn phrase_terms(phrase: &[(bool, String)]) -> Vec<String> {
+        phrase
+            .iter()
+            .flat_map(|(cjk, w)| if *cjk { bigrams(w) } else { vec![w.clone()] })
+            .collect()
+    }
+
+    /// Phrases required, the other words (and the first phrase) ranked: `P1 AND P2 AND
+    /// (w1 OR w2 OR P1)`; without phrases, any of the words.
+    fn combine(
+        required: Vec<String>,
+        mut loose: Vec<String>,
+        and: &str,
+        or: &str,
+    ) -> Option<String> {
+        loose.dedup();
+        match (required.is_empty(), loose.is_empty()) {
+            (true, true) => None,
+            (true, false) => Some(loose.join(or)),
+            (false, true) => Some(required.join(and)),
+            (false, false) => {
+                loose.push(required[0].clone());
+                Some(format!("{}{and}({})", required.join(and), loose.join(or)))
+            }
+        }
+    }
+}
+
+/// The FTS5 query for a user's query: any of its words (BM25 ranks documents with more
+/// of them, and rarer ones, first); a CJK run is a phrase of its bigrams; words in double
+/// quotes a phrase that must match. Every term is quoted, so no user text is FTS5 syntax.
+pub fn match_query(query: &str) -> Option<String> {
+    let parsed = parse_query(query);
+    let phrases: Vec<String> = parsed
+        .phrases
+        .iter()
+        .map(|p| format!("\"{}\"", Parsed::phrase_terms(p).join(" ")))
+        .collect();
+    let loose: Vec<String> = parsed
+        .loose
+        .iter()
+        .map(|(cjk, s)| {
+            if *cjk && s.chars().count() == 1 {
+                format!("\"{s}\"*")
+            } else if *cjk {
+                format!("\"{}\"", bigrams(s).join(" "))
+            } else {
+                format!("\"{s}\"")
+            }
+        })
+        .collect();
+    Parsed::combine(phrases, loose, " AND ", " OR ")
 }
 
 /// The Postgres tsvector of a text: the terms `index_terms` gives, lowercased, with their
@@ -119,30 +197,44 @@ pub fn ts_vector(text: &str) -> String {
 }
 
 /// The Postgres query for a user's query: the same terms as `match_query`, as a tsquery
-/// (`|` between terms, a CJK run's bigrams in sequence with `<->`, one CJK character a
-/// prefix), cast to tsquery as written (no parser: `ts_vector`). Terms are letters and
-/// digits only, each quoted: no user text is syntax.
+/// (`|` between terms, a CJK run's bigrams and a phrase's words in sequence with `<->`,
+/// one CJK character a prefix, phrases required with `&`), cast to tsquery as written (no
+/// parser: `ts_vector`). Terms are letters and digits only, each quoted: no user text is
+/// syntax.
 pub fn ts_query(query: &str) -> Option<String> {
     let quote = |t: &str| format!("'{}'", t.replace('\'', "''"));
-    let mut terms = Vec::new();
-    for (cjk, s) in pieces(query) {
-        let s = s.to_lowercase();
-        if cjk && s.chars().count() == 1 {
-            terms.push(format!("{}:*", quote(&s)));
-        } else if cjk {
-            let seq: Vec<String> = bigrams(&s).iter().map(|b| quote(b)).collect();
-            terms.push(format!("({})", seq.join(" <-> ")));
-        } else {
-            terms.push(quote(&s));
-        }
-    }
-    terms.dedup();
-    (!terms.is_empty()).then(|| terms.join(" | "))
+    let parsed = parse_query(query);
+    let phrases: Vec<String> = parsed
+        .phrases
+        .iter()
+        .map(|p| {
+            let seq: Vec<String> = Parsed::phrase_terms(p).iter().map(|t| quote(t)).collect();
+            format!("({})", seq.join(" <-> "))
+        })
+        .collect();
+    let loose: Vec<String> = parsed
+        .loose
+        .iter()
+        .map(|(cjk, s)| {
+            if *cjk && s.chars().count() == 1 {
+                format!("{}:*", quote(s))
+            } else if *cjk {
+                let seq: Vec<String> = bigrams(s).iter().map(|b| quote(b)).collect();
+                format!("({})", seq.join(" <-> "))
+            } else {
+                quote(s)
+            }
+        })
+        .collect();
+    Parsed::combine(phrases, loose, " & ", " | ")
 }
 
 /// Whether a read's text is the document's own, from its start (see the module doc).
 pub fn indexable(req: &ReadRequest) -> bool {
-    req.query.is_none()
+    // A Markdown read's text carries its syntax (`|`, `#`, `**`): the plain reading is
+    // indexed, never a rendering of it.
+    !req.markdown()
+        && req.query.is_none()
         && req.offset.is_none()
         && req.limit.is_none()
         && req.byte_offset.is_none()
@@ -906,9 +998,9 @@ pub async fn search(db: &Db, tenant: &str, req: &SearchRequest) -> Result<Vec<Hi
     // CANDIDATES units ranked, each scanned for its snippet over its first SNIPPET_SCAN
     // characters; the scoring of lines runs on the blocking pool, never on a runtime thread
     // (two searches over a tenant's 20 MB once held /healthz for 46 s).
-    let query = first_terms(&req.query, MAX_TERMS);
+    let query = &req.query;
     // A query of only spaces and punctuation has nothing to find.
-    let Some(fts) = match_query(&query) else {
+    let Some(fts) = match_query(query) else {
         return Ok(Vec::new());
     };
     // Identical bytes uploaded several times are one hit: more units are ranked than
@@ -934,7 +1026,7 @@ pub async fn search(db: &Db, tenant: &str, req: &SearchRequest) -> Result<Vec<Hi
             .fetch_all(p)
             .await,
             Db::Postgres(p) => {
-                let Some(tsq) = ts_query(&query) else {
+                let Some(tsq) = ts_query(query) else {
                     return Ok(Vec::new());
                 };
                 sqlx::query_as(
@@ -956,10 +1048,7 @@ pub async fn search(db: &Db, tenant: &str, req: &SearchRequest) -> Result<Vec<Hi
             }
         }
         .map_err(crate::db::failure)?;
-    let words: Vec<String> = pieces(&query)
-        .into_iter()
-        .map(|(_, s)| s.to_lowercase())
-        .collect();
+    let words = parse_query(query).words();
     let limit = limit as usize;
     tokio::task::spawn_blocking(move || hits_of(rows, &words, limit))
         .await
@@ -972,16 +1061,6 @@ const MAX_TERMS: usize = 32;
 const CANDIDATES: i64 = 400;
 /// Characters of a unit scanned for its snippet.
 const SNIPPET_SCAN: usize = 256 * 1024;
-
-/// The query cut to its first `max` words (CJK runs count as one each).
-fn first_terms(query: &str, max: usize) -> String {
-    pieces(query)
-        .into_iter()
-        .take(max)
-        .map(|(_, s)| s)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 /// The ranked rows as hits: identical bytes folded into their best hit (its `file_ids`
 /// naming every upload of them), each with its best line.
@@ -1069,10 +1148,31 @@ mod tests {
         assert_eq!(match_query("北京大学").unwrap(), "\"北京 京大 大学\"");
         assert_eq!(match_query("学").unwrap(), "\"学\"*");
         assert_eq!(
-            match_query("Invoice \"total\" OR x*").unwrap(),
+            match_query("Invoice total OR x*").unwrap(),
             "\"invoice\" OR \"total\" OR \"or\" OR \"x\""
         );
         assert!(match_query(" ,;- ").is_none());
+    }
+
+    /// Words in double quotes are a phrase that must match (issue #45 item 7); the other
+    /// words rank; an unclosed quote quotes nothing; no user text is syntax.
+    #[test]
+    fn quoted_words_are_a_phrase() {
+        assert_eq!(
+            match_query("\"Net Total\" invoice").unwrap(),
+            "\"net total\" AND (\"invoice\" OR \"net total\")"
+        );
+        assert_eq!(
+            match_query("\"net total\" \"due date\"").unwrap(),
+            "\"net total\" AND \"due date\""
+        );
+        assert_eq!(match_query("\"北京大学\"").unwrap(), "\"北京 京大 大学\"");
+        assert_eq!(match_query("\"net total").unwrap(), "\"net\" OR \"total\"");
+        assert_eq!(
+            ts_query("\"net total\" invoice").unwrap(),
+            "('net' <-> 'total') & ('invoice' | ('net' <-> 'total'))"
+        );
+        assert_eq!(ts_query("a b").unwrap(), "'a' | 'b'");
     }
 
     /// One group, one round trip: deleted files left out, a unit read twice kept at its
@@ -1205,7 +1305,9 @@ mod tests {
     #[test]
     fn a_query_keeps_its_first_words() {
         let q: String = (0..100).map(|i| format!("w{i} ")).collect();
-        assert_eq!(first_terms(&q, MAX_TERMS).split(' ').count(), MAX_TERMS);
+        assert_eq!(parse_query(&q).words().len(), MAX_TERMS);
+        let quoted = format!("\"{q}\"");
+        assert_eq!(parse_query(&quoted).words().len(), MAX_TERMS);
     }
 
     #[test]

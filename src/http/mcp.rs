@@ -64,7 +64,7 @@ const UPLOAD_DESCRIPTION: &str = "Store a document the user gave you so it can b
 (2) any larger file, or one your host can send itself: give only `name`; the answer is an `upload_url` (single use, valid 15 minutes, no API key needed) to which the bytes are sent with plain HTTP, e.g. `curl -T report.pdf <upload_url>`; that answer carries the file_id. \
 The type is decided from the content; executables and archives are refused.";
 
-const SEARCH_DESCRIPTION: &str = "Search the user's uploaded documents for words or a phrase (BM25 ranking: documents with more of the words, and rarer ones, first; Chinese, Japanese and Korean match from two characters). Returns the best places first: file_id, name, page/slide/sheet/chapter, line and a snippet; then read_document with that file_id and `pages` (or `sheet`, `chapters`) to read around it. \
+const SEARCH_DESCRIPTION: &str = "Search the user's uploaded documents for words (BM25 ranking: documents with more of the words, and rarer ones, first; words in double quotes, e.g. \"net total\", must stand together; Chinese, Japanese and Korean match from two characters). Returns the best places first: file_id, name, page/slide/sheet/chapter, line and a snippet; then read_document with that file_id and `pages` (or `sheet`, `chapters`) to read around it. \
 Searched is what was read before; files named in `file_ids` that were never read are read whole first (that can take a while for long scans). `limit` (default 10, at most 100) caps the hits.";
 
 const DELETE_DESCRIPTION: &str = "Delete a document uploaded to docreader: its file_id stops working, and its text leaves search (the bytes go once no other upload holds them). Use it when the user asks to remove a document, or for files you uploaded only to read once.";

@@ -201,3 +201,58 @@ async fn an_index_kept_inside_the_main_database_moves_to_its_own_file() {
             .unwrap();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Issue #45 item 7: words in double quotes match only where they stand together; a
+/// Markdown read is not indexed (its syntax would be), the plain reading is.
+#[tokio::test]
+async fn quoted_words_match_as_a_phrase_and_markdown_is_not_indexed() {
+    let app = TestApp::new().await;
+    let together = app
+        .upload_id("a.txt", b"intro\nthe net total is 42 euros\n")
+        .await;
+    let apart = app
+        .upload_id("b.txt", b"net of tax\nthe total rises to 50\n")
+        .await;
+    for id in [&together, &apart] {
+        assert_eq!(app.read(json!({"file_id": id})).await.status, 200);
+    }
+    let loose = hits(&search(&app, json!({"query": "net total"})).await);
+    assert_eq!(loose.len(), 2, "{loose:?}");
+    let phrase = hits(&search(&app, json!({"query": "\"Net Total\""})).await);
+    assert_eq!(phrase.len(), 1, "{phrase:?}");
+    assert_eq!(phrase[0]["file_id"], together.as_str());
+    assert_eq!(phrase[0]["line"], 2);
+    // A phrase and a word: the phrase must match, the word ranks.
+    let both = hits(&search(&app, json!({"query": "\"net total\" euros"})).await);
+    assert_eq!(both.len(), 1, "{both:?}");
+
+    let docx = app
+        .upload_id("report.docx", &fixture("office/report.docx"))
+        .await;
+    let md = app
+        .read(json!({"file_id": docx, "output": "markdown"}))
+        .await;
+    assert!(
+        md.json["text"].as_str().unwrap().contains("| Name"),
+        "{}",
+        md.json
+    );
+    assert!(
+        hits(&search(&app, json!({"query": "Name"})).await).is_empty(),
+        "a Markdown read is not indexed"
+    );
+    // Named, the file is read whole (plain) into the index: the snippet is a line of the
+    // plain text, not the Markdown table's row (`| Name | Amount |`).
+    let named = hits(&search(&app, json!({"query": "Name", "file_ids": [docx]})).await);
+    assert!(!named.is_empty());
+    let plain = app.read(json!({"file_id": docx})).await;
+    let plain = plain.json["text"].as_str().unwrap();
+    for h in &named {
+        let snippet = h["snippet"].as_str().unwrap();
+        assert!(!snippet.starts_with('|'), "{snippet}");
+        assert!(
+            plain.lines().any(|l| l.trim() == snippet.trim()),
+            "{snippet}"
+        );
+    }
+}
