@@ -354,7 +354,12 @@ fn header(env: &crate::envelope::Envelope) -> String {
 const MAX_HEADER_NOTES: usize = 5;
 
 impl Docreader {
-    async fn read_document(&self, tenant: &str, args: JsonObject) -> CallToolResult {
+    async fn read_document(
+        &self,
+        tenant: &str,
+        args: JsonObject,
+        progress: ProgressSink,
+    ) -> CallToolResult {
         let mut req: ReadRequest = match serde_json::from_value(Value::Object(args)) {
             Ok(r) => r,
             Err(e) => {
@@ -413,7 +418,7 @@ impl Docreader {
             Ok(p) => p,
             Err(e) => return tool_error(e),
         };
-        match self.st.reader.run(prepared, ProgressSink::default()).await {
+        match self.st.reader.run(prepared, progress).await {
             Ok(env) => {
                 let text = format!("{}\n{}", header(&env), env.text);
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -736,7 +741,10 @@ impl ServerHandler for Docreader {
         let headers = parts.map(|p| p.headers.clone()).unwrap_or_default();
         let args = request.arguments.unwrap_or_default();
         let result = match request.name.as_ref() {
-            "read_document" => self.read_document(&tenant, args).await,
+            "read_document" => {
+                let progress = progress_sink(&context);
+                self.read_document(&tenant, args, progress).await
+            }
             "list_documents" => self.list_documents(&tenant, args).await,
             "document_info" => self.document_info(&tenant, args).await,
             "search_documents" => self.search_documents(&tenant, args).await,
@@ -820,6 +828,39 @@ impl Structure {
             sheets,
         }
     }
+}
+
+/// Progress of a read as MCP progress notifications, when the call asked for them (a
+/// `progressToken` in its `_meta`): pages done of pages selected, and the stage, in order,
+/// each only when it goes further. Over stdio they reach the host as the read runs; the
+/// HTTP endpoint answers each call in one JSON response, where there is no room for them.
+fn progress_sink(context: &RequestContext<RoleServer>) -> ProgressSink {
+    let Some(token) = context.meta.get_progress_token() else {
+        return ProgressSink::default();
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::extract::Progress>();
+    let peer = context.peer.clone();
+    tokio::spawn(async move {
+        let mut sent: Option<f64> = None;
+        while let Some(p) = rx.recv().await {
+            // Monotonic, as the protocol asks: stages that count pages again send nothing
+            // until they pass what was said.
+            let done = p.done as f64;
+            if sent.is_some_and(|s| done <= s) {
+                continue;
+            }
+            sent = Some(done);
+            let mut n = rmcp::model::ProgressNotificationParam::new(token.clone(), done);
+            n.total = Some(p.total as f64);
+            n.message = Some(format!("{} of {} pages ({})", p.done, p.total, p.stage));
+            if peer.notify_progress(n).await.is_err() {
+                break;
+            }
+        }
+    });
+    ProgressSink::new(move |p| {
+        let _ = tx.send(p);
+    })
 }
 
 /// Every tool, as the instructions and an unknown tool's error name them.

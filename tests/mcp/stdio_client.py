@@ -2,7 +2,8 @@
 """Drives `docreader mcp` over stdio with the official MCP Python SDK's stdio client (issue
 #45 item 5), as a desktop agent host does: it starts the binary itself (from `/`, as hosts
 do), lists the tools, reads a local file by `path` under the allowed root, is refused one
-outside it, uploads a small file as base64, indexes, searches and deletes it, and is told
+outside it, gets progress notifications while a scan is read with OCR, uploads a small file
+as base64, indexes, searches and deletes it, and is told
 that upload URLs need the HTTP server. Exits non-zero with a message on the first failure.
 
     python stdio_client.py BIN DATA_DIR ROOT
@@ -59,6 +60,20 @@ async def main():
             r = await s.call_tool("read_document", {"path": pdf, "pages": "2", "include_units": True})
             units = r.structured_content["units"]
             check([u["number"] for u in units] == [2], f"units of page 2: {units}")
+            # A long read reports progress as it goes (the SDK's progress callback): a typed
+            # page and a scanned one read with OCR.
+            seen = []
+
+            async def on_progress(progress, total, message):
+                seen.append((progress, total, message))
+
+            scan = os.path.join(root, "pdf", "scan_page.pdf")
+            r = await s.call_tool("read_document", {"path": scan}, progress_callback=on_progress)
+            check(not r.is_error and "OCR by" in text_of(r), f"the scan read: {text_of(r)[:300]}")
+            check(seen and seen[-1][1] == 2 and all(t == 2 for _, t, _ in seen), f"progress: {seen}")
+            progress = [p for p, _, _ in seen]
+            check(progress == sorted(set(progress)) and progress[-1] == 2, f"progress rises to 2 of 2: {seen}")
+            check(any("ocr" in (m or "") for _, _, m in seen), f"the OCR stage is said: {seen}")
             # Outside the root: refused, and the answer says what to do.
             r = await s.call_tool("read_document", {"path": "/etc/hostname"})
             check(r.is_error and "outside_allowed_roots" in text_of(r), f"outside the root: {text_of(r)}")
