@@ -79,7 +79,7 @@ pub struct CallbackBody {
     #[schema(value_type = Option<Object>)]
     pub error: Option<serde_json::Value>,
     /// `self` (`GET` it for the envelope) and `events`.
-    pub links: crate::jobs::JobLinks,
+    pub links: JobLinks,
     /// 1 for the first attempt.
     pub attempt: i64,
     /// RFC 3339 UTC: a receiver may refuse old deliveries (replays).
@@ -279,7 +279,7 @@ impl Callbacks {
                 .error
                 .as_deref()
                 .and_then(|e| serde_json::from_str(e).ok()),
-            links: crate::jobs::JobLinks::of(&due.id),
+            links: JobLinks::of(&due.id),
             attempt: due.callback_attempts,
             sent_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         };
@@ -370,5 +370,22 @@ mod tests {
             )),
             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
         );
+    }
+}
+
+/// Where a job is seen: its own URL and its events' (in the job's view and its callbacks).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobLinks {
+    #[serde(rename = "self")]
+    pub this: String,
+    pub events: String,
+}
+
+impl JobLinks {
+    pub fn of(id: &str) -> Self {
+        Self {
+            this: format!("/jobs/{id}"),
+            events: format!("/jobs/{id}/events"),
+        }
     }
 }

@@ -492,7 +492,7 @@ pub struct ReadArgs {
 impl ServeArgs {
     /// `--trusted-proxies` as address ranges.
     pub fn trusted_proxy_ranges(&self) -> Result<Vec<(std::net::IpAddr, u8)>, String> {
-        crate::fetch::parse_ranges("DOCREADER_TRUSTED_PROXIES", self.trusted_proxies.as_deref())
+        parse_ranges("DOCREADER_TRUSTED_PROXIES", self.trusted_proxies.as_deref())
     }
 
     /// The API key spec, from `--api-keys` or the file `--api-keys-file` names (not both);
@@ -557,6 +557,63 @@ impl ServeArgs {
             limits: Limits::default(),
         }
     }
+}
+
+/// Address ranges (`127.0.0.0/8,::1`, a bare address being its own range) from the
+/// comma-separated setting named `setting`.
+pub fn parse_ranges(
+    setting: &str,
+    ranges: Option<&str>,
+) -> Result<Vec<(std::net::IpAddr, u8)>, String> {
+    use std::net::IpAddr;
+    let mut out = Vec::new();
+    for r in ranges
+        .unwrap_or("")
+        .split(',')
+        .map(|h| h.trim().to_ascii_lowercase())
+        .filter(|h| !h.is_empty())
+    {
+        let (addr, bits) = r.split_once('/').unwrap_or((r.as_str(), ""));
+        let ip: IpAddr = addr
+            .parse()
+            .map_err(|_| format!("{setting}: {r:?} is not an address range such as 127.0.0.0/8"))?;
+        let max = if ip.is_ipv4() { 32 } else { 128 };
+        let bits = if bits.is_empty() {
+            max
+        } else {
+            bits.parse::<u8>()
+                .ok()
+                .filter(|b| *b <= max)
+                .ok_or_else(|| format!("{setting}: {r:?} has a bad prefix length"))?
+        };
+        out.push((ip, bits));
+    }
+    Ok(out)
+}
+
+/// Whether `ip` lies in `net`/`bits`.
+pub fn in_range(ip: std::net::IpAddr, net: std::net::IpAddr, bits: u8) -> bool {
+    use std::net::IpAddr;
+    let (a, b, len) = match (ip, net) {
+        (IpAddr::V4(a), IpAddr::V4(b)) => (u32::from(a) as u128, u32::from(b) as u128, 32),
+        (IpAddr::V6(a), IpAddr::V6(b)) => (u128::from(a), u128::from(b), 128),
+        _ => return false,
+    };
+    if bits == 0 {
+        return true;
+    }
+    let shift = len - bits as u32;
+    (a >> shift) == (b >> shift)
+}
+
+/// Whether `ip` lies in one of `ranges` (an IPv4-mapped IPv6 address counts as its IPv4).
+pub fn in_ranges(ip: std::net::IpAddr, ranges: &[(std::net::IpAddr, u8)]) -> bool {
+    use std::net::IpAddr;
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
+    ranges.iter().any(|(net, bits)| in_range(ip, *net, *bits))
 }
 
 #[cfg(test)]

@@ -156,10 +156,10 @@ async fn open_sqlite(data_dir: &Path) -> Result<SqlitePool, sqlx::Error> {
 /// rows; written without waiting for the disk (`synchronous = NORMAL`: a power loss may
 /// lose its last writes, never its consistency, and what is lost is rebuilt by reading
 /// the file again). Its connections attach `docreader.db` as `app` (the uploads' names and
-/// whether one still exists). An index that earlier versions kept inside `docreader.db` is
-/// moved here the first time. On Postgres: the same pool.
+/// whether one still exists). `search::open` moves an index that earlier versions kept
+/// inside `docreader.db` here the first time. On Postgres: the same pool.
 pub async fn open_derived(data_dir: &Path, db: &Db) -> Result<Db, String> {
-    let Db::Sqlite(main) = db else {
+    let Db::Sqlite(_) = db else {
         return Ok(db.clone());
     };
     let failed = |e: sqlx::Error| {
@@ -196,9 +196,6 @@ pub async fn open_derived(data_dir: &Path, db: &Db) -> Result<Db, String> {
         .run(&pool)
         .await
         .map_err(|e| failed(e.into()))?;
-    crate::search::move_index_out(main, &pool)
-        .await
-        .map_err(failed)?;
     Ok(Db::Sqlite(pool))
 }
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::detect::Family;
+pub use crate::model::Place;
 use crate::report::Report;
 
 /// What an extractor hands back; the envelope adds identity and timing.
@@ -304,44 +305,6 @@ pub fn take_blocks<S: AsRef<str>>(blocks: &[S], max_chars: usize, max_blocks: us
         text,
         count,
         oversize,
-    }
-}
-
-/// Where in a document something stands: the page, slide, sheet or chapter of a unit
-/// (none for a format without them). Search hits and hidden-text findings carry it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
-pub struct Place {
-    /// The page (pdf, image).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub page: Option<u64>,
-    /// The slide (pptx, odp).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slide: Option<u64>,
-    /// The sheet (spreadsheets).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sheet: Option<String>,
-    /// The chapter (epub).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub chapter: Option<u64>,
-    /// The block (Word: paragraph or table, 0-based, as `paragraph_offset` counts).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub paragraph: Option<u64>,
-}
-
-impl Place {
-    /// The place of a unit (none for the document's).
-    pub fn of(unit: &crate::model::Unit) -> Self {
-        use crate::model::UnitKind;
-        let number = |k: UnitKind| unit.number.filter(|_| unit.kind == k);
-        Self {
-            page: number(UnitKind::Page),
-            slide: number(UnitKind::Slide),
-            chapter: number(UnitKind::Chapter),
-            sheet: (unit.kind == UnitKind::Sheet)
-                .then(|| unit.name.clone())
-                .flatten(),
-            paragraph: None,
-        }
     }
 }
 

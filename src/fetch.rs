@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
 
+pub use crate::config::{in_ranges, parse_ranges};
 use crate::db::FileRecord;
 use crate::error::{ApiError, ErrorCode};
 use crate::files::Files;
@@ -88,7 +89,7 @@ impl FetchPolicy {
             || self
                 .allowed_ranges
                 .iter()
-                .any(|(net, bits)| in_range(ip, *net, *bits))
+                .any(|(net, bits)| crate::config::in_range(ip, *net, *bits))
     }
 }
 
@@ -140,56 +141,6 @@ pub fn internal(ip: IpAddr) -> bool {
                 || (s[0] == 0x2001 && s[1] == 0x0db8)
         }
     }
-}
-
-/// Address ranges (`127.0.0.0/8,::1`, a bare address being its own range) from the
-/// comma-separated setting named `setting`.
-pub fn parse_ranges(setting: &str, ranges: Option<&str>) -> Result<Vec<(IpAddr, u8)>, String> {
-    let mut out = Vec::new();
-    for r in ranges
-        .unwrap_or("")
-        .split(',')
-        .map(|h| h.trim().to_ascii_lowercase())
-        .filter(|h| !h.is_empty())
-    {
-        let (addr, bits) = r.split_once('/').unwrap_or((r.as_str(), ""));
-        let ip: IpAddr = addr
-            .parse()
-            .map_err(|_| format!("{setting}: {r:?} is not an address range such as 127.0.0.0/8"))?;
-        let max = if ip.is_ipv4() { 32 } else { 128 };
-        let bits = if bits.is_empty() {
-            max
-        } else {
-            bits.parse::<u8>()
-                .ok()
-                .filter(|b| *b <= max)
-                .ok_or_else(|| format!("{setting}: {r:?} has a bad prefix length"))?
-        };
-        out.push((ip, bits));
-    }
-    Ok(out)
-}
-
-/// Whether `ip` lies in one of `ranges` (an IPv4-mapped IPv6 address counts as its IPv4).
-pub fn in_ranges(ip: IpAddr, ranges: &[(IpAddr, u8)]) -> bool {
-    let ip = match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
-    };
-    ranges.iter().any(|(net, bits)| in_range(ip, *net, *bits))
-}
-
-fn in_range(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
-    let (a, b, len) = match (ip, net) {
-        (IpAddr::V4(a), IpAddr::V4(b)) => (u32::from(a) as u128, u32::from(b) as u128, 32),
-        (IpAddr::V6(a), IpAddr::V6(b)) => (u128::from(a), u128::from(b), 128),
-        _ => return false,
-    };
-    if bits == 0 {
-        return true;
-    }
-    let shift = len - bits as u32;
-    (a >> shift) == (b >> shift)
 }
 
 fn refusal(code: ErrorCode, message: String, hint: &str) -> ApiError {

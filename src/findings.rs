@@ -36,7 +36,7 @@ pub struct Finding {
     pub how: Option<String>,
     /// The page, slide, sheet or chapter, when the format has them.
     #[serde(flatten)]
-    pub place: crate::envelope::Place,
+    pub place: crate::model::Place,
     /// 1-based line within the page/slide/sheet/chapter (or the text); 0 where the
     /// finding is placed by `paragraph` instead (Word's hidden runs).
     pub line: u64,
@@ -170,7 +170,7 @@ pub fn scan(text: &str, units: &[crate::model::Span], extra: Vec<Finding>) -> Op
     let markers = memchr::memmem::find(text.as_bytes(), b"--- ").is_some();
     if chars || phrases || markers {
         for (unit, part) in crate::model::parts(text, units) {
-            let place = crate::envelope::Place::of(&unit);
+            let place = crate::model::Place::of(&unit);
             let mut found = Vec::new();
             if chars || phrases {
                 for (i, line) in part.lines().enumerate() {
@@ -461,10 +461,7 @@ pub fn hide_invisible(text: &str, mark: bool) -> (String, Vec<Finding>) {
     const MAX_KEPT: usize = 100_000;
     let mut out = String::with_capacity(text.len());
     let mut found = Vec::new();
-    for (i, line) in crate::extract::text::split_lines(text)
-        .into_iter()
-        .enumerate()
-    {
+    for (i, line) in crate::model::split_lines(text).into_iter().enumerate() {
         if line.is_ascii() {
             out.push_str(line);
             continue;

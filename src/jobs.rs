@@ -77,21 +77,7 @@ pub struct JobView {
     pub callback: Option<crate::callbacks::CallbackView>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct JobLinks {
-    #[serde(rename = "self")]
-    pub this: String,
-    pub events: String,
-}
-
-impl JobLinks {
-    pub fn of(id: &str) -> Self {
-        Self {
-            this: format!("/jobs/{id}"),
-            events: format!("/jobs/{id}/events"),
-        }
-    }
-}
+pub use crate::callbacks::JobLinks;
 
 #[derive(sqlx::FromRow)]
 struct Row {
@@ -593,8 +579,8 @@ impl Jobs {
                 n
             }
             Err(e) => {
-                let err =
-                    serde_json::to_string(&crate::http::error::body(&e).error).unwrap_or_default();
+                let err = serde_json::to_string(&e.body(crate::request_id::current()).error)
+                    .unwrap_or_default();
                 let q = format!(
                     "UPDATE jobs SET state = 'failed', error = $1, progress = NULL, updated_at = $2, \
                      {ENDED_CALLBACK} WHERE id = $3 AND fence = $4 AND state = 'running'"

@@ -53,7 +53,7 @@ fn main() -> ExitCode {
             runtime().block_on(async {
                 let opened = match docreader::db::open(&data_dir, database_url.as_deref()).await {
                     // The search index's own file too (embedded).
-                    Ok(db) => docreader::db::open_derived(&data_dir, &db).await,
+                    Ok(db) => docreader::search::open(&data_dir, &db).await,
                     Err(e) => Err(e),
                 };
                 match opened {

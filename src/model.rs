@@ -102,6 +102,43 @@ impl Unit {
     }
 }
 
+/// Where in a document something stands: the page, slide, sheet or chapter of a unit
+/// (none for a format without them). Search hits and hidden-text findings carry it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+pub struct Place {
+    /// The page (pdf, image).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u64>,
+    /// The slide (pptx, odp).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slide: Option<u64>,
+    /// The sheet (spreadsheets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
+    /// The chapter (epub).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chapter: Option<u64>,
+    /// The block (Word: paragraph or table, 0-based, as `paragraph_offset` counts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paragraph: Option<u64>,
+}
+
+impl Place {
+    /// The place of a unit (none for the document's).
+    pub fn of(unit: &Unit) -> Self {
+        let number = |k: UnitKind| unit.number.filter(|_| unit.kind == k);
+        Self {
+            page: number(UnitKind::Page),
+            slide: number(UnitKind::Slide),
+            chapter: number(UnitKind::Chapter),
+            sheet: (unit.kind == UnitKind::Sheet)
+                .then(|| unit.name.clone())
+                .flatten(),
+            paragraph: None,
+        }
+    }
+}
+
 /// Where a unit stands in a read's text, in bytes: its marker line from `head`, its own
 /// text from `body` to `end`. An extractor records it as it writes the text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -231,6 +268,39 @@ pub fn whole(range: Range<usize>) -> Vec<Span> {
         body: range.start,
         end: range.end,
     }]
+}
+
+/// Split text into lines, each keeping its terminator (`\n`, `\r\n` or a lone `\r`), so
+/// that concatenating any run of lines gives back the text exactly.
+pub fn split_lines(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => {
+                lines.push(&text[start..=i]);
+                start = i + 1;
+            }
+            b'\r' => {
+                let end = if b.get(i + 1) == Some(&b'\n') {
+                    i + 1
+                } else {
+                    i
+                };
+                lines.push(&text[start..=end]);
+                i = end;
+                start = end + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if start < b.len() {
+        lines.push(&text[start..]);
+    }
+    lines
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use crate::ocr::OcrLine;
 pub struct Report {
     /// CSV/TSV with `profile`: the table, column by column (the whole file).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub profile: Option<crate::extract::profile::TableProfile>,
+    pub profile: Option<TableProfile>,
     /// Text family: the encoding the bytes were decoded with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encoding: Option<String>,
@@ -162,19 +162,7 @@ pub struct PageOcr {
     pub unsupported_script: Option<Vec<UnreadLine>>,
 }
 
-/// A line left out of the text because no installed engine reads its script.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct UnreadLine {
-    /// The page (PDFs).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub page: Option<u64>,
-    /// As Tesseract's script detection names it: `Greek`, `Hebrew`, `Georgian`, …
-    pub script: String,
-    /// `[x0, y0, x1, y1]` in the pixels of the image (or page rendering) read.
-    #[serde(rename = "box")]
-    #[schema(value_type = Vec<u32>, min_items = 4, max_items = 4)]
-    pub bbox: [u32; 4],
-}
+pub use crate::ocr::UnreadLine;
 
 /// How good the OCR'd text is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -297,7 +285,7 @@ pub struct SheetInfo {
     pub kind: Option<String>,
     /// With `profile`: the sheet's (or the range's) table, column by column, all of it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub profile: Option<crate::extract::profile::TableProfile>,
+    pub profile: Option<TableProfile>,
     /// With `include_styles` (xlsx): the look of the cells read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub styles: Option<SheetStyles>,
@@ -371,4 +359,54 @@ pub struct AttachmentInfo {
 pub struct AttachmentError {
     pub code: crate::error::ErrorCode,
     pub message: String,
+}
+
+/// What a table (a CSV/TSV file, a sheet or a range) holds, column by column.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TableProfile {
+    /// Rows of data: blank rows and the header (when there is one) are not counted.
+    pub rows: u64,
+    /// Columns of the widest row.
+    pub column_count: u64,
+    /// Whether the first row looks like a header (names, not data): its cells are then
+    /// the columns' names and not counted as data.
+    pub header: bool,
+    /// Title rows above the table: up to three first rows with one filled cell of text
+    /// each, over the header of a table of two columns or more (a header naming a column
+    /// of numbers, dates or booleans: `Quarterly sales 2024` over `region,amount`), joined
+    /// by ` / `; neither header nor data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// One entry per column, the first 1,000.
+    pub columns: Vec<ColumnProfile>,
+}
+
+/// One column of a table profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ColumnProfile {
+    /// The header cell; where there is no header, or its cell over this column is empty,
+    /// the column's letter (sheets) or `column N` (CSV/TSV).
+    pub name: String,
+    /// `integer`, `decimal`, `date`, `boolean`, `text` (any other value, or a mix), or
+    /// `empty` (no value at all).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Rows with no value here (empty, `NA`, `N/A`, `null`, `NULL`, `None`, `NaN`, or a row
+    /// too short to reach the column).
+    pub nulls: u64,
+    /// Different values (exact up to 10,000, then estimated: see `distinct_exact`).
+    pub distinct: u64,
+    pub distinct_exact: bool,
+    /// Numbers (integer and decimal columns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
+    /// Dates (date columns), as written in the table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub earliest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latest: Option<String>,
 }

@@ -821,6 +821,21 @@ const INDEX_LAST_TRIP: &str = index_trip!("", "COMMIT;\n");
 
 /// Move an index that an earlier version kept inside `docreader.db` (`main`) into
 /// `search.db` (`search`), then drop it there. Runs once at start; nothing to do after.
+/// The search index's database (`db::open_derived`), with an index earlier versions kept in
+/// `docreader.db` moved into it the first time.
+pub async fn open(data_dir: &std::path::Path, db: &Db) -> Result<Db, String> {
+    let derived = crate::db::open_derived(data_dir, db).await?;
+    if let (Db::Sqlite(main), Db::Sqlite(search)) = (db, &derived) {
+        move_index_out(main, search).await.map_err(|e| {
+            format!(
+                "cannot open the search index under {}: {e}",
+                data_dir.display()
+            )
+        })?;
+    }
+    Ok(derived)
+}
+
 pub async fn move_index_out(
     main: &sqlx::SqlitePool,
     search: &sqlx::SqlitePool,
@@ -951,7 +966,7 @@ pub struct Hit {
     pub name: String,
     /// The page, slide, sheet or chapter of the hit, when the format has them.
     #[serde(flatten)]
-    pub place: crate::envelope::Place,
+    pub place: crate::model::Place,
     /// The 1-based line of the best match, within the page/slide/sheet/chapter (or the
     /// document's text).
     pub line: u64,
@@ -1087,7 +1102,7 @@ fn hits_of(
             file_ids: vec![file_id.clone()],
             file_id,
             name,
-            place: crate::envelope::Place::of(&crate::model::Unit::stored(&unit, &key)),
+            place: crate::model::Place::of(&crate::model::Unit::stored(&unit, &key)),
             line,
             snippet,
             score: (score * 1000.0).round() / 1000.0,

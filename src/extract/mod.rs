@@ -3,7 +3,6 @@
 //! place work leaves the async runtime.
 
 pub mod chart;
-pub mod deadline;
 pub mod docx;
 pub mod email;
 pub mod epub;
@@ -27,11 +26,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::Limits;
+pub use crate::deadline::{Deadline, Stop};
 use crate::detect::{Family, Format};
 use crate::envelope::{Envelope, Extraction};
 use crate::error::ApiError;
 use crate::options::ReadRequest;
-pub use deadline::{Deadline, Stop};
 
 /// A stored file, ready to be read.
 #[derive(Debug, Clone)]

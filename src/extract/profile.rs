@@ -7,9 +7,6 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasher, Hasher};
 
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-
 /// Distinct values counted exactly up to this many per column.
 const EXACT_DISTINCT: usize = 10_000;
 /// Columns profiled at most (the rest are counted in `column_count`).
@@ -18,55 +15,7 @@ pub const MAX_COLUMNS: usize = 1_000;
 const MAX_TITLE_ROWS: usize = 3;
 const HLL_BITS: u32 = 12;
 
-/// What a table (a CSV/TSV file, a sheet or a range) holds, column by column.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct TableProfile {
-    /// Rows of data: blank rows and the header (when there is one) are not counted.
-    pub rows: u64,
-    /// Columns of the widest row.
-    pub column_count: u64,
-    /// Whether the first row looks like a header (names, not data): its cells are then
-    /// the columns' names and not counted as data.
-    pub header: bool,
-    /// Title rows above the table: up to three first rows with one filled cell of text
-    /// each, over the header of a table of two columns or more (a header naming a column
-    /// of numbers, dates or booleans: `Quarterly sales 2024` over `region,amount`), joined
-    /// by ` / `; neither header nor data.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// One entry per column, the first 1,000.
-    pub columns: Vec<ColumnProfile>,
-}
-
-/// One column of a table profile.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ColumnProfile {
-    /// The header cell; where there is no header, or its cell over this column is empty,
-    /// the column's letter (sheets) or `column N` (CSV/TSV).
-    pub name: String,
-    /// `integer`, `decimal`, `date`, `boolean`, `text` (any other value, or a mix), or
-    /// `empty` (no value at all).
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// Rows with no value here (empty, `NA`, `N/A`, `null`, `NULL`, `None`, `NaN`, or a row
-    /// too short to reach the column).
-    pub nulls: u64,
-    /// Different values (exact up to 10,000, then estimated: see `distinct_exact`).
-    pub distinct: u64,
-    pub distinct_exact: bool,
-    /// Numbers (integer and decimal columns).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mean: Option<f64>,
-    /// Dates (date columns), as written in the table.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub earliest: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub latest: Option<String>,
-}
+pub use crate::report::{ColumnProfile, TableProfile};
 
 /// Builds a profile from rows of cells given one at a time.
 pub struct Profiler {

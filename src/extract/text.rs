@@ -209,38 +209,7 @@ impl Extractor for HtmlExtractor {
     }
 }
 
-/// Split text into lines, each keeping its terminator (`\n`, `\r\n` or a lone `\r`), so
-/// that concatenating any run of lines gives back the text exactly.
-pub fn split_lines(text: &str) -> Vec<&str> {
-    let b = text.as_bytes();
-    let mut lines = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\n' => {
-                lines.push(&text[start..=i]);
-                start = i + 1;
-            }
-            b'\r' => {
-                let end = if b.get(i + 1) == Some(&b'\n') {
-                    i + 1
-                } else {
-                    i
-                };
-                lines.push(&text[start..=end]);
-                i = end;
-                start = end + 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    if start < b.len() {
-        lines.push(&text[start..]);
-    }
-    lines
-}
+pub use crate::model::split_lines;
 
 /// The number of lines `split_lines` would give for the decoded bytes, counted on the
 /// bytes themselves: `\n`, `\r\n` and a lone `\r` end lines. In every ASCII-compatible

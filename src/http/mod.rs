@@ -69,7 +69,7 @@ impl AppState {
     /// Open the database (applying migrations) and the upload directory.
     pub async fn new(args: &ServeArgs) -> Result<Self, String> {
         let db = crate::db::open(&args.data_dir, args.database_url.as_deref()).await?;
-        let derived = crate::db::open_derived(&args.data_dir, &db).await?;
+        let derived = crate::search::open(&args.data_dir, &db).await?;
         let remote = match &args.blob_store {
             Some(url) => Some(crate::store::Remote::connect(url).await?),
             None => None,

@@ -8,6 +8,7 @@ pub mod tesseract;
 
 use image::{DynamicImage, RgbImage};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::error::{ApiError, ErrorCode};
 
@@ -122,14 +123,11 @@ pub fn other_script_lines(lines: &[OcrLine]) -> Option<u64> {
 
 /// Lines left out because no installed engine reads their script (on `page`, for PDFs);
 /// `None` when there are none.
-pub fn unread_lines(
-    lines: &[OcrLine],
-    page: Option<u64>,
-) -> Option<Vec<crate::report::UnreadLine>> {
+pub fn unread_lines(lines: &[OcrLine], page: Option<u64>) -> Option<Vec<UnreadLine>> {
     let v: Vec<_> = lines
         .iter()
         .filter(|l| l.is_unread())
-        .map(|l| crate::report::UnreadLine {
+        .map(|l| UnreadLine {
             page,
             script: l.script.clone().unwrap_or_default(),
             bbox: l.bbox,
@@ -159,7 +157,7 @@ pub trait OcrEngine: Send + Sync {
     fn recognize_until(
         &self,
         image: &RgbImage,
-        deadline: &crate::extract::Deadline,
+        deadline: &crate::deadline::Deadline,
     ) -> Result<Vec<OcrLine>, ApiError> {
         let _ = deadline;
         self.recognize(image)
@@ -191,7 +189,7 @@ impl<T: OcrEngine + ?Sized> OcrEngine for &'static T {
     fn recognize_until(
         &self,
         image: &RgbImage,
-        deadline: &crate::extract::Deadline,
+        deadline: &crate::deadline::Deadline,
     ) -> Result<Vec<OcrLine>, ApiError> {
         (**self).recognize_until(image, deadline)
     }
@@ -428,6 +426,20 @@ pub fn mean_confidence(lines: &[OcrLine]) -> Option<f32> {
             .sum::<f32>()
             / n as f32
     })
+}
+
+/// A line left out of the text because no installed engine reads its script.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct UnreadLine {
+    /// The page (PDFs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u64>,
+    /// As Tesseract's script detection names it: `Greek`, `Hebrew`, `Georgian`, …
+    pub script: String,
+    /// `[x0, y0, x1, y1]` in the pixels of the image (or page rendering) read.
+    #[serde(rename = "box")]
+    #[schema(value_type = Vec<u32>, min_items = 4, max_items = 4)]
+    pub bbox: [u32; 4],
 }
 
 #[cfg(test)]

@@ -57,7 +57,7 @@ pub fn engine() -> &'static PpOcr {
 
 thread_local! {
     /// The deadline of the `recognize_until` call running on this thread.
-    static DEADLINE: std::cell::RefCell<crate::extract::Deadline> = std::cell::RefCell::new(crate::extract::Deadline::none());
+    static DEADLINE: std::cell::RefCell<crate::deadline::Deadline> = std::cell::RefCell::new(crate::deadline::Deadline::none());
 }
 
 /// Stop between model runs once the read's deadline has passed: a dense page is several
@@ -67,7 +67,7 @@ fn past_deadline() -> Result<(), ApiError> {
 }
 
 /// A `timeout` error once `deadline` has passed.
-fn past(deadline: &crate::extract::Deadline) -> Result<(), ApiError> {
+fn past(deadline: &crate::deadline::Deadline) -> Result<(), ApiError> {
     if deadline.stopped() {
         return Err(ApiError::new(
             ErrorCode::Timeout,
@@ -134,12 +134,12 @@ impl OcrEngine for PpOcr {
     fn recognize_until(
         &self,
         image: &RgbImage,
-        deadline: &crate::extract::Deadline,
+        deadline: &crate::deadline::Deadline,
     ) -> Result<Vec<OcrLine>, ApiError> {
         struct Reset;
         impl Drop for Reset {
             fn drop(&mut self) {
-                DEADLINE.with(|d| *d.borrow_mut() = crate::extract::Deadline::none());
+                DEADLINE.with(|d| *d.borrow_mut() = crate::deadline::Deadline::none());
             }
         }
         DEADLINE.with(|d| *d.borrow_mut() = deadline.clone());
