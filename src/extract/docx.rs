@@ -4,38 +4,16 @@
 
 use std::collections::HashMap;
 
+use super::blocks::{block_findings, join_label, letters, roman, serve_blocks, Block};
 use super::package::Package;
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, take_blocks, Extraction, Next, Taken};
+use crate::envelope::{Extraction, Next};
 use crate::error::ApiError;
-use crate::options::{self, HiddenText, ReadRequest};
-use crate::report::Report;
+use crate::options::{HiddenText, ReadRequest};
 
 pub struct DocxExtractor;
-
-/// One unit of output, counted by `max_paragraphs`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Block {
-    Para(String),
-    /// A heading: its Markdown level (1 for the title), the list level of its number
-    /// (plain text indents it like a list item), and its text with that number.
-    Heading(u8, u32, String),
-    /// A list item: its level (0-based), its label (`2.3.1.`, `b)`, `•`; empty for a
-    /// level without one), whether that is a bullet, and its text.
-    Item {
-        level: u32,
-        label: String,
-        bullet: bool,
-        text: String,
-    },
-    Table(Vec<Vec<String>>),
-    /// `--- Headers ---` and the like.
-    Marker(String),
-    /// A chart, as `chart::read` writes it (a block, like a table).
-    Chart(String),
-}
 
 /// A paragraph `parse_story` writes where a chart stands, with its relationship id.
 const CHART_MARK: &str = "\u{1}chart:";
@@ -404,47 +382,6 @@ fn format_number(n: u32, fmt: &str) -> String {
     }
 }
 
-pub(super) fn letters(mut n: u32) -> String {
-    let mut s = Vec::new();
-    while n > 0 {
-        n -= 1;
-        s.push((b'A' + (n % 26) as u8) as char);
-        n /= 26;
-    }
-    s.iter().rev().collect()
-}
-
-/// Roman numerals up to 3999 (past that, Word writes the number in digits too: a damaged
-/// `start` of four billion once meant four million M's per list item).
-pub(super) fn roman(mut n: u32) -> String {
-    if n >= 4000 {
-        return n.to_string();
-    }
-    let table = [
-        (1000, "M"),
-        (900, "CM"),
-        (500, "D"),
-        (400, "CD"),
-        (100, "C"),
-        (90, "XC"),
-        (50, "L"),
-        (40, "XL"),
-        (10, "X"),
-        (9, "IX"),
-        (5, "V"),
-        (4, "IV"),
-        (1, "I"),
-    ];
-    let mut s = String::new();
-    for (v, r) in table {
-        while n >= v {
-            s.push_str(r);
-            n -= v;
-        }
-    }
-    s
-}
-
 /// Parse one story (body, header, notes…) into blocks.
 /// Hidden runs found in a story: the block they are in, how they hide, and their text.
 type HiddenRuns = Vec<(usize, Hiding, String)>;
@@ -779,128 +716,6 @@ fn heading_level(outline: u32) -> Option<u8> {
     (outline < 9).then(|| (outline + 2).min(6) as u8)
 }
 
-/// A list label before its text (nothing for an empty label).
-fn join_label(label: &str, text: &str) -> String {
-    if label.is_empty() {
-        text.to_string()
-    } else {
-        format!("{label} {text}")
-    }
-}
-
-impl Block {
-    /// The text of a paragraph-like block as plain text shows it (list items indented two
-    /// spaces a level, with their label).
-    pub(super) fn plain(&self) -> String {
-        match self {
-            Block::Para(p) => p.clone(),
-            Block::Heading(_, indent, p) => format!("{}{p}", "  ".repeat(*indent as usize)),
-            Block::Item {
-                level, label, text, ..
-            } => format!(
-                "{}{}",
-                "  ".repeat(*level as usize),
-                join_label(label, text)
-            ),
-            Block::Marker(m) | Block::Chart(m) => m.clone(),
-            Block::Table(rows) => rows
-                .iter()
-                .map(|r| r.join(" | "))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        }
-    }
-
-    /// Whether it is a paragraph of the text (a heading and a list item are).
-    pub(super) fn is_paragraph(&self) -> bool {
-        matches!(
-            self,
-            Block::Para(_) | Block::Heading(..) | Block::Item { .. }
-        )
-    }
-}
-
-/// Render blocks as Markdown: a heading's level in `#`s, list items as `-` or their
-/// number (a label Markdown has no list for — `b)`, `2.3.1.` — stays in the item's
-/// text), tables as GFM pipe tables; blocks apart by a blank line, list items by a line.
-fn render_markdown(blocks: &[Block], with_tables: bool) -> Vec<String> {
-    let mut out = Vec::with_capacity(blocks.len());
-    for (i, b) in blocks.iter().enumerate() {
-        let item = |b: Option<&Block>| matches!(b, Some(Block::Item { .. }));
-        let gap = if item(Some(b)) && item(blocks.get(i + 1)) {
-            "\n"
-        } else {
-            "\n\n"
-        };
-        let s = match b {
-            Block::Para(p) if p.trim().is_empty() => String::new(),
-            Block::Para(p) => format!("{}{gap}", p.trim_end()),
-            Block::Heading(h, _, t) => format!("{} {}{gap}", "#".repeat(*h as usize), t.trim()),
-            Block::Item {
-                level,
-                label,
-                bullet,
-                text,
-            } => {
-                let indent = "    ".repeat(*level as usize);
-                let number = label
-                    .strip_suffix(['.', ')'])
-                    .filter(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
-                match number {
-                    Some(n) if !bullet => format!("{indent}{n}. {}{gap}", text.trim()),
-                    _ if *bullet || label.is_empty() => format!("{indent}- {}{gap}", text.trim()),
-                    _ => format!("{indent}- {label} {}{gap}", text.trim()),
-                }
-            }
-            Block::Marker(m) => format!("--- {m} ---{gap}"),
-            Block::Chart(c) if with_tables => format!("{}{gap}", c.trim_end()),
-            Block::Table(rows) if with_tables => {
-                let rows: Vec<Vec<String>> = rows
-                    .iter()
-                    .map(|r| r.iter().map(|c| super::markdown::cell_text(c)).collect())
-                    .collect();
-                format!("{}{gap}", super::markdown::pipe_table(&rows).trim_end())
-            }
-            Block::Chart(_) | Block::Table(_) => String::new(),
-        };
-        out.push(s);
-    }
-    out
-}
-
-/// Render blocks; table numbering continues from `first_table`.
-pub(super) fn render(blocks: &[Block], first_table: usize, with_tables: bool) -> Vec<String> {
-    let mut out = Vec::with_capacity(blocks.len());
-    let mut t = first_table;
-    for b in blocks {
-        match b {
-            Block::Para(_) | Block::Heading(..) | Block::Item { .. } => {
-                out.push(format!("{}\n", b.plain()))
-            }
-            Block::Marker(m) => out.push(format!("--- {m} ---\n")),
-            Block::Chart(c) => out.push(if with_tables {
-                c.clone()
-            } else {
-                String::new()
-            }),
-            Block::Table(rows) => {
-                t += 1;
-                if with_tables {
-                    let mut s = format!("--- Table {t} ---\n");
-                    for r in rows {
-                        s.push_str(&r.join(" | "));
-                        s.push('\n');
-                    }
-                    out.push(s);
-                } else {
-                    out.push(String::new());
-                }
-            }
-        }
-    }
-    out
-}
-
 /// The parts of a document in reading order: body, then the side stories.
 fn read_document(
     pkg: &mut Package,
@@ -929,7 +744,7 @@ fn read_document(
         .iter()
         .any(|b| matches!(b, Block::Para(p) if p.starts_with(CHART_MARK)))
     {
-        let rels = super::pptx::relationships(pkg, "word/_rels/document.xml.rels", "word")?;
+        let rels = super::package::relationships(pkg, "word/_rels/document.xml.rels", "word")?;
         for b in blocks.iter_mut() {
             let Block::Para(p) = b else { continue };
             let Some(rid) = p.strip_prefix(CHART_MARK) else {
@@ -1065,122 +880,4 @@ fn hidden_findings(
         next,
         mode,
     )
-}
-
-/// Hidden text of a document read by blocks (Word, OpenDocument text) in the blocks the
-/// read returned, as findings placed by block: (block, kind, how, text, never in the
-/// text). A comment stays in the text whatever `mode` says; the rest is left out by `drop`.
-pub(super) fn block_findings<'a>(
-    blocks: usize,
-    hidden: impl Iterator<Item = (usize, &'static str, &'static str, &'a str, bool)>,
-    req: &ReadRequest,
-    next: Option<&Next>,
-    mode: HiddenText,
-) -> Result<Vec<crate::findings::Finding>, ApiError> {
-    let start = options::count("paragraph_offset", req.paragraph_offset, 0)?.unwrap_or(0) as usize;
-    // A block longer than max_chars is shown only in part: `next` reads it again.
-    let end = next
-        .and_then(|n| n.paragraph_offset)
-        .map_or(blocks, |n| n as usize)
-        .max(start + usize::from(next.is_some_and(|n| n.max_chars.is_some())));
-    let mut out = Vec::new();
-    for (at, kind, how, text, outside) in hidden.filter(|h| (start..end).contains(&h.0)) {
-        for mut f in crate::findings::hidden(
-            kind,
-            Some(how),
-            "low",
-            text,
-            0,
-            // Not in the text returned: a picture's description, or what `drop` left out.
-            outside || (mode == HiddenText::Drop && kind != "comment"),
-        ) {
-            f.place.paragraph = Some(at as u64);
-            out.push(f);
-        }
-    }
-    Ok(out)
-}
-
-/// A read of a document's blocks (Word, OpenDocument text): `mode`, `max_paragraphs` and
-/// `paragraph_offset`, `query`, `max_chars`, with `next` where it stops.
-pub(super) fn serve_blocks(
-    blocks: &[Block],
-    paragraphs: usize,
-    tables: usize,
-    req: &ReadRequest,
-    limits: &Limits,
-) -> Result<Extraction, ApiError> {
-    {
-        let max_chars = req.max_chars(limits.max_chars)?;
-        let query = req.query()?;
-        let with_tables = req.mode != Some(crate::options::DocxMode::Text);
-        let budget =
-            options::count("max_paragraphs", req.max_paragraphs, 1)?.unwrap_or(200) as usize;
-        let start =
-            options::count("paragraph_offset", req.paragraph_offset, 0)?.unwrap_or(0) as usize;
-        if start > 0 && start >= blocks.len() {
-            return Err(ApiError::out_of_range(format!(
-                "paragraph_offset {start} but the document has {} blocks",
-                blocks.len()
-            )));
-        }
-        let tables_before = blocks[..start]
-            .iter()
-            .filter(|b| matches!(b, Block::Table(_)))
-            .count();
-        let rendered = if req.markdown() {
-            render_markdown(&blocks[start..], with_tables)
-        } else {
-            render(&blocks[start..], tables_before, with_tables)
-        };
-        let extra = Report {
-            paragraphs: Some(paragraphs as u64),
-            tables: Some(tables as u64),
-            blocks: Some(blocks.len() as u64),
-            ..Default::default()
-        };
-
-        if let Some(q) = query {
-            // Search everything from the offset; line numbers are the output's lines.
-            return Ok(crate::envelope::query_answer(
-                &rendered.concat(),
-                &q,
-                max_chars,
-                extra,
-            ));
-        }
-
-        // Whole blocks, within both budgets.
-        let full: u64 = rendered.iter().map(|r| r.chars().count() as u64).sum();
-        let mut ex = Extraction {
-            char_count: full,
-            report: extra,
-            ..Default::default()
-        };
-        let Taken {
-            text,
-            count: taken,
-            oversize,
-        } = take_blocks(&rendered, max_chars, budget);
-        if taken == rendered.len() {
-            ex.text = text;
-            return Ok(ex);
-        }
-        let mut next = Next::default();
-        next.paragraph_offset = Some((start + taken) as u64);
-        if let Some(needed) = oversize {
-            // One block longer than max_chars: its start is shown; `next` reads it whole.
-            next.max_chars = Some(needed as u64);
-            ex.warnings
-                .push("a single block is longer than max_chars; `next` reads it whole".into());
-        } else if taken >= budget {
-            ex.warnings.push(format!(
-                "stopped after max_paragraphs ({budget}); `next` reads on"
-            ));
-        }
-        ex.truncated = true;
-        ex.text = close_truncated(text, full);
-        ex.next = Some(next);
-        Ok(ex)
-    }
 }

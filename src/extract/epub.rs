@@ -23,7 +23,7 @@ pub struct EpubExtractor;
 fn resolve(base_dir: &str, href: &str) -> String {
     let href = href.split('#').next().unwrap_or("");
     let decoded = percent_decode(href);
-    super::pptx::resolve(base_dir, &decoded)
+    super::package::resolve(base_dir, &decoded)
 }
 
 fn percent_decode(s: &str) -> String {

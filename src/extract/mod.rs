@@ -2,6 +2,7 @@
 //! one extraction into an envelope. Synchronous throughout; `read::Executor` is the one
 //! place work leaves the async runtime.
 
+pub mod blocks;
 pub mod chart;
 pub mod docx;
 pub mod email;
@@ -18,6 +19,7 @@ pub mod pdf;
 pub mod pptx;
 pub mod profile;
 pub mod rtf;
+pub mod slides;
 pub mod text;
 pub mod xml;
 

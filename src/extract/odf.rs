@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::docx::{serve_blocks, Block};
+use super::blocks::{serve_blocks, Block};
 use super::package::Package;
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
@@ -126,10 +126,10 @@ impl Styles {
 /// A number in an ODF `num-format`.
 fn format_number(n: u32, format: &str) -> String {
     match format {
-        "a" => super::docx::letters(n).to_lowercase(),
-        "A" => super::docx::letters(n),
-        "i" => super::docx::roman(n).to_lowercase(),
-        "I" => super::docx::roman(n),
+        "a" => super::blocks::letters(n).to_lowercase(),
+        "A" => super::blocks::letters(n),
+        "i" => super::blocks::roman(n).to_lowercase(),
+        "I" => super::blocks::roman(n),
         "" => String::new(),
         _ => n.to_string(),
     }
@@ -641,7 +641,7 @@ impl Extractor for OdtExtractor {
             }
         }
         let mut ex = serve_blocks(&blocks, paragraphs, tables, req, limits)?;
-        ex.findings = super::docx::block_findings(
+        ex.findings = super::blocks::block_findings(
             blocks.len(),
             hidden
                 .iter()
@@ -696,7 +696,7 @@ impl Extractor for OdpExtractor {
                 // A slide hidden in the slide show (issue #21): read as any other (keep),
                 // `⟦hidden⟧` in its marker line (mark), or only its marker line (drop).
                 let hidden = content.hidden_slides.contains(&(n as usize));
-                let mark = super::pptx::hidden_slide_mark(hidden, mode);
+                let mark = super::slides::hidden_slide_mark(hidden, mode);
                 let mut block = format!("--- Slide {n}{mark} ---\n");
                 let marker = block.len();
                 if hidden && mode == HiddenText::Drop {
@@ -711,13 +711,13 @@ impl Extractor for OdpExtractor {
                 (n, marker, block)
             })
             .collect();
-        let mut ex = super::pptx::serve_slides(blocks, &selected, total, warnings, max_chars)?;
+        let mut ex = super::slides::serve_slides(blocks, &selected, total, warnings, max_chars)?;
         // The hidden slides among those shown.
-        let shown = super::pptx::slides_shown(&ex);
+        let shown = super::slides::slides_shown(&ex);
         ex.findings = selected
             .iter()
             .filter(|&&n| content.hidden_slides.contains(&(n as usize)) && shown(n))
-            .map(|&n| super::pptx::hidden_slide_finding(n))
+            .map(|&n| super::slides::hidden_slide_finding(n))
             .collect();
         Ok(ex)
     }

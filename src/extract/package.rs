@@ -214,3 +214,48 @@ pub fn refuse_entities(xml: &[u8]) -> Result<(), ApiError> {
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
+
+/// `Id → Target` of a part's relationships, targets resolved against `base_dir`.
+pub fn relationships(
+    pkg: &mut Package,
+    rels_path: &str,
+    base_dir: &str,
+) -> Result<std::collections::HashMap<String, (String, String)>, ApiError> {
+    use super::xml::{attr, walk, Node};
+    let mut out = std::collections::HashMap::new();
+    let Some(xml) = pkg.read(rels_path)? else {
+        return Ok(out);
+    };
+    walk(&xml, pkg.limits().max_xml_depth, |n| {
+        if let Node::Open("Relationship", a) = n {
+            if let (Some(id), Some(target)) = (attr(a, "Id"), attr(a, "Target")) {
+                let kind = attr(a, "Type")
+                    .unwrap_or("")
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                out.insert(id.to_string(), (resolve(base_dir, target), kind));
+            }
+        }
+    })?;
+    Ok(out)
+}
+
+/// `ppt/slides` + `../notesSlides/n1.xml` → `ppt/notesSlides/n1.xml`.
+pub fn resolve(base_dir: &str, target: &str) -> String {
+    if let Some(abs) = target.strip_prefix('/') {
+        return abs.to_string();
+    }
+    let mut parts: Vec<&str> = base_dir.split('/').filter(|p| !p.is_empty()).collect();
+    for seg in target.split('/') {
+        match seg {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            s => parts.push(s),
+        }
+    }
+    parts.join("/")
+}

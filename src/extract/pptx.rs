@@ -4,63 +4,19 @@
 
 use std::collections::HashMap;
 
-use super::package::Package;
+use super::package::{relationships, Package};
+use super::slides::{hidden_slide_finding, hidden_slide_mark, serve_slides, slides_shown};
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
 use crate::config::Limits;
-use crate::envelope::{close_truncated, take_blocks, Extraction, Next, Taken};
+use crate::envelope::Extraction;
 use crate::error::{ApiError, ErrorCode};
-use crate::options::{format_pages, select_pages, ReadRequest};
-use crate::report::Report;
+use crate::options::{select_pages, ReadRequest};
 
 pub struct PptxExtractor;
 
 /// A line `shape_text` writes where a chart stands, with the chart's relationship id.
 const CHART_MARK: &str = "\u{1}chart:";
-
-/// `Id → Target` of a part's relationships, targets resolved against `base_dir`.
-pub(super) fn relationships(
-    pkg: &mut Package,
-    rels_path: &str,
-    base_dir: &str,
-) -> Result<HashMap<String, (String, String)>, ApiError> {
-    let mut out = HashMap::new();
-    let Some(xml) = pkg.read(rels_path)? else {
-        return Ok(out);
-    };
-    walk(&xml, pkg.limits().max_xml_depth, |n| {
-        if let Node::Open("Relationship", a) = n {
-            if let (Some(id), Some(target)) = (attr(a, "Id"), attr(a, "Target")) {
-                let kind = attr(a, "Type")
-                    .unwrap_or("")
-                    .rsplit('/')
-                    .next()
-                    .unwrap_or("")
-                    .to_string();
-                out.insert(id.to_string(), (resolve(base_dir, target), kind));
-            }
-        }
-    })?;
-    Ok(out)
-}
-
-/// `ppt/slides` + `../notesSlides/n1.xml` → `ppt/notesSlides/n1.xml`.
-pub(super) fn resolve(base_dir: &str, target: &str) -> String {
-    if let Some(abs) = target.strip_prefix('/') {
-        return abs.to_string();
-    }
-    let mut parts: Vec<&str> = base_dir.split('/').filter(|p| !p.is_empty()).collect();
-    for seg in target.split('/') {
-        match seg {
-            ".." => {
-                parts.pop();
-            }
-            "." | "" => {}
-            s => parts.push(s),
-        }
-    }
-    parts.join("/")
-}
 
 /// Text of one slide-like part: paragraphs as lines, tables as `a | b` rows. Placeholders
 /// of the given types (e.g. slide numbers in notes) are left out. As Markdown: a title
@@ -600,100 +556,6 @@ fn hidden_slide(xml: &[u8]) -> bool {
     let tag = &head[at..tag_end];
     memchr::memmem::find(tag, b" show=\"0\"").is_some()
         || memchr::memmem::find(tag, b" show=\"false\"").is_some()
-}
-
-/// A read of the selected slides' blocks (`--- Slide N ---` and their text), in order,
-/// within `max_chars`, with `next` naming the slides still to read.
-/// What a slide hidden in the slide show adds to its marker line: nothing (keep: read as
-/// any other), ` ⟦hidden⟧` (mark) or ` ⟦hidden: left out⟧` (drop: only that line is kept).
-pub(super) fn hidden_slide_mark(hidden: bool, mode: crate::options::HiddenText) -> &'static str {
-    use crate::options::HiddenText;
-    match (hidden, mode) {
-        (false, _) | (true, HiddenText::Keep) => "",
-        (true, HiddenText::Mark) => " ⟦hidden⟧",
-        (true, HiddenText::Drop) => " ⟦hidden: left out⟧",
-    }
-}
-
-/// The finding of slide `n`, hidden in the slide show.
-pub(super) fn hidden_slide_finding(n: u64) -> crate::findings::Finding {
-    let mut f = crate::findings::finding(
-        "hidden_slide",
-        "low",
-        0,
-        format!("slide {n} is hidden in the slide show"),
-        0,
-    );
-    f.place.slide = Some(n);
-    f
-}
-
-/// Whether slide `n` was shown by a read that `serve_slides` answered: every selected
-/// slide before those its `next` names.
-pub(super) fn slides_shown(ex: &Extraction) -> impl Fn(u64) -> bool {
-    let rest = ex
-        .next
-        .as_ref()
-        .and_then(|n| n.pages.clone())
-        .unwrap_or_default();
-    let unread = crate::options::parse_spans(&rest).unwrap_or_default();
-    move |n| !unread.iter().any(|&(a, b)| (a..=b).contains(&n))
-}
-
-pub(super) fn serve_slides(
-    blocks: Vec<(u64, usize, String)>,
-    selected: &[u64],
-    total: u64,
-    mut warnings: Vec<String>,
-    max_chars: usize,
-) -> Result<Extraction, ApiError> {
-    {
-        let char_count: usize = blocks.iter().map(|(_, _, b)| b.chars().count()).sum();
-        let mut ex = Extraction {
-            char_count: char_count as u64,
-            ..Default::default()
-        };
-        let texts: Vec<&str> = blocks.iter().map(|(_, _, b)| b.as_str()).collect();
-        let Taken {
-            text,
-            count,
-            oversize,
-        } = take_blocks(&texts, max_chars, usize::MAX);
-        ex.units = crate::model::block_spans(
-            blocks.iter().map(|(n, marker, b)| {
-                let unit = crate::model::Unit::numbered(crate::model::UnitKind::Slide, *n);
-                (unit, *marker, b.len())
-            }),
-            text.len(),
-        );
-        let shown: Vec<u64> = selected[..count].to_vec();
-        let rest: Vec<u64> = selected[count..].to_vec();
-        let extra = Report {
-            total_slides: Some(total as u64),
-            slides: Some(shown.len() as u64),
-            slide_range_read: Some(format_pages(&shown)),
-            ..Default::default()
-        };
-        if rest.is_empty() {
-            ex.text = text;
-        } else {
-            let mut next = Next::default();
-            next.pages = Some(format_pages(&rest));
-            if let Some(needed) = oversize {
-                next.max_chars = Some(needed as u64);
-                warnings.push(format!(
-                    "slide {} alone is longer than max_chars; `next` reads it whole",
-                    blocks[0].0
-                ));
-            }
-            ex.truncated = true;
-            ex.text = close_truncated(text, char_count as u64);
-            ex.next = Some(next);
-        }
-        ex.warnings = warnings;
-        ex.report = extra;
-        Ok(ex)
-    }
 }
 
 /// Slide text a person may not see for its size or colour (issue #21): runs under 1.5 pt

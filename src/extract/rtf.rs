@@ -14,7 +14,7 @@
 
 use encoding_rs::Encoding;
 
-use super::docx::Block;
+use super::blocks::Block;
 use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::Extraction;
@@ -101,7 +101,7 @@ pub fn to_text(rtf: &[u8]) -> Result<String, ApiError> {
     let doc = parse(rtf, HiddenText::Keep, MAX_DEPTH)?;
     Ok(match doc.html {
         Some(html) => super::html::to_text(&html),
-        None => super::docx::render(&doc.blocks, 0, true).concat(),
+        None => super::blocks::render(&doc.blocks, 0, true).concat(),
     })
 }
 
@@ -136,10 +136,10 @@ impl Extractor for RtfExtractor {
             doc.hidden.clear();
         }
         let mut ex =
-            super::docx::serve_blocks(&doc.blocks, doc.paragraphs, doc.tables, req, limits)?;
+            super::blocks::serve_blocks(&doc.blocks, doc.paragraphs, doc.tables, req, limits)?;
         ex.report.title = doc.title;
         ex.report.metadata = doc.metadata;
-        ex.findings = super::docx::block_findings(
+        ex.findings = super::blocks::block_findings(
             doc.blocks.len(),
             doc.hidden
                 .iter()

@@ -742,8 +742,14 @@ impl ServerHandler for Docreader {
         let args = request.arguments.unwrap_or_default();
         let result = match request.name.as_ref() {
             "read_document" => {
-                let progress = progress_sink(&context);
-                self.read_document(&tenant, args, progress).await
+                let (progress, forwarding) = progress_sink(&context);
+                let answer = self.read_document(&tenant, args, progress).await;
+                // Every notification out before the answer: a client forgets a call's
+                // progress token once it has its result.
+                if let Some(f) = forwarding {
+                    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), f).await;
+                }
+                answer
             }
             "list_documents" => self.list_documents(&tenant, args).await,
             "document_info" => self.document_info(&tenant, args).await,
@@ -832,15 +838,17 @@ impl Structure {
 
 /// Progress of a read as MCP progress notifications, when the call asked for them (a
 /// `progressToken` in its `_meta`): pages done of pages selected, and the stage, in order,
-/// each only when it goes further. Over stdio they reach the host as the read runs; the
+/// each only when it goes further; the forwarding ends when the read drops its sink. Over stdio they reach the host as the read runs; the
 /// HTTP endpoint answers each call in one JSON response, where there is no room for them.
-fn progress_sink(context: &RequestContext<RoleServer>) -> ProgressSink {
+fn progress_sink(
+    context: &RequestContext<RoleServer>,
+) -> (ProgressSink, Option<tokio::task::JoinHandle<()>>) {
     let Some(token) = context.meta.get_progress_token() else {
-        return ProgressSink::default();
+        return (ProgressSink::default(), None);
     };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::extract::Progress>();
     let peer = context.peer.clone();
-    tokio::spawn(async move {
+    let forwarding = tokio::spawn(async move {
         let mut sent: Option<f64> = None;
         while let Some(p) = rx.recv().await {
             // Monotonic, as the protocol asks: stages that count pages again send nothing
@@ -858,9 +866,10 @@ fn progress_sink(context: &RequestContext<RoleServer>) -> ProgressSink {
             }
         }
     });
-    ProgressSink::new(move |p| {
+    let sink = ProgressSink::new(move |p| {
         let _ = tx.send(p);
-    })
+    });
+    (sink, Some(forwarding))
 }
 
 /// Every tool, as the instructions and an unknown tool's error name them.

@@ -48,7 +48,7 @@ fn relationships(pkg: &mut Package, part: &str) -> Result<Vec<(String, String, S
                 out.push((
                     id.to_string(),
                     kind.to_string(),
-                    super::super::pptx::resolve(dir, t),
+                    super::super::package::resolve(dir, t),
                 ));
             }
         }
