@@ -41,6 +41,8 @@ pub enum ErrorCode {
     UrlRedirectBlocked,
     FetchFailed,
     Forbidden,
+    /// A job stopped by `DELETE /jobs/{id}` (in the job's `error`, never an HTTP answer).
+    Cancelled,
 }
 
 impl ErrorCode {
@@ -76,6 +78,7 @@ impl ErrorCode {
         Self::UrlRedirectBlocked,
         Self::FetchFailed,
         Self::Forbidden,
+        Self::Cancelled,
     ];
 
     /// The snake_case code as it appears on the wire.
@@ -111,6 +114,7 @@ impl ErrorCode {
             Self::UrlRedirectBlocked => "url_redirect_blocked",
             Self::FetchFailed => "fetch_failed",
             Self::Forbidden => "forbidden",
+            Self::Cancelled => "cancelled",
         }
     }
 
@@ -144,6 +148,7 @@ impl ErrorCode {
             | Self::UrlRedirectBlocked => 403,
             Self::FetchFailed => 502,
             Self::Forbidden => 403,
+            Self::Cancelled => 409,
         }
     }
 
@@ -180,6 +185,7 @@ impl ErrorCode {
             Self::UrlRedirectBlocked => "Give the final URL directly if its host is allowed.",
             Self::FetchFailed => "Check that the URL works from the service's network, or upload the file.",
             Self::Forbidden => "The operator's settings refuse this request; the message names the setting.",
+            Self::Cancelled => "The job was cancelled; submit the read again to run it.",
         }
     }
 }
@@ -279,6 +285,58 @@ pub struct ErrorDetail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `ALL` names every code once (the match below stops compiling when a code is added
+    /// without it being counted here), and no two codes share a wire name.
+    #[test]
+    fn every_code_is_in_the_table_once() {
+        fn place(c: ErrorCode) -> usize {
+            use ErrorCode::*;
+            match c {
+                InvalidRequest => 0,
+                InvalidOption => 1,
+                UnsupportedOption => 2,
+                InvalidRange => 3,
+                InvertedRange => 4,
+                OutOfRange => 5,
+                Unauthorized => 6,
+                NotFound => 7,
+                MethodNotAllowed => 8,
+                OutsideAllowedRoots => 9,
+                TooLarge => 10,
+                BlockedType => 11,
+                BinaryContent => 12,
+                LegacyFormat => 13,
+                UnsupportedFormat => 14,
+                Encrypted => 15,
+                Corrupt => 16,
+                NoOcrEngine => 17,
+                Timeout => 18,
+                ExtractionCrashed => 19,
+                Internal => 20,
+                Unavailable => 21,
+                RequestTimeout => 22,
+                UrlNotAllowed => 23,
+                UrlHostNotAllowed => 24,
+                UrlSchemeNotAllowed => 25,
+                UrlAddressBlocked => 26,
+                UrlRedirectBlocked => 27,
+                FetchFailed => 28,
+                Forbidden => 29,
+                Cancelled => 30,
+            }
+        }
+        let places: Vec<usize> = ErrorCode::ALL.iter().map(|c| place(*c)).collect();
+        assert_eq!(
+            places,
+            (0..=30).collect::<Vec<_>>(),
+            "ALL misses or repeats a code"
+        );
+        let mut names: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ErrorCode::ALL.len());
+    }
 
     #[test]
     fn codes_serialize_as_their_wire_names() {

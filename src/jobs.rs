@@ -264,11 +264,11 @@ impl Jobs {
     /// Cancel a queued or running job (a running one stops at its next heartbeat). A job
     /// that already ended is left as it is.
     pub async fn cancel(&self, tenant: &str, id: &str) -> Result<JobView, ApiError> {
-        let err = serde_json::json!({
-            "code": "cancelled",
-            "message": "the job was cancelled (DELETE /jobs/{id})",
-        })
-        .to_string();
+        let cancelled = ApiError::new(
+            crate::error::ErrorCode::Cancelled,
+            "the job was cancelled (DELETE /jobs/{id})",
+        );
+        let err = serde_json::to_string(&cancelled.body(None).error).map_err(ApiError::internal)?;
         let q = format!(
             "UPDATE jobs SET state = 'cancelled', error = $1, updated_at = $2, {ENDED_CALLBACK} \
              WHERE id = $3 AND tenant = $4 AND state IN ('queued', 'running')"

@@ -33,7 +33,15 @@ async fn submit(app: &TestApp, body: Value) -> String {
         r.headers["location"].to_str().unwrap(),
         format!("/jobs/{id}")
     );
-    assert_eq!(r.json["state"], "queued");
+    // Its state as the answer was written: a runner may have claimed it already.
+    assert!(
+        matches!(
+            r.json["state"].as_str(),
+            Some("queued" | "running" | "done")
+        ),
+        "{}",
+        r.json
+    );
     id
 }
 
