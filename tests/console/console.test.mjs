@@ -150,6 +150,20 @@ try {
     assert.notEqual(ring, "none");
   });
 
+  await step("a reload lists the tenant's files again; one is deleted", async () => {
+    // The keyboard step reloaded the page: the files uploaded before are listed.
+    await page.waitForSelector("#files li:has-text('report.docx')");
+    assert.equal(await page.locator("#files li:has-text('image_only_german_pdf.pdf')").count(), 1);
+    await page.click("#files li:has-text('report.docx') button.delete");
+    await page.waitForSelector("#messages li:has-text('report.docx deleted')");
+    assert.equal(await page.locator("#files li:has-text('report.docx')").count(), 0);
+    const listed = await page.evaluate(async (key) => {
+      const r = await fetch("/files", { headers: { Authorization: `Bearer ${key}` } });
+      return (await r.json()).files.map((f) => f.name);
+    }, KEY);
+    assert.ok(!listed.includes("report.docx"), `still listed: ${listed}`);
+  });
+
   await step("1280 px wide: axe; screenshot", async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.fill("#key", KEY);

@@ -76,13 +76,57 @@ async function upload(files) {
   }
 }
 
-function addFile(info) {
+function addFile(info, { atEnd = false } = {}) {
+  if (state.files.some((f) => f.file_id === info.file_id)) return;
   state.files.push(info);
   const b = el("button", { type: "button", class: "link", "aria-pressed": "false", "data-id": info.file_id },
     `${info.name}${info.format ? ` (${info.format})` : ""}`);
   b.addEventListener("click", () => select(info, b));
-  $("#files").append(el("li", {}, b));
-  if (!state.current) select(info, b);
+  const del = el("button", { type: "button", class: "delete", "aria-label": `Delete ${info.name}`, text: "Delete" });
+  del.addEventListener("click", () => removeFile(info, li));
+  const li = el("li", {}, b, " ", del);
+  // Uploaded now: on top (the list is newest first, as GET /files gives it).
+  if (atEnd) $("#files").append(li); else $("#files").prepend(li);
+  // A file just uploaded is the one to read; a listed one only when none is chosen.
+  if (!state.current || !atEnd) select(info, b);
+}
+
+// The tenant's files as the service keeps them: a reload of the page lists them again.
+async function listFiles() {
+  let res;
+  try {
+    res = await fetch("/files?limit=100", { headers: headers() });
+  } catch (_) {
+    return;
+  }
+  if (!res.ok) return; // a key is asked for first (401), or the list waits for the next load
+  const body = await res.json().catch(() => null);
+  for (const f of (body && body.files) || []) {
+    addFile({ file_id: f.file_id, name: f.name, format: f.format }, { atEnd: true });
+  }
+}
+
+async function removeFile(info, li) {
+  let res;
+  try {
+    res = await fetch(`/files/${encodeURIComponent(info.file_id)}`, { method: "DELETE", headers: headers() });
+  } catch (err) {
+    say(`${info.name} was not deleted: the service did not answer (${err.message}).`);
+    return;
+  }
+  if (!res.ok && res.status !== 404) {
+    const body = await res.json().catch(() => null);
+    say(`${info.name} was not deleted: ${errorText(body, res.status)}`);
+    return;
+  }
+  li.remove();
+  state.files = state.files.filter((f) => f.file_id !== info.file_id);
+  if (state.current && state.current.file_id === info.file_id) {
+    state.current = null;
+    $("#read").disabled = true;
+    $("#read").textContent = "Read";
+  }
+  say(`${info.name} deleted.`, true);
 }
 
 function select(info, button) {
@@ -463,7 +507,11 @@ async function start() {
     if (probe.status === 401 || sessionStorage.getItem("docreader-key")) $("#key-field").hidden = false;
   } catch (_) { /* the first upload will say */ }
   $("#key").value = sessionStorage.getItem("docreader-key") || "";
-  $("#key").addEventListener("change", () => sessionStorage.setItem("docreader-key", $("#key").value.trim()));
+  $("#key").addEventListener("change", () => {
+    sessionStorage.setItem("docreader-key", $("#key").value.trim());
+    listFiles();
+  });
+  await listFiles();
   const pick = $("#pick");
   pick.addEventListener("change", () => { upload([...pick.files]); pick.value = ""; });
   const drop = $("#drop");
