@@ -155,6 +155,12 @@ pub struct ServeArgs {
     /// List e-mail attachments without storing them as uploads (a read-only deployment).
     #[arg(long, env = "DOCREADER_NO_STORE_ATTACHMENTS", default_value_t = false)]
     pub no_store_attachments: bool,
+    /// What goes into the search index: `all` (every read of an upload from its start, after
+    /// it answers), `on_demand` (only `POST /files/{id}/index`, MCP's index_document and
+    /// searches that name files, which read them whole), `off` (no index: search answers
+    /// `forbidden`).
+    #[arg(long, env = "DOCREADER_INDEX_READS", value_enum, default_value_t = IndexReads::All)]
+    pub index_reads: IndexReads,
     /// Worker processes that run extraction (0: in the server process, no isolation).
     #[arg(long, env = "DOCREADER_WORKERS", default_value_t = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))]
     pub workers: usize,
@@ -533,6 +539,7 @@ impl ServeArgs {
             api_keys_file: None,
             metrics_public: false,
             allow_unauthenticated: false,
+            index_reads: IndexReads::All,
             no_store_attachments: false,
             workers: 0,
             worker_memory_mb: 4096,
@@ -665,4 +672,17 @@ mod tests {
         b["max_concurrent_reads"] = serde_json::Value::Null;
         assert_eq!(a, b);
     }
+}
+
+/// What goes into the search index (`--index-reads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum IndexReads {
+    /// Every read of an upload from its start.
+    #[default]
+    All,
+    /// Only documents indexed on request (read whole).
+    #[value(name = "on_demand")]
+    OnDemand,
+    /// Nothing: search is off.
+    Off,
 }

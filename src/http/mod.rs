@@ -173,6 +173,7 @@ impl AppState {
             storage: Some(Storage {
                 files: files.clone(),
                 store_attachments: !args.no_store_attachments,
+                index_reads: args.index_reads,
             }),
             allowed_roots: roots,
             fetch: crate::fetch::FetchPolicy::parse(

@@ -55,6 +55,7 @@ pub async fn run(
     tenant: &str,
     req: &SearchRequest,
 ) -> Result<Vec<crate::search::Hit>, ApiError> {
+    search_on(st)?;
     // What reads returned before this search is in the index.
     st.files.indexing.settled().await;
     for id in req.file_ids.iter().flatten().take(INDEX_ON_SEARCH) {
@@ -123,6 +124,7 @@ pub async fn index(
 /// Read a document from its start to its end, following `next`; each read indexes what it
 /// returned.
 pub async fn index_whole(st: &AppState, tenant: &str, id: &str) -> Result<(u64, u64), ApiError> {
+    search_on(st)?;
     let file = st.files.get(tenant, id).await?;
     let base = serde_json::json!({"file_id": id, "max_chars": 50_000_000});
     let mut req: ReadRequest = serde_json::from_value(base.clone()).map_err(ApiError::internal)?;
@@ -131,7 +133,8 @@ pub async fn index_whole(st: &AppState, tenant: &str, id: &str) -> Result<(u64, 
     }
     let (mut reads, mut chars) = (0, 0);
     loop {
-        let prepared = st.reader.prepare(tenant, req.clone()).await?;
+        let mut prepared = st.reader.prepare(tenant, req.clone()).await?;
+        prepared.index_on_demand();
         let env = st.reader.run(prepared, ProgressSink::default()).await?;
         reads += 1;
         chars += env.text.chars().count() as u64;
@@ -153,4 +156,21 @@ pub async fn index_whole(st: &AppState, tenant: &str, id: &str) -> Result<(u64, 
     // Searchable when this answers: the reads' indexing (done after each read) is written.
     st.files.indexing.settled().await;
     Ok((reads, chars))
+}
+
+/// Search and indexing refused where the operator turned the index off.
+fn search_on(st: &AppState) -> Result<(), ApiError> {
+    let off = st
+        .reader
+        .storage
+        .as_ref()
+        .is_some_and(|s| s.index_reads == crate::config::IndexReads::Off);
+    if off {
+        return Err(ApiError::new(
+            crate::error::ErrorCode::Forbidden,
+            "search is off on this service (DOCREADER_INDEX_READS=off)",
+        )
+        .with_hint("Read the documents with POST /read (a `query` finds lines in one document), or ask the operator to set DOCREADER_INDEX_READS to all or on_demand."));
+    }
+    Ok(())
 }

@@ -27,6 +27,8 @@ pub struct Storage {
     pub files: Files,
     /// Whether attachments found in documents are stored as uploads.
     pub store_attachments: bool,
+    /// What reads add to the search index.
+    pub index_reads: crate::config::IndexReads,
 }
 
 /// A page drawn, or known to the client already.
@@ -61,9 +63,16 @@ pub struct Prepared {
     resolved: Resolved,
     plan: ReadPlan,
     tenant: String,
+    /// Indexed for search whatever `index_reads` says (a read on request: `index_whole`).
+    index: bool,
 }
 
 impl Prepared {
+    /// Index what this read returns even where reads are indexed only on demand.
+    pub fn index_on_demand(&mut self) {
+        self.index = true;
+    }
+
     /// The read's options, to change its budget (a several-file read shares one).
     pub(super) fn request_mut(&mut self) -> &mut ReadRequest {
         &mut self.plan.req
@@ -108,6 +117,7 @@ impl ReadService {
             resolved,
             plan,
             tenant: tenant.to_string(),
+            index: false,
         })
     }
 
@@ -205,6 +215,7 @@ impl ReadService {
             resolved,
             plan,
             tenant: String::new(),
+            index: false,
         };
         self.run(prepared, progress).await
     }
@@ -224,6 +235,7 @@ impl ReadService {
                 },
             plan,
             tenant,
+            index,
         } = prepared;
         let tenant = tenant.as_str();
         let format = plan.format.family().as_str();
@@ -304,7 +316,13 @@ impl ReadService {
             ));
         }
         if let Some(st) = &self.storage {
-            if let (Some((id, _)), true) = (&upload, crate::search::indexable(&plan.req)) {
+            let wanted = match st.index_reads {
+                crate::config::IndexReads::All => true,
+                crate::config::IndexReads::OnDemand => index,
+                crate::config::IndexReads::Off => false,
+            };
+            if let (Some((id, _)), true) = (&upload, wanted && crate::search::indexable(&plan.req))
+            {
                 st.files
                     .indexing
                     .index(tenant, id, &env.text, &env.spans)

@@ -256,3 +256,40 @@ async fn quoted_words_match_as_a_phrase_and_markdown_is_not_indexed() {
         );
     }
 }
+
+/// `DOCREADER_INDEX_READS` (issue #46 item 1): `on_demand` indexes only what is asked for
+/// (a search naming the file, `POST /files/{id}/index`), never a read on its own; `off`
+/// refuses search and indexing with a hint, never an empty answer that looks like no match.
+#[tokio::test]
+async fn the_operator_chooses_what_reads_add_to_the_index() {
+    use docreader::config::IndexReads;
+    let app = TestApp::with(|a| a.index_reads = IndexReads::OnDemand).await;
+    let pdf = app
+        .upload_id("three.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    assert_eq!(app.read(json!({"file_id": pdf})).await.status, 200);
+    assert!(
+        hits(&search(&app, json!({"query": "needle"})).await).is_empty(),
+        "a read alone indexes nothing"
+    );
+    let named = hits(&search(&app, json!({"query": "needle", "file_ids": [pdf]})).await);
+    assert_eq!(named[0]["page"], 2, "{named:?}");
+    let other = app
+        .upload_id("deck.pptx", &fixture("office/deck.pptx"))
+        .await;
+    assert_eq!(index(&app, &other).await.status, 200);
+    assert!(!hits(&search(&app, json!({"query": "speaker note"})).await).is_empty());
+
+    let app = TestApp::with(|a| a.index_reads = IndexReads::Off).await;
+    let pdf = app
+        .upload_id("three.pdf", &fixture("pdf/three_pages.pdf"))
+        .await;
+    assert_eq!(app.read(json!({"file_id": pdf})).await.status, 200);
+    let r = search(&app, json!({"query": "needle"})).await;
+    assert_error(&r, 403, "forbidden");
+    assert!(r.json["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("DOCREADER_INDEX_READS"));
+    assert_error(&index(&app, &pdf).await, 403, "forbidden");
+}
