@@ -644,6 +644,7 @@ fn main() {
         workers: args.workers,
         memory_bytes: args.worker_memory_mb * 1024 * 1024,
         log_format: "text".into(),
+        logs_to_stdout: true,
         test_hooks: false,
     });
     std::fs::create_dir_all(work.join("spool")).expect("spool folder");

@@ -173,6 +173,10 @@ pub struct ServeArgs {
     /// Workers crash or print on files of two magic names (the isolation tests only).
     #[arg(long, hide = true, default_value_t = false)]
     pub worker_test_hooks: bool,
+    /// stdout carries a protocol (`docreader mcp`): no log line may reach it, the workers'
+    /// JSON logs included.
+    #[arg(skip)]
+    pub stdout_is_protocol: bool,
     /// How long, in milliseconds, small uploads' blob files wait to be synced together
     /// after their answer (their bytes are committed with their row before it).
     #[arg(long, hide = true, default_value_t = 500)]
@@ -545,6 +549,7 @@ impl ServeArgs {
             worker_memory_mb: 4096,
             worker_bin: None,
             worker_test_hooks: false,
+            stdout_is_protocol: false,
             blob_sync_delay_ms: 500,
             allowed_roots: None,
             cors_origins: None,

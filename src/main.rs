@@ -184,6 +184,8 @@ async fn mcp(mut args: ServeArgs) -> ExitCode {
         eprintln!("docreader: {e}");
         return ExitCode::FAILURE;
     }
+    // stdout is the protocol: the workers log to stderr too.
+    args.stdout_is_protocol = true;
     let state = match AppState::new(&args).await {
         Ok(s) => s,
         Err(e) => {

@@ -440,6 +440,7 @@ pub struct Pool {
     spool: PathBuf,
     memory_bytes: u64,
     log_format: String,
+    logs_to_stdout: bool,
     test_hooks: bool,
     idle: Mutex<Vec<Worker>>,
     slots: Arc<Semaphore>,
@@ -457,6 +458,9 @@ pub struct PoolConfig {
     pub memory_bytes: u64,
     /// `text` or `json`: children log in the server's format, where the server logs.
     pub log_format: String,
+    /// JSON logs go to the server's stdout (a container's log stream); false where stdout
+    /// carries a protocol (MCP over stdio): then to stderr.
+    pub logs_to_stdout: bool,
     /// Pass the hidden `--test-hooks` flag (the isolation tests only).
     pub test_hooks: bool,
 }
@@ -468,6 +472,7 @@ impl Pool {
             spool: c.spool,
             memory_bytes: c.memory_bytes,
             log_format: c.log_format,
+            logs_to_stdout: c.logs_to_stdout,
             test_hooks: c.test_hooks,
             idle: Mutex::new(Vec::new()),
             slots: Arc::new(Semaphore::new(c.workers.max(1))),
@@ -493,7 +498,7 @@ impl Pool {
         }
         // JSON logs go to the server's stdout (a container's log stream): the children's
         // log lines join them there, one stream in one format.
-        let logs = if self.log_format == "json" {
+        let logs = if self.log_format == "json" && self.logs_to_stdout {
             use std::os::fd::AsFd;
             std::process::Stdio::from(std::io::stdout().as_fd().try_clone_to_owned()?)
         } else {

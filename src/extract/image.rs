@@ -323,7 +323,7 @@ impl Extractor for ImageExtractor {
             // One page decoded, recognised and dropped at a time.
             let mut more = TiffPages::open(&input.path, limits)?;
             let mut decoded = 0usize;
-            while let Some((_, page)) = more.next_page() {
+            while let Some((number, page)) = more.next_page() {
                 let page = match page {
                     Ok(p) => p,
                     Err(PageError::Skipped(warning)) => {
@@ -346,10 +346,11 @@ impl Extractor for ImageExtractor {
                     &input.deadline,
                 )?;
                 warnings.extend(w3);
-                let (head, marker) = (text.len(), format!("--- Page {pages} ---\n"));
+                // Numbered as the TIFF numbers its pages (a skipped page keeps its number).
+                let (head, marker) = (text.len(), format!("--- Page {number} ---\n"));
                 text.push_str(&marker);
                 text.push_str(&ocr::lines_to_text(&l));
-                units.push(page_span(pages as u64, head, marker.len(), text.len()));
+                units.push(page_span(number as u64, head, marker.len(), text.len()));
                 lines.extend(l);
             }
         }

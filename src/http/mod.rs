@@ -161,6 +161,7 @@ impl AppState {
                     workers: n,
                     memory_bytes: args.worker_memory_mb * 1024 * 1024,
                     log_format: args.log_format.clone(),
+                    logs_to_stdout: !args.stdout_is_protocol,
                     test_hooks: args.worker_test_hooks,
                 });
                 Executor::with_workers(pool, max_reads, per_tenant)

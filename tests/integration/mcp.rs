@@ -70,6 +70,58 @@ fn an_mcp_host_reads_local_files_over_stdio() {
     );
 }
 
+/// Over stdio, stdout is the protocol: with JSON logs, nothing but JSON-RPC messages reaches
+/// it — not the server's log lines, nor a worker's (a worker logs a read that fails with a
+/// cause: here a spreadsheet calamine panics on, read by path).
+#[test]
+fn mcp_over_stdio_keeps_logs_off_stdout() {
+    use std::io::{BufRead, Write};
+    let root = repo();
+    let data = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_docreader"))
+        .args(["mcp", "--allowed-roots"])
+        .arg(root.join("fixtures"))
+        .env("DOCREADER_DATA_DIR", data.path())
+        .env("DOCREADER_LOG_FORMAT", "json")
+        .env("DOCREADER_WORKERS", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("docreader mcp");
+    let mut stdin = child.stdin.take().unwrap();
+    let bad = root.join("fixtures/fuzz/xls_formula_length_past_record.xls");
+    for msg in [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "read_document", "arguments": {"path": bad}}}),
+    ] {
+        writeln!(stdin, "{msg}").unwrap();
+    }
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answered = false;
+    while let Some(Ok(line)) = lines.next() {
+        let v: serde_json::Value = serde_json::from_str(&line)
+            .unwrap_or_else(|_| panic!("not JSON on the protocol's stream: {line}"));
+        assert_eq!(
+            v["jsonrpc"], "2.0",
+            "not a JSON-RPC message on stdout: {line}"
+        );
+        if v["id"] == 2 {
+            assert_eq!(v["result"]["isError"], true, "{v}");
+            answered = true;
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(answered, "no answer to the read");
+}
+
 /// Behind a gateway the `Host` is the public name: refused unless listed
 /// (`DOCREADER_MCP_ALLOWED_HOSTS`), as rmcp guards against DNS rebinding; listed, answered.
 #[tokio::test]

@@ -35,7 +35,9 @@ async def main():
     server = StdioServerParameters(
         command=binary,
         args=["mcp", "--allowed-roots", root],
-        env={"DOCREADER_DATA_DIR": data_dir},
+        # JSON logs: none of them may reach stdout, the protocol's stream (the workers'
+        # included), or the client fails to parse it.
+        env={"DOCREADER_DATA_DIR": data_dir, "DOCREADER_LOG_FORMAT": "json"},
         cwd="/",
     )
     async with stdio_client(server) as (read, write):
