@@ -838,8 +838,8 @@ impl Structure {
 
 /// Progress of a read as MCP progress notifications, when the call asked for them (a
 /// `progressToken` in its `_meta`): pages done of pages selected, and the stage, in order,
-/// each only when it goes further; the forwarding ends when the read drops its sink. Over stdio they reach the host as the read runs; the
-/// HTTP endpoint answers each call in one JSON response, where there is no room for them.
+/// each only when it goes further; the forwarding ends when the read drops its sink. Over
+/// stdio they reach the host as the read runs (tested); over HTTP rmcp sends them too.
 fn progress_sink(
     context: &RequestContext<RoleServer>,
 ) -> (ProgressSink, Option<tokio::task::JoinHandle<()>>) {
