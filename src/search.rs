@@ -129,14 +129,31 @@ impl Parsed {
             .collect()
     }
 
-    /// Phrases required, the other words (and the first phrase) ranked: `P1 AND P2 AND
-    /// (w1 OR w2 OR P1)`; without phrases, any of the words.
-    fn combine(
-        required: Vec<String>,
-        mut loose: Vec<String>,
+    /// The query in an index's syntax, given how it writes a run of terms that must
+    /// stand together (`phrase`) and a prefix (`prefix`): phrases required, the other
+    /// words (and the first phrase) ranked — `P1 AND P2 AND (w1 OR w2 OR P1)`; without
+    /// phrases, any of the words. A loose word is a phrase of its terms (a CJK run's
+    /// bigrams), a lone CJK character a prefix.
+    fn render(
+        &self,
+        phrase: impl Fn(&[String]) -> String,
+        prefix: impl Fn(&str) -> String,
         and: &str,
         or: &str,
     ) -> Option<String> {
+        let required: Vec<String> = self
+            .phrases
+            .iter()
+            .map(|p| phrase(&Self::phrase_terms(p)))
+            .collect();
+        let mut loose: Vec<String> = self
+            .loose
+            .iter()
+            .map(|(cjk, s)| match *cjk && s.chars().count() == 1 {
+                true => prefix(s),
+                false => phrase(&Self::phrase_terms(&[(*cjk, s.clone())])),
+            })
+            .collect();
         loose.dedup();
         match (required.is_empty(), loose.is_empty()) {
             (true, true) => None,
@@ -154,26 +171,12 @@ impl Parsed {
 /// of them, and rarer ones, first); a CJK run is a phrase of its bigrams; words in double
 /// quotes a phrase that must match. Every term is quoted, so no user text is FTS5 syntax.
 pub fn match_query(query: &str) -> Option<String> {
-    let parsed = parse_query(query);
-    let phrases: Vec<String> = parsed
-        .phrases
-        .iter()
-        .map(|p| format!("\"{}\"", Parsed::phrase_terms(p).join(" ")))
-        .collect();
-    let loose: Vec<String> = parsed
-        .loose
-        .iter()
-        .map(|(cjk, s)| {
-            if *cjk && s.chars().count() == 1 {
-                format!("\"{s}\"*")
-            } else if *cjk {
-                format!("\"{}\"", bigrams(s).join(" "))
-            } else {
-                format!("\"{s}\"")
-            }
-        })
-        .collect();
-    Parsed::combine(phrases, loose, " AND ", " OR ")
+    parse_query(query).render(
+        |terms| format!("\"{}\"", terms.join(" ")),
+        |t| format!("\"{t}\"*"),
+        " AND ",
+        " OR ",
+    )
 }
 
 /// The Postgres tsvector of a text: the terms `index_terms` gives, lowercased, with their
@@ -203,30 +206,18 @@ pub fn ts_vector(text: &str) -> String {
 /// syntax.
 pub fn ts_query(query: &str) -> Option<String> {
     let quote = |t: &str| format!("'{}'", t.replace('\'', "''"));
-    let parsed = parse_query(query);
-    let phrases: Vec<String> = parsed
-        .phrases
-        .iter()
-        .map(|p| {
-            let seq: Vec<String> = Parsed::phrase_terms(p).iter().map(|t| quote(t)).collect();
-            format!("({})", seq.join(" <-> "))
-        })
-        .collect();
-    let loose: Vec<String> = parsed
-        .loose
-        .iter()
-        .map(|(cjk, s)| {
-            if *cjk && s.chars().count() == 1 {
-                format!("{}:*", quote(s))
-            } else if *cjk {
-                let seq: Vec<String> = bigrams(s).iter().map(|b| quote(b)).collect();
+    parse_query(query).render(
+        |terms| match terms {
+            [one] => quote(one),
+            _ => {
+                let seq: Vec<String> = terms.iter().map(|t| quote(t)).collect();
                 format!("({})", seq.join(" <-> "))
-            } else {
-                quote(s)
             }
-        })
-        .collect();
-    Parsed::combine(phrases, loose, " & ", " | ")
+        },
+        |t| format!("{}:*", quote(t)),
+        " & ",
+        " | ",
+    )
 }
 
 /// Whether a read's text is the document's own, from its start (see the module doc).

@@ -215,14 +215,27 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-/// `Id → Target` of a part's relationships, targets resolved against `base_dir`.
+/// `Id → (Target, kind)` of a part's relationships, targets resolved against `base_dir`.
 pub fn relationships(
     pkg: &mut Package,
     rels_path: &str,
     base_dir: &str,
 ) -> Result<std::collections::HashMap<String, (String, String)>, ApiError> {
+    Ok(relationship_list(pkg, rels_path, base_dir)?
+        .into_iter()
+        .map(|(id, kind, target)| (id, (target, kind)))
+        .collect())
+}
+
+/// A part's relationships in document order: (Id, kind — the last segment of `Type` —,
+/// Target resolved against `base_dir`).
+pub fn relationship_list(
+    pkg: &mut Package,
+    rels_path: &str,
+    base_dir: &str,
+) -> Result<Vec<(String, String, String)>, ApiError> {
     use super::xml::{attr, walk, Node};
-    let mut out = std::collections::HashMap::new();
+    let mut out = Vec::new();
     let Some(xml) = pkg.read(rels_path)? else {
         return Ok(out);
     };
@@ -235,7 +248,7 @@ pub fn relationships(
                     .next()
                     .unwrap_or("")
                     .to_string();
-                out.insert(id.to_string(), (resolve(base_dir, target), kind));
+                out.push((id.to_string(), kind, resolve(base_dir, target)));
             }
         }
     })?;

@@ -4,10 +4,10 @@
 
 use crate::common::*;
 
-#[test]
-fn an_mcp_client_lists_reads_and_pages_through_documents() {
-    let root = repo();
-    let python = tool_env(
+/// The Python with the official MCP SDK (pinned in tests/mcp/requirements.txt, built once
+/// outside the repository by scripts/pyenv.py).
+fn sdk_python() -> String {
+    tool_env(
         "scripts/pyenv.py",
         &[
             "--name",
@@ -15,7 +15,13 @@ fn an_mcp_client_lists_reads_and_pages_through_documents() {
             "--requirements",
             "tests/mcp/requirements.txt",
         ],
-    );
+    )
+}
+
+#[test]
+fn an_mcp_client_lists_reads_and_pages_through_documents() {
+    let root = repo();
+    let python = sdk_python();
     let (alice, bob) = ("alice-key-0123456789", "bob-key-0123456789ab");
     let mut srv = Server::start(
         &[],
@@ -45,15 +51,7 @@ fn an_mcp_client_lists_reads_and_pages_through_documents() {
 #[test]
 fn an_mcp_host_reads_local_files_over_stdio() {
     let root = repo();
-    let python = tool_env(
-        "scripts/pyenv.py",
-        &[
-            "--name",
-            "venv-mcp",
-            "--requirements",
-            "tests/mcp/requirements.txt",
-        ],
-    );
+    let python = sdk_python();
     let data = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(python)
         .arg(root.join("tests/mcp/stdio_client.py"))

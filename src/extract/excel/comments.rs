@@ -31,29 +31,10 @@ impl Note {
     }
 }
 
+/// A part's relationships in document order: (Id, kind, target).
 fn relationships(pkg: &mut Package, part: &str) -> Result<Vec<(String, String, String)>, ApiError> {
     let (dir, file) = part.rsplit_once('/').unwrap_or(("", part));
-    let mut out = Vec::new();
-    let Some(xml) = pkg.read(&format!("{dir}/_rels/{file}.rels"))? else {
-        return Ok(out);
-    };
-    walk(&xml, pkg.limits().max_xml_depth, |n| {
-        if let Node::Open("Relationship", a) = n {
-            if let (Some(id), Some(t)) = (attr(a, "Id"), attr(a, "Target")) {
-                let kind = attr(a, "Type")
-                    .unwrap_or("")
-                    .rsplit('/')
-                    .next()
-                    .unwrap_or("");
-                out.push((
-                    id.to_string(),
-                    kind.to_string(),
-                    super::super::package::resolve(dir, t),
-                ));
-            }
-        }
-    })?;
-    Ok(out)
+    super::super::package::relationship_list(pkg, &format!("{dir}/_rels/{file}.rels"), dir)
 }
 
 fn one_line(s: &str) -> String {
