@@ -25,7 +25,8 @@ pub struct Finding {
     /// by format: HTML's
     /// `hidden_element` (how: in `how`), Word's `hidden_run`, PowerPoint's `off_slide` and
     /// `covered`, PDF's `covered`, `invisible_render_mode`, `invisible_text_not_in_image`,
-    /// `hidden_layer`, `hidden_form_field`.
+    /// `hidden_layer`, `hidden_form_field`, `hidden_annotation`; PowerPoint's and PDF's
+    /// `comment` (shown beside the slide or page on request).
     pub kind: String,
     /// `high` (a hidden message, instruction-like text), `medium` (text that reads other
     /// than it shows), `low` (text a person does not see, with nothing instruction-like).

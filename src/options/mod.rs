@@ -209,6 +209,15 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub include_boxes: Option<bool>,
+    /// PDF: the page's annotations after its text (default `true`): the text FreeText boxes
+    /// draw on the page under `[Annotations]`, and the comments of sticky notes,
+    /// highlights, stamps and other markup with their author (`author: text`) under
+    /// `[Comments]` (each also a `comment` finding); an annotation flagged never to show is a
+    /// `hidden_annotation` finding, its text kept, marked or dropped as `hidden_text` says.
+    /// `false` leaves them out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub include_annotations: Option<bool>,
     /// Any format: add `units` to the envelope: each page, slide, sheet or chapter the text
     /// shows (one `document` unit for a format without them) with where its own text (after
     /// its marker line) starts and ends in `text`, in characters. The text's `--- Page N

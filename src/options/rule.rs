@@ -55,6 +55,7 @@ const PDF: &[&str] = &[
     "ocr_lang",
     "password",
     "include_boxes",
+    "include_annotations",
     "hidden_text",
 ];
 const SLIDES: &[&str] = &["pages", "hidden_text"];

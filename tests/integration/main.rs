@@ -1,5 +1,6 @@
 //! All integration tests, in one binary: they drive `app()` (and one runs the real binary).
 
+mod annotations;
 mod attack;
 mod common;
 mod connections;

@@ -45,8 +45,11 @@ impl PageHidden {
     /// in sight, if garbled).
     pub fn unseen(&self) -> bool {
         // A hidden form field's value is listed under `[Form fields]`, not in the text
-        // layer the marking works on.
-        !matches!(self.kind, "overlapping_different" | "hidden_form_field")
+        // layer the marking works on; a comment shows beside the page.
+        !matches!(
+            self.kind,
+            "overlapping_different" | "hidden_form_field" | "comment"
+        )
     }
 }
 

@@ -6,6 +6,7 @@
 //! layer (`text`), verdict (`verdict`), OCR of a rendered page (`render`) — and makes the
 //! text and the typed report from what was read (`report`).
 
+mod annotations;
 mod fonts;
 mod headings;
 mod hidden;
@@ -130,6 +131,8 @@ struct Settings {
     markdown: bool,
     /// `hidden_text`: what becomes of text objects no one sees (`keep` by default).
     hidden_text: options::HiddenText,
+    /// `include_annotations` (default on): FreeText boxes and comments after each page.
+    annotations: bool,
 }
 
 impl Settings {
@@ -152,6 +155,7 @@ impl Settings {
             include_boxes: req.include_boxes == Some(true),
             markdown: req.markdown(),
             hidden_text: req.hidden_text.unwrap_or(options::HiddenText::Keep),
+            annotations: req.include_annotations != Some(false),
         })
     }
 }
@@ -217,6 +221,8 @@ struct Page {
     /// OCR's result, when the page was OCR'd (then `text` is OCR's text).
     ocr: Option<PageOcr>,
     text: String,
+    /// The annotations' sections, after the page's text whether it was read or OCR'd.
+    notes: String,
     need: Option<OcrReason>,
     /// Text objects a person does not see.
     hidden: Vec<hidden::PageHidden>,
@@ -354,9 +360,16 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
     if let std::borrow::Cow::Owned(t) = text::without_controls(&text) {
         text = t;
     }
+    let mut notes = String::new();
+    if settings.annotations {
+        let found = annotations::read(page, settings.hidden_text);
+        hidden.extend(found.found);
+        notes = text::without_controls(&found.text).into_owned();
+    }
     Ok(Page {
         number,
         text,
+        notes,
         need,
         ocr: None,
         hidden,
@@ -379,6 +392,7 @@ fn hidden_findings(
         for h in found {
             // Drawn invisible, or two texts on one spot (what is read is not what shows):
             // medium; out of sight otherwise: low.
+            let how = (h.kind == "comment").then_some("a comment, shown beside the page on request");
             let severity = match h.kind {
                 "invisible_render_mode"
                 | "overlapping_different"
@@ -389,7 +403,7 @@ fn hidden_findings(
             // The text is in what is returned (PDFium extracts it), and its phrases are
             // found there, unless `drop` left it out.
             let left_out = dropped && h.unseen();
-            for mut f in crate::findings::hidden(h.kind, None, severity, &h.text, 0, left_out) {
+            for mut f in crate::findings::hidden(h.kind, how, severity, &h.text, 0, left_out) {
                 f.place.page = Some(n);
                 out.push(f);
             }

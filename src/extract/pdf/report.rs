@@ -159,7 +159,11 @@ fn page_texts(pages: &[Page]) -> Vec<(u64, String)> {
             } else {
                 p.text.trim_end()
             };
-            (p.number, body.to_string())
+            if p.notes.is_empty() {
+                return (p.number, body.to_string());
+            }
+            let sep = if body.is_empty() { "" } else { "\n" };
+            (p.number, format!("{body}{sep}{}", p.notes.trim_end()))
         })
         .collect()
 }

@@ -1,0 +1,114 @@
+//! What a page's annotations say (`include_annotations`, on by default): the text that
+//! FreeText boxes (typewriter text, callouts) draw on the page, under `[Annotations]`, and
+//! the comments of sticky notes, highlights, stamps and every other markup annotation with
+//! their author, under `[Comments]`, after the page's text as Word's comments are.
+//! Popups only show their parent's comment, links and form widgets are not text, and an
+//! annotation flagged never to show is a `hidden_annotation` finding (its text kept,
+//! marked or dropped as `hidden_text` says); each comment is a `comment` finding, as
+//! PowerPoint's are.
+
+use pdfium_render::prelude::*;
+
+use super::hidden::PageHidden;
+use crate::options::HiddenText;
+
+/// One page's annotations: their section text (empty when there is none) and their
+/// findings.
+#[derive(Default)]
+pub(super) struct Notes {
+    pub text: String,
+    pub found: Vec<PageHidden>,
+}
+
+/// What one annotation shows or says.
+enum Said {
+    /// Drawn on the page (a FreeText box's text).
+    Shown(String),
+    /// Shown beside the page on request (`author: text`).
+    Comment(String),
+}
+
+/// The page's annotations as sections under its text, with `hidden_text` applied to the
+/// ones that never show.
+pub(super) fn read(page: &PdfPage<'_>, hidden_text: HiddenText) -> Notes {
+    let mut shown: Vec<String> = Vec::new();
+    let mut comments: Vec<String> = Vec::new();
+    let mut found = Vec::new();
+    for annot in page.annotations().iter() {
+        let Some(said) = said(&annot) else { continue };
+        let never_shown = annot.is_hidden() || annot.is_printable_but_not_viewable();
+        let (list, line, comment) = match said {
+            Said::Shown(t) => (&mut shown, t, false),
+            Said::Comment(t) => (&mut comments, t, true),
+        };
+        if never_shown {
+            found.push(PageHidden {
+                kind: "hidden_annotation",
+                text: line.clone(),
+                boxes: Vec::new(),
+            });
+            let mut out = String::new();
+            crate::findings::push_hidden(&mut out, &line, hidden_text, false);
+            if !out.is_empty() {
+                list.push(out);
+            }
+        } else {
+            if comment {
+                found.push(PageHidden {
+                    kind: "comment",
+                    text: line.clone(),
+                    boxes: Vec::new(),
+                });
+            }
+            list.push(line);
+        }
+    }
+    let mut text = String::new();
+    for (head, lines) in [("[Annotations]", &shown), ("[Comments]", &comments)] {
+        if lines.is_empty() {
+            continue;
+        }
+        text.push_str(head);
+        text.push('\n');
+        for l in lines.iter() {
+            text.push_str(l);
+            text.push('\n');
+        }
+    }
+    Notes { text, found }
+}
+
+/// What an annotation shows or says, if it holds text: a FreeText box's text is on the
+/// page; any other markup annotation's `/Contents` is its comment.
+fn said(annot: &PdfPageAnnotation<'_>) -> Option<Said> {
+    use PdfPageAnnotationType as T;
+    let kind = annot.annotation_type();
+    if matches!(
+        kind,
+        T::Popup | T::Link | T::Widget | T::XfaWidget | T::Unknown | T::Redacted
+    ) {
+        return None;
+    }
+    let contents = annot.contents()?;
+    if kind == T::FreeText {
+        // Its lines as drawn.
+        let lines: Vec<&str> = contents
+            .split(['\r', '\n'])
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        return (!lines.is_empty()).then(|| Said::Shown(lines.join("\n")));
+    }
+    let text = contents.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.is_empty() {
+        return None;
+    }
+    let author = annot
+        .creator()
+        .map(|a| a.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|a| !a.is_empty());
+    Some(Said::Comment(match author {
+        Some(a) => format!("{a}: {text}"),
+        None => text,
+    }))
+}
