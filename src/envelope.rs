@@ -155,6 +155,12 @@ pub struct Next {
     /// A Markdown read (`output: "markdown"`) reads on as Markdown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<crate::options::Output>,
+    /// PDF: a read without annotations (`include_annotations: false`) reads on without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub include_annotations: Option<bool>,
+    /// xlsx: a read with print headers and footers reads on with them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub include_headers_footers: Option<bool>,
 }
 
 impl Next {

@@ -17,6 +17,9 @@ pub struct DocxExtractor;
 
 /// A paragraph `parse_story` writes where a chart stands, with its relationship id.
 const CHART_MARK: &str = "\u{1}chart:";
+/// A paragraph `parse_story` writes where a SmartArt diagram stands, with the relationship
+/// id of its data part.
+const DIAGRAM_MARK: &str = "\u{1}diagram:";
 
 /// One level of a list definition (`w:lvl`).
 #[derive(Debug, Clone, Default)]
@@ -664,6 +667,11 @@ fn parse_story(
                     blocks.push(Block::Para(format!("{CHART_MARK}{rid}")));
                 }
             }
+            Node::Open("relIds", a) => {
+                if let Some(rid) = attr(a, "dm") {
+                    blocks.push(Block::Para(format!("{DIAGRAM_MARK}{rid}")));
+                }
+            }
             Node::Open("tbl", _) => tables.push(Vec::new()),
             Node::Open("tr", _) => {
                 if let Some(t) = tables.last_mut() {
@@ -739,28 +747,47 @@ fn read_document(
     let mut page = false;
     let (mut blocks, mut hidden) =
         parse_story(&body, depth, &mut numbering, hidden_text, &mut page)?;
-    // Charts where they stand, from the parts the body's relationships name.
-    if blocks
-        .iter()
-        .any(|b| matches!(b, Block::Para(p) if p.starts_with(CHART_MARK)))
-    {
+    // Charts and SmartArt where they stand, from the parts the body's relationships name.
+    let placed = |b: &Block| matches!(b, Block::Para(p) if p.starts_with(CHART_MARK) || p.starts_with(DIAGRAM_MARK));
+    if blocks.iter().any(placed) {
         let rels = super::package::relationships(pkg, "word/_rels/document.xml.rels", "word")?;
-        for b in blocks.iter_mut() {
-            let Block::Para(p) = b else { continue };
-            let Some(rid) = p.strip_prefix(CHART_MARK) else {
+        let mut read = |rid: &str| -> Result<Option<Vec<u8>>, ApiError> {
+            match rels.get(rid) {
+                Some((part, _)) => pkg.read(part),
+                None => Ok(None),
+            }
+        };
+        // Each block's place after the charts and diagrams take theirs (hidden runs are
+        // placed by block).
+        let mut at = Vec::with_capacity(blocks.len() + 1);
+        let mut out = Vec::with_capacity(blocks.len());
+        for b in std::mem::take(&mut blocks) {
+            at.push(out.len());
+            let Block::Para(p) = &b else {
+                out.push(b);
                 continue;
             };
-            let part = rels.get(rid).map(|(t, _)| t.clone());
-            let chart = match part {
-                Some(part) => match pkg.read(&part)? {
-                    Some(x) => super::chart::read(&x, depth)?,
-                    None => None,
-                },
-                None => None,
-            };
-            *b = Block::Chart(chart.unwrap_or_default());
+            if let Some(rid) = p.strip_prefix(CHART_MARK) {
+                if let Some(chart) = read(rid)?.map(|x| super::chart::read(&x, depth)) {
+                    out.extend(chart?.filter(|c| !c.is_empty()).map(Block::Chart));
+                }
+            } else if let Some(rid) = p.strip_prefix(DIAGRAM_MARK) {
+                if let Some(x) = read(rid)? {
+                    out.extend(
+                        super::diagram::lines(&x, depth)?
+                            .into_iter()
+                            .map(Block::Para),
+                    );
+                }
+            } else {
+                out.push(b);
+            }
         }
-        blocks.retain(|b| !matches!(b, Block::Chart(c) if c.is_empty()));
+        at.push(out.len());
+        for h in hidden.iter_mut() {
+            h.0 = at[h.0.min(at.len() - 1)];
+        }
+        blocks = out;
     }
     let body_paragraphs = blocks.iter().filter(|b| b.is_paragraph()).count();
     let tables = blocks
@@ -792,7 +819,7 @@ fn read_document(
             for b in story {
                 let empty = b.is_paragraph() && {
                     let p = b.plain();
-                    p.trim().is_empty() || p.starts_with(CHART_MARK)
+                    p.trim().is_empty() || p.starts_with(CHART_MARK) || p.starts_with(DIAGRAM_MARK)
                 };
                 place.push(if empty {
                     None

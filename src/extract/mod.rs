@@ -4,6 +4,7 @@
 
 pub mod blocks;
 pub mod chart;
+pub mod diagram;
 pub mod docx;
 pub mod email;
 pub mod epub;
@@ -140,6 +141,8 @@ pub fn read_blocking(
             next.output = req.output;
         }
         next.hidden_text = req.hidden_text;
+        next.include_annotations = req.include_annotations;
+        next.include_headers_footers = req.include_headers_footers;
     }
     // A format without units of its own is one: the document's text (without the closing
     // line of a cut text, which only a cut text ends with).

@@ -127,7 +127,7 @@ fn shape_text(
         }
         Node::Open("ph", a) => {
             let kind = attr(a, "type");
-            if kind.is_some_and(|t| skip_placeholders.contains(&t)) {
+            if skip_placeholders == ["*"] || kind.is_some_and(|t| skip_placeholders.contains(&t)) {
                 skip_shape = Some(shape_depth);
             }
             if matches!(kind, Some("title" | "ctrTitle")) {
@@ -377,6 +377,7 @@ impl Extractor for PptxExtractor {
         let end = if md { "\n\n" } else { "\n" };
         let hidden_text = req.hidden_text.unwrap_or(crate::options::HiddenText::Keep);
         let mut layouts: HashMap<String, bool> = HashMap::new();
+        let mut furniture: HashMap<String, Vec<String>> = HashMap::new();
         let mut slide_dims: Option<Option<(i64, i64)>> = None;
         for &n in &selected {
             let path = &slides[(n - 1) as usize];
@@ -469,10 +470,25 @@ impl Extractor for PptxExtractor {
             diagrams.sort();
             for d in diagrams {
                 if let Some(dx) = pkg.read(d)? {
-                    for l in shape_text(&dx, depth, &[], md, None)? {
+                    for l in super::diagram::lines(&dx, depth)? {
                         block.push_str(&l);
                         block.push_str(end);
                     }
+                }
+            }
+            // What the layout and master draw on the slide besides their placeholders (a
+            // company name, a "Confidential" box): once a slide, marked as such.
+            let behind = if root_says_no(&xml, "sld", "showMasterSp") {
+                &[][..]
+            } else {
+                layout_texts(&mut pkg, &rels, &mut furniture)?
+            };
+            if !behind.is_empty() {
+                block.push_str("[Layout and master]");
+                block.push_str(end);
+                for l in behind {
+                    block.push_str(l);
+                    block.push_str(end);
                 }
             }
             if let Some((notes, _)) = rels.values().find(|(_, kind)| kind == "notesSlide") {
@@ -541,21 +557,65 @@ impl Extractor for PptxExtractor {
     }
 }
 
-/// Whether a slide part's root says it is hidden (`show="0"`).
-fn hidden_slide(xml: &[u8]) -> bool {
-    let head = &xml[..xml.len().min(2048)];
-    let Some(at) =
-        memchr::memmem::find(head, b":sld ").or_else(|| memchr::memmem::find(head, b"<sld "))
-    else {
+/// The text a slide's layout and (unless the layout hides them) its master's shapes draw
+/// on it, placeholders left out: their prompts are replaced by the slide's own text.
+/// Read once a layout.
+fn layout_texts<'c>(
+    pkg: &mut Package,
+    rels: &HashMap<String, (String, String)>,
+    cache: &'c mut HashMap<String, Vec<String>>,
+) -> Result<&'c [String], ApiError> {
+    let Some((layout, _)) = rels.values().find(|(_, k)| k == "slideLayout") else {
+        return Ok(&[]);
+    };
+    if !cache.contains_key(layout) {
+        let depth = pkg.limits().max_xml_depth;
+        let mut lines = Vec::new();
+        if let Some(lx) = pkg.read(layout)? {
+            lines = shape_text(&lx, depth, &["*"], false, None)?;
+            if !root_says_no(&lx, "sldLayout", "showMasterSp") {
+                let (dir, file) = layout.rsplit_once('/').unwrap_or(("", layout));
+                let lrels = relationships(pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
+                if let Some((master, _)) = lrels.values().find(|(_, k)| k == "slideMaster") {
+                    if let Some(mx) = pkg.read(master)? {
+                        let mut own = shape_text(&mx, depth, &["*"], false, None)?;
+                        own.append(&mut lines);
+                        lines = own;
+                    }
+                }
+            }
+        }
+        lines.retain(|l| !l.trim().is_empty() && !l.starts_with(CHART_MARK));
+        cache.insert(layout.clone(), lines);
+    }
+    Ok(cache.get(layout).map(Vec::as_slice).unwrap_or(&[]))
+}
+
+/// Whether a part's root element (`sld`, `sldLayout`) sets `name` to false.
+fn root_says_no(xml: &[u8], root: &str, name: &str) -> bool {
+    let Some(tag) = root_tag(xml, root) else {
         return false;
     };
-    let tag_end = head[at..]
+    [format!(" {name}=\"0\""), format!(" {name}=\"false\"")]
+        .iter()
+        .any(|v| memchr::memmem::find(tag, v.as_bytes()).is_some())
+}
+
+/// A part's root element's start tag, found in its first 2 KiB.
+fn root_tag<'x>(xml: &'x [u8], root: &str) -> Option<&'x [u8]> {
+    let head = &xml[..xml.len().min(2048)];
+    let at = memchr::memmem::find(head, format!(":{root} ").as_bytes())
+        .or_else(|| memchr::memmem::find(head, format!("<{root} ").as_bytes()))?;
+    let end = head[at..]
         .iter()
         .position(|&c| c == b'>')
         .map_or(head.len(), |e| at + e);
-    let tag = &head[at..tag_end];
-    memchr::memmem::find(tag, b" show=\"0\"").is_some()
-        || memchr::memmem::find(tag, b" show=\"false\"").is_some()
+    Some(&head[at..end])
+}
+
+/// Whether a slide part's root says it is hidden (`show="0"`).
+fn hidden_slide(xml: &[u8]) -> bool {
+    root_says_no(xml, "sld", "show")
 }
 
 /// Slide text a person may not see for its size or colour (issue #21): runs under 1.5 pt

@@ -241,6 +241,12 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub include_styles: Option<bool>,
+    /// xlsx: each sheet's print headers and footers after its rows, under `[Headers]` and
+    /// `[Footers]` (left, centre and right sections a line each; page numbers, dates and
+    /// the file name as `[Page]`, `[Pages]`, `[Date]`, `[File]`, the sheet's name as it is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub include_headers_footers: Option<bool>,
     /// HTML, e-mail, EPUB, Word, OpenDocument, workbooks, PowerPoint, PDF, the text family:
     /// what becomes of text
     /// a person does not see (HTML's hidden elements, Word's hidden runs, hidden sheets, rows,

@@ -100,6 +100,7 @@ const XLSX: &[&str] = &[
     "range",
     "max_cells",
     "include_styles",
+    "include_headers_footers",
     "profile",
     "hidden_text",
 ];

@@ -992,3 +992,110 @@ async fn msg_recipients_carry_their_addresses() {
         );
     }
 }
+
+/// Content outside the main flow (#43 item 4), on Tika's own test files
+/// (fixtures/office/tika/SOURCES.md) and masters.pptx: SmartArt in Word, PowerPoint and
+/// Excel; the text of a slide's layout and master shapes (not their placeholders' prompts),
+/// once a slide where it shows; Excel text boxes after the sheet's cells; print headers and
+/// footers on request.
+#[tokio::test]
+async fn content_outside_the_main_flow() {
+    let app = TestApp::new().await;
+    let read = |name: &'static str, opts: Value| {
+        let app = &app;
+        async move {
+            let r = app
+                .upload_and_read(name, &fixture(&format!("office/{name}")), opts)
+                .await;
+            assert_eq!(r.status, 200, "{name}: {}", r.json);
+            r.json
+        }
+    };
+    let text = |v: &Value| v["text"].as_str().unwrap().to_string();
+
+    // SmartArt, where the diagram stands (Word: before the body's own paragraph).
+    let t = text(&read("tika/testWORD_diagramData.docx", json!({})).await);
+    let from = t.find("From here\nTo here\nAnd then here.\n").expect(&t);
+    assert!(
+        from < t.find("This is a regular text in document body.").unwrap(),
+        "{t}"
+    );
+    let t = text(&read("tika/testPPT_diagramData.pptx", json!({})).await);
+    assert!(t.contains("President\nVP – HR\nManager 1\n"), "{t}");
+    let t = text(&read("tika/testEXCEL_diagramData.xlsx", json!({})).await);
+    assert!(
+        t.contains("[Shapes]\nSmartArt text#1.\nSmartArt text#2.\nSmartArt text#3.\n"),
+        "{t}"
+    );
+
+    // A layout's own text box shows on the slide; the placeholders' prompts do not.
+    for name in [
+        "tika/testPPT_masterText.pptx",
+        "tika/testPPT_masterText2.pptx",
+    ] {
+        let t = text(&read(name, json!({})).await);
+        assert!(
+            t.contains("[Layout and master]\nText that I added to the master slide\n"),
+            "{name}: {t}"
+        );
+        assert!(!t.contains("Click to edit"), "{name}: {t}");
+        assert_eq!(t.matches("Text that I added").count(), 1, "{t}");
+    }
+    // Where it shows: not on a slide that hides background graphics, not the master's on a
+    // layout that hides them.
+    let v = read("masters.pptx", json!({})).await;
+    assert_eq!(
+        text(&v),
+        String::from_utf8(fixture("office/masters.pptx.txt")).unwrap()
+    );
+    let v = read("masters.pptx", json!({"pages": "3", "output": "markdown"})).await;
+    assert!(text(&v).contains("Appendix"), "{}", v["text"]);
+    assert!(!text(&v).contains("ACME"), "{}", v["text"]);
+
+    // An Excel text box, after the sheet's cells (a workbook of no cells but a text box is
+    // not "no cell values").
+    let v = read("tika/testEXCEL_textbox.xlsx", json!({})).await;
+    assert!(
+        text(&v).contains(
+            "--- Sheet: Sheet1 (0 rows × 0 cols) ---\n[Shapes]\nthis is some autoshape text\n"
+        ),
+        "{}",
+        v["text"]
+    );
+    assert!(v["note"].is_null(), "{}", v["note"]);
+
+    // Print headers and footers only on request, each section a line, after the rows.
+    let v = read("tika/testEXCEL_headers_footers.xlsx", json!({})).await;
+    assert!(!text(&v).contains("Header - "), "{}", v["text"]);
+    let v = read(
+        "tika/testEXCEL_headers_footers.xlsx",
+        json!({"include_headers_footers": true, "max_cells": 1000}),
+    )
+    .await;
+    let t = text(&v);
+    let rows_end = t.find("John Smith82\t82 Corporate HQ\n").expect(&t);
+    let head = t
+        .find("[Headers]\nHeader - Corporate Spreadsheet\nHeader - For Internal Use Only\nHeader - Author: John Smith\n[Footers]\nFooter - Corporate Spreadsheet\nFooter - For Internal Use Only\nFooter - Author: John Smith\n")
+        .expect(&t);
+    assert!(head > rows_end, "{t}");
+    assert!(t.contains("John Smith1\t"), "{t}");
+    // Read on with `next`: shown once, with the sheet's end.
+    let v = read(
+        "tika/testEXCEL_headers_footers.xlsx",
+        json!({"include_headers_footers": true, "max_cells": 40}),
+    )
+    .await;
+    assert!(!text(&v).contains("[Headers]"), "{}", v["text"]);
+    let next = v["next"].clone();
+    assert!(next.is_object(), "{v}");
+    assert_eq!(next["include_headers_footers"], true, "{next}");
+    // Only workbooks take it.
+    let r = app
+        .upload_and_read(
+            "report.docx",
+            &fixture("office/report.docx"),
+            json!({"include_headers_footers": true}),
+        )
+        .await;
+    assert_error(&r, 400, "unsupported_option");
+}

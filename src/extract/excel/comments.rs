@@ -199,7 +199,8 @@ pub(super) fn sheet_parts(pkg: &mut Package) -> Result<Vec<(String, String)>, Ap
 }
 
 /// Every sheet's charts (`chart::read` text), by sheet name: those drawn on a worksheet
-/// (its drawing's charts, in the drawing's order) and the chart of a chart sheet.
+/// (its drawing's charts, in the drawing's order) and the chart of a chart sheet; then the
+/// text of its drawing's text boxes, shapes and SmartArt under `[Shapes]`.
 pub(super) fn charts(pkg: &mut Package, parts: &[(String, String)]) -> Result<Drawn, ApiError> {
     let depth = pkg.limits().max_xml_depth;
     let mut out = HashMap::new();
@@ -216,10 +217,43 @@ pub(super) fn charts(pkg: &mut Package, parts: &[(String, String)]) -> Result<Dr
                 continue;
             };
             let mut ids = Vec::new();
+            // Text boxes' and shapes' paragraphs (`xdr:sp/xdr:txBody/a:p`), and SmartArt
+            // diagrams by the relationship id of their data part.
+            let mut shapes: Vec<String> = Vec::new();
+            let mut diagrams: Vec<String> = Vec::new();
+            let (mut body, mut para, mut run) = (0usize, None::<String>, false);
             walk(&dx, depth, |n| match n {
                 Node::Open("chart", a) => {
                     if let Some(id) = attr(a, "id") {
                         ids.push(id.to_string());
+                    }
+                }
+                Node::Open("relIds", a) => {
+                    if let Some(id) = attr(a, "dm") {
+                        diagrams.push(id.to_string());
+                    }
+                }
+                Node::Open("txBody", _) => body += 1,
+                Node::Close("txBody") => body = body.saturating_sub(1),
+                Node::Open("p", _) if body > 0 => para = Some(String::new()),
+                Node::Open("t", _) if para.is_some() => run = true,
+                Node::Close("t") => run = false,
+                Node::Open("br", _) => {
+                    if let Some(p) = para.as_mut() {
+                        p.push(' ');
+                    }
+                }
+                Node::Text(t) if run => {
+                    if let Some(p) = para.as_mut() {
+                        p.push_str(t);
+                    }
+                }
+                Node::Close("p") => {
+                    if let Some(p) = para.take() {
+                        let p = p.split_whitespace().collect::<Vec<_>>().join(" ");
+                        if !p.is_empty() {
+                            shapes.push(p);
+                        }
                     }
                 }
                 // A picture's or shape's description (alt text).
@@ -241,6 +275,22 @@ pub(super) fn charts(pkg: &mut Package, parts: &[(String, String)]) -> Result<Dr
                     }
                 }
             }
+            for id in diagrams {
+                let Some((_, _, target)) = drels.iter().find(|(i, _, _)| *i == id) else {
+                    continue;
+                };
+                if let Some(x) = pkg.read(target)? {
+                    shapes.extend(super::super::diagram::lines(&x, depth)?);
+                }
+            }
+            if !shapes.is_empty() {
+                let mut t = String::from(SHAPES_HEAD);
+                for l in shapes {
+                    t.push_str(&l);
+                    t.push('\n');
+                }
+                texts.push(t);
+            }
         }
         if !texts.is_empty() {
             out.insert(name.clone(), texts);
@@ -252,7 +302,11 @@ pub(super) fn charts(pkg: &mut Package, parts: &[(String, String)]) -> Result<Dr
     Ok((out, described))
 }
 
-/// By sheet name: the text of each chart drawn on it, and the descriptions (alt text) of
+/// The line over the text of a sheet's text boxes, shapes and SmartArt.
+pub(super) const SHAPES_HEAD: &str = "[Shapes]\n";
+
+/// By sheet name: the text of each chart drawn on it (and of its shapes, under
+/// `[Shapes]`), and the descriptions (alt text) of
 /// its pictures and shapes.
 pub(super) type Drawn = (HashMap<String, Vec<String>>, HashMap<String, Vec<String>>);
 

@@ -9,6 +9,7 @@
 mod cells;
 mod comments;
 mod hidden;
+mod print;
 mod sheet;
 mod styles;
 mod workbook;
@@ -88,7 +89,7 @@ fn extract_workbook(
         }
         _ => None,
     };
-    let (parts, notes, (charts, described)) = match pkg.as_mut() {
+    let (parts, notes, (mut charts, described)) = match pkg.as_mut() {
         Some(pkg) => {
             let parts = comments::sheet_parts(pkg)?;
             let notes = comments::read(pkg, &parts)?;
@@ -97,6 +98,21 @@ fn extract_workbook(
         }
         None => Default::default(),
     };
+    // `include_headers_footers`: each sheet's print headers and footers, after its charts
+    // and shapes, of the sheets in scope.
+    if let (Some(true), Some(pkg)) = (req.include_headers_footers, pkg.as_mut()) {
+        for (i, (name, _)) in meta.iter().enumerate() {
+            if !scope.includes(i) {
+                continue;
+            }
+            if let Some((_, part)) = parts.iter().find(|(n, _)| n == name) {
+                let text = print::read(pkg, part, name)?;
+                if !text.is_empty() {
+                    charts.entry(name.clone()).or_default().push(text);
+                }
+            }
+        }
+    }
     // Hidden rows and columns by sheet name.
     let hidden = parts
         .iter()
@@ -307,7 +323,15 @@ struct Extras {
 /// Data cells of chart text (the header and the rows' fields), for the cell budget.
 fn chart_cells(text: &str) -> u64 {
     text.lines()
-        .filter(|l| !l.starts_with("[Chart"))
+        .filter(|l| {
+            !l.starts_with("[Chart")
+                && ![
+                    comments::SHAPES_HEAD.trim_end(),
+                    print::HEADERS_HEAD,
+                    print::FOOTERS_HEAD,
+                ]
+                .contains(l)
+        })
         .map(|l| l.split('\t').count() as u64)
         .sum()
 }
@@ -765,7 +789,13 @@ fn make_report(mut read: SheetsRead, scope: &Scope) -> Extraction {
         findings,
         ..Default::default()
     };
-    if sheets.iter().all(|s| s.rows == 0) {
+    // Only the sheets' marker lines: no charts, shapes or headers to show either.
+    let nothing_drawn = || {
+        read.body
+            .lines()
+            .all(|l| l.is_empty() || l.starts_with("--- Sheet: "))
+    };
+    if sheets.iter().all(|s| s.rows == 0) && nothing_drawn() {
         // No cell holds anything: empty text, said plainly (the sheets are still listed).
         ex.report.note = Some("the workbook has no cell values".into());
         return ex;

@@ -392,7 +392,8 @@ fn hidden_findings(
         for h in found {
             // Drawn invisible, or two texts on one spot (what is read is not what shows):
             // medium; out of sight otherwise: low.
-            let how = (h.kind == "comment").then_some("a comment, shown beside the page on request");
+            let how =
+                (h.kind == "comment").then_some("a comment, shown beside the page on request");
             let severity = match h.kind {
                 "invisible_render_mode"
                 | "overlapping_different"

@@ -1,0 +1,151 @@
+//! A sheet's print headers and footers (`include_headers_footers`, xlsx): the
+//! `headerFooter` element at the end of its part, each header or footer's left, centre
+//! and right sections as lines, Excel's codes read as the printed page shows them.
+
+use super::super::package::Package;
+use super::super::xml::{walk, Node};
+use crate::error::ApiError;
+
+/// The lines over a sheet's headers and its footers.
+pub(super) const HEADERS_HEAD: &str = "[Headers]";
+pub(super) const FOOTERS_HEAD: &str = "[Footers]";
+
+/// The sheet's headers and footers as `[Headers]`/`[Footers]` blocks (empty when it has
+/// none). Only the `headerFooter` element is parsed, found by a byte search.
+pub(super) fn read(pkg: &mut Package, part: &str, sheet: &str) -> Result<String, ApiError> {
+    let Some(xml) = pkg.read(part)? else {
+        return Ok(String::new());
+    };
+    let Some(at) = memchr::memmem::rfind(&xml, b"<headerFooter")
+        .or_else(|| memchr::memmem::rfind(&xml, b":headerFooter"))
+        .map(|at| xml[..at].iter().rposition(|&c| c == b'<').unwrap_or(at))
+    else {
+        return Ok(String::new());
+    };
+    // Its closing tag is the last `headerFooter>` of the part (a sheet has one).
+    let end = memchr::memmem::rfind(&xml[at..], b"headerFooter>")
+        .map(|e| at + e + "headerFooter>".len())
+        .unwrap_or(xml.len());
+    let depth = pkg.limits().max_xml_depth;
+    let (mut headers, mut footers) = (Vec::<String>::new(), Vec::<String>::new());
+    let mut open: Option<(bool, String)> = None;
+    walk(&xml[at..end], depth, |n| match n {
+        Node::Open("oddHeader" | "evenHeader" | "firstHeader", _) => {
+            open = Some((true, String::new()))
+        }
+        Node::Open("oddFooter" | "evenFooter" | "firstFooter", _) => {
+            open = Some((false, String::new()))
+        }
+        Node::Text(t) => {
+            if let Some((_, s)) = open.as_mut() {
+                s.push_str(t);
+            }
+        }
+        Node::Close(
+            "oddHeader" | "evenHeader" | "firstHeader" | "oddFooter" | "evenFooter" | "firstFooter",
+        ) => {
+            if let Some((header, s)) = open.take() {
+                let list = if header { &mut headers } else { &mut footers };
+                for line in sections(&s, sheet) {
+                    if !list.contains(&line) {
+                        list.push(line);
+                    }
+                }
+            }
+        }
+        _ => {}
+    })
+    // A damaged tail is no reason to fail the sheet's read.
+    .ok();
+    let mut out = String::new();
+    for (head, lines) in [(HEADERS_HEAD, headers), (FOOTERS_HEAD, footers)] {
+        if lines.is_empty() {
+            continue;
+        }
+        out.push_str(head);
+        out.push('\n');
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// A header or footer's sections (`&L`, `&C`, `&R`), each a line, with Excel's codes read:
+/// `&P`/`&N` as `[Page]`/`[Pages]`, `&D`/`&T` as `[Date]`/`[Time]`, `&F`/`&Z` as
+/// `[File]`/`[Path]`, `&A` as the sheet's name, `&G` as `[Picture]`, `&&` as `&`;
+/// formatting codes (fonts, sizes, colours, underline and the like) left out.
+fn sections(code: &str, sheet: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut chars = code.chars().peekable();
+    let mut flush = |cur: &mut String| {
+        let s = cur.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !s.is_empty() {
+            out.push(s);
+        }
+        cur.clear();
+    };
+    while let Some(c) = chars.next() {
+        if c != '&' {
+            cur.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('L' | 'C' | 'R') => flush(&mut cur),
+            Some('&') => cur.push('&'),
+            Some('P') => cur.push_str("[Page]"),
+            Some('N') => cur.push_str("[Pages]"),
+            Some('D') => cur.push_str("[Date]"),
+            Some('T') => cur.push_str("[Time]"),
+            Some('F') => cur.push_str("[File]"),
+            Some('Z') => cur.push_str("[Path]"),
+            Some('A') => cur.push_str(sheet),
+            Some('G') => cur.push_str("[Picture]"),
+            // `&"font,style"`.
+            Some('"') => {
+                for c in chars.by_ref() {
+                    if c == '"' {
+                        break;
+                    }
+                }
+            }
+            // `&KRRGGBB` or `&KTT+SSS` (a theme colour and shade).
+            Some('K') => {
+                for _ in 0..6 {
+                    if chars
+                        .next_if(|c| c.is_ascii_alphanumeric() || *c == '+' || *c == '-')
+                        .is_none()
+                    {
+                        break;
+                    }
+                }
+            }
+            // A font size: its digits.
+            Some(d) if d.is_ascii_digit() => while chars.next_if(char::is_ascii_digit).is_some() {},
+            // `&B`, `&I`, `&U`, `&E`, `&S`, `&X`, `&Y`, `&O`, `&H`: formatting.
+            _ => {}
+        }
+    }
+    flush(&mut cur);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sections;
+
+    #[test]
+    fn codes_as_the_page_shows_them() {
+        assert_eq!(
+            sections(
+                "&LHeader - Corporate&C&\"Arial,Bold\"&14&KFF0000Page &P of &N&R&A &&  Co",
+                "Q1"
+            ),
+            ["Header - Corporate", "Page [Page] of [Pages]", "Q1 & Co"]
+        );
+        assert_eq!(sections("&K01+000&BPlain&B &D", "s"), ["Plain [Date]"]);
+        assert!(sections("&L&C&R", "s").is_empty());
+    }
+}
