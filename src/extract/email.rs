@@ -76,6 +76,82 @@ fn prop_string(
     Some(s.trim_end_matches('\0').to_string())
 }
 
+/// The code page of a message's 8-bit string properties: PR_MESSAGE_CODEPAGE when it is
+/// set. Else the ANSI code page of the message's locale (PR_MESSAGE_LOCALE_ID) or the
+/// internet code page (PR_INTERNET_CPID, the body's as sent, not the strings'): when the
+/// two differ, the one chardetng finds in the 8-bit strings themselves (subject, sender,
+/// plain body), else the locale's. A German message whose HTML body went out in
+/// windows-1251 keeps its windows-1252 subject (`öäü`, not `цдь`).
+fn strings_codepage(
+    cf: &mut Ole,
+    message: Option<u32>,
+    locale: Option<u32>,
+    internet: Option<u32>,
+) -> &'static encoding_rs::Encoding {
+    let enc = |cp: u32| u16::try_from(cp).ok().and_then(codepage::to_encoding);
+    if let Some(e) = message.and_then(enc) {
+        return e;
+    }
+    // UTF-8, UTF-16 and US-ASCII say nothing about 8-bit strings.
+    let internet = internet
+        .filter(|cp| !matches!(cp, 65001 | 1200 | 1201 | 20127))
+        .and_then(enc);
+    let locale = locale.and_then(ansi_codepage).and_then(enc);
+    match (locale, internet) {
+        (Some(l), Some(i)) if l != i => {
+            let mut d = chardetng::EncodingDetector::new();
+            for id in [0x0037u16, 0x0C1A, 0x0042, 0x1000] {
+                if let Some(b) = stream(cf, &format!("/__substg1.0_{id:04X}001E")) {
+                    d.feed(&b[..b.len().min(64 * 1024)], false);
+                }
+            }
+            d.feed(b"", true);
+            let guess = d.guess(None, false);
+            if guess == i {
+                i
+            } else {
+                l
+            }
+        }
+        (l, i) => l.or(i).unwrap_or(encoding_rs::WINDOWS_1252),
+    }
+}
+
+/// The ANSI code page of a Windows locale id (LCID), by its language (and, for Chinese and
+/// Serbian, its script or region).
+fn ansi_codepage(lcid: u32) -> Option<u32> {
+    if lcid == 0 {
+        return None;
+    }
+    let lang = lcid & 0x3FF;
+    Some(match lang {
+        // Chinese: Taiwan, Hong Kong and Macao traditional; the rest simplified.
+        0x04 => match lcid {
+            0x0404 | 0x0C04 | 0x1404 | 0x7C04 => 950,
+            _ => 936,
+        },
+        0x11 => 932,
+        0x12 => 949,
+        0x1E => 874,
+        0x2A => 1258,
+        0x19 | 0x22 | 0x23 | 0x02 | 0x2F | 0x3F | 0x40 | 0x44 | 0x50 | 0x28 => 1251,
+        0x43 if lcid == 0x0843 => 1251,
+        // Serbian and Bosnian in Cyrillic; Croatian, Serbian and Bosnian in Latin.
+        0x1A => match lcid {
+            0x0C1A | 0x1C1A | 0x201A | 0x301A => 1251,
+            _ => 1250,
+        },
+        0x05 | 0x0E | 0x15 | 0x18 | 0x1B | 0x24 | 0x1C => 1250,
+        0x08 => 1253,
+        0x1F => 1254,
+        0x2C | 0x43 => 1254,
+        0x0D => 1255,
+        0x01 | 0x29 | 0x20 => 1256,
+        0x25 | 0x26 | 0x27 => 1257,
+        _ => 1252,
+    })
+}
+
 /// Fixed-size properties of the storage at `base` (id → 8-byte value).
 fn fixed_props(cf: &mut Ole, base: &str, header: usize) -> Vec<(u16, u16, [u8; 8])> {
     let Some(b) = stream(cf, &format!("{base}__properties_version1.0")) else {
@@ -159,11 +235,7 @@ fn parse_msg(input: &Input, limits: &Limits, mode: HiddenMode) -> Result<Mail, A
             .find(|p| p.0 == id && p.1 == 0x0003)
             .map(|p| u32::from_le_bytes([p.2[0], p.2[1], p.2[2], p.2[3]]))
     };
-    // PR_MESSAGE_CODEPAGE, else PR_INTERNET_CPID; 8-bit strings are in it.
-    let codepage = int(0x3FFD)
-        .or_else(|| int(0x3FDE))
-        .and_then(|cp| codepage::to_encoding(cp as u16))
-        .unwrap_or(encoding_rs::WINDOWS_1252);
+    let codepage = strings_codepage(&mut cf, int(0x3FFD), int(0x3FF1), int(0x3FDE));
     let mut m = Mail {
         subject: prop_string(&mut cf, "/", 0x0037, codepage),
         to: prop_string(&mut cf, "/", 0x0E04, codepage).filter(|s| !s.is_empty()),

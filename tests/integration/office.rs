@@ -1099,3 +1099,27 @@ async fn content_outside_the_main_flow() {
         .await;
     assert_error(&r, 400, "unsupported_option");
 }
+
+/// An Outlook message's 8-bit strings in the message's code page, not the body's (#43 item
+/// 6). Two corpus messages with one property changed each (fixtures/office/SOURCES.md): a
+/// German message (locale 1031, no PR_MESSAGE_CODEPAGE) whose internet code page says
+/// windows-1251 keeps its windows-1252 subject; a Russian one whose locale says English still
+/// reads its windows-1251 strings, as chardetng finds them.
+#[tokio::test]
+async fn msg_strings_in_the_message_code_page() {
+    let app = TestApp::new().await;
+    for (name, want) in [
+        ("msg_cp1252_strings.msg", "Subject: Subject öäü Subject\n"),
+        (
+            "msg_cp1251_english_locale.msg",
+            "Subject: Автоматический ответ подсистемы обмена данными ФГУП \"Почта России\".\n",
+        ),
+    ] {
+        let r = app
+            .upload_and_read(name, &fixture(&format!("office/{name}")), json!({}))
+            .await;
+        assert_eq!(r.status, 200, "{name}: {}", r.json);
+        let text = r.json["text"].as_str().unwrap();
+        assert!(text.starts_with(want), "{name}: {text}");
+    }
+}
