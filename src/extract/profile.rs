@@ -409,7 +409,10 @@ fn classify(v: &str) -> Cell {
                 }
             }
         }
-        return Cell::Text;
+        return formatted_number(v).map_or(Cell::Text, Cell::Decimal);
+    }
+    if matches!(first, b'(' | b'$') || v.starts_with(['€', '£', '¥']) {
+        return formatted_number(v).map_or(Cell::Text, Cell::Decimal);
     }
     if b.len() <= 5 {
         match v {
@@ -421,6 +424,49 @@ fn classify(v: &str) -> Cell {
         }
     }
     Cell::Text
+}
+
+/// A number as a format shows it: thousands grouped by commas (`1,599.99`), a currency
+/// sign (`$`, `€`, `£`, `¥`) before it, a negative in parentheses (`($1,599.99)`) or with a
+/// minus, or a percentage (`2.50%`, the value 0.025). Digits grouped any other way are
+/// text.
+fn formatted_number(v: &str) -> Option<f64> {
+    let (mut s, mut neg) = (v.trim(), false);
+    if let Some(inner) = s.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
+        (s, neg) = (inner, true);
+    }
+    if let Some(rest) = s.strip_prefix('-') {
+        (s, neg) = (rest, !neg);
+    }
+    s = s.trim_start_matches(['$', '€', '£', '¥']).trim_start();
+    if let Some(rest) = s.strip_prefix('-') {
+        (s, neg) = (rest, !neg);
+    }
+    let (s, scale) = match s.strip_suffix('%') {
+        Some(rest) => (rest, 0.01),
+        None => (s, 1.0),
+    };
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    let groups: Vec<&str> = int.split(',').collect();
+    let grouped = groups.len() > 1;
+    let ok = !int.is_empty()
+        && groups[0].len() <= if grouped { 3 } else { 15 }
+        && !groups[0].is_empty()
+        && groups[1..].iter().all(|g| g.len() == 3)
+        && groups.iter().all(|g| g.bytes().all(|c| c.is_ascii_digit()))
+        && frac.bytes().all(|c| c.is_ascii_digit())
+        && (grouped || scale != 1.0 || v.trim() != s);
+    if !ok {
+        return None;
+    }
+    let n: f64 = format!(
+        "{}.{}",
+        groups.concat(),
+        if frac.is_empty() { "0" } else { frac }
+    )
+    .parse()
+    .ok()?;
+    Some(if neg { -n } else { n } * scale)
 }
 
 /// `[-]digits.digits` with at most 15 digits: the value, exactly as `str::parse` gives it
@@ -638,6 +684,22 @@ mod tests {
         assert!(matches!(classify("12 apples"), Cell::Text));
         assert!(matches!(classify("inf"), Cell::Text));
         assert!(matches!(classify("-"), Cell::Text));
+        // As a number format shows them.
+        let num = |v: &str| match classify(v) {
+            Cell::Decimal(f) => Some(f),
+            _ => None,
+        };
+        assert_eq!(num("1,599.99"), Some(1599.99));
+        assert_eq!(num("-1,599.99"), Some(-1599.99));
+        assert_eq!(num("$1,599.99"), Some(1599.99));
+        assert_eq!(num("($1,599.99)"), Some(-1599.99));
+        assert_eq!(num("€12"), Some(12.0));
+        assert_eq!(num("2.50%"), Some(0.025));
+        assert_eq!(num("15,042,699"), Some(15042699.0));
+        assert!(matches!(classify("1,5"), Cell::Text));
+        assert!(matches!(classify("12,34,567"), Cell::Text));
+        assert!(matches!(classify("(note)"), Cell::Text));
+        assert!(matches!(classify("$"), Cell::Text));
     }
 
     #[test]

@@ -1123,3 +1123,46 @@ async fn msg_strings_in_the_message_code_page() {
         assert!(text.starts_with(want), "{name}: {text}");
     }
 }
+
+/// Numbers as their cells show them (#43 item 5): .xls BIFF FORMAT and XF records, xlsx
+/// cell styles, and Excel's built-in formats applied, on Tika's testEXCEL-formats.xls and
+/// .xlsx with Tika's own assertions (dates stay ISO, as every workbook's do here).
+#[tokio::test]
+async fn numbers_as_their_format_shows_them() {
+    let app = TestApp::new().await;
+    let xlsx = std::fs::read(corpus_dir().join("xlsx/testEXCEL-formats.xlsx")).unwrap();
+    for (name, bytes) in [
+        (
+            "testEXCEL-formats.xls",
+            fixture("office/tika/testEXCEL-formats.xls"),
+        ),
+        ("testEXCEL-formats.xlsx", xlsx),
+    ] {
+        let r = app.upload_and_read(name, &bytes, json!({})).await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        let text = r.json["text"].as_str().unwrap();
+        for row in [
+            "Number #,##0.00\t1,599.99\t-1,599.99\n",
+            "Currency $#,##0.00;[Red]($#,##0.00)\t$1,599.99\t($1,599.99)\n",
+            "Scientific 0.00E+00\t1.98E+08\t-1.98E+08\n",
+            "Percentage (0.025)\t3%\t2.50%\n",
+            "Fraction (2.5)\t2 1/2\n",
+            "Custom Number:\t19 dollars and .99 cents\n",
+            "Date Format: d-mmm-yy\t2007-05-17T20:21:00\n",
+        ] {
+            assert!(text.contains(row), "{name}: {row:?} in {text}");
+        }
+        // Markdown shows the same.
+        let r = app
+            .upload_and_read(name, &bytes, json!({"output": "markdown"}))
+            .await;
+        assert!(
+            r.json["text"]
+                .as_str()
+                .unwrap()
+                .contains("| $1,599.99 | ($1,599.99) |"),
+            "{name}: {}",
+            r.json["text"]
+        );
+    }
+}

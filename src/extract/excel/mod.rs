@@ -6,9 +6,11 @@
 //! rendered `Sheet` (`sheet`, with cell text from `cells`), shows rows while the budgets
 //! last, and writes the sheet list and `next` from what was shown.
 
+mod biff;
 mod cells;
 mod comments;
 mod hidden;
+mod numfmt;
 mod print;
 mod sheet;
 mod styles;
@@ -134,6 +136,31 @@ fn extract_workbook(
             }
         }
     }
+    // Numbers in formats of their own (`1,599.99`, `2.50%`): .xls from its BIFF records,
+    // xlsx from each sheet in scope's cell styles (only when some style has such a format).
+    let mut formats = biff::Formats::new();
+    match pkg.as_mut() {
+        Some(pkg) => {
+            let by_style = styles::Formats::read(pkg)?.numeric();
+            if !by_style.is_empty() {
+                for (i, (name, _)) in meta.iter().enumerate() {
+                    if !scope.includes(i) {
+                        continue;
+                    }
+                    if let Some((_, part)) = parts.iter().find(|(n, _)| n == name) {
+                        let cells = styles::number_cells(pkg, part, &by_style, biff::MAX_CELLS)?;
+                        if !cells.is_empty() {
+                            formats.insert(name.clone(), std::sync::Arc::new(cells));
+                        }
+                    }
+                }
+            }
+        }
+        None if input.format == crate::detect::Format::Xls => {
+            formats = biff::cell_formats(&input.path);
+        }
+        None => {}
+    }
     let extras = Extras {
         notes,
         charts,
@@ -141,6 +168,7 @@ fn extract_workbook(
         hidden,
         unseen,
         described,
+        formats,
     };
     let mut read = read_sheets(&mut wb, &meta, &scope, &extras)?;
     // `include_styles`: each sheet shown, for the rows and columns shown.
@@ -318,6 +346,8 @@ struct Extras {
     unseen: std::collections::HashMap<String, Vec<(u32, u32, &'static str)>>,
     /// The descriptions (alt text) of the pictures and shapes drawn on each sheet (xlsx).
     described: std::collections::HashMap<String, Vec<String>>,
+    /// The number formats of formatted number cells (.xls), by sheet.
+    formats: biff::Formats,
 }
 
 /// Data cells of chart text (the header and the rows' fields), for the cell budget.
@@ -501,6 +531,7 @@ fn read_sheets(
         s.chart = extras.chart_sheets.contains(name);
         s.marked = *hidden && scope.hidden_text == HiddenText::Mark;
         s.markdown = scope.markdown;
+        s.formats = extras.formats.get(name).cloned();
         if scope.includes(i) {
             s.unseen = unseen_of(name, *hidden, extras, scope.hidden_text);
         }

@@ -132,6 +132,8 @@ pub(super) struct Sheet {
     pub(super) markdown: bool,
     /// `profile`: every row of the sheet (or window) goes through it, shown or not.
     pub(super) profiler: Option<crate::extract::profile::Profiler>,
+    /// The number formats of its formatted number cells (.xls), by absolute (row, col).
+    pub(super) formats: Option<std::sync::Arc<super::biff::CellFormats>>,
     /// Hidden rows and columns, white and tiny cells: `None` when the sheet has none, or
     /// is hidden itself (then the sheet is what is marked or dropped).
     pub(super) unseen: Option<Unseen>,
@@ -167,6 +169,7 @@ impl Sheet {
             markdown: false,
             profiler: None,
             unseen: None,
+            formats: None,
         }
     }
 
@@ -186,6 +189,7 @@ impl Sheet {
             .profiler
             .is_some()
             .then(|| crate::extract::profile::Profiler::new(true));
+        fresh.formats = self.formats.take();
         fresh.unseen = self.unseen.take().map(|mut u| {
             u.met.clear();
             u
@@ -348,6 +352,12 @@ impl Sheet {
         (format!("{row}{pad}\n{sep}"), added)
     }
 
+    /// A number at `pos` as its cell's own number format shows it (None: as General).
+    pub(super) fn formatted(&self, pos: (u32, u32), v: f64) -> Option<String> {
+        let code = self.formats.as_ref()?.get(&pos)?;
+        super::numfmt::format(v, code)
+    }
+
     /// Kept line `i` (0-based from the origin row).
     pub(super) fn line(&self, i: usize) -> Option<&str> {
         let end = *self.ends.get(i)?;
@@ -360,9 +370,23 @@ impl Sheet {
 pub(super) fn feed_range(sheet: &mut Sheet, range: &Range<Data>) {
     let start = range.start().unwrap_or((0, 0));
     for (r, c, v) in range.used_cells() {
-        sheet.cell((start.0 + r as u32, start.1 + c as u32), |out| {
-            push_data(out, v)
-        });
+        let pos = (start.0 + r as u32, start.1 + c as u32);
+        // A number in a format of its own: as that format shows it.
+        feed_cell(sheet, pos, v);
     }
     sheet.finish();
+}
+
+/// One cell of a sheet parsed whole: a number in a format of its own as that format shows
+/// it, any other value as `push_data` writes it.
+pub(super) fn feed_cell(sheet: &mut Sheet, pos: (u32, u32), v: &Data) {
+    let number = match v {
+        Data::Float(f) => Some(*f),
+        Data::Int(i) => Some(*i as f64),
+        _ => None,
+    };
+    match number.and_then(|f| sheet.formatted(pos, f)) {
+        Some(s) => sheet.cell(pos, |out| out.push_str(&s)),
+        None => sheet.cell(pos, |out| push_data(out, v)),
+    }
 }

@@ -8,7 +8,7 @@ use std::io::BufReader;
 
 use calamine::{open_workbook_from_rs, Data, DataRef, Ods, Reader, SheetVisible, Xls, Xlsb, Xlsx};
 
-use super::cells::{push_data, push_ref};
+use super::cells::push_ref;
 use super::sheet::{feed_range, Sheet};
 use crate::config::Limits;
 use crate::detect::Format;
@@ -212,7 +212,16 @@ impl Workbook {
                     let render = scope.spawn(|| {
                         for batch in rx {
                             for (pos, v) in batch {
-                                sheet.cell(pos, |out| push_ref(out, v));
+                                // A number in a format of its own: as it shows.
+                                let shown = match &v {
+                                    DataRef::Float(f) => sheet.formatted(pos, *f),
+                                    DataRef::Int(i) => sheet.formatted(pos, *i as f64),
+                                    _ => None,
+                                };
+                                match shown {
+                                    Some(s) => sheet.cell(pos, |out| out.push_str(&s)),
+                                    None => sheet.cell(pos, |out| push_ref(out, v)),
+                                }
                             }
                             if sheet.unordered {
                                 break; // dropping rx stops the parser
@@ -305,7 +314,7 @@ impl Workbook {
 fn feed_sorted(sheet: &mut Sheet, mut cells: Vec<((u32, u32), Data)>) {
     cells.sort_by_key(|(pos, _)| *pos);
     for (pos, v) in &cells {
-        sheet.cell(*pos, |out| push_data(out, v));
+        super::sheet::feed_cell(sheet, *pos, v);
     }
     sheet.finish();
 }
