@@ -121,7 +121,7 @@ async fn receive_all(
     }
 }
 
-async fn receive_one(
+pub(super) async fn receive_one(
     st: &AppState,
     tenant: &str,
     name: &str,
@@ -191,7 +191,7 @@ where
 
 /// A read of the upload's body that must make progress within `body_timeout`: a client
 /// that stops sending (or trickles) cannot hold the request, its slot and its temp file.
-async fn paced<T>(
+pub(super) async fn paced<T>(
     st: &AppState,
     read: impl std::future::Future<Output = T>,
 ) -> Result<T, ApiError> {

@@ -41,9 +41,11 @@ pub const MAX_MCP_BODY: u64 = (crate::http::mcp::MAX_UPLOAD_BYTES as u64 / 3 + 1
 /// tool call's arguments are a handful; thousands are an attack on the parser's memory.
 pub const MAX_MCP_VALUES: usize = 10_000;
 
-/// Whether the route streams its body itself (uploads).
-fn streams_itself(method: &Method, path: &str) -> bool {
+/// Whether the route streams its body itself (uploads, and a one-shot read: `POST /read`
+/// with a multipart body).
+fn streams_itself(method: &Method, path: &str, headers: &axum::http::HeaderMap) -> bool {
     (method == Method::POST && path == "/upload")
+        || (method == Method::POST && path == "/read" && super::read::is_multipart(headers))
         || ((method == Method::PUT || method == Method::POST)
             && path
                 .strip_prefix("/uploads/")
@@ -53,7 +55,7 @@ fn streams_itself(method: &Method, path: &str) -> bool {
 /// Read every non-upload body whole, within the body timeout and its route's cap.
 pub async fn bodies(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
-    if streams_itself(req.method(), path) {
+    if streams_itself(req.method(), path, req.headers()) {
         return next.run(req).await;
     }
     let mcp = path == "/mcp" || path.starts_with("/mcp/");

@@ -284,7 +284,7 @@ pub fn app(state: AppState) -> Router {
         .merge(health::router())
         .merge(metrics::router())
         .merge(files::router(state.limits.max_request_bytes))
-        .merge(read::router())
+        .merge(read::router(state.limits.max_request_bytes))
         .merge(jobs::router())
         .merge(pages::router())
         .merge(search::router())

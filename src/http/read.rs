@@ -18,18 +18,57 @@ use crate::error::{ApiError, ErrorBody};
 use crate::extract::ProgressSink;
 use crate::options::ReadRequest;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/read", post(read))
+pub fn router(max_request_bytes: u64) -> Router<AppState> {
+    Router::new().route(
+        "/read",
+        // A one-shot read's multipart body is as large as an upload's (a JSON body is capped
+        // before it gets here, by `guard::bodies`).
+        post(read).layer(axum::extract::DefaultBodyLimit::max(
+            (max_request_bytes as usize).saturating_add(64 * 1024),
+        )),
+    )
 }
 
-/// Read a file: text and format metadata in one envelope. Options that do not fit the
+/// Whether a request's body is a multipart form (a one-shot read).
+pub fn is_multipart(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("multipart/form-data")
+        })
+}
+
+/// The multipart form of a one-shot `POST /read`: the file, and its read options.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct OneShotForm {
+    /// The file to read (one). Limited, sniffed and blocked as an upload is.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+    /// The read options as a JSON object (`ReadRequest` without `file_id`, `file_ids`,
+    /// `path`, `url`, `async` or `callback_url`), plus `"keep": true` to keep the file as
+    /// an upload (its `file_id` in the envelope); by default nothing of it is kept.
+    #[schema(example = json!("{\"pages\": \"1-3\", \"keep\": false}"))]
+    options: Option<String>,
+}
+
+/// Read a file: text and format metadata in one envelope. A multipart body
+/// (`OneShotForm`: the file and an `options` part) reads the file it carries in one round
+/// trip, guarded as an upload is, and keeps nothing of it unless `options` says
+/// `"keep": true`. Options that do not fit the
 /// file's format are refused (`unsupported_option`); positions past the end are
 /// `out_of_range`; a cut text says how to read on in `next`. With `Accept:
 /// text/event-stream` the answer is a stream of `progress` events ({done, total, stage}
 /// per page) ending with an `envelope` (or `error`) event. With `file_ids` (up to 10) the
 /// answer is `{"status":"ok","results":[…]}`: one envelope, error or `not_read` per file, in
 /// order, the budget used up in file order.
-#[utoipa::path(post, path = "/read", tag = "read", request_body = ReadRequest,
+#[utoipa::path(post, path = "/read", tag = "read",
+    request_body(content(
+        (ReadRequest = "application/json"),
+        (OneShotForm = "multipart/form-data"))),
     responses(
         (status = 200, description = "the envelope; with `file_ids`, one result per file", body = ReadAnswer),
         (status = 202, description = "with `\"async\": true` or `Prefer: respond-async`: the queued job (`Location`: /jobs/{id})", body = crate::jobs::JobView),
@@ -49,9 +88,18 @@ pub fn router() -> Router<AppState> {
 pub async fn read(
     State(st): State<AppState>,
     Tenant(tenant): Tenant,
-    headers: HeaderMap,
-    body: Result<Json<Value>, JsonRejection>,
+    request: axum::extract::Request,
 ) -> Response {
+    use axum::extract::FromRequest;
+    let headers = request.headers().clone();
+    if is_multipart(&headers) {
+        return match axum::extract::Multipart::from_request(request, &st).await {
+            Ok(form) => one_shot(st, tenant, form).await,
+            Err(e) => ApiError::invalid_request(format!("the multipart body cannot be read: {e}"))
+                .into_response(),
+        };
+    }
+    let body = Json::<Value>::from_request(request, &st).await;
     let streamed = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -120,6 +168,134 @@ pub async fn read(
             .map(|ev| (Ok::<_, std::convert::Infallible>(ev), rx))
     });
     event_stream(events)
+}
+
+/// A one-shot read (`POST /read` with a multipart body): the file part is received,
+/// limited, sniffed and blocked exactly as an upload's, read with the options of the
+/// `options` part (a JSON object, as `POST /read` takes them, without `file_id`), and
+/// forgotten after the answer unless the options say `"keep": true` (then the envelope's
+/// `file_id` is an upload like any other). One file a request.
+async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipart) -> Response {
+    let mut options: Option<Value> = None;
+    let mut stored: Option<crate::db::FileRecord> = None;
+    let mut total = 0u64;
+    let failed = |st: &AppState, tenant: &str, rec: Option<crate::db::FileRecord>, e: ApiError| {
+        let (st, tenant) = (st.clone(), tenant.to_string());
+        async move {
+            if let Some(rec) = rec {
+                let _ = st.files.forget(&tenant, &rec.file_id).await;
+            }
+            e.into_response()
+        }
+    };
+    loop {
+        let field = match super::files::paced(&st, form.next_field()).await {
+            Ok(Ok(Some(f))) => f,
+            Ok(Ok(None)) => break,
+            Ok(Err(e)) => {
+                let e = super::files::multipart_error(e, st.limits.max_request_bytes);
+                return failed(&st, &tenant, stored, e).await;
+            }
+            Err(e) => return failed(&st, &tenant, stored, e).await,
+        };
+        match (field.file_name().map(str::to_string), field.name()) {
+            (Some(raw), _) => {
+                if stored.is_some() {
+                    let e = ApiError::invalid_request("a one-shot read takes one file").with_hint(
+                        "Upload several files with POST /upload and read them with `file_ids`.",
+                    );
+                    return failed(&st, &tenant, stored, e).await;
+                }
+                let name = crate::store::clean_name(&raw);
+                match super::files::receive_one(&st, &tenant, &name, field, &mut total).await {
+                    Ok(rec) => stored = Some(rec),
+                    Err(e) => return failed(&st, &tenant, stored, e).await,
+                }
+            }
+            (None, Some("options")) => {
+                let text = match super::files::paced(&st, field.text()).await {
+                    Ok(Ok(t)) if t.len() as u64 <= super::guard::MAX_JSON_BODY => t,
+                    Ok(Ok(_)) => {
+                        let e = ApiError::invalid_request("the options part is too large");
+                        return failed(&st, &tenant, stored, e).await;
+                    }
+                    Ok(Err(e)) => {
+                        let e = super::files::multipart_error(e, st.limits.max_request_bytes);
+                        return failed(&st, &tenant, stored, e).await;
+                    }
+                    Err(e) => return failed(&st, &tenant, stored, e).await,
+                };
+                match serde_json::from_str::<Value>(&text) {
+                    Ok(v @ Value::Object(_)) => options = Some(v),
+                    _ => {
+                        let e = ApiError::invalid_request(
+                            "the options part must be a JSON object such as {\"pages\": \"1-3\"}",
+                        );
+                        return failed(&st, &tenant, stored, e).await;
+                    }
+                }
+            }
+            // Other plain fields are ignored, as an upload ignores them.
+            (None, _) => {}
+        }
+    }
+    st.metrics.upload_done(if stored.is_some() {
+        "ok"
+    } else {
+        "invalid_request"
+    });
+    let Some(rec) = stored else {
+        return ApiError::invalid_request("the one-shot read holds no file")
+            .with_hint("Send the file as a multipart part with a file name, e.g. curl -F file=@report.pdf -F 'options={\"pages\":\"1\"}' …/read")
+            .into_response();
+    };
+    let mut options = options.unwrap_or_else(|| Value::Object(Default::default()));
+    let obj = options.as_object_mut().expect("an object");
+    let keep = match obj.remove("keep") {
+        None | Some(Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(_) => {
+            let e = ApiError::invalid_option("keep must be true or false");
+            return failed(&st, &tenant, Some(rec), e).await;
+        }
+    };
+    for k in [
+        "file_id",
+        "file_ids",
+        "path",
+        "url",
+        "async",
+        "callback_url",
+    ] {
+        if obj.contains_key(k) {
+            let e = ApiError::invalid_option(format!(
+                "a one-shot read reads the file it carries; `{k}` does not fit it"
+            ))
+            .with_hint("Leave it out, or upload with POST /upload and read by file_id.");
+            return failed(&st, &tenant, Some(rec), e).await;
+        }
+    }
+    obj.insert("file_id".into(), Value::String(rec.file_id.clone()));
+    let req = match parse(Ok(Json(options))) {
+        Ok(r) => r,
+        Err(e) => return failed(&st, &tenant, Some(rec), e).await,
+    };
+    let answer = match st.reader.prepare(&tenant, req).await {
+        Ok(prepared) => st.reader.run(prepared, ProgressSink::default()).await,
+        Err(e) => Err(e),
+    };
+    if !keep {
+        let _ = st.files.forget(&tenant, &rec.file_id).await;
+    }
+    match answer {
+        Ok(mut env) => {
+            if !keep {
+                env.file_id = None;
+            }
+            Json(env).into_response()
+        }
+        Err(e) => e.into_response(),
+    }
 }
 
 /// Server-sent events as a response (a streamed read, a job's events). Gateways buffer

@@ -19,6 +19,7 @@ mod mcp;
 mod memory;
 mod ocr;
 mod office;
+mod one_shot;
 mod openapi;
 mod opendoc;
 mod pages;

@@ -1,0 +1,127 @@
+//! One-shot reads (#46 item 2): `POST /read` with a multipart body — the file and an
+//! `options` part — read in one round trip, limited, sniffed and blocked as an upload is,
+//! and kept only with `"keep": true`.
+
+use axum::body::Body;
+use axum::http::Request;
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+/// A multipart `POST /read`: files (name, bytes) and, when given, an `options` part.
+async fn one_shot(app: &TestApp, files: &[(&str, &[u8])], options: Option<&str>) -> Resp {
+    let boundary = "----docreader-one-shot-7MA4YWxk";
+    let mut body = Vec::new();
+    if let Some(o) = options {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"options\"\r\n\r\n{o}\r\n"
+            )
+            .as_bytes(),
+        );
+    }
+    for (name, bytes) in files {
+        body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes());
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    let req = Request::post("/read")
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(Body::from(body))
+        .unwrap();
+    app.send(req).await
+}
+
+async fn files_listed(app: &TestApp) -> usize {
+    let r = app.get("/files").await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    r.json["files"].as_array().map_or(0, Vec::len)
+}
+
+#[tokio::test]
+async fn a_file_is_read_in_one_round_trip_and_not_kept() {
+    let app = TestApp::new().await;
+    let pdf = fixture("pdf/three_pages.pdf");
+
+    // The file and its options in one request; nothing of it stays.
+    let r = one_shot(&app, &[("three.pdf", &pdf)], Some(r#"{"pages": "2"}"#)).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["format"], "pdf");
+    assert_eq!(r.json["file"], "three.pdf");
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("--- Page 2 ---\nBeta page two\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Page 1") && !text.contains("Page 3"),
+        "{text}"
+    );
+    assert!(r.json["file_id"].is_null(), "{}", r.json);
+    assert_eq!(files_listed(&app).await, 0);
+    assert_eq!(app.stored_blobs(), 0);
+    // Without options: the whole file, as a read by file_id would.
+    let r = one_shot(&app, &[("gbk.csv", &fixture("text/gbk.csv"))], None).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["encoding"], "GBK", "{}", r.json);
+
+    // `keep: true`: an upload like any other, read again by its id.
+    let r = one_shot(
+        &app,
+        &[("three.pdf", &pdf)],
+        Some(r#"{"keep": true, "max_chars": 20}"#),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let id = r.json["file_id"].as_str().expect("kept").to_string();
+    assert!(r.json["next"].is_object(), "{}", r.json);
+    assert_eq!(files_listed(&app).await, 1);
+    let again = app.read(json!({"file_id": id, "pages": "3"})).await;
+    assert!(
+        again.json["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("--- Page 3 ---\nGamma page three\n"),
+        "{}",
+        again.json
+    );
+
+    // What a read refuses is refused, and nothing is kept.
+    let r = one_shot(&app, &[("three.pdf", &pdf)], Some(r#"{"colour": "red"}"#)).await;
+    assert_error(&r, 400, "invalid_option");
+    let r = one_shot(&app, &[("three.pdf", &pdf)], Some(r#"{"sheet": "A"}"#)).await;
+    assert_error(&r, 400, "unsupported_option");
+    let r = one_shot(&app, &[("three.pdf", &pdf)], Some(r#"{"pages": "9"}"#)).await;
+    assert_error(&r, 416, "out_of_range");
+    assert_eq!(files_listed(&app).await, 1);
+}
+
+#[tokio::test]
+async fn a_one_shot_read_is_guarded_like_an_upload() {
+    let app = TestApp::with(|a| a.limits.max_file_bytes = 100_000).await;
+    let pdf = fixture("pdf/three_pages.pdf");
+    // An executable is blocked by its bytes, whatever its name.
+    let r = one_shot(&app, &[("report.pdf", &real_executable())], None).await;
+    assert_error(&r, 415, "blocked_type");
+    // Over the file limit.
+    let big = vec![b'a'; 200_000];
+    let r = one_shot(&app, &[("big.txt", &big)], None).await;
+    assert_error(&r, 413, "too_large");
+    // One file a request; a file it carries, not one it names.
+    let r = one_shot(&app, &[("a.pdf", &pdf), ("b.pdf", &pdf)], None).await;
+    assert_error(&r, 400, "invalid_request");
+    let r = one_shot(&app, &[], Some("{}")).await;
+    assert_error(&r, 400, "invalid_request");
+    let r = one_shot(&app, &[("a.pdf", &pdf)], Some(r#"{"file_id": "f_x"}"#)).await;
+    assert_error(&r, 400, "invalid_option");
+    let r = one_shot(&app, &[("a.pdf", &pdf)], Some("[1]")).await;
+    assert_error(&r, 400, "invalid_request");
+    let r = one_shot(&app, &[("a.pdf", &pdf)], Some(r#"{"keep": "yes"}"#)).await;
+    assert_error(&r, 400, "invalid_option");
+    assert_eq!(files_listed(&app).await, 0);
+    assert_eq!(app.stored_blobs(), 0);
+}
