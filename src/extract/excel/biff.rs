@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use super::numfmt;
 
-/// The format code of each formatted number cell of a sheet, by (row, col).
-pub(super) type CellFormats = HashMap<(u32, u32), Arc<str>>;
+/// The number format of each formatted number cell of a sheet, by (row, col).
+pub(super) type CellFormats = HashMap<(u32, u32), Arc<numfmt::NumFmt>>;
 
 /// By sheet name, its formatted number cells.
 pub(super) type Formats = HashMap<String, Arc<CellFormats>>;
@@ -44,7 +44,7 @@ fn read_cells(path: &Path) -> Option<HashMap<String, CellFormats>> {
     // Sheet substreams' offsets (their BOF record) → name.
     let mut sheets: HashMap<u32, String> = HashMap::new();
     // Each XF's code, when it shows numbers (made once the globals are read).
-    let mut by_xf: Vec<Option<Arc<str>>> = Vec::new();
+    let mut by_xf: Vec<Option<Arc<numfmt::NumFmt>>> = Vec::new();
     let (mut offset, mut depth, mut kept) = (0u64, 0u32, 0usize);
     let mut current: Option<String> = None;
     let mut buf = vec![0u8; 8224];
@@ -80,7 +80,8 @@ fn read_cells(path: &Path) -> Option<HashMap<String, CellFormats>> {
                                     .get(f)
                                     .map(String::as_str)
                                     .or_else(|| numfmt::builtin(*f))?;
-                                numfmt::is_numeric(code).then(|| Arc::from(code))
+                                numfmt::is_numeric(code)
+                                    .then(|| Arc::new(numfmt::NumFmt::new(code)))
                             })
                             .collect();
                         if by_xf.iter().all(Option::is_none) {

@@ -19,11 +19,18 @@ pub(super) struct HiddenLines {
 /// listed by its first ones; the findings' cap is lower still).
 const MAX_ROWS: usize = 100_000;
 
-/// The scan of one part as it inflates.
+/// Each style's number format where it is not General (by style index), for the scan to
+/// find the cells in one.
+pub(super) type NumericStyles = std::sync::Arc<Vec<Option<std::sync::Arc<super::numfmt::NumFmt>>>>;
+
+/// The scan of one part as it inflates: its hidden rows and columns, and (given the
+/// workbook's numeric styles) the cells in a number format of their own.
 #[derive(Default)]
 pub(super) struct Scan {
     carry: Vec<u8>,
     found: HiddenLines,
+    numeric: Option<NumericStyles>,
+    numbers: super::biff::CellFormats,
 }
 
 impl Scan {
@@ -43,6 +50,9 @@ impl Scan {
             };
             self.carry.extend_from_slice(&piece[..=end]);
             scan(&self.carry, &mut self.found);
+            if let Some(styles) = &self.numeric {
+                numbers(&self.carry, styles, &mut self.numbers);
+            }
             self.carry.clear();
             piece = &piece[end + 1..];
         }
@@ -52,11 +62,78 @@ impl Scan {
             _ => piece.len(),
         };
         scan(&piece[..keep_from], &mut self.found);
+        if let Some(styles) = &self.numeric {
+            numbers(&piece[..keep_from], styles, &mut self.numbers);
+        }
         self.carry.extend_from_slice(&piece[keep_from..]);
     }
 
-    pub(super) fn finish(self) -> HiddenLines {
-        self.found
+    /// A scan that also finds the cells in `styles`' numeric formats.
+    pub(super) fn with_numbers(styles: Option<NumericStyles>) -> Self {
+        Self {
+            numeric: styles,
+            ..Self::default()
+        }
+    }
+
+    pub(super) fn finish(self) -> (HiddenLines, super::biff::CellFormats) {
+        (self.found, self.numbers)
+    }
+}
+
+/// The cells among whole tags whose style (`s="N"`) has a numeric format: found by their
+/// ` s="` (cells without a style cost nothing but the search), each hit's `<c` tag parsed
+/// for its `r`. At most `biff::MAX_CELLS` a sheet.
+fn numbers(done: &[u8], styles: &NumericStyles, out: &mut super::biff::CellFormats) {
+    static STYLE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b" s=\""));
+    let mut pos = 0;
+    while let Some(h) = STYLE.find(&done[pos..]) {
+        let at = pos + h + 4;
+        pos = at;
+        let digits = done[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits == 0 || digits > 6 || done.get(at + digits) != Some(&b'"') {
+            continue;
+        }
+        let style: usize = std::str::from_utf8(&done[at..at + digits])
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(usize::MAX);
+        let Some(Some(format)) = styles.get(style) else {
+            continue;
+        };
+        // The tag around the hit: a cell's (`<c ` or `<x:c `).
+        let Some(open) = memchr::memrchr(b'<', &done[..at]) else {
+            continue;
+        };
+        let Some(close) = memchr::memchr(b'>', &done[at..]).map(|c| at + c) else {
+            continue;
+        };
+        let tag = &done[open + 1..close];
+        let name_end = tag
+            .iter()
+            .position(|b| b.is_ascii_whitespace())
+            .unwrap_or(tag.len());
+        if tag[..name_end].rsplit(|&b| b == b':').next() != Some(b"c".as_slice()) {
+            continue;
+        }
+        let Some(r) = memchr::memmem::find(tag, b" r=\"").map(|r| r + 4) else {
+            continue;
+        };
+        let Some(end) = memchr::memchr(b'"', &tag[r..]).map(|e| r + e) else {
+            continue;
+        };
+        let Some(cell) = std::str::from_utf8(&tag[r..end])
+            .ok()
+            .and_then(super::cells::parse_cell)
+        else {
+            continue;
+        };
+        if out.len() >= super::biff::MAX_CELLS {
+            return;
+        }
+        out.insert(cell, format.clone());
+        pos = close;
     }
 }
 

@@ -66,7 +66,7 @@ fn extract_workbook(
     let max_chars = req.max_chars(limits.max_chars)?;
     let budget = options::count("max_cells", req.max_cells, 1)?.unwrap_or(1000);
     let window = req.range.as_deref().map(parse_range).transpose()?;
-    let (mut wb, hidden_lines) = Workbook::open(input, limits)?;
+    let (mut wb, hidden_lines, numbers) = Workbook::open(input, limits)?;
     let meta = wb.sheets();
     if req.sheets_after == Some(true) && req.sheet.is_none() {
         return Err(ApiError::invalid_option("sheets_after needs sheet")
@@ -137,30 +137,14 @@ fn extract_workbook(
         }
     }
     // Numbers in formats of their own (`1,599.99`, `2.50%`): .xls from its BIFF records,
-    // xlsx from each sheet in scope's cell styles (only when some style has such a format).
-    let mut formats = biff::Formats::new();
-    match pkg.as_mut() {
-        Some(pkg) => {
-            let by_style = styles::Formats::read(pkg)?.numeric();
-            if !by_style.is_empty() {
-                for (i, (name, _)) in meta.iter().enumerate() {
-                    if !scope.includes(i) {
-                        continue;
-                    }
-                    if let Some((_, part)) = parts.iter().find(|(n, _)| n == name) {
-                        let cells = styles::number_cells(pkg, part, &by_style, biff::MAX_CELLS)?;
-                        if !cells.is_empty() {
-                            formats.insert(name.clone(), std::sync::Arc::new(cells));
-                        }
-                    }
-                }
-            }
-        }
-        None if input.format == crate::detect::Format::Xls => {
-            formats = biff::cell_formats(&input.path);
-        }
-        None => {}
-    }
+    // xlsx from the cells' styles (found while the package check inflated the sheets).
+    let formats: biff::Formats = match input.format {
+        crate::detect::Format::Xls => biff::cell_formats(&input.path),
+        _ => parts
+            .iter()
+            .filter_map(|(name, part)| numbers.get(part).map(|n| (name.clone(), n.clone())))
+            .collect(),
+    };
     let extras = Extras {
         notes,
         charts,

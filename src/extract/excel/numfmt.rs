@@ -62,17 +62,35 @@ pub fn is_numeric(code: &str) -> bool {
     }
 }
 
-/// `v` as `code` shows it (without the spaces it pads with), or `None` when the code is not
-/// one this understands.
-pub fn format(v: f64, code: &str) -> Option<String> {
-    if !v.is_finite() {
-        return None;
+/// A format code read once, to be applied to many cells.
+#[derive(Debug)]
+pub struct NumFmt {
+    /// Each section's condition and pieces (`None`: a section this does not understand).
+    sections: Vec<(Option<(String, f64)>, Option<Vec<Tok>>)>,
+}
+
+impl NumFmt {
+    pub fn new(code: &str) -> Self {
+        Self {
+            sections: split_sections(code)
+                .into_iter()
+                .map(|s| (condition(s).map(|(op, x)| (op.to_string(), x)), tokens(s)))
+                .collect(),
+        }
     }
-    let sections = split_sections(code);
-    let (section, negated) = choose(&sections, v)?;
-    let v = if negated { v.abs() } else { v };
-    // The spaces `_)` and `?` leave for alignment are no part of the value.
-    render(v, section).map(|s| s.trim().to_string())
+
+    /// `v` as the code shows it (without the spaces it pads with), or `None` when its
+    /// section is not one this understands.
+    pub fn apply(&self, v: f64) -> Option<String> {
+        if !v.is_finite() || self.sections.is_empty() {
+            return None;
+        }
+        let (k, negated) = choose(&self.sections, v)?;
+        let toks = self.sections[k].1.as_deref()?;
+        let v = if negated { v.abs() } else { v };
+        // The spaces `_)` and `?` leave for alignment are no part of the value.
+        render(v, toks).map(|s| s.trim().to_string())
+    }
 }
 
 /// The code's sections (`;` outside quotes, escapes and brackets).
@@ -123,25 +141,28 @@ fn holds(op: &str, v: f64, x: f64) -> bool {
     }
 }
 
-/// The section for `v`, and whether its sign is the section's to show (the negative
-/// section, and any section chosen by a condition other than the first for a negative).
-fn choose<'a>(sections: &[&'a str], v: f64) -> Option<(&'a str, bool)> {
-    if sections.iter().take(2).any(|s| condition(s).is_some()) {
+/// The section for `v` (its index), and whether its sign is the section's to show (the
+/// negative section, and any section chosen by a condition other than the first for a
+/// negative).
+type Sections = [(Option<(String, f64)>, Option<Vec<Tok>>)];
+
+fn choose(sections: &Sections, v: f64) -> Option<(usize, bool)> {
+    if sections.iter().take(2).any(|s| s.0.is_some()) {
         for (k, s) in sections.iter().take(3).enumerate() {
-            match condition(s) {
-                Some((op, x)) if holds(op, v, x) => return Some((s, k > 0 && v < 0.0)),
+            match &s.0 {
+                Some((op, x)) if holds(op, v, *x) => return Some((k, k > 0 && v < 0.0)),
                 Some(_) => continue,
-                None => return Some((s, v < 0.0)),
+                None => return Some((k, v < 0.0)),
             }
         }
         return None;
     }
     Some(match (sections.len(), v) {
-        (_, v) if v > 0.0 => (sections[0], false),
-        (1, v) if v < 0.0 => (sections[0], false),
-        (_, v) if v < 0.0 => (sections[1], true),
-        (n, _) if n >= 3 => (sections[2], false),
-        _ => (sections[0], false),
+        (_, v) if v > 0.0 => (0, false),
+        (1, v) if v < 0.0 => (0, false),
+        (_, v) if v < 0.0 => (1, true),
+        (n, _) if n >= 3 => (2, false),
+        _ => (0, false),
     })
 }
 
@@ -238,8 +259,7 @@ fn tokens(section: &str) -> Option<Vec<Tok>> {
     Some(out)
 }
 
-fn render(v: f64, section: &str) -> Option<String> {
-    let toks = tokens(section)?;
+fn render(v: f64, toks: &[Tok]) -> Option<String> {
     if toks.contains(&Tok::At) && !toks.iter().any(|t| matches!(t, Tok::Digit(_))) {
         // A text section chosen for a number: the number as General, with its literals.
         return Some(
@@ -277,7 +297,7 @@ fn render(v: f64, section: &str) -> Option<String> {
         return fraction(v, &toks);
     }
     let mut v = v;
-    for t in &toks {
+    for t in toks {
         if *t == Tok::Percent {
             v *= 100.0;
         }
@@ -664,7 +684,11 @@ fn fraction(v: f64, toks: &[Tok]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{builtin, format, is_numeric};
+    use super::{builtin, is_numeric, NumFmt};
+
+    fn format(v: f64, code: &str) -> Option<String> {
+        NumFmt::new(code).apply(v)
+    }
 
     fn f(v: f64, code: &str) -> String {
         format(v, code).unwrap_or_else(|| panic!("{code} not understood"))

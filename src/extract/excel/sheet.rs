@@ -354,8 +354,7 @@ impl Sheet {
 
     /// A number at `pos` as its cell's own number format shows it (None: as General).
     pub(super) fn formatted(&self, pos: (u32, u32), v: f64) -> Option<String> {
-        let code = self.formats.as_ref()?.get(&pos)?;
-        super::numfmt::format(v, code)
+        self.formats.as_ref()?.get(&pos)?.apply(v)
     }
 
     /// Kept line `i` (0-based from the origin row).

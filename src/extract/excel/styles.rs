@@ -134,17 +134,17 @@ impl Formats {
 }
 
 impl Formats {
-    /// Each style's number format code, where it shows numbers other than General does
+    /// Each style's number format, where it shows numbers other than General does
     /// (`numfmt::is_numeric`); empty when no style does.
-    pub(super) fn numeric(&self) -> Vec<Option<std::sync::Arc<str>>> {
-        let codes: Vec<Option<std::sync::Arc<str>>> = self
+    pub(super) fn numeric(&self) -> Vec<Option<std::sync::Arc<super::numfmt::NumFmt>>> {
+        let codes: Vec<Option<std::sync::Arc<super::numfmt::NumFmt>>> = self
             .0
             .iter()
             .map(|xf| {
                 xf.num_fmt
                     .as_deref()
                     .filter(|c| super::numfmt::is_numeric(c))
-                    .map(std::sync::Arc::from)
+                    .map(|c| std::sync::Arc::new(super::numfmt::NumFmt::new(c)))
             })
             .collect();
         if codes.iter().all(Option::is_none) {
@@ -153,55 +153,6 @@ impl Formats {
             codes
         }
     }
-}
-
-/// The cells of a worksheet part whose style (`s`) has a numeric format in `by_style`, by
-/// (row, col): a byte scan of the `<c` tags (no XML tree, no text), at most `max` cells.
-pub(super) fn number_cells(
-    pkg: &mut Package,
-    part: &str,
-    by_style: &[Option<std::sync::Arc<str>>],
-    max: usize,
-) -> Result<super::biff::CellFormats, ApiError> {
-    let mut out = super::biff::CellFormats::new();
-    let Some(xml) = pkg.read(part)? else {
-        return Ok(out);
-    };
-    let value = |tag: &[u8], name: &[u8]| -> Option<std::ops::Range<usize>> {
-        let at = memchr::memmem::find(tag, name)? + name.len();
-        let end = memchr::memchr(b'"', &tag[at..])? + at;
-        Some(at..end)
-    };
-    for at in memchr::memmem::find_iter(&xml, b"<c ") {
-        let Some(end) = memchr::memchr(b'>', &xml[at..]) else {
-            break;
-        };
-        let tag = &xml[at..at + end];
-        let Some(s) = value(tag, b" s=\"") else {
-            continue;
-        };
-        let style: usize = match std::str::from_utf8(&tag[s])
-            .ok()
-            .and_then(|v| v.parse().ok())
-        {
-            Some(v) => v,
-            None => continue,
-        };
-        let Some(Some(code)) = by_style.get(style) else {
-            continue;
-        };
-        let Some(pos) = value(tag, b" r=\"")
-            .and_then(|r| std::str::from_utf8(&tag[r]).ok())
-            .and_then(super::cells::parse_cell)
-        else {
-            continue;
-        };
-        if out.len() >= max {
-            break;
-        }
-        out.insert(pos, code.clone());
-    }
-    Ok(out)
 }
 
 fn a1(r: u32, c: u32) -> String {

@@ -86,6 +86,9 @@ fn calamine_error(e: calamine::Error) -> ApiError {
     }
 }
 
+/// By worksheet part (xlsx): its cells in a number format of their own.
+pub(super) type Numbers = HashMap<String, std::sync::Arc<super::biff::CellFormats>>;
+
 /// An open workbook of any of the formats calamine reads.
 pub(super) enum Workbook {
     Xlsx(Xlsx<BufReader<File>>),
@@ -103,43 +106,65 @@ impl Workbook {
     pub(super) fn open(
         input: &Input,
         limits: &Limits,
-    ) -> Result<(Self, super::hidden::ByPart), ApiError> {
+    ) -> Result<(Self, super::hidden::ByPart, Numbers), ApiError> {
         Ok(match input.format {
-            Format::Xls => (Self::open_unchecked(input)?, Default::default()),
+            Format::Xls => (
+                Self::open_unchecked(input)?,
+                Default::default(),
+                Default::default(),
+            ),
             Format::Ods | Format::Xlsb => {
                 Package::open(&input.path, limits.package)?.check_all()?;
-                (Self::open_unchecked(input)?, Default::default())
+                (
+                    Self::open_unchecked(input)?,
+                    Default::default(),
+                    Default::default(),
+                )
             }
             _ => {
                 let mut pkg = Package::open(&input.path, limits.package)?;
                 let is_sheet = |n: &str| n.starts_with("xl/worksheets/");
                 pkg.check_where(|n| !is_sheet(n))?;
+                // The styles with a number format of their own, for the scan to find their
+                // cells (none: the scan looks for hidden lines only).
+                let numeric = super::styles::Formats::read(&mut pkg)?.numeric();
+                let numeric = (!numeric.is_empty()).then(|| std::sync::Arc::new(numeric));
                 let (checked, wb) = std::thread::scope(|scope| {
                     let check = scope.spawn(|| {
                         let mut scans: HashMap<String, super::hidden::Scan> = HashMap::new();
                         pkg.check_where_visiting(is_sheet, |name, piece| {
                             match scans.get_mut(name) {
                                 Some(s) => s.feed(piece),
-                                None => scans.entry(name.to_string()).or_default().feed(piece),
+                                None => scans
+                                    .entry(name.to_string())
+                                    .or_insert_with(|| {
+                                        super::hidden::Scan::with_numbers(numeric.clone())
+                                    })
+                                    .feed(piece),
                             }
                         })?;
-                        Ok::<_, ApiError>(
-                            scans
-                                .into_iter()
-                                .map(|(n, s)| (n, s.finish()))
-                                .filter(|(_, h)| !h.rows.is_empty() || !h.cols.is_empty())
-                                .collect::<super::hidden::ByPart>(),
-                        )
+                        let mut hidden = super::hidden::ByPart::new();
+                        let mut numbers = Numbers::new();
+                        for (part, scan) in scans {
+                            let (h, n) = scan.finish();
+                            if !h.rows.is_empty() || !h.cols.is_empty() {
+                                hidden.insert(part.clone(), h);
+                            }
+                            if !n.is_empty() {
+                                numbers.insert(part, std::sync::Arc::new(n));
+                            }
+                        }
+                        Ok::<_, ApiError>((hidden, numbers))
                     });
                     let wb = Self::open_unchecked(input);
                     (check.join(), wb)
                 });
-                let hidden =
+                let (hidden, numbers) =
                     checked.map_err(|_| ApiError::internal("the package check panicked"))??;
                 let wb = wb?;
                 pkg.reset_count();
                 refuse_output_bomb(&mut pkg, limits.max_expanded_text_bytes)?;
-                (wb, hidden)
+                (wb, hidden, numbers)
             }
         })
     }
