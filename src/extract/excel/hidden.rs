@@ -229,7 +229,7 @@ mod tests {
             s.feed(&xml[..cut]);
             s.feed(&xml[cut..]);
             assert_eq!(
-                s.finish(),
+                s.finish().0,
                 HiddenLines {
                     rows: vec![2, 9],
                     cols: vec![(2, 3)]
@@ -250,6 +250,25 @@ mod tests {
             assert!(s.carry.len() < 64 * 1024);
         }
         s.feed(br#"</t></is></c></row><row r="2" hidden="1"/></sheetData>"#);
-        assert_eq!(s.finish().rows, [2]);
+        assert_eq!(s.finish().0.rows, [2]);
+    }
+
+    #[test]
+    fn finds_cells_in_numeric_styles_across_pieces() {
+        use super::super::numfmt::NumFmt;
+        let money = std::sync::Arc::new(NumFmt::new("#,##0.00"));
+        // Style 0 General, 1 a date (not numeric: None), 2 money.
+        let styles: NumericStyles = std::sync::Arc::new(vec![None, None, Some(money)]);
+        let xml = br#"<sheetData><row r="1"><c r="A1" s="2"><v>1234.5</v></c><c r="B1" s="1"><v>45000</v></c><x:c r="C1" s="2" t="n"><v>7</v></x:c><c r="D1"><v>2</v></c><c r="E1" t="inlineStr"><is><t>a s="2" b</t></is></c><cell r="F1" s="2"/><c r="G12" s="20"><v>1</v></c></row></sheetData>"#;
+        for cut in 0..xml.len() {
+            let mut s = Scan::with_numbers(Some(styles.clone()));
+            s.feed(&xml[..cut]);
+            s.feed(&xml[cut..]);
+            let (_, cells) = s.finish();
+            let mut got: Vec<(u32, u32)> = cells.keys().copied().collect();
+            got.sort();
+            assert_eq!(got, [(0, 0), (0, 2)], "cut at {cut}");
+            assert_eq!(cells[&(0, 0)].apply(1234.5).as_deref(), Some("1,234.50"));
+        }
     }
 }
