@@ -773,11 +773,9 @@ fn read_document(
                 }
             } else if let Some(rid) = p.strip_prefix(DIAGRAM_MARK) {
                 if let Some(x) = read(rid)? {
-                    out.extend(
-                        super::diagram::lines(&x, depth)?
-                            .into_iter()
-                            .map(Block::Para),
-                    );
+                    // A damaged diagram loses its own text, not the document's.
+                    let lines = super::diagram::lines(&x, depth).unwrap_or_default();
+                    out.extend(lines.into_iter().map(Block::Para));
                 }
             } else {
                 out.push(b);

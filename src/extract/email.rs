@@ -138,12 +138,13 @@ fn ansi_codepage(lcid: u32) -> Option<u32> {
         0x43 if lcid == 0x0843 => 1251,
         // Serbian and Bosnian in Cyrillic; Croatian, Serbian and Bosnian in Latin.
         0x1A => match lcid {
-            0x0C1A | 0x1C1A | 0x201A | 0x301A => 1251,
+            0x0C1A | 0x1C1A | 0x201A | 0x281A | 0x301A | 0x6C1A | 0x7C1A => 1251,
             _ => 1250,
         },
         0x05 | 0x0E | 0x15 | 0x18 | 0x1B | 0x24 | 0x1C => 1250,
         0x08 => 1253,
         0x1F => 1254,
+        0x2C | 0x43 if lcid == 0x082C => 1251,
         0x2C | 0x43 => 1254,
         0x0D => 1255,
         0x01 | 0x29 | 0x20 => 1256,

@@ -470,7 +470,7 @@ impl Extractor for PptxExtractor {
             diagrams.sort();
             for d in diagrams {
                 if let Some(dx) = pkg.read(d)? {
-                    for l in super::diagram::lines(&dx, depth)? {
+                    for l in super::diagram::lines(&dx, depth).unwrap_or_default() {
                         block.push_str(&l);
                         block.push_str(end);
                     }

@@ -213,20 +213,34 @@ async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipa
                 }
             }
             (None, Some("options")) => {
-                let text = match super::files::paced(&st, field.text()).await {
-                    Ok(Ok(t)) if t.len() as u64 <= super::guard::MAX_JSON_BODY => t,
-                    Ok(Ok(_)) => {
-                        let e = ApiError::invalid_request("the options part is too large");
-                        return failed(&st, &tenant, stored, e).await;
+                // Read chunk by chunk, refused as soon as it passes a JSON body's cap (not
+                // buffered whole first: the part could be as large as an upload).
+                let mut field = field;
+                let mut bytes: Vec<u8> = Vec::new();
+                loop {
+                    match super::files::paced(&st, field.chunk()).await {
+                        Ok(Ok(Some(c))) => {
+                            bytes.extend_from_slice(&c);
+                            if bytes.len() as u64 > super::guard::MAX_JSON_BODY {
+                                let e = ApiError::invalid_request("the options part is too large")
+                                    .with_hint("Options are a small JSON object; send the file in the file part.");
+                                return failed(&st, &tenant, stored, e).await;
+                            }
+                        }
+                        Ok(Ok(None)) => break,
+                        Ok(Err(e)) => {
+                            let e = super::files::multipart_error(e, st.limits.max_request_bytes);
+                            return failed(&st, &tenant, stored, e).await;
+                        }
+                        Err(e) => return failed(&st, &tenant, stored, e).await,
                     }
-                    Ok(Err(e)) => {
-                        let e = super::files::multipart_error(e, st.limits.max_request_bytes);
-                        return failed(&st, &tenant, stored, e).await;
-                    }
-                    Err(e) => return failed(&st, &tenant, stored, e).await,
-                };
+                }
+                let text = String::from_utf8_lossy(&bytes).into_owned();
                 match serde_json::from_str::<Value>(&text) {
                     Ok(v @ Value::Object(_)) => options = Some(v),
+                    // An empty or `null` part: no options.
+                    Ok(Value::Null) => {}
+                    _ if text.trim().is_empty() => {}
                     _ => {
                         let e = ApiError::invalid_request(
                             "the options part must be a JSON object such as {\"pages\": \"1-3\"}",
@@ -280,21 +294,80 @@ async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipa
         Ok(r) => r,
         Err(e) => return failed(&st, &tenant, Some(rec), e).await,
     };
+    // Forgotten however the read ends, a client that leaves (the handler's future dropped)
+    // included.
+    let mut guard = ForgetOnDrop {
+        st: st.clone(),
+        tenant: tenant.clone(),
+        ids: if keep {
+            Vec::new()
+        } else {
+            vec![rec.file_id.clone()]
+        },
+    };
     let answer = match st.reader.prepare(&tenant, req).await {
         Ok(prepared) => st.reader.run(prepared, ProgressSink::default()).await,
         Err(e) => Err(e),
     };
-    if !keep {
-        let _ = st.files.forget(&tenant, &rec.file_id).await;
-    }
     match answer {
         Ok(mut env) => {
             if !keep {
                 env.file_id = None;
+                // An e-mail's attachments were stored as uploads by the read: not kept
+                // either.
+                for a in env.report.attachments.iter_mut().flatten() {
+                    if let Some(id) = a.file_id.take() {
+                        guard.ids.push(id);
+                        a.note = Some(
+                            "not kept: a one-shot read keeps nothing (\"keep\": true keeps the message and its attachments)"
+                                .into(),
+                        );
+                    }
+                }
             }
+            guard.forget().await;
             Json(env).into_response()
         }
-        Err(e) => e.into_response(),
+        Err(e) => {
+            guard.forget().await;
+            e.into_response()
+        }
+    }
+}
+
+/// The uploads a one-shot read made, forgotten when it ends (`forget`), or, when the
+/// handler is dropped first (the client left), by a task of their own.
+struct ForgetOnDrop {
+    st: AppState,
+    tenant: String,
+    ids: Vec<String>,
+}
+
+impl ForgetOnDrop {
+    async fn forget(&mut self) {
+        for id in std::mem::take(&mut self.ids) {
+            let _ = self.st.files.forget(&self.tenant, &id).await;
+        }
+    }
+}
+
+impl Drop for ForgetOnDrop {
+    fn drop(&mut self) {
+        if self.ids.is_empty() {
+            return;
+        }
+        let (st, tenant, ids) = (
+            self.st.clone(),
+            std::mem::take(&mut self.tenant),
+            std::mem::take(&mut self.ids),
+        );
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                for id in ids {
+                    let _ = st.files.forget(&tenant, &id).await;
+                }
+            });
+        }
     }
 }
 

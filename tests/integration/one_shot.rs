@@ -64,10 +64,29 @@ async fn a_file_is_read_in_one_round_trip_and_not_kept() {
     assert!(r.json["file_id"].is_null(), "{}", r.json);
     assert_eq!(files_listed(&app).await, 0);
     assert_eq!(app.stored_blobs(), 0);
+    // An empty or `null` options part is no options.
+    let r = one_shot(&app, &[("three.pdf", &pdf)], Some("null")).await;
+    assert_eq!(r.status, 200, "{}", r.json);
     // Without options: the whole file, as a read by file_id would.
     let r = one_shot(&app, &[("gbk.csv", &fixture("text/gbk.csv"))], None).await;
     assert_eq!(r.status, 200, "{}", r.json);
     assert_eq!(r.json["encoding"], "GBK", "{}", r.json);
+
+    // An e-mail's attachments, which a read stores as uploads, are not kept either.
+    let msg = std::fs::read(corpus_dir().join("msg/attachment_msg_pdf.msg")).unwrap();
+    let r = one_shot(&app, &[("mail.msg", &msg)], None).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let atts = r.json["attachments"]
+        .as_array()
+        .expect("attachments listed");
+    assert!(!atts.is_empty(), "{}", r.json);
+    assert!(
+        atts.iter().all(|a| a["file_id"].is_null()),
+        "{}",
+        r.json["attachments"]
+    );
+    assert_eq!(files_listed(&app).await, 0);
+    assert_eq!(app.stored_blobs(), 0);
 
     // `keep: true`: an upload like any other, read again by its id.
     let r = one_shot(

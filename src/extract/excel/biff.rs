@@ -73,15 +73,23 @@ fn read_cells(path: &Path) -> Option<HashMap<String, CellFormats>> {
                 }
                 if depth == 1 && dt == 0x0010 {
                     if by_xf.is_empty() {
+                        // One compiled format a format id, however many XFs share it.
+                        let mut compiled: HashMap<u16, Option<Arc<numfmt::NumFmt>>> =
+                            HashMap::new();
                         by_xf = xf_fmt
                             .iter()
                             .map(|f| {
-                                let code = custom
-                                    .get(f)
-                                    .map(String::as_str)
-                                    .or_else(|| numfmt::builtin(*f))?;
-                                numfmt::is_numeric(code)
-                                    .then(|| Arc::new(numfmt::NumFmt::new(code)))
+                                compiled
+                                    .entry(*f)
+                                    .or_insert_with(|| {
+                                        let code = custom
+                                            .get(f)
+                                            .map(String::as_str)
+                                            .or_else(|| numfmt::builtin(*f))?;
+                                        numfmt::is_numeric(code)
+                                            .then(|| Arc::new(numfmt::NumFmt::new(code)))
+                                    })
+                                    .clone()
                             })
                             .collect();
                         if by_xf.iter().all(Option::is_none) {

@@ -280,7 +280,8 @@ pub(super) fn charts(pkg: &mut Package, parts: &[(String, String)]) -> Result<Dr
                     continue;
                 };
                 if let Some(x) = pkg.read(target)? {
-                    shapes.extend(super::super::diagram::lines(&x, depth)?);
+                    // A damaged diagram loses its own text, not the workbook's.
+                    shapes.extend(super::super::diagram::lines(&x, depth).unwrap_or_default());
                 }
             }
             if !shapes.is_empty() {

@@ -102,11 +102,21 @@ fn numbers(done: &[u8], styles: &NumericStyles, out: &mut super::biff::CellForma
         let Some(Some(format)) = styles.get(style) else {
             continue;
         };
-        // The tag around the hit: a cell's (`<c ` or `<x:c `).
-        let Some(open) = memchr::memrchr(b'<', &done[..at]) else {
+        // The tag around the hit: a cell's (`<c ` or `<x:c `), whose `s` stands within its
+        // first bytes; both ends are looked for within 256 bytes of the hit, so text full
+        // of ` s="2"` costs each byte a bounded number of looks.
+        let floor = at.saturating_sub(256);
+        let Some(open) = memchr::memrchr2(b'<', b'>', &done[floor..at])
+            .map(|o| floor + o)
+            .filter(|&o| done[o] == b'<')
+        else {
             continue;
         };
-        let Some(close) = memchr::memchr(b'>', &done[at..]).map(|c| at + c) else {
+        let ceil = (at + 256).min(done.len());
+        let Some(close) = memchr::memchr2(b'>', b'<', &done[at..ceil])
+            .map(|c| at + c)
+            .filter(|&c| done[c] == b'>')
+        else {
             continue;
         };
         let tag = &done[open + 1..close];

@@ -71,6 +71,13 @@ pub struct NumFmt {
 
 impl NumFmt {
     pub fn new(code: &str) -> Self {
+        // Excel's own limit is 255 characters; longer codes (a hostile file's) are not
+        // applied, so no cell pays for them.
+        if code.len() > 255 {
+            return Self {
+                sections: Vec::new(),
+            };
+        }
         Self {
             sections: split_sections(code)
                 .into_iter()
@@ -117,16 +124,20 @@ fn split_sections(code: &str) -> Vec<&str> {
 
 /// A section's condition (`[>=100]`), if it has one.
 fn condition(section: &str) -> Option<(&str, f64)> {
-    let at = section.find('[')?;
-    let end = section[at..].find(']')? + at;
-    let inner = &section[at + 1..end];
-    let op_len = inner
-        .find(|c: char| !matches!(c, '<' | '>' | '='))
-        .unwrap_or(inner.len());
-    if op_len == 0 {
-        return None;
+    // Any bracket of the section may hold it (`[Red][<=100]0`).
+    let mut rest = section;
+    while let Some(at) = rest.find('[') {
+        let end = rest[at..].find(']')? + at;
+        let inner = &rest[at + 1..end];
+        let op_len = inner
+            .find(|c: char| !matches!(c, '<' | '>' | '='))
+            .unwrap_or(inner.len());
+        if op_len > 0 {
+            return Some((&inner[..op_len], inner[op_len..].trim().parse().ok()?));
+        }
+        rest = &rest[end + 1..];
     }
-    Some((&inner[..op_len], inner[op_len..].trim().parse().ok()?))
+    None
 }
 
 fn holds(op: &str, v: f64, x: f64) -> bool {
@@ -308,12 +319,7 @@ fn render(v: f64, toks: &[Tok]) -> Option<String> {
     // Integer placeholders, then decimals; commas between integer placeholders group by
     // thousands, commas right after the last placeholder scale by 1000 each.
     let point = toks.iter().position(|t| *t == Tok::Point);
-    let digits_before = |end: usize| {
-        toks[..end]
-            .iter()
-            .filter(|t| matches!(t, Tok::Digit(_)))
-            .count()
-    };
+    let first_int = toks.iter().position(|t| matches!(t, Tok::Digit(_)));
     let int_end = point.unwrap_or(toks.len());
     let last_int = toks[..int_end]
         .iter()
@@ -323,7 +329,7 @@ fn render(v: f64, toks: &[Tok]) -> Option<String> {
     for (i, t) in toks[..int_end].iter().enumerate() {
         if *t == Tok::Comma {
             match last_int {
-                Some(l) if i < l && digits_before(i) > 0 => grouped = true,
+                Some(l) if i < l && first_int.is_some_and(|f| f < i) => grouped = true,
                 Some(l) if i > l => scale += 1,
                 _ => {}
             }
@@ -352,6 +358,7 @@ fn render(v: f64, toks: &[Tok]) -> Option<String> {
     let fixed = fixed(v.abs(), decimals.len());
     let (int_digits, frac_digits) = fixed.split_once('.').unwrap_or((&fixed, ""));
     let int_digits = if int_digits == "0" { "" } else { int_digits };
+    let int_digits_grouped = group(int_digits);
     let negative = v < 0.0 && fixed.bytes().any(|b| b.is_ascii_digit() && b != b'0');
     // Integer digits right to left over the integer placeholders; what is left over goes
     // before the first.
@@ -428,7 +435,17 @@ fn render(v: f64, toks: &[Tok]) -> Option<String> {
                     out.push(d);
                 }
             }
-            Tok::Point => out.push('.'),
+            Tok::Point => {
+                // No integer placeholder (`.00`): the integer digits still show.
+                if places.is_empty() {
+                    out.push_str(if grouped {
+                        &int_digits_grouped
+                    } else {
+                        int_digits
+                    });
+                }
+                out.push('.')
+            }
             Tok::Percent => out.push('%'),
             Tok::Comma => {}
             Tok::Lit(l) if in_int && !literal_inside => int_text.push_str(l),
@@ -615,16 +632,20 @@ fn fraction(v: f64, toks: &[Tok]) -> Option<String> {
                 || matches!(t, Tok::Lit(l) if l.chars().all(|c| c.is_ascii_digit()))
         })
         .collect();
-    let fixed_den: Option<u64> = {
+    // A denominator written with a digit 1–9 is fixed (`?/8`, `?/10`, `??/100`: its `0`s
+    // are digits then, not placeholders).
+    let fixed_den: Option<u64> = if den_toks.iter().any(|t| matches!(t, Tok::Lit(_))) {
         let s: String = den_toks
             .iter()
             .filter_map(|t| match t {
-                Tok::Lit(l) => Some(l.as_str()),
-                Tok::Digit(c) if c.is_ascii_digit() => None,
+                Tok::Lit(l) => Some(l.clone()),
+                Tok::Digit('0') => Some("0".to_string()),
                 _ => None,
             })
             .collect();
         s.parse().ok().filter(|d| *d > 0)
+    } else {
+        None
     };
     let den_places = den_toks
         .iter()
@@ -712,6 +733,13 @@ mod tests {
         assert_eq!(f(0.75, "# ??/??"), "3/4");
         assert_eq!(f(3.0, "# ?/?"), "3");
         assert_eq!(f(0.3, "?/8"), "2/8");
+        assert_eq!(f(0.3, "# ?/10"), "3/10");
+        assert_eq!(f(2.25, "# ??/100"), "2 25/100");
+        assert_eq!(f(12.5, ".00"), "12.50");
+        assert_eq!(f(1234.5, "#,###.00"), "1,234.50");
+        assert_eq!(f(50.0, "[Red][<=100]\"low\" 0;\"high\" 0"), "low 50");
+        assert_eq!(f(500.0, "[Red][<=100]\"low\" 0;\"high\" 0"), "high 500");
+        assert!(format(1.0, &"0,".repeat(200)).is_none());
         assert_eq!(f(12345.0, "0.00E+00"), "1.23E+04");
         assert_eq!(f(0.00012, "0.0E+00"), "1.2E-04");
         assert_eq!(f(123456789.0, "000-00-0000"), "123-45-6789");

@@ -28,6 +28,7 @@ pub(super) fn read(pkg: &mut Package, part: &str, sheet: &str) -> Result<String,
         .unwrap_or(xml.len());
     let depth = pkg.limits().max_xml_depth;
     let (mut headers, mut footers) = (Vec::<String>::new(), Vec::<String>::new());
+    let mut seen: std::collections::HashSet<(bool, String)> = std::collections::HashSet::new();
     let mut open: Option<(bool, String)> = None;
     walk(&xml[at..end], depth, |n| match n {
         Node::Open("oddHeader" | "evenHeader" | "firstHeader", _) => {
@@ -47,7 +48,7 @@ pub(super) fn read(pkg: &mut Package, part: &str, sheet: &str) -> Result<String,
             if let Some((header, s)) = open.take() {
                 let list = if header { &mut headers } else { &mut footers };
                 for line in sections(&s, sheet) {
-                    if !list.contains(&line) {
+                    if seen.insert((header, line.clone())) {
                         list.push(line);
                     }
                 }

@@ -354,7 +354,14 @@ impl Sheet {
 
     /// A number at `pos` as its cell's own number format shows it (None: as General).
     pub(super) fn formatted(&self, pos: (u32, u32), v: f64) -> Option<String> {
-        self.formats.as_ref()?.get(&pos)?.apply(v)
+        let formats = self.formats.as_ref()?;
+        // A cell outside the window is not shown: not formatted either.
+        if let Some(((r0, c0), (r1, c1))) = self.window {
+            if pos.0 < r0 || pos.0 > r1 || pos.1 < c0 || pos.1 > c1 {
+                return None;
+            }
+        }
+        formats.get(&pos)?.apply(v)
     }
 
     /// Kept line `i` (0-based from the origin row).

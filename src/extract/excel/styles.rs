@@ -54,7 +54,8 @@ fn builtin(id: u32) -> Option<&'static str> {
         47 => "mmss.0",
         48 => "##0.0E+0",
         49 => "@",
-        _ => return None,
+        // The currency and accounting built-ins (5–8, 41–44) as Excel's en-US writes them.
+        _ => return super::numfmt::builtin(id as u16),
     })
 }
 
@@ -137,14 +138,22 @@ impl Formats {
     /// Each style's number format, where it shows numbers other than General does
     /// (`numfmt::is_numeric`); empty when no style does.
     pub(super) fn numeric(&self) -> Vec<Option<std::sync::Arc<super::numfmt::NumFmt>>> {
+        // One compiled format a code, however many styles share it.
+        let mut compiled: HashMap<&str, std::sync::Arc<super::numfmt::NumFmt>> = HashMap::new();
         let codes: Vec<Option<std::sync::Arc<super::numfmt::NumFmt>>> = self
             .0
             .iter()
             .map(|xf| {
-                xf.num_fmt
+                let c = xf
+                    .num_fmt
                     .as_deref()
-                    .filter(|c| super::numfmt::is_numeric(c))
-                    .map(|c| std::sync::Arc::new(super::numfmt::NumFmt::new(c)))
+                    .filter(|c| super::numfmt::is_numeric(c))?;
+                Some(
+                    compiled
+                        .entry(c)
+                        .or_insert_with(|| std::sync::Arc::new(super::numfmt::NumFmt::new(c)))
+                        .clone(),
+                )
             })
             .collect();
         if codes.iter().all(Option::is_none) {

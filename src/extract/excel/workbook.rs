@@ -127,7 +127,11 @@ impl Workbook {
                 pkg.check_where(|n| !is_sheet(n))?;
                 // The styles with a number format of their own, for the scan to find their
                 // cells (none: the scan looks for hidden lines only).
-                let numeric = super::styles::Formats::read(&mut pkg)?.numeric();
+                // Best effort: a styles part the walker refuses leaves numbers as General
+                // (calamine reports what it cannot read itself).
+                let numeric = super::styles::Formats::read(&mut pkg)
+                    .map(|f| f.numeric())
+                    .unwrap_or_default();
                 let numeric = (!numeric.is_empty()).then(|| std::sync::Arc::new(numeric));
                 let (checked, wb) = std::thread::scope(|scope| {
                     let check = scope.spawn(|| {
