@@ -241,7 +241,8 @@ async fn pdf_headings_from_font_sizes_and_bookmarks() {
         .filter(|l| l.starts_with("# ") || l.starts_with("## ") || l.starts_with("### "))
         .collect();
     for want in [
-        "# Trace-based Just-in-Time Type Specialization for Dynamic",
+        // The title, broken over two lines in the paper, one heading (#45 item 11).
+        "# Trace-based Just-in-Time Type Specialization for Dynamic Languages",
         "### 1. Introduction",
         "### 3. Trace Trees",
         "### 10. Future Work",
@@ -275,5 +276,25 @@ async fn pdf_tables_from_ruling_lines_only() {
         text(&r).contains("Table 1. Selected Numbers\n\n| Name | Celsius | Fahrenheit |\n|---|---|---|\n| Water Freezing Point | 0 | 32 |\n"),
         "{}",
         text(&r)
+    );
+}
+
+/// A title broken over two lines in one size is one heading (#45 item 11); numbered
+/// sections on consecutive lines stay headings of their own, and the author line under the
+/// title (body size) is no heading.
+#[tokio::test]
+async fn a_two_line_pdf_title_is_one_heading() {
+    let app = TestApp::new().await;
+    let r = app
+        .upload_and_read(
+            "two_line_title.pdf",
+            &fixture("pdf/two_line_title.pdf"),
+            json!({"output": "markdown"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(
+        r.json["text"],
+        "--- Page 1 ---\n# Reading Documents at Scale with One Envelope and Honest Ranges\n\nAda Lovelace and Charles Babbage\nThis paper describes a reader of documents for agents.\n\n## 1. Introduction\n\n## 2. Method\n\nThe method reads every page and keeps its place.\n"
     );
 }

@@ -125,17 +125,28 @@ pub(super) fn mark(page: &PdfPage<'_>, number: u64, text: &str, outline: &Outlin
     let mut cursor = 0; // runs before it are used
     let mut out = String::with_capacity(text.len() + 64);
     let mut after_heading = false;
+    // The heading just written, when its level came from its font size (not a bookmark),
+    // and the line after it has not come yet: a title broken over lines continues in it.
+    let mut open_title: Option<usize> = None;
     for line in text.split_inclusive('\n') {
         let key = squash(line);
         let letters = line.chars().filter(|c| c.is_alphabetic()).count();
-        let level = if key.is_empty() || letters < 2 || line.chars().count() > 150 {
-            None
+        let (level, by_size) = if key.is_empty() || letters < 2 || line.chars().count() > 150 {
+            (None, false)
         } else if let Some((_, l)) = marks.iter().find(|(t, _)| *t == key) {
-            Some(*l)
+            (Some(*l), false)
         } else {
-            covered(&key, &runs, &mut cursor)
+            (covered(&key, &runs, &mut cursor), true)
         };
         match level {
+            // The next line of a title in the same size: the same heading (a line that
+            // starts a numbered section is a heading of its own).
+            Some(l) if by_size && open_title == Some(l) && !numbered(line) => {
+                out.truncate(out.len() - 2);
+                out.push(' ');
+                out.push_str(line.trim());
+                out.push_str("\n\n");
+            }
             Some(l) => {
                 if !out.is_empty() && !out.ends_with("\n\n") {
                     out.push('\n');
@@ -145,8 +156,10 @@ pub(super) fn mark(page: &PdfPage<'_>, number: u64, text: &str, outline: &Outlin
                 out.push_str(line.trim());
                 out.push_str("\n\n");
                 after_heading = true;
+                open_title = by_size.then_some(l);
             }
             None => {
+                open_title = None;
                 if after_heading && line.trim().is_empty() {
                     continue; // the blank line after a heading is there already
                 }
@@ -159,6 +172,22 @@ pub(super) fn mark(page: &PdfPage<'_>, number: u64, text: &str, outline: &Outlin
         out.truncate(out.len() - 2);
     }
     out
+}
+
+/// Whether a line starts like a numbered section (`2.`, `3.1`, `IV.`, `A.`, `Chapter`):
+/// a heading of its own, never the second line of the one before.
+fn numbered(line: &str) -> bool {
+    let t = line.trim_start();
+    let first = t.split_whitespace().next().unwrap_or("");
+    let lower = first.to_lowercase();
+    (first.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && first.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        || (first.len() <= 5
+            && first.ends_with('.')
+            && first[..first.len() - 1]
+                .chars()
+                .all(|c| matches!(c, 'I' | 'V' | 'X' | 'A'..='H')))
+        || matches!(lower.as_str(), "chapter" | "part" | "section" | "appendix")
 }
 
 /// Whether `key` is exactly a run of consecutive large pieces, from `cursor` on; the
