@@ -97,8 +97,66 @@ fn read_schema(stdio: bool, urls: bool) -> Value {
         if !urls {
             props.remove("url");
         }
+        // An alias of `pages`: one name is enough for a model.
+        props.remove("page_range");
+    }
+    // Each description's first sentence (options and their values alike): the whole of
+    // ReadRequest's documentation is the HTTP API's (openapi.json); a model reads this on
+    // every turn.
+    shorten_descriptions(&mut v);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("$schema");
+        o.remove("title");
+        // A closed set of strings as `enum` (its values' own descriptions are in the
+        // option's): `oneOf` of `const`s costs a model four times the characters.
+        if let Some(defs) = o.get_mut("$defs").and_then(Value::as_object_mut) {
+            for d in defs.values_mut() {
+                let consts: Option<Vec<Value>> = d
+                    .get("oneOf")
+                    .and_then(Value::as_array)
+                    .and_then(|alts| alts.iter().map(|a| a.get("const").cloned()).collect());
+                if let Some(values) = consts {
+                    *d = json!({"type": "string", "enum": values});
+                }
+            }
+        }
     }
     v
+}
+
+fn shorten_descriptions(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o.iter_mut() {
+                match (k.as_str(), x.as_str()) {
+                    ("description", Some(text)) => *x = Value::String(first_sentence(text)),
+                    _ => shorten_descriptions(x),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(shorten_descriptions),
+        _ => {}
+    }
+}
+
+/// A description's first sentence (up to 120 characters, cut at a word), line breaks made
+/// spaces.
+fn first_sentence(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let end = flat
+        .match_indices(". ")
+        .map(|(i, _)| i + 1)
+        .find(|&i| i >= 20)
+        .unwrap_or(flat.len());
+    let mut out = flat[..end].to_string();
+    if out.chars().count() > 120 {
+        let cut: String = out.chars().take(120).collect();
+        out = match cut.rfind(' ') {
+            Some(i) => format!("{}…", &cut[..i]),
+            None => cut,
+        };
+    }
+    out
 }
 
 fn tools(stdio: bool, urls: bool) -> Vec<Tool> {
@@ -983,4 +1041,29 @@ pub fn router(st: AppState, hosts: &[String]) -> Router<AppState> {
     Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(st, authenticate))
+}
+
+#[cfg(test)]
+mod schema_tests {
+    #[test]
+    fn read_schema_is_short() {
+        let v = super::read_schema(false, false);
+        let total = v.to_string().len();
+        let mut parts: Vec<(String, usize)> = Vec::new();
+        for (k, p) in v.as_object().unwrap() {
+            parts.push((k.clone(), p.to_string().len()));
+        }
+        if let Some(props) = v["properties"].as_object() {
+            for (k, p) in props {
+                parts.push((format!("properties.{k}"), p.to_string().len()));
+            }
+        }
+        if let Some(defs) = v["$defs"].as_object() {
+            for (k, p) in defs {
+                parts.push((format!("$defs.{k}"), p.to_string().len()));
+            }
+        }
+        parts.sort_by_key(|p| std::cmp::Reverse(p.1));
+        assert!(total < 6000, "{total}: {parts:?}");
+    }
 }

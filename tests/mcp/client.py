@@ -84,8 +84,14 @@ async def main():
         check("pages" in props, "read_document's schema has the read options")
         # Only what this endpoint takes: no server paths, jobs or callbacks; no url without
         # hosts to fetch from.
-        for gone in ("path", "async", "callback_url", "url"):
+        for gone in ("path", "async", "callback_url", "url", "page_range"):
             check(gone not in props, f"read_document's schema offers {gone}")
+        # Short enough to send on every turn (it was 8.9k characters): each option's first
+        # sentence; the whole documentation is the HTTP API's.
+        size = len(json.dumps(tools["read_document"].input_schema))
+        check(size < 6000, f"read_document's schema is {size} characters")
+        check(all(len(p.get("description", "")) <= 121 for p in props.values()),
+              "each option's description is one sentence")
 
         # A page as a picture: a PNG of the width asked, its size in the caption.
         pic = await s.call_tool("render_page", {"file_id": file_a, "page": 2, "width": 400})
