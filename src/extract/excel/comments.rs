@@ -219,9 +219,9 @@ pub(super) fn charts(pkg: &mut Package, parts: &[(String, String)]) -> Result<Dr
             let mut ids = Vec::new();
             // Text boxes' and shapes' paragraphs (`xdr:sp/xdr:txBody/a:p`), and SmartArt
             // diagrams by the relationship id of their data part.
-            let mut shapes: Vec<String> = Vec::new();
             let mut diagrams: Vec<String> = Vec::new();
-            let (mut body, mut para, mut run) = (0usize, None::<String>, false);
+            let mut text = super::super::diagram::Paragraphs::default();
+            let mut body = 0usize;
             walk(&dx, depth, |n| match n {
                 Node::Open("chart", a) => {
                     if let Some(id) = attr(a, "id") {
@@ -235,35 +235,15 @@ pub(super) fn charts(pkg: &mut Package, parts: &[(String, String)]) -> Result<Dr
                 }
                 Node::Open("txBody", _) => body += 1,
                 Node::Close("txBody") => body = body.saturating_sub(1),
-                Node::Open("p", _) if body > 0 => para = Some(String::new()),
-                Node::Open("t", _) if para.is_some() => run = true,
-                Node::Close("t") => run = false,
-                Node::Open("br", _) => {
-                    if let Some(p) = para.as_mut() {
-                        p.push(' ');
-                    }
-                }
-                Node::Text(t) if run => {
-                    if let Some(p) = para.as_mut() {
-                        p.push_str(t);
-                    }
-                }
-                Node::Close("p") => {
-                    if let Some(p) = para.take() {
-                        let p = p.split_whitespace().collect::<Vec<_>>().join(" ");
-                        if !p.is_empty() {
-                            shapes.push(p);
-                        }
-                    }
-                }
                 // A picture's or shape's description (alt text).
                 Node::Open("cNvPr", a) => {
                     if let Some(d) = attr(a, "descr").filter(|d| !d.trim().is_empty()) {
                         alt.push(d.to_string());
                     }
                 }
-                _ => {}
+                n => text.node(&n, body > 0),
             })?;
+            let mut shapes = text.lines;
             let drels = relationships(pkg, &drawing)?;
             for id in ids {
                 let Some((_, _, target)) = drels.iter().find(|(i, _, _)| *i == id) else {

@@ -295,14 +295,7 @@ fn render(v: f64, toks: &[Tok]) -> Option<String> {
     }
     if !toks.iter().any(|t| matches!(t, Tok::Digit(_))) {
         // Only literals (`"-"` for zero in accounting formats).
-        return Some(
-            toks.iter()
-                .filter_map(|t| match t {
-                    Tok::Lit(l) => Some(l.as_str()),
-                    _ => None,
-                })
-                .collect(),
-        );
+        return Some(literals(toks));
     }
     if toks.contains(&Tok::Slash) {
         return fraction(v, &toks);
@@ -516,6 +509,16 @@ fn fixed(v: f64, d: usize) -> String {
     s
 }
 
+/// The literal text among pieces, in order.
+fn literals<'a>(toks: impl IntoIterator<Item = &'a Tok>) -> String {
+    toks.into_iter()
+        .filter_map(|t| match t {
+            Tok::Lit(l) => Some(l.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// What an unfilled placeholder shows: `0` a zero, `?` a space, `#` nothing.
 fn placeholder(c: char) -> String {
     match c {
@@ -583,22 +586,8 @@ fn scientific(v: f64, toks: &[Tok], e: usize) -> Option<String> {
         mant = v / 10f64.powi(exp);
         m = fixed(mant.abs(), decs);
     }
-    let lead: String = mant_toks
-        .iter()
-        .take_while(|t| matches!(t, Tok::Lit(_)))
-        .filter_map(|t| match t {
-            Tok::Lit(l) => Some(l.as_str()),
-            _ => None,
-        })
-        .collect();
-    let tail: String = toks[e + 1..]
-        .iter()
-        .skip_while(|t| matches!(t, Tok::Digit(_)))
-        .filter_map(|t| match t {
-            Tok::Lit(l) => Some(l.as_str()),
-            _ => None,
-        })
-        .collect();
+    let lead = literals(mant_toks.iter().take_while(|t| matches!(t, Tok::Lit(_))));
+    let tail = literals(&toks[e + 1..]);
     let sign = if exp < 0 {
         "-"
     } else if plus {
@@ -679,21 +668,8 @@ fn fraction(v: f64, toks: &[Tok]) -> Option<String> {
         n = 0;
     }
     let sign = if v < 0.0 { "-" } else { "" };
-    let lead: String = toks
-        .iter()
-        .take_while(|t| matches!(t, Tok::Lit(_)))
-        .filter_map(|t| match t {
-            Tok::Lit(l) => Some(l.as_str()),
-            _ => None,
-        })
-        .collect();
-    let tail: String = toks[slash + 1 + den_toks.len()..]
-        .iter()
-        .filter_map(|t| match t {
-            Tok::Lit(l) => Some(l.as_str()),
-            _ => None,
-        })
-        .collect();
+    let lead = literals(toks.iter().take_while(|t| matches!(t, Tok::Lit(_))));
+    let tail = literals(&toks[slash + 1 + den_toks.len()..]);
     let body = match (has_whole, whole, n) {
         (true, w, 0) => format!("{w}"),
         (true, 0, n) => format!("{n}/{d}"),
