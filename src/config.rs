@@ -505,6 +505,13 @@ impl ServeArgs {
         parse_ranges("DOCREADER_TRUSTED_PROXIES", self.trusted_proxies.as_deref())
     }
 
+    /// The keys file, when the keys come from one (it can be read again on SIGHUP).
+    pub fn api_keys_file(&self) -> Option<PathBuf> {
+        self.api_keys_file
+            .clone()
+            .filter(|_| self.api_keys.is_none())
+    }
+
     /// The API key spec, from `--api-keys` or the file `--api-keys-file` names (not both);
     /// `None` when neither is set or it holds no key.
     pub fn api_key_spec(&self) -> Result<Option<String>, String> {
@@ -514,13 +521,7 @@ impl ServeArgs {
                     .into(),
             ),
             (Some(s), None) => s.clone(),
-            (None, Some(path)) => std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read the API keys file {}: {e}", path.display()))?
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .collect::<Vec<_>>()
-                .join(","),
+            (None, Some(path)) => read_keys_file(path)?,
             (None, None) => return Ok(None),
         };
         Ok((!spec.trim().is_empty()).then_some(spec))
@@ -690,4 +691,15 @@ pub enum IndexReads {
     OnDemand,
     /// Nothing: search is off.
     Off,
+}
+
+/// The keys file's `key:tenant` lines (blank lines and `#` comments skipped) as one spec.
+pub fn read_keys_file(path: &std::path::Path) -> Result<String, String> {
+    Ok(std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the API keys file {}: {e}", path.display()))?
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join(","))
 }

@@ -261,6 +261,17 @@ impl Jobs {
         serde_json::value::RawValue::from_string(text).map_err(ApiError::internal)
     }
 
+    /// Jobs waiting for a runner and jobs running, across every replica (the metrics'
+    /// queue depth).
+    pub async fn depth(&self) -> Result<(i64, i64), sqlx::Error> {
+        let q =
+            "SELECT state, COUNT(*) FROM jobs WHERE state IN ('queued', 'running') GROUP BY state";
+        let rows: Vec<(String, i64)> =
+            crate::db::on!(&self.db, p => sqlx::query_as(q).fetch_all(p).await)?;
+        let of = |s: &str| rows.iter().find(|(k, _)| k == s).map_or(0, |r| r.1);
+        Ok((of("queued"), of("running")))
+    }
+
     /// Cancel a queued or running job (a running one stops at its next heartbeat). A job
     /// that already ended is left as it is.
     pub async fn cancel(&self, tenant: &str, id: &str) -> Result<JobView, ApiError> {

@@ -137,7 +137,9 @@ fn runtime() -> tokio::runtime::Runtime {
 fn init_tracing(format: &str, json_to_stdout: bool) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("DOCREADER_LOG")
-        .unwrap_or_else(|_| EnvFilter::new("info,ort=warn"));
+        // rmcp says three things at info for every MCP request (session up, stream ended,
+        // serve finished): an MCP call logs what a REST call does, the read and the answer.
+        .unwrap_or_else(|_| EnvFilter::new("info,ort=warn,rmcp=warn"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     if format == "json" {
         let out = move || -> Box<dyn std::io::Write> {
@@ -258,6 +260,10 @@ async fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    #[cfg(unix)]
+    if let Some(keys) = &state.api_keys {
+        docreader::http::auth::reload_on_hangup(keys.clone());
+    }
     let addr = listener
         .local_addr()
         .map(|a| a.to_string())

@@ -2,6 +2,8 @@
 //! and sees only its tenant's files; without keys everything belongs to one local tenant.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
@@ -47,6 +49,95 @@ pub fn parse_keys(spec: &str) -> Result<HashMap<String, String>, String> {
     Ok(keys)
 }
 
+/// The API keys (key → tenant), replaced whole when the keys file is read again (SIGHUP):
+/// a request sees the old set or the new one, never a mix.
+#[derive(Debug)]
+pub struct Keys {
+    current: RwLock<Arc<HashMap<String, String>>>,
+    /// `DOCREADER_API_KEYS_FILE`, when the keys come from a file (they can be reloaded).
+    file: Option<PathBuf>,
+}
+
+impl Keys {
+    pub fn new(keys: HashMap<String, String>, file: Option<PathBuf>) -> Self {
+        Self {
+            current: RwLock::new(Arc::new(keys)),
+            file,
+        }
+    }
+
+    fn now(&self) -> Arc<HashMap<String, String>> {
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The tenant a key belongs to (compared in constant time, whichever key it is).
+    pub fn tenant_of(&self, given: &str) -> Option<String> {
+        let keys = self.now();
+        let mut found = None;
+        for (key, tenant) in keys.iter() {
+            if constant_time_eq(key.as_bytes(), given.as_bytes()) {
+                found = Some(tenant.clone());
+            }
+        }
+        found
+    }
+
+    /// How many tenants the keys name now.
+    pub fn tenants(&self) -> usize {
+        self.now()
+            .values()
+            .collect::<std::collections::HashSet<_>>()
+            .len()
+    }
+
+    /// Read the keys file again and use what it lists from now on. A file that cannot be
+    /// read, lists no key or is malformed changes nothing (the service never falls back to
+    /// serving without keys): the error says why. Keys given in `DOCREADER_API_KEYS` have
+    /// no file to read again.
+    pub fn reload(&self) -> Result<usize, String> {
+        let Some(path) = &self.file else {
+            return Err(
+                "the API keys come from DOCREADER_API_KEYS, which cannot change while \
+                        the service runs; give them in DOCREADER_API_KEYS_FILE to reload them"
+                    .into(),
+            );
+        };
+        let spec = crate::config::read_keys_file(path)?;
+        if spec.trim().is_empty() {
+            return Err(format!(
+                "the API keys file {} lists no key now; the keys in use are kept",
+                path.display()
+            ));
+        }
+        let keys = parse_keys(&spec)?;
+        let n = keys.len();
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(keys);
+        Ok(n)
+    }
+}
+
+/// Reload the keys file on every SIGHUP, for as long as the process runs (each outcome is
+/// logged: the number of keys now in use, or why the old ones are kept).
+#[cfg(unix)]
+pub fn reload_on_hangup(keys: Arc<Keys>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+        tracing::warn!("cannot listen for SIGHUP: API keys are read at start only");
+        return;
+    };
+    tokio::spawn(async move {
+        while hangups.recv().await.is_some() {
+            match keys.reload() {
+                Ok(n) => tracing::info!(keys = n, "SIGHUP: API keys reloaded"),
+                Err(e) => tracing::error!("SIGHUP: API keys not reloaded: {e}"),
+            }
+        }
+    });
+}
+
 impl FromRequestParts<AppState> for Tenant {
     type Rejection = ApiError;
 
@@ -71,11 +162,8 @@ impl FromRequestParts<AppState> for Tenant {
                 ErrorCode::Unauthorized,
                 "this service requires an API key",
             )),
-            Some(k) => match keys
-                .iter()
-                .find(|(key, _)| constant_time_eq(key.as_bytes(), k.as_bytes()))
-            {
-                Some((_, tenant)) => Ok(Tenant(tenant.clone())),
+            Some(k) => match keys.tenant_of(k) {
+                Some(tenant) => Ok(Tenant(tenant)),
                 None => Err(ApiError::new(ErrorCode::Unauthorized, "unknown API key")),
             },
         }

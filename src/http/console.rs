@@ -13,6 +13,7 @@ use super::AppState;
 const INDEX: &str = include_str!("console/index.html");
 const SCRIPT: &str = include_str!("console/app.js");
 const STYLE: &str = include_str!("console/app.css");
+const ICON: &str = include_str!("console/favicon.svg");
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -28,11 +29,20 @@ pub fn router() -> Router<AppState> {
             "/console/app.css",
             get(|| async { asset("text/css; charset=utf-8", STYLE) }),
         )
+        // Browsers ask for `/favicon.ico` whatever the page says: the same small SVG.
+        .route(
+            "/console/favicon.svg",
+            get(|| async { asset("image/svg+xml", ICON) }),
+        )
+        .route(
+            "/favicon.ico",
+            get(|| async { asset("image/svg+xml", ICON) }),
+        )
 }
 
 /// Whether a path is the console's (it gets the console's Content-Security-Policy).
 pub fn is_console(path: &str) -> bool {
-    path == "/" || path.starts_with("/console/")
+    path == "/" || path == "/favicon.ico" || path.starts_with("/console/")
 }
 
 fn asset(mime: &'static str, body: &'static str) -> impl IntoResponse {

@@ -26,6 +26,43 @@ pub async fn metrics(
     if !st.metrics_public {
         auth?;
     }
-    let out = st.metrics.render(st.reader.executor.restarts());
+    let jobs = st.jobs.depth().await.ok();
+    let out = st.metrics.render(st.reader.executor.restarts(), jobs);
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out))
+}
+
+/// The matched route's template, handed outward on the response (the request's
+/// extensions are gone by the time the outer layer sees the status).
+#[derive(Clone)]
+pub struct Route(pub axum::extract::MatchedPath);
+
+/// Inside the router (after routing): note which route answered.
+pub async fn note_route(
+    route: Option<axum::extract::MatchedPath>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let mut res = next.run(req).await;
+    if let Some(r) = route {
+        res.extensions_mut().insert(Route(r));
+    }
+    res
+}
+
+/// Outside every other layer but the request id: count each answer by method, route and
+/// status, refusals of the guards and panics' 500s included.
+pub async fn count(
+    State(st): State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let method = req.method().clone();
+    let res = next.run(req).await;
+    let route = res
+        .extensions()
+        .get::<Route>()
+        .map_or("unmatched", |r| r.0.as_str());
+    st.metrics
+        .request_done(method.as_str(), route, res.status().as_u16());
+    res
 }

@@ -17,7 +17,6 @@ pub mod search;
 pub mod serve;
 pub mod upload_url;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -43,8 +42,8 @@ pub struct AppState {
     pub files: Files,
     pub data_dir: PathBuf,
     pub limits: Limits,
-    /// `Some` when API keys are configured: key → tenant.
-    pub api_keys: Option<Arc<HashMap<String, String>>>,
+    /// `Some` when API keys are configured: key → tenant (reloaded on SIGHUP from a file).
+    pub api_keys: Option<Arc<auth::Keys>>,
     pub cors_origins: Vec<String>,
     /// Whether `/metrics` is served without a key when keys are configured.
     pub metrics_public: bool,
@@ -78,7 +77,10 @@ impl AppState {
         let store = crate::store::Store::open_with(&args.data_dir, remote)
             .map_err(|e| format!("cannot use the data dir {}: {e}", args.data_dir.display()))?;
         let api_keys = match args.api_key_spec()? {
-            Some(spec) => Some(Arc::new(auth::parse_keys(&spec)?)),
+            Some(spec) => Some(Arc::new(auth::Keys::new(
+                auth::parse_keys(&spec)?,
+                args.api_keys_file(),
+            ))),
             None => None,
         };
         let mut roots = Vec::new();
@@ -128,10 +130,8 @@ impl AppState {
         };
         let max_reads = args.limits.max_concurrent_reads;
         // Fairness caps matter only where there is someone else to be fair to.
-        let tenants = api_keys
-            .as_ref()
-            .map(|k| k.values().collect::<std::collections::HashSet<_>>().len())
-            .unwrap_or(1);
+        // (Counted at start: tenants added by a SIGHUP reload share these caps.)
+        let tenants = api_keys.as_ref().map(|k| k.tenants()).unwrap_or(1);
         let lanes = match args.workers {
             0 => max_reads,
             n => n.min(max_reads),
@@ -302,6 +302,7 @@ pub fn app(state: AppState) -> Router {
                 "method not allowed on this endpoint",
             )
         });
+    router = router.layer(axum::middleware::from_fn(metrics::note_route));
     if !state.cors_origins.is_empty() {
         let allow = if state.cors_origins.iter().any(|o| o == "*") {
             AllowOrigin::any()
@@ -346,6 +347,10 @@ pub fn app(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn(security_headers))
         .layer(axum::middleware::from_fn(catch_panic))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            metrics::count,
+        ))
         .layer(axum::middleware::from_fn(request_id::layer))
         .with_state(state)
 }
@@ -466,6 +471,19 @@ pub fn openapi() -> serde_json::Value {
         {"description": "query_mode and context_lines need a query.",
          "not": {"anyOf": [without_query("query_mode"), without_query("context_lines")]}}
     ]);
+    // The strict rule as data, for forms (the console offers a file only its options): by
+    // the media type `/files` lists. Plain text (`text/plain`) stands for every text kind
+    // that shares it (ini, source code, plain), which take the same options.
+    let mut by_type = serde_json::Map::new();
+    for f in crate::detect::ALL_FORMATS
+        .iter()
+        .copied()
+        .chain([crate::detect::Format::Text(crate::detect::TextKind::Plain)])
+    {
+        by_type.insert(f.mime().to_string(), json!(crate::options::accepted(f)));
+    }
+    doc["components"]["schemas"]["ReadRequest"]["x-options-by-media-type"] =
+        serde_json::Value::Object(by_type);
     doc
 }
 

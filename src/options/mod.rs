@@ -12,7 +12,7 @@ mod rule;
 
 pub use pages::{format_pages, parse_spans, resolve_pages, select_pages, Selection};
 pub use query::{grep, grep_lines, GrepLine, Hits, Query};
-pub use rule::{count, options_for, MAX_CHARS};
+pub use rule::{accepted, count, options_for, MAX_CHARS};
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;

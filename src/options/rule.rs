@@ -107,6 +107,16 @@ const XLSX: &[&str] = &[
 const IMAGE: &[&str] = &["min_text_per_page", "ocr", "ocr_lang", "include_boxes"];
 const MAIL: &[&str] = &["offset", "limit", "hidden_text"];
 
+/// Every option a read of `format` accepts: the universal ones, then the format's own, in
+/// the order of the lists above (forms offer these and no others).
+pub fn accepted(format: Format) -> Vec<&'static str> {
+    UNIVERSAL
+        .iter()
+        .chain(options_for(format))
+        .copied()
+        .collect()
+}
+
 /// The options that fit each format (besides `deadline_ms` and `max_chars`). One arm per
 /// format, not per family, so an option that fits only csv, xlsx or html can be said so.
 pub fn options_for(format: Format) -> &'static [&'static str] {

@@ -43,6 +43,29 @@ fn an_mcp_client_lists_reads_and_pages_through_documents() {
         String::from_utf8_lossy(&out.stderr),
         logs.lines().rev().take(30).collect::<Vec<_>>().join("\n")
     );
+    // An MCP call logs what a REST call does (#45 item 15): its read, if any, and the
+    // answer; not the SDK's session chatter (three more lines a call before).
+    let mut per_request = std::collections::HashMap::<&str, Vec<&str>>::new();
+    for line in logs.lines().filter(|l| l.contains("path=/mcp")) {
+        if let Some(id) = line
+            .split("request_id=")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+        {
+            per_request.entry(id).or_default().push(line);
+        }
+    }
+    assert!(
+        per_request.len() > 10,
+        "MCP requests were not logged:\n{logs}"
+    );
+    for lines in per_request.values() {
+        assert!(
+            lines.len() <= 2 && lines.iter().all(|l| !l.contains("rmcp")),
+            "one MCP call logged:\n{}",
+            lines.join("\n")
+        );
+    }
 }
 
 /// `docreader mcp` over stdio, started by the official SDK's stdio client as a desktop

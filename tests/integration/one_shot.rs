@@ -4,7 +4,7 @@
 
 use axum::body::Body;
 use axum::http::Request;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::common::*;
 

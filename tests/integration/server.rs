@@ -907,3 +907,121 @@ fn cli_read_prints_the_text_and_speaks_cli() {
         String::from_utf8_lossy(&done.stderr)
     );
 }
+
+/// `GET path` with a Bearer key over a plain socket: (status, body).
+fn get_with_key(addr: &str, path: &str, key: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let head = format!(
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n"
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, dechunk_if(&text, body))
+}
+
+fn dechunk_if(text: &str, body: &str) -> String {
+    let head = text
+        .split("\r\n\r\n")
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if head.contains("transfer-encoding: chunked") {
+        dechunk(body)
+    } else {
+        body.to_string()
+    }
+}
+
+/// Wait (at most 20 s) until `GET /files` with `key` answers `status`.
+fn until_files_answer(addr: &str, key: &str, status: u16) {
+    let start = std::time::Instant::now();
+    loop {
+        let (got, _) = get_with_key(addr, "/files", key);
+        if got == status {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "GET /files with a key: {got}, not {status}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// #45 item 15: API keys are read again from their file on SIGHUP (a bad file keeps the
+/// keys in use and says why); `/metrics` counts answers by route template and status, and
+/// tells the job queue and the process memory.
+#[test]
+fn keys_reload_on_sighup_and_metrics_say_routes_jobs_and_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("keys");
+    let (old, new) = ("old-key-0123456789abcdef", "new-key-0123456789abcdef");
+    std::fs::write(&file, format!("# the tenants\n{old}:alice\n")).unwrap();
+    let mut srv = Server::start(&[], &[("DOCREADER_API_KEYS_FILE", file.to_str().unwrap())]);
+    let hangup = |srv: &Server| {
+        assert!(std::process::Command::new("kill")
+            .args(["-HUP", &srv.child.id().to_string()])
+            .status()
+            .unwrap()
+            .success());
+    };
+    until_files_answer(&srv.addr, old, 200);
+    until_files_answer(&srv.addr, new, 401);
+
+    // A new key for alice, the old one gone.
+    std::fs::write(&file, format!("{new}:alice\n")).unwrap();
+    hangup(&srv);
+    until_files_answer(&srv.addr, new, 200);
+    until_files_answer(&srv.addr, old, 401);
+
+    // A file that lists nothing, then one that is malformed: the keys in use stay.
+    std::fs::write(&file, "# emptied by mistake\n").unwrap();
+    hangup(&srv);
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::write(&file, "short:alice\n").unwrap();
+    hangup(&srv);
+    std::thread::sleep(Duration::from_millis(500));
+    until_files_answer(&srv.addr, new, 200);
+    // The server is still there after three hangups (SIGHUP does not end it).
+    assert!(srv.child.try_wait().unwrap().is_none());
+
+    let (status, metrics) = get_with_key(&srv.addr, "/metrics", new);
+    assert_eq!(status, 200, "{metrics}");
+    for want in [
+        "docreader_http_requests_total{method=\"GET\",route=\"/files\",status=\"200\"}",
+        "docreader_http_requests_total{method=\"GET\",route=\"/files\",status=\"401\"}",
+        "docreader_jobs{state=\"queued\"} 0",
+        "docreader_jobs{state=\"running\"} 0",
+    ] {
+        assert!(metrics.contains(want), "no {want} in:\n{metrics}");
+    }
+    let (_, missing) = get_with_key(&srv.addr, "/no/such/route/123", new);
+    let _ = missing;
+    let (_, metrics) = get_with_key(&srv.addr, "/metrics", new);
+    assert!(
+        metrics.contains("route=\"unmatched\",status=\"404\"") && !metrics.contains("/no/such"),
+        "{metrics}"
+    );
+    let server_bytes: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("docreader_resident_memory_bytes{process=\"server\"} "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    assert!(
+        server_bytes > 1 << 20,
+        "server memory {server_bytes}:\n{metrics}"
+    );
+
+    srv.terminate();
+    let (_, logs) = srv.stop_logs();
+    assert!(logs.contains("SIGHUP: API keys reloaded keys=1"), "{logs}");
+    assert!(
+        logs.contains("lists no key now") && logs.contains("at least 16 characters"),
+        "{logs}"
+    );
+}
