@@ -136,6 +136,11 @@ pub struct ServeArgs {
     /// gateway; `*` for any. Unset: loopback names only (rmcp's guard against DNS rebinding).
     #[arg(long, env = "DOCREADER_MCP_ALLOWED_HOSTS")]
     pub mcp_allowed_hosts: Option<String>,
+    /// `deadline_ms` of an MCP read that gives none, in milliseconds: below the minute MCP
+    /// clients commonly wait for a tool call, so a long read answers in time with the pages
+    /// done, `partial` and `next` (0: the server's `deadline_ms`).
+    #[arg(long, env = "DOCREADER_MCP_DEADLINE_MS", default_value_t = 45_000)]
+    pub mcp_deadline_ms: u64,
     /// The service's address as clients reach it (`https://docs.example.com`), for the
     /// upload URLs it hands out. Unset: taken from the request (`X-Forwarded-Proto`,
     /// `X-Forwarded-Host`, `Host`).
@@ -554,6 +559,7 @@ impl ServeArgs {
             blob_sync_delay_ms: 500,
             allowed_roots: None,
             cors_origins: None,
+            mcp_deadline_ms: 45_000,
             mcp_allowed_hosts: None,
             public_url: None,
             url_allowlist: None,

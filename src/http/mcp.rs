@@ -53,6 +53,16 @@ Give `file_id` (from list_documents or an upload), or `file_ids` (up to 10, read
 The answer holds at most about 8000 tokens unless `max_tokens` (or `max_chars`) says otherwise. It starts with a header line (format, what was read, whether it was cut) and then the text. When the text was cut, the header gives `next`: call read_document again with the same file_id and those option values to read on. \
 An option that does not fit the format is an error that names the options that do.";
 
+const START_DESCRIPTION: &str = "Start a read that may take longer than one tool call can wait (OCR of many scanned pages, a long file read whole): the same arguments as read_document, answered at once with a job_id. \
+Then call read_result with that job_id: it waits up to `wait_seconds` for the read to end and gives the text with read_document's header, or the read's progress so far.";
+
+const RESULT_DESCRIPTION: &str = "The outcome of a read started with start_read: the text with read_document's header once it is done (with `next` to read on), its progress while it runs (call again), or its error. \
+`wait_seconds` (0 to 50, default 20) waits for the read to end before answering.";
+
+/// The longest `read_result` waits for a job to end (below the minute common MCP clients
+/// give a call).
+const MAX_RESULT_WAIT_SECONDS: u64 = 50;
+
 const LIST_DESCRIPTION: &str = "List the documents uploaded to docreader for this API key: file_id, name, format, size, upload time, newest first. Use a file_id with read_document or document_info.";
 
 /// The largest file `upload_document` takes (decoded): base64 through a model's context
@@ -224,6 +234,22 @@ fn tools(stdio: bool, urls: bool) -> Vec<Tool> {
                     .destructive(false)
                     .idempotent(true),
             ),
+        Tool::new("start_read", START_DESCRIPTION, schema(read_schema(stdio, urls)))
+            .with_annotations(ToolAnnotations::new().read_only(false).destructive(false)),
+        Tool::new(
+            "read_result",
+            RESULT_DESCRIPTION,
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "job_id": {"type": "string", "description": "from start_read"},
+                    "wait_seconds": {"type": "integer", "minimum": 0, "maximum": MAX_RESULT_WAIT_SECONDS, "default": 20}
+                },
+                "required": ["job_id"],
+                "additionalProperties": false
+            })),
+        )
+        .with_annotations(read_only.clone()),
         Tool::new(
             "render_page",
             RENDER_DESCRIPTION,
@@ -251,11 +277,139 @@ fn tools(stdio: bool, urls: bool) -> Vec<Tool> {
             "document_info" => "Describe a document",
             "delete_document" => "Delete a document",
             "index_document" => "Index a whole document for search",
+            "start_read" => "Start a long read",
+            "read_result" => "Get a started read's result",
             _ => "Look at a page",
         };
-        t.with_title(title)
+        let t = t.with_title(title);
+        match output_schema(&t.name) {
+            Some(o) => t.with_raw_output_schema(o),
+            None => t,
+        }
     })
     .collect()
+}
+
+/// The schema of a tool's structured content (`outputSchema`), from the same types the
+/// HTTP API documents (openapi.json's components, descriptions cut to their first
+/// sentence). `render_page` answers with a picture and has none.
+fn output_schema(tool: &str) -> Option<Arc<JsonObject>> {
+    static SCHEMAS: std::sync::OnceLock<std::collections::HashMap<&'static str, Arc<JsonObject>>> =
+        std::sync::OnceLock::new();
+    SCHEMAS
+        .get_or_init(|| {
+            let file = json!({"$ref": "#/$defs/FileRecord"});
+            let of = |top: Value| -> Arc<JsonObject> { closed(top) };
+            [
+                (
+                    "read_document",
+                    of(json!({"anyOf": [{"$ref": "#/$defs/Envelope"}, {"$ref": "#/$defs/ReadResults"}]})),
+                ),
+                (
+                    "list_documents",
+                    of(json!({"properties": {"files": {"type": "array", "items": file}}, "required": ["files"]})),
+                ),
+                (
+                    "upload_document",
+                    of(json!({"anyOf": [
+                        {"$ref": "#/$defs/UploadUrl"},
+                        {"properties": {"file": file}, "required": ["file"]}
+                    ]})),
+                ),
+                ("search_documents", of(json!({"properties": {"hits": {"type": "array", "items": {"$ref": "#/$defs/Hit"}}}, "required": ["hits"]}))),
+                (
+                    "document_info",
+                    of(json!({"properties": {
+                        "file": file,
+                        "structure": {"type": "object", "description": "pages, slides, sheets, chapters and their sizes, metadata"},
+                        "ocr": {"type": "object", "description": "the OCR engine a read would use on scans and images"}
+                    }, "required": ["file"]})),
+                ),
+                (
+                    "delete_document",
+                    of(json!({"properties": {"status": {"type": "string"}, "deleted": {"type": "string"}}, "required": ["status", "deleted"]})),
+                ),
+                (
+                    "index_document",
+                    of(json!({"properties": {
+                        "status": {"type": "string"}, "file_id": {"type": "string"},
+                        "reads": {"type": "integer", "minimum": 0}, "chars": {"type": "integer", "minimum": 0}
+                    }, "required": ["status", "file_id", "reads", "chars"]})),
+                ),
+                ("start_read", of(json!({"$ref": "#/$defs/JobView"}))),
+                ("read_result", of(json!({"$ref": "#/$defs/JobView"}))),
+            ]
+            .into_iter()
+            .collect()
+        })
+        .get(tool)
+        .cloned()
+}
+
+/// `top` (an object's schema) with every component it reaches under `$defs`.
+fn closed(top: Value) -> Arc<JsonObject> {
+    let doc = super::openapi();
+    let components = &doc["components"]["schemas"];
+    let mut defs = serde_json::Map::new();
+    let mut todo = refs_in(&top);
+    while let Some(name) = todo.pop() {
+        if defs.contains_key(&name) {
+            continue;
+        }
+        let Some(mut def) = components.get(&name).cloned() else {
+            continue;
+        };
+        todo.extend(refs_in(&def));
+        rewrite_refs(&mut def);
+        defs.insert(name, def);
+    }
+    let mut v = top;
+    v["type"] = json!("object");
+    rewrite_refs(&mut v);
+    v["$defs"] = Value::Object(defs);
+    shorten_descriptions(&mut v);
+    schema(v)
+}
+
+/// The component names a schema's `$ref`s name.
+fn refs_in(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                match (k.as_str(), x.as_str()) {
+                    ("$ref", Some(r)) => {
+                        let name = r.rsplit('/').next().unwrap_or(r);
+                        out.push(name.to_string());
+                    }
+                    _ => out.extend(refs_in(x)),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| out.extend(refs_in(x))),
+        _ => {}
+    }
+    out
+}
+
+/// OpenAPI's `#/components/schemas/X` as `#/$defs/X` (the tool schema stands alone);
+/// `example`s dropped (not JSON Schema's, and a model needs none here).
+fn rewrite_refs(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            o.remove("example");
+            for (k, x) in o.iter_mut() {
+                match (k.as_str(), x.as_str()) {
+                    ("$ref", Some(r)) => {
+                        *x = Value::String(r.replace("#/components/schemas/", "#/$defs/"))
+                    }
+                    _ => rewrite_refs(x),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(rewrite_refs),
+        _ => {}
+    }
 }
 
 /// A hint in the words of this server's tools: the HTTP routes a hint names become the
@@ -418,28 +572,10 @@ impl Docreader {
         args: JsonObject,
         progress: ProgressSink,
     ) -> CallToolResult {
-        let mut req: ReadRequest = match serde_json::from_value(Value::Object(args)) {
+        let req = match self.read_request(args) {
             Ok(r) => r,
-            Err(e) => {
-                return tool_error(
-                    ApiError::invalid_option(format!("bad option: {e}"))
-                        .with_hint("The tool's input schema lists every option and its type."),
-                )
-            }
+            Err(e) => return tool_error(e),
         };
-        if req.path.is_some() && !self.stdio {
-            return tool_error(ApiError::invalid_option(
-                "`path` is not available over MCP's HTTP endpoint: read uploaded files by file_id",
-            ));
-        }
-        if req.run_async.is_some() || req.callback_url.is_some() {
-            return tool_error(ApiError::invalid_option(
-                "`async` and `callback_url` are not available over MCP: a tool call answers with the read itself",
-            ));
-        }
-        if req.max_chars.is_none() && req.max_tokens.is_none() {
-            req.max_tokens = Some(DEFAULT_MAX_TOKENS as i64);
-        }
         if req.file_ids.is_some() {
             return match self.st.reader.read_many(tenant, req, None).await {
                 Ok(results) => {
@@ -483,8 +619,167 @@ impl Docreader {
                 r.structured_content = serde_json::to_value(&env).ok();
                 r
             }
+            Err(e) if e.code == ErrorCode::Timeout => tool_error(e.with_hint(
+                "Nothing was done before the deadline: start the read with start_read and fetch it with read_result, which can wait for it.",
+            )),
             Err(e) => tool_error(e),
         }
+    }
+
+    /// read_document's (and start_read's) arguments as a read request, with what MCP
+    /// adds: a token budget and a deadline a client waits out (a read cut by it comes back
+    /// `partial` with `next`), unless the call gives its own.
+    fn read_request(&self, args: JsonObject) -> Result<ReadRequest, ApiError> {
+        let mut req: ReadRequest = serde_json::from_value(Value::Object(args)).map_err(|e| {
+            ApiError::invalid_option(format!("bad option: {e}"))
+                .with_hint("The tool's input schema lists every option and its type.")
+        })?;
+        if req.path.is_some() && !self.stdio {
+            return Err(ApiError::invalid_option(
+                "`path` is not available over MCP's HTTP endpoint: read uploaded files by file_id",
+            ));
+        }
+        if req.run_async.is_some() || req.callback_url.is_some() {
+            return Err(ApiError::invalid_option(
+                "`async` and `callback_url` are not available over MCP: a tool call answers with the read itself (or start_read runs it as a job)",
+            ));
+        }
+        if req.max_chars.is_none() && req.max_tokens.is_none() {
+            req.max_tokens = Some(DEFAULT_MAX_TOKENS as i64);
+        }
+        if req.deadline_ms.is_none() && self.st.mcp_deadline_ms > 0 {
+            req.deadline_ms = Some(self.st.mcp_deadline_ms.min(i64::MAX as u64) as i64);
+        }
+        Ok(req)
+    }
+
+    /// Queue a read as a job (the same job `POST /read` with `async` makes): what can be
+    /// checked without reading is checked now.
+    async fn start_read(&self, tenant: &str, args: JsonObject) -> CallToolResult {
+        let mut req = match self.read_request(args) {
+            Ok(r) => r,
+            Err(e) => return tool_error(e),
+        };
+        if req.file_ids.is_some() {
+            return tool_error(
+                ApiError::invalid_option("start_read reads one file: give file_id, not file_ids")
+                    .with_hint("Call start_read once per file."),
+            );
+        }
+        // A job has the whole job deadline unless the call asks for less.
+        if req.deadline_ms == Some(self.st.mcp_deadline_ms as i64) {
+            req.deadline_ms = None;
+        }
+        if let Err(e) = crate::read::check_values(&req) {
+            return tool_error(e);
+        }
+        if let Some(id) = &req.file_id {
+            if let Err(e) = self.st.files.get(tenant, id).await {
+                return tool_error(e);
+            }
+        }
+        match self.st.jobs.submit(tenant, &req).await {
+            Ok(job) => {
+                let text = format!(
+                    "Started read job {id} ({state}). Call read_result with job_id \"{id}\" to get its text; it can wait up to {MAX_RESULT_WAIT_SECONDS} seconds for the read to end.",
+                    id = job.job_id,
+                    state = job.state
+                );
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = serde_json::to_value(&job).ok();
+                r
+            }
+            Err(e) => tool_error(e),
+        }
+    }
+
+    /// A job's state, waiting up to `wait_seconds` for it to end; once done, its text
+    /// under read_document's header.
+    async fn read_result(&self, tenant: &str, args: JsonObject) -> CallToolResult {
+        let Some(id) = args.get("job_id").and_then(Value::as_str) else {
+            return tool_error(ApiError::invalid_option("job_id is required"));
+        };
+        let wait = match args.get("wait_seconds") {
+            None => 20,
+            Some(v) => match v.as_u64().filter(|&w| w <= MAX_RESULT_WAIT_SECONDS) {
+                Some(w) => w,
+                None => {
+                    return tool_error(ApiError::invalid_option(format!(
+                        "wait_seconds must be 0 to {MAX_RESULT_WAIT_SECONDS}"
+                    )))
+                }
+            },
+        };
+        let until = tokio::time::Instant::now() + std::time::Duration::from_secs(wait);
+        let job = loop {
+            let job = match self.st.jobs.get(tenant, id).await {
+                Ok(j) => j,
+                Err(e) => return tool_error(e),
+            };
+            if crate::jobs::ended(&job.state) || tokio::time::Instant::now() >= until {
+                break job;
+            }
+            tokio::time::sleep_until(
+                until.min(tokio::time::Instant::now() + std::time::Duration::from_millis(250)),
+            )
+            .await;
+        };
+        let structured = serde_json::to_value(&job).ok();
+        let text = match job.state.as_str() {
+            "done" => {
+                let env = job.envelope.as_ref().and_then(|raw| {
+                    serde_json::from_str::<crate::envelope::Envelope>(raw.get()).ok()
+                });
+                match env {
+                    Some(env) => format!("{}\n{}", header(&env), env.text),
+                    None => {
+                        return tool_error(ApiError::internal(format!(
+                            "job {id} is done but its result cannot be read"
+                        )))
+                    }
+                }
+            }
+            "failed" | "cancelled" => {
+                // A job's error is an error body's `error`: code, message, hint.
+                let e = job.error.clone();
+                let (code, message, hint) = match &e {
+                    Some(e) => (
+                        e["code"].as_str().unwrap_or(job.state.as_str()).to_string(),
+                        e["message"].as_str().unwrap_or("").to_string(),
+                        e["hint"].as_str().unwrap_or("").to_string(),
+                    ),
+                    None => (
+                        job.state.clone(),
+                        format!("the read was {}", job.state),
+                        String::new(),
+                    ),
+                };
+                let mut text = format!("error {code}: {message}");
+                if !hint.is_empty() {
+                    text.push_str(&format!("\nWhat to do: {}", mcp_words(&hint)));
+                }
+                let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
+                r.structured_content = structured;
+                return r;
+            }
+            state => {
+                let progress = match &job.progress {
+                    Some(p) => format!(
+                        ": {} of {} pages ({})",
+                        p["done"],
+                        p["total"],
+                        p["stage"].as_str().unwrap_or("reading")
+                    ),
+                    None => String::new(),
+                };
+                format!(
+                    "Read job {id} is {state}{progress}. Call read_result with job_id \"{id}\" again to wait for it."
+                )
+            }
+        };
+        let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+        r.structured_content = structured;
+        r
     }
 
     async fn list_documents(&self, tenant: &str, args: JsonObject) -> CallToolResult {
@@ -816,6 +1111,8 @@ impl ServerHandler for Docreader {
             "render_page" => self.render_page(&tenant, args).await,
             "delete_document" => self.delete_document(&tenant, args).await,
             "index_document" => self.index_document(&tenant, args).await,
+            "start_read" => self.start_read(&tenant, args).await,
+            "read_result" => self.read_result(&tenant, args).await,
             other => {
                 return Err(rmcp::ErrorData::invalid_params(
                     format!(
@@ -931,8 +1228,10 @@ fn progress_sink(
 }
 
 /// Every tool, as the instructions and an unknown tool's error name them.
-const TOOL_NAMES: [&str; 8] = [
+const TOOL_NAMES: [&str; 10] = [
     "read_document",
+    "start_read",
+    "read_result",
     "list_documents",
     "document_info",
     "search_documents",
@@ -944,7 +1243,7 @@ const TOOL_NAMES: [&str; 8] = [
 
 const INSTRUCTIONS: &str = "docreader reads documents of any format (PDF with OCR for scans, Word, PowerPoint, Excel, OpenDocument, EPUB, e-mail, images, text in any encoding). \
 Tools: list_documents (what is uploaded), upload_document (store a file the user gave you), document_info (a file's structure: pages, sheets, chapters; plan what to read), \
-read_document (the text, a part at a time: follow the `next` it gives until the answer says complete), search_documents (words across the documents read so far), \
+read_document (the text, a part at a time: follow the `next` it gives until the answer says complete), start_read and read_result (the same read as a job, for long OCR reads that outlast a tool call), search_documents (words across the documents read so far), \
 index_document (make a whole document searchable), render_page (a page as a picture), delete_document (remove a document).";
 
 impl Docreader {

@@ -53,6 +53,8 @@ pub struct AppState {
     pub reader: Arc<ReadService>,
     /// `Host` headers `/mcp` answers (`*`: any; empty: loopback only).
     pub mcp_hosts: Vec<String>,
+    /// `deadline_ms` of an MCP read that gives none (0: the server's default).
+    pub mcp_deadline_ms: u64,
     /// The address clients reach the service at, for upload URLs (else from the request).
     pub public_url: Option<String>,
     /// Without API keys: `Host` names answered besides loopback ones (`*`: any).
@@ -233,6 +235,7 @@ impl AppState {
                 .filter(|h| !h.is_empty())
                 .collect(),
             trusted_proxies: args.trusted_proxy_ranges()?,
+            mcp_deadline_ms: args.mcp_deadline_ms,
             mcp_hosts: args
                 .mcp_allowed_hosts
                 .iter()

@@ -68,6 +68,40 @@ fn an_mcp_client_lists_reads_and_pages_through_documents() {
     }
 }
 
+/// Long reads over MCP (#45 item 3): with a server MCP deadline too short for one OCR page,
+/// read_document answers in time (partial, or a timeout naming start_read), and the
+/// start_read/read_result pair reads the same scan whole as a job; the checks are in
+/// tests/mcp/long_reads.py.
+#[test]
+fn an_mcp_client_outlasts_its_timeout_with_a_read_job() {
+    let root = repo();
+    let python = sdk_python();
+    let key = "carol-key-0123456789";
+    let mut srv = Server::start(
+        &[],
+        &[
+            ("DOCREADER_API_KEYS", &format!("{key}:carol")),
+            ("DOCREADER_MCP_DEADLINE_MS", "1"),
+        ],
+    );
+    let out = std::process::Command::new(python)
+        .arg(root.join("tests/mcp/long_reads.py"))
+        .arg(format!("http://{}", srv.addr))
+        .arg(key)
+        .arg(root.join("fixtures/pdf/scan_page.pdf"))
+        .output()
+        .expect("run the MCP client");
+    srv.terminate();
+    let (_, logs) = srv.stop_logs();
+    assert!(
+        out.status.success(),
+        "MCP long reads failed:\n{}{}\nserver log:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        logs.lines().rev().take(30).collect::<Vec<_>>().join("\n")
+    );
+}
+
 /// `docreader mcp` over stdio, started by the official SDK's stdio client as a desktop
 /// host starts it (issue #45 item 5): local files by `path` under the allowed root, the
 /// same tools as `/mcp`; the checks are in tests/mcp/stdio_client.py.

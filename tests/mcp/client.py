@@ -71,13 +71,21 @@ async def main():
     async def as_alice(s):
         tools = {t.name: t for t in (await s.list_tools()).tools}
         check(set(tools) == {"read_document", "list_documents", "document_info", "upload_document", "search_documents",
-                             "render_page", "delete_document", "index_document"},
+                             "render_page", "delete_document", "index_document", "start_read", "read_result"},
               f"tools: {list(tools)}")
         for t in tools.values():
-            ro = t.name not in ("upload_document", "delete_document", "index_document")
+            ro = t.name not in ("upload_document", "delete_document", "index_document", "start_read")
             check(t.annotations is not None and t.annotations.read_only_hint is ro, f"{t.name} readOnlyHint")
             check(len(t.description or "") > 80, f"{t.name} has a description a model can use")
             check(t.title, f"{t.name} has a title")
+            # Every tool that answers with structured content declares its shape (the SDK
+            # validates each successful call's structured content against it, so every call
+            # below checks it); render_page answers with a picture.
+            if t.name == "render_page":
+                check(t.output_schema is None, "render_page has no structured content to describe")
+            else:
+                check(t.output_schema is not None and t.output_schema.get("type") == "object",
+                      f"{t.name} has an outputSchema")
         check(tools["delete_document"].annotations.destructive_hint is True, "delete_document is destructive")
         check(tools["read_document"].annotations.idempotent_hint is True, "read_document is idempotent")
         props = tools["read_document"].input_schema["properties"]

@@ -44,10 +44,11 @@ async def main():
         async with ClientSession(read, write) as s:
             init = await s.initialize()
             for name in ("read_document", "list_documents", "document_info", "search_documents",
-                         "upload_document", "render_page", "delete_document", "index_document"):
+                         "upload_document", "render_page", "delete_document", "index_document",
+                         "start_read", "read_result"):
                 check(name in (init.instructions or ""), f"the instructions name {name}")
             tools = {t.name: t for t in (await s.list_tools()).tools}
-            check(len(tools) == 8, f"tools: {list(tools)}")
+            check(len(tools) == 10, f"tools: {list(tools)}")
             props = tools["read_document"].input_schema["properties"]
             check("path" in props and "async" not in props and "callback_url" not in props,
                   f"stdio's read_document takes path, not jobs: {sorted(props)}")
@@ -76,6 +77,12 @@ async def main():
             progress = [p for p, _, _ in seen]
             check(progress == sorted(set(progress)) and progress[-1] == 2, f"progress rises to 2 of 2: {seen}")
             check(any("ocr" in (m or "") for _, _, m in seen), f"the OCR stage is said: {seen}")
+            # The same local read as a job (start_read, then read_result waits for it).
+            job = (await s.call_tool("start_read", {"path": pdf})).structured_content
+            check(job and job.get("job_id", "").startswith("j_"), f"start_read by path: {job}")
+            done = await s.call_tool("read_result", {"job_id": job["job_id"], "wait_seconds": 50})
+            check(not done.is_error and done.structured_content["state"] == "done"
+                  and "NEEDLE" in text_of(done), f"read_result by path: {text_of(done)[:300]}")
             # Outside the root: refused, and the answer says what to do.
             r = await s.call_tool("read_document", {"path": "/etc/hostname"})
             check(r.is_error and "outside_allowed_roots" in text_of(r), f"outside the root: {text_of(r)}")
