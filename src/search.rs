@@ -339,6 +339,7 @@ impl Pending {
         file_id: &str,
         text: &str,
         units: &[crate::model::Span],
+        coverage: Coverage,
     ) {
         let Ok(slot) = self.slots.clone().acquire_owned().await else {
             return;
@@ -350,6 +351,7 @@ impl Pending {
                 file_id: file_id.to_string(),
                 text: text.to_string(),
                 units: units.to_vec(),
+                coverage,
             },
             _held: (share, slot),
         };
@@ -391,6 +393,52 @@ impl Pending {
         let _turn = self.turn.lock().await;
         forget(&self.db, tenant, file_id).await
     }
+
+    /// Record that a file was read whole into the index (`POST /files/{id}/index` followed
+    /// every `next` to the end), once the reads' indexing is written.
+    pub async fn mark_whole(&self, tenant: &str, file_id: &str) -> Result<(), sqlx::Error> {
+        self.settled().await;
+        let _turn = self.turn.lock().await;
+        let q = match &self.db {
+            Db::Sqlite(_) => {
+                "INSERT INTO search_coverage (tenant, file_id, whole) SELECT $1, $2, 1 \
+                 WHERE EXISTS (SELECT 1 FROM app.files f WHERE f.id = $2 AND f.tenant = $1) \
+                 ON CONFLICT (tenant, file_id) DO UPDATE SET whole = 1"
+            }
+            Db::Postgres(_) => {
+                "INSERT INTO search_coverage (tenant, file_id, whole) SELECT $1, $2, TRUE \
+                 WHERE EXISTS (SELECT 1 FROM files f WHERE f.id = $2 AND f.tenant = $1) \
+                 ON CONFLICT (tenant, file_id) DO UPDATE SET whole = TRUE"
+            }
+        };
+        crate::db::on!(&self.db, p => sqlx::query(q).bind(tenant).bind(file_id).execute(p).await.map(drop))?;
+        Ok(())
+    }
+}
+
+/// What reads said of their files' coverage, kept beside their units (SQLite's writer,
+/// on its connection, after the units went in): the larger total wins a `NULL`, and a file
+/// once covered whole stays so. Rows only for files still there.
+async fn cover_sqlite(
+    conn: &mut sqlx::SqliteConnection,
+    texts: &[Indexed],
+) -> Result<(), sqlx::Error> {
+    for t in texts {
+        sqlx::query(
+            "INSERT INTO search_coverage (tenant, file_id, total_units, whole) SELECT ?1, ?2, ?3, ?4 \
+             WHERE EXISTS (SELECT 1 FROM app.files f WHERE f.id = ?2 AND f.tenant = ?1) \
+             ON CONFLICT (tenant, file_id) DO UPDATE SET \
+             total_units = coalesce(excluded.total_units, search_coverage.total_units), \
+             whole = max(search_coverage.whole, excluded.whole)",
+        )
+        .bind(&t.tenant)
+        .bind(&t.file_id)
+        .bind(t.coverage.total_units.map(|n| n.min(i64::MAX as u64) as i64))
+        .bind(t.coverage.whole)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
 }
 
 /// The most reads' texts one index transaction writes.
@@ -437,13 +485,18 @@ async fn write_index(
                 .map(|j| std::mem::take(&mut j.read))
                 .collect(),
         );
-        if let Err(e) = index_texts_on(&pool, &mut conn, texts.clone(), None).await {
-            if texts.len() == 1 {
+        match index_texts_on(&pool, &mut conn, texts.clone(), None).await {
+            Ok(()) => cover_on(&mut conn, &texts).await,
+            Err(e) if texts.len() == 1 => {
                 tracing::warn!(error = %e, "could not index the read for search");
-            } else {
+            }
+            Err(_) => {
                 for (k, one) in texts.iter().enumerate() {
-                    if let Err(e) = index_texts_on(&pool, &mut conn, texts.clone(), Some(k)).await {
-                        tracing::warn!(error = %e, file_id = one.file_id, "could not index the read for search");
+                    match index_texts_on(&pool, &mut conn, texts.clone(), Some(k)).await {
+                        Ok(()) => cover_on(&mut conn, &texts[k..=k]).await,
+                        Err(e) => {
+                            tracing::warn!(error = %e, file_id = one.file_id, "could not index the read for search")
+                        }
                     }
                 }
             }
@@ -451,6 +504,15 @@ async fn write_index(
         drop(turn);
         // Each job's share of the gate and its slot go with it.
         drop(group);
+    }
+}
+
+/// `cover_sqlite` on the writer's connection (a failure costs the hits' coverage only).
+async fn cover_on(conn: &mut Option<sqlx::SqliteConnection>, texts: &[Indexed]) {
+    if let Some(c) = conn {
+        if let Err(e) = cover_sqlite(c, texts).await {
+            tracing::warn!(error = %e, "could not record how much of a file is indexed");
+        }
     }
 }
 
@@ -465,6 +527,38 @@ struct Indexed {
     file_id: String,
     text: String,
     units: Vec<crate::model::Span>,
+    coverage: Coverage,
+}
+
+/// What a read says of how much of its file it covers (for the hits' `coverage`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Coverage {
+    /// The units (pages, slides, sheets, chapters; 1 for a text without them) the file has.
+    pub total_units: Option<u64>,
+    /// Whether the read returned all of the file's text (every unit, none cut).
+    pub whole: bool,
+}
+
+impl Coverage {
+    /// What a read's envelope says: its total of units, and whether nothing was left out.
+    pub fn of(env: &crate::envelope::Envelope) -> Self {
+        let r = &env.report;
+        let total = r
+            .total_pages
+            .or(r.total_slides)
+            .or(r.total_chapters)
+            .or(r.sheets.as_ref().map(|s| s.len() as u64))
+            .or(Some(1));
+        let whole = !env.truncated
+            && env.next.is_none()
+            && r.partial != Some(true)
+            && r.skipped_pages.as_ref().is_none_or(|p| p.is_empty())
+            && Some(env.spans.len() as u64) == total;
+        Self {
+            total_units: total,
+            whole,
+        }
+    }
 }
 
 /// A unit of the index: its kind, key (number or sheet name) and text.
@@ -509,7 +603,7 @@ async fn off_runtime<T: Send + 'static>(
 /// Index what a read of a tenant's upload returned, on Postgres (SQLite's reads go through
 /// `write_index`): its units and their terms made off the runtime, then written.
 async fn index_text_postgres(pool: &sqlx::PgPool, read: Indexed) -> Result<(), sqlx::Error> {
-    let (tenant, file_id) = (read.tenant.clone(), read.file_id.clone());
+    let (tenant, file_id, coverage) = (read.tenant.clone(), read.file_id.clone(), read.coverage);
     let units = off_runtime(move || {
         Ok(read
             .search_units()
@@ -521,7 +615,7 @@ async fn index_text_postgres(pool: &sqlx::PgPool, read: Indexed) -> Result<(), s
             .collect::<Vec<_>>())
     })
     .await?;
-    index_units_postgres(pool, &tenant, &file_id, units).await
+    index_units_postgres(pool, &tenant, &file_id, units, coverage).await
 }
 
 /// A read's units with their terms (`ts_vector`), made ready off the runtime.
@@ -530,6 +624,7 @@ async fn index_units_postgres(
     tenant: &str,
     file_id: &str,
     units: Vec<(&'static str, String, String, String)>,
+    coverage: Coverage,
 ) -> Result<(), sqlx::Error> {
     let mut tx = db.begin().await?;
     // Locks the file's row: a delete of it waits for this transaction, and one already
@@ -561,6 +656,18 @@ async fn index_units_postgres(
         .execute(&mut *tx)
         .await?;
     }
+    sqlx::query(
+        "INSERT INTO search_coverage (tenant, file_id, total_units, whole) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (tenant, file_id) DO UPDATE SET \
+         total_units = COALESCE(excluded.total_units, search_coverage.total_units), \
+         whole = search_coverage.whole OR excluded.whole",
+    )
+    .bind(tenant)
+    .bind(file_id)
+    .bind(coverage.total_units.map(|n| n.min(i64::MAX as u64) as i64))
+    .bind(coverage.whole)
+    .execute(&mut *tx)
+    .await?;
     tx.commit().await
 }
 
@@ -630,6 +737,7 @@ fn paged(tenant: &str, file_id: &str, pages: &[String]) -> Indexed {
         file_id: file_id.into(),
         text,
         units: spans,
+        coverage: Coverage::default(),
     }
 }
 
@@ -904,11 +1012,12 @@ pub async fn forget(db: &Db, tenant: &str, file_id: &str) -> Result<(), sqlx::Er
     let db = match db {
         Db::Sqlite(p) => p,
         Db::Postgres(p) => {
-            sqlx::query("DELETE FROM search_units WHERE tenant = $1 AND file_id = $2")
-                .bind(tenant)
-                .bind(file_id)
-                .execute(p)
-                .await?;
+            for q in [
+                "DELETE FROM search_units WHERE tenant = $1 AND file_id = $2",
+                "DELETE FROM search_coverage WHERE tenant = $1 AND file_id = $2",
+            ] {
+                sqlx::query(q).bind(tenant).bind(file_id).execute(p).await?;
+            }
             return Ok(());
         }
     };
@@ -920,11 +1029,16 @@ pub async fn forget(db: &Db, tenant: &str, file_id: &str) -> Result<(), sqlx::Er
     .bind(file_id)
     .execute(&mut *tx)
     .await?;
-    sqlx::query("DELETE FROM search_units WHERE tenant = ? AND file_id = ?")
-        .bind(tenant)
-        .bind(file_id)
-        .execute(&mut *tx)
-        .await?;
+    for q in [
+        "DELETE FROM search_units WHERE tenant = ? AND file_id = ?",
+        "DELETE FROM search_coverage WHERE tenant = ? AND file_id = ?",
+    ] {
+        sqlx::query(q)
+            .bind(tenant)
+            .bind(file_id)
+            .execute(&mut *tx)
+            .await?;
+    }
     tx.commit().await
 }
 
@@ -965,6 +1079,23 @@ pub struct Hit {
     pub snippet: String,
     /// BM25 relevance: higher is better.
     pub score: f64,
+    /// How much of the file the index holds: a search finds only what was read.
+    pub coverage: HitCoverage,
+}
+
+/// How much of a hit's file is in the index.
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+pub struct HitCoverage {
+    /// Units (pages, slides, sheets, chapters; 1 for a text without them) of the file
+    /// whose text is indexed.
+    pub indexed_units: u64,
+    /// The units the file has, as its reads said (`null` when none said).
+    pub total_units: Option<u64>,
+    /// Whether all of the file's text is indexed: one read returned it whole, or it was
+    /// indexed whole (`POST /files/{id}/index`, MCP `index_document`, a search naming it in
+    /// `file_ids`). When `false`, words in the parts not read are not found: index the file
+    /// whole to search all of it.
+    pub whole: bool,
 }
 
 /// The answer of `POST /search`.
@@ -1056,9 +1187,61 @@ pub async fn search(db: &Db, tenant: &str, req: &SearchRequest) -> Result<Vec<Hi
         .map_err(crate::db::failure)?;
     let words = parse_query(query).words();
     let limit = limit as usize;
-    tokio::task::spawn_blocking(move || hits_of(rows, &words, limit))
+    let mut hits = tokio::task::spawn_blocking(move || hits_of(rows, &words, limit))
         .await
-        .map_err(ApiError::internal)
+        .map_err(ApiError::internal)?;
+    add_coverage(db, tenant, &mut hits)
+        .await
+        .map_err(crate::db::failure)?;
+    Ok(hits)
+}
+
+/// Each hit's `coverage`: its file's units in the index and what its reads said.
+async fn add_coverage(db: &Db, tenant: &str, hits: &mut [Hit]) -> Result<(), sqlx::Error> {
+    let mut ids: Vec<&str> = hits.iter().map(|h| h.file_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<(String, i64, Option<i64>, bool)> = match db {
+        Db::Sqlite(p) => {
+            sqlx::query_as(
+                "SELECT u.file_id, COUNT(*), c.total_units, coalesce(c.whole, 0) \
+                 FROM search_units u LEFT JOIN search_coverage c \
+                 ON c.tenant = u.tenant AND c.file_id = u.file_id \
+                 WHERE u.tenant = ? AND u.file_id IN (SELECT value FROM json_each(?)) \
+                 GROUP BY u.file_id",
+            )
+            .bind(tenant)
+            .bind(serde_json::to_string(&ids).unwrap_or_default())
+            .fetch_all(p)
+            .await?
+        }
+        Db::Postgres(p) => sqlx::query_as(
+            "SELECT u.file_id, COUNT(*), MAX(c.total_units), COALESCE(BOOL_OR(c.whole), FALSE) \
+                 FROM search_units u LEFT JOIN search_coverage c \
+                 ON c.tenant = u.tenant AND c.file_id = u.file_id \
+                 WHERE u.tenant = $1 AND u.file_id = ANY($2::text[]) \
+                 GROUP BY u.file_id",
+        )
+        .bind(tenant)
+        .bind(&ids)
+        .fetch_all(p)
+        .await?,
+    };
+    for h in hits.iter_mut() {
+        if let Some((_, n, total, whole)) = rows.iter().find(|r| r.0 == h.file_id) {
+            let indexed = (*n).max(0) as u64;
+            let total = total.map(|t| (t.max(0) as u64).max(indexed));
+            h.coverage = HitCoverage {
+                indexed_units: indexed,
+                total_units: total,
+                whole: *whole,
+            };
+        }
+    }
+    Ok(())
 }
 
 /// Words of a query that count (the rest are left out of the search).
@@ -1097,6 +1280,7 @@ fn hits_of(
             line,
             snippet,
             score: (score * 1000.0).round() / 1000.0,
+            coverage: HitCoverage::default(),
         });
     }
     hits

@@ -906,8 +906,20 @@ impl Docreader {
                             (.., Some(c)) => format!("chapter {c}"),
                             _ => "text".into(),
                         };
+                        // A file only partly indexed is said so: words in what was not
+                        // read are not found until index_document reads it whole.
+                        let partly = match (&h.coverage.whole, h.coverage.total_units) {
+                            (true, _) => String::new(),
+                            (false, Some(t)) => format!(
+                                " [indexed {} of {t} parts; index_document searches all of it]",
+                                h.coverage.indexed_units
+                            ),
+                            (false, None) => {
+                                " [partly indexed; index_document searches all of it]".into()
+                            }
+                        };
                         format!(
-                            "{} ({}) {place}, line {}: {}",
+                            "{} ({}) {place}, line {}: {}{partly}",
                             h.file_id, h.name, h.line, h.snippet
                         )
                     })

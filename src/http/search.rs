@@ -132,6 +132,7 @@ pub async fn index_whole(st: &AppState, tenant: &str, id: &str) -> Result<(u64, 
         req.max_cells = Some(1_000_000);
     }
     let (mut reads, mut chars) = (0, 0);
+    let mut to_the_end = false;
     loop {
         let mut prepared = st.reader.prepare(tenant, req.clone()).await?;
         prepared.index_on_demand();
@@ -139,6 +140,7 @@ pub async fn index_whole(st: &AppState, tenant: &str, id: &str) -> Result<(u64, 
         reads += 1;
         chars += env.text.chars().count() as u64;
         let Some(next) = env.next.filter(|n| !n.is_empty()) else {
+            to_the_end = env.report.partial != Some(true);
             break;
         };
         if reads >= MAX_INDEX_READS {
@@ -153,8 +155,17 @@ pub async fn index_whole(st: &AppState, tenant: &str, id: &str) -> Result<(u64, 
         }
         req = serde_json::from_value(v).map_err(ApiError::internal)?;
     }
-    // Searchable when this answers: the reads' indexing (done after each read) is written.
-    st.files.indexing.settled().await;
+    // Searchable when this answers: the reads' indexing (done after each read) is written;
+    // and the hits say the file is indexed whole when every `next` was followed.
+    if to_the_end {
+        st.files
+            .indexing
+            .mark_whole(tenant, id)
+            .await
+            .map_err(crate::db::failure)?;
+    } else {
+        st.files.indexing.settled().await;
+    }
     Ok((reads, chars))
 }
 

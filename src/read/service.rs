@@ -325,7 +325,13 @@ impl ReadService {
             {
                 st.files
                     .indexing
-                    .index(tenant, id, &env.text, &env.spans)
+                    .index(
+                        tenant,
+                        id,
+                        &env.text,
+                        &env.spans,
+                        crate::search::Coverage::of(&env),
+                    )
                     .await;
             }
             store_attachments(st, &self.limits, tenant, &mut env).await;

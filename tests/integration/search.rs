@@ -293,3 +293,70 @@ async fn the_operator_chooses_what_reads_add_to_the_index() {
         .contains("DOCREADER_INDEX_READS"));
     assert_error(&index(&app, &pdf).await, 403, "forbidden");
 }
+
+/// Every hit says how much of its file the index holds (#45 item 7): a PDF read three pages
+/// of thirty is found there but says so, and is whole once indexed whole; a text read whole
+/// is whole at once.
+#[tokio::test]
+async fn hits_say_how_much_of_their_file_is_indexed() {
+    let app = TestApp::new().await;
+    let pdf = app
+        .upload_id("thirty.pdf", &fixture("pdf/thirty_pages.pdf"))
+        .await;
+    let txt = app
+        .upload_id("note.txt", b"A short note about quokkas.\nSecond line.\n")
+        .await;
+    let r = app.read(json!({"file_id": pdf, "pages": "1-3"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(app.read(json!({"file_id": txt})).await.status, 200);
+
+    let h = hits(&search(&app, json!({"query": "line"})).await);
+    let of = |h: &[Value], id: &str| {
+        h.iter()
+            .find(|x| x["file_id"] == id)
+            .unwrap_or_else(|| panic!("no hit of {id}: {h:?}"))["coverage"]
+            .clone()
+    };
+    assert_eq!(
+        of(&h, &pdf),
+        json!({"indexed_units": 3, "total_units": 30, "whole": false}),
+        "{h:?}"
+    );
+    assert_eq!(
+        of(&h, &txt),
+        json!({"indexed_units": 1, "total_units": 1, "whole": true}),
+        "{h:?}"
+    );
+
+    // A read of the rest with a small budget: more pages, still not one whole read.
+    let r = app
+        .read(json!({"file_id": pdf, "pages": "4-30", "max_chars": 200}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let c = of(&hits(&search(&app, json!({"query": "line"})).await), &pdf);
+    assert_eq!(c["whole"], false, "{c}");
+    assert!(c["indexed_units"].as_u64().unwrap() > 3, "{c}");
+
+    let r = index(&app, &pdf).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(
+        of(&hits(&search(&app, json!({"query": "line"})).await), &pdf),
+        json!({"indexed_units": 30, "total_units": 30, "whole": true})
+    );
+
+    // Deleted, its coverage goes with it: uploaded again, it starts from nothing.
+    assert_eq!(app.delete(&format!("/files/{pdf}")).await.status, 200);
+    let again = app
+        .upload_id("thirty.pdf", &fixture("pdf/thirty_pages.pdf"))
+        .await;
+    assert_eq!(
+        app.read(json!({"file_id": again, "pages": "2"}))
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        of(&hits(&search(&app, json!({"query": "line"})).await), &again),
+        json!({"indexed_units": 1, "total_units": 30, "whole": false})
+    );
+}

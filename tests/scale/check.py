@@ -472,6 +472,13 @@ def check_search_and_memory(r1, r2):
         expect(r.status == 200, f"search: {r.status} {r.body[:300]!r}")
         return any(h["file_id"] == rec["file_id"] for h in r.json()["hits"])
     wait_for(f"search for {word!r} on replica 2", found, 15)
+    # How much of the file the index holds (Postgres's coverage table): one read, whole.
+    hit = next(h for h in request(r2.port, "POST", "/search", body={"query": word}).json()["hits"]
+               if h["file_id"] == rec["file_id"])
+    pages = read(r1.port, rec["file_id"]).json().get("total_pages")
+    expect(hit["coverage"] == {"indexed_units": hit["coverage"]["indexed_units"], "total_units": pages,
+                               "whole": True} and hit["coverage"]["indexed_units"] >= 1,
+           f"a hit's coverage on Postgres: {hit}")
     other = request(r2.port, "POST", "/search", body={"query": word}, tenant="b").json()["hits"]
     expect(not any(h["file_id"] == rec["file_id"] for h in other), "tenant b found a's file")
     img = upload_ok(r1.port, "scan.pdf", fixture("pdf/scan_page.pdf"))
