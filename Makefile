@@ -16,8 +16,10 @@ run: native
 TEST_ENV = OMP_THREAD_LIMIT=1 ORT_DISABLE_TELEMETRY=1 RUST_BACKTRACE=0
 
 # Unit and integration tests (the shared corpus included), then schemathesis against the
-# binary those tests built (every operation fuzzed against openapi/openapi.json).
+# binary those tests built (every operation fuzzed against openapi/openapi.json); the
+# Kubernetes manifests validated first (seconds, no cluster).
 test: native
+	bash tests/kubernetes/validate.sh
 	$(TEST_ENV) $(CARGO) test --locked --all-targets
 	$(CARGO) build --locked --example fuzz
 	$(TEST_ENV) $${CARGO_TARGET_DIR:-target}/debug/examples/fuzz --seconds $(FUZZ_SECONDS) --seed 1
@@ -51,9 +53,18 @@ image: native
 	bash docker/build-image.sh $(IMAGE)
 
 # The image run as users run it, behind nginx: tests/container/run.sh (root; installs podman,
-# runc and nginx from Debian when missing).
+# runc and nginx from Debian when missing); then docker/compose.yaml with podman-compose,
+# two replicas, Postgres, SeaweedFS and nginx (tests/container/compose.sh; stand-ins for the
+# upstream images, built from this machine's binaries).
 test-container: image
 	SKIP_IMAGE_BUILD=1 IMAGE=$(IMAGE) bash tests/container/run.sh
+	IMAGE=$(IMAGE) bash tests/container/compose.sh
+
+# The Kubernetes manifests (docker/kubernetes/) against the API's schemas, strictly, and the
+# relations their comments state (part of `make test`).
+.PHONY: test-kubernetes
+test-kubernetes:
+	bash tests/kubernetes/validate.sh
 
 openapi:
 	$(CARGO) run --quiet --locked -- openapi --out openapi/openapi.json

