@@ -75,10 +75,20 @@ async def main():
                 check(body == done.structured_content["envelope"]["text"] and body.strip(),
                       "the job's text follows the header")
 
-                # A deadline the call gives wins over the server's MCP default.
-                r = await s.call_tool("read_document", {"file_id": scan, "deadline_ms": 120000})
+                # A deadline the call gives wins over the server's MCP default; over HTTP too,
+                # a call with a progress token gets progress notifications as pages are done.
+                seen = []
+
+                async def on_progress(progress, total, message):
+                    seen.append((progress, total, message))
+
+                r = await s.call_tool("read_document", {"file_id": scan, "deadline_ms": 120000},
+                                      progress_callback=on_progress)
                 check(not r.is_error and "· complete" in text_of(r).partition("\n")[0],
                       f"a read with its own deadline: {text_of(r)[:300]}")
+                progress = [p for p, _, _ in seen]
+                check(seen and progress == sorted(set(progress)) and progress[-1] == 2
+                      and all(t == 2 for _, t, _ in seen), f"progress over HTTP: {seen}")
 
                 gone = await s.call_tool("read_result", {"job_id": "j_00000000000000000000000000000000"})
                 check(gone.is_error and "not_found" in text_of(gone), f"an unknown job: {text_of(gone)}")
