@@ -572,7 +572,7 @@ impl Docreader {
         args: JsonObject,
         progress: ProgressSink,
     ) -> CallToolResult {
-        let req = match self.read_request(args) {
+        let req = match self.read_request(args, true) {
             Ok(r) => r,
             Err(e) => return tool_error(e),
         };
@@ -627,9 +627,10 @@ impl Docreader {
     }
 
     /// read_document's (and start_read's) arguments as a read request, with what MCP
-    /// adds: a token budget and a deadline a client waits out (a read cut by it comes back
-    /// `partial` with `next`), unless the call gives its own.
-    fn read_request(&self, args: JsonObject) -> Result<ReadRequest, ApiError> {
+    /// adds: a token budget and, for a call answered with the read (`wait`), a deadline a
+    /// client waits out (a read cut by it comes back `partial` with `next`), unless the call
+    /// gives its own.
+    fn read_request(&self, args: JsonObject, wait: bool) -> Result<ReadRequest, ApiError> {
         let mut req: ReadRequest = serde_json::from_value(Value::Object(args)).map_err(|e| {
             ApiError::invalid_option(format!("bad option: {e}"))
                 .with_hint("The tool's input schema lists every option and its type.")
@@ -647,7 +648,7 @@ impl Docreader {
         if req.max_chars.is_none() && req.max_tokens.is_none() {
             req.max_tokens = Some(DEFAULT_MAX_TOKENS as i64);
         }
-        if req.deadline_ms.is_none() && self.st.mcp_deadline_ms > 0 {
+        if wait && req.deadline_ms.is_none() && self.st.mcp_deadline_ms > 0 {
             req.deadline_ms = Some(self.st.mcp_deadline_ms.min(i64::MAX as u64) as i64);
         }
         Ok(req)
@@ -656,7 +657,8 @@ impl Docreader {
     /// Queue a read as a job (the same job `POST /read` with `async` makes): what can be
     /// checked without reading is checked now.
     async fn start_read(&self, tenant: &str, args: JsonObject) -> CallToolResult {
-        let mut req = match self.read_request(args) {
+        // A job is held to the job deadline, not the MCP one, unless the call gives its own.
+        let req = match self.read_request(args, false) {
             Ok(r) => r,
             Err(e) => return tool_error(e),
         };
@@ -665,10 +667,6 @@ impl Docreader {
                 ApiError::invalid_option("start_read reads one file: give file_id, not file_ids")
                     .with_hint("Call start_read once per file."),
             );
-        }
-        // A job has the whole job deadline unless the call asks for less.
-        if req.deadline_ms == Some(self.st.mcp_deadline_ms as i64) {
-            req.deadline_ms = None;
         }
         if let Err(e) = crate::read::check_values(&req) {
             return tool_error(e);
