@@ -217,8 +217,8 @@ pub struct ServeArgs {
     #[arg(long, env = "DOCREADER_ALLOWED_HOSTS")]
     pub allowed_hosts: Option<String>,
     /// How long a shutdown (SIGTERM) waits for requests in progress, in milliseconds
-    /// (0: the longest a read may take, `deadline_ms` + `grace_ms`, so no read that could
-    /// still finish is cut).
+    /// (0: the longest a read with the default deadline may take, `deadline_ms` +
+    /// `grace_ms`; a read that asks for a longer `deadline_ms` may be cut).
     #[arg(long, env = "DOCREADER_DRAIN_TIMEOUT_MS", default_value_t = 0)]
     pub drain_timeout_ms: u64,
     /// Log format: `text` or `json`.

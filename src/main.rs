@@ -211,6 +211,8 @@ async fn mcp(mut args: ServeArgs) -> ExitCode {
 }
 
 async fn serve(args: ServeArgs) -> ExitCode {
+    #[cfg(unix)]
+    let hangups = docreader::http::auth::hangups();
     let keys_set = match args.api_key_spec() {
         Ok(spec) => spec.is_some(),
         Err(e) => {
@@ -261,8 +263,8 @@ async fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     #[cfg(unix)]
-    if let Some(keys) = &state.api_keys {
-        docreader::http::auth::reload_on_hangup(keys.clone());
+    if let Some(h) = hangups {
+        docreader::http::auth::reload_on_hangup(h, state.api_keys.clone());
     }
     let addr = listener
         .local_addr()

@@ -423,6 +423,8 @@ async fn cover_sqlite(
     conn: &mut sqlx::SqliteConnection,
     texts: &[Indexed],
 ) -> Result<(), sqlx::Error> {
+    // One transaction for the group (one commit, not one a text).
+    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
     for t in texts {
         sqlx::query(
             "INSERT INTO search_coverage (tenant, file_id, total_units, whole) SELECT ?1, ?2, ?3, ?4 \
@@ -435,10 +437,10 @@ async fn cover_sqlite(
         .bind(&t.file_id)
         .bind(t.coverage.total_units.map(|n| n.min(i64::MAX as u64) as i64))
         .bind(t.coverage.whole)
-        .execute(&mut *conn)
+        .execute(&mut *tx)
         .await?;
     }
-    Ok(())
+    tx.commit().await
 }
 
 /// The most reads' texts one index transaction writes.
@@ -543,12 +545,15 @@ impl Coverage {
     /// What a read's envelope says: its total of units, and whether nothing was left out.
     pub fn of(env: &crate::envelope::Envelope) -> Self {
         let r = &env.report;
+        // A multi-page image says no total but has a unit a page.
         let total = r
             .total_pages
             .or(r.total_slides)
             .or(r.total_chapters)
             .or(r.sheets.as_ref().map(|s| s.len() as u64))
-            .or(Some(1));
+            .unwrap_or(1)
+            .max(env.spans.len() as u64);
+        let total = Some(total);
         let whole = !env.truncated
             && env.next.is_none()
             && r.partial != Some(true)

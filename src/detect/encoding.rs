@@ -21,6 +21,9 @@ pub enum TextEncoding {
     /// ISO-2022-KR (RFC 1557; WHATWG maps it to "replacement", so encoding_rs cannot):
     /// ASCII, with KS X 1001 between SO and SI. Its `ESC $ ) C` header is skipped as a BOM.
     Iso2022Kr,
+    /// IBM855, DOS's Cyrillic with box drawing (not a WHATWG encoding, so not encoding_rs's,
+    /// nor a chardetng guess): ASCII, then `CP855_HIGH` for 0x80–0xFF.
+    Ibm855,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +76,7 @@ impl TextEncoding {
             Self::Utf32 { be: false } => "UTF-32LE",
             Self::Utf32 { be: true } => "UTF-32BE",
             Self::Iso2022Kr => "ISO-2022-KR",
+            Self::Ibm855 => "IBM855",
         }
     }
 
@@ -91,6 +95,15 @@ impl TextEncoding {
                     .collect(),
             ),
             Self::Iso2022Kr => Cow::Owned(iso2022kr(bytes, false).unwrap_or_default()),
+            Self::Ibm855 => Cow::Owned(
+                bytes
+                    .iter()
+                    .map(|&b| match b {
+                        0..=0x7F => b as char,
+                        _ => CP855_HIGH[(b - 0x80) as usize],
+                    })
+                    .collect(),
+            ),
         }
     }
 
@@ -98,7 +111,8 @@ impl TextEncoding {
     pub fn decode_strict(self, bytes: &[u8]) -> Option<Cow<'_, str>> {
         match self {
             Self::Rs(e) => e.decode_without_bom_handling_and_without_replacement(bytes),
-            Self::Ebcdic(_) => Some(self.decode(bytes)),
+            // Every byte has a character.
+            Self::Ebcdic(_) | Self::Ibm855 => Some(self.decode(bytes)),
             Self::Utf32 { be } => {
                 if bytes.len() % 4 != 0 {
                     return None;
@@ -121,7 +135,7 @@ impl TextEncoding {
             }
             Self::Rs(e) if e.is_single_byte() => text.chars().count(),
             Self::Rs(e) => e.encode(text).0.len(),
-            Self::Ebcdic(_) => text.chars().count(),
+            Self::Ebcdic(_) | Self::Ibm855 => text.chars().count(),
             Self::Utf32 { .. } => text.chars().count() * 4,
             Self::Iso2022Kr => {
                 // From ASCII state (a line starts in it): a shift at each change of set.
@@ -441,10 +455,9 @@ pub fn detect(bytes: &[u8], markup: bool) -> Detected {
         return det(TextEncoding::Rs(encoding_rs::UTF_8), Confidence::Certain, 0);
     }
     if markup || looks_like_markup(bytes) {
-        if let Some(enc) = declared_charset(bytes) {
-            let te = TextEncoding::Rs(enc);
+        if let Some(te) = declared_charset(bytes) {
             // Honoured unless the bytes contradict it.
-            if enc != encoding_rs::UTF_8 && te.decode_strict(bytes).is_some() {
+            if te != TextEncoding::Rs(encoding_rs::UTF_8) && te.decode_strict(bytes).is_some() {
                 return det(te, Confidence::Declared, 0);
             }
         }
@@ -455,7 +468,7 @@ pub fn detect(bytes: &[u8], markup: bool) -> Detected {
     let (guess, sure) = guess_legacy(bytes);
     let guess = refine_cyrillic(bytes, guess);
     det(
-        TextEncoding::Rs(guess),
+        guess,
         if sure {
             Confidence::High
         } else {
@@ -629,7 +642,7 @@ fn looks_like_markup(bytes: &[u8]) -> bool {
 }
 
 /// The charset an HTML `<meta>` or an XML declaration names, anywhere in the file.
-fn declared_charset(bytes: &[u8]) -> Option<&'static Encoding> {
+fn declared_charset(bytes: &[u8]) -> Option<TextEncoding> {
     use std::sync::OnceLock;
     static RE: OnceLock<regex::bytes::Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
@@ -642,12 +655,19 @@ fn declared_charset(bytes: &[u8]) -> Option<&'static Encoding> {
     let scan = &bytes[..bytes.len().min(4 * 1024 * 1024)];
     for caps in re.captures_iter(scan) {
         let label = caps.get(1).or_else(|| caps.get(2))?.as_bytes();
+        // IBM855 is no WHATWG label (encoding_rs knows none of its names).
+        if [&b"ibm855"[..], b"cp855", b"855", b"csibm855"]
+            .iter()
+            .any(|l| label.eq_ignore_ascii_case(l))
+        {
+            return Some(TextEncoding::Ibm855);
+        }
         if let Some(enc) = Encoding::for_label(label) {
             // A UTF-16 declaration in bytes that are not UTF-16 is a lie by construction.
             if enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE {
                 continue;
             }
-            return Some(enc);
+            return Some(TextEncoding::Rs(enc));
         }
     }
     None
@@ -704,19 +724,22 @@ fn ebcdic(bytes: &[u8]) -> Option<Ebcdic> {
     })
 }
 
-/// chardetng mixes up the Cyrillic single-byte encodings (and has no Mac Cyrillic).
-/// They share lowercase letters in places but not capitals, so score each candidate by
-/// how word-like its Cyrillic comes out: capitals inside words and stray symbols lose.
-fn refine_cyrillic(bytes: &[u8], guess: &'static Encoding) -> &'static Encoding {
+/// chardetng mixes up the Cyrillic single-byte encodings (and has no Mac Cyrillic, nor
+/// IBM855). They share lowercase letters in places but not capitals, so score each
+/// candidate by how word-like its Cyrillic comes out: capitals inside words and stray
+/// symbols lose.
+fn refine_cyrillic(bytes: &[u8], guess: &'static Encoding) -> TextEncoding {
     use encoding_rs::*;
-    // Order matters on ties: KOI8-R before KOI8-U (they differ only in Ukrainian letters).
+    // Order matters on ties: KOI8-R before KOI8-U (they differ only in Ukrainian letters);
+    // IBM855 last (it wins only by a clearer reading).
     let cyrillic = [
-        WINDOWS_1251,
-        KOI8_R,
-        IBM866,
-        X_MAC_CYRILLIC,
-        ISO_8859_5,
-        KOI8_U,
+        TextEncoding::Rs(WINDOWS_1251),
+        TextEncoding::Rs(KOI8_R),
+        TextEncoding::Rs(IBM866),
+        TextEncoding::Rs(X_MAC_CYRILLIC),
+        TextEncoding::Rs(ISO_8859_5),
+        TextEncoding::Rs(KOI8_U),
+        TextEncoding::Ibm855,
     ];
     let latin = [
         WINDOWS_1252,
@@ -727,14 +750,15 @@ fn refine_cyrillic(bytes: &[u8], guess: &'static Encoding) -> &'static Encoding 
         ISO_8859_4,
         ISO_8859_13,
     ];
-    if !cyrillic.contains(&guess)
+    let guessed = TextEncoding::Rs(guess);
+    if !cyrillic.contains(&guessed)
         && !(latin.contains(&guess) && mostly_non_ascii_letters(bytes, guess))
     {
-        return guess;
+        return guessed;
     }
     let sample = &bytes[..bytes.len().min(256 * 1024)];
-    let score = |enc: &'static Encoding| -> i64 {
-        let (text, _, _) = enc.decode(sample);
+    let score = |enc: TextEncoding| -> i64 {
+        let text = enc.decode(sample);
         let mut s = 0i64;
         let mut prev_lower = false;
         for c in text.chars() {
@@ -759,8 +783,8 @@ fn refine_cyrillic(bytes: &[u8], guess: &'static Encoding) -> &'static Encoding 
         }
         s
     };
-    let mut best = (guess, score(guess));
-    if cyrillic.contains(&guess) {
+    let mut best = (guessed, score(guessed));
+    if cyrillic.contains(&guessed) {
         best = (cyrillic[0], score(cyrillic[0]));
     }
     for enc in cyrillic {
@@ -771,6 +795,26 @@ fn refine_cyrillic(bytes: &[u8], guess: &'static Encoding) -> &'static Encoding 
     }
     best.0
 }
+
+/// IBM855's characters for bytes 0x80–0xFF (generated from Python's codecs.cp855).
+pub const CP855_HIGH: [char; 128] = [
+    '\u{0452}', '\u{0402}', '\u{0453}', '\u{0403}', '\u{0451}', '\u{0401}', '\u{0454}', '\u{0404}',
+    '\u{0455}', '\u{0405}', '\u{0456}', '\u{0406}', '\u{0457}', '\u{0407}', '\u{0458}', '\u{0408}',
+    '\u{0459}', '\u{0409}', '\u{045A}', '\u{040A}', '\u{045B}', '\u{040B}', '\u{045C}', '\u{040C}',
+    '\u{045E}', '\u{040E}', '\u{045F}', '\u{040F}', '\u{044E}', '\u{042E}', '\u{044A}', '\u{042A}',
+    '\u{0430}', '\u{0410}', '\u{0431}', '\u{0411}', '\u{0446}', '\u{0426}', '\u{0434}', '\u{0414}',
+    '\u{0435}', '\u{0415}', '\u{0444}', '\u{0424}', '\u{0433}', '\u{0413}', '\u{00AB}', '\u{00BB}',
+    '\u{2591}', '\u{2592}', '\u{2593}', '\u{2502}', '\u{2524}', '\u{0445}', '\u{0425}', '\u{0438}',
+    '\u{0418}', '\u{2563}', '\u{2551}', '\u{2557}', '\u{255D}', '\u{0439}', '\u{0419}', '\u{2510}',
+    '\u{2514}', '\u{2534}', '\u{252C}', '\u{251C}', '\u{2500}', '\u{253C}', '\u{043A}', '\u{041A}',
+    '\u{255A}', '\u{2554}', '\u{2569}', '\u{2566}', '\u{2560}', '\u{2550}', '\u{256C}', '\u{00A4}',
+    '\u{043B}', '\u{041B}', '\u{043C}', '\u{041C}', '\u{043D}', '\u{041D}', '\u{043E}', '\u{041E}',
+    '\u{043F}', '\u{2518}', '\u{250C}', '\u{2588}', '\u{2584}', '\u{041F}', '\u{044F}', '\u{2580}',
+    '\u{042F}', '\u{0440}', '\u{0420}', '\u{0441}', '\u{0421}', '\u{0442}', '\u{0422}', '\u{0443}',
+    '\u{0423}', '\u{0436}', '\u{0416}', '\u{0432}', '\u{0412}', '\u{044C}', '\u{042C}', '\u{2116}',
+    '\u{00AD}', '\u{044B}', '\u{042B}', '\u{0437}', '\u{0417}', '\u{0448}', '\u{0428}', '\u{044D}',
+    '\u{042D}', '\u{0449}', '\u{0429}', '\u{0447}', '\u{0427}', '\u{00A7}', '\u{25A0}', '\u{00A0}',
+];
 
 /// cp500 byte → char, generated from Python's codecs.cp500.
 pub const CP500: [char; 256] = [
@@ -973,6 +1017,29 @@ mod tests {
         let d = detect(&bytes, false);
         assert!(matches!(d.encoding, TextEncoding::Ebcdic(_)));
         assert_eq!(d.encoding.decode(&bytes), text);
+    }
+
+    /// An XML declaration naming IBM855 (no WHATWG label) is honoured; the bytes decode
+    /// through its table.
+    #[test]
+    fn an_ibm855_declaration_is_honoured() {
+        let cp855 = |text: &str| -> Vec<u8> {
+            text.chars()
+                .map(|c| match c {
+                    c if c.is_ascii() => c as u8,
+                    c => 0x80 + CP855_HIGH.iter().position(|&h| h == c).unwrap() as u8,
+                })
+                .collect()
+        };
+        let mut xml = b"<?xml version=\"1.0\" encoding=\"IBM855\"?>\n<t>".to_vec();
+        xml.extend(cp855("Форумы: Обсуждение"));
+        xml.extend(b"</t>\n");
+        let d = detect(&xml, true);
+        assert_eq!(
+            (d.encoding.name(), d.confidence),
+            ("IBM855", Confidence::Declared)
+        );
+        assert!(d.encoding.decode(&xml).contains("Форумы: Обсуждение"));
     }
 
     #[test]

@@ -232,7 +232,8 @@ pub fn line_count(bytes: &[u8], enc: TextEncoding) -> usize {
                 .chunks_exact(2)
                 .map(|c| u16::from_be_bytes([c[0], c[1]])),
         ),
-        TextEncoding::Rs(_) => Box::new(bytes.iter().map(|b| *b as u16)),
+        // ASCII-compatible: line ends are bytes.
+        TextEncoding::Rs(_) | TextEncoding::Ibm855 => Box::new(bytes.iter().map(|b| *b as u16)),
         TextEncoding::Ebcdic(_) | TextEncoding::Utf32 { .. } | TextEncoding::Iso2022Kr => {
             return split_lines(&enc.decode(bytes)).len()
         }

@@ -21,11 +21,17 @@ pub const LOCAL_TENANT: &str = "local";
 /// Parse `key:tenant,key2:tenant2`.
 pub fn parse_keys(spec: &str) -> Result<HashMap<String, String>, String> {
     let mut keys = HashMap::new();
-    for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    for (n, pair) in spec
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .enumerate()
+    {
+        // The entry itself is not said: without its `:` it is all key, a secret for logs.
         let (k, t) = pair.split_once(':').ok_or_else(|| {
             format!(
-                "DOCREADER_API_KEYS entry {:?} is not key:tenant",
-                pair.split(':').next().unwrap_or("")
+                "API key entry {} (in the order given) is not key:tenant",
+                n + 1
             )
         })?;
         if k.len() < 16 {
@@ -44,7 +50,7 @@ pub fn parse_keys(spec: &str) -> Result<HashMap<String, String>, String> {
         keys.insert(k.to_string(), t.to_string());
     }
     if keys.is_empty() {
-        return Err("DOCREADER_API_KEYS is set but lists no key:tenant pair".into());
+        return Err("the API keys list no key:tenant pair".into());
     }
     Ok(keys)
 }
@@ -119,20 +125,33 @@ impl Keys {
     }
 }
 
-/// Reload the keys file on every SIGHUP, for as long as the process runs (each outcome is
-/// logged: the number of keys now in use, or why the old ones are kept).
+/// SIGHUP, listened for from the start of `serve` (before the database is opened): from
+/// then on it never ends the process, as its default action would.
 #[cfg(unix)]
-pub fn reload_on_hangup(keys: Arc<Keys>) {
+pub fn hangups() -> Option<tokio::signal::unix::Signal> {
     use tokio::signal::unix::{signal, SignalKind};
-    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
-        tracing::warn!("cannot listen for SIGHUP: API keys are read at start only");
-        return;
-    };
+    match signal(SignalKind::hangup()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!("cannot listen for SIGHUP ({e}): API keys are read at start only");
+            None
+        }
+    }
+}
+
+/// Reload the keys file on every SIGHUP, for as long as the process runs (each outcome is
+/// logged: the number of keys now in use, or why the old ones are kept; without keys, that
+/// there are none to reload).
+#[cfg(unix)]
+pub fn reload_on_hangup(mut hangups: tokio::signal::unix::Signal, keys: Option<Arc<Keys>>) {
     tokio::spawn(async move {
         while hangups.recv().await.is_some() {
-            match keys.reload() {
-                Ok(n) => tracing::info!(keys = n, "SIGHUP: API keys reloaded"),
-                Err(e) => tracing::error!("SIGHUP: API keys not reloaded: {e}"),
+            match keys.as_ref().map(|k| k.reload()) {
+                Some(Ok(n)) => tracing::info!(keys = n, "SIGHUP: API keys reloaded"),
+                Some(Err(e)) => tracing::error!("SIGHUP: API keys not reloaded: {e}"),
+                None => {
+                    tracing::info!("SIGHUP: this service runs without API keys; nothing to reload")
+                }
             }
         }
     });

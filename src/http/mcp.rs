@@ -53,7 +53,7 @@ Give `file_id` (from list_documents or an upload), or `file_ids` (up to 10, read
 The answer holds at most about 8000 tokens unless `max_tokens` (or `max_chars`) says otherwise. It starts with a header line (format, what was read, whether it was cut) and then the text. When the text was cut, the header gives `next`: call read_document again with the same file_id and those option values to read on. \
 An option that does not fit the format is an error that names the options that do.";
 
-const START_DESCRIPTION: &str = "Start a read that may take longer than one tool call can wait (OCR of many scanned pages, a long file read whole): the same arguments as read_document, answered at once with a job_id. \
+const START_DESCRIPTION: &str = "Start a read that may take longer than one tool call can wait (OCR of many scanned pages, a large file): the same arguments as read_document (the same 8000-token budget unless `max_tokens` says otherwise), answered at once with a job_id. \
 Then call read_result with that job_id: it waits up to `wait_seconds` for the read to end and gives the text with read_document's header, or the read's progress so far.";
 
 const RESULT_DESCRIPTION: &str = "The outcome of a read started with start_read: the text with read_document's header once it is done (with `next` to read on), its progress while it runs (call again), or its error. \
@@ -393,11 +393,16 @@ fn refs_in(v: &Value) -> Vec<String> {
 }
 
 /// OpenAPI's `#/components/schemas/X` as `#/$defs/X` (the tool schema stands alone);
-/// `example`s dropped (not JSON Schema's, and a model needs none here).
+/// `example`s dropped (not JSON Schema's, and a model needs none here); `oneOf` as `anyOf`
+/// (utoipa's untagged enums overlap: an empty `boxes` array is both of its shapes, which
+/// `oneOf` refuses).
 fn rewrite_refs(v: &mut Value) {
     match v {
         Value::Object(o) => {
             o.remove("example");
+            if let Some(alts) = o.remove("oneOf") {
+                o.insert("anyOf".into(), alts);
+            }
             for (k, x) in o.iter_mut() {
                 match (k.as_str(), x.as_str()) {
                     ("$ref", Some(r)) => {
@@ -1354,6 +1359,24 @@ pub fn router(st: AppState, hosts: &[String]) -> Router<AppState> {
 
 #[cfg(test)]
 mod schema_tests {
+    /// Output schemas stand alone and accept what overlaps: no `oneOf` (an empty `boxes`
+    /// array is both of `Boxes`' shapes), no reference outside `$defs`.
+    #[test]
+    fn output_schemas_stand_alone() {
+        for t in super::tools(false, true) {
+            let Some(o) = &t.output_schema else {
+                assert_eq!(t.name, "render_page");
+                continue;
+            };
+            let text = serde_json::to_string(o.as_ref()).unwrap();
+            assert!(!text.contains("\"oneOf\""), "{}: {text}", t.name);
+            assert!(!text.contains("#/components/"), "{}", t.name);
+            for name in super::refs_in(&serde_json::Value::Object(o.as_ref().clone())) {
+                assert!(o["$defs"].get(&name).is_some(), "{}: {name}", t.name);
+            }
+        }
+    }
+
     #[test]
     fn read_schema_is_short() {
         let v = super::read_schema(false, false);

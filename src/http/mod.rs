@@ -305,7 +305,6 @@ pub fn app(state: AppState) -> Router {
                 "method not allowed on this endpoint",
             )
         });
-    router = router.layer(axum::middleware::from_fn(metrics::note_route));
     if !state.cors_origins.is_empty() {
         let allow = if state.cors_origins.iter().any(|o| o == "*") {
             AllowOrigin::any()
@@ -350,6 +349,8 @@ pub fn app(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn(security_headers))
         .layer(axum::middleware::from_fn(catch_panic))
+        // Layers of a router run after routing: the route is known to every one of them.
+        .layer(axum::middleware::from_fn(metrics::note_route))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::count,

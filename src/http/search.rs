@@ -132,15 +132,24 @@ pub async fn index_whole(st: &AppState, tenant: &str, id: &str) -> Result<(u64, 
         req.max_cells = Some(1_000_000);
     }
     let (mut reads, mut chars) = (0, 0);
-    let mut to_the_end = false;
+    // Whole only when every read went into the index (a read from an offset, a cell range
+    // or a byte window does not: `search::indexable`) and none left pages out.
+    let (mut to_the_end, mut all_indexed) = (false, true);
     loop {
+        all_indexed &= crate::search::indexable(&req);
         let mut prepared = st.reader.prepare(tenant, req.clone()).await?;
         prepared.index_on_demand();
         let env = st.reader.run(prepared, ProgressSink::default()).await?;
         reads += 1;
         chars += env.text.chars().count() as u64;
+        all_indexed &= env.report.partial != Some(true)
+            && env
+                .report
+                .skipped_pages
+                .as_ref()
+                .is_none_or(|p| p.is_empty());
         let Some(next) = env.next.filter(|n| !n.is_empty()) else {
-            to_the_end = env.report.partial != Some(true);
+            to_the_end = true;
             break;
         };
         if reads >= MAX_INDEX_READS {
@@ -156,13 +165,12 @@ pub async fn index_whole(st: &AppState, tenant: &str, id: &str) -> Result<(u64, 
         req = serde_json::from_value(v).map_err(ApiError::internal)?;
     }
     // Searchable when this answers: the reads' indexing (done after each read) is written;
-    // and the hits say the file is indexed whole when every `next` was followed.
-    if to_the_end {
-        st.files
-            .indexing
-            .mark_whole(tenant, id)
-            .await
-            .map_err(crate::db::failure)?;
+    // and the hits say the file is indexed whole when every `next` was followed into the
+    // index (best effort, as indexing is: a failure costs the hits' `whole` only).
+    if to_the_end && all_indexed {
+        if let Err(e) = st.files.indexing.mark_whole(tenant, id).await {
+            tracing::warn!(error = %e, "could not record that a file is indexed whole");
+        }
     } else {
         st.files.indexing.settled().await;
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make test-container`, second part (tests/container/run.sh calls it at its end):
+# `make test-container`, second part (the Makefile runs it after tests/container/run.sh):
 # docker/compose.yaml brought up as users bring it up, with podman-compose (pinned in
 # tests/python/requirements.txt): Postgres, SeaweedFS (S3, which makes its bucket), two docreader
 # replicas of the image under test, nginx in front. Then tests/container/compose_check.py

@@ -378,3 +378,38 @@ async fn iso_2022_texts_are_decoded() {
         assert!(reads >= 2, "{name}");
     }
 }
+
+/// IBM855 (DOS Cyrillic; neither a WHATWG encoding nor a chardetng guess, #43 item 6) is
+/// recognised among the Cyrillic single-byte encodings and decoded: chardet's own test file
+/// (fixtures/text/chardet/SOURCES.md), and byte windows that rebuild it.
+#[tokio::test]
+async fn ibm855_text_is_recognised() {
+    let app = TestApp::new().await;
+    let bytes = fixture("text/chardet/ibm855.txt");
+    let id = app.upload_id("ibm855.txt", &bytes).await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["encoding"], "IBM855", "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("В гимназии он не был в числе первых учеников"),
+        "{text}"
+    );
+    // Byte windows over the same bytes, each from where the last one ended (positions in
+    // the file's own single bytes), together the text; and a character budget followed.
+    let (mut offset, mut got) = (0u64, String::new());
+    while offset < bytes.len() as u64 {
+        let r = app
+            .read(json!({"file_id": id, "byte_offset": offset, "byte_length": 97}))
+            .await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        got.push_str(r.json["text"].as_str().unwrap());
+        let end = r.json["byte_range"][1].as_u64().unwrap();
+        assert!(end > offset, "no progress at {offset}");
+        offset = end;
+    }
+    assert_eq!(got, text, "byte windows");
+    let (got, reads) = follow(&app, &id, json!({"max_chars": 150})).await;
+    assert_eq!(got, text, "max_chars");
+    assert!(reads >= 2);
+}

@@ -986,6 +986,11 @@ fn keys_reload_on_sighup_and_metrics_say_routes_jobs_and_memory() {
     std::fs::write(&file, "short:alice\n").unwrap();
     hangup(&srv);
     std::thread::sleep(Duration::from_millis(500));
+    // An entry without its tenant is all key: the log names its place, never its text.
+    let leaked = "no-colon-secret-0123456789abcdef";
+    std::fs::write(&file, format!("{new}:alice\n{leaked}\n")).unwrap();
+    hangup(&srv);
+    std::thread::sleep(Duration::from_millis(500));
     until_files_answer(&srv.addr, new, 200);
     // The server is still there after three hangups (SIGHUP does not end it).
     assert!(srv.child.try_wait().unwrap().is_none());
@@ -1002,9 +1007,28 @@ fn keys_reload_on_sighup_and_metrics_say_routes_jobs_and_memory() {
     }
     let (_, missing) = get_with_key(&srv.addr, "/no/such/route/123", new);
     let _ = missing;
+    // Any token is a method to the server: one label value for all that are not HTTP's.
+    for m in ["FOO1", "FOO2"] {
+        let mut s = TcpStream::connect(&srv.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        s.write_all(
+            format!(
+                "{m} /files HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+                srv.addr
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let mut raw = Vec::new();
+        let _ = s.read_to_end(&mut raw);
+    }
     let (_, metrics) = get_with_key(&srv.addr, "/metrics", new);
     assert!(
         metrics.contains("route=\"unmatched\",status=\"404\"") && !metrics.contains("/no/such"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("method=\"other\"") && !metrics.contains("FOO"),
         "{metrics}"
     );
     let server_bytes: u64 = metrics
@@ -1024,4 +1048,17 @@ fn keys_reload_on_sighup_and_metrics_say_routes_jobs_and_memory() {
         logs.contains("lists no key now") && logs.contains("at least 16 characters"),
         "{logs}"
     );
+    assert!(logs.contains("entry 2") && !logs.contains(leaked), "{logs}");
+
+    // Without keys a SIGHUP is said to have nothing to reload, and does not end the service.
+    let mut keyless = Server::start(&[], &[]);
+    hangup(&keyless);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        keyless.child.try_wait().unwrap().is_none(),
+        "SIGHUP ended a keyless server"
+    );
+    keyless.terminate();
+    let (_, logs) = keyless.stop_logs();
+    assert!(logs.contains("nothing to reload"), "{logs}");
 }

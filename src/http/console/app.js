@@ -65,11 +65,13 @@ function size(n) {
   return `${(n / 1e6).toFixed(1)} MB`;
 }
 
-// `code` spans and [links](href) of the schema's descriptions (and hints) as DOM nodes:
-// no raw backticks, and nothing in the text becomes markup.
-function richText(node, text) {
+// `code` spans and [links](href) of the schema's descriptions as DOM nodes: no raw
+// backticks, and nothing in the text becomes markup. `links: false` for text that may carry
+// a document's words (an error's hint can quote a sheet name): code spans only, no link a
+// file could plant.
+function richText(node, text, { links = true } = {}) {
   const src = String(text || "").replace(/\s*\n\s*/g, " ").trim();
-  const re = /`([^`]+)`|\[([^\]]+)\]\(([^)\s]+)\)/g;
+  const re = links ? /`([^`]+)`|\[([^\]]+)\]\(([^)\s]+)\)/g : /`([^`]+)`/g;
   let at = 0;
   let m;
   while ((m = re.exec(src))) {
@@ -483,7 +485,7 @@ function fail(e) {
   const box = $("#read-error");
   box.replaceChildren(
     el("p", {}, ...(e.code ? [el("code", { class: "code", text: e.code }), " "] : []), e.message || "The read failed."),
-    ...(e.hint ? [richText(el("p", { class: "hint" }), e.hint)] : []));
+    ...(e.hint ? [richText(el("p", { class: "hint" }), e.hint, { links: false })] : []));
   box.hidden = false;
   $("#warnings").replaceChildren();
   $("#details").replaceChildren();
