@@ -51,6 +51,7 @@ pub struct UploadForm {
         (status = 200, description = "stored", body = UploadResponse),
         (status = 400, description = "invalid_request", body = ErrorBody),
         (status = 401, description = "unauthorized", body = ErrorBody),
+        (status = 408, description = "request_timeout: the body paused longer than the upload body timeout", body = ErrorBody),
         (status = 413, description = "too_large", body = ErrorBody),
         (status = 415, description = "blocked_type, binary_content, legacy_format, unsupported_format", body = ErrorBody),
         (status = 422, description = "encrypted", body = ErrorBody)),
@@ -240,7 +241,7 @@ pub struct FileList {
 
 /// The caller's files, newest first.
 #[utoipa::path(get, path = "/files", tag = "files", params(ListParams),
-    responses((status = 200, body = FileList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
+    responses((status = 200, body = FileList), (status = 400, description = "invalid_option: limit or offset out of range", body = ErrorBody), (status = 401, description = "unauthorized", body = ErrorBody)),
     security((), ("bearer" = [])))]
 pub async fn list(
     State(st): State<AppState>,
@@ -273,7 +274,7 @@ pub struct FileInfo {
 
 /// One of the caller's files.
 #[utoipa::path(get, path = "/files/{id}", tag = "files", params(("id" = String, Path, description = "file id")),
-    responses((status = 200, body = FileInfo), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = FileInfo), (status = 404, description = "not_found", body = ErrorBody)),
     security((), ("bearer" = [])))]
 pub async fn show(
     State(st): State<AppState>,
@@ -293,7 +294,7 @@ pub struct Deleted {
 
 /// Delete one of the caller's files. The bytes go when no other upload references them.
 #[utoipa::path(delete, path = "/files/{id}", tag = "files", params(("id" = String, Path, description = "file id")),
-    responses((status = 200, body = Deleted), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = Deleted), (status = 404, description = "not_found", body = ErrorBody)),
     security((), ("bearer" = [])))]
 pub async fn remove(
     State(st): State<AppState>,

@@ -24,7 +24,7 @@ pub async fn healthz() -> Json<Value> {
 /// which native parts (PDFium, OCR) are installed; reads that need a missing one fail alone.
 #[utoipa::path(get, path = "/readyz", tag = "health", responses(
     (status = 200, description = "ready", body = Object),
-    (status = 503, description = "not ready", body = crate::error::ErrorBody)))]
+    (status = 503, description = "unavailable: not ready (the database, the bucket or the data dir does not answer; the message says which)", body = crate::error::ErrorBody)))]
 pub async fn readyz(State(st): State<AppState>) -> Result<Json<Value>, ApiError> {
     let unavailable =
         |what: &str| ApiError::new(ErrorCode::Unavailable, format!("not ready: {what}"));

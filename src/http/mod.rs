@@ -505,6 +505,65 @@ mod tests {
     use axum::http::Request;
     use tower::ServiceExt;
 
+    /// Every error response of every operation lists the codes it may carry (the words
+    /// before a `:` in its description); each is a code of `ErrorCode` whose status is that
+    /// response's, and every code is listed under its status somewhere: the published lists
+    /// cannot drift from the one table of codes.
+    #[test]
+    fn error_responses_list_codes_of_their_status() {
+        use crate::error::ErrorCode;
+        let doc = super::openapi();
+        let mut listed = std::collections::HashSet::new();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                let Some(responses) = op.get("responses").and_then(|r| r.as_object()) else {
+                    continue;
+                };
+                for (status, resp) in responses {
+                    let status: u16 = status.parse().unwrap();
+                    // Error envelopes only (`/readyz`'s 503 is its own report).
+                    let body = resp["content"]["application/json"]["schema"]["$ref"].as_str();
+                    if status < 400 || body != Some("#/components/schemas/ErrorBody") {
+                        continue;
+                    }
+                    let desc = resp["description"].as_str().unwrap_or("");
+                    let codes = desc.split(':').next().unwrap_or("");
+                    assert!(
+                        !codes.trim().is_empty(),
+                        "{method} {path} {status}: no error code listed"
+                    );
+                    for word in codes.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+                        let code = ErrorCode::ALL
+                            .iter()
+                            .find(|c| c.as_str() == word)
+                            .unwrap_or_else(|| {
+                                panic!(
+                                    "{method} {path} {status}: {word:?} is no error code ({desc})"
+                                )
+                            });
+                        assert_eq!(
+                            code.status(),
+                            status,
+                            "{method} {path}: {word} is answered with {}, listed under {status}",
+                            code.status()
+                        );
+                        listed.insert(word.to_string());
+                    }
+                }
+            }
+        }
+        // Codes no operation lists: a method a route does not take (the router's own
+        // answer), and a job's end that no request answers (`cancelled`, in its record).
+        let by_layers = ["method_not_allowed", "cancelled"];
+        for code in ErrorCode::ALL {
+            assert!(
+                listed.contains(code.as_str()) || by_layers.contains(&code.as_str()),
+                "{} is listed by no operation",
+                code.as_str()
+            );
+        }
+    }
+
     /// A handler that panics answers 500 `internal` with the request id, through the same
     /// two layers `app()` puts around every route; the connection is not dropped.
     #[tokio::test]

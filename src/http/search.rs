@@ -30,7 +30,8 @@ pub fn router() -> Router<AppState> {
     responses(
         (status = 200, description = "the hits", body = SearchResults),
         (status = 400, description = "invalid_request, invalid_option", body = ErrorBody),
-        (status = 401, description = "unauthorized", body = ErrorBody)),
+        (status = 401, description = "unauthorized", body = ErrorBody),
+        (status = 403, description = "forbidden: search is off on this service (DOCREADER_INDEX_READS=off)", body = ErrorBody)),
     security((), ("bearer" = [])))]
 pub async fn search(
     State(st): State<AppState>,
@@ -99,6 +100,7 @@ const MAX_INDEX_READS: u64 = 1000;
     responses(
         (status = 200, description = "indexed", body = Indexed),
         (status = 401, description = "unauthorized", body = ErrorBody),
+        (status = 403, description = "forbidden: search is off on this service (DOCREADER_INDEX_READS=off)", body = ErrorBody),
         (status = 404, description = "not_found", body = ErrorBody),
         (status = 413, description = "too_large", body = ErrorBody),
         (status = 415, description = "blocked_type, binary_content, legacy_format, unsupported_format", body = ErrorBody),
