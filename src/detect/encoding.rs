@@ -315,14 +315,37 @@ pub fn utf16_kind(bytes: &[u8]) -> Option<&'static Encoding> {
 fn mostly_non_ascii_letters(bytes: &[u8], enc: &'static Encoding) -> bool {
     let (text, _, _) = enc.decode(&bytes[..bytes.len().min(256 * 1024)]);
     let (mut ascii, mut other) = (0usize, 0usize);
-    for c in text.chars().filter(|c| c.is_alphabetic()) {
+    // Words with a letter beyond ASCII: all of them beyond it (`pure`, three letters or
+    // more), or mixed with ASCII letters. Latin-script languages mix (`été`, `für`, `żółw`);
+    // another script read through a Latin code page makes whole words of accented letters,
+    // however much ASCII markup stands around them (an RSS feed, an HTML page).
+    let (mut pure, mut mixed) = (0usize, 0usize);
+    let (mut word_ascii, mut word_other) = (0usize, 0usize);
+    let mut end_word = |a: &mut usize, o: &mut usize| {
+        if *o > 0 {
+            if *a == 0 && *o >= 3 {
+                pure += 1;
+            } else if *a > 0 {
+                mixed += 1;
+            }
+        }
+        (*a, *o) = (0, 0);
+    };
+    for c in text.chars() {
+        if !c.is_alphabetic() {
+            end_word(&mut word_ascii, &mut word_other);
+            continue;
+        }
         if c.is_ascii() {
-            ascii += 1
+            ascii += 1;
+            word_ascii += 1;
         } else {
-            other += 1
+            other += 1;
+            word_other += 1;
         }
     }
-    other > 20 && other > ascii
+    end_word(&mut word_ascii, &mut word_other);
+    other > 20 && (other > ascii || (pure >= 10 && pure > 2 * mixed))
 }
 
 /// The length of the ISO-2022 escape sequence at the start of `seq`: `ESC $ ( D` and

@@ -413,3 +413,23 @@ async fn ibm855_text_is_recognised() {
     assert_eq!(got, text, "max_chars");
     assert!(reads >= 2);
 }
+
+/// Cyrillic words inside a lot of ASCII markup are Cyrillic: chardet's own Mac Cyrillic RSS
+/// feed (its declaration, `MacCyrillic`, is no WHATWG label) was read as windows-1252 — whole
+/// words of accented letters, which Latin-script text does not make, now send it to the
+/// Cyrillic tie-breaker (#43 item 6).
+#[tokio::test]
+async fn cyrillic_in_ascii_markup_is_not_latin() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("feed.xml", &fixture("text/chardet/mac_cyrillic_feed.xml"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["encoding"], "x-mac-cyrillic", "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("быстрая, мощная и расширяемая система обработки шаблонов"),
+        "{text}"
+    );
+}
