@@ -545,15 +545,14 @@ impl Coverage {
     /// What a read's envelope says: its total of units, and whether nothing was left out.
     pub fn of(env: &crate::envelope::Envelope) -> Self {
         let r = &env.report;
-        // A multi-page image says no total but has a unit a page.
+        // (A multi-page image says no total: it is never whole from one read, as pages it
+        // could not decode leave only a warning; the hits show at least its units.)
         let total = r
             .total_pages
             .or(r.total_slides)
             .or(r.total_chapters)
             .or(r.sheets.as_ref().map(|s| s.len() as u64))
-            .unwrap_or(1)
-            .max(env.spans.len() as u64);
-        let total = Some(total);
+            .or(Some(1));
         let whole = !env.truncated
             && env.next.is_none()
             && r.partial != Some(true)

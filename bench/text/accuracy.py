@@ -10,6 +10,7 @@ as wrong.
 
     bash bench/text/run.sh --accuracy            (or: python3 bench/text/accuracy.py BIN)
 """
+import codecs
 import collections
 import hashlib
 import json
@@ -72,6 +73,18 @@ WHATWG = {
 }
 
 
+def codec(name):
+    """A reported name as a Python codec: the table above, else Python's own lookup
+    (charset-normalizer reports Python codec names: `utf_16_le`, `euc_jis_2004`, …)."""
+    name = (name or "").lower()
+    if name in FOUND:
+        return FOUND[name]
+    try:
+        return codecs.lookup(name).name.replace("-", "_")
+    except LookupError:
+        return None
+
+
 def right(data, d, want, found):
     return found in WHATWG.get(d, ()) or same_text(data, want, found)
 
@@ -131,13 +144,13 @@ def main():
             except ValueError:
                 found = None
             n += 1
-            ok = right(data, d, want, FOUND.get((found or "").lower()))
+            ok = right(data, d, want, codec(found))
             ours += ok
             if not ok:
                 wrong.append((d, f, found))
             if from_bytes:
                 best = from_bytes(data).best()
-                theirs += right(data, d, want, FOUND.get((best.encoding if best else "").lower()))
+                theirs += right(data, d, want, codec(best.encoding if best else None))
         rows[d] = (n, ours, theirs)
     total = [sum(r[i] for r in rows.values()) for i in range(3)]
     print("| chardet test directory | files | docreader right | charset-normalizer right |")

@@ -30,7 +30,7 @@ pub fn parse_keys(spec: &str) -> Result<HashMap<String, String>, String> {
         // The entry itself is not said: without its `:` it is all key, a secret for logs.
         let (k, t) = pair.split_once(':').ok_or_else(|| {
             format!(
-                "API key entry {} (in the order given) is not key:tenant",
+                "API key entry {} (counting key:tenant entries, not lines) is not key:tenant",
                 n + 1
             )
         })?;

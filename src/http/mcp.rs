@@ -53,7 +53,7 @@ Give `file_id` (from list_documents or an upload), or `file_ids` (up to 10, read
 The answer holds at most about 8000 tokens unless `max_tokens` (or `max_chars`) says otherwise. It starts with a header line (format, what was read, whether it was cut) and then the text. When the text was cut, the header gives `next`: call read_document again with the same file_id and those option values to read on. \
 An option that does not fit the format is an error that names the options that do.";
 
-const START_DESCRIPTION: &str = "Start a read that may take longer than one tool call can wait (OCR of many scanned pages, a large file): the same arguments as read_document (the same 8000-token budget unless `max_tokens` says otherwise), answered at once with a job_id. \
+const START_DESCRIPTION: &str = "Start a read that may take longer than one tool call can wait (OCR of many scanned pages, a large file): the same arguments as read_document (the same 8000-token budget unless `max_tokens` or `max_chars` says otherwise), answered at once with a job_id. \
 Then call read_result with that job_id: it waits up to `wait_seconds` for the read to end and gives the text with read_document's header, or the read's progress so far.";
 
 const RESULT_DESCRIPTION: &str = "The outcome of a read started with start_read: the text with read_document's header once it is done (with `next` to read on), its progress while it runs (call again), or its error. \

@@ -521,7 +521,7 @@ mod tests {
                 };
                 for (status, resp) in responses {
                     let status: u16 = status.parse().unwrap();
-                    // Error envelopes only (`/readyz`'s 503 is its own report).
+                    // Error envelopes only.
                     let body = resp["content"]["application/json"]["schema"]["$ref"].as_str();
                     if status < 400 || body != Some("#/components/schemas/ErrorBody") {
                         continue;

@@ -144,12 +144,12 @@ pub async fn index_whole(st: &AppState, tenant: &str, id: &str) -> Result<(u64, 
         let env = st.reader.run(prepared, ProgressSink::default()).await?;
         reads += 1;
         chars += env.text.chars().count() as u64;
-        all_indexed &= env.report.partial != Some(true)
-            && env
-                .report
-                .skipped_pages
-                .as_ref()
-                .is_none_or(|p| p.is_empty());
+        // (A read cut by its deadline is `partial`: its `next` reads the rest, indexed too.)
+        all_indexed &= env
+            .report
+            .skipped_pages
+            .as_ref()
+            .is_none_or(|p| p.is_empty());
         let Some(next) = env.next.filter(|n| !n.is_empty()) else {
             to_the_end = true;
             break;
