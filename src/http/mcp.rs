@@ -299,7 +299,10 @@ fn output_schema(tool: &str) -> Option<Arc<JsonObject>> {
     SCHEMAS
         .get_or_init(|| {
             let file = json!({"$ref": "#/$defs/FileRecord"});
-            let of = |top: Value| -> Arc<JsonObject> { closed(top) };
+            // The description is built once for all the tools' schemas.
+            let doc = super::openapi();
+            let components = &doc["components"]["schemas"];
+            let of = |top: Value| -> Arc<JsonObject> { closed(top, components) };
             [
                 (
                     "read_document",
@@ -346,10 +349,9 @@ fn output_schema(tool: &str) -> Option<Arc<JsonObject>> {
         .cloned()
 }
 
-/// `top` (an object's schema) with every component it reaches under `$defs`.
-fn closed(top: Value) -> Arc<JsonObject> {
-    let doc = super::openapi();
-    let components = &doc["components"]["schemas"];
+/// `top` (an object's schema) with every component (of openapi.json's) it reaches under
+/// `$defs`.
+fn closed(top: Value, components: &Value) -> Arc<JsonObject> {
     let mut defs = serde_json::Map::new();
     let mut todo = refs_in(&top);
     while let Some(name) = todo.pop() {

@@ -27,7 +27,11 @@ pub async fn metrics(
         auth?;
     }
     let jobs = st.jobs.depth().await.ok();
-    let out = st.metrics.render(st.reader.executor.restarts(), jobs);
+    // Off the runtime: rendering reads /proc (every process's stat, for the workers' memory).
+    let (metrics, restarts) = (st.metrics.clone(), st.reader.executor.restarts());
+    let out = tokio::task::spawn_blocking(move || metrics.render(restarts, jobs))
+        .await
+        .map_err(crate::error::ApiError::internal)?;
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out))
 }
 

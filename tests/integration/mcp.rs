@@ -18,30 +18,39 @@ fn sdk_python() -> String {
     )
 }
 
-#[test]
-fn an_mcp_client_lists_reads_and_pages_through_documents() {
-    let root = repo();
-    let python = sdk_python();
-    let (alice, bob) = ("alice-key-0123456789", "bob-key-0123456789ab");
-    let mut srv = Server::start(
-        &[],
-        &[("DOCREADER_API_KEYS", &format!("{alice}:alice,{bob}:bob"))],
-    );
-    let out = std::process::Command::new(python)
-        .arg(root.join("tests/mcp/client.py"))
+/// Run one of tests/mcp's SDK scripts against a server, stop the server, and fail with the
+/// script's output and the server log's tail unless the script passed; the server's log.
+fn run_sdk_script(mut srv: Server, script: &str, args: &[&std::ffi::OsStr]) -> String {
+    let out = std::process::Command::new(sdk_python())
+        .arg(repo().join("tests/mcp").join(script))
         .arg(format!("http://{}", srv.addr))
-        .args([alice, bob])
-        .arg(root.join("fixtures/pdf/thirty_short.pdf"))
+        .args(args)
         .output()
         .expect("run the MCP client");
     srv.terminate();
     let (_, logs) = srv.stop_logs();
     assert!(
         out.status.success(),
-        "MCP client failed:\n{}{}\nserver log:\n{}",
+        "{script} failed:\n{}{}\nserver log:\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
         logs.lines().rev().take(30).collect::<Vec<_>>().join("\n")
+    );
+    logs
+}
+
+#[test]
+fn an_mcp_client_lists_reads_and_pages_through_documents() {
+    let (alice, bob) = ("alice-key-0123456789", "bob-key-0123456789ab");
+    let srv = Server::start(
+        &[],
+        &[("DOCREADER_API_KEYS", &format!("{alice}:alice,{bob}:bob"))],
+    );
+    let pdf = repo().join("fixtures/pdf/thirty_short.pdf");
+    let logs = run_sdk_script(
+        srv,
+        "client.py",
+        &[alice.as_ref(), bob.as_ref(), pdf.as_os_str()],
     );
     // An MCP call logs what a REST call does (#45 item 15): its read, if any, and the
     // answer; not the SDK's session chatter (three more lines a call before).
@@ -74,32 +83,16 @@ fn an_mcp_client_lists_reads_and_pages_through_documents() {
 /// tests/mcp/long_reads.py.
 #[test]
 fn an_mcp_client_outlasts_its_timeout_with_a_read_job() {
-    let root = repo();
-    let python = sdk_python();
     let key = "carol-key-0123456789";
-    let mut srv = Server::start(
+    let srv = Server::start(
         &[],
         &[
             ("DOCREADER_API_KEYS", &format!("{key}:carol")),
             ("DOCREADER_MCP_DEADLINE_MS", "1"),
         ],
     );
-    let out = std::process::Command::new(python)
-        .arg(root.join("tests/mcp/long_reads.py"))
-        .arg(format!("http://{}", srv.addr))
-        .arg(key)
-        .arg(root.join("fixtures/pdf/scan_page.pdf"))
-        .output()
-        .expect("run the MCP client");
-    srv.terminate();
-    let (_, logs) = srv.stop_logs();
-    assert!(
-        out.status.success(),
-        "MCP long reads failed:\n{}{}\nserver log:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-        logs.lines().rev().take(30).collect::<Vec<_>>().join("\n")
-    );
+    let scan = repo().join("fixtures/pdf/scan_page.pdf");
+    run_sdk_script(srv, "long_reads.py", &[key.as_ref(), scan.as_os_str()]);
 }
 
 /// `docreader mcp` over stdio, started by the official SDK's stdio client as a desktop
