@@ -34,6 +34,9 @@ pub struct Extraction {
     /// Where each page, slide, sheet or chapter stands in `text` (none: the text is the
     /// document's, one unit).
     pub units: Vec<crate::model::Span>,
+    /// With `output: "json"`: the units read with their blocks (kept to what the text
+    /// shows when the envelope is made).
+    pub document: Option<crate::model::Document>,
 }
 
 /// A file found inside a document.
@@ -85,6 +88,10 @@ pub struct Envelope {
     /// line) starts and ends in `text`, in characters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub units: Option<Vec<crate::model::UnitRange>>,
+    /// With `output: "json"`: the typed document — each unit `text` shows (its kind,
+    /// number or name), with its blocks in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub document: Option<crate::model::Document>,
     /// Format-specific keys (see `Report`), beside the common ones.
     #[serde(flatten)]
     pub report: Report,

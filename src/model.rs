@@ -102,6 +102,240 @@ impl Unit {
     }
 }
 
+/// One block of a unit's content, typed (`output: "json"`): what it is, its text, and
+/// where the format says it comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Block {
+    #[serde(flatten)]
+    pub content: Content,
+    /// The part of the document outside its main flow the block comes from, where it
+    /// does (`headers`, `footers`, `footnotes`, `endnotes`, `comments`, `notes`,
+    /// `annotations`, `form_fields`, `attachments`, `layout_and_master`,
+    /// `print_headers_footers`); absent in the main flow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
+}
+
+/// A block's kind and what that kind holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Content {
+    /// A heading: its level (1 for a title) and text.
+    Heading {
+        level: u8,
+        text: String,
+    },
+    /// A paragraph of the text (its lines joined by `\n` where the format keeps them).
+    Paragraph {
+        text: String,
+    },
+    /// A list item: its level (0-based), its label as shown (`2.3.1.`, `b)`, `•`; empty
+    /// when its level has none) and its text.
+    ListItem {
+        level: u32,
+        label: String,
+        text: String,
+    },
+    /// A table: rows of cells as shown, the first `header_rows` of them its header (0
+    /// where the document marks none).
+    Table {
+        rows: Vec<Vec<String>>,
+        header_rows: u32,
+    },
+    /// A picture: its description (alt text) and caption where the document gives them.
+    Figure {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        alt: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        caption: Option<String>,
+    },
+    /// A comment, footnote, speaker note or annotation: its text and author where known.
+    Note {
+        text: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        author: Option<String>,
+    },
+    /// A running header or footer's text.
+    Header {
+        text: String,
+    },
+    Footer {
+        text: String,
+    },
+    /// Preformatted text (a code block), its lines as written.
+    Code {
+        text: String,
+    },
+    /// A chart, as its series and values read.
+    Chart {
+        text: String,
+    },
+    /// A named value: an e-mail's header (`From`, `Subject`), a form field.
+    Field {
+        name: String,
+        value: String,
+    },
+    /// A physical line of a page: a PDF text line (paragraphs are not found yet), or an
+    /// OCR line with its box (pixels of the image read, a PDF page as rendered for OCR:
+    /// left, top, right, bottom) and confidence (0–1).
+    Line {
+        text: String,
+        #[serde(rename = "box", skip_serializing_if = "Option::is_none")]
+        bbox: Option<[f32; 4]>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        confidence: Option<f32>,
+    },
+}
+
+impl Block {
+    pub fn new(content: Content) -> Self {
+        Self {
+            content,
+            part: None,
+        }
+    }
+
+    pub fn in_part(content: Content, part: Option<&str>) -> Self {
+        Self {
+            content,
+            part: part.map(str::to_string),
+        }
+    }
+
+    pub fn paragraph(text: impl Into<String>) -> Self {
+        Self::new(Content::Paragraph { text: text.into() })
+    }
+
+    pub fn line(text: impl Into<String>) -> Self {
+        Self::new(Content::Line {
+            text: text.into(),
+            bbox: None,
+            confidence: None,
+        })
+    }
+
+    /// Characters of its text (a table's cells, a field's name and value): what a budget
+    /// counts of it.
+    pub fn chars(&self) -> usize {
+        let n = |s: &str| s.chars().count();
+        match &self.content {
+            Content::Heading { text, .. }
+            | Content::Paragraph { text }
+            | Content::ListItem { text, .. }
+            | Content::Note { text, .. }
+            | Content::Header { text }
+            | Content::Footer { text }
+            | Content::Code { text }
+            | Content::Chart { text }
+            | Content::Line { text, .. } => n(text),
+            Content::Table { rows, .. } => rows.iter().flatten().map(|c| n(c)).sum(),
+            Content::Figure { alt, caption } => {
+                alt.as_deref().map_or(0, n) + caption.as_deref().map_or(0, n)
+            }
+            Content::Field { name, value } => n(name) + n(value),
+        }
+    }
+}
+
+/// A block's text on its own (a table's rows a line each, cells apart by ` | `; a
+/// field's `name: value`).
+pub fn plain_text(content: &Content) -> String {
+    match content {
+        Content::Heading { text, .. }
+        | Content::Paragraph { text }
+        | Content::ListItem { text, .. }
+        | Content::Note { text, .. }
+        | Content::Header { text }
+        | Content::Footer { text }
+        | Content::Code { text }
+        | Content::Chart { text }
+        | Content::Line { text, .. } => text.clone(),
+        Content::Table { rows, .. } => rows
+            .iter()
+            .map(|r| r.join(" | "))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Content::Figure { alt, caption } => {
+            caption.clone().or_else(|| alt.clone()).unwrap_or_default()
+        }
+        Content::Field { name, value } => format!("{name}: {value}"),
+    }
+}
+
+/// A unit's blocks, as `output: "json"` returns them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct UnitBlocks {
+    #[serde(flatten)]
+    pub unit: Unit,
+    /// Whether every block of the unit is here. False when the read stopped in it: a
+    /// page, slide or chapter `next` reads again whole has no blocks here; a document or
+    /// sheet `next` reads on in has the blocks shown so far.
+    pub complete: bool,
+    pub blocks: Vec<Block>,
+}
+
+impl UnitBlocks {
+    pub fn new(unit: Unit, blocks: Vec<Block>) -> Self {
+        Self {
+            unit,
+            complete: true,
+            blocks,
+        }
+    }
+}
+
+/// The typed document (`output: "json"`): the units the read's text shows, each with its
+/// blocks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Document {
+    pub units: Vec<UnitBlocks>,
+}
+
+impl Document {
+    /// Only what the text shows: units without a span in it left out; a unit `next`
+    /// reads again whole (a page, slide or chapter the budget cut) without blocks, not
+    /// complete; and the unit a cut text ends in kept to the blocks whose characters fit in
+    /// what it shows (a block's text is never longer than its rendering), not complete
+    /// when it goes on in the next read (a document's, a sheet's) or lost blocks.
+    pub fn shown(
+        self,
+        text: &str,
+        spans: &[Span],
+        truncated: bool,
+        read_again: impl Fn(&Unit) -> bool,
+    ) -> Self {
+        let mut out = Vec::with_capacity(self.units.len());
+        for mut u in self.units {
+            let Some(i) = spans.iter().position(|s| s.unit == u.unit) else {
+                continue;
+            };
+            if read_again(&u.unit) {
+                u.blocks.clear();
+                u.complete = false;
+            } else if truncated && i + 1 == spans.len() {
+                let room = spans[i].text(text).chars().count();
+                let mut used = 0;
+                let keep = u
+                    .blocks
+                    .iter()
+                    .take_while(|b| {
+                        used += b.chars();
+                        used <= room
+                    })
+                    .count();
+                if keep < u.blocks.len()
+                    || matches!(u.unit.kind, UnitKind::Document | UnitKind::Sheet)
+                {
+                    u.complete = false;
+                }
+                u.blocks.truncate(keep);
+            }
+            out.push(u);
+        }
+        Self { units: out }
+    }
+}
+
 /// Where in a document something stands: the page, slide, sheet or chapter of a unit
 /// (none for a format without them). Search hits and hidden-text findings carry it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]

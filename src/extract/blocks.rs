@@ -161,6 +161,72 @@ pub fn render_markdown(blocks: &[Block], with_tables: bool) -> Vec<String> {
     out
 }
 
+/// The typed blocks of `blocks[range]`: what stands after a `Headers`, `Footnotes` or
+/// `Comments` marker is of that part (a header's paragraph a header block, a note's a
+/// note), the part named by the last marker before it, even one before the range.
+pub fn to_model(blocks: &[Block], range: std::ops::Range<usize>) -> Vec<crate::model::Block> {
+    use crate::model::{Block as B, Content as C};
+    let part_of = |m: &str| m.trim().to_lowercase().replace(' ', "_");
+    let mut part: Option<String> = blocks[..range.start].iter().rev().find_map(|b| match b {
+        Block::Marker(m) => Some(part_of(m)),
+        _ => None,
+    });
+    let mut out = Vec::with_capacity(range.len());
+    for b in &blocks[range] {
+        let p = part.as_deref();
+        let text = || match b {
+            Block::Para(t) | Block::Heading(_, _, t) => t.trim().to_string(),
+            Block::Item { text, .. } => text.trim().to_string(),
+            _ => String::new(),
+        };
+        let content = match b {
+            Block::Marker(m) => {
+                part = Some(part_of(m));
+                continue;
+            }
+            Block::Para(t) if t.trim().is_empty() => continue,
+            Block::Para(_) | Block::Heading(..) | Block::Item { .. }
+                if matches!(p, Some("headers")) =>
+            {
+                C::Header { text: text() }
+            }
+            Block::Para(_) | Block::Heading(..) | Block::Item { .. }
+                if matches!(p, Some("footers")) =>
+            {
+                C::Footer { text: text() }
+            }
+            Block::Para(_) | Block::Heading(..) | Block::Item { .. }
+                if matches!(p, Some("footnotes" | "endnotes" | "comments")) =>
+            {
+                C::Note {
+                    text: text(),
+                    author: None,
+                }
+            }
+            Block::Para(_) => C::Paragraph { text: text() },
+            Block::Heading(level, _, _) => C::Heading {
+                level: *level,
+                text: text(),
+            },
+            Block::Item { level, label, .. } => C::ListItem {
+                level: *level,
+                label: label.clone(),
+                text: text(),
+            },
+            Block::Table(rows) => C::Table {
+                rows: rows.clone(),
+                // Word's repeated header rows are not read yet: none marked.
+                header_rows: 0,
+            },
+            Block::Chart(c) => C::Chart {
+                text: c.trim_end().to_string(),
+            },
+        };
+        out.push(B::in_part(content, p));
+    }
+    out
+}
+
 /// Render blocks; table numbering continues from `first_table`.
 pub fn render(blocks: &[Block], first_table: usize, with_tables: bool) -> Vec<String> {
     let mut out = Vec::with_capacity(blocks.len());
@@ -289,6 +355,16 @@ pub fn serve_blocks(
             count: taken,
             oversize,
         } = take_blocks(&rendered, max_chars, budget);
+        if req.json() {
+            // The blocks taken, and one shown only in part (the envelope keeps it out).
+            let end = (start + taken + usize::from(oversize.is_some())).min(blocks.len());
+            ex.document = Some(crate::model::Document {
+                units: vec![crate::model::UnitBlocks::new(
+                    crate::model::Unit::document(),
+                    to_model(blocks, start..end),
+                )],
+            });
+        }
         if taken == rendered.len() {
             ex.text = text;
             return Ok(ex);

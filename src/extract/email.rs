@@ -574,6 +574,9 @@ impl Extractor for EmailExtractor {
             "`hidden_text: \"keep\"` reads them",
         ));
         text.push_str(&window[..k].concat());
+        if req.json() {
+            ex.document = Some(mail_document(&ex.report, &listed, &window[..k]));
+        }
         if k < window.len() {
             let mut next = Next::default();
             next.offset = Some((start + k) as u64);
@@ -597,5 +600,55 @@ impl Extractor for EmailExtractor {
             ex.text = text;
         }
         Ok(ex)
+    }
+}
+
+/// A message as typed blocks (`output: "json"`): its headers as fields, its attachments
+/// as a list (part `attachments`), then the paragraphs of the body lines shown (runs of
+/// lines between blank lines).
+fn mail_document(report: &Report, listed: &[String], body: &[&str]) -> crate::model::Document {
+    use crate::model::{Block, Content};
+    let mut blocks = Vec::new();
+    for (k, v) in [
+        ("Subject", &report.subject),
+        ("From", &report.from),
+        ("To", &report.to),
+        ("Cc", &report.cc),
+        ("Date", &report.date),
+    ] {
+        if let Some(v) = v {
+            blocks.push(Block::new(Content::Field {
+                name: k.to_string(),
+                value: v.clone(),
+            }));
+        }
+    }
+    for a in listed {
+        blocks.push(Block::in_part(
+            Content::ListItem {
+                level: 0,
+                label: "•".into(),
+                text: a.clone(),
+            },
+            Some("attachments"),
+        ));
+    }
+    let mut para: Vec<&str> = Vec::new();
+    for line in body.iter().copied().chain([""]) {
+        let line = line.trim_end_matches(['\r', '\n']);
+        if line.trim().is_empty() {
+            if !para.is_empty() {
+                blocks.push(Block::paragraph(para.join("\n")));
+                para.clear();
+            }
+        } else {
+            para.push(line.trim_end());
+        }
+    }
+    crate::model::Document {
+        units: vec![crate::model::UnitBlocks::new(
+            crate::model::Unit::document(),
+            blocks,
+        )],
     }
 }

@@ -313,6 +313,7 @@ impl Extractor for EpubExtractor {
         let mut hidden: Vec<(u64, super::html::Hidden)> = Vec::new();
         let mut blocks: Vec<(u64, String)> = Vec::with_capacity(selected.len());
         let mut units: Vec<(Unit, usize)> = Vec::with_capacity(selected.len());
+        let mut typed_units: Vec<crate::model::UnitBlocks> = Vec::new();
         for &n in &selected {
             let path = &book.spine[(n - 1) as usize];
             let Some(bytes) = pkg.read(path)? else {
@@ -331,7 +332,18 @@ impl Extractor for EpubExtractor {
                 name: title,
             };
             let marker = block.len();
-            let rendered = super::html::render_as(&html, false, mode);
+            let mut rendered = if req.json() {
+                super::html::render_blocks(&html, mode)
+            } else {
+                super::html::render_as(&html, false, mode)
+            };
+            if req.json() {
+                let typed = std::mem::take(&mut rendered.blocks)
+                    .into_iter()
+                    .map(|(_, b)| b)
+                    .collect();
+                typed_units.push(crate::model::UnitBlocks::new(unit.clone(), typed));
+            }
             if !rendered.text.trim().is_empty() {
                 block.push_str(&rendered.text);
             }
@@ -418,6 +430,9 @@ impl Extractor for EpubExtractor {
             ex.next = Some(next);
         }
         ex.warnings = warnings;
+        if req.json() {
+            ex.document = Some(crate::model::Document { units: typed_units });
+        }
         Ok(ex)
     }
 }

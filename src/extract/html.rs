@@ -45,6 +45,9 @@ pub struct Rendered {
     pub hidden: Vec<Hidden>,
     /// The document's `<title>` (in the head, so not in `text`).
     pub title: Option<String>,
+    /// With `render_blocks`: the typed blocks, each with the line of `text` it starts on
+    /// (1-based).
+    pub blocks: Vec<(usize, crate::model::Block)>,
 }
 
 /// Hidden elements as `hidden_element` findings, each at the line given with it (its line
@@ -654,6 +657,17 @@ struct Open {
 /// Render as text or Markdown (headings, lists with their numbers, links, GFM pipe
 /// tables), hidden text dropped, kept or marked.
 pub fn render_as(html: &str, markdown: bool, mode: HiddenMode) -> Rendered {
+    render_inner(html, markdown, mode, false)
+}
+
+/// Render as plain text, and record the typed blocks the elements make (headings,
+/// paragraphs, list items with their labels, tables with their cells and header rows,
+/// preformatted text, pictures' descriptions), each placed at its line in the text.
+pub fn render_blocks(html: &str, mode: HiddenMode) -> Rendered {
+    render_inner(html, false, mode, true)
+}
+
+fn render_inner(html: &str, markdown: bool, mode: HiddenMode, record: bool) -> Rendered {
     let xhtml = xhtml_as_html(html);
     let source = bounded_nesting(&xhtml);
     // Parsed as a browser with scripts off parses it: what `<noscript>` holds is markup
@@ -713,6 +727,7 @@ pub fn render_as(html: &str, markdown: bool, mode: HiddenMode) -> Rendered {
         }
     }
     let mut md = markdown.then(Markdown::default);
+    let mut rec = record.then(Recorder::default);
     let mut out = String::with_capacity(html.len() / 2);
     let mut hidden: Vec<Hidden> = Vec::new();
     let mut hiding: Option<Hiding> = None;
@@ -774,7 +789,14 @@ pub fn render_as(html: &str, markdown: bool, mode: HiddenMode) -> Rendered {
                     for child in node.children().rev() {
                         steps.push(Step::Enter(child, depth + 1));
                     }
-                    tag(&mut out, md.as_mut(), hiding.as_mut(), el, false);
+                    tag(
+                        &mut out,
+                        md.as_mut(),
+                        rec.as_mut(),
+                        hiding.as_mut(),
+                        el,
+                        false,
+                    );
                 }
                 _ => {
                     for child in node.children().rev() {
@@ -783,7 +805,14 @@ pub fn render_as(html: &str, markdown: bool, mode: HiddenMode) -> Rendered {
                 }
             },
             Step::Leave(el) => {
-                tag(&mut out, md.as_mut(), hiding.as_mut(), el, true);
+                tag(
+                    &mut out,
+                    md.as_mut(),
+                    rec.as_mut(),
+                    hiding.as_mut(),
+                    el,
+                    true,
+                );
                 let this = open.pop();
                 if hiding.as_ref().is_some_and(|h| h.owner == el.id()) {
                     let done = hiding.take().and_then(Hiding::done);
@@ -806,12 +835,47 @@ pub fn render_as(html: &str, markdown: bool, mode: HiddenMode) -> Rendered {
     let done = hiding.and_then(Hiding::done);
     place_hidden(&mut out, done.as_ref(), mode);
     hidden.extend(done);
-    finish(out, hidden, md.is_some(), title)
+    let recorded = match rec {
+        Some(mut r) => {
+            r.flush(&out);
+            r.blocks.sort_by_key(|b| b.0);
+            r.blocks
+        }
+        None => Vec::new(),
+    };
+    finish(out, hidden, md.is_some(), title, recorded)
 }
 
 /// A start (`closing` false) or end tag's rendering: in a hidden element a space between
 /// blocks, else Markdown's or the plain text's.
 fn tag(
+    out: &mut String,
+    md: Option<&mut Markdown>,
+    rec: Option<&mut Recorder>,
+    hiding: Option<&mut Hiding>,
+    el: scraper::ElementRef<'_>,
+    closing: bool,
+) {
+    match (rec, hiding.is_some()) {
+        (Some(r), false) => {
+            let attr = |k: &str| el.value().attr(k).map(str::to_string);
+            let moved = r.tag(out, el.value().name(), &attr, closing);
+            render_tag(out, md, hiding, el, closing);
+            if moved {
+                r.at = out.len();
+            }
+            // A cell's text starts after what its tag wrote.
+            if let Some(t) = r.tables.last_mut() {
+                if let Some(cell) = t.cell.as_mut().filter(|c| c.0 == usize::MAX) {
+                    cell.0 = out.len();
+                }
+            }
+        }
+        _ => render_tag(out, md, hiding, el, closing),
+    }
+}
+
+fn render_tag(
     out: &mut String,
     md: Option<&mut Markdown>,
     hiding: Option<&mut Hiding>,
@@ -851,12 +915,28 @@ fn tag(
 
 /// The rendered output made text: runs of blank lines collapsed, trailing spaces gone,
 /// each hidden element's place mark made its line number.
-fn finish(out: String, mut hidden: Vec<Hidden>, markdown: bool, title: Option<String>) -> Rendered {
+fn finish(
+    out: String,
+    mut hidden: Vec<Hidden>,
+    markdown: bool,
+    title: Option<String>,
+    mut blocks: Vec<(usize, crate::model::Block)>,
+) -> Rendered {
     let mut clean = String::with_capacity(out.len());
     let mut blank = 0;
     let mut lines_out = 0usize;
     let mut places: Vec<usize> = Vec::with_capacity(hidden.len());
-    for line in out.lines() {
+    // Each block's start (a byte of `out`) becomes the line shown at or after it.
+    let mut next_block = 0;
+    let mut raw_at = 0usize;
+    for line in out.split_inclusive('\n') {
+        raw_at += line.len();
+        while next_block < blocks.len() && blocks[next_block].0 < raw_at {
+            blocks[next_block].0 = lines_out + 1;
+            next_block += 1;
+        }
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let line = line.strip_suffix('\r').unwrap_or(line);
         let marks = line.matches(PLACE).count();
         let stripped;
         let line = if marks > 0 {
@@ -911,10 +991,268 @@ fn finish(out: String, mut hidden: Vec<Hidden>, markdown: bool, title: Option<St
         let at = places.get(i).copied().unwrap_or(usize::MAX);
         h.line = at.saturating_sub(lead_lines).clamp(1, last);
     }
+    for b in blocks[..next_block].iter_mut() {
+        b.0 = b.0.saturating_sub(lead_lines).clamp(1, last);
+    }
+    for b in blocks[next_block..].iter_mut() {
+        b.0 = last;
+    }
     Rendered {
         text,
         hidden,
         title,
+        blocks,
+    }
+}
+
+/// The typed blocks of a page as its elements open and close (`render_blocks`): text
+/// written between two block boundaries is one block of the innermost open kind.
+#[derive(Default)]
+struct Recorder {
+    /// Where the text not yet in a block starts in the output.
+    at: usize,
+    /// Open elements that make a kind of block: heading level, list item, `pre`.
+    kinds: Vec<Kind>,
+    /// Open lists: an ordered one's counter.
+    lists: Vec<Option<u64>>,
+    tables: Vec<RecTable>,
+    /// The blocks, each with where it starts in the output (a line of the text, after
+    /// `finish`).
+    blocks: Vec<(usize, crate::model::Block)>,
+}
+
+enum Kind {
+    Heading(u8),
+    Item(u32, String),
+    Pre,
+    Caption,
+}
+
+#[derive(Default)]
+struct RecTable {
+    start: usize,
+    rows: Vec<Vec<String>>,
+    /// Rows made only of `th` cells, from the first row on, or the rows of `thead`.
+    header_rows: u32,
+    in_head: bool,
+    /// The open cell: where its text starts, how many columns it spans, whether `th`.
+    cell: Option<(usize, usize, bool)>,
+    /// Whether the open row has only header cells so far.
+    row_head: bool,
+}
+
+/// What text between two offsets of the output says: hidden places taken out, and (but
+/// in preformatted text) whitespace runs one space.
+fn text_between(out: &str, from: usize, pre: bool) -> String {
+    let from = from.min(out.len());
+    if !out.is_char_boundary(from) {
+        return String::new();
+    }
+    let raw = out[from..].replace(PLACE, "");
+    if pre {
+        raw.trim_matches('\n').trim_end().to_string()
+    } else {
+        raw.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+}
+
+impl RecTable {
+    fn close_cell(&mut self, out: &str) {
+        let Some((at, span, th)) = self.cell.take() else {
+            return;
+        };
+        let text = text_between(out, at, false);
+        if self.rows.is_empty() {
+            self.rows.push(Vec::new());
+        }
+        self.row_head &= th;
+        let row = self.rows.last_mut().expect("a row");
+        row.extend(std::iter::repeat_n(text, span));
+    }
+
+    fn close_row(&mut self) {
+        if let Some(row) = self.rows.last() {
+            let heads = self.header_rows as usize == self.rows.len() - 1;
+            if !row.is_empty() && heads && (self.row_head || self.in_head) {
+                self.header_rows += 1;
+            }
+        }
+    }
+}
+
+impl Recorder {
+    /// The text since the last boundary as a block of the innermost kind open (a cell's
+    /// text is its table's).
+    fn flush(&mut self, out: &str) {
+        use crate::model::{Block, Content};
+        if !self.tables.is_empty() {
+            return;
+        }
+        let pre = matches!(self.kinds.last(), Some(Kind::Pre));
+        let text = text_between(out, self.at, pre);
+        if !text.is_empty() {
+            let content = match self.kinds.last() {
+                Some(Kind::Heading(level)) => Content::Heading {
+                    level: *level,
+                    text,
+                },
+                Some(Kind::Item(level, label)) => Content::ListItem {
+                    level: *level,
+                    label: label.clone(),
+                    text: text.trim_start_matches("• ").to_string(),
+                },
+                Some(Kind::Pre) => Content::Code { text },
+                Some(Kind::Caption) => Content::Figure {
+                    alt: None,
+                    caption: Some(text),
+                },
+                None => Content::Paragraph { text },
+            };
+            self.blocks.push((self.at, Block::new(content)));
+        }
+        self.at = out.len();
+    }
+
+    /// A tag's effect on the blocks; true when text after it starts a new block (the
+    /// caller moves `at` past what the tag itself writes).
+    fn tag(
+        &mut self,
+        out: &str,
+        name: &str,
+        attr: &dyn Fn(&str) -> Option<String>,
+        closing: bool,
+    ) -> bool {
+        use crate::model::{Block, Content};
+        match name {
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                self.flush(out);
+                if closing {
+                    self.kinds.pop();
+                } else {
+                    self.kinds.push(Kind::Heading(name.as_bytes()[1] - b'0'));
+                }
+            }
+            "pre" | "figcaption" | "caption" if self.tables.is_empty() || name != "caption" => {
+                self.flush(out);
+                if closing {
+                    self.kinds.pop();
+                } else if name == "pre" {
+                    self.kinds.push(Kind::Pre);
+                } else {
+                    self.kinds.push(Kind::Caption);
+                }
+            }
+            "ul" | "ol" => {
+                self.flush(out);
+                if closing {
+                    self.lists.pop();
+                } else {
+                    let start = attr("start")
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                        .unwrap_or(1);
+                    self.lists
+                        .push((name == "ol").then_some(start.saturating_sub(1)));
+                }
+            }
+            "li" => {
+                self.flush(out);
+                if closing {
+                    self.kinds.pop();
+                } else {
+                    let level = self.lists.len().saturating_sub(1) as u32;
+                    let label = match self.lists.last_mut() {
+                        Some(Some(n)) => {
+                            *n = n.saturating_add(1);
+                            format!("{n}.")
+                        }
+                        _ => "•".to_string(),
+                    };
+                    self.kinds.push(Kind::Item(level, label));
+                }
+            }
+            "table" => {
+                if closing {
+                    let Some(mut t) = self.tables.pop() else {
+                        return true;
+                    };
+                    t.close_cell(out);
+                    t.close_row();
+                    t.rows.retain(|r| !r.is_empty());
+                    if !t.rows.is_empty() {
+                        let content = Content::Table {
+                            header_rows: t.header_rows.min(t.rows.len() as u32),
+                            rows: t.rows,
+                        };
+                        match self.tables.last_mut() {
+                            // A table in a cell: its text is the cell's already.
+                            Some(_) => {}
+                            None => self.blocks.push((t.start, Block::new(content))),
+                        }
+                    }
+                } else {
+                    self.flush(out);
+                    self.tables.push(RecTable {
+                        start: out.len(),
+                        ..Default::default()
+                    });
+                }
+            }
+            "thead" | "tbody" | "tfoot" => {
+                if let Some(t) = self.tables.last_mut() {
+                    t.in_head = name == "thead" && !closing;
+                }
+                return false;
+            }
+            "tr" => {
+                if let Some(t) = self.tables.last_mut() {
+                    t.close_cell(out);
+                    t.close_row();
+                    if !closing {
+                        t.rows.push(Vec::new());
+                        t.row_head = true;
+                    }
+                }
+                return false;
+            }
+            "td" | "th" => {
+                if let Some(t) = self.tables.last_mut() {
+                    t.close_cell(out);
+                    if !closing {
+                        let span = attr("colspan")
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(1)
+                            .clamp(1, 64);
+                        if t.rows.is_empty() {
+                            t.rows.push(Vec::new());
+                            t.row_head = true;
+                        }
+                        // The cell's text starts after what the tag writes.
+                        t.cell = Some((usize::MAX, span, name == "th"));
+                    }
+                }
+                return false;
+            }
+            "img" if !closing && self.tables.is_empty() => {
+                if let Some(alt) = attr("alt")
+                    .map(|a| a.split_whitespace().collect::<Vec<_>>().join(" "))
+                    .filter(|a| !a.is_empty())
+                {
+                    self.flush(out);
+                    self.blocks.push((
+                        out.len(),
+                        Block::new(Content::Figure {
+                            alt: Some(alt),
+                            caption: None,
+                        }),
+                    ));
+                }
+            }
+            n if BREAKS.contains(&n) || BLOCKS.contains(&n) => {
+                self.flush(out);
+            }
+            _ => return false,
+        }
+        true
     }
 }
 

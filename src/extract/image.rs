@@ -319,6 +319,11 @@ impl Extractor for ImageExtractor {
         let mut text = ocr::lines_to_text(&lines);
         let mut pages = 1;
         let mut units = Vec::new();
+        // With `output: "json"`: each page's lines as blocks.
+        let mut page_blocks: Vec<(u64, Vec<crate::model::Block>)> = Vec::new();
+        if req.json() {
+            page_blocks.push((1, ocr::blocks(&lines)));
+        }
         if tiff {
             // One page decoded, recognised and dropped at a time.
             let mut more = TiffPages::open(&input.path, limits)?;
@@ -351,6 +356,9 @@ impl Extractor for ImageExtractor {
                 text.push_str(&marker);
                 text.push_str(&ocr::lines_to_text(&l));
                 units.push(page_span(number as u64, head, marker.len(), text.len()));
+                if req.json() {
+                    page_blocks.push((number as u64, ocr::blocks(&l)));
+                }
                 lines.extend(l);
             }
         }
@@ -391,6 +399,23 @@ impl Extractor for ImageExtractor {
             ..Default::default()
         };
         ex.warnings.extend(warnings);
+        if req.json() {
+            // One page: the document's unit; pages of a TIFF: each its own.
+            let paged = !units.is_empty();
+            ex.document = Some(crate::model::Document {
+                units: page_blocks
+                    .into_iter()
+                    .map(|(n, blocks)| {
+                        let unit = if paged {
+                            crate::model::Unit::numbered(crate::model::UnitKind::Page, n)
+                        } else {
+                            crate::model::Unit::document()
+                        };
+                        crate::model::UnitBlocks::new(unit, blocks)
+                    })
+                    .collect(),
+            });
+        }
         if lines.is_empty() {
             ex.report.note = Some("OCR found no text in the image".into());
             return Ok(ex);

@@ -137,7 +137,7 @@ pub fn read_blocking(
     let mut out = ex.extract(input, req, limits)?;
     if let Some(next) = out.next.as_mut() {
         // A read on reads as this one did.
-        if req.markdown() {
+        if req.output != Some(crate::options::Output::Text) {
             next.output = req.output;
         }
         next.hidden_text = req.hidden_text;
@@ -154,8 +154,36 @@ pub fn read_blocking(
         };
         out.units = crate::model::whole(0..end);
     }
+    let document = match out.document.take() {
+        Some(d) => {
+            // Pages, slides and chapters `next` selects again are read again whole.
+            let again = |spans: Option<&String>| {
+                spans
+                    .and_then(|s| crate::options::parse_spans(s).ok())
+                    .unwrap_or_default()
+            };
+            let pages = again(out.next.as_ref().and_then(|n| n.pages.as_ref()));
+            let chapters = again(out.next.as_ref().and_then(|n| n.chapters.as_ref()));
+            let read_again = |u: &crate::model::Unit| {
+                let listed = |spans: &[(u64, u64)]| {
+                    u.number
+                        .is_some_and(|n| spans.iter().any(|&(a, b)| (a..=b).contains(&n)))
+                };
+                match u.kind {
+                    crate::model::UnitKind::Page | crate::model::UnitKind::Slide => listed(&pages),
+                    crate::model::UnitKind::Chapter => listed(&chapters),
+                    _ => false,
+                }
+            };
+            Some(d.shown(&out.text, &out.units, out.truncated, read_again))
+        }
+        // Every format gives its blocks; one that gave none has none to give.
+        None if req.json() => Some(crate::model::Document::default()),
+        None => None,
+    };
     Ok(Envelope {
         status: crate::envelope::Ok::Ok,
+        document,
         file_id,
         file: input.name.clone(),
         format: input.format.family(),

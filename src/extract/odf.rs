@@ -712,6 +712,46 @@ impl Extractor for OdpExtractor {
             })
             .collect();
         let mut ex = super::slides::serve_slides(blocks, &selected, total, warnings, max_chars)?;
+        if req.json() {
+            let units = selected
+                .iter()
+                .map(|&n| {
+                    let hidden = content.hidden_slides.contains(&(n as usize));
+                    let of = |notes: bool| -> Vec<Block> {
+                        content
+                            .body
+                            .iter()
+                            .filter(|(s, in_notes, _)| *s as u64 == n && *in_notes == notes)
+                            .map(|(_, _, b)| b.clone())
+                            .collect()
+                    };
+                    let mut typed = Vec::new();
+                    if !(hidden && mode == HiddenText::Drop) {
+                        let main = of(false);
+                        typed = super::blocks::to_model(&main, 0..main.len());
+                        let notes = of(true);
+                        typed.extend(
+                            super::blocks::to_model(&notes, 0..notes.len())
+                                .into_iter()
+                                .map(|b| {
+                                    crate::model::Block::in_part(
+                                        crate::model::Content::Note {
+                                            text: crate::model::plain_text(&b.content),
+                                            author: None,
+                                        },
+                                        Some("notes"),
+                                    )
+                                }),
+                        );
+                    }
+                    crate::model::UnitBlocks::new(
+                        crate::model::Unit::numbered(crate::model::UnitKind::Slide, n),
+                        typed,
+                    )
+                })
+                .collect();
+            ex.document = Some(crate::model::Document { units });
+        }
         // The hidden slides among those shown.
         let shown = super::slides::slides_shown(&ex);
         ex.findings = selected

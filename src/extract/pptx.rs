@@ -94,8 +94,12 @@ fn shape_text(
     skip_placeholders: &[&str],
     markdown: bool,
     hide: Option<Hide>,
+    mut typed: Option<&mut Vec<crate::model::Block>>,
 ) -> Result<Vec<String>, ApiError> {
+    use crate::model::{Block, Content};
     let mut lines = Vec::new();
+    // `typed`: the rows of the open table, for its block.
+    let mut typed_rows: Vec<Vec<String>> = Vec::new();
     // `hide`: each run's text waits for its end, then goes in as it is, marked or not at
     // all; the run's size and colour as `invisible_runs` reads them.
     let mut run: Option<Run> = None;
@@ -192,6 +196,39 @@ fn shape_text(
                             c.push_str(p.trim());
                         }
                     }
+                    None if !p.trim().is_empty() && typed.is_some() => {
+                        let text = p.split_whitespace().collect::<Vec<_>>().join(" ");
+                        let content = if title_shape.is_some() {
+                            Content::Heading { level: 1, text }
+                        } else {
+                            match marker {
+                                Some((lvl, start)) => {
+                                    let label = match start {
+                                        Some(first) => {
+                                            let at = lvl.min(8) as usize;
+                                            numbers.truncate(at + 1);
+                                            numbers.resize(at + 1, None);
+                                            let n = numbers[at]
+                                                .map_or(first, |n: u64| n.saturating_add(1));
+                                            numbers[at] = Some(n);
+                                            format!("{n}.")
+                                        }
+                                        None => "•".to_string(),
+                                    };
+                                    Content::ListItem {
+                                        level: lvl.min(8),
+                                        label,
+                                        text,
+                                    }
+                                }
+                                None => Content::Paragraph { text },
+                            }
+                        };
+                        if let Some(t) = typed.as_mut() {
+                            t.push(Block::new(content));
+                        }
+                        lines.push(p);
+                    }
                     None if !p.trim().is_empty() && markdown => {
                         let text = p.split_whitespace().collect::<Vec<_>>().join(" ");
                         let line = if title_shape.is_some() {
@@ -228,6 +265,12 @@ fn shape_text(
         Node::Open("chart", a) => {
             if let Some(rid) = attr(a, "id") {
                 lines.push(format!("{CHART_MARK}{rid}"));
+                // Where the chart stands: its block comes with its data (the caller's).
+                if let Some(t) = typed.as_mut() {
+                    t.push(Block::new(Content::Chart {
+                        text: format!("{CHART_MARK}{rid}"),
+                    }));
+                }
             }
         }
         Node::Open("tr", _) => row = Some(Vec::new()),
@@ -239,11 +282,22 @@ fn shape_text(
         }
         Node::Close("tr") => {
             if let Some(r) = row.take() {
+                if typed.is_some() {
+                    typed_rows.push(r.clone());
+                }
                 if markdown {
                     rows.push(r.iter().map(|c| super::markdown::cell_text(c)).collect());
                 } else {
                     lines.push(r.join(" | "));
                 }
+            }
+        }
+        Node::Close("tbl") if typed.is_some() && !typed_rows.is_empty() => {
+            if let Some(t) = typed.as_mut() {
+                t.push(Block::new(Content::Table {
+                    rows: std::mem::take(&mut typed_rows),
+                    header_rows: 0,
+                }));
             }
         }
         Node::Close("tbl") if markdown && !rows.is_empty() => {
@@ -374,6 +428,8 @@ impl Extractor for PptxExtractor {
         let mut authors: Option<HashMap<String, String>> = None;
         // Markdown: paragraphs apart by a blank line, the slide marker a paragraph too.
         let md = req.markdown();
+        let json = req.json();
+        let mut unit_blocks: Vec<crate::model::UnitBlocks> = Vec::new();
         let end = if md { "\n\n" } else { "\n" };
         let hidden_text = req.hidden_text.unwrap_or(crate::options::HiddenText::Keep);
         let mut layouts: HashMap<String, bool> = HashMap::new();
@@ -396,6 +452,12 @@ impl Extractor for PptxExtractor {
             let marker = block.len();
             if is_hidden && hidden_text == crate::options::HiddenText::Drop {
                 blocks.push((n, marker, block));
+                if json {
+                    unit_blocks.push(crate::model::UnitBlocks::new(
+                        crate::model::Unit::numbered(crate::model::UnitKind::Slide, n),
+                        Vec::new(),
+                    ));
+                }
                 continue;
             }
             let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
@@ -444,23 +506,42 @@ impl Extractor for PptxExtractor {
                     }
                 }
             }
-            for l in shape_text(&xml, depth, &[], md, hide)? {
+            let mut typed: Vec<crate::model::Block> = Vec::new();
+            let shapes = shape_text(&xml, depth, &[], md, hide, json.then_some(&mut typed))?;
+            let mut charts = Vec::new();
+            for l in shapes {
                 // A chart, where it stands: its data from the chart part.
                 if let Some(rid) = l.strip_prefix(CHART_MARK) {
                     let part = rels.get(rid).map(|(t, _)| t.clone());
+                    let mut data = None;
                     if let Some(cx) = match part {
                         Some(p) => pkg.read(&p)?,
                         None => None,
                     } {
                         if let Some(text) = super::chart::read(&cx, depth)? {
                             block.push_str(&text);
+                            data = Some(text);
                         }
                     }
+                    charts.push((format!("{CHART_MARK}{rid}"), data));
                     continue;
                 }
                 block.push_str(&l);
                 block.push_str(end);
             }
+            // Each chart's block holds its data, or goes when there is none.
+            typed.retain_mut(|b| match &mut b.content {
+                crate::model::Content::Chart { text } => {
+                    match charts.iter().find(|(mark, _)| mark == text) {
+                        Some((_, Some(data))) => {
+                            *text = data.trim_end().to_string();
+                            true
+                        }
+                        _ => false,
+                    }
+                }
+                _ => true,
+            });
             // SmartArt keeps its text in diagram data parts, not in the slide.
             let mut diagrams: Vec<&String> = rels
                 .values()
@@ -471,6 +552,7 @@ impl Extractor for PptxExtractor {
             for d in diagrams {
                 if let Some(dx) = pkg.read(d)? {
                     for l in super::diagram::lines(&dx, depth).unwrap_or_default() {
+                        typed.push(crate::model::Block::paragraph(l.trim()));
                         block.push_str(&l);
                         block.push_str(end);
                     }
@@ -487,18 +569,37 @@ impl Extractor for PptxExtractor {
                 block.push_str("[Layout and master]");
                 block.push_str(end);
                 for l in behind {
+                    typed.push(crate::model::Block::in_part(
+                        crate::model::Content::Paragraph {
+                            text: l.trim().to_string(),
+                        },
+                        Some("layout_and_master"),
+                    ));
                     block.push_str(l);
                     block.push_str(end);
                 }
             }
             if let Some((notes, _)) = rels.values().find(|(_, kind)| kind == "notesSlide") {
                 if let Some(nx) = pkg.read(notes)? {
-                    let lines =
-                        shape_text(&nx, depth, &["sldNum", "sldImg", "hdr", "dt"], md, None)?;
+                    let lines = shape_text(
+                        &nx,
+                        depth,
+                        &["sldNum", "sldImg", "hdr", "dt"],
+                        md,
+                        None,
+                        None,
+                    )?;
                     if !lines.is_empty() {
                         block.push_str("[Notes]");
                         block.push_str(end);
                         for l in lines {
+                            typed.push(crate::model::Block::in_part(
+                                crate::model::Content::Note {
+                                    text: l.trim().to_string(),
+                                    author: None,
+                                },
+                                Some("notes"),
+                            ));
                             block.push_str(&l);
                             block.push_str(end);
                         }
@@ -543,13 +644,29 @@ impl Extractor for PptxExtractor {
                 block.push_str("[Comments]");
                 block.push_str(end);
                 for l in lines {
+                    typed.push(crate::model::Block::in_part(
+                        crate::model::Content::Note {
+                            text: l.trim().to_string(),
+                            author: None,
+                        },
+                        Some("comments"),
+                    ));
                     block.push_str(&l);
                     block.push_str(end);
                 }
             }
             blocks.push((n, marker, block));
+            if json {
+                unit_blocks.push(crate::model::UnitBlocks::new(
+                    crate::model::Unit::numbered(crate::model::UnitKind::Slide, n),
+                    typed,
+                ));
+            }
         }
         let mut ex = serve_slides(blocks, &selected, total, warnings, max_chars)?;
+        if json {
+            ex.document = Some(crate::model::Document { units: unit_blocks });
+        }
         let shown = slides_shown(&ex);
         hidden.retain(|f| f.place.slide.is_some_and(&shown));
         ex.findings = hidden;
@@ -572,13 +689,13 @@ fn layout_texts<'c>(
         let depth = pkg.limits().max_xml_depth;
         let mut lines = Vec::new();
         if let Some(lx) = pkg.read(layout)? {
-            lines = shape_text(&lx, depth, &["*"], false, None)?;
+            lines = shape_text(&lx, depth, &["*"], false, None, None)?;
             if !root_says_no(&lx, "sldLayout", "showMasterSp") {
                 let (dir, file) = layout.rsplit_once('/').unwrap_or(("", layout));
                 let lrels = relationships(pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
                 if let Some((master, _)) = lrels.values().find(|(_, k)| k == "slideMaster") {
                     if let Some(mx) = pkg.read(master)? {
-                        let mut own = shape_text(&mx, depth, &["*"], false, None)?;
+                        let mut own = shape_text(&mx, depth, &["*"], false, None, None)?;
                         own.append(&mut lines);
                         lines = own;
                     }

@@ -7,6 +7,7 @@ use crate::detect::encoding::{self, Detected, TextEncoding};
 use crate::detect::{Format, TextKind};
 use crate::envelope::{close_truncated, first_chars, fit_blocks, Extraction, Next};
 use crate::error::ApiError;
+use crate::model::{Block, Content, Document, Unit, UnitBlocks};
 use crate::options::{self, grep_lines, GrepLine, Hits, ReadRequest};
 use crate::report::Report;
 
@@ -29,10 +30,14 @@ impl Extractor for TextExtractor {
             Some(crate::options::HiddenText::Mark) => true,
             Some(crate::options::HiddenText::Drop) => false,
             _ => {
-                return match table {
-                    Some(kind) if req.markdown() => table_markdown(&bytes, kind, req, limits),
-                    _ => extract_bytes(&bytes, markup, table, req, limits),
+                let mut ex = match table {
+                    Some(kind) if req.markdown() => table_markdown(&bytes, kind, req, limits)?,
+                    _ => extract_bytes(&bytes, markup, table, req, limits)?,
+                };
+                if req.json() {
+                    ex.document = Some(text_document(&ex, table, req.offset.unwrap_or(0) == 0));
                 }
+                return Ok(ex);
             }
         };
         // `mark`/`drop`: what the characters hide (tag messages, zero-width characters
@@ -72,8 +77,82 @@ impl Extractor for TextExtractor {
         ex.report.encoding = Some(det.encoding.name().to_string());
         ex.report.encoding_confidence = Some(det.confidence.as_str().to_string());
         ex.report.size = Some(bytes.len() as u64);
+        if req.json() {
+            ex.document = Some(text_document(&ex, table, req.offset.unwrap_or(0) == 0));
+        }
         Ok(ex)
     }
+}
+
+/// The typed blocks of what a text read shows (`output: "json"`): a table's (CSV/TSV)
+/// records as one table, its first record the header when the read starts at it; any other
+/// text's paragraphs (runs of lines between blank lines), as the file writes them.
+fn text_document(ex: &Extraction, table: Option<TextKind>, from_start: bool) -> Document {
+    let shown = if ex.truncated {
+        crate::envelope::without_truncation_line(&ex.text)
+    } else {
+        ex.text.as_str()
+    };
+    let mut blocks = Vec::new();
+    match table {
+        Some(kind) => {
+            let delim = match kind {
+                TextKind::Tsv => b'\t',
+                _ => super::profile::csv_delimiter(shown),
+            };
+            let mut rows: Vec<Vec<String>> = Vec::new();
+            super::profile::delimited_rows(shown, delim, |row| {
+                rows.push(row.iter().map(|c| c.to_string()).collect())
+            });
+            rows.retain(|r| r.iter().any(|c| !c.trim().is_empty()));
+            if !rows.is_empty() {
+                blocks.push(Block::new(Content::Table {
+                    header_rows: u32::from(from_start && rows.len() > 1),
+                    rows,
+                }));
+            }
+        }
+        None => {
+            let mut para: Vec<&str> = Vec::new();
+            for line in shown.lines().chain([""]) {
+                if line.trim().is_empty() {
+                    if !para.is_empty() {
+                        blocks.push(Block::paragraph(para.join("\n")));
+                        para.clear();
+                    }
+                } else {
+                    para.push(line.trim_end());
+                }
+            }
+        }
+    }
+    Document {
+        units: vec![UnitBlocks::new(Unit::document(), blocks)],
+    }
+}
+
+/// The blocks of a rendered page (HTML, an e-mail's HTML body) on the lines a read shows,
+/// as one document unit (a query is not read with blocks; a byte window is refused).
+pub(crate) fn rendered_document(
+    blocks: Vec<(usize, Block)>,
+    req: &ReadRequest,
+    ex: &Extraction,
+) -> Result<Document, ApiError> {
+    let first = options::count("offset", req.offset, 0)?.unwrap_or(0) as usize + 1;
+    let shown = match ex.text.rfind(crate::envelope::TRUNCATION_LINE) {
+        Some(cut) if ex.truncated => ex.text[..cut].lines().count(),
+        _ => ex.text.lines().count(),
+    };
+    Ok(Document {
+        units: vec![UnitBlocks::new(
+            Unit::document(),
+            blocks
+                .into_iter()
+                .filter(|(line, _)| (first..first + shown).contains(line))
+                .map(|(_, b)| b)
+                .collect(),
+        )],
+    })
 }
 
 /// Findings placed by the line of a whole text, for the lines a read returned: those on
@@ -166,6 +245,9 @@ impl Extractor for HtmlExtractor {
             if let Some(next) = ex.next.as_mut() {
                 next.raw = Some(true);
             }
+            if req.json() {
+                ex.document = Some(text_document(&ex, None, true));
+            }
             return Ok(ex);
         }
         let det = encoding::detect(&bytes, true);
@@ -176,7 +258,11 @@ impl Extractor for HtmlExtractor {
             Some(crate::options::HiddenText::Mark) => HiddenMode::Mark,
             _ => HiddenMode::Drop,
         };
-        let mut rendered = super::html::render_as(&source, req.markdown(), mode);
+        let mut rendered = if req.json() {
+            super::html::render_blocks(&source, mode)
+        } else {
+            super::html::render_as(&source, req.markdown(), mode)
+        };
         drop(source);
         // The title (the tab's text, in the head) is the first line, as readers show it
         // (a paragraph of its own in Markdown, unless the first heading says it).
@@ -187,6 +273,16 @@ impl Extractor for HtmlExtractor {
                 rendered.text = format!("{t}{gap}{}", rendered.text.trim_start_matches('\n'));
                 for h in rendered.hidden.iter_mut() {
                     h.line += gap.len();
+                }
+                for b in rendered.blocks.iter_mut() {
+                    b.0 += gap.len();
+                }
+                if req.json() {
+                    let title = Block::new(Content::Heading {
+                        level: 1,
+                        text: t.clone(),
+                    });
+                    rendered.blocks.insert(0, (1, title));
                 }
             }
         }
@@ -199,6 +295,13 @@ impl Extractor for HtmlExtractor {
         // Counted over the lines returned, numbered as the text returned is (a query or a
         // byte window searched or read the whole page: every finding, by the page's lines).
         ex.findings = lines_shown(findings, req, &ex)?;
+        if req.json() {
+            ex.document = Some(rendered_document(
+                std::mem::take(&mut rendered.blocks),
+                req,
+                &ex,
+            )?);
+        }
         ex.warnings.extend(super::html::left_out_warning(
             &rendered.hidden,
             mode,

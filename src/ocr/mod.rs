@@ -553,3 +553,20 @@ mod tests {
         assert_eq!(rgb.get_pixel(1, 0).0, [0, 0, 0]);
     }
 }
+
+/// OCR's lines as typed blocks (`output: "json"`), each with its box (pixels of the image
+/// read: left, top, right, bottom) and confidence; a line of a script no engine reads
+/// (no text) is left out, as it is of the text.
+pub fn blocks(lines: &[OcrLine]) -> Vec<crate::model::Block> {
+    lines
+        .iter()
+        .filter(|l| !l.text.trim().is_empty())
+        .map(|l| {
+            crate::model::Block::new(crate::model::Content::Line {
+                text: l.text.clone(),
+                bbox: Some(l.bbox.map(|v| v as f32)),
+                confidence: Some(l.confidence),
+            })
+        })
+        .collect()
+}

@@ -260,10 +260,12 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub hidden_text: Option<HiddenText>,
-    /// All formats: `text` (the default) or `markdown` — headings, lists with their numbers
+    /// All formats: `text` (the default), `markdown` — headings, lists with their numbers
     /// and tables as GFM pipe tables where the format has them (Word, OpenDocument text,
-    /// PowerPoint, workbooks, CSV/TSV, HTML); other formats' text is returned as it is.
-    /// Budgets, ranges, queries and `next` apply to the Markdown returned.
+    /// PowerPoint, workbooks, CSV/TSV, HTML); other formats' text is returned as it is —
+    /// or `json`: the plain text and, in `document`, the units it shows with their typed
+    /// blocks. Budgets, ranges, queries and `next` apply to the Markdown returned; with
+    /// `json`, to the text, and `document` holds what the text shows (not with `query`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub output: Option<Output>,
@@ -343,6 +345,10 @@ pub enum Output {
     Text,
     /// Markdown: headings, lists, GFM pipe tables.
     Markdown,
+    /// The typed document: `text` as plain text, and `document` with the units it shows,
+    /// each with its blocks (headings, paragraphs, list items, tables with their cells,
+    /// notes, lines with their boxes).
+    Json,
 }
 
 /// `hidden_text`: what becomes of text a person does not see.
@@ -372,6 +378,11 @@ impl ReadRequest {
     /// Whether the read returns Markdown.
     pub fn markdown(&self) -> bool {
         self.output == Some(Output::Markdown)
+    }
+
+    /// Whether the read returns the typed document beside its text.
+    pub fn json(&self) -> bool {
+        self.output == Some(Output::Json)
     }
 }
 

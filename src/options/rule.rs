@@ -168,6 +168,20 @@ impl ReadRequest {
             .filter(|o| !fits.contains(&o.as_str()) && !UNIVERSAL.contains(&o.as_str()))
             .collect();
         if misfits.is_empty() {
+            if self.json() && self.query.is_some() {
+                return Err(ApiError::new(
+                    ErrorCode::UnsupportedOption,
+                    "`output: \"json\"` returns a document's blocks; a `query` read returns matching lines",
+                )
+                .with_hint("Leave out query to read the blocks, or output to search the text."));
+            }
+            if self.json() && (self.byte_offset.is_some() || self.byte_length.is_some()) {
+                return Err(ApiError::new(
+                    ErrorCode::UnsupportedOption,
+                    "`output: \"json\"` returns blocks by lines; byte_offset/byte_length read the file's own bytes",
+                )
+                .with_hint("Read by lines (offset/limit) for blocks; a line longer than max_chars needs a larger max_chars."));
+            }
             // The HTML source is read as text: nothing in it is hidden, shown or Markdown.
             let rendered = [
                 ("hidden_text", self.hidden_text.is_some()),

@@ -6,6 +6,7 @@ mod common;
 mod connections;
 mod container_files;
 mod corpus;
+mod document;
 mod errors;
 mod findings;
 mod fuzz;

@@ -80,6 +80,7 @@ fn extract_workbook(
         max_chars,
         profile: req.profile == Some(true),
         markdown: req.markdown(),
+        json: req.json(),
         hidden_text: req.hidden_text.unwrap_or(HiddenText::Keep),
     };
     // Cell comments (xlsx): shown after each sheet's rows, for the rows shown. And charts:
@@ -356,6 +357,8 @@ struct Scope {
     onward: bool,
     /// `output: "markdown"`: each sheet's rows a GFM pipe table.
     markdown: bool,
+    /// `output: "json"`: each sheet's rows as cells.
+    json: bool,
     /// The sheet `sheet` named (its index in workbook order); `None`: every sheet.
     chosen: Option<usize>,
     /// `range`, inclusive and 0-based; applies to the chosen sheet.
@@ -435,6 +438,9 @@ struct SheetsRead {
     body: String,
     /// Where each sheet shown stands in `body`.
     units: Vec<Span>,
+    /// `output: "json"`: each sheet shown as blocks (its rows shown a table, its comments
+    /// shown, its charts).
+    typed: Vec<crate::model::UnitBlocks>,
     /// char_count: the whole selection, as if both budgets were unlimited.
     all_chars: u64,
     /// Which budget stopped the read ("" when none did).
@@ -492,6 +498,7 @@ fn read_sheets(
         plan: Vec::new(),
         body: String::new(),
         units: Vec::new(),
+        typed: Vec::new(),
         all_chars: 0,
         stopped_by: "",
         needed: None,
@@ -515,6 +522,7 @@ fn read_sheets(
         s.chart = extras.chart_sheets.contains(name);
         s.marked = *hidden && scope.hidden_text == HiddenText::Mark;
         s.markdown = scope.markdown;
+        s.typed = scope.json.then(Vec::new);
         s.formats = extras.formats.get(name).cloned();
         if scope.includes(i) {
             s.unseen = unseen_of(name, *hidden, extras, scope.hidden_text);
@@ -710,6 +718,49 @@ fn read_sheets(
                     read.body.push_str(&heading);
                     read.body.push_str(&text);
                 }
+                if scope.json {
+                    use crate::model::{Block, Content};
+                    let mut blocks = Vec::new();
+                    let mut rows = s.typed.take().unwrap_or_default();
+                    rows.truncate(shown as usize);
+                    while rows.last().is_some_and(|r| r.iter().all(|c| c.is_empty())) {
+                        rows.pop();
+                    }
+                    if !rows.is_empty() {
+                        blocks.push(Block::new(Content::Table {
+                            rows,
+                            header_rows: 0,
+                        }));
+                    }
+                    for (_, l) in &sheet_notes[..notes_shown] {
+                        blocks.push(Block::in_part(
+                            Content::Note {
+                                text: l.trim().to_string(),
+                                author: None,
+                            },
+                            Some("comments"),
+                        ));
+                    }
+                    if shown == s.rows {
+                        for c in extras.charts.get(name).into_iter().flatten() {
+                            let text = c.trim().to_string();
+                            blocks.push(if text.starts_with("[Chart") {
+                                Block::new(Content::Chart { text })
+                            } else {
+                                Block::in_part(
+                                    Content::Paragraph { text },
+                                    Some("print_headers_footers"),
+                                )
+                            });
+                        }
+                    }
+                    read.typed.push(crate::model::UnitBlocks {
+                        unit: Unit::named(UnitKind::Sheet, name.as_str()),
+                        // A sheet `next` reads on in is not all here.
+                        complete: shown == s.rows,
+                        blocks,
+                    });
+                }
                 read.units.push(Span {
                     unit: Unit::named(UnitKind::Sheet, name.as_str()),
                     head,
@@ -802,6 +853,9 @@ fn make_report(mut read: SheetsRead, scope: &Scope) -> Extraction {
             ..Default::default()
         },
         findings,
+        document: scope.json.then(|| crate::model::Document {
+            units: std::mem::take(&mut read.typed),
+        }),
         ..Default::default()
     };
     // Only the sheets' marker lines: no charts, shapes or headers to show either.

@@ -130,6 +130,9 @@ pub(super) struct Sheet {
     pub(super) marked: bool,
     /// Rows as Markdown table rows (`| a | | c |`) instead of tab-separated lines.
     pub(super) markdown: bool,
+    /// `output: "json"`: the cells of each row kept (as `text` keeps its lines), every
+    /// column from the sheet's first.
+    pub(super) typed: Option<Vec<Vec<String>>>,
     /// `profile`: every row of the sheet (or window) goes through it, shown or not.
     pub(super) profiler: Option<crate::extract::profile::Profiler>,
     /// The number formats of its formatted number cells (.xls), by absolute (row, col).
@@ -167,6 +170,7 @@ impl Sheet {
             chart: false,
             marked: false,
             markdown: false,
+            typed: None,
             profiler: None,
             unseen: None,
             formats: None,
@@ -185,6 +189,7 @@ impl Sheet {
         fresh.chart = self.chart;
         fresh.marked = self.marked;
         fresh.markdown = self.markdown;
+        fresh.typed = self.typed.as_ref().map(|_| Vec::new());
         fresh.profiler = self
             .profiler
             .is_some()
@@ -275,6 +280,17 @@ impl Sheet {
         }
         line.push('\n');
         let last_col = self.row_cells.last().map(|c| c.0).unwrap_or(col);
+        let cells: Option<Vec<String>> = self.typed.is_some().then(|| {
+            let mut row = Vec::new();
+            for &(c, a, b) in &self.row_cells {
+                let at = (c - self.origin.1) as usize;
+                if row.len() < at {
+                    row.resize(at, String::new());
+                }
+                row.push(self.row_buf[a..b].to_string());
+            }
+            row
+        });
         self.row_cells.clear();
         self.row_buf.clear();
         // Rows with nothing between the last line and this one are blank lines: counted
@@ -284,18 +300,27 @@ impl Sheet {
         let mut gap = r.saturating_sub(first_row) as u64;
         let blank = if self.markdown { "| |\n" } else { "\n" };
         while gap > 0 && self.keep.is_some() {
-            self.emit(blank);
+            if self.emit(blank) {
+                if let Some(t) = self.typed.as_mut() {
+                    t.push(Vec::new());
+                }
+            }
             gap -= 1;
         }
         self.line_chars += gap * blank.len() as u64;
         self.rows = r - self.origin.0 + 1;
         self.cols = self.cols.max(last_col - self.origin.1 + 1);
         self.last_row = Some(r);
-        self.emit(&line);
+        if self.emit(&line) {
+            if let (Some(t), Some(cells)) = (self.typed.as_mut(), cells) {
+                t.push(cells);
+            }
+        }
         self.line = line;
     }
 
-    fn emit(&mut self, line: &str) {
+    /// Count a line, and keep it while the budgets do; whether it was kept.
+    fn emit(&mut self, line: &str) -> bool {
         let n = line.chars().count();
         self.line_chars += n as u64;
         if let Some(k) = self.keep {
@@ -304,10 +329,11 @@ impl Sheet {
                 self.text.push_str(line);
                 self.ends.push(self.text.len());
                 self.kept_chars += n;
-            } else {
-                self.keep = None;
+                return true;
             }
+            self.keep = None;
         }
+        false
     }
 
     pub(super) fn finish(&mut self) {

@@ -18,14 +18,17 @@ use crate::options::HiddenText;
 pub(super) struct Notes {
     pub text: String,
     pub found: Vec<PageHidden>,
+    /// The same as typed blocks (`output: "json"`): notes in the `annotations` part (what
+    /// FreeText boxes draw) and the `comments` part (with their author).
+    pub blocks: Vec<crate::model::Block>,
 }
 
 /// What one annotation shows or says.
 enum Said {
     /// Drawn on the page (a FreeText box's text).
     Shown(String),
-    /// Shown beside the page on request (`author: text`).
-    Comment(String),
+    /// Shown beside the page on request: its author, if named, and text.
+    Comment(Option<String>, String),
 }
 
 /// The page's annotations as sections under its text, with `hidden_text` applied to the
@@ -34,13 +37,27 @@ pub(super) fn read(page: &PdfPage<'_>, hidden_text: HiddenText) -> Notes {
     let mut shown: Vec<String> = Vec::new();
     let mut comments: Vec<String> = Vec::new();
     let mut found = Vec::new();
+    let mut blocks = Vec::new();
     for annot in page.annotations().iter() {
         let Some(said) = said(&annot) else { continue };
         let never_shown = annot.is_hidden() || annot.is_printable_but_not_viewable();
         let (list, line, comment) = match said {
-            Said::Shown(t) => (&mut shown, t, false),
-            Said::Comment(t) => (&mut comments, t, true),
+            Said::Shown(t) => {
+                blocks.push((false, None, t.clone()));
+                (&mut shown, t, false)
+            }
+            Said::Comment(author, t) => {
+                blocks.push((true, author.clone(), t.clone()));
+                let line = match author {
+                    Some(a) => format!("{a}: {t}"),
+                    None => t,
+                };
+                (&mut comments, line, true)
+            }
         };
+        if never_shown && hidden_text == HiddenText::Drop {
+            blocks.pop();
+        }
         if never_shown {
             found.push(PageHidden {
                 kind: "hidden_annotation",
@@ -75,7 +92,22 @@ pub(super) fn read(page: &PdfPage<'_>, hidden_text: HiddenText) -> Notes {
             text.push('\n');
         }
     }
-    Notes { text, found }
+    // In the order the text gives them: what is drawn, then the comments.
+    blocks.sort_by_key(|(comment, _, _)| *comment);
+    let blocks = blocks
+        .into_iter()
+        .map(|(comment, author, text)| {
+            crate::model::Block::in_part(
+                crate::model::Content::Note { text, author },
+                Some(if comment { "comments" } else { "annotations" }),
+            )
+        })
+        .collect();
+    Notes {
+        text,
+        found,
+        blocks,
+    }
 }
 
 /// What an annotation shows or says, if it holds text: a FreeText box's text is on the
@@ -107,8 +139,5 @@ fn said(annot: &PdfPageAnnotation<'_>) -> Option<Said> {
         .creator()
         .map(|a| a.split_whitespace().collect::<Vec<_>>().join(" "))
         .filter(|a| !a.is_empty());
-    Some(Said::Comment(match author {
-        Some(a) => format!("{a}: {text}"),
-        None => text,
-    }))
+    Some(Said::Comment(author, text))
 }

@@ -115,17 +115,28 @@ fn large_runs(page: &PdfPage<'_>) -> Vec<(String, usize)> {
     out
 }
 
-/// The page's text with its clear headings marked (`## Title`, a blank line around each).
-pub(super) fn mark(page: &PdfPage<'_>, number: u64, text: &str, outline: &Outline) -> String {
+/// A page's text as headings and lines: each clear heading (its level, its text; a
+/// title broken over lines in one size is one heading), the other lines as they are.
+pub(super) enum Piece<'a> {
+    Heading(usize, String),
+    Line(&'a str),
+}
+
+/// The page's text as pieces: headings by bookmark or by font size, the rest its lines.
+pub(super) fn pieces<'a>(
+    page: &PdfPage<'_>,
+    number: u64,
+    text: &'a str,
+    outline: &Outline,
+) -> Vec<Piece<'a>> {
     let marks = outline.on(number);
     let runs = large_runs(page);
     if marks.is_empty() && runs.is_empty() {
-        return text.to_string();
+        return text.split_inclusive('\n').map(Piece::Line).collect();
     }
     let mut cursor = 0; // runs before it are used
-    let mut out = String::with_capacity(text.len() + 64);
-    let mut after_heading = false;
-    // The heading just written, when its level came from its font size (not a bookmark),
+    let mut out: Vec<Piece<'a>> = Vec::new();
+    // The heading just made, when its level came from its font size (not a bookmark),
     // and the line after it has not come yet: a title broken over lines continues in it.
     let mut open_title: Option<usize> = None;
     for line in text.split_inclusive('\n') {
@@ -138,28 +149,49 @@ pub(super) fn mark(page: &PdfPage<'_>, number: u64, text: &str, outline: &Outlin
         } else {
             (covered(&key, &runs, &mut cursor), true)
         };
-        match level {
+        match (level, out.last_mut()) {
             // The next line of a title in the same size: the same heading (a line that
             // starts a numbered section is a heading of its own).
-            Some(l) if by_size && open_title == Some(l) && !numbered(line) => {
-                out.truncate(out.len() - 2);
-                out.push(' ');
-                out.push_str(line.trim());
-                out.push_str("\n\n");
+            (Some(l), Some(Piece::Heading(_, title)))
+                if by_size && open_title == Some(l) && !numbered(line) =>
+            {
+                title.push(' ');
+                title.push_str(line.trim());
             }
-            Some(l) => {
+            (Some(l), _) => {
+                out.push(Piece::Heading(l, line.trim().to_string()));
+                open_title = by_size.then_some(l);
+            }
+            (None, _) => {
+                open_title = None;
+                out.push(Piece::Line(line));
+            }
+        }
+    }
+    out
+}
+
+/// The page's text with its clear headings marked (`## Title`, a blank line around each).
+pub(super) fn mark(page: &PdfPage<'_>, number: u64, text: &str, outline: &Outline) -> String {
+    let pieces = pieces(page, number, text, outline);
+    if pieces.iter().all(|p| matches!(p, Piece::Line(_))) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut after_heading = false;
+    for p in pieces {
+        match p {
+            Piece::Heading(l, title) => {
                 if !out.is_empty() && !out.ends_with("\n\n") {
                     out.push('\n');
                 }
                 out.push_str(&"#".repeat(l.min(6)));
                 out.push(' ');
-                out.push_str(line.trim());
+                out.push_str(&title);
                 out.push_str("\n\n");
                 after_heading = true;
-                open_title = by_size.then_some(l);
             }
-            None => {
-                open_title = None;
+            Piece::Line(line) => {
                 if after_heading && line.trim().is_empty() {
                     continue; // the blank line after a heading is there already
                 }

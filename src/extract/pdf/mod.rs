@@ -133,6 +133,8 @@ struct Settings {
     hidden_text: options::HiddenText,
     /// `include_annotations` (default on): FreeText boxes and comments after each page.
     annotations: bool,
+    /// `output: "json"`: each page's typed blocks beside its text.
+    json: bool,
 }
 
 impl Settings {
@@ -156,6 +158,7 @@ impl Settings {
             markdown: req.markdown(),
             hidden_text: req.hidden_text.unwrap_or(options::HiddenText::Keep),
             annotations: req.include_annotations != Some(false),
+            json: req.json(),
         })
     }
 }
@@ -226,11 +229,16 @@ struct Page {
     need: Option<OcrReason>,
     /// Text objects a person does not see.
     hidden: Vec<hidden::PageHidden>,
+    /// With `output: "json"`: the page's blocks (its headings, lines and table, or OCR's
+    /// lines with their boxes), then its annotations'.
+    blocks: Vec<crate::model::Block>,
+    note_blocks: Vec<crate::model::Block>,
 }
 
 impl Page {
     fn set_ocr(&mut self, lines: Vec<ocr::OcrLine>) {
         self.text = ocr::lines_to_text(&lines);
+        self.blocks = ocr::blocks(&lines);
         self.ocr = Some(PageOcr {
             confidence: ocr::mean_confidence(&lines),
             lines,
@@ -351,6 +359,11 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
         OcrChoice::Force => Some(OcrReason::Forced),
         _ => assess(&text, settings.min_text, || text::has_images(page)),
     };
+    let blocks = if settings.json && need.is_none() {
+        page_blocks(page, number, &text, &job.outline)
+    } else {
+        Vec::new()
+    };
     if settings.markdown && need.is_none() {
         if let Some(t) = tables::mark(page, &text) {
             text = t;
@@ -361,10 +374,14 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
         text = t;
     }
     let mut notes = String::new();
+    let mut note_blocks = Vec::new();
     if settings.annotations {
         let found = annotations::read(page, settings.hidden_text);
         hidden.extend(found.found);
         notes = text::without_controls(&found.text).into_owned();
+        if settings.json {
+            note_blocks = found.blocks;
+        }
     }
     Ok(Page {
         number,
@@ -373,7 +390,62 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
         need,
         ocr: None,
         hidden,
+        blocks,
+        note_blocks,
     })
+}
+
+/// A page's text layer as typed blocks: its clear headings, its ruled table as cells, its
+/// other lines as lines, and its filled-in form fields as fields.
+fn page_blocks(
+    page: &PdfPage<'_>,
+    number: u64,
+    text: &str,
+    outline: &headings::Outline,
+) -> Vec<crate::model::Block> {
+    use crate::model::{Block, Content};
+    let clean = |s: &str| text::without_controls(s.trim()).into_owned();
+    let mut out = Vec::new();
+    let lines = |s: &str, out: &mut Vec<Block>| {
+        for p in headings::pieces(page, number, s, outline) {
+            match p {
+                headings::Piece::Heading(level, t) => out.push(Block::new(Content::Heading {
+                    level: level.min(6) as u8,
+                    text: clean(&t),
+                })),
+                headings::Piece::Line(l) if !l.trim().is_empty() => out.push(Block::line(clean(l))),
+                headings::Piece::Line(_) => {}
+            }
+        }
+    };
+    // The form fields `native_text` wrote after the text layer, as fields.
+    let fields = text::form_values(page);
+    let body = match text.rfind("\n[Form fields]\n") {
+        Some(at) if !fields.is_empty() => &text[..at],
+        _ => text,
+    };
+    match tables::find(page, body) {
+        Some(t) => {
+            lines(&t.above, &mut out);
+            out.push(Block::new(Content::Table {
+                header_rows: 0,
+                rows: t.rows,
+            }));
+            lines(&t.below, &mut out);
+        }
+        None => lines(body, &mut out),
+    }
+    for f in fields {
+        let (name, value) = match f.split_once(": ") {
+            Some((n, v)) => (n.to_string(), v.to_string()),
+            None => (String::new(), f),
+        };
+        out.push(Block::in_part(
+            Content::Field { name, value },
+            Some("form_fields"),
+        ));
+    }
+    out
 }
 
 /// The hidden text of the pages read as findings (a query read searched every page it

@@ -66,6 +66,19 @@ pub(super) fn make_report(
             },
         ));
     }
+    let document = settings.json.then(|| crate::model::Document {
+        units: pages
+            .iter()
+            .map(|p| {
+                let garbled = p.ocr.is_none() && p.need == Some(OcrReason::GarbledText);
+                let body = if garbled { &[][..] } else { &p.blocks[..] };
+                crate::model::UnitBlocks::new(
+                    crate::model::Unit::numbered(crate::model::UnitKind::Page, p.number),
+                    body.iter().chain(&p.note_blocks).cloned().collect(),
+                )
+            })
+            .collect(),
+    });
     let pieces = page_texts(&pages);
     extra.ocr_quality = Some(ocr_quality(&pages, &pieces));
     extra.metadata = Some(metadata(doc));
@@ -85,6 +98,7 @@ pub(super) fn make_report(
         extra.ocr_pages_from_memory = Some(from_memory as u64);
     }
     ex.report = extra;
+    ex.document = document;
     ex.fresh_ocr = fresh;
     ex.cached = from_memory > 0 && ex.fresh_ocr.is_empty();
     Ok(ex)

@@ -41,10 +41,50 @@ fn join(mut rules: Vec<Rule>) -> Option<Vec<Rule>> {
     Some(out)
 }
 
+/// A page's one ruled table: the text above it, its rows of cells (top first), the text
+/// below it.
+pub(super) struct Found {
+    pub above: String,
+    pub rows: Vec<Vec<String>>,
+    pub below: String,
+}
+
 /// The page's text with its one ruled table as a GFM pipe table, or `None` when that is
 /// not certain. `text` is the page's text as read (only a page whose text is its plain
 /// text layer is considered).
 pub(super) fn mark(page: &PdfPage<'_>, text: &str) -> Option<String> {
+    let Found { above, rows, below } = find(page, text)?;
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(1);
+    let mut out = String::new();
+    if !above.trim().is_empty() {
+        out.push_str(above.trim_end());
+        out.push_str("\n\n");
+    }
+    for (k, row) in rows.iter().enumerate() {
+        out.push('|');
+        for c in row {
+            out.push(' ');
+            out.push_str(&c.replace('|', "\\|"));
+            out.push_str(" |");
+        }
+        out.push('\n');
+        if k == 0 {
+            out.push_str(&crate::extract::markdown::separator(cols));
+        }
+    }
+    if !below.trim().is_empty() {
+        out.push('\n');
+        out.push_str(below.trim_start());
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// The page's one ruled table, or `None` when that is not certain: every character of the
+/// page above it, in a cell or below it (only a page whose text is its plain text layer).
+pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Found> {
     let (mut across, mut down) = (Vec::new(), Vec::new());
     for o in page.objects().iter() {
         if o.object_type() != PdfPageObjectType::Path {
@@ -128,49 +168,16 @@ pub(super) fn mark(page: &PdfPage<'_>, text: &str) -> Option<String> {
             down.windows(2)
                 .map(|c| {
                     let cell = grab(bottom, c[0].at, top, c[1].at);
-                    cell.split_whitespace()
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                        .replace('|', "\\|")
+                    cell.split_whitespace().collect::<Vec<_>>().join(" ")
                 })
                 .collect(),
         );
     }
-    let cells: usize = rows.iter().flatten().map(|c| ink(c)).sum::<usize>()
-        - rows
-            .iter()
-            .flatten()
-            .map(|c| c.matches("\\|").count())
-            .sum::<usize>();
+    let cells: usize = rows.iter().flatten().map(|c| ink(c)).sum::<usize>();
     // Every character of the page is above, in a cell, or below: nothing lost, nothing
     // counted twice (a character on a boundary would be).
     if ink(&above) + cells + ink(&below) != ink(text) || cells == 0 {
         return None;
     }
-    let cols = down.len() - 1;
-    let mut out = String::new();
-    if !above.trim().is_empty() {
-        out.push_str(above.trim_end());
-        out.push_str("\n\n");
-    }
-    for (k, row) in rows.iter().enumerate() {
-        out.push('|');
-        for c in row {
-            out.push(' ');
-            out.push_str(c);
-            out.push_str(" |");
-        }
-        out.push('\n');
-        if k == 0 {
-            out.push_str(&crate::extract::markdown::separator(cols));
-        }
-    }
-    if !below.trim().is_empty() {
-        out.push('\n');
-        out.push_str(below.trim_start());
-    }
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    Some(out)
+    Some(Found { above, rows, below })
 }

@@ -390,7 +390,7 @@ fn logical_order_with(
 
 /// Filled-in AcroForm values on a page (`name: value`), which are not part of its text
 /// layer: a form's answers are often the point of reading it.
-fn form_values(page: &PdfPage<'_>) -> Vec<String> {
+pub(super) fn form_values(page: &PdfPage<'_>) -> Vec<String> {
     form_fields(page)
         .into_iter()
         .map(|(line, _)| line)
