@@ -39,13 +39,88 @@ const PARALLEL: usize = 8;
 const POLL: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(15 * 60);
 
+/// Where a job is: a closed set (the database keeps its name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Queued,
+    Running,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl JobState {
+    /// Its name, as the wire and the database write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// The state a database row names (an unknown name is a fault of the database).
+    pub fn from_db(name: &str) -> Result<Self, crate::error::ApiError> {
+        [
+            Self::Queued,
+            Self::Running,
+            Self::Done,
+            Self::Failed,
+            Self::Cancelled,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+        .ok_or_else(|| crate::error::ApiError::internal(format!("unknown job state {name:?}")))
+    }
+
+    /// Whether the job has ended.
+    pub fn ended(self) -> bool {
+        matches!(self, Self::Done | Self::Failed | Self::Cancelled)
+    }
+}
+
+impl std::fmt::Display for JobState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a job's callback is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CallbackState {
+    /// The job has not ended.
+    Waiting,
+    /// Being delivered or retried.
+    Pending,
+    Delivered,
+    /// Every attempt failed.
+    Failed,
+}
+
+impl CallbackState {
+    /// The state a database row names (none: the job has not ended).
+    pub fn from_db(name: Option<&str>) -> Result<Self, crate::error::ApiError> {
+        match name {
+            None | Some("waiting") => Ok(Self::Waiting),
+            Some("pending") => Ok(Self::Pending),
+            Some("delivered") => Ok(Self::Delivered),
+            Some("failed") => Ok(Self::Failed),
+            Some(other) => Err(crate::error::ApiError::internal(format!(
+                "unknown callback state {other:?}"
+            ))),
+        }
+    }
+}
+
 /// A job's callback as `GET /jobs/{id}` shows it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CallbackView {
     pub url: String,
-    /// `waiting` (the job has not ended), `pending` (being delivered or retried),
-    /// `delivered`, or `failed` (every attempt failed).
-    pub state: String,
+    pub state: CallbackState,
     pub attempts: i64,
     /// Why the last attempt failed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,7 +148,7 @@ pub struct CallbackBody {
     pub kind: &'static str,
     pub job_id: String,
     /// `done`, `failed` or `cancelled`.
-    pub state: String,
+    pub state: JobState,
     /// The job's error, when it failed or was cancelled.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
@@ -274,7 +349,7 @@ impl Callbacks {
         let body = CallbackBody {
             kind: "job.ended",
             job_id: due.id.clone(),
-            state: due.state.clone(),
+            state: JobState::from_db(&due.state).map_err(|e| plain(e.message))?,
             error: due
                 .error
                 .as_deref()

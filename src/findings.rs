@@ -17,6 +17,147 @@ pub struct Security {
     pub summary: String,
 }
 
+/// What a finding is: a closed set, one name each on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// Unicode tag characters (a hidden message; `snippet` is the message).
+    TagCharacters,
+    ZeroWidth,
+    BidiOverride,
+    /// A word mixing Latin letters with Cyrillic or Greek ones drawn alike.
+    HomoglyphWord,
+    /// Instruction-like text aimed at a model.
+    InjectionPattern,
+    /// A line of the document that reads like docreader's own `--- Page N ---` marker.
+    MarkerLookalike,
+    /// HTML (and EPUB, e-mail HTML): an element a browser does not show (how: `how`).
+    HiddenElement,
+    /// Word, OpenDocument, RTF: hidden (vanished) text.
+    HiddenRun,
+    /// Text too small to read (under 1.5 pt).
+    TinyText,
+    /// White text where nothing could show it.
+    WhiteText,
+    /// A picture's or shape's description, not in the text.
+    AltText,
+    /// A comment, shown beside the page, slide or cell on request.
+    Comment,
+    /// PowerPoint: a slide hidden in the slide show.
+    HiddenSlide,
+    /// PowerPoint: text placed off the slide.
+    OffSlide,
+    /// Under an opaque shape, picture or fill drawn after it.
+    Covered,
+    /// Workbooks: a hidden sheet, row or column holding text.
+    HiddenSheet,
+    HiddenRow,
+    HiddenColumn,
+    /// PDF: text drawn in an invisible render mode.
+    InvisibleRenderMode,
+    /// PDF: a scan's invisible text layer saying what its image does not show.
+    InvisibleTextNotInImage,
+    /// PDF: two different texts drawn on one spot.
+    OverlappingDifferent,
+    /// PDF: text in an optional-content layer that is off by default.
+    HiddenLayer,
+    /// PDF: a filled-in form field whose widget is never shown.
+    HiddenFormField,
+    /// PDF: an annotation flagged never to show.
+    HiddenAnnotation,
+    /// PDF: text off the page's crop box.
+    OffPage,
+    /// PDF: text clipped away by its own clip path.
+    Clipped,
+    /// Text in a colour too close to what is under it.
+    LowContrast,
+}
+
+impl FindingKind {
+    /// Its name on the wire (as serde writes it: a test holds them equal).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::TagCharacters => "tag_characters",
+            Self::ZeroWidth => "zero_width",
+            Self::BidiOverride => "bidi_override",
+            Self::HomoglyphWord => "homoglyph_word",
+            Self::InjectionPattern => "injection_pattern",
+            Self::MarkerLookalike => "marker_lookalike",
+            Self::HiddenElement => "hidden_element",
+            Self::HiddenRun => "hidden_run",
+            Self::TinyText => "tiny_text",
+            Self::WhiteText => "white_text",
+            Self::AltText => "alt_text",
+            Self::Comment => "comment",
+            Self::HiddenSlide => "hidden_slide",
+            Self::OffSlide => "off_slide",
+            Self::Covered => "covered",
+            Self::HiddenSheet => "hidden_sheet",
+            Self::HiddenRow => "hidden_row",
+            Self::HiddenColumn => "hidden_column",
+            Self::InvisibleRenderMode => "invisible_render_mode",
+            Self::InvisibleTextNotInImage => "invisible_text_not_in_image",
+            Self::OverlappingDifferent => "overlapping_different",
+            Self::HiddenLayer => "hidden_layer",
+            Self::HiddenFormField => "hidden_form_field",
+            Self::HiddenAnnotation => "hidden_annotation",
+            Self::OffPage => "off_page",
+            Self::Clipped => "clipped",
+            Self::LowContrast => "low_contrast",
+        }
+    }
+}
+
+/// Every kind (the test of their names walks it).
+#[cfg(test)]
+const ALL_KINDS: &[FindingKind] = &[
+    FindingKind::TagCharacters,
+    FindingKind::ZeroWidth,
+    FindingKind::BidiOverride,
+    FindingKind::HomoglyphWord,
+    FindingKind::InjectionPattern,
+    FindingKind::MarkerLookalike,
+    FindingKind::HiddenElement,
+    FindingKind::HiddenRun,
+    FindingKind::TinyText,
+    FindingKind::WhiteText,
+    FindingKind::AltText,
+    FindingKind::Comment,
+    FindingKind::HiddenSlide,
+    FindingKind::OffSlide,
+    FindingKind::Covered,
+    FindingKind::HiddenSheet,
+    FindingKind::HiddenRow,
+    FindingKind::HiddenColumn,
+    FindingKind::InvisibleRenderMode,
+    FindingKind::InvisibleTextNotInImage,
+    FindingKind::OverlappingDifferent,
+    FindingKind::HiddenLayer,
+    FindingKind::HiddenFormField,
+    FindingKind::HiddenAnnotation,
+    FindingKind::OffPage,
+    FindingKind::Clipped,
+    FindingKind::LowContrast,
+];
+
+impl std::fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Text a person does not see, with nothing instruction-like.
+    Low,
+    /// Text that reads other than it shows.
+    Medium,
+    /// A hidden message, instruction-like text.
+    High,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Finding {
     /// `tag_characters`, `zero_width`, `bidi_override`, `homoglyph_word`,
@@ -27,10 +168,10 @@ pub struct Finding {
     /// `covered`, PDF's `covered`, `invisible_render_mode`, `invisible_text_not_in_image`,
     /// `hidden_layer`, `hidden_form_field`, `hidden_annotation`; PowerPoint's and PDF's
     /// `comment` (shown beside the slide or page on request).
-    pub kind: String,
+    pub kind: FindingKind,
     /// `high` (a hidden message, instruction-like text), `medium` (text that reads other
     /// than it shows), `low` (text a person does not see, with nothing instruction-like).
-    pub severity: String,
+    pub severity: Severity,
     /// How it is hidden (`display:none`, `visibility:hidden`, `font-size:0`, `hidden
     /// attribute`, `opacity:0`, `off-screen`, `w:vanish`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -150,12 +291,12 @@ static INJECTION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|
 /// are one more pass of a compiled pattern.
 pub fn scan(text: &str, units: &[crate::model::Span], extra: Vec<Finding>) -> Option<Security> {
     // Every finding is counted by kind; the first MAX_FINDINGS are listed.
-    let mut kinds: Vec<(String, usize)> = Vec::new();
+    let mut kinds: Vec<(FindingKind, usize)> = Vec::new();
     let mut findings = Vec::new();
     let mut add = |f: Finding, findings: &mut Vec<Finding>| {
         match kinds.iter_mut().find(|(k, _)| *k == f.kind) {
             Some((_, n)) => *n += 1,
-            None => kinds.push((f.kind.clone(), 1)),
+            None => kinds.push((f.kind, 1)),
         }
         if findings.len() < MAX_FINDINGS {
             findings.push(f);
@@ -189,8 +330,8 @@ pub fn scan(text: &str, units: &[crate::model::Span], extra: Vec<Finding>) -> Op
                 // between units, never in one.
                 for (n, line) in marker_lines(part) {
                     found.push(finding(
-                        "marker_lookalike",
-                        "medium",
+                        FindingKind::MarkerLookalike,
+                        Severity::Medium,
                         n,
                         line.chars().take(80).collect(),
                         0,
@@ -236,8 +377,8 @@ pub fn injection(line: &str, n: u64) -> Vec<Finding> {
         byte = m.start();
         let chars = chars.get_or_insert_with(|| line.chars().collect());
         out.push(finding(
-            "injection_pattern",
-            "high",
+            FindingKind::InjectionPattern,
+            Severity::High,
             n,
             snippet_around(chars, at),
             m.as_str().chars().count() as u64,
@@ -251,9 +392,9 @@ pub fn injection(line: &str, n: u64) -> Vec<Finding> {
 /// `severity`; when it is left out of the text returned, its phrases too (the scan of that
 /// text cannot see them). The caller places them.
 pub fn hidden(
-    kind: &str,
+    kind: FindingKind,
     how: Option<&str>,
-    severity: &str,
+    severity: Severity,
     text: &str,
     line: u64,
     left_out: bool,
@@ -262,7 +403,11 @@ pub fn hidden(
     let instruction = instruction_like(&text);
     let mut f = finding(
         kind,
-        if instruction { "high" } else { severity },
+        if instruction {
+            Severity::High
+        } else {
+            severity
+        },
         line,
         text.chars().take(80).collect(),
         text.chars().count() as u64,
@@ -308,10 +453,16 @@ pub fn instruction_like(text: &str) -> bool {
     INJECTION.is_match(text)
 }
 
-pub fn finding(kind: &str, severity: &str, line: u64, snippet: String, chars: u64) -> Finding {
+pub fn finding(
+    kind: FindingKind,
+    severity: Severity,
+    line: u64,
+    snippet: String,
+    chars: u64,
+) -> Finding {
     Finding {
-        kind: kind.into(),
-        severity: severity.into(),
+        kind,
+        severity,
         how: None,
         place: Default::default(),
         line,
@@ -526,18 +677,21 @@ fn scan_line(line: &str, n: u64) -> Vec<Finding> {
     let inv = Invisible::of(&chars);
     for &(start, end) in &inv.tags {
         out.push(finding(
-            "tag_characters",
-            "high",
+            FindingKind::TagCharacters,
+            Severity::High,
             n,
             tag_message(&chars[start..end]),
             (end - start) as u64,
         ));
     }
-    for (kind, at) in [("zero_width", inv.zero_width), ("bidi_override", inv.bidi)] {
+    for (kind, at) in [
+        (FindingKind::ZeroWidth, inv.zero_width),
+        (FindingKind::BidiOverride, inv.bidi),
+    ] {
         if let Some(&first) = at.first() {
             out.push(finding(
                 kind,
-                "medium",
+                Severity::Medium,
                 n,
                 snippet_around(&chars, first),
                 at.len() as u64,
@@ -555,8 +709,8 @@ fn scan_line(line: &str, n: u64) -> Vec<Finding> {
             .count();
         if latin > 0 && fake > 0 {
             out.push(finding(
-                "homoglyph_word",
-                "medium",
+                FindingKind::HomoglyphWord,
+                Severity::Medium,
                 n,
                 word.to_string(),
                 fake as u64,
@@ -575,11 +729,27 @@ fn snippet_around(chars: &[char], at: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_kind_is_named_as_serde_writes_it() {
+        for k in super::ALL_KINDS {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+        }
+        let mut names: Vec<&str> = super::ALL_KINDS.iter().map(|k| k.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), super::ALL_KINDS.len());
+    }
+
     use super::*;
 
     fn kinds(text: &str) -> Vec<String> {
         scan(text, &[], Vec::new())
-            .map(|s| s.findings.into_iter().map(|f| f.kind).collect())
+            .map(|s| {
+                s.findings
+                    .into_iter()
+                    .map(|f| f.kind.as_str().to_string())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 

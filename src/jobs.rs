@@ -22,6 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
+pub use crate::callbacks::JobState;
 use crate::db::{self, on, Db};
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::ProgressSink;
@@ -48,8 +49,7 @@ pub struct JobView {
     #[schema(value_type = String, example = "ok")]
     pub status: &'static str,
     pub job_id: String,
-    /// `queued`, `running`, `done`, `failed` or `cancelled`.
-    pub state: String,
+    pub state: JobState,
     /// The last progress event of a running job: `{done, total, stage}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
@@ -138,10 +138,6 @@ fn rfc3339(ms: i64) -> String {
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-fn terminal(state: &str) -> bool {
-    matches!(state, "done" | "failed" | "cancelled")
-}
-
 impl Jobs {
     pub fn new(
         db: Db,
@@ -227,9 +223,11 @@ impl Jobs {
             ("done", Some(key)) => Some(self.result(key).await?),
             _ => None,
         };
+        let callback_state =
+            crate::callbacks::CallbackState::from_db(row.callback_state.as_deref())?;
         let callback = row.callback_url.map(|url| crate::callbacks::CallbackView {
             url,
-            state: row.callback_state.unwrap_or_else(|| "waiting".into()),
+            state: callback_state,
             attempts: row.callback_attempts,
             last_error: row.callback_error,
         });
@@ -244,7 +242,7 @@ impl Jobs {
             },
             error: row.error.and_then(|e| serde_json::from_str(&e).ok()),
             envelope,
-            state: row.state,
+            state: JobState::from_db(&row.state)?,
             created_at: rfc3339(row.created_at),
             started_at: row.started_at.map(rfc3339),
             expires_at: rfc3339(row.expires_at),
@@ -306,14 +304,14 @@ impl Jobs {
         tenant: &str,
         id: &str,
         after: i64,
-    ) -> Result<(String, Vec<JobEvent>), ApiError> {
+    ) -> Result<(JobState, Vec<JobEvent>), ApiError> {
         let row = self.row(tenant, id).await?;
         let q = "SELECT seq, data FROM job_events WHERE job_id = $1 AND seq > $2 ORDER BY seq LIMIT 500";
         let rows: Vec<(i64, String)> =
             on!(&self.db, p => sqlx::query_as(q).bind(id).bind(after).fetch_all(p).await)
                 .map_err(db::failure)?;
         Ok((
-            row.state,
+            JobState::from_db(&row.state)?,
             rows.into_iter()
                 .map(|(seq, data)| JobEvent { seq, data })
                 .collect(),
@@ -637,9 +635,4 @@ impl Jobs {
         }
         Ok(())
     }
-}
-
-/// Whether a job of this state has ended.
-pub fn ended(state: &str) -> bool {
-    terminal(state)
 }

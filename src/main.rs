@@ -429,7 +429,7 @@ fn read(args: ReadArgs) -> ExitCode {
     let terminal = std::io::stderr().is_terminal();
     let progress = if terminal {
         docreader::extract::ProgressSink::new(|p| {
-            if p.total > 1 || p.stage == "ocr" {
+            if p.total > 1 || p.stage == docreader::extract::Stage::Ocr {
                 let mut err = std::io::stderr().lock();
                 let _ = write!(
                     err,

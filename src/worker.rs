@@ -569,7 +569,7 @@ impl Pool {
                         .map_err(std::io::Error::other)?
                 };
                 match reply {
-                    Ok(Reply::Progress(p)) => progress.report(p.done, p.total, &p.stage),
+                    Ok(Reply::Progress(p)) => progress.report(p.done, p.total, p.stage),
                     other => return Ok::<_, std::io::Error>(other),
                 }
             }

@@ -265,7 +265,15 @@ pub fn render(blocks: &[Block], first_table: usize, with_tables: bool) -> Vec<St
 /// text). A comment stays in the text whatever `mode` says; the rest is left out by `drop`.
 pub fn block_findings<'a>(
     blocks: usize,
-    hidden: impl Iterator<Item = (usize, &'static str, &'static str, &'a str, bool)>,
+    hidden: impl Iterator<
+        Item = (
+            usize,
+            crate::findings::FindingKind,
+            &'static str,
+            &'a str,
+            bool,
+        ),
+    >,
     req: &ReadRequest,
     next: Option<&Next>,
     mode: HiddenText,
@@ -281,11 +289,11 @@ pub fn block_findings<'a>(
         for mut f in crate::findings::hidden(
             kind,
             Some(how),
-            "low",
+            crate::findings::Severity::Low,
             text,
             0,
             // Not in the text returned: a picture's description, or what `drop` left out.
-            outside || (mode == HiddenText::Drop && kind != "comment"),
+            outside || (mode == HiddenText::Drop && kind != crate::findings::FindingKind::Comment),
         ) {
             f.place.paragraph = Some(at as u64);
             out.push(f);

@@ -404,13 +404,13 @@ enum Hiding {
 }
 
 impl Hiding {
-    fn kind(self) -> &'static str {
+    fn kind(self) -> crate::findings::FindingKind {
         match self {
-            Self::Vanish => "hidden_run",
-            Self::White => "white_text",
-            Self::Tiny => "tiny_text",
-            Self::AltText => "alt_text",
-            Self::Comment => "comment",
+            Self::Vanish => crate::findings::FindingKind::HiddenRun,
+            Self::White => crate::findings::FindingKind::WhiteText,
+            Self::Tiny => crate::findings::FindingKind::TinyText,
+            Self::AltText => crate::findings::FindingKind::AltText,
+            Self::Comment => crate::findings::FindingKind::Comment,
         }
     }
 

@@ -60,9 +60,9 @@ pub(crate) fn hidden_findings<'a>(
         .into_iter()
         .flat_map(|(h, line)| {
             crate::findings::hidden(
-                "hidden_element",
+                crate::findings::FindingKind::HiddenElement,
                 Some(h.why),
-                "low",
+                crate::findings::Severity::Low,
                 &h.text,
                 line,
                 mode == HiddenMode::Drop,

@@ -56,8 +56,29 @@ pub struct Input {
 pub struct Progress {
     pub done: u64,
     pub total: u64,
-    /// `open`, `text` or `ocr`.
-    pub stage: String,
+    pub stage: Stage,
+}
+
+/// What a long read is doing: a closed set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Opening the document.
+    Open,
+    /// Reading pages' text.
+    Text,
+    /// Recognising pages (OCR).
+    Ocr,
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Open => "open",
+            Self::Text => "text",
+            Self::Ocr => "ocr",
+        })
+    }
 }
 
 /// A receiver of progress reports (nothing, by default).
@@ -74,13 +95,9 @@ impl ProgressSink {
         self.0.is_some()
     }
 
-    pub fn report(&self, done: u64, total: u64, stage: &str) {
+    pub fn report(&self, done: u64, total: u64, stage: Stage) {
         if let Some(f) = &self.0 {
-            f(Progress {
-                done,
-                total,
-                stage: stage.to_string(),
-            });
+            f(Progress { done, total, stage });
         }
     }
 }

@@ -643,9 +643,15 @@ impl Extractor for OdtExtractor {
         let mut ex = serve_blocks(&blocks, paragraphs, tables, req, limits)?;
         ex.findings = super::blocks::block_findings(
             blocks.len(),
-            hidden
-                .iter()
-                .map(|(at, how, text)| (*at, "hidden_run", *how, text.as_str(), false)),
+            hidden.iter().map(|(at, how, text)| {
+                (
+                    *at,
+                    crate::findings::FindingKind::HiddenRun,
+                    *how,
+                    text.as_str(),
+                    false,
+                )
+            }),
             req,
             ex.next.as_ref(),
             mode,

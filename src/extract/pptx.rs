@@ -33,15 +33,15 @@ struct Run {
 impl Run {
     /// `tiny_text` (under 1.5 pt), `white_text` (white, or the scheme's `bg1`/`lt1`), or
     /// nothing hidden.
-    fn kind(&self) -> Option<&'static str> {
+    fn kind(&self) -> Option<crate::findings::FindingKind> {
         if self.size.is_some_and(|s| s < 150) {
-            Some("tiny_text")
+            Some(crate::findings::FindingKind::TinyText)
         } else if self
             .colour
             .as_deref()
             .is_some_and(|c| matches!(c, "ffffff" | "bg1" | "lt1"))
         {
-            Some("white_text")
+            Some(crate::findings::FindingKind::WhiteText)
         } else {
             None
         }
@@ -164,7 +164,7 @@ fn shape_text(
                 return;
             };
             let hidden = match r.kind() {
-                Some("tiny_text") => true,
+                Some(crate::findings::FindingKind::TinyText) => true,
                 Some(_) => h.white,
                 None => false,
             };
@@ -466,26 +466,39 @@ impl Extractor for PptxExtractor {
             // on the slide, and the light default background (looked up only then; a
             // layout's and master's once per layout).
             let (mut runs, behind) = invisible_runs(&xml, depth)?;
-            if runs.iter().any(|(k, _)| *k == "white_text")
+            if runs
+                .iter()
+                .any(|(k, _)| *k == crate::findings::FindingKind::WhiteText)
                 && (behind || !light_background(&mut pkg, &xml, &rels, &mut layouts)?)
             {
-                runs.retain(|(k, _)| *k != "white_text");
+                runs.retain(|(k, _)| *k != crate::findings::FindingKind::WhiteText);
             }
             // Marked or dropped on request: the runs the findings list.
             let hide = (hidden_text != crate::options::HiddenText::Keep).then(|| Hide {
                 mode: hidden_text,
-                white: runs.iter().any(|(k, _)| *k == "white_text"),
+                white: runs
+                    .iter()
+                    .any(|(k, _)| *k == crate::findings::FindingKind::WhiteText),
             });
             for (kind, text) in runs {
                 let how = match kind {
-                    "tiny_text" => "font under 1.5 pt (a:rPr sz)",
-                    "alt_text" => "picture or shape description (p:cNvPr descr), not in the text",
+                    crate::findings::FindingKind::TinyText => "font under 1.5 pt (a:rPr sz)",
+                    crate::findings::FindingKind::AltText => {
+                        "picture or shape description (p:cNvPr descr), not in the text"
+                    }
                     _ => "white text on the light default background, nothing behind it",
                 };
                 // Instruction-like text that `drop` leaves out is still reported as such.
-                let left_out =
-                    hidden_text == crate::options::HiddenText::Drop || kind == "alt_text";
-                for mut f in crate::findings::hidden(kind, Some(how), "low", &text, 0, left_out) {
+                let left_out = hidden_text == crate::options::HiddenText::Drop
+                    || kind == crate::findings::FindingKind::AltText;
+                for mut f in crate::findings::hidden(
+                    kind,
+                    Some(how),
+                    crate::findings::Severity::Low,
+                    &text,
+                    0,
+                    left_out,
+                ) {
                     f.place.slide = Some(n);
                     hidden.push(f);
                 }
@@ -497,10 +510,19 @@ impl Extractor for PptxExtractor {
             {
                 for (kind, text) in misplaced_texts(&xml, depth, size)? {
                     let how = match kind {
-                        "off_slide" => "placed off the slide (p:spPr a:xfrm outside p:sldSz)",
+                        crate::findings::FindingKind::OffSlide => {
+                            "placed off the slide (p:spPr a:xfrm outside p:sldSz)"
+                        }
                         _ => "wholly under an opaque shape or picture drawn after it",
                     };
-                    for mut f in crate::findings::hidden(kind, Some(how), "low", &text, 0, false) {
+                    for mut f in crate::findings::hidden(
+                        kind,
+                        Some(how),
+                        crate::findings::Severity::Low,
+                        &text,
+                        0,
+                        false,
+                    ) {
                         f.place.slide = Some(n);
                         hidden.push(f);
                     }
@@ -629,9 +651,9 @@ impl Extractor for PptxExtractor {
             // request).
             for l in &lines {
                 for mut f in crate::findings::hidden(
-                    "comment",
+                    crate::findings::FindingKind::Comment,
                     Some("a comment, shown beside the slide on request"),
-                    "low",
+                    crate::findings::Severity::Low,
                     l,
                     0,
                     false,
@@ -744,20 +766,20 @@ fn hidden_slide(xml: &[u8]) -> bool {
 fn invisible_runs(
     xml: &[u8],
     depth: usize,
-) -> Result<(Vec<(&'static str, String)>, bool), ApiError> {
-    let mut out: Vec<(&'static str, String)> = Vec::new();
-    let mut spans: Vec<(&'static str, String)> = Vec::new();
+) -> Result<(Vec<(crate::findings::FindingKind, String)>, bool), ApiError> {
+    let mut out: Vec<(crate::findings::FindingKind, String)> = Vec::new();
+    let mut spans: Vec<(crate::findings::FindingKind, String)> = Vec::new();
     let (mut in_sppr, mut in_ln, mut in_t) = (false, false, false);
     let mut props = RunProps::default();
     let mut behind = false;
     let mut run: Option<Run> = None;
-    let mut last: Option<&'static str> = None;
+    let mut last: Option<crate::findings::FindingKind> = None;
     walk(xml, depth, |n| match n {
         Node::Open("pic" | "graphicFrame", _) => behind = true,
         // A picture's or shape's description: listed (`alt_text`), not in the text.
         Node::Open("cNvPr", a) => {
             if let Some(d) = attr(a, "descr").filter(|d| !d.trim().is_empty()) {
-                spans.push(("alt_text", d.to_string()));
+                spans.push((crate::findings::FindingKind::AltText, d.to_string()));
                 last = None;
             }
         }
@@ -901,7 +923,7 @@ fn misplaced_texts(
     xml: &[u8],
     depth: usize,
     (cx, cy): (i64, i64),
-) -> Result<Vec<(&'static str, String)>, ApiError> {
+) -> Result<Vec<(crate::findings::FindingKind, String)>, ApiError> {
     let shapes = placed_shapes(xml, depth)?;
     let mut out = Vec::new();
     for (i, s) in shapes.iter().enumerate() {
@@ -917,9 +939,9 @@ fn misplaced_texts(
                 })
         });
         if outside {
-            out.push(("off_slide", s.text.clone()));
+            out.push((crate::findings::FindingKind::OffSlide, s.text.clone()));
         } else if covered {
-            out.push(("covered", s.text.clone()));
+            out.push((crate::findings::FindingKind::Covered, s.text.clone()));
         }
     }
     Ok(out)

@@ -162,7 +162,7 @@ pub struct Document {
     /// Tables of the body.
     pub tables: usize,
     /// Hidden text and comments by block: (block, kind, how, text).
-    pub hidden: Vec<(usize, &'static str, &'static str, String)>,
+    pub hidden: Vec<(usize, crate::findings::FindingKind, &'static str, String)>,
     /// `{\info{\title …}}`.
     pub title: Option<String>,
     /// `\info`: title, author, subject, `\doccomm` as the description.
@@ -1063,10 +1063,10 @@ fn assemble(p: Parser) -> Document {
         .iter()
         .filter(|b| matches!(b, Block::Table(_)))
         .count();
-    let mut hidden: Vec<(usize, &'static str, &'static str, String)> = body
+    let mut hidden: Vec<(usize, crate::findings::FindingKind, &'static str, String)> = body
         .hidden
         .into_iter()
-        .map(|(at, t)| (at, "hidden_run", HIDDEN_HOW, t))
+        .map(|(at, t)| (at, crate::findings::FindingKind::HiddenRun, HIDDEN_HOW, t))
         .collect();
     let mut blocks = body.blocks;
     for (marker, story) in SIDES.iter().zip(stories) {
@@ -1109,12 +1109,17 @@ fn assemble(p: Parser) -> Document {
                 .copied()
                 .flatten()
                 .map_or(base - 1, |k| base + k);
-            hidden.push((at, "hidden_run", HIDDEN_HOW, t));
+            hidden.push((at, crate::findings::FindingKind::HiddenRun, HIDDEN_HOW, t));
         }
         blocks.push(Block::Marker(marker.to_string()));
         for b in seen {
             if *marker == "Comments" {
-                hidden.push((blocks.len(), "comment", COMMENT_HOW, b.plain()));
+                hidden.push((
+                    blocks.len(),
+                    crate::findings::FindingKind::Comment,
+                    COMMENT_HOW,
+                    b.plain(),
+                ));
             }
             blocks.push(b);
         }

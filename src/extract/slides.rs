@@ -23,8 +23,8 @@ pub fn hidden_slide_mark(hidden: bool, mode: crate::options::HiddenText) -> &'st
 /// The finding of slide `n`, hidden in the slide show.
 pub fn hidden_slide_finding(n: u64) -> crate::findings::Finding {
     let mut f = crate::findings::finding(
-        "hidden_slide",
-        "low",
+        crate::findings::FindingKind::HiddenSlide,
+        crate::findings::Severity::Low,
         0,
         format!("slide {n} is hidden in the slide show"),
         0,

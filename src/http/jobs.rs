@@ -12,7 +12,7 @@ use super::auth::Tenant;
 use super::AppState;
 use crate::callbacks::CallbackSecret;
 use crate::error::{ApiError, ErrorBody};
-use crate::jobs::{ended, JobView};
+use crate::jobs::JobView;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -144,7 +144,7 @@ pub async fn events(
                     return;
                 }
             }
-            if ended(&state) && !full {
+            if state.ended() && !full {
                 let last = match jobs.final_event(&tenant, &id).await {
                     Ok((kind, data)) => Event::default()
                         .id((after + 1).to_string())

@@ -721,7 +721,7 @@ impl Docreader {
                 Ok(j) => j,
                 Err(e) => return tool_error(e),
             };
-            if crate::jobs::ended(&job.state) || tokio::time::Instant::now() >= until {
+            if job.state.ended() || tokio::time::Instant::now() >= until {
                 break job;
             }
             tokio::time::sleep_until(
@@ -730,8 +730,9 @@ impl Docreader {
             .await;
         };
         let structured = serde_json::to_value(&job).ok();
-        let text = match job.state.as_str() {
-            "done" => {
+        use crate::jobs::JobState;
+        let text = match job.state {
+            JobState::Done => {
                 let env = job.envelope.as_ref().and_then(|raw| {
                     serde_json::from_str::<crate::envelope::Envelope>(raw.get()).ok()
                 });
@@ -744,7 +745,7 @@ impl Docreader {
                     }
                 }
             }
-            "failed" | "cancelled" => {
+            JobState::Failed | JobState::Cancelled => {
                 // A job's error is an error body's `error`: code, message, hint.
                 let e = job.error.clone();
                 let (code, message, hint) = match &e {
@@ -754,7 +755,7 @@ impl Docreader {
                         e["hint"].as_str().unwrap_or("").to_string(),
                     ),
                     None => (
-                        job.state.clone(),
+                        job.state.to_string(),
                         format!("the read was {}", job.state),
                         String::new(),
                     ),

@@ -194,19 +194,26 @@ fn extract_workbook(
 /// Findings of `kind` for text on a sheet (see `findings::hidden`), placed by the sheet.
 fn on_sheet(
     sheet: &str,
-    kind: &str,
+    kind: crate::findings::FindingKind,
     how: &str,
     text: &str,
     line: u64,
     left_out: bool,
 ) -> impl Iterator<Item = crate::findings::Finding> {
     let sheet = sheet.to_string();
-    crate::findings::hidden(kind, Some(how), "low", text, line, left_out)
-        .into_iter()
-        .map(move |mut f| {
-            f.place.sheet = Some(sheet.clone());
-            f
-        })
+    crate::findings::hidden(
+        kind,
+        Some(how),
+        crate::findings::Severity::Low,
+        text,
+        line,
+        left_out,
+    )
+    .into_iter()
+    .map(move |mut f| {
+        f.place.sheet = Some(sheet.clone());
+        f
+    })
 }
 
 /// What a sheet hides from a person (xlsx, issue #21) — hidden rows and columns, cells in
@@ -256,7 +263,7 @@ fn unseen_findings(s: &Sheet, shown: u32, left_out: bool) -> Vec<crate::findings
         .iter()
         .filter(|m| m.row.checked_sub(r0).is_some_and(|k| k < shown))
         .collect();
-    let mut push = |kind: &str, how: String, text: &str, line: u64| {
+    let mut push = |kind: crate::findings::FindingKind, how: String, text: &str, line: u64| {
         out.extend(on_sheet(&s.name, kind, &how, text, line, left_out));
     };
     // Rows, in order: their cells are consecutive.
@@ -274,7 +281,7 @@ fn unseen_findings(s: &Sheet, shown: u32, left_out: bool) -> Vec<crate::findings
         if !text.is_empty() {
             let line = (row - r0) as u64 + 1;
             push(
-                "hidden_row",
+                crate::findings::FindingKind::HiddenRow,
                 format!("row {} hidden", row + 1),
                 &text.join(" "),
                 line,
@@ -298,7 +305,7 @@ fn unseen_findings(s: &Sheet, shown: u32, left_out: bool) -> Vec<crate::findings
             format!("{}:{}", col_name(from), col_name(to))
         };
         push(
-            "hidden_column",
+            crate::findings::FindingKind::HiddenColumn,
             format!("column {name} hidden"),
             &text.join(" "),
             0,
@@ -307,7 +314,9 @@ fn unseen_findings(s: &Sheet, shown: u32, left_out: bool) -> Vec<crate::findings
     for m in &met {
         let Some(kind) = m.font else { continue };
         let how = match kind {
-            "tiny_text" => format!("cell {}{}: font under 1.5 pt", col_name(m.col), m.row + 1),
+            crate::findings::FindingKind::TinyText => {
+                format!("cell {}{}: font under 1.5 pt", col_name(m.col), m.row + 1)
+            }
             _ => format!(
                 "cell {}{}: white font on no fill",
                 col_name(m.col),
@@ -328,7 +337,7 @@ struct Extras {
     /// Hidden rows and columns (xlsx) by sheet.
     hidden: std::collections::HashMap<String, hidden::HiddenLines>,
     /// Cells in a white font on no fill, or in a font under 1.5 pt (xlsx), by sheet.
-    unseen: std::collections::HashMap<String, Vec<(u32, u32, &'static str)>>,
+    unseen: std::collections::HashMap<String, Vec<(u32, u32, crate::findings::FindingKind)>>,
     /// The descriptions (alt text) of the pictures and shapes drawn on each sheet (xlsx).
     described: std::collections::HashMap<String, Vec<String>>,
     /// The number formats of formatted number cells (.xls), by sheet.
@@ -673,7 +682,7 @@ fn read_sheets(
                 {
                     read.findings.extend(on_sheet(
                         name,
-                        "alt_text",
+                        crate::findings::FindingKind::AltText,
                         "picture or shape description (xdr:cNvPr descr), not in the text",
                         d,
                         0,
@@ -696,7 +705,7 @@ fn read_sheets(
                         // In the text, and listed: a person sees a comment only on request.
                         read.findings.extend(on_sheet(
                             name,
-                            "comment",
+                            crate::findings::FindingKind::Comment,
                             "a cell comment, shown on request",
                             l,
                             0,
@@ -837,8 +846,8 @@ fn make_report(mut read: SheetsRead, scope: &Scope) -> Extraction {
         })
         .map(|(_, s)| {
             let mut f = crate::findings::finding(
-                "hidden_sheet",
-                "low",
+                crate::findings::FindingKind::HiddenSheet,
+                crate::findings::Severity::Low,
                 0,
                 format!("{} ({} rows × {} cols)", s.name, s.rows, s.cols),
                 s.line_chars,

@@ -19,7 +19,7 @@ pub(super) struct Unseen {
     pub(super) rows: HashSet<u32>,
     pub(super) cols: Vec<(u32, u32)>,
     /// Cells in a white font on no fill or a font under 1.5 pt: their kind.
-    pub(super) cells: HashMap<(u32, u32), &'static str>,
+    pub(super) cells: HashMap<(u32, u32), crate::findings::FindingKind>,
     pub(super) mode: HiddenText,
     /// The cells met while lines were still kept, in sheet order.
     pub(super) met: Vec<UnseenCell>,
@@ -32,7 +32,7 @@ pub(super) struct UnseenCell {
     /// In a hidden row; in hidden column range `cols[i]`; in a white or tiny font.
     pub(super) in_row: bool,
     pub(super) in_cols: Option<usize>,
-    pub(super) font: Option<&'static str>,
+    pub(super) font: Option<crate::findings::FindingKind>,
     pub(super) text: String,
 }
 

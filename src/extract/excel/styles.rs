@@ -332,7 +332,9 @@ pub(super) fn sheet(
 /// or the theme's background colour, `theme="0"`) on no fill (`white_text`), or a font under
 /// 1.5 pt (`tiny_text`). Empty for almost every workbook, and then no sheet is looked at
 /// again.
-pub(super) fn unseen_formats(pkg: &mut Package) -> Result<HashMap<usize, &'static str>, ApiError> {
+pub(super) fn unseen_formats(
+    pkg: &mut Package,
+) -> Result<HashMap<usize, crate::findings::FindingKind>, ApiError> {
     let Some(xml) = pkg.read("xl/styles.xml")? else {
         return Ok(HashMap::new());
     };
@@ -392,9 +394,9 @@ pub(super) fn unseen_formats(pkg: &mut Package) -> Result<HashMap<usize, &'stati
         .filter_map(|(i, (font, fill))| {
             let (white, tiny) = fonts.get(font).copied().unwrap_or_default();
             if tiny {
-                Some((i, "tiny_text"))
+                Some((i, crate::findings::FindingKind::TinyText))
             } else if white && !fills.get(fill).copied().unwrap_or(false) {
-                Some((i, "white_text"))
+                Some((i, crate::findings::FindingKind::WhiteText))
             } else {
                 None
             }
@@ -491,14 +493,14 @@ fn color_is_white(a: &[(String, String)], theme: &[[u8; 3]]) -> bool {
 pub(super) fn unseen_cells(
     pkg: &mut Package,
     part: &str,
-    unseen: &HashMap<usize, &'static str>,
-) -> Result<Vec<(u32, u32, &'static str)>, ApiError> {
+    unseen: &HashMap<usize, crate::findings::FindingKind>,
+) -> Result<Vec<(u32, u32, crate::findings::FindingKind)>, ApiError> {
     let depth = pkg.limits().max_xml_depth;
     let Some(xml) = pkg.read(part)? else {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
-    let mut cur: Option<(u32, u32, &'static str, bool)> = None;
+    let mut cur: Option<(u32, u32, crate::findings::FindingKind, bool)> = None;
     walk(&xml, depth, |n| match n {
         Node::Open("c", a) => {
             cur = attr(a, "s")

@@ -60,7 +60,7 @@ pub(super) fn read(page: &PdfPage<'_>, hidden_text: HiddenText) -> Notes {
         }
         if never_shown {
             found.push(PageHidden {
-                kind: "hidden_annotation",
+                kind: crate::findings::FindingKind::HiddenAnnotation,
                 text: line.clone(),
                 boxes: Vec::new(),
             });
@@ -72,7 +72,7 @@ pub(super) fn read(page: &PdfPage<'_>, hidden_text: HiddenText) -> Notes {
         } else {
             if comment {
                 found.push(PageHidden {
-                    kind: "comment",
+                    kind: crate::findings::FindingKind::Comment,
                     text: line.clone(),
                     boxes: Vec::new(),
                 });

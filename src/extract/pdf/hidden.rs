@@ -35,7 +35,7 @@ use super::scan_layer;
 /// space), by which their characters are known.
 #[derive(Debug, Clone)]
 pub struct PageHidden {
-    pub kind: &'static str,
+    pub kind: crate::findings::FindingKind,
     pub text: String,
     pub boxes: Vec<[f32; 4]>,
 }
@@ -48,7 +48,9 @@ impl PageHidden {
         // layer the marking works on; a comment shows beside the page.
         !matches!(
             self.kind,
-            "overlapping_different" | "hidden_form_field" | "comment"
+            crate::findings::FindingKind::OverlappingDifferent
+                | crate::findings::FindingKind::HiddenFormField
+                | crate::findings::FindingKind::Comment
         )
     }
 }
@@ -310,7 +312,7 @@ pub(super) fn scan(
             r: w.max(h),
             t: w.max(h),
         });
-    let mut suspects: Vec<(&'static str, usize)> = Vec::new();
+    let mut suspects: Vec<(crate::findings::FindingKind, usize)> = Vec::new();
     // Text no one could see however it is looked at (invisible, or painted at no opacity):
     // over a page image, a scan's text layer.
     let mut layer_like: std::collections::HashSet<usize> = std::collections::HashSet::new();
@@ -374,14 +376,14 @@ pub(super) fn scan(
                     PdfPageTextRenderMode::Invisible | PdfPageTextRenderMode::InvisibleClipping
                 );
                 let kind = if invisible {
-                    Some("invisible_render_mode")
+                    Some(crate::findings::FindingKind::InvisibleRenderMode)
                 } else if tiny {
-                    Some("tiny_text")
+                    Some(crate::findings::FindingKind::TinyText)
                 } else {
                     rect.and_then(|r| {
                         let outside = r.r < crop.l || r.l > crop.r || r.t < crop.b || r.b > crop.t;
                         if outside {
-                            return Some("off_page");
+                            return Some(crate::findings::FindingKind::OffPage);
                         }
                         // Cut away by its clip: what the clip lets through of its box (the
                         // clip's box is an upper bound) is next to nothing.
@@ -391,7 +393,8 @@ pub(super) fn scan(
                         } else {
                             0.0
                         };
-                        (through <= 0.05 * r.area()).then_some("clipped")
+                        (through <= 0.05 * r.area())
+                            .then_some(crate::findings::FindingKind::Clipped)
                     })
                 };
                 let paint = match mode {
@@ -405,7 +408,8 @@ pub(super) fn scan(
                 if faint || invisible {
                     layer_like.insert(i);
                 }
-                let kind = kind.or_else(|| faint.then_some("low_contrast"));
+                let kind =
+                    kind.or_else(|| faint.then_some(crate::findings::FindingKind::LowContrast));
                 if let Some(k) = kind {
                     suspects.push((k, i));
                 }
@@ -485,7 +489,7 @@ pub(super) fn scan(
             .map(|t| squeeze(&t))
             .collect();
         if words.is_empty() || !above.contains(&words) {
-            suspects.push(("covered", i));
+            suspects.push((crate::findings::FindingKind::Covered, i));
         }
     }
     // Rendered only for candidates with words in them whose ground is not known from the
@@ -530,7 +534,7 @@ pub(super) fn scan(
             match ground {
                 Some(g) => {
                     if near(g, color) {
-                        suspects.push(("low_contrast", i));
+                        suspects.push((crate::findings::FindingKind::LowContrast, i));
                     }
                     false
                 }
@@ -544,14 +548,14 @@ pub(super) fn scan(
             scan_layer::not_in_image(page, &lines, check)
                 .into_iter()
                 .flatten()
-                .map(|i| ("invisible_text_not_in_image", i)),
+                .map(|i| (crate::findings::FindingKind::InvisibleTextNotInImage, i)),
         );
     }
     if !candidates.is_empty() {
         suspects.extend(
             unseen(page, &candidates)
                 .into_iter()
-                .map(|i| ("low_contrast", i)),
+                .map(|i| (crate::findings::FindingKind::LowContrast, i)),
         );
     }
     let mut out: Vec<PageHidden> = Vec::new();
@@ -566,7 +570,7 @@ pub(super) fn scan(
             q.top().value,
         ])
     };
-    let mut add = |kind: &'static str, text: String, ids: &[usize]| {
+    let mut add = |kind: crate::findings::FindingKind, text: String, ids: &[usize]| {
         let boxes = ids.iter().filter_map(|&i| box_of(i));
         match out.iter_mut().find(|p| p.kind == kind) {
             Some(p) => {
@@ -601,7 +605,7 @@ pub(super) fn scan(
             continue;
         }
         add(
-            "overlapping_different",
+            crate::findings::FindingKind::OverlappingDifferent,
             format!("{} | {}", x.trim(), y.trim()),
             &[a, b],
         );

@@ -265,7 +265,7 @@ impl Layers {
             return Vec::new();
         }
         let mut found = PageHidden {
-            kind: "hidden_layer",
+            kind: crate::findings::FindingKind::HiddenLayer,
             text: String::new(),
             boxes: Vec::new(),
         };

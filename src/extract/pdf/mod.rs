@@ -202,9 +202,9 @@ impl Job<'_> {
             return;
         }
         let stage = if pages.last().is_some_and(|p| p.ocr.is_some()) {
-            "ocr"
+            super::Stage::Ocr
         } else {
-            "text"
+            super::Stage::Text
         };
         self.input
             .progress
@@ -464,14 +464,16 @@ fn hidden_findings(
         for h in found {
             // Drawn invisible, or two texts on one spot (what is read is not what shows):
             // medium; out of sight otherwise: low.
-            let how =
-                (h.kind == "comment").then_some("a comment, shown beside the page on request");
+            let how = (h.kind == crate::findings::FindingKind::Comment)
+                .then_some("a comment, shown beside the page on request");
             let severity = match h.kind {
-                "invisible_render_mode"
-                | "overlapping_different"
-                | "hidden_layer"
-                | "invisible_text_not_in_image" => "medium",
-                _ => "low",
+                crate::findings::FindingKind::InvisibleRenderMode
+                | crate::findings::FindingKind::OverlappingDifferent
+                | crate::findings::FindingKind::HiddenLayer
+                | crate::findings::FindingKind::InvisibleTextNotInImage => {
+                    crate::findings::Severity::Medium
+                }
+                _ => crate::findings::Severity::Low,
             };
             // The text is in what is returned (PDFium extracts it), and its phrases are
             // found there, unless `drop` left it out.

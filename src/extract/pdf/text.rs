@@ -404,7 +404,7 @@ pub(super) fn hidden_form_fields(page: &PdfPage<'_>) -> Vec<super::hidden::PageH
         .into_iter()
         .filter(|(_, unseen)| *unseen)
         .map(|(line, _)| super::hidden::PageHidden {
-            kind: "hidden_form_field",
+            kind: crate::findings::FindingKind::HiddenFormField,
             text: line,
             boxes: Vec::new(),
         })
