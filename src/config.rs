@@ -686,6 +686,21 @@ mod tests {
     }
 }
 
+impl Limits {
+    /// The caps as `serve` would have them from the `DOCREADER_*` variables alone (no
+    /// flags): what `docreader read` reads under, so the CLI and the server agree.
+    pub fn from_env() -> Result<Self, String> {
+        #[derive(clap::Parser)]
+        struct Env {
+            #[command(flatten)]
+            limits: Limits,
+        }
+        <Env as clap::Parser>::try_parse_from(["docreader"])
+            .map(|e| e.limits)
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// What goes into the search index (`--index-reads`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum IndexReads {

@@ -423,7 +423,15 @@ fn read(args: ReadArgs) -> ExitCode {
     if whole {
         req.max_chars = Some(docreader::options::MAX_CHARS as i64);
     }
-    let service = docreader::read::ReadService::local(docreader::config::Limits::default());
+    // The server's caps, from the same `DOCREADER_*` variables.
+    let limits = match docreader::config::Limits::from_env() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("docreader: {}", e.trim_end());
+            return ExitCode::from(2);
+        }
+    };
+    let service = docreader::read::ReadService::local(limits);
     // A line on the terminal as pages are read (OCR takes seconds a page); never into a
     // pipe or a file.
     let terminal = std::io::stderr().is_terminal();

@@ -204,6 +204,19 @@ impl ReadService {
                 "Name a file; to read every file of a folder, loop over them (for f in DIR/*; do docreader read \"$f\"; done).",
             ));
         }
+        // The server's cap on a file (`DOCREADER_MAX_FILE_BYTES`), as for its uploads.
+        if meta.len() > self.limits.max_file_bytes {
+            return Err(ApiError::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "{}: {} bytes, over the limit of {} bytes",
+                    path.display(),
+                    meta.len(),
+                    self.limits.max_file_bytes
+                ),
+            )
+            .with_hint("Set DOCREADER_MAX_FILE_BYTES higher (for example 1G) to read it."));
+        }
         let input = file_input(path.to_path_buf(), meta.len()).await?;
         let plan = ReadPlan::new(req, input.format, &self.limits)?;
         let resolved = Resolved {

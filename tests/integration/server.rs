@@ -1062,3 +1062,32 @@ fn keys_reload_on_sighup_and_metrics_say_routes_jobs_and_memory() {
     let (_, logs) = keyless.stop_logs();
     assert!(logs.contains("nothing to reload"), "{logs}");
 }
+
+/// `docreader read` holds to the caps the server reads under, from the same `DOCREADER_*`
+/// variables (it used the defaults whatever they said), and says plainly when one is wrong.
+#[test]
+fn the_cli_reads_under_the_servers_limits() {
+    let file = repo().join("fixtures/text/gbk.csv");
+    let run = |env: &[(&str, &str)]| {
+        let mut c = Command::new(bin());
+        c.args(["read", "--json"]).arg(&file);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let ok = cli_envelope(&run(&[]), true);
+    assert_eq!(ok["status"], "ok", "{ok}");
+    let capped = cli_envelope(&run(&[("DOCREADER_MAX_FILE_BYTES", "10")]), false);
+    assert_eq!(capped["error"]["code"], "too_large", "{capped}");
+    let budget = cli_envelope(&run(&[("DOCREADER_MAX_CHARS", "20")]), true);
+    assert_eq!(budget["truncated"], true, "{budget}");
+    assert!(budget["next"].is_object(), "{budget}");
+    let wrong = run(&[("DOCREADER_MAX_FILE_BYTES", "lots")]);
+    assert!(!wrong.status.success());
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        err.contains("DOCREADER_MAX_FILE_BYTES") || err.contains("max-file-bytes"),
+        "{err}"
+    );
+}
