@@ -1,5 +1,6 @@
-//! The read service: every read — `POST /read`, its SSE stream, the CLI (and next the MCP
-//! tools and jobs) — goes through `ReadService::read`. A request becomes a checked
+//! The read service: every read — `POST /read`, its SSE stream, `file_ids`, jobs, the MCP
+//! tools, search indexing and the CLI — is `ReadService::prepare` (or `read_local_with`
+//! for the CLI's local file) then `ReadService::run`. A request becomes a checked
 //! `ReadPlan` once (`plan`), runs on the one `Executor` (`executor`: in-process or worker
 //! processes; it owns the slot, the deadline, the span and the timeout), and the service
 //! (`service`) resolves the file, remembers OCR, keeps attachments and counts the read.

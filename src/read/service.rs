@@ -97,17 +97,6 @@ impl ReadService {
         }
     }
 
-    /// Read what the request names (`file_id` of the tenant, or an allowed `path`).
-    pub async fn read(
-        &self,
-        tenant: &str,
-        req: ReadRequest,
-        progress: ProgressSink,
-    ) -> Result<Envelope, ApiError> {
-        let prepared = self.prepare(tenant, req).await?;
-        self.run(prepared, progress).await
-    }
-
     /// Resolve and plan a read without running it (a stream answers these errors as plain
     /// HTTP errors, before it starts).
     pub async fn prepare(&self, tenant: &str, req: ReadRequest) -> Result<Prepared, ApiError> {
