@@ -129,8 +129,9 @@ pub enum Content {
     Paragraph {
         text: String,
     },
-    /// A list item: its level (0-based), its label as shown (`2.3.1.`, `b)`, `•`; empty
-    /// when its level has none) and its text.
+    /// A list item: its level (0-based), its label (`2.3.1.`, `b)`, `•`: the number an
+    /// ordered list gives it, as Markdown shows it; empty when its level has none) and its
+    /// text.
     ListItem {
         level: u32,
         label: String,
@@ -294,12 +295,10 @@ pub struct Document {
 impl Document {
     /// Only what the text shows: units without a span in it left out; a unit `next`
     /// reads again whole (a page, slide or chapter the budget cut) without blocks, not
-    /// complete; and the unit a cut text ends in kept to the blocks whose characters fit in
-    /// what it shows (a block's text is never longer than its rendering), not complete
-    /// when it goes on in the next read (a document's, a sheet's) or lost blocks.
+    /// complete; the document a cut text ends in not complete (`next` reads on in it).
+    /// Each extractor gives the blocks its text shows, none twice across `next` reads.
     pub fn shown(
         self,
-        text: &str,
         spans: &[Span],
         truncated: bool,
         read_again: impl Fn(&Unit) -> bool,
@@ -312,23 +311,8 @@ impl Document {
             if read_again(&u.unit) {
                 u.blocks.clear();
                 u.complete = false;
-            } else if truncated && i + 1 == spans.len() {
-                let room = spans[i].text(text).chars().count();
-                let mut used = 0;
-                let keep = u
-                    .blocks
-                    .iter()
-                    .take_while(|b| {
-                        used += b.chars();
-                        used <= room
-                    })
-                    .count();
-                if keep < u.blocks.len()
-                    || matches!(u.unit.kind, UnitKind::Document | UnitKind::Sheet)
-                {
-                    u.complete = false;
-                }
-                u.blocks.truncate(keep);
+            } else if truncated && i + 1 == spans.len() && u.unit.kind == UnitKind::Document {
+                u.complete = false;
             }
             out.push(u);
         }

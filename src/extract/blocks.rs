@@ -364,12 +364,20 @@ pub fn serve_blocks(
             oversize,
         } = take_blocks(&rendered, max_chars, budget);
         if req.json() {
-            // The blocks taken, and one shown only in part (the envelope keeps it out).
-            let end = (start + taken + usize::from(oversize.is_some())).min(blocks.len());
+            // The blocks taken whole (one shown only in part is read again by `next`).
+            let mut typed = to_model(blocks, start..start + taken);
+            if !with_tables {
+                typed.retain(|b| {
+                    !matches!(
+                        b.content,
+                        crate::model::Content::Table { .. } | crate::model::Content::Chart { .. }
+                    )
+                });
+            }
             ex.document = Some(crate::model::Document {
                 units: vec![crate::model::UnitBlocks::new(
                     crate::model::Unit::document(),
-                    to_model(blocks, start..end),
+                    typed,
                 )],
             });
         }

@@ -1067,7 +1067,10 @@ impl RecTable {
         }
         self.row_head &= th;
         let row = self.rows.last_mut().expect("a row");
-        row.extend(std::iter::repeat_n(text, span));
+        // A cell spanning columns: its text in the first, the others empty (never copied:
+        // a page of wide spans would multiply its text).
+        row.push(text);
+        row.extend(std::iter::repeat_n(String::new(), span - 1));
     }
 
     fn close_row(&mut self) {
@@ -1231,21 +1234,6 @@ impl Recorder {
                     }
                 }
                 return false;
-            }
-            "img" if !closing && self.tables.is_empty() => {
-                if let Some(alt) = attr("alt")
-                    .map(|a| a.split_whitespace().collect::<Vec<_>>().join(" "))
-                    .filter(|a| !a.is_empty())
-                {
-                    self.flush(out);
-                    self.blocks.push((
-                        out.len(),
-                        Block::new(Content::Figure {
-                            alt: Some(alt),
-                            caption: None,
-                        }),
-                    ));
-                }
             }
             n if BREAKS.contains(&n) || BLOCKS.contains(&n) => {
                 self.flush(out);

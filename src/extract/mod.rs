@@ -181,7 +181,20 @@ pub fn read_blocking(
             };
             let pages = again(out.next.as_ref().and_then(|n| n.pages.as_ref()));
             let chapters = again(out.next.as_ref().and_then(|n| n.chapters.as_ref()));
+            // A larger budget and nothing else: the same selection read again (an image's
+            // text); every unit of it comes again.
+            let all_again = out.next.as_ref().is_some_and(|n| {
+                n.max_chars.is_some()
+                    && n.pages.is_none()
+                    && n.chapters.is_none()
+                    && n.sheet.is_none()
+                    && n.offset.is_none()
+                    && n.paragraph_offset.is_none()
+            });
             let read_again = |u: &crate::model::Unit| {
+                if all_again {
+                    return true;
+                }
                 let listed = |spans: &[(u64, u64)]| {
                     u.number
                         .is_some_and(|n| spans.iter().any(|&(a, b)| (a..=b).contains(&n)))
@@ -192,7 +205,7 @@ pub fn read_blocking(
                     _ => false,
                 }
             };
-            Some(d.shown(&out.text, &out.units, out.truncated, read_again))
+            Some(d.shown(&out.units, out.truncated, read_again))
         }
         // Every format gives its blocks; one that gave none has none to give.
         None if req.json() => Some(crate::model::Document::default()),

@@ -126,6 +126,10 @@ fn text_document(ex: &Extraction, table: Option<TextKind>, from_start: bool) -> 
             }
         }
     }
+    // A line `next` reads again whole: its part shown is no block of this read.
+    if ex.next.as_ref().is_some_and(|n| n.max_chars.is_some()) {
+        blocks.pop();
+    }
     Document {
         units: vec![UnitBlocks::new(Unit::document(), blocks)],
     }
@@ -142,6 +146,13 @@ pub(crate) fn rendered_document(
     let shown = match ex.text.rfind(crate::envelope::TRUNCATION_LINE) {
         Some(cut) if ex.truncated => ex.text[..cut].lines().count(),
         _ => ex.text.lines().count(),
+    };
+    // Each block whose first line is shown (whole: the next read starts after it); a
+    // line `next` reads again whole starts none of this read's.
+    let shown = if ex.next.as_ref().is_some_and(|n| n.max_chars.is_some()) {
+        shown.saturating_sub(1)
+    } else {
+        shown
     };
     Ok(Document {
         units: vec![UnitBlocks::new(
@@ -474,6 +485,7 @@ pub fn extract_bytes(
         total: total as usize,
         max_chars,
         line_window: limit.is_some(),
+        by_lines: req.json(),
     };
     let mut ex = window.read_text(body, det);
     ex.report = extra;
@@ -488,6 +500,9 @@ struct Window {
     max_chars: usize,
     /// Whether `limit` set `end` (then `next` stays inside it).
     line_window: bool,
+    /// `output: "json"`: a line longer than the budget is read again whole by `next`
+    /// (blocks are by lines; byte windows are not read with them).
+    by_lines: bool,
 }
 
 impl Window {
@@ -604,6 +619,21 @@ impl Window {
             if self.line_window {
                 next.limit = Some((self.end - self.start - k) as u64);
             }
+        } else if self.by_lines {
+            // One line longer than the whole budget: its start, and `next` reads it whole.
+            let cut = crate::envelope::cut_within(&line, self.max_chars);
+            next.offset = Some(self.start as u64);
+            if self.line_window {
+                next.limit = Some((self.end - self.start) as u64);
+            }
+            next.max_chars =
+                Some((line.chars().count() as u64 + 64).min(crate::options::MAX_CHARS as u64));
+            ex.text = close_truncated(cut.to_string(), char_count);
+            ex.warnings.push(format!(
+                "line {} alone is longer than max_chars ({}); `next` reads it whole",
+                self.start + 1,
+                self.max_chars
+            ));
         } else {
             // One line longer than the whole budget: return its start and read on by bytes.
             let cut = crate::envelope::cut_within(&line, self.max_chars);

@@ -324,7 +324,7 @@ pub enum DocxMode {
     TextTables,
 }
 
-/// `output`: plain text or Markdown.
+/// `output`: plain text, Markdown, or the typed document beside the text.
 #[derive(
     Debug,
     Clone,

@@ -233,6 +233,25 @@ async fn blocks_carry_levels_labels_cells_and_parts() {
         && b["level"] == 2
         && b["text"] == "Article I Definitions"));
 
+    // Word's `mode: "text"` leaves tables out of the text, and so of the blocks.
+    let id = app
+        .upload_id("report.docx", &fixture("office/report.docx"))
+        .await;
+    let kinds = |r: &Resp| -> Vec<String> {
+        document(r)[0]["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let with = app.read(json!({"file_id": id, "output": "json"})).await;
+    let without = app
+        .read(json!({"file_id": id, "output": "json", "mode": "text"}))
+        .await;
+    assert!(kinds(&with).contains(&"table".to_string()));
+    assert!(!kinds(&without).contains(&"table".to_string()));
+
     // A PDF's ruled table as cells (a pipe inside a cell is a character of it).
     let r = app
         .upload_and_read(
@@ -274,11 +293,11 @@ async fn blocks_carry_levels_labels_cells_and_parts() {
         "offset 1 starts at the second record"
     );
 
-    // HTML: a table's header row from `th`, a list's numbers, a picture's description.
+    // HTML: a table's header row from `th`, a list's numbers, a figure's caption.
     let html = br#"<html><head><title>T</title></head><body><h2>Menu</h2>
 <ol start="3"><li>Soup</li><li>Bread<ul><li>rye</li></ul></li></ol>
 <table><tr><th>Dish</th><th>Price</th></tr><tr><td>Soup</td><td>4</td></tr></table>
-<img alt="A bowl of soup"><pre>line one
+<figure><img alt="soup.png"><figcaption>A bowl of soup</figcaption></figure><pre>line one
 line two</pre></body></html>"#;
     let r = app
         .upload_and_read("menu.html", html, json!({"output": "json"}))
@@ -310,7 +329,8 @@ line two</pre></body></html>"#;
     assert_eq!(blocks[4]["level"], 1);
     assert_eq!(blocks[5]["header_rows"], 1);
     assert_eq!(blocks[5]["rows"], json!([["Dish", "Price"], ["Soup", "4"]]));
-    assert_eq!(blocks[6]["alt"], "A bowl of soup");
+    // A caption is the figure's (a picture's alt text is not in the text: no block).
+    assert_eq!(blocks[6]["caption"], "A bowl of soup");
 
     // A PowerPoint's speaker notes and comments are notes of their parts.
     let r = app
@@ -437,4 +457,60 @@ async fn a_forged_marker_is_a_block_not_a_unit() {
         .any(|b| b["text"]
             .as_str()
             .is_some_and(|t| t.contains("--- Page 3 ---"))));
+}
+
+/// A line longer than the budget: with blocks, `next` reads it again whole by lines (a
+/// byte window would be refused), its part shown is no block; an image's text cut short
+/// comes again whole, so none of its lines is a block of the cut read.
+#[tokio::test]
+async fn a_unit_read_again_whole_gives_its_blocks_once() {
+    let app = TestApp::new().await;
+    let long = format!(
+        "first paragraph\n\n{}\n\nlast paragraph\n",
+        "word ".repeat(200)
+    );
+    let id = app.upload_id("long.txt", long.as_bytes()).await;
+    let r = app
+        .read(json!({"file_id": id, "output": "json", "max_chars": 100}))
+        .await;
+    let doc = document(&r);
+    assert_eq!(doc[0]["complete"], false, "{}", r.json);
+    assert_eq!(doc[0]["blocks"].as_array().unwrap().len(), 1, "{}", r.json);
+    let next = r.json["next"].clone();
+    assert!(next.get("byte_offset").is_none(), "{next}");
+    assert_eq!(next["offset"], 2, "{next}");
+    let mut body = json!({"file_id": id});
+    body.as_object_mut()
+        .unwrap()
+        .extend(next.as_object().unwrap().clone());
+    let r2 = app.read(body).await;
+    let blocks = document(&r2)[0]["blocks"].as_array().unwrap().clone();
+    assert!(
+        blocks[0]["text"].as_str().unwrap().starts_with("word word"),
+        "{blocks:?}"
+    );
+    assert_eq!(
+        blocks[0]["text"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count(),
+        200
+    );
+
+    let r = app
+        .upload_and_read(
+            "hello.png",
+            &fixture("images/hello.png"),
+            json!({"output": "json", "max_chars": 5}),
+        )
+        .await;
+    let doc = document(&r);
+    assert!(r.json["next"]["max_chars"].is_u64(), "{}", r.json);
+    assert_eq!(doc[0]["complete"], false, "{}", r.json);
+    assert!(
+        doc[0]["blocks"].as_array().unwrap().is_empty(),
+        "{}",
+        r.json
+    );
 }

@@ -1888,10 +1888,13 @@ async fn every_format_keeps_marks_or_drops_what_it_hides() {
         }
         // A cut read goes on as it read.
         let cut = app
-            .read(json!({"file_id": id, "hidden_text": "mark", "max_chars": 60}))
+            .read(json!({"file_id": id, "hidden_text": "mark", "max_chars": 20}))
             .await;
-        if let Some(next) = cut.json.get("next") {
-            assert_eq!(next["hidden_text"], "mark", "{name}: {}", cut.json);
-        }
+        assert_eq!(cut.json["truncated"], true, "{name}: {}", cut.json);
+        assert_eq!(
+            cut.json["next"]["hidden_text"], "mark",
+            "{name}: {}",
+            cut.json
+        );
     }
 }

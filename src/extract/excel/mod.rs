@@ -753,13 +753,16 @@ fn read_sheets(
                     if shown == s.rows {
                         for c in extras.charts.get(name).into_iter().flatten() {
                             let text = c.trim().to_string();
-                            blocks.push(if text.starts_with("[Chart") {
-                                Block::new(Content::Chart { text })
+                            let part = if text.starts_with("[Chart") {
+                                None
+                            } else if text.starts_with(comments::SHAPES_HEAD.trim_end()) {
+                                Some("shapes")
                             } else {
-                                Block::in_part(
-                                    Content::Paragraph { text },
-                                    Some("print_headers_footers"),
-                                )
+                                Some("print_headers_footers")
+                            };
+                            blocks.push(match part {
+                                None => Block::new(Content::Chart { text }),
+                                p => Block::in_part(Content::Paragraph { text }, p),
                             });
                         }
                     }

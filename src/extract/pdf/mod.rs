@@ -359,7 +359,9 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
         OcrChoice::Force => Some(OcrReason::Forced),
         _ => assess(&text, settings.min_text, || text::has_images(page)),
     };
-    let blocks = if settings.json && need.is_none() {
+    // The native text's blocks, unless it is garbled (never shown); OCR, when it runs,
+    // replaces them.
+    let blocks = if settings.json && need != Some(OcrReason::GarbledText) {
         page_blocks(page, number, &text, &job.outline)
     } else {
         Vec::new()
