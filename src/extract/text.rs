@@ -1089,6 +1089,7 @@ mod tests {
                             total,
                             max_chars: max,
                             line_window: limit.is_some(),
+                            by_lines: false,
                         };
                         let got = w.read_text(&bytes[det.bom_len..], det);
                         let at = format!("{name} start {start} limit {limit:?} max {max}");
