@@ -9,7 +9,7 @@ async fn pool(n: usize) -> TestApp {
     TestApp::with(|a| {
         a.workers = n;
         a.worker_bin = Some(env!("CARGO_BIN_EXE_docreader").into());
-        // Workers crash or print on two magic file names (src/worker.rs), in any build.
+        // Workers crash or print on two magic file names (src/worker/child.rs), in any build.
         a.worker_test_hooks = true;
     })
     .await
@@ -18,7 +18,7 @@ async fn pool(n: usize) -> TestApp {
 #[tokio::test]
 async fn a_crashing_worker_fails_only_its_own_read() {
     let app = pool(2).await;
-    // With test hooks on, the worker aborts on this name (see src/worker.rs).
+    // With test hooks on, the worker aborts on this name (see src/worker/child.rs).
     let bomb = app
         .upload_id("__docreader_crash_test__.txt", b"boom\n")
         .await;
