@@ -138,6 +138,14 @@ async def main():
         check(reads > 1, "the budget split the read")
         check(got == whole, "the parts rebuild one whole read")
 
+        # The typed document over MCP (issue #42): the structured content carries it, and
+        # the SDK has checked it against read_document's outputSchema on the way.
+        typed = await s.call_tool("read_document", {"file_id": file_a, "output": "json", "pages": "1-2"})
+        check(not typed.is_error, f"read_document json: {text_of(typed)}")
+        units = typed.structured_content["document"]["units"]
+        check([u["number"] for u in units] == [1, 2] and all(u["blocks"] for u in units),
+              f"json units: {units}")
+
         # What the envelope says reaches the model in the header (issue #45 item 1): a scan
         # read without OCR is not "complete", its skipped page and the warning are named,
         # and the totals read as such; read with OCR, the engine and quality are said.
