@@ -413,7 +413,7 @@ impl Store {
         }
     }
 
-    /// Keep a job's result (`jobs.rs`): in the shared store when there is one (any replica
+    /// Keep a job's result (`jobs/`): in the shared store when there is one (any replica
     /// answers for the job), else under `<data>/results`.
     pub async fn put_result(&self, key: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
         if let Some(r) = &self.remote {

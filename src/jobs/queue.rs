@@ -1,0 +1,210 @@
+//! The queue's side of jobs: submitting, looking up, cancelling, and their events.
+
+use super::*;
+
+impl Jobs {
+    pub fn new(
+        db: Db,
+        store: Arc<Store>,
+        reader: Arc<ReadService>,
+        ttl: Duration,
+        runners: usize,
+        deadline_ms: u64,
+        per_tenant: i64,
+        callbacks: Arc<crate::callbacks::Callbacks>,
+    ) -> Self {
+        Self {
+            db,
+            store,
+            reader,
+            owner: format!("r_{}", crate::store::random_hex(6)),
+            ttl,
+            runners,
+            deadline_ms,
+            per_tenant,
+            wake: tokio::sync::Notify::new(),
+            callbacks,
+            stopping: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    pub fn callbacks(&self) -> &crate::callbacks::Callbacks {
+        &self.callbacks
+    }
+
+    /// Queue a read for the tenant.
+    pub async fn submit(&self, tenant: &str, req: &ReadRequest) -> Result<JobView, ApiError> {
+        let id = format!("j_{}", crate::store::random_hex(16));
+        let mut req = req.clone();
+        req.run_async = None;
+        let callback = match req.callback_url.take() {
+            Some(url) => Some(self.callbacks.check(&url)?),
+            None => None,
+        };
+        if req.deadline_ms.is_none() {
+            req.deadline_ms = Some(self.deadline_ms.min(i64::MAX as u64) as i64);
+        }
+        let request = serde_json::to_string(&req).map_err(ApiError::internal)?;
+        let now = now_ms();
+        let expires = now + self.ttl.as_millis() as i64;
+        let q = "INSERT INTO jobs (id, tenant, request, state, turn, created_at, updated_at, expires_at, \
+                 callback_url) VALUES ($1, $2, $3, 'queued', (SELECT COUNT(*) FROM jobs WHERE tenant = $2 \
+                 AND state IN ('queued', 'running')), $4, $4, $5, $6)";
+        on!(&self.db, p => sqlx::query(q)
+            .bind(&id)
+            .bind(tenant)
+            .bind(&request)
+            .bind(now)
+            .bind(expires)
+            .bind(&callback)
+            .execute(p)
+            .await
+            .map(drop))
+        .map_err(db::failure)?;
+        self.wake.notify_one();
+        self.get(tenant, &id).await
+    }
+
+    pub(super) async fn row(&self, tenant: &str, id: &str) -> Result<Row, ApiError> {
+        let q =
+            "SELECT id, state, progress, error, result_key, created_at, started_at, expires_at, \
+             callback_url, callback_state, callback_attempts, callback_error \
+             FROM jobs WHERE id = $1 AND tenant = $2";
+        let row: Option<Row> =
+            on!(&self.db, p => sqlx::query_as(q).bind(id).bind(tenant).fetch_optional(p).await)
+                .map_err(db::failure)?;
+        row.ok_or_else(|| {
+            ApiError::new(ErrorCode::NotFound, "no such job").with_hint(
+                "A job is kept for DOCREADER_JOB_TTL_HOURS (24 by default) after it was submitted; submit the read again.",
+            )
+        })
+    }
+
+    /// A tenant's job (another tenant's id is not found), with its envelope once done.
+    pub async fn get(&self, tenant: &str, id: &str) -> Result<JobView, ApiError> {
+        let row = self.row(tenant, id).await?;
+        let envelope = match (&*row.state, &row.result_key) {
+            ("done", Some(key)) => Some(self.result(key).await?),
+            _ => None,
+        };
+        let callback_state =
+            crate::callbacks::CallbackState::from_db(row.callback_state.as_deref())?;
+        let callback = row.callback_url.map(|url| crate::callbacks::CallbackView {
+            url,
+            state: callback_state,
+            attempts: row.callback_attempts,
+            last_error: row.callback_error,
+        });
+        Ok(JobView {
+            status: "ok",
+            links: JobLinks::of(&row.id),
+            callback,
+            job_id: row.id,
+            progress: match &*row.state {
+                "running" => row.progress.and_then(|p| serde_json::from_str(&p).ok()),
+                _ => None,
+            },
+            error: row.error.and_then(|e| serde_json::from_str(&e).ok()),
+            envelope,
+            state: JobState::from_db(&row.state)?,
+            created_at: rfc3339(row.created_at),
+            started_at: row.started_at.map(rfc3339),
+            expires_at: rfc3339(row.expires_at),
+        })
+    }
+
+    pub(super) async fn result(
+        &self,
+        key: &str,
+    ) -> Result<Box<serde_json::value::RawValue>, ApiError> {
+        let bytes = self
+            .store
+            .get_result(key)
+            .await?
+            .ok_or_else(|| ApiError::internal(format!("job result {key} is missing")))?;
+        let text = String::from_utf8(bytes).map_err(ApiError::internal)?;
+        serde_json::value::RawValue::from_string(text).map_err(ApiError::internal)
+    }
+
+    /// Jobs waiting for a runner and jobs running, across every replica (the metrics'
+    /// queue depth).
+    pub async fn depth(&self) -> Result<(i64, i64), sqlx::Error> {
+        let q =
+            "SELECT state, COUNT(*) FROM jobs WHERE state IN ('queued', 'running') GROUP BY state";
+        let rows: Vec<(String, i64)> =
+            crate::db::on!(&self.db, p => sqlx::query_as(q).fetch_all(p).await)?;
+        let of = |s: &str| rows.iter().find(|(k, _)| k == s).map_or(0, |r| r.1);
+        Ok((of("queued"), of("running")))
+    }
+
+    /// Cancel a queued or running job (a running one stops at its next heartbeat). A job
+    /// that already ended is left as it is.
+    pub async fn cancel(&self, tenant: &str, id: &str) -> Result<JobView, ApiError> {
+        let cancelled = ApiError::new(
+            crate::error::ErrorCode::Cancelled,
+            "the job was cancelled (DELETE /jobs/{id})",
+        );
+        let err = serde_json::to_string(&cancelled.body(None).error).map_err(ApiError::internal)?;
+        let q = format!(
+            "UPDATE jobs SET state = 'cancelled', error = $1, updated_at = $2, {ENDED_CALLBACK} \
+             WHERE id = $3 AND tenant = $4 AND state IN ('queued', 'running')"
+        );
+        let n = on!(&self.db, p => sqlx::query(&q)
+            .bind(&err)
+            .bind(now_ms())
+            .bind(id)
+            .bind(tenant)
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected()))
+        .map_err(db::failure)?;
+        if n == 1 {
+            self.callbacks.nudge();
+        }
+        self.get(tenant, id).await
+    }
+
+    /// The job's events after `after`, and its state (checked first: when it is final, the
+    /// events returned are all there will be).
+    pub async fn events(
+        &self,
+        tenant: &str,
+        id: &str,
+        after: i64,
+    ) -> Result<(JobState, Vec<JobEvent>), ApiError> {
+        let row = self.row(tenant, id).await?;
+        let q = "SELECT seq, data FROM job_events WHERE job_id = $1 AND seq > $2 ORDER BY seq LIMIT 500";
+        let rows: Vec<(i64, String)> =
+            on!(&self.db, p => sqlx::query_as(q).bind(id).bind(after).fetch_all(p).await)
+                .map_err(db::failure)?;
+        Ok((
+            JobState::from_db(&row.state)?,
+            rows.into_iter()
+                .map(|(seq, data)| JobEvent { seq, data })
+                .collect(),
+        ))
+    }
+
+    /// The last event of a finished job's stream: `envelope` with the envelope, or `error`
+    /// with the error body.
+    pub async fn final_event(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<(&'static str, String), ApiError> {
+        let view = self.get(tenant, id).await?;
+        Ok(match (view.envelope, view.error) {
+            (Some(env), _) => ("envelope", env.get().to_string()),
+            (None, Some(err)) => (
+                "error",
+                serde_json::json!({"status": "error", "error": err}).to_string(),
+            ),
+            (None, None) => (
+                "error",
+                serde_json::json!({"status": "error", "error": {
+                "code": "internal", "message": "the job ended without a result"}})
+                .to_string(),
+            ),
+        })
+    }
+}
