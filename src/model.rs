@@ -214,28 +214,25 @@ impl Block {
             confidence: None,
         })
     }
+}
 
-    /// Characters of its text (a table's cells, a field's name and value): what a budget
-    /// counts of it.
-    pub fn chars(&self) -> usize {
-        let n = |s: &str| s.chars().count();
-        match &self.content {
-            Content::Heading { text, .. }
-            | Content::Paragraph { text }
-            | Content::ListItem { text, .. }
-            | Content::Note { text, .. }
-            | Content::Header { text }
-            | Content::Footer { text }
-            | Content::Code { text }
-            | Content::Chart { text }
-            | Content::Line { text, .. } => n(text),
-            Content::Table { rows, .. } => rows.iter().flatten().map(|c| n(c)).sum(),
-            Content::Figure { alt, caption } => {
-                alt.as_deref().map_or(0, n) + caption.as_deref().map_or(0, n)
+/// The paragraphs of text lines: runs of lines between blank lines, each line's end
+/// (and trailing spaces) left out, its lines joined by `\n`.
+pub fn paragraphs<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut para: Vec<&str> = Vec::new();
+    for line in lines.into_iter().chain([""]) {
+        let line = line.trim_end();
+        if line.is_empty() {
+            if !para.is_empty() {
+                out.push(Block::paragraph(para.join("\n")));
+                para.clear();
             }
-            Content::Field { name, value } => n(name) + n(value),
+        } else {
+            para.push(line);
         }
     }
+    out
 }
 
 /// A block's text on its own (a table's rows a line each, cells apart by ` | `; a

@@ -633,18 +633,7 @@ fn mail_document(report: &Report, listed: &[String], body: &[&str]) -> crate::mo
             Some("attachments"),
         ));
     }
-    let mut para: Vec<&str> = Vec::new();
-    for line in body.iter().copied().chain([""]) {
-        let line = line.trim_end_matches(['\r', '\n']);
-        if line.trim().is_empty() {
-            if !para.is_empty() {
-                blocks.push(Block::paragraph(para.join("\n")));
-                para.clear();
-            }
-        } else {
-            para.push(line.trim_end());
-        }
-    }
+    blocks.extend(crate::model::paragraphs(body.iter().copied()));
     crate::model::Document {
         units: vec![crate::model::UnitBlocks::new(
             crate::model::Unit::document(),

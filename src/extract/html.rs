@@ -1150,11 +1150,7 @@ impl Recorder {
                 if closing {
                     self.lists.pop();
                 } else {
-                    let start = attr("start")
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                        .unwrap_or(1);
-                    self.lists
-                        .push((name == "ol").then_some(start.saturating_sub(1)));
+                    self.lists.push(list_counter(name, attr));
                 }
             }
             "li" => {
@@ -1221,10 +1217,7 @@ impl Recorder {
                 if let Some(t) = self.tables.last_mut() {
                     t.close_cell(out);
                     if !closing {
-                        let span = attr("colspan")
-                            .and_then(|v| v.trim().parse::<usize>().ok())
-                            .unwrap_or(1)
-                            .clamp(1, 64);
+                        let span = colspan(attr);
                         if t.rows.is_empty() {
                             t.rows.push(Vec::new());
                             t.row_head = true;
@@ -1357,6 +1350,23 @@ fn wrap_since(out: &mut String, at: usize, wrap: impl FnOnce(&str) -> String) {
     out.push_str(&wrapped);
 }
 
+/// A list's counter as it opens: an `ol`'s number before its first item (`start` less
+/// one), none for a `ul`.
+fn list_counter(name: &str, attr: &dyn Fn(&str) -> Option<String>) -> Option<u64> {
+    let start = attr("start")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(1);
+    (name == "ol").then_some(start.saturating_sub(1))
+}
+
+/// How many columns a cell spans (1 to 64).
+fn colspan(attr: &dyn Fn(&str) -> Option<String>) -> usize {
+    attr("colspan")
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(1)
+        .clamp(1, 64)
+}
+
 /// Make the output end with a blank line (a new Markdown block), unless it is empty.
 fn block_break(out: &mut String) {
     if out.is_empty() || out.ends_with("\n\n") {
@@ -1418,11 +1428,7 @@ impl Markdown {
                     if self.lists.is_empty() {
                         block_break(out);
                     }
-                    let start = attr("start")
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                        .unwrap_or(1);
-                    self.lists
-                        .push((name == "ol").then_some(start.saturating_sub(1)));
+                    self.lists.push(list_counter(name, attr));
                 }
             }
             "li" if !in_cell => {
@@ -1496,10 +1502,7 @@ impl Markdown {
                 if let Some(t) = self.tables.last_mut() {
                     t.close_cell(out);
                     if !closing {
-                        let span = attr("colspan")
-                            .and_then(|v| v.trim().parse::<usize>().ok())
-                            .unwrap_or(1)
-                            .clamp(1, 64);
+                        let span = colspan(attr);
                         t.cell = Some((out.len(), span));
                     }
                 }

@@ -88,6 +88,17 @@ struct Hide {
     white: bool,
 }
 
+/// The number of the next item at list level `lvl` (its first `first`); the levels below
+/// restart when the list steps back out.
+fn next_number(numbers: &mut Vec<Option<u64>>, lvl: u32, first: u64) -> u64 {
+    let at = lvl.min(8) as usize;
+    numbers.truncate(at + 1);
+    numbers.resize(at + 1, None);
+    let n = numbers[at].map_or(first, |n| n.saturating_add(1));
+    numbers[at] = Some(n);
+    n
+}
+
 fn shape_text(
     xml: &[u8],
     depth: usize,
@@ -205,13 +216,7 @@ fn shape_text(
                                 Some((lvl, start)) => {
                                     let label = match start {
                                         Some(first) => {
-                                            let at = lvl.min(8) as usize;
-                                            numbers.truncate(at + 1);
-                                            numbers.resize(at + 1, None);
-                                            let n = numbers[at]
-                                                .map_or(first, |n: u64| n.saturating_add(1));
-                                            numbers[at] = Some(n);
-                                            format!("{n}.")
+                                            format!("{}.", next_number(&mut numbers, lvl, first))
                                         }
                                         None => "•".to_string(),
                                     };
@@ -239,14 +244,7 @@ fn shape_text(
                                     let indent = "    ".repeat(lvl.min(8) as usize);
                                     match start {
                                         Some(first) => {
-                                            // The levels below restart when the list
-                                            // steps back out.
-                                            let at = lvl.min(8) as usize;
-                                            numbers.truncate(at + 1);
-                                            numbers.resize(at + 1, None);
-                                            let n = numbers[at]
-                                                .map_or(first, |n: u64| n.saturating_add(1));
-                                            numbers[at] = Some(n);
+                                            let n = next_number(&mut numbers, lvl, first);
                                             format!("{indent}{n}. {text}")
                                         }
                                         None => format!("{indent}- {text}"),

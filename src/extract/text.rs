@@ -113,17 +113,7 @@ fn text_document(ex: &Extraction, table: Option<TextKind>, from_start: bool) -> 
             }
         }
         None => {
-            let mut para: Vec<&str> = Vec::new();
-            for line in shown.lines().chain([""]) {
-                if line.trim().is_empty() {
-                    if !para.is_empty() {
-                        blocks.push(Block::paragraph(para.join("\n")));
-                        para.clear();
-                    }
-                } else {
-                    para.push(line.trim_end());
-                }
-            }
+            blocks = crate::model::paragraphs(shown.lines());
         }
     }
     // A line `next` reads again whole: its part shown is no block of this read.

@@ -151,6 +151,12 @@ async fn every_format_family_gives_its_blocks() {
             "document",
             &["line"],
         ),
+        (
+            "scan.pdf",
+            std::fs::read(corpus_dir().join("pdf/testOCR.pdf")).unwrap(),
+            "page",
+            &["line"],
+        ),
     ];
     for (name, bytes, kind, kinds) in cases {
         let id = app.upload_id(name, bytes).await;
@@ -187,7 +193,7 @@ async fn every_format_family_gives_its_blocks() {
                         "{name}: {k} block text {t:?} is not in the text"
                     );
                 }
-                if k == "line" && *name == "hello.png" {
+                if k == "line" && matches!(*name, "hello.png" | "scan.pdf") {
                     let bx = b["box"].as_array().expect("an OCR line has its box");
                     assert_eq!(bx.len(), 4, "{name}: {b}");
                     assert!(

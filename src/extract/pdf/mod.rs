@@ -229,8 +229,8 @@ struct Page {
     need: Option<OcrReason>,
     /// Text objects a person does not see.
     hidden: Vec<hidden::PageHidden>,
-    /// With `output: "json"`: the page's blocks (its headings, lines and table, or OCR's
-    /// lines with their boxes), then its annotations'.
+    /// With `output: "json"`: the blocks of the page's native text (its headings, lines,
+    /// table and form fields; an OCR'd page's come from its lines), and its annotations'.
     blocks: Vec<crate::model::Block>,
     note_blocks: Vec<crate::model::Block>,
 }
@@ -238,7 +238,6 @@ struct Page {
 impl Page {
     fn set_ocr(&mut self, lines: Vec<ocr::OcrLine>) {
         self.text = ocr::lines_to_text(&lines);
-        self.blocks = ocr::blocks(&lines);
         self.ocr = Some(PageOcr {
             confidence: ocr::mean_confidence(&lines),
             lines,

@@ -70,11 +70,15 @@ pub(super) fn make_report(
         units: pages
             .iter()
             .map(|p| {
-                let garbled = p.ocr.is_none() && p.need == Some(OcrReason::GarbledText);
-                let body = if garbled { &[][..] } else { &p.blocks[..] };
+                let mut blocks = match &p.ocr {
+                    Some(o) => ocr::blocks(&o.lines),
+                    None if p.need == Some(OcrReason::GarbledText) => Vec::new(),
+                    None => p.blocks.clone(),
+                };
+                blocks.extend(p.note_blocks.iter().cloned());
                 crate::model::UnitBlocks::new(
                     crate::model::Unit::numbered(crate::model::UnitKind::Page, p.number),
-                    body.iter().chain(&p.note_blocks).cloned().collect(),
+                    blocks,
                 )
             })
             .collect(),
