@@ -92,6 +92,9 @@ pub struct Envelope {
     /// number or name), with its blocks in order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub document: Option<crate::model::Document>,
+    /// With `output: "chunks"`: the document `text` shows, cut into chunks in reading order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<Vec<crate::model::Chunk>>,
     /// Format-specific keys (see `Report`), beside the common ones.
     #[serde(flatten)]
     pub report: Report,
@@ -162,6 +165,12 @@ pub struct Next {
     /// A Markdown read (`output: "markdown"`) reads on as Markdown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<crate::options::Output>,
+    /// A chunks read reads on in chunks of the same size, with running headers and footers
+    /// as it had them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub furniture: Option<crate::options::Furniture>,
     /// PDF: a read without annotations (`include_annotations: false`) reads on without.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub include_annotations: Option<bool>,

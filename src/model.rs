@@ -317,6 +317,30 @@ impl Document {
     }
 }
 
+/// A piece of the typed document for retrieval (`output: "chunks"`): blocks under one
+/// heading path, at most `chunk_tokens` (a table row is never split).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Chunk {
+    /// Its blocks as Markdown: headings `#`, list items with their labels, tables as pipe
+    /// tables (a table cut over chunks repeats its header rows in each), notes and fields
+    /// on lines of their own.
+    pub text: String,
+    /// The headings it stands under, outermost first (its own first, when it starts with
+    /// one); empty before the first heading.
+    pub heading_path: Vec<String>,
+    /// The units (page, slide, sheet, chapter) its blocks come from, in order.
+    pub units: Vec<Unit>,
+    /// Where its blocks start and end in the envelope's `text`, in characters (as
+    /// `units` counts them); absent when its text could not be found there (a block
+    /// `text` does not show, such as an e-mail's header fields rendered otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end: Option<u64>,
+    /// The estimated token count of `text` (the `max_tokens` estimator).
+    pub tokens: u64,
+}
+
 /// Where in a document something stands: the page, slide, sheet or chapter of a unit
 /// (none for a format without them). Search hits and hidden-text findings carry it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
@@ -442,7 +466,7 @@ pub fn char_ranges(text: &str, spans: &[Span]) -> Vec<UnitRange> {
 }
 
 /// Byte offsets (sorted, on character boundaries) as character offsets.
-fn to_chars(text: &str, sorted_bytes: &[usize]) -> Vec<u64> {
+pub fn to_chars(text: &str, sorted_bytes: &[usize]) -> Vec<u64> {
     let mut out = Vec::with_capacity(sorted_bytes.len());
     let (mut byte, mut chars) = (0usize, 0u64);
     for &b in sorted_bytes {

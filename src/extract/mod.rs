@@ -4,6 +4,7 @@
 
 pub mod blocks;
 pub mod chart;
+pub mod chunks;
 pub mod diagram;
 pub mod docx;
 pub mod email;
@@ -160,6 +161,8 @@ pub fn read_blocking(
         next.hidden_text = req.hidden_text;
         next.include_annotations = req.include_annotations;
         next.include_headers_footers = req.include_headers_footers;
+        next.chunk_tokens = req.chunk_tokens.map(|n| n as u64);
+        next.furniture = req.furniture;
     }
     // A format without units of its own is one: the document's text (without the closing
     // line of a cut text, which only a cut text ends with).
@@ -215,9 +218,19 @@ pub fn read_blocking(
         }
         None => None,
     };
+    // Chunks are cut from the document the text shows, and replace it.
+    let (document, chunks) = match document {
+        Some(d) if req.chunks() => {
+            let budget = req.chunk_tokens()?;
+            let c = chunks::cut(&d, &out.text, &out.units, budget, req.keep_furniture());
+            (None, Some(c))
+        }
+        d => (d, None),
+    };
     Ok(Envelope {
         status: crate::envelope::Ok::Ok,
         document,
+        chunks,
         file_id,
         file: input.name.clone(),
         format: input.format.family(),

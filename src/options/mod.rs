@@ -263,12 +263,31 @@ pub struct ReadRequest {
     /// All formats: `text` (the default), `markdown` — headings, lists with their numbers
     /// and tables as GFM pipe tables where the format has them (Word, OpenDocument text,
     /// PowerPoint, workbooks, CSV/TSV, HTML); other formats' text is returned as it is —
-    /// or `json`: the plain text and, in `document`, the units it shows with their typed
-    /// blocks. Budgets, ranges, queries and `next` apply to the Markdown returned; with
-    /// `json`, to the text, and `document` holds what the text shows (not with `query`).
+    /// `json`: the plain text and, in `document`, the units it shows with their typed
+    /// blocks — or `chunks`: the plain text and, in `chunks`, those blocks cut into pieces
+    /// for retrieval (see `chunk_tokens`). Budgets, ranges, queries and `next` apply to the
+    /// Markdown returned; with `json` and `chunks`, to the text, and `document` or `chunks`
+    /// hold what the text shows (not with `query`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub output: Option<Output>,
+    /// With `output: "chunks"`: the largest chunk in estimated tokens (the `max_tokens`
+    /// estimator), default 512. A table row is never split: a row larger than this is a
+    /// chunk of its own.
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 32, maximum = 8192)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub chunk_tokens: Option<i64>,
+    /// With `output: "chunks"`: `drop` (the default) leaves running headers and footers
+    /// (Word's and OpenDocument's headers and footers, a sheet's print headers) out of the
+    /// chunks; `keep` keeps them, each in a chunk of its own. `text` keeps them either way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub furniture: Option<Furniture>,
     /// All formats: stop work after this many milliseconds.
     #[serde(
         default,
@@ -349,6 +368,37 @@ pub enum Output {
     /// each with its blocks (headings, paragraphs, list items, tables with their cells,
     /// notes, lines with their boxes).
     Json,
+    /// The typed document cut into chunks for retrieval: `text` as plain text, and in
+    /// `chunks` pieces of at most `chunk_tokens` that follow headings, each with its heading
+    /// path, units, character range in `text` and token count.
+    Chunks,
+}
+
+/// The default size of a chunk (`chunk_tokens`), and its bounds.
+pub const DEFAULT_CHUNK_TOKENS: u64 = 512;
+pub const MIN_CHUNK_TOKENS: u64 = 32;
+pub const MAX_CHUNK_TOKENS: u64 = 8192;
+
+/// `furniture`: what becomes of running headers and footers (a document's headers and
+/// footers, a sheet's print headers) in chunks.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Furniture {
+    /// In the chunks, each its own.
+    Keep,
+    /// Left out (the default).
+    Drop,
 }
 
 /// `hidden_text`: what becomes of text a person does not see.
@@ -380,9 +430,48 @@ impl ReadRequest {
         self.output == Some(Output::Markdown)
     }
 
-    /// Whether the read returns the typed document beside its text.
+    /// Whether the read builds the typed document beside its text (`json`, and `chunks`
+    /// which are cut from it).
     pub fn json(&self) -> bool {
-        self.output == Some(Output::Json)
+        matches!(self.output, Some(Output::Json | Output::Chunks))
+    }
+
+    /// Whether the read returns chunks.
+    pub fn chunks(&self) -> bool {
+        self.output == Some(Output::Chunks)
+    }
+
+    /// The chunk size in estimated tokens, validated (it and `furniture` only with
+    /// `output: "chunks"`).
+    pub fn chunk_tokens(&self) -> Result<u64, crate::error::ApiError> {
+        use crate::error::ApiError;
+        if self.furniture.is_some() && !self.chunks() {
+            return Err(ApiError::new(
+                crate::error::ErrorCode::UnsupportedOption,
+                "`furniture` says whether running headers and footers go into `output: \"chunks\"`",
+            )
+            .with_hint("Add output: \"chunks\", or leave out furniture (text keeps them)."));
+        }
+        match self.chunk_tokens {
+            Some(_) if !self.chunks() => Err(ApiError::new(
+                crate::error::ErrorCode::UnsupportedOption,
+                "`chunk_tokens` sizes the chunks of `output: \"chunks\"`",
+            )
+            .with_hint("Add output: \"chunks\", or leave out chunk_tokens.")),
+            None => Ok(DEFAULT_CHUNK_TOKENS),
+            Some(n) if (MIN_CHUNK_TOKENS as i64..=MAX_CHUNK_TOKENS as i64).contains(&n) => {
+                Ok(n as u64)
+            }
+            Some(n) => Err(ApiError::invalid_option(format!(
+                "chunk_tokens must be between {MIN_CHUNK_TOKENS} and {MAX_CHUNK_TOKENS}, got {n}"
+            ))),
+        }
+    }
+
+    /// Whether running headers and footers are kept where the output leaves them out by
+    /// default (chunks).
+    pub fn keep_furniture(&self) -> bool {
+        self.furniture == Some(Furniture::Keep)
     }
 }
 

@@ -15,6 +15,8 @@ const UNIVERSAL: &[&str] = &[
     "max_chars",
     "max_tokens",
     "output",
+    "chunk_tokens",
+    "furniture",
     "include_units",
 ];
 
@@ -168,17 +170,18 @@ impl ReadRequest {
             .filter(|o| !fits.contains(&o.as_str()) && !UNIVERSAL.contains(&o.as_str()))
             .collect();
         if misfits.is_empty() {
+            let output = if self.chunks() { "chunks" } else { "json" };
             if self.json() && self.query.is_some() {
                 return Err(ApiError::new(
                     ErrorCode::UnsupportedOption,
-                    "`output: \"json\"` returns a document's blocks; a `query` read returns matching lines",
+                    format!("`output: \"{output}\"` returns a document's blocks; a `query` read returns matching lines"),
                 )
                 .with_hint("Leave out query to read the blocks, or output to search the text."));
             }
             if self.json() && (self.byte_offset.is_some() || self.byte_length.is_some()) {
                 return Err(ApiError::new(
                     ErrorCode::UnsupportedOption,
-                    "`output: \"json\"` returns blocks by lines; byte_offset/byte_length read the file's own bytes",
+                    format!("`output: \"{output}\"` returns blocks by lines; byte_offset/byte_length read the file's own bytes"),
                 )
                 .with_hint("Read by lines (offset/limit) for blocks; a line longer than max_chars needs a larger max_chars."));
             }
@@ -325,6 +328,8 @@ mod tests {
                 serde_json::to_value(DocxMode::Text).unwrap()
             } else if reference.contains("schemas/HiddenText") {
                 serde_json::to_value(crate::options::HiddenText::Keep).unwrap()
+            } else if reference.contains("schemas/Furniture") {
+                serde_json::to_value(crate::options::Furniture::Keep).unwrap()
             } else if reference.contains("schemas/Output") {
                 serde_json::to_value(crate::options::Output::Markdown).unwrap()
             } else {

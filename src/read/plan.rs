@@ -27,6 +27,7 @@ impl ReadPlan {
         req.check_fit(format)?;
         req.max_chars(limits.max_chars)?;
         req.max_tokens()?;
+        req.chunk_tokens()?;
         let deadline = deadline(&req, limits)?;
         let asked = count("deadline_ms", req.deadline_ms, 1)?;
         Ok(Self {
@@ -54,6 +55,7 @@ pub fn check_values(req: &ReadRequest) -> Result<(), ApiError> {
     use crate::options::parse_spans;
     req.query()?;
     req.max_tokens()?;
+    req.chunk_tokens()?;
     req.max_chars(1)?;
     for (name, v, min) in [
         ("offset", req.offset, 0),

@@ -103,8 +103,9 @@ try {
     // `output`'s description is on several lines of the schema, its values in backticks.
     const output = page.locator("#opt-output-desc");
     assert.deepEqual(await output.locator("code").allTextContents(),
-      ["text", "markdown", "json", "document", "next", "json", "document", "query"]);
-    assert.match(await output.textContent(), /document holds what the text shows \(not with query\)\.$/);
+      ["text", "markdown", "json", "document", "chunks", "chunks", "chunk_tokens", "next", "json", "chunks",
+        "document", "chunks", "query"]);
+    assert.match(await output.textContent(), /document or chunks hold what the text shows \(not with query\)\.$/);
     assert.equal(await page.getAttribute("#opt-output", "aria-describedby"), "opt-output-desc");
     assert.ok(await page.locator("#opt-hidden_text-desc code").count() >= 5);
   });

@@ -2,6 +2,7 @@
 
 mod annotations;
 mod attack;
+mod chunks;
 mod common;
 mod connections;
 mod container_files;

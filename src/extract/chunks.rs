@@ -1,0 +1,511 @@
+//! `output: "chunks"`: the typed document a read shows, cut into pieces for retrieval.
+//!
+//! A chunk holds the blocks under one heading path, at most `chunk_tokens` estimated tokens
+//! (the `max_tokens` estimator). A heading always starts a chunk (two sections are never
+//! joined); a sheet, slide or chapter starts one too (a page does not: a paragraph goes on
+//! over pages); a part outside the main flow (comments, notes) never shares a chunk with the
+//! main flow. A table too large for one chunk is cut between rows, its header rows repeated
+//! in each piece; a row is never cut (a row larger than the budget is a chunk of its own). A
+//! paragraph larger than the budget is cut between words. Running headers and footers are
+//! left out unless `furniture: "keep"`, which gives each a chunk of its own.
+//!
+//! Each chunk says where its blocks stand in the read's `text` (characters), found by
+//! looking for each block's first and last words from where the block before it ended,
+//! inside its unit's span: chunks are cut from the document, never from rendered text.
+
+use crate::model::{plain_text, Block, Chunk, Content, Document, Span, Unit, UnitKind};
+use crate::tokens;
+
+/// The chunks of the document a read shows.
+pub fn cut(
+    doc: &Document,
+    text: &str,
+    spans: &[Span],
+    budget: u64,
+    keep_furniture: bool,
+) -> Vec<Chunk> {
+    let mut c = Cutter {
+        budget,
+        text,
+        units: doc.units.iter().map(|u| u.unit.clone()).collect(),
+        spans: doc
+            .units
+            .iter()
+            .map(|u| {
+                spans
+                    .iter()
+                    .find(|s| s.unit == u.unit)
+                    .map(|s| (s.body, s.end))
+            })
+            .collect(),
+        cursor: 0,
+        out: Vec::new(),
+        open: Open::default(),
+        path: Vec::new(),
+        part: None,
+    };
+    for (ui, u) in doc.units.iter().enumerate() {
+        // A new sheet, slide or chapter starts a chunk; the next page does not.
+        if ui > 0 && u.unit.kind != UnitKind::Page {
+            c.flush();
+        }
+        if let Some((body, _)) = c.spans[ui] {
+            c.cursor = c.cursor.max(body);
+        }
+        for b in &u.blocks {
+            if is_furniture(b) {
+                if keep_furniture {
+                    // Outside every section, in a chunk of its own.
+                    c.flush();
+                    c.open.path = Vec::new();
+                    let text = plain_text(&b.content);
+                    let lines = needles(&text);
+                    let at = c.locate(ui, &lines);
+                    c.body(text.trim(), Join::Block, ui, at);
+                    c.flush();
+                }
+                continue;
+            }
+            if b.part != c.part {
+                c.flush();
+                c.part = b.part.clone();
+            }
+            c.block(b, ui);
+        }
+    }
+    c.flush();
+    c.finish()
+}
+
+/// The lines of a block's text to look for, trimmed, without empty ones.
+fn needles(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Whether a block is a running header or footer (page furniture).
+fn is_furniture(b: &Block) -> bool {
+    matches!(b.content, Content::Header { .. } | Content::Footer { .. })
+        || matches!(
+            b.part.as_deref(),
+            Some("headers" | "footers" | "print_headers_footers")
+        )
+}
+
+/// How a piece joins the one before it in a chunk's text.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Join {
+    /// A new block: a blank line between.
+    Block,
+    /// A line of a run of lines, list items or fields: a line break.
+    Line,
+}
+
+/// The chunk being filled.
+#[derive(Default)]
+struct Open {
+    text: String,
+    path: Vec<String>,
+    units: Vec<usize>,
+    /// Where its located blocks start and end in the read's text (bytes).
+    range: Option<(usize, usize)>,
+    /// Whether it holds more than headings.
+    body: bool,
+    last: Option<Join>,
+}
+
+struct Cutter<'a> {
+    budget: u64,
+    text: &'a str,
+    /// The document's units, and where each one's text stands in `text` (bytes).
+    units: Vec<Unit>,
+    spans: Vec<Option<(usize, usize)>>,
+    /// Where the next block is looked for in the text (bytes).
+    cursor: usize,
+    out: Vec<(Chunk, Option<(usize, usize)>)>,
+    open: Open,
+    /// The heading path: (level, text), outermost first.
+    path: Vec<(u8, String)>,
+    part: Option<String>,
+}
+
+impl Cutter<'_> {
+    fn path_texts(&self) -> Vec<String> {
+        self.path.iter().map(|(_, t)| t.clone()).collect()
+    }
+
+    fn flush(&mut self) {
+        let open = std::mem::take(&mut self.open);
+        self.open.path = self.path_texts();
+        if open.text.trim().is_empty() {
+            return;
+        }
+        let tokens = tokens::estimate(&open.text);
+        self.out.push((
+            Chunk {
+                text: open.text,
+                heading_path: open.path,
+                units: open.units.iter().map(|&i| self.units[i].clone()).collect(),
+                start: None,
+                end: None,
+                tokens,
+            },
+            open.range,
+        ));
+    }
+
+    /// Whether `piece` joined as `join` keeps the open chunk within the budget.
+    fn fits(&self, piece: &str, join: Join) -> bool {
+        if self.open.text.is_empty() {
+            return tokens::estimate(piece) <= self.budget;
+        }
+        let mut t = String::with_capacity(self.open.text.len() + piece.len() + 2);
+        t.push_str(&self.open.text);
+        t.push_str(separator(self.open.last, join));
+        t.push_str(piece);
+        tokens::estimate(&t) <= self.budget
+    }
+
+    /// Add a piece to the open chunk (the caller checked it fits, or it goes in anyway).
+    fn push(&mut self, piece: &str, join: Join, unit: usize, at: Option<(usize, usize)>) {
+        if !self.open.text.is_empty() {
+            self.open.text.push_str(separator(self.open.last, join));
+        }
+        self.open.text.push_str(piece);
+        self.open.last = Some(join);
+        if self.open.units.last() != Some(&unit) {
+            self.open.units.push(unit);
+        }
+        if let Some((s, e)) = at {
+            self.open.range = Some(match self.open.range {
+                Some((a, b)) => (a.min(s), b.max(e)),
+                None => (s, e),
+            });
+        }
+    }
+
+    /// A piece of body text: in the open chunk if it fits, else in the next one (cut
+    /// between words when it is larger than a chunk).
+    fn body(&mut self, piece: &str, join: Join, unit: usize, at: Option<(usize, usize)>) {
+        if self.fits(piece, join) {
+            self.push(piece, join, unit, at);
+            self.open.body = true;
+            return;
+        }
+        if self.open.body {
+            self.flush();
+            if self.fits(piece, join) {
+                self.push(piece, join, unit, at);
+                self.open.body = true;
+                return;
+            }
+        }
+        // Larger than what is left of a chunk: cut between words, each part in a chunk,
+        // each part looked for inside the block's place.
+        let after = self.cursor;
+        if let Some((s, _)) = at {
+            self.cursor = s;
+        }
+        let mut rest = piece;
+        while !rest.is_empty() {
+            let room = self
+                .budget
+                .saturating_sub(tokens::estimate(&self.open.text) + 1)
+                .max(1);
+            let n = tokens::prefix_within(rest, room);
+            let mut cut = rest.char_indices().nth(n).map_or(rest.len(), |(i, _)| i);
+            if cut < rest.len() {
+                if let Some(ws) = rest[..cut].rfind(char::is_whitespace) {
+                    if ws > cut / 2 {
+                        cut = ws;
+                    }
+                }
+                if cut == 0 {
+                    // Not one character fits beside what the chunk holds: a new chunk.
+                    if self.open.body || !self.open.text.is_empty() {
+                        self.flush();
+                        continue;
+                    }
+                    cut = rest.chars().next().map_or(rest.len(), char::len_utf8);
+                }
+            }
+            let part = rest[..cut].trim();
+            if !part.is_empty() {
+                let part_at = self.locate(unit, &needles(part)).or(at);
+                self.push(part, join, unit, part_at);
+                self.open.body = true;
+            }
+            rest = rest[cut..].trim_start();
+            if !rest.is_empty() {
+                self.flush();
+            }
+        }
+        self.cursor = self.cursor.max(after);
+    }
+
+    fn block(&mut self, b: &Block, ui: usize) {
+        match &b.content {
+            Content::Heading { level, text } => {
+                let title = one_line(text);
+                if title.is_empty() {
+                    return;
+                }
+                // A heading right under a heading stays with it; after body text, a new
+                // section starts a chunk.
+                if self.open.body {
+                    self.flush();
+                }
+                let level = (*level).clamp(1, 6);
+                while self.path.last().is_some_and(|(l, _)| *l >= level) {
+                    self.path.pop();
+                }
+                self.path.push((level, title.clone()));
+                self.open.path = self.path_texts();
+                let at = self.locate(ui, &[title.as_str()]);
+                let md = format!("{} {title}", "#".repeat(level as usize));
+                self.push(&md, Join::Block, ui, at);
+            }
+            Content::Table { rows, header_rows } => self.table(rows, *header_rows as usize, ui),
+            // A file a message carries, named as its text names it.
+            Content::ListItem { text, .. } if b.part.as_deref() == Some("attachments") => {
+                let at = self.locate(ui, &needles(text));
+                self.body(&format!("Attachments: {}", text.trim()), Join::Line, ui, at);
+            }
+            content => {
+                let Some((md, join)) = render(content) else {
+                    return;
+                };
+                let plain = plain_text(content);
+                let at = self.locate(ui, &needles(&plain));
+                self.body(&md, join, ui, at);
+            }
+        }
+    }
+
+    /// A table: whole when it fits, else cut between rows with its header rows repeated.
+    fn table(&mut self, rows: &[Vec<String>], header_rows: usize, ui: usize) {
+        let rows: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|c| crate::extract::markdown::cell_text(c))
+                    .collect()
+            })
+            .collect();
+        if rows.iter().all(|r| r.iter().all(String::is_empty)) {
+            return;
+        }
+        // A table that marks no header shows its first row as one (a pipe table's header
+        // row): that row is what each piece repeats.
+        let header_rows = match header_rows {
+            0 if rows.len() > 1 => 1,
+            n => n.min(rows.len()),
+        };
+        let (head, body) = rows.split_at(header_rows);
+        // Whole, in the open chunk or the next one, when it fits in one.
+        let whole = crate::extract::markdown::pipe_table(&rows);
+        let whole = whole.trim_end();
+        if self.fits(whole, Join::Block) || tokens::estimate(whole) <= self.budget {
+            if !self.fits(whole, Join::Block) {
+                self.flush();
+            }
+            self.table_piece(&rows, 0, ui);
+            return;
+        }
+        if body.is_empty() {
+            // One row larger than a chunk: a chunk of its own.
+            if self.open.body {
+                self.flush();
+            }
+            self.table_piece(&rows, 0, ui);
+            self.flush();
+            return;
+        }
+        let mut seg: Vec<Vec<String>> = head.to_vec();
+        let mut taken = 0; // body rows in seg
+                           // The rows looked for in the text: the header with the first piece only.
+        let mut skip = 0;
+        let mut i = 0;
+        while i < body.len() {
+            seg.push(body[i].clone());
+            let md = crate::extract::markdown::pipe_table(&seg);
+            if self.fits(md.trim_end(), Join::Block) {
+                taken += 1;
+                i += 1;
+                continue;
+            }
+            seg.pop();
+            if taken > 0 {
+                self.table_piece(&seg, skip, ui);
+                skip = header_rows;
+                self.flush();
+                seg.truncate(header_rows);
+                taken = 0;
+            } else if self.open.body {
+                self.flush();
+            } else {
+                // One row (with the header) is larger than a chunk: a chunk of its own.
+                seg.push(body[i].clone());
+                self.table_piece(&seg, skip, ui);
+                skip = header_rows;
+                self.flush();
+                seg.truncate(header_rows);
+                i += 1;
+            }
+        }
+        if taken > 0 {
+            self.table_piece(&seg, skip, ui);
+        }
+    }
+
+    /// Rows of a table (its header rows first) into the open chunk; where they stand in the
+    /// text is where their cells do, past the first `skip` rows (a repeated header).
+    fn table_piece(&mut self, seg: &[Vec<String>], skip: usize, ui: usize) {
+        let md = crate::extract::markdown::pipe_table(seg);
+        let body: Vec<&str> = seg[skip..]
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .filter(|c| !c.is_empty())
+            .collect();
+        let at = self.locate(ui, &body);
+        self.push(md.trim_end(), Join::Block, ui, at);
+        self.open.body = true;
+    }
+
+    /// Where a block whose text runs from `needles`' first to its last stands in the
+    /// read's text, from the cursor on inside its unit's span; the cursor moves past it.
+    fn locate(&mut self, ui: usize, needles: &[&str]) -> Option<(usize, usize)> {
+        let (first, last) = (needles.first()?, needles.last()?);
+        let (body, end_of_unit) = self.spans.get(ui).copied().flatten()?;
+        let from = self.cursor.max(body);
+        let hay = self.text.get(from..end_of_unit)?;
+        let head = first_words(first);
+        if head.is_empty() {
+            return None;
+        }
+        let (start, head_len) = match hay.find(head) {
+            Some(p) => (from + p, head.len()),
+            None => {
+                // A heading joined from two lines, a cell written otherwise: its first word,
+                // nearby.
+                let word = head
+                    .split_whitespace()
+                    .next()
+                    .filter(|w| w.chars().count() >= 3)?;
+                let near = &hay[..floor(hay, 2_000)];
+                (from + near.find(word)?, word.len())
+            }
+        };
+        let tail = last_words(last);
+        let end = match self.text[start..end_of_unit].find(tail) {
+            Some(p) if !tail.is_empty() => start + p + tail.len(),
+            _ => start + head_len,
+        };
+        let end = end.max(start + head_len);
+        self.cursor = end;
+        Some((start, end))
+    }
+
+    /// The chunks with their units and character ranges.
+    fn finish(self) -> Vec<Chunk> {
+        let mut points: Vec<usize> = self
+            .out
+            .iter()
+            .filter_map(|(_, r)| *r)
+            .flat_map(|(a, b)| [a, b])
+            .collect();
+        points.sort_unstable();
+        points.dedup();
+        let chars = crate::model::to_chars(self.text, &points);
+        let at = |b: usize| chars[points.binary_search(&b).unwrap_or(0)];
+        self.out
+            .into_iter()
+            .map(|(mut c, r)| {
+                if let Some((a, b)) = r {
+                    c.start = Some(at(a));
+                    c.end = Some(at(b));
+                }
+                c
+            })
+            .collect()
+    }
+}
+
+/// The separator between a chunk's last piece and the next.
+fn separator(last: Option<Join>, next: Join) -> &'static str {
+    match (last, next) {
+        (Some(Join::Line), Join::Line) => "\n",
+        _ => "\n\n",
+    }
+}
+
+/// A block's Markdown in a chunk and how it joins the one before (`None`: no text).
+fn render(content: &Content) -> Option<(String, Join)> {
+    let (md, join) = match content {
+        Content::Heading { .. } | Content::Table { .. } => return None,
+        Content::Paragraph { text }
+        | Content::Header { text }
+        | Content::Footer { text }
+        | Content::Chart { text } => (text.trim().to_string(), Join::Block),
+        Content::Line { text, .. } => (text.trim().to_string(), Join::Line),
+        Content::ListItem { level, label, text } => {
+            let label = if label.chars().any(char::is_alphanumeric) {
+                label.as_str()
+            } else {
+                "-"
+            };
+            (
+                format!("{}{label} {}", "  ".repeat(*level as usize), text.trim()),
+                Join::Line,
+            )
+        }
+        Content::Figure { alt, caption } => {
+            let t = caption.as_deref().or(alt.as_deref())?.trim();
+            (format!("[Figure: {t}]"), Join::Block)
+        }
+        Content::Note { text, author } => match author {
+            Some(a) => (format!("[Note by {a}] {}", text.trim()), Join::Block),
+            None => (format!("[Note] {}", text.trim()), Join::Block),
+        },
+        Content::Code { text } => (format!("```\n{}\n```", text.trim_end()), Join::Block),
+        Content::Field { name, value } if name.is_empty() => (value.trim().to_string(), Join::Line),
+        Content::Field { name, value } => (format!("{name}: {}", value.trim()), Join::Line),
+    };
+    (!md.trim().is_empty()).then_some((md, join))
+}
+
+/// A heading's text on one line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The start of a needle to look for: its first line, at most 40 characters.
+fn first_words(s: &str) -> &str {
+    let line = s.lines().next().unwrap_or("").trim();
+    match line.char_indices().nth(40) {
+        Some((i, _)) => &line[..i],
+        None => line,
+    }
+}
+
+/// The end of a needle to look for: its last line, at most its last 40 characters.
+fn last_words(s: &str) -> &str {
+    let line = s.lines().last().unwrap_or("").trim();
+    let n = line.chars().count();
+    match line.char_indices().nth(n.saturating_sub(40)) {
+        Some((i, _)) => &line[i..],
+        None => line,
+    }
+}
+
+/// The largest character boundary of `s` at or below `at`.
+fn floor(s: &str, at: usize) -> usize {
+    let mut i = at.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
