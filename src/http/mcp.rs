@@ -109,6 +109,10 @@ fn read_schema(stdio: bool, urls: bool) -> Value {
         }
         // An alias of `pages`: one name is enough for a model.
         props.remove("page_range");
+        // An option is left out, never sent as null: its type without `null`.
+        for p in props.values_mut() {
+            not_null(p);
+        }
     }
     // Each description's first sentence (options and their values alike): the whole of
     // ReadRequest's documentation is the HTTP API's (openapi.json); a model reads this on
@@ -132,6 +136,34 @@ fn read_schema(stdio: bool, urls: bool) -> Value {
         }
     }
     v
+}
+
+/// A property's schema without its `null` alternative (`["boolean","null"]` → `boolean`,
+/// `anyOf: [{$ref}, {type: null}]` → the `$ref`, its description kept).
+fn not_null(p: &mut Value) {
+    let Some(o) = p.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Array(types)) = o.get("type") {
+        let rest: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        if rest.len() == 1 {
+            o.insert("type".into(), rest[0].clone());
+        }
+    }
+    if let Some(Value::Array(alts)) = o.get("anyOf") {
+        let rest: Vec<Value> = alts
+            .iter()
+            .filter(|a| a.get("type").and_then(Value::as_str) != Some("null"))
+            .cloned()
+            .collect();
+        if let [Value::Object(only)] = rest.as_slice() {
+            let only = only.clone();
+            o.remove("anyOf");
+            for (k, x) in only {
+                o.entry(k).or_insert(x);
+            }
+        }
+    }
 }
 
 fn shorten_descriptions(v: &mut Value) {
@@ -1382,8 +1414,38 @@ mod schema_tests {
 
     #[test]
     fn read_schema_is_short() {
-        let v = super::read_schema(false, false);
-        let total = v.to_string().len();
+        // The longest: with `url` (a server that fetches) and `path` (stdio).
+        let v = super::read_schema(true, true);
+        // Counted as the SDK test counts it (Python's `json.dumps`: `, ` and `: ` between
+        // items, a character outside ASCII as `\uXXXX`).
+        fn dumped(v: &serde_json::Value) -> usize {
+            use serde_json::Value;
+            let string = |s: &str| {
+                2 + s
+                    .chars()
+                    .map(|c| match c {
+                        '"' | '\\' | '\n' | '\t' | '\r' => 2,
+                        c if c.is_ascii() => 1,
+                        c => 6 * c.len_utf16(),
+                    })
+                    .sum::<usize>()
+            };
+            match v {
+                Value::Object(o) => {
+                    2 + o
+                        .iter()
+                        .map(|(k, x)| string(k) + 2 + dumped(x))
+                        .sum::<usize>()
+                        + 2 * o.len().saturating_sub(1)
+                }
+                Value::Array(a) => {
+                    2 + a.iter().map(dumped).sum::<usize>() + 2 * a.len().saturating_sub(1)
+                }
+                Value::String(s) => string(s),
+                x => x.to_string().len(),
+            }
+        }
+        let total = dumped(&v);
         let mut parts: Vec<(String, usize)> = Vec::new();
         for (k, p) in v.as_object().unwrap() {
             parts.push((k.clone(), p.to_string().len()));

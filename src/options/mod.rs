@@ -271,9 +271,9 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub output: Option<Output>,
-    /// With `output: "chunks"`: the largest chunk in estimated tokens (the `max_tokens`
-    /// estimator), default 512. A table row is never split: a row larger than this is a
-    /// chunk of its own.
+    /// Chunk size in estimated tokens (default 512), with `output: "chunks"`. The
+    /// `max_tokens` estimator counts; a table row is never split: a row larger than this
+    /// is a chunk of its own.
     #[serde(
         default,
         deserialize_with = "whole_number",
@@ -282,9 +282,12 @@ pub struct ReadRequest {
     #[schema(minimum = 32, maximum = 8192)]
     #[arg(long, allow_negative_numbers = true)]
     pub chunk_tokens: Option<i64>,
-    /// With `output: "chunks"`: `drop` (the default) leaves running headers and footers
-    /// (Word's and OpenDocument's headers and footers, a sheet's print headers) out of the
-    /// chunks; `keep` keeps them, each in a chunk of its own. `text` keeps them either way.
+    /// Running headers and footers in chunks and a PDF's Markdown: `drop` (default) or
+    /// `keep`. With `output: "chunks"` or `"markdown"`, `drop` leaves them out — of chunks: Word's and OpenDocument's headers and footers, a
+    /// sheet's print headers, a PDF's; of a PDF's Markdown: the lines that stand at the top
+    /// or bottom of its pages read again and again (numbers aside: `Page 3 of 9`). `keep`
+    /// keeps them (in chunks each in a chunk of its own). `text` keeps them either way, and
+    /// `json` gives them as `header`/`footer` blocks.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub furniture: Option<Furniture>,
@@ -380,7 +383,7 @@ pub const MIN_CHUNK_TOKENS: u64 = 32;
 pub const MAX_CHUNK_TOKENS: u64 = 8192;
 
 /// `furniture`: what becomes of running headers and footers (a document's headers and
-/// footers, a sheet's print headers) in chunks.
+/// footers, a sheet's print headers, a PDF's repeated page ends) in chunks and Markdown.
 #[derive(
     Debug,
     Clone,
@@ -441,16 +444,16 @@ impl ReadRequest {
         self.output == Some(Output::Chunks)
     }
 
-    /// The chunk size in estimated tokens, validated (it and `furniture` only with
-    /// `output: "chunks"`).
+    /// The chunk size in estimated tokens, validated (only with `output: "chunks"`;
+    /// `furniture` only with chunks or Markdown).
     pub fn chunk_tokens(&self) -> Result<u64, crate::error::ApiError> {
         use crate::error::ApiError;
-        if self.furniture.is_some() && !self.chunks() {
+        if self.furniture.is_some() && !(self.chunks() || self.markdown()) {
             return Err(ApiError::new(
                 crate::error::ErrorCode::UnsupportedOption,
-                "`furniture` says whether running headers and footers go into `output: \"chunks\"`",
+                "`furniture` says whether running headers and footers go into `output: \"chunks\"` or `\"markdown\"`",
             )
-            .with_hint("Add output: \"chunks\", or leave out furniture (text keeps them)."));
+            .with_hint("Add output: \"chunks\" or \"markdown\", or leave out furniture (text and json keep them)."));
         }
         match self.chunk_tokens {
             Some(_) if !self.chunks() => Err(ApiError::new(
@@ -469,7 +472,7 @@ impl ReadRequest {
     }
 
     /// Whether running headers and footers are kept where the output leaves them out by
-    /// default (chunks).
+    /// default (chunks, a PDF's Markdown).
     pub fn keep_furniture(&self) -> bool {
         self.furniture == Some(Furniture::Keep)
     }

@@ -31,6 +31,7 @@ mod read_text;
 mod rtf;
 mod search;
 mod server;
+mod structure;
 mod tokens;
 mod units;
 mod upload;

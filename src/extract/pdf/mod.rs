@@ -8,6 +8,7 @@
 
 mod annotations;
 mod fonts;
+mod furniture;
 mod headings;
 mod hidden;
 mod layers;
@@ -135,6 +136,8 @@ struct Settings {
     annotations: bool,
     /// `output: "json"`: each page's typed blocks beside its text.
     json: bool,
+    /// `furniture: "keep"`: running headers and footers stay in Markdown.
+    keep_furniture: bool,
 }
 
 impl Settings {
@@ -159,6 +162,7 @@ impl Settings {
             hidden_text: req.hidden_text.unwrap_or(options::HiddenText::Keep),
             annotations: req.include_annotations != Some(false),
             json: req.json(),
+            keep_furniture: req.keep_furniture(),
         })
     }
 }

@@ -28,7 +28,7 @@ pub(super) fn make_report(
         ..
     } = job;
     let PagesRead {
-        pages,
+        mut pages,
         fresh,
         from_memory,
         warnings: read_warnings,
@@ -66,6 +66,34 @@ pub(super) fn make_report(
             },
         ));
     }
+    // Running headers, footers and page numbers across the pages read: header/footer
+    // blocks in the document, left out of Markdown (plain text keeps them).
+    let furniture = if (settings.markdown || settings.json) && settings.query.is_none() {
+        super::furniture::Furniture::find(
+            pages
+                .iter()
+                .filter(|p| p.ocr.is_some() || p.need != Some(OcrReason::GarbledText))
+                .map(|p| p.text.as_str()),
+        )
+    } else {
+        Default::default()
+    };
+    if settings.markdown && !settings.keep_furniture && !furniture.is_empty() {
+        let mut left_out = 0;
+        for p in pages.iter_mut() {
+            let stripped = furniture.strip(&p.text);
+            if stripped.len() != p.text.len() {
+                left_out += 1;
+                p.text = stripped;
+            }
+        }
+        if left_out > 0 {
+            warnings.push(format!(
+                "running headers, footers and page numbers left out of the Markdown of {left_out} page{}; furniture: \"keep\" keeps them",
+                if left_out == 1 { "" } else { "s" }
+            ));
+        }
+    }
     let document = settings.json.then(|| crate::model::Document {
         units: pages
             .iter()
@@ -75,6 +103,7 @@ pub(super) fn make_report(
                     None if p.need == Some(OcrReason::GarbledText) => Vec::new(),
                     None => p.blocks.clone(),
                 };
+                furniture.mark(&mut blocks);
                 blocks.extend(p.note_blocks.iter().cloned());
                 crate::model::UnitBlocks::new(
                     crate::model::Unit::numbered(crate::model::UnitKind::Page, p.number),

@@ -1,0 +1,223 @@
+//! Page furniture: running headers, footers and page numbers, found across the pages a
+//! read reads. A line among a page's first two or last two lines is furniture when, with
+//! each run of digits as `#`, the same line stands at the same end of other pages: of at
+//! least three pages and two in five of those read (two pages are enough for a line that
+//! is only a page number, `Page # of #`, `- # -`). Plain text keeps them; `output: "json"`
+//! gives them as `header`/`footer` blocks; Markdown and chunks leave them out unless
+//! `furniture: "keep"`.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::model::{Block, Content};
+
+/// The lines found to be furniture at the top and at the bottom of pages (as keys).
+#[derive(Debug, Default)]
+pub(super) struct Furniture {
+    top: HashSet<String>,
+    bottom: HashSet<String>,
+}
+
+/// Where a furniture line stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    Header,
+    Footer,
+}
+
+/// How many lines at each end of a page are looked at.
+const ENDS: usize = 2;
+
+/// A line as pages are compared: Markdown's heading marks left out, lowercased, each run
+/// of digits `#`, whitespace runs one space.
+fn key(line: &str) -> String {
+    let line = line.trim().trim_start_matches('#').trim();
+    let mut out = String::with_capacity(line.len());
+    let mut last = ' ';
+    for c in line.chars().flat_map(char::to_lowercase) {
+        let c = if c.is_ascii_digit() {
+            '#'
+        } else if c.is_whitespace() {
+            ' '
+        } else {
+            c
+        };
+        if (c == '#' || c == ' ') && last == c {
+            continue;
+        }
+        out.push(c);
+        last = c;
+    }
+    out
+}
+
+/// Whether a key is only a page number and the words around one.
+fn page_number(key: &str) -> bool {
+    key.contains('#')
+        && key
+            .split(|c: char| !c.is_alphanumeric() && c != '#')
+            .filter(|w| !w.is_empty())
+            .all(|w| matches!(w, "#" | "page" | "of" | "p" | "seite" | "página" | "pagina"))
+}
+
+/// Lines with their index among a page's non-empty lines.
+type Numbered<'a> = Vec<(usize, &'a str)>;
+
+/// The non-empty lines at each end of a page: its top and its bottom.
+fn ends<'a>(lines: &[&'a str]) -> (Numbered<'a>, Numbered<'a>) {
+    let n = lines.len();
+    let top: Numbered<'a> = (0..n.min(ENDS)).map(|i| (i, lines[i])).collect();
+    let bottom: Numbered<'a> = (n.saturating_sub(ENDS)..n)
+        .filter(|i| *i >= ENDS.min(n))
+        .map(|i| (i, lines[i]))
+        .collect();
+    (top, bottom)
+}
+
+fn non_empty(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| !l.trim().is_empty()).collect()
+}
+
+impl Furniture {
+    /// The furniture of the pages read, from each page's text.
+    pub(super) fn find<'a>(pages: impl IntoIterator<Item = &'a str>) -> Self {
+        let (mut top, mut bottom): (HashMap<String, usize>, HashMap<String, usize>) =
+            Default::default();
+        let mut count = 0usize;
+        for text in pages {
+            let lines = non_empty(text);
+            if lines.is_empty() {
+                continue;
+            }
+            count += 1;
+            let (t, b) = ends(&lines);
+            // Each key once a page at each end.
+            for (end, map) in [(t, &mut top), (b, &mut bottom)] {
+                let keys: HashSet<String> = end
+                    .iter()
+                    .map(|(_, l)| key(l))
+                    .filter(|k| !k.is_empty())
+                    .collect();
+                for k in keys {
+                    *map.entry(k).or_default() += 1;
+                }
+            }
+        }
+        let keep = |map: HashMap<String, usize>| -> HashSet<String> {
+            map.into_iter()
+                .filter(|(k, n)| {
+                    let least = if page_number(k) { 2 } else { 3 };
+                    *n >= least && *n * 5 >= count * 2
+                })
+                .map(|(k, _)| k)
+                .collect()
+        };
+        Self {
+            top: keep(top),
+            bottom: keep(bottom),
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.top.is_empty() && self.bottom.is_empty()
+    }
+
+    /// The furniture among `lines` (a page's lines or its blocks' texts, non-empty):
+    /// (index, role).
+    fn roles(&self, lines: &[&str]) -> Vec<(usize, Role)> {
+        let (t, b) = ends(lines);
+        let mut out: Vec<(usize, Role)> = t
+            .into_iter()
+            .filter(|(_, l)| self.top.contains(&key(l)))
+            .map(|(i, _)| (i, Role::Header))
+            .collect();
+        out.extend(
+            b.into_iter()
+                .filter(|(_, l)| self.bottom.contains(&key(l)))
+                .map(|(i, _)| (i, Role::Footer)),
+        );
+        out
+    }
+
+    /// A page's text without its furniture lines (Markdown).
+    pub(super) fn strip(&self, text: &str) -> String {
+        let lines = non_empty(text);
+        let gone: HashSet<usize> = self.roles(&lines).into_iter().map(|(i, _)| i).collect();
+        if gone.is_empty() {
+            return text.to_string();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut i = 0;
+        for line in text.split_inclusive('\n') {
+            if line.trim().is_empty() {
+                out.push_str(line);
+                continue;
+            }
+            if !gone.contains(&i) {
+                out.push_str(line);
+            }
+            i += 1;
+        }
+        // The blank lines a header left at the top go with it.
+        out.trim_start_matches(['\n', '\r']).to_string()
+    }
+
+    /// A page's blocks with its furniture lines (and a heading that is one) as header or
+    /// footer blocks.
+    pub(super) fn mark(&self, blocks: &mut [Block]) {
+        let main: Vec<usize> = (0..blocks.len())
+            .filter(|&i| {
+                blocks[i].part.is_none()
+                    && matches!(
+                        blocks[i].content,
+                        Content::Line { .. } | Content::Heading { .. }
+                    )
+            })
+            .collect();
+        let texts: Vec<String> = main
+            .iter()
+            .map(|&i| crate::model::plain_text(&blocks[i].content))
+            .collect();
+        let lines: Vec<&str> = texts.iter().map(String::as_str).collect();
+        for (i, role) in self.roles(&lines) {
+            let text = texts[i].trim().to_string();
+            blocks[main[i]].content = match role {
+                Role::Header => Content::Header { text },
+                Role::Footer => Content::Footer { text },
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_repeated_at_page_ends_are_furniture() {
+        let words = ["Alpha", "Bravo", "Charlie", "Delta", "Echo"];
+        let pages: Vec<String> = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                format!(
+                    "## Acme Review 2025\n\n{w} starts here.\n{w} ends here.\nPage {} of 5\n",
+                    i + 1
+                )
+            })
+            .collect();
+        let f = Furniture::find(pages.iter().map(String::as_str));
+        assert!(f.top.contains("acme review #"), "{f:?}");
+        assert!(f.bottom.contains("page # of #"), "{f:?}");
+        assert_eq!(f.top.len() + f.bottom.len(), 2, "{f:?}");
+        assert_eq!(f.strip(&pages[1]), "Bravo starts here.\nBravo ends here.\n");
+    }
+
+    #[test]
+    fn two_pages_share_only_page_numbers() {
+        let pages = ["Dear reader\nOne\n- 1 -\n", "Dear reader\nTwo\n- 2 -\n"];
+        let f = Furniture::find(pages);
+        assert!(f.top.is_empty(), "{f:?}");
+        assert!(f.bottom.contains("- # -"), "{f:?}");
+        assert!(page_number("page # of #") && !page_number("chapter #"));
+    }
+}

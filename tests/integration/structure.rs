@@ -1,0 +1,127 @@
+//! Structure of a PDF's pages (issue #44): running headers, footers and page numbers found
+//! across pages (item 2) — header/footer blocks in `output: "json"`, left out of Markdown
+//! and chunks unless `furniture: "keep"`, kept in plain text.
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+const HEADER: &str = "Northwind Traders - Annual Review 2025";
+
+#[tokio::test]
+async fn running_headers_and_page_numbers_are_furniture() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("report.pdf", &fixture("pdf/running_heads.pdf"))
+        .await;
+    let read = |opts: Value| {
+        let mut body = json!({"file_id": id});
+        body.as_object_mut()
+            .unwrap()
+            .extend(opts.as_object().unwrap().clone());
+        let app = &app;
+        async move {
+            let r = app.read(body).await;
+            assert_eq!(r.status, 200, "{}", r.json);
+            r
+        }
+    };
+    // Plain text keeps every line.
+    let text = read(json!({})).await;
+    let t = text.json["text"].as_str().unwrap();
+    assert_eq!(t.matches(HEADER).count(), 4, "{t}");
+    assert!(t.contains("Page 3 of 4"), "{t}");
+
+    // Markdown leaves them out, and says so; `furniture: "keep"` keeps them.
+    let md = read(json!({"output": "markdown"})).await;
+    let m = md.json["text"].as_str().unwrap();
+    assert!(!m.contains(HEADER) && !m.contains(" of 4"), "{m}");
+    for body in [
+        "Sales rose in every region",
+        "Margins widened",
+        "Training hours",
+        "Shareholders vote",
+    ] {
+        assert!(m.contains(body), "{body} lost: {m}");
+    }
+    assert!(
+        md.json["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("furniture: \"keep\"")),
+        "{}",
+        md.json["warnings"]
+    );
+    let kept = read(json!({"output": "markdown", "furniture": "keep"})).await;
+    let k = kept.json["text"].as_str().unwrap();
+    assert_eq!(k.matches(HEADER).count(), 4, "{k}");
+    assert!(k.contains("Page 4 of 4"), "{k}");
+
+    // JSON: the same lines as header and footer blocks, the text as plain text gives it.
+    let js = read(json!({"output": "json"})).await;
+    assert_eq!(js.json["text"], text.json["text"]);
+    for (n, u) in js.json["document"]["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let blocks = u["blocks"].as_array().unwrap();
+        let kinds: Vec<&str> = blocks.iter().map(|b| b["kind"].as_str().unwrap()).collect();
+        assert_eq!(
+            kinds,
+            ["header", "line", "line", "footer"],
+            "page {}: {u}",
+            n + 1
+        );
+        assert_eq!(blocks[0]["text"], HEADER);
+        assert_eq!(blocks[3]["text"], format!("Page {} of 4", n + 1));
+    }
+
+    // Chunks: the body of the four pages, no furniture (kept, each its own chunk).
+    let ch = read(json!({"output": "chunks"})).await;
+    let all: String = ch.json["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["text"].as_str().unwrap())
+        .collect();
+    assert!(!all.contains(HEADER) && !all.contains(" of 4"), "{all}");
+    assert!(
+        all.contains("Sales rose") && all.contains("Shareholders vote"),
+        "{all}"
+    );
+    let ch = read(json!({"output": "chunks", "furniture": "keep"})).await;
+    let texts: Vec<&str> = ch.json["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts.iter().filter(|t| **t == HEADER).count(),
+        4,
+        "{texts:?}"
+    );
+    assert!(texts.contains(&"Page 2 of 4"), "{texts:?}");
+
+    // A page read alone has no other page to repeat: its lines stay (nothing is guessed).
+    let one = read(json!({"output": "markdown", "pages": "2"})).await;
+    assert!(one.json["text"].as_str().unwrap().contains(HEADER));
+}
+
+/// Furniture without Markdown or chunks says what it needs.
+#[tokio::test]
+async fn furniture_needs_markdown_or_chunks() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("report.pdf", &fixture("pdf/running_heads.pdf"))
+        .await;
+    for output in [json!(null), json!("text"), json!("json")] {
+        let r = app
+            .read(json!({"file_id": id, "furniture": "drop", "output": output}))
+            .await;
+        assert_error(&r, 400, "unsupported_option");
+    }
+}
