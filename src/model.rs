@@ -176,9 +176,8 @@ pub enum Content {
         name: String,
         value: String,
     },
-    /// A physical line of a page: a PDF text line (paragraphs are not found yet), or an
-    /// OCR line with its box (pixels of the image read, a PDF page as rendered for OCR:
-    /// left, top, right, bottom) and confidence (0–1).
+    /// A physical line of a page as OCR read it: its box (pixels of the image read, a PDF
+    /// page as rendered for OCR: left, top, right, bottom) and confidence (0–1).
     Line {
         text: String,
         #[serde(rename = "box", skip_serializing_if = "Option::is_none")]

@@ -278,7 +278,9 @@ impl Cutter<'_> {
                     return;
                 };
                 let plain = plain_text(content);
-                let at = self.locate(ui, &needles(&plain));
+                let at = self
+                    .locate_loosely(ui, &plain)
+                    .or_else(|| self.locate(ui, &needles(&plain)));
                 self.body(&md, join, ui, at);
             }
         }
@@ -409,6 +411,25 @@ impl Cutter<'_> {
         Some((start, end))
     }
 
+    /// Where a block's whole text stands in the read's text, whitespace aside (a
+    /// paragraph's lines joined by spaces, a word broken by a hyphen at a line's end
+    /// joined): from an occurrence of its first word, from the cursor on inside its unit's
+    /// span; the cursor moves past it.
+    fn locate_loosely(&mut self, ui: usize, block: &str) -> Option<(usize, usize)> {
+        let first = block.split_whitespace().next()?;
+        let (body, end_of_unit) = self.spans.get(ui).copied().flatten()?;
+        let mut at = self.cursor.max(body);
+        for _ in 0..20 {
+            let p = at + self.text.get(at..end_of_unit)?.find(first)?;
+            if let Some(len) = loose_match(&self.text[p..end_of_unit], block) {
+                self.cursor = p + len;
+                return Some((p, p + len));
+            }
+            at = p + first.len();
+        }
+        None
+    }
+
     /// The chunks with their units and character ranges.
     fn finish(self) -> Vec<Chunk> {
         let mut points: Vec<usize> = self
@@ -475,6 +496,30 @@ fn render(content: &Content) -> Option<(String, Join)> {
         Content::Field { name, value } => (format!("{name}: {}", value.trim()), Join::Line),
     };
     (!md.trim().is_empty()).then_some((md, join))
+}
+
+/// Whether `hay` starts with `needle`'s characters in order, whitespace aside on both
+/// sides (and a hyphen at a line's end in `hay`): the bytes of `hay` they take.
+fn loose_match(hay: &str, needle: &str) -> Option<usize> {
+    let mut h = hay.char_indices().peekable();
+    let mut end = 0;
+    for n in needle.chars().filter(|c| !c.is_whitespace()) {
+        loop {
+            let (i, c) = h.next()?;
+            if c.is_whitespace() {
+                continue;
+            }
+            if c == '-' && n != '-' && h.peek().is_some_and(|(_, c)| *c == '\n' || *c == '\r') {
+                continue;
+            }
+            if c != n {
+                return None;
+            }
+            end = i + c.len_utf8();
+            break;
+        }
+    }
+    (end > 0).then_some(end)
 }
 
 /// A heading's text on one line.

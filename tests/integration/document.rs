@@ -65,13 +65,13 @@ async fn every_format_family_gives_its_blocks() {
             "table.pdf",
             fixture("pdf/table.pdf"),
             "page",
-            &["table", "line"],
+            &["table", "paragraph"],
         ),
         (
             "headings.pdf",
             fixture("pdf/headings.pdf"),
             "page",
-            &["heading", "line"],
+            &["heading", "paragraph"],
         ),
         (
             "note.pdf",

@@ -212,7 +212,7 @@ async fn pdf_headings_from_font_sizes_and_bookmarks() {
     .await;
     assert_eq!(
         text(&r),
-        "--- Page 1 ---\n# Annual Report\n\n## 1. Introduction\n\nThis report covers the year and its Results in detail.\nResults\n\n## 2. Results\n\nRevenue grew by four percent over the year before.\n--- Page 2 ---\n# Appendix\n\nTables and sources follow on this page.\n"
+        "--- Page 1 ---\n# Annual Report\n\n## 1. Introduction\n\nThis report covers the year and its Results in detail. Results\n\n## 2. Results\n\nRevenue grew by four percent over the year before.\n--- Page 2 ---\n# Appendix\n\nTables and sources follow on this page.\n"
     );
     assert!(
         r.json["warnings"]
@@ -263,7 +263,7 @@ async fn pdf_tables_from_ruling_lines_only() {
     let (_, r) = markdown(&app, "table.pdf", &fixture("pdf/table.pdf"), json!({})).await;
     assert_eq!(
         text(&r),
-        "--- Page 1 ---\nPrice list for the week\n\n| Item | Qty | Price |\n|---|---|---|\n| Apples | 3 | 1.20 |\n| Pears \\| ripe | 12 | 0.80 |\n\nPrices include tax.\n--- Page 2 ---\nPrice list for the week\nItem Qty Price\nApples 3 1.20\nPears | ripe 12 0.80\nPrices include tax.\n"
+        "--- Page 1 ---\nPrice list for the week\n\n| Item | Qty | Price |\n|---|---|---|\n| Apples | 3 | 1.20 |\n| Pears \\| ripe | 12 | 0.80 |\n\nPrices include tax.\n--- Page 2 ---\nPrice list for the week\n\nItem Qty Price\n\nApples 3 1.20\n\nPears | ripe 12 0.80\n\nPrices include tax.\n"
     );
     let (_, r) = markdown(
         &app,
@@ -295,6 +295,6 @@ async fn a_two_line_pdf_title_is_one_heading() {
     assert_eq!(r.status, 200, "{}", r.json);
     assert_eq!(
         r.json["text"],
-        "--- Page 1 ---\n# Reading Documents at Scale with One Envelope and Honest Ranges\n\nAda Lovelace and Charles Babbage\nThis paper describes a reader of documents for agents.\n\n## 1. Introduction\n\n## 2. Method\n\nThe method reads every page and keeps its place.\n"
+        "--- Page 1 ---\n# Reading Documents at Scale with One Envelope and Honest Ranges\n\nAda Lovelace and Charles Babbage\n\nThis paper describes a reader of documents for agents.\n\n## 1. Introduction\n\n## 2. Method\n\nThe method reads every page and keeps its place.\n"
     );
 }

@@ -1,6 +1,7 @@
-//! Structure of a PDF's pages (issue #44): running headers, footers and page numbers found
-//! across pages (item 2) — header/footer blocks in `output: "json"`, left out of Markdown
-//! and chunks unless `furniture: "keep"`, kept in plain text.
+//! Structure of a PDF's pages (issue #44): paragraphs from the lines' boxes (item 1) in
+//! Markdown, `output: "json"` and chunks, plain text line-faithful; running headers,
+//! footers and page numbers found across pages (item 2) — header/footer blocks in json,
+//! left out of Markdown and chunks unless `furniture: "keep"`, kept in plain text.
 
 use serde_json::{json, Value};
 
@@ -71,12 +72,12 @@ async fn running_headers_and_page_numbers_are_furniture() {
         let kinds: Vec<&str> = blocks.iter().map(|b| b["kind"].as_str().unwrap()).collect();
         assert_eq!(
             kinds,
-            ["header", "line", "line", "footer"],
+            ["header", "paragraph", "footer"],
             "page {}: {u}",
             n + 1
         );
         assert_eq!(blocks[0]["text"], HEADER);
-        assert_eq!(blocks[3]["text"], format!("Page {} of 4", n + 1));
+        assert_eq!(blocks[2]["text"], format!("Page {} of 4", n + 1));
     }
 
     // Chunks: the body of the four pages, no furniture (kept, each its own chunk).
@@ -124,4 +125,83 @@ async fn furniture_needs_markdown_or_chunks() {
             .await;
         assert_error(&r, 400, "unsupported_option");
     }
+}
+
+/// Paragraphs: a page's lines joined where they are one paragraph (right under each other,
+/// in one size, the line before running to the column's edge), a word broken by a hyphen
+/// joined, a new paragraph at a gap, an indented first line or a list item.
+#[tokio::test]
+async fn lines_of_a_paragraph_are_one_paragraph() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("notes.pdf", &fixture("pdf/paragraphs.pdf"))
+        .await;
+    let first = "The survey team reached the northern ridge early in the morning and set up their instruments before the wind picked up. Readings were taken every hour until the light failed, and the results were checked against the old information from the archive.";
+    let second = "A second paragraph follows after a gap. It is long enough to wrap onto the next line of the page, where it ends.";
+    let third = "An indented first line starts a third paragraph without any gap before it, and its second line returns to the margin like the others.";
+
+    let js = app.read(json!({"file_id": id, "output": "json"})).await;
+    assert_eq!(js.status, 200, "{}", js.json);
+    let blocks: Vec<Value> = js.json["document"]["units"][0]["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let mut b = b.clone();
+            b.as_object_mut().unwrap().remove("level");
+            b
+        })
+        .collect();
+    assert_eq!(
+        blocks,
+        [
+            json!({"kind": "heading", "text": "Field Notes"}),
+            json!({"kind": "paragraph", "text": first}),
+            json!({"kind": "paragraph", "text": second}),
+            json!({"kind": "paragraph", "text": third}),
+            json!({"kind": "list_item", "label": "-", "text": "Water samples from the lake"}),
+            json!({"kind": "list_item", "label": "-", "text": "Soil cores from the ridge"}),
+            json!({"kind": "paragraph", "text": "Signed, the survey lead."}),
+        ]
+    );
+
+    // Markdown: paragraphs apart by a blank line, the list's items a line each.
+    let md = app.read(json!({"file_id": id, "output": "markdown"})).await;
+    assert_eq!(
+        md.json["text"],
+        format!("--- Page 1 ---\n# Field Notes\n\n{first}\n\n{second}\n\n{third}\n\n- Water samples from the lake\n- Soil cores from the ridge\n\nSigned, the survey lead.\n")
+    );
+
+    // Plain text keeps the page's lines (query line numbers keep their meaning).
+    let text = app.read(json!({"file_id": id})).await;
+    let t = text.json["text"].as_str().unwrap();
+    assert!(
+        t.contains("early in the morning and set up\ntheir instruments"),
+        "{t}"
+    );
+    // (PDFium itself joins a word broken by a hyphen at a line's end.)
+    assert_eq!(t.lines().count(), 12, "{t}");
+
+    // Chunks hold the paragraphs, each placed where its lines stand in the text.
+    let ch = app
+        .read(json!({"file_id": id, "output": "chunks", "chunk_tokens": 64}))
+        .await;
+    let chunks = ch.json["chunks"].as_array().unwrap();
+    let chars: Vec<char> = t.chars().collect();
+    let placed = chunks
+        .iter()
+        .find(|c| {
+            c["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("A second paragraph")
+        })
+        .unwrap_or_else(|| panic!("{chunks:?}"));
+    let (s, e) = (
+        placed["start"].as_u64().unwrap() as usize,
+        placed["end"].as_u64().unwrap() as usize,
+    );
+    let place: String = chars[s..e].iter().collect();
+    assert!(place.starts_with("A second paragraph"), "{place:?}");
+    assert!(place.contains("\nnext line of the page"), "{place:?}");
 }

@@ -56,7 +56,7 @@ impl Outline {
 
 /// A line's letters without whitespace, lowercased: how lines, bookmark titles and text
 /// objects are compared (PDFs space words and break runs in many ways).
-fn squash(s: &str) -> String {
+pub(super) fn squash(s: &str) -> String {
     s.chars()
         .filter(|c| !c.is_whitespace())
         .flat_map(char::to_lowercase)

@@ -12,6 +12,7 @@ mod furniture;
 mod headings;
 mod hidden;
 mod layers;
+mod paragraphs;
 mod pdfium;
 mod render;
 mod report;
@@ -237,6 +238,9 @@ struct Page {
     /// table and form fields; an OCR'd page's come from its lines), and its annotations'.
     blocks: Vec<crate::model::Block>,
     note_blocks: Vec<crate::model::Block>,
+    /// With Markdown or `output: "json"`: its text layer's lines with their boxes, for
+    /// paragraphs (made once the page furniture of every page read is known).
+    geometry: paragraphs::Geometry,
 }
 
 impl Page {
@@ -388,6 +392,12 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
             note_blocks = found.blocks;
         }
     }
+    let geometry =
+        if (settings.markdown || settings.json) && need.is_none() && settings.query.is_none() {
+            paragraphs::Geometry::read(&layer)
+        } else {
+            Default::default()
+        };
     Ok(Page {
         number,
         text,
@@ -397,6 +407,7 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
         hidden,
         blocks,
         note_blocks,
+        geometry,
     })
 }
 

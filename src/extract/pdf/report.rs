@@ -94,6 +94,13 @@ pub(super) fn make_report(
             ));
         }
     }
+    // Paragraphs, from the lines' boxes (the furniture left out first): Markdown's lines
+    // of a paragraph joined (an OCR'd page's lines stay lines).
+    if settings.markdown {
+        for p in pages.iter_mut().filter(|p| p.ocr.is_none()) {
+            p.text = super::paragraphs::markdown(&p.geometry, &p.text);
+        }
+    }
     let document = settings.json.then(|| crate::model::Document {
         units: pages
             .iter()
@@ -104,6 +111,9 @@ pub(super) fn make_report(
                     None => p.blocks.clone(),
                 };
                 furniture.mark(&mut blocks);
+                if p.ocr.is_none() {
+                    blocks = super::paragraphs::blocks(&p.geometry, blocks);
+                }
                 blocks.extend(p.note_blocks.iter().cloned());
                 crate::model::UnitBlocks::new(
                     crate::model::Unit::numbered(crate::model::UnitKind::Page, p.number),

@@ -1,0 +1,402 @@
+//! Paragraphs of a PDF page's text layer (Markdown and `output: "json"`; plain text stays
+//! line-faithful). PDFium gives lines; each line's place and size come from its characters'
+//! boxes, and two lines that follow each other are one paragraph when they are of one size,
+//! the second right under the first (no more than ordinary line spacing), starting where
+//! the paragraph's lines start (not indented, not in another column), the first running on
+//! to near the column's right edge, and the second not a list item. A word broken over the
+//! line end by a hyphen is joined again (`infor-` + `mation`).
+
+use pdfium_render::prelude::*;
+
+/// A line of the text layer: its letters (as `squash` gives them) and its box.
+#[derive(Debug, Clone)]
+struct LineBox {
+    key: String,
+    left: f32,
+    right: f32,
+    /// The bottom of its characters' loose boxes (the baseline less the font's descent):
+    /// the same for every line of one font and size.
+    bottom: f32,
+    /// The height of its characters' loose boxes (the font's size, about).
+    height: f32,
+}
+
+/// The lines of a page's text layer with their boxes, in the layer's order.
+#[derive(Debug, Default)]
+pub(super) struct Geometry {
+    lines: Vec<LineBox>,
+}
+
+/// At most this many characters are measured on a page (a hostile page can hold millions).
+const MAX_CHARS: usize = 200_000;
+
+impl Geometry {
+    pub(super) fn read(layer: &PdfPageText<'_>) -> Self {
+        let chars = layer.chars();
+        if chars.len() > MAX_CHARS {
+            return Self::default();
+        }
+        let mut lines = Vec::new();
+        let mut cur = Builder::new();
+        for c in chars.iter() {
+            let u = c.unicode_value();
+            if u == '\n' as u32 || u == '\r' as u32 {
+                cur.finish(&mut lines);
+                continue;
+            }
+            let Some(ch) = char::from_u32(u) else {
+                continue;
+            };
+            if ch.is_whitespace() {
+                continue;
+            }
+            // PDFium marks a hyphen at a line's end it joins as U+0002.
+            if ch != '-' && !ch.is_control() {
+                cur.key.extend(ch.to_lowercase());
+            }
+            if let Ok(b) = c.loose_bounds() {
+                let (l, r, bt, t) = (
+                    b.left().value,
+                    b.right().value,
+                    b.bottom().value,
+                    b.top().value,
+                );
+                if [l, r, bt, t].iter().all(|v| v.is_finite()) && t > bt {
+                    cur.left = cur.left.min(l);
+                    cur.right = cur.right.max(r);
+                    cur.bottoms.push(bt);
+                    cur.heights.push(t - bt);
+                }
+            }
+        }
+        cur.finish(&mut lines);
+        Self { lines }
+    }
+
+    /// The boxes of a text line's first and last physical lines, looked for from `cursor`
+    /// on (a word broken at a line's end makes two lines of the layer one line of its
+    /// text; a line the text writes otherwise, or a table's row, has none).
+    fn find(&self, line: &str, cursor: &mut usize) -> Option<(&LineBox, &LineBox)> {
+        // Hyphens left out: PDFium joins a word broken at a line's end in its text, its
+        // characters keep the hyphen.
+        let key: String = super::headings::squash(line)
+            .chars()
+            .filter(|c| *c != '-')
+            .collect();
+        if key.is_empty() {
+            return None;
+        }
+        let end = (*cursor + 8).min(self.lines.len());
+        for i in *cursor..end {
+            let k = &self.lines[i].key;
+            if *k == key {
+                *cursor = i + 1;
+                return Some((&self.lines[i], &self.lines[i]));
+            }
+            if let (Some(rest), Some(next)) = (key.strip_prefix(k.as_str()), self.lines.get(i + 1))
+            {
+                if !k.is_empty() && next.key == rest {
+                    *cursor = i + 2;
+                    return Some((&self.lines[i], next));
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether `next` goes on the paragraph whose first line is `first` (a list item's
+    /// when `item`) and last is `prev`.
+    fn continues(
+        &self,
+        first: &LineBox,
+        item: bool,
+        prev: &LineBox,
+        next: &LineBox,
+        next_text: &str,
+    ) -> bool {
+        let h = prev.height.max(next.height);
+        if h <= 0.0 || (prev.height - next.height).abs() > 0.15 * h {
+            return false; // another size
+        }
+        let pitch = prev.bottom - next.bottom;
+        if !(pitch > 0.3 * h && pitch <= 1.45 * h) {
+            return false; // not right under it: a gap, or another column or place
+        }
+        // Where the paragraph's lines start: its second line's left (its first may be
+        // indented).
+        let body_left = if std::ptr::eq(first, prev) {
+            None
+        } else {
+            Some(prev.left)
+        };
+        // A list item's next lines hang under its text, right of its bullet.
+        let indent = if item { 3.0 * h } else { 0.8 * h };
+        match body_left {
+            Some(left) if (next.left - left).abs() > 0.8 * h => return false,
+            None if next.left > prev.left + indent || next.left < prev.left - 3.0 * h => {
+                return false
+            }
+            _ => {}
+        }
+        // The line before ended short of its column's right edge by more than the next
+        // line's first word: that word would have fit, so the paragraph ended there.
+        let column_right = self
+            .lines
+            .iter()
+            .filter(|l| (l.left - prev.left).abs() <= h && (l.height - h).abs() <= 0.15 * h)
+            .map(|l| l.right)
+            .fold(prev.right, f32::max);
+        let word: f32 = next_text
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .map(|c| if c.len_utf8() >= 3 { 0.9 } else { 0.45 })
+            .sum();
+        if column_right - prev.right > (word + 0.45) * h {
+            return false;
+        }
+        !list_item(next_text)
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    key: String,
+    left: f32,
+    right: f32,
+    bottoms: Vec<f32>,
+    heights: Vec<f32>,
+}
+
+impl Builder {
+    fn new() -> Self {
+        Builder {
+            left: f32::INFINITY,
+            right: f32::NEG_INFINITY,
+            ..Default::default()
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<LineBox>) {
+        let b = std::mem::replace(self, Builder::new());
+        if b.key.is_empty() || b.heights.is_empty() {
+            return;
+        }
+        out.push(LineBox {
+            key: b.key,
+            left: b.left,
+            right: b.right,
+            bottom: median(b.bottoms),
+            height: median(b.heights),
+        });
+    }
+}
+
+fn median(mut v: Vec<f32>) -> f32 {
+    v.sort_by(f32::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Whether a line starts a list item (a bullet, or a number or letter and `.` or `)`).
+fn list_item(line: &str) -> bool {
+    let t = line.trim_start();
+    if t.starts_with(['•', '◦', '▪', '‣', '·', '●', '○', '■', '□']) {
+        return true;
+    }
+    // A dash or star only before a space (`--- x`, `-5` are not items).
+    if ["- ", "– ", "* "].iter().any(|b| t.starts_with(b)) {
+        return true;
+    }
+    let first = t.split_whitespace().next().unwrap_or("");
+    let label = first.trim_start_matches('(');
+    let Some(inner) = label.strip_suffix('.').or_else(|| label.strip_suffix(')')) else {
+        return false;
+    };
+    // `2.`, `3.1.`, `a)`, `(iv)`: digits and dots, one letter, or a small roman number.
+    (inner.chars().any(|c| c.is_ascii_digit())
+        && inner.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && inner.len() <= 6)
+        || (inner.chars().count() == 1 && inner.chars().all(|c| c.is_ascii_lowercase()))
+        || (!inner.is_empty()
+            && inner.len() <= 4
+            && inner.chars().all(|c| matches!(c, 'i' | 'v' | 'x')))
+}
+
+/// A list item's label and text.
+fn label(p: &str) -> Option<(&str, &str)> {
+    if !list_item(p) {
+        return None;
+    }
+    let t = p.trim_start();
+    let first = t.chars().next()?;
+    let end = if first.is_alphanumeric() || first == '(' {
+        t.find(char::is_whitespace).unwrap_or(t.len())
+    } else {
+        first.len_utf8()
+    };
+    Some((&t[..end], t[end..].trim_start()))
+}
+
+/// Join the next line of a paragraph: a word broken by a hyphen at the line's end is one
+/// word again; otherwise a space between.
+fn join(para: &mut String, next: &str) {
+    let next = next.trim();
+    let broken = para.ends_with('-')
+        && para[..para.len() - 1]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphabetic)
+        && next.chars().next().is_some_and(char::is_lowercase);
+    if broken {
+        para.pop();
+    } else {
+        para.push(' ');
+    }
+    para.push_str(next);
+}
+
+/// The paragraphs of a run of text lines: each a list of the lines' indices, in order.
+/// Lines without a box are paragraphs of their own.
+pub(super) fn group(geometry: &Geometry, lines: &[&str]) -> Vec<String> {
+    let mut cursor = 0;
+    let boxes: Vec<Option<(&LineBox, &LineBox)>> = lines
+        .iter()
+        .map(|l| geometry.find(l, &mut cursor))
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut first: Option<&LineBox> = None;
+    for (i, line) in lines.iter().enumerate() {
+        let text = line.trim();
+        if text.is_empty() {
+            first = None;
+            continue;
+        }
+        let item = out.last().is_some_and(|p| list_item(p));
+        // The line before's last physical line, and this one's first.
+        let prev = i.checked_sub(1).and_then(|p| boxes[p]).map(|b| b.1);
+        let goes_on = match (first, prev, boxes[i]) {
+            (Some(f), Some(prev), Some((next, _))) if !out.is_empty() => {
+                geometry.continues(f, item, prev, next, text)
+            }
+            _ => false,
+        };
+        if goes_on {
+            join(out.last_mut().unwrap(), text);
+        } else {
+            out.push(text.to_string());
+            first = boxes[i].map(|b| b.0);
+        }
+    }
+    out
+}
+
+/// A page's Markdown with the lines of each paragraph joined, paragraphs apart by a blank
+/// line; headings, table rows and blank lines stay as they are.
+pub(super) fn markdown(geometry: &Geometry, text: &str) -> String {
+    if geometry.lines.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut run: Vec<&str> = Vec::new();
+    let flush = |run: &mut Vec<&str>, out: &mut String| {
+        if run.is_empty() {
+            return;
+        }
+        let mut item_before = false;
+        for p in group(geometry, run) {
+            let item = list_item(&p);
+            if item && item_before && out.ends_with("\n\n") {
+                out.pop(); // a list's items one a line
+            }
+            if !out.is_empty() && !out.ends_with("\n\n") && !(item && item_before) {
+                out.push('\n');
+            }
+            out.push_str(&p);
+            out.push_str("\n\n");
+            item_before = item;
+        }
+        run.clear();
+    };
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_end_matches(['\n', '\r']);
+        if t.trim().is_empty() || t.starts_with('#') || t.starts_with('|') {
+            flush(&mut run, &mut out);
+            if !t.trim().is_empty() {
+                out.push_str(line);
+            } else if !out.is_empty() && !out.ends_with("\n\n") {
+                out.push('\n');
+            }
+            continue;
+        }
+        run.push(t);
+    }
+    flush(&mut run, &mut out);
+    if !text.ends_with('\n') {
+        while out.ends_with('\n') {
+            out.pop();
+        }
+    }
+    out
+}
+
+/// A page's blocks with each run of main-flow lines made paragraphs (a line without a box
+/// a paragraph of its own).
+pub(super) fn blocks(
+    geometry: &Geometry,
+    blocks: Vec<crate::model::Block>,
+) -> Vec<crate::model::Block> {
+    use crate::model::{Block, Content};
+    let mut out = Vec::with_capacity(blocks.len());
+    let mut run: Vec<String> = Vec::new();
+    let flush = |run: &mut Vec<String>, out: &mut Vec<Block>| {
+        let lines: Vec<&str> = run.iter().map(String::as_str).collect();
+        out.extend(
+            group(geometry, &lines)
+                .into_iter()
+                .map(|p| match label(&p) {
+                    Some((label, text)) => Block::new(Content::ListItem {
+                        level: 0,
+                        label: label.to_string(),
+                        text: text.to_string(),
+                    }),
+                    None => Block::paragraph(p),
+                }),
+        );
+        run.clear();
+    };
+    for b in blocks {
+        match (&b.content, &b.part) {
+            (
+                Content::Line {
+                    text, bbox: None, ..
+                },
+                None,
+            ) => run.push(text.clone()),
+            _ => {
+                flush(&mut run, &mut out);
+                out.push(b);
+            }
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hyphens_and_list_items() {
+        let mut p = "the infor-".to_string();
+        join(&mut p, "mation age");
+        assert_eq!(p, "the information age");
+        let mut p = "well-".to_string();
+        join(&mut p, "Known");
+        assert_eq!(p, "well- Known");
+        assert!(list_item("• one") && list_item("2. two") && list_item("(a) three"));
+        assert!(!list_item("2025 was a year") && !list_item("Results.") && !list_item("e.g. this"));
+        assert!(list_item("- item") && !list_item("--- Page 3 ---") && !list_item("-5 degrees"));
+    }
+}
