@@ -37,6 +37,9 @@ from benchlib import install_note  # noqa: E402
 # max_chars: never truncate. 50,000,000 is the largest value docreader accepts
 # (src/options.rs); the 200-page file comes to under a million characters.
 HUGE = 50_000_000
+# `--output`: what the HTTP reads ask for (text, markdown, json, chunks); the CLI and the
+# other tools always give plain text.
+OUTPUT = "text"
 CHILD_TIMEOUT = 300  # seconds, per child process or HTTP request
 
 PYPDFIUM2_CHILD = r"""
@@ -302,7 +305,7 @@ class DocreaderHttp(Tool):
                 raise Failed(f"POST /upload: HTTP {status}: {brief(raw.decode(errors='replace'))}")
             file_id = json.loads(raw)["files"][0]["file_id"]
             status, raw = self.request(
-                "POST", "/read", json.dumps({"file_id": file_id, "max_chars": HUGE}).encode(),
+                "POST", "/read", json.dumps({"file_id": file_id, "max_chars": HUGE, "output": OUTPUT}).encode(),
                 {"Content-Type": "application/json"}, conn)
             wall = time.perf_counter() - t0
         finally:
@@ -472,7 +475,11 @@ def main():
     ap.add_argument("--json", help="also write the results as JSON to this path")
     ap.add_argument("--files", default="",
                     help="comma-separated real PDFs to read besides the generated ones (their text is not checked)")
+    ap.add_argument("--output", default="text", choices=["text", "markdown", "json", "chunks"],
+                    help="what docreader HTTP's reads ask for (the other tools give plain text)")
     args = ap.parse_args()
+    global OUTPUT
+    OUTPUT = args.output
 
     binary = os.path.abspath(os.path.join(ROOT, args.bin) if not os.path.isabs(args.bin) else args.bin)
     if not os.access(binary, os.X_OK):

@@ -113,6 +113,10 @@ struct Open {
     range: Option<(usize, usize)>,
     /// Whether it holds more than headings.
     body: bool,
+    /// An upper bound of its estimated tokens: its pieces' and joins' (one more a join,
+    /// for two whitespace runs becoming one). Counting the text again at every piece
+    /// would make a chunk of many small pieces cost its size squared.
+    tokens: u64,
     last: Option<Join>,
 }
 
@@ -156,20 +160,24 @@ impl Cutter<'_> {
         ));
     }
 
-    /// Whether `piece` joined as `join` keeps the open chunk within the budget.
-    fn fits(&self, piece: &str, join: Join) -> bool {
+    /// What joining a piece of `tokens` adds to the open chunk's bound.
+    fn cost(&self, tokens: u64) -> u64 {
         if self.open.text.is_empty() {
-            return tokens::estimate(piece) <= self.budget;
+            tokens
+        } else {
+            tokens + JOIN_TOKENS
         }
-        let mut t = String::with_capacity(self.open.text.len() + piece.len() + 2);
-        t.push_str(&self.open.text);
-        t.push_str(separator(self.open.last, join));
-        t.push_str(piece);
-        tokens::estimate(&t) <= self.budget
+    }
+
+    /// Whether a piece of `tokens` keeps the open chunk within the budget.
+    fn fits(&self, tokens: u64) -> bool {
+        self.open.tokens + self.cost(tokens) <= self.budget
     }
 
     /// Add a piece to the open chunk (the caller checked it fits, or it goes in anyway).
     fn push(&mut self, piece: &str, join: Join, unit: usize, at: Option<(usize, usize)>) {
+        let tokens = tokens::estimate(piece);
+        self.open.tokens += self.cost(tokens);
         if !self.open.text.is_empty() {
             self.open.text.push_str(separator(self.open.last, join));
         }
@@ -189,14 +197,15 @@ impl Cutter<'_> {
     /// A piece of body text: in the open chunk if it fits, else in the next one (cut
     /// between words when it is larger than a chunk).
     fn body(&mut self, piece: &str, join: Join, unit: usize, at: Option<(usize, usize)>) {
-        if self.fits(piece, join) {
+        let tokens = tokens::estimate(piece);
+        if self.fits(tokens) {
             self.push(piece, join, unit, at);
             self.open.body = true;
             return;
         }
         if self.open.body {
             self.flush();
-            if self.fits(piece, join) {
+            if self.fits(tokens) {
                 self.push(piece, join, unit, at);
                 self.open.body = true;
                 return;
@@ -212,7 +221,7 @@ impl Cutter<'_> {
         while !rest.is_empty() {
             let room = self
                 .budget
-                .saturating_sub(tokens::estimate(&self.open.text) + 1)
+                .saturating_sub(self.open.tokens + self.cost(0))
                 .max(1);
             let n = tokens::prefix_within(rest, room);
             let mut cut = rest.char_indices().nth(n).map_or(rest.len(), |(i, _)| i);
@@ -305,12 +314,21 @@ impl Cutter<'_> {
             0 if rows.len() > 1 => 1,
             n => n.min(rows.len()),
         };
+        // Every row as wide as the widest: the pieces' lines are the whole table's.
+        let cols = rows.iter().map(Vec::len).max().unwrap_or(1);
+        let rows: Vec<Vec<String>> = rows
+            .into_iter()
+            .map(|mut r| {
+                r.resize(cols, String::new());
+                r
+            })
+            .collect();
         let (head, body) = rows.split_at(header_rows);
         // Whole, in the open chunk or the next one, when it fits in one.
         let whole = crate::extract::markdown::pipe_table(&rows);
-        let whole = whole.trim_end();
-        if self.fits(whole, Join::Block) || tokens::estimate(whole) <= self.budget {
-            if !self.fits(whole, Join::Block) {
+        let whole_tokens = tokens::estimate(whole.trim_end());
+        if whole_tokens <= self.budget {
+            if !self.fits(whole_tokens) {
                 self.flush();
             }
             self.table_piece(&rows, 0, ui);
@@ -325,25 +343,32 @@ impl Cutter<'_> {
             self.flush();
             return;
         }
+        // A piece's tokens: its header's (with the separator line), then each row's line
+        // (counted once, not the piece again at every row; a line starts with `|` and ends
+        // with its line break, so lines add up).
+        let head_tokens = tokens::estimate(&crate::extract::markdown::pipe_table(head));
+        let row_tokens = |r: &[String]| tokens::estimate(&crate::extract::markdown::pipe_row(r, cols));
         let mut seg: Vec<Vec<String>> = head.to_vec();
+        let mut seg_tokens = head_tokens;
         let mut taken = 0; // body rows in seg
-                           // The rows looked for in the text: the header with the first piece only.
+        // The rows looked for in the text: the header with the first piece only.
         let mut skip = 0;
         let mut i = 0;
         while i < body.len() {
-            seg.push(body[i].clone());
-            let md = crate::extract::markdown::pipe_table(&seg);
-            if self.fits(md.trim_end(), Join::Block) {
+            let row = row_tokens(&body[i]);
+            if self.fits(seg_tokens + row) {
+                seg.push(body[i].clone());
+                seg_tokens += row;
                 taken += 1;
                 i += 1;
                 continue;
             }
-            seg.pop();
             if taken > 0 {
                 self.table_piece(&seg, skip, ui);
                 skip = header_rows;
                 self.flush();
                 seg.truncate(header_rows);
+                seg_tokens = head_tokens;
                 taken = 0;
             } else if self.open.body {
                 self.flush();
@@ -354,6 +379,7 @@ impl Cutter<'_> {
                 skip = header_rows;
                 self.flush();
                 seg.truncate(header_rows);
+                seg_tokens = head_tokens;
                 i += 1;
             }
         }
@@ -383,7 +409,8 @@ impl Cutter<'_> {
         let (first, last) = (needles.first()?, needles.last()?);
         let (body, end_of_unit) = self.spans.get(ui).copied().flatten()?;
         let from = self.cursor.max(body);
-        let hay = self.text.get(from..end_of_unit)?;
+        let reach = floor(self.text, (from + LOOK_AHEAD).min(end_of_unit));
+        let hay = self.text.get(from..reach)?;
         let head = first_words(first);
         if head.is_empty() {
             return None;
@@ -402,7 +429,10 @@ impl Cutter<'_> {
             }
         };
         let tail = last_words(last);
-        let end = match self.text[start..end_of_unit].find(tail) {
+        // Its end: no further than its own length (and the look-ahead) past its start.
+        let own: usize = needles.iter().map(|n| n.len() + 1).sum();
+        let reach = floor(self.text, (start + 2 * own + LOOK_AHEAD).min(end_of_unit));
+        let end = match self.text[start..reach].find(tail) {
             Some(p) if !tail.is_empty() => start + p + tail.len(),
             _ => start + head_len,
         };
@@ -419,8 +449,9 @@ impl Cutter<'_> {
         let first = block.split_whitespace().next()?;
         let (body, end_of_unit) = self.spans.get(ui).copied().flatten()?;
         let mut at = self.cursor.max(body);
+        let reach = floor(self.text, (at + LOOK_AHEAD).min(end_of_unit));
         for _ in 0..20 {
-            let p = at + self.text.get(at..end_of_unit)?.find(first)?;
+            let p = at + self.text.get(at..reach)?.find(first)?;
             if let Some(len) = loose_match(&self.text[p..end_of_unit], block) {
                 self.cursor = p + len;
                 return Some((p, p + len));
@@ -454,6 +485,16 @@ impl Cutter<'_> {
             .collect()
     }
 }
+
+/// What a join adds to a chunk's tokens at most: its line breaks (one token), and one for
+/// whitespace on either side becoming one run.
+const JOIN_TOKENS: u64 = 2;
+
+/// How far past the cursor a block is looked for in the text (bytes, beyond its own
+/// length): blocks come in the text's order, and a block not found near it is not found
+/// (looking through the whole rest of a large text for each such block would cost its
+/// length times their number).
+const LOOK_AHEAD: usize = 16_384;
 
 /// The separator between a chunk's last piece and the next.
 fn separator(last: Option<Join>, next: Join) -> &'static str {
