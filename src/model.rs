@@ -324,8 +324,8 @@ pub struct Chunk {
     /// tables (a table cut over chunks repeats its header rows in each), notes and fields
     /// on lines of their own.
     pub text: String,
-    /// The headings it stands under, outermost first (its own first, when it starts with
-    /// one); empty before the first heading.
+    /// The headings it stands under, outermost first (the last one its own, when it
+    /// starts with a heading); empty before the first heading.
     pub heading_path: Vec<String>,
     /// The units (page, slide, sheet, chapter) its blocks come from, in order.
     pub units: Vec<Unit>,

@@ -28,21 +28,26 @@ pub fn cut(
         budget,
         text,
         units: doc.units.iter().map(|u| u.unit.clone()).collect(),
-        spans: doc
-            .units
-            .iter()
-            .map(|u| {
-                spans
-                    .iter()
-                    .find(|s| s.unit == u.unit)
-                    .map(|s| (s.body, s.end))
-            })
-            .collect(),
+        spans: {
+            // Units and spans come in one order: each looked for from the last one found.
+            let mut j = 0;
+            doc.units
+                .iter()
+                .map(|u| {
+                    let k = (j..spans.len())
+                        .chain(0..j)
+                        .find(|&k| spans[k].unit == u.unit)?;
+                    j = k + 1;
+                    Some((spans[k].body, spans[k].end))
+                })
+                .collect()
+        },
         cursor: 0,
         out: Vec::new(),
         open: Open::default(),
         path: Vec::new(),
         part: None,
+        misses: 0,
     };
     for (ui, u) in doc.units.iter().enumerate() {
         // A new sheet, slide or chapter starts a chunk; the next page does not.
@@ -52,6 +57,7 @@ pub fn cut(
         if let Some((body, _)) = c.spans[ui] {
             c.cursor = c.cursor.max(body);
         }
+        c.misses = 0;
         for b in &u.blocks {
             if is_furniture(b) {
                 if keep_furniture {
@@ -133,6 +139,8 @@ struct Cutter<'a> {
     /// The heading path: (level, text), outermost first.
     path: Vec<(u8, String)>,
     part: Option<String>,
+    /// Blocks not found in the text in a row, in this unit.
+    misses: usize,
 }
 
 impl Cutter<'_> {
@@ -203,7 +211,9 @@ impl Cutter<'_> {
             self.open.body = true;
             return;
         }
-        if self.open.body {
+        // Only a paragraph larger than a chunk is cut: one that fits an empty chunk goes
+        // to the next (leaving a heading above it alone, its path on the next chunk).
+        if !self.open.text.is_empty() && tokens <= self.budget {
             self.flush();
             if self.fits(tokens) {
                 self.push(piece, join, unit, at);
@@ -242,7 +252,13 @@ impl Cutter<'_> {
             }
             let part = rest[..cut].trim();
             if !part.is_empty() {
-                let part_at = self.locate(unit, &needles(part)).or(at);
+                // Looked for as the text has it (a heading's `#` is the rendering's); a part
+                // not found has no place (the block's whole place would overlap the
+                // others').
+                let probe = part.trim_start_matches('#').trim_start();
+                let part_at = self
+                    .locate_loosely(unit, probe)
+                    .or_else(|| self.locate(unit, &needles(probe)));
                 self.push(part, join, unit, part_at);
                 self.open.body = true;
             }
@@ -261,20 +277,26 @@ impl Cutter<'_> {
                 if title.is_empty() {
                     return;
                 }
-                // A heading right under a heading stays with it; after body text, a new
-                // section starts a chunk.
-                if self.open.body {
+                let level = (*level).clamp(1, 6);
+                let md = format!("{} {title}", "#".repeat(level as usize));
+                let tokens = tokens::estimate(&md);
+                // A heading right under a heading stays with it (while they fit); after
+                // body text, a new section starts a chunk.
+                if self.open.body || !self.fits(tokens) {
                     self.flush();
                 }
-                let level = (*level).clamp(1, 6);
                 while self.path.last().is_some_and(|(l, _)| *l >= level) {
                     self.path.pop();
                 }
                 self.path.push((level, title.clone()));
                 self.open.path = self.path_texts();
-                let at = self.locate(ui, &[title.as_str()]);
-                let md = format!("{} {title}", "#".repeat(level as usize));
-                self.push(&md, Join::Block, ui, at);
+                let at = self.locate_loosely(ui, &title);
+                if tokens > self.budget {
+                    // A heading larger than a chunk is cut like a paragraph.
+                    self.body(&md, Join::Block, ui, at);
+                } else {
+                    self.push(&md, Join::Block, ui, at);
+                }
             }
             Content::Table { rows, header_rows } => self.table(rows, *header_rows as usize, ui),
             // A file a message carries, named as its text names it.
@@ -309,13 +331,15 @@ impl Cutter<'_> {
             return;
         }
         // A table that marks no header shows its first row as one (a pipe table's header
-        // row): that row is what each piece repeats.
+        // row): that row is what each piece repeats. A table of header rows only is cut as
+        // rows.
         let header_rows = match header_rows {
             0 if rows.len() > 1 => 1,
+            n if n >= rows.len() && rows.len() > 1 => 0,
             n => n.min(rows.len()),
         };
         // Every row as wide as the widest: the pieces' lines are the whole table's.
-        let cols = rows.iter().map(Vec::len).max().unwrap_or(1);
+        let cols = rows.iter().map(Vec::len).max().unwrap_or(1).max(1);
         let rows: Vec<Vec<String>> = rows
             .into_iter()
             .map(|mut r| {
@@ -327,35 +351,40 @@ impl Cutter<'_> {
         // Whole, in the open chunk or the next one, when it fits in one.
         let whole = crate::extract::markdown::pipe_table(&rows);
         let whole_tokens = tokens::estimate(whole.trim_end());
-        if whole_tokens <= self.budget {
+        if whole_tokens <= self.budget || rows.len() == 1 {
+            // (One row larger than a chunk: a chunk of its own.)
             if !self.fits(whole_tokens) {
                 self.flush();
             }
             self.table_piece(&rows, 0, ui);
-            return;
-        }
-        if body.is_empty() {
-            // One row larger than a chunk: a chunk of its own.
-            if self.open.body {
+            if whole_tokens > self.budget {
                 self.flush();
             }
-            self.table_piece(&rows, 0, ui);
-            self.flush();
             return;
         }
         // A piece's tokens: its header's (with the separator line), then each row's line
         // (counted once, not the piece again at every row; a line starts with `|` and ends
-        // with its line break, so lines add up).
+        // with its line break, so lines add up); the first row of a piece without a header
+        // brings the separator line.
         let head_tokens = tokens::estimate(&crate::extract::markdown::pipe_table(head));
-        let row_tokens = |r: &[String]| tokens::estimate(&crate::extract::markdown::pipe_row(r, cols));
+        let separator = tokens::estimate(&crate::extract::markdown::separator(cols));
+        let row_tokens =
+            |r: &[String]| tokens::estimate(&crate::extract::markdown::pipe_row(r, cols));
+        // The header is repeated only while it leaves room for rows (at most half a
+        // chunk): a larger one heads the first piece only.
+        let repeat = if head_tokens * 2 <= self.budget {
+            header_rows
+        } else {
+            0
+        };
         let mut seg: Vec<Vec<String>> = head.to_vec();
         let mut seg_tokens = head_tokens;
         let mut taken = 0; // body rows in seg
-        // The rows looked for in the text: the header with the first piece only.
+                           // The rows looked for in the text: the header with the first piece only.
         let mut skip = 0;
         let mut i = 0;
         while i < body.len() {
-            let row = row_tokens(&body[i]);
+            let row = row_tokens(&body[i]) + if seg.is_empty() { separator } else { 0 };
             if self.fits(seg_tokens + row) {
                 seg.push(body[i].clone());
                 seg_tokens += row;
@@ -365,23 +394,23 @@ impl Cutter<'_> {
             }
             if taken > 0 {
                 self.table_piece(&seg, skip, ui);
-                skip = header_rows;
+                skip = repeat;
                 self.flush();
-                seg.truncate(header_rows);
-                seg_tokens = head_tokens;
-                taken = 0;
-            } else if self.open.body {
+            } else if !self.open.text.is_empty() {
+                // Not one row beside what the chunk holds: the next chunk.
                 self.flush();
+                continue;
             } else {
                 // One row (with the header) is larger than a chunk: a chunk of its own.
                 seg.push(body[i].clone());
                 self.table_piece(&seg, skip, ui);
-                skip = header_rows;
+                skip = repeat;
                 self.flush();
-                seg.truncate(header_rows);
-                seg_tokens = head_tokens;
                 i += 1;
             }
+            seg.truncate(repeat);
+            seg_tokens = if repeat > 0 { head_tokens } else { 0 };
+            taken = 0;
         }
         if taken > 0 {
             self.table_piece(&seg, skip, ui);
@@ -392,22 +421,29 @@ impl Cutter<'_> {
     /// text is where their cells do, past the first `skip` rows (a repeated header).
     fn table_piece(&mut self, seg: &[Vec<String>], skip: usize, ui: usize) {
         let md = crate::extract::markdown::pipe_table(seg);
-        let body: Vec<&str> = seg[skip..]
+        // The cells as the text has them (a pipe table escapes `|`).
+        let cells: Vec<String> = seg[skip..]
             .iter()
             .flatten()
-            .map(String::as_str)
             .filter(|c| !c.is_empty())
+            .map(|c| c.replace("\\|", "|"))
             .collect();
-        let at = self.locate(ui, &body);
+        let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
+        let at = self.locate(ui, &cells);
         self.push(md.trim_end(), Join::Block, ui, at);
         self.open.body = true;
     }
 
     /// Where a block whose text runs from `needles`' first to its last stands in the
-    /// read's text, from the cursor on inside its unit's span; the cursor moves past it.
+    /// read's text, from the cursor on inside its unit's span (each needle looked for after
+    /// the one before); the cursor moves past it.
     fn locate(&mut self, ui: usize, needles: &[&str]) -> Option<(usize, usize)> {
-        let (first, last) = (needles.first()?, needles.last()?);
+        let first = needles.first()?;
         let (body, end_of_unit) = self.spans.get(ui).copied().flatten()?;
+        if self.misses >= MAX_MISSES {
+            return None;
+        }
+        self.misses += 1; // until found
         let from = self.cursor.max(body);
         let reach = floor(self.text, (from + LOOK_AHEAD).min(end_of_unit));
         let hay = self.text.get(from..reach)?;
@@ -428,17 +464,34 @@ impl Cutter<'_> {
                 (from + near.find(word)?, word.len())
             }
         };
-        let tail = last_words(last);
-        // Its end: no further than its own length (and the look-ahead) past its start.
-        let own: usize = needles.iter().map(|n| n.len() + 1).sum();
-        let reach = floor(self.text, (start + 2 * own + LOOK_AHEAD).min(end_of_unit));
-        let end = match self.text[start..reach].find(tail) {
-            Some(p) if !tail.is_empty() => start + p + tail.len(),
-            _ => start + head_len,
-        };
-        let end = end.max(start + head_len);
-        self.cursor = end;
-        Some((start, end))
+        // Its end: each needle after the one before, near it (a table's last cell, "1",
+        // may stand in an earlier row too), to the last one's end.
+        let mut pos = start + head_len;
+        for (k, n) in needles.iter().enumerate() {
+            let key = if k == 0 { "" } else { first_words(n) };
+            let found = if key.is_empty() {
+                (k == 0).then_some(start)
+            } else {
+                let reach = floor(self.text, (pos + n.len() + 1_024).min(end_of_unit));
+                self.text
+                    .get(pos..reach)
+                    .and_then(|h| h.find(key))
+                    .map(|p| pos + p)
+            };
+            let Some(at) = found else { continue };
+            pos = pos.max(at + if k == 0 { head_len } else { key.len() });
+            // A needle longer than its first words: on to its last ones.
+            let tail = last_words(n);
+            if n.len() > 40 && !tail.is_empty() {
+                let reach = floor(self.text, (at + n.len() + 1_024).min(end_of_unit));
+                if let Some(p) = self.text.get(pos..reach).and_then(|h| h.find(tail)) {
+                    pos = pos + p + tail.len();
+                }
+            }
+        }
+        self.cursor = pos;
+        self.misses = 0;
+        Some((start, pos))
     }
 
     /// Where a block's whole text stands in the read's text, whitespace aside (a
@@ -448,12 +501,17 @@ impl Cutter<'_> {
     fn locate_loosely(&mut self, ui: usize, block: &str) -> Option<(usize, usize)> {
         let first = block.split_whitespace().next()?;
         let (body, end_of_unit) = self.spans.get(ui).copied().flatten()?;
+        if self.misses >= MAX_MISSES {
+            return None;
+        }
+        self.misses += 1; // until found
         let mut at = self.cursor.max(body);
         let reach = floor(self.text, (at + LOOK_AHEAD).min(end_of_unit));
         for _ in 0..20 {
             let p = at + self.text.get(at..reach)?.find(first)?;
-            if let Some(len) = loose_match(&self.text[p..end_of_unit], block) {
+            if let Some(len) = loose_match(self.text.get(p..end_of_unit)?, block) {
                 self.cursor = p + len;
+                self.misses = 0;
                 return Some((p, p + len));
             }
             at = p + first.len();
@@ -495,6 +553,10 @@ const JOIN_TOKENS: u64 = 2;
 /// (looking through the whole rest of a large text for each such block would cost its
 /// length times their number).
 const LOOK_AHEAD: usize = 16_384;
+
+/// Blocks not found in a row after which a unit's others are no longer looked for (a text
+/// that renders its blocks otherwise would cost the look-ahead for each).
+const MAX_MISSES: usize = 64;
 
 /// The separator between a chunk's last piece and the next.
 fn separator(last: Option<Join>, next: Join) -> &'static str {

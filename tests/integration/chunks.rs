@@ -402,3 +402,81 @@ async fn chunk_options_are_refused_where_they_do_not_apply() {
         assert_error(&r, status, code);
     }
 }
+
+/// Shapes that would break the budget or the places: headings in a row (and one larger
+/// than a chunk), a table whose header is larger than half a chunk, a table of header
+/// rows only, and a table whose cells repeat ("1" in every row) — within `chunk_tokens`,
+/// the header repeated only where it leaves room, the pieces placed in order without
+/// overlapping.
+#[tokio::test]
+async fn hostile_shapes_stay_within_the_budget_and_in_place() {
+    let app = TestApp::new().await;
+    let budget = 48;
+    let mut html = String::from("<html><body>");
+    for i in 0..60 {
+        html.push_str(&format!("<h2>Heading number {i}</h2>"));
+    }
+    html.push_str(&format!("<h1>{}</h1>", "very long title ".repeat(40)));
+    html.push_str("<table><tr>");
+    for c in 0..12 {
+        html.push_str(&format!("<th>Column heading {c}</th>"));
+    }
+    html.push_str("</tr>");
+    for r in 0..20 {
+        html.push_str("<tr>");
+        for c in 0..12 {
+            html.push_str(&format!(
+                "<td>{}</td>",
+                if c == 0 { r.to_string() } else { "1".into() }
+            ));
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table><table>");
+    for r in 0..30 {
+        html.push_str(&format!("<tr><th>Head {r}</th><th>Side {r}</th></tr>"));
+    }
+    html.push_str("</table><table><tr><th>k</th><th>v</th></tr>");
+    for r in 0..40 {
+        html.push_str(&format!("<tr><td>row{r}</td><td>1</td></tr>"));
+    }
+    html.push_str("</table></body></html>");
+    let r = app
+        .upload_and_read(
+            "shapes.html",
+            html.as_bytes(),
+            json!({"output": "chunks", "chunk_tokens": budget, "include_units": true}),
+        )
+        .await;
+    let got = check("shapes.html", &r, budget);
+    // The wide header (12 columns) is more than half a chunk: it heads its table's first
+    // piece only; the narrow one (k, v) heads every piece of its table.
+    let wide = got
+        .iter()
+        .filter(|c| c["text"].as_str().unwrap().contains("Column heading 0"))
+        .count();
+    assert_eq!(wide, 1, "{got:?}");
+    let narrow: Vec<&str> = got
+        .iter()
+        .map(|c| c["text"].as_str().unwrap())
+        .filter(|t| t.contains("row3") || t.contains("row39"))
+        .collect();
+    assert!(
+        narrow.iter().all(|t| t.starts_with("| k | v |")),
+        "{narrow:?}"
+    );
+    // Every row of the header-only table is in a chunk, none twice.
+    let heads: usize = got
+        .iter()
+        .map(|c| c["text"].as_str().unwrap().matches("| Head ").count())
+        .sum();
+    assert_eq!(heads, 30, "{got:?}");
+    // Placed in order, never overlapping.
+    let mut end = 0;
+    for c in &got {
+        if let (Some(s), Some(e)) = (c["start"].as_u64(), c["end"].as_u64()) {
+            assert!(s >= end, "{s} < {end}: {c}");
+            end = e;
+        }
+    }
+}

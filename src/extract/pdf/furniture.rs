@@ -1,8 +1,10 @@
 //! Page furniture: running headers, footers and page numbers, found across the pages a
 //! read reads. A line among a page's first two or last two lines is furniture when, with
-//! each run of digits as `#`, the same line stands at the same end of other pages: of at
-//! least three pages and two in five of those read (two pages are enough for a line that
-//! is only a page number, `Page # of #`, `- # -`). Plain text keeps them; `output: "json"`
+//! each run of digits as `#`, the same line stands at the same place from the same end of
+//! other pages: of at least three pages and two in five of those read (two pages are enough
+//! for a line that is only a page number, `Page # of #`, `- # -`, which counts only as the
+//! outermost line). A table's row, and a line with more than two numbers (a statement's
+//! entries), never are. Plain text keeps them; `output: "json"`
 //! gives them as `header`/`footer` blocks; Markdown and chunks leave them out unless
 //! `furniture: "keep"`.
 
@@ -65,12 +67,28 @@ type Numbered<'a> = Vec<(usize, &'a str)>;
 /// The non-empty lines at each end of a page: its top and its bottom.
 fn ends<'a>(lines: &[&'a str]) -> (Numbered<'a>, Numbered<'a>) {
     let n = lines.len();
+    // A short page's lines are at both ends.
     let top: Numbered<'a> = (0..n.min(ENDS)).map(|i| (i, lines[i])).collect();
-    let bottom: Numbered<'a> = (n.saturating_sub(ENDS)..n)
-        .filter(|i| *i >= ENDS.min(n))
-        .map(|i| (i, lines[i]))
-        .collect();
+    let bottom: Numbered<'a> = (n.saturating_sub(ENDS)..n).map(|i| (i, lines[i])).collect();
     (top, bottom)
+}
+
+/// A line as furniture is counted: its key with its place from the page's edge (`0:` the
+/// outermost line), or none for a line that cannot be furniture — a table's row, a line
+/// with more than two numbers in it (a statement's entries differ only in their numbers),
+/// or a line that is only a number anywhere but at the very edge.
+fn placed(line: &str, from_edge: usize) -> Option<String> {
+    if line.trim_start().starts_with('|') {
+        return None;
+    }
+    let k = key(line);
+    if k.is_empty() || k.matches('#').count() > 2 {
+        return None;
+    }
+    if from_edge > 0 && page_number(&k) {
+        return None;
+    }
+    Some(format!("{from_edge}:{k}"))
 }
 
 fn non_empty(text: &str) -> Vec<&str> {
@@ -90,12 +108,12 @@ impl Furniture {
             }
             count += 1;
             let (t, b) = ends(&lines);
+            let last = lines.len() - 1;
             // Each key once a page at each end.
-            for (end, map) in [(t, &mut top), (b, &mut bottom)] {
+            for (end, map, top_end) in [(t, &mut top, true), (b, &mut bottom, false)] {
                 let keys: HashSet<String> = end
                     .iter()
-                    .map(|(_, l)| key(l))
-                    .filter(|k| !k.is_empty())
+                    .filter_map(|(i, l)| placed(l, if top_end { *i } else { last - *i }))
                     .collect();
                 for k in keys {
                     *map.entry(k).or_default() += 1;
@@ -105,7 +123,8 @@ impl Furniture {
         let keep = |map: HashMap<String, usize>| -> HashSet<String> {
             map.into_iter()
                 .filter(|(k, n)| {
-                    let least = if page_number(k) { 2 } else { 3 };
+                    let bare = k.split_once(':').map_or(k.as_str(), |(_, k)| k);
+                    let least = if page_number(bare) { 2 } else { 3 };
                     *n >= least && *n * 5 >= count * 2
                 })
                 .map(|(k, _)| k)
@@ -125,14 +144,21 @@ impl Furniture {
     /// (index, role).
     fn roles(&self, lines: &[&str]) -> Vec<(usize, Role)> {
         let (t, b) = ends(lines);
+        let Some(last) = lines.len().checked_sub(1) else {
+            return Vec::new();
+        };
+        let is = |set: &HashSet<String>, l: &str, from_edge: usize| {
+            placed(l, from_edge).is_some_and(|k| set.contains(&k))
+        };
         let mut out: Vec<(usize, Role)> = t
             .into_iter()
-            .filter(|(_, l)| self.top.contains(&key(l)))
+            .filter(|(i, l)| is(&self.top, l, *i))
             .map(|(i, _)| (i, Role::Header))
             .collect();
+        let headers: Vec<usize> = out.iter().map(|(i, _)| *i).collect();
         out.extend(
             b.into_iter()
-                .filter(|(_, l)| self.bottom.contains(&key(l)))
+                .filter(|(i, l)| is(&self.bottom, l, last - *i) && !headers.contains(i))
                 .map(|(i, _)| (i, Role::Footer)),
         );
         out
@@ -206,8 +232,8 @@ mod tests {
             })
             .collect();
         let f = Furniture::find(pages.iter().map(String::as_str));
-        assert!(f.top.contains("acme review #"), "{f:?}");
-        assert!(f.bottom.contains("page # of #"), "{f:?}");
+        assert!(f.top.contains("0:acme review #"), "{f:?}");
+        assert!(f.bottom.contains("0:page # of #"), "{f:?}");
         assert_eq!(f.top.len() + f.bottom.len(), 2, "{f:?}");
         assert_eq!(f.strip(&pages[1]), "Bravo starts here.\nBravo ends here.\n");
     }
@@ -217,7 +243,36 @@ mod tests {
         let pages = ["Dear reader\nOne\n- 1 -\n", "Dear reader\nTwo\n- 2 -\n"];
         let f = Furniture::find(pages);
         assert!(f.top.is_empty(), "{f:?}");
-        assert!(f.bottom.contains("- # -"), "{f:?}");
+        assert!(f.bottom.contains("0:- # -"), "{f:?}");
         assert!(page_number("page # of #") && !page_number("chapter #"));
+    }
+
+    #[test]
+    fn numbers_tables_and_entries_are_not_furniture() {
+        // A total above the page number, a table's header row, statement entries that
+        // differ only in their numbers: none is furniture; the page number is.
+        let pages: Vec<String> = (1..=4)
+            .map(|n| {
+                format!(
+                    "| Date | Amount |\n0{n}/03/2024 card payment {n}.50\nBody {n}\n{n}00\n{n}\n"
+                )
+            })
+            .collect();
+        let f = Furniture::find(pages.iter().map(String::as_str));
+        assert!(f.top.is_empty(), "{f:?}");
+        assert_eq!(f.bottom.len(), 1, "{f:?}");
+        assert!(f.bottom.contains("0:#"), "{f:?}");
+        assert_eq!(
+            f.strip(&pages[0]),
+            "| Date | Amount |\n01/03/2024 card payment 1.50\nBody 1\n100\n"
+        );
+        // A short page's last line is at its bottom too.
+        let short = [
+            "Alpha\nPage 1 of 3\n",
+            "Bravo\nPage 2 of 3\n",
+            "Page 3 of 3\n",
+        ];
+        let f = Furniture::find(short);
+        assert_eq!(f.strip(short[1]), "Bravo\n");
     }
 }

@@ -25,6 +25,11 @@ struct LineBox {
 #[derive(Debug, Default)]
 pub(super) struct Geometry {
     lines: Vec<LineBox>,
+    /// Each line's index by its letters, in order (where a text line is looked for).
+    by_key: std::collections::HashMap<String, Vec<usize>>,
+    /// Each line's column's right edge: the furthest right any line starting where it
+    /// starts (within its height) reaches.
+    column_right: Vec<f32>,
 }
 
 /// At most this many characters are measured on a page (a hostile page can hold millions).
@@ -70,13 +75,38 @@ impl Geometry {
             }
         }
         cur.finish(&mut lines);
-        Self { lines }
+        let mut by_key: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        for (i, l) in lines.iter().enumerate() {
+            by_key.entry(l.key.clone()).or_default().push(i);
+        }
+        // Lines by where they start (2 pt buckets): a line's column is the lines within
+        // its height of its left edge, a dozen buckets (never every line of the page).
+        let bucket = |x: f32| (x / 2.0).floor() as i64;
+        let mut right_by_left: std::collections::HashMap<i64, f32> = Default::default();
+        for l in &lines {
+            let r = right_by_left.entry(bucket(l.left)).or_insert(l.right);
+            *r = r.max(l.right);
+        }
+        let column_right = lines
+            .iter()
+            .map(|l| {
+                let reach = l.height.clamp(0.0, 40.0);
+                (bucket(l.left - reach)..=bucket(l.left + reach))
+                    .filter_map(|b| right_by_left.get(&b))
+                    .fold(l.right, |a, &r| a.max(r))
+            })
+            .collect();
+        Self {
+            lines,
+            by_key,
+            column_right,
+        }
     }
 
     /// The boxes of a text line's first and last physical lines, looked for from `cursor`
     /// on (a word broken at a line's end makes two lines of the layer one line of its
     /// text; a line the text writes otherwise, or a table's row, has none).
-    fn find(&self, line: &str, cursor: &mut usize) -> Option<(&LineBox, &LineBox)> {
+    fn find(&self, line: &str, cursor: &mut usize) -> Option<(usize, usize)> {
         // Hyphens left out: PDFium joins a word broken at a line's end in its text, its
         // characters keep the hyphen.
         let key: String = super::headings::squash(line)
@@ -86,18 +116,22 @@ impl Geometry {
         if key.is_empty() {
             return None;
         }
+        // The line itself, at or after the cursor (anywhere further on the page).
+        if let Some(at) = self.by_key.get(&key) {
+            if let Some(&i) = at.iter().find(|&&i| i >= *cursor) {
+                *cursor = i + 1;
+                return Some((i, i));
+            }
+        }
+        // Two lines the text writes as one (a word broken at the line's end), near.
         let end = (*cursor + 8).min(self.lines.len());
         for i in *cursor..end {
             let k = &self.lines[i].key;
-            if *k == key {
-                *cursor = i + 1;
-                return Some((&self.lines[i], &self.lines[i]));
-            }
             if let (Some(rest), Some(next)) = (key.strip_prefix(k.as_str()), self.lines.get(i + 1))
             {
                 if !k.is_empty() && next.key == rest {
                     *cursor = i + 2;
-                    return Some((&self.lines[i], next));
+                    return Some((i, i + 1));
                 }
             }
         }
@@ -105,15 +139,16 @@ impl Geometry {
     }
 
     /// Whether `next` goes on the paragraph whose first line is `first` (a list item's
-    /// when `item`) and last is `prev`.
+    /// when `item`) and last is `prev` (the `prev`-th line of the page).
     fn continues(
         &self,
-        first: &LineBox,
+        first: usize,
         item: bool,
-        prev: &LineBox,
-        next: &LineBox,
+        prev_index: usize,
+        next: usize,
         next_text: &str,
     ) -> bool {
+        let (prev, next) = (&self.lines[prev_index], &self.lines[next]);
         let h = prev.height.max(next.height);
         if h <= 0.0 || (prev.height - next.height).abs() > 0.15 * h {
             return false; // another size
@@ -124,7 +159,7 @@ impl Geometry {
         }
         // Where the paragraph's lines start: its second line's left (its first may be
         // indented).
-        let body_left = if std::ptr::eq(first, prev) {
+        let body_left = if first == prev_index {
             None
         } else {
             Some(prev.left)
@@ -140,12 +175,7 @@ impl Geometry {
         }
         // The line before ended short of its column's right edge by more than the next
         // line's first word: that word would have fit, so the paragraph ended there.
-        let column_right = self
-            .lines
-            .iter()
-            .filter(|l| (l.left - prev.left).abs() <= h && (l.height - h).abs() <= 0.15 * h)
-            .map(|l| l.right)
-            .fold(prev.right, f32::max);
+        let column_right = self.column_right[prev_index];
         let word: f32 = next_text
             .split_whitespace()
             .next()
@@ -258,21 +288,19 @@ fn join(para: &mut String, next: &str) {
 
 /// The paragraphs of a run of text lines: each a list of the lines' indices, in order.
 /// Lines without a box are paragraphs of their own.
-pub(super) fn group(geometry: &Geometry, lines: &[&str]) -> Vec<String> {
-    let mut cursor = 0;
-    let boxes: Vec<Option<(&LineBox, &LineBox)>> = lines
-        .iter()
-        .map(|l| geometry.find(l, &mut cursor))
-        .collect();
+pub(super) fn group(geometry: &Geometry, lines: &[&str], cursor: &mut usize) -> Vec<String> {
+    let boxes: Vec<Option<(usize, usize)>> =
+        lines.iter().map(|l| geometry.find(l, cursor)).collect();
     let mut out: Vec<String> = Vec::new();
-    let mut first: Option<&LineBox> = None;
+    let mut first: Option<usize> = None;
+    // Whether the paragraph being made is a list item (known from its first line).
+    let mut item = false;
     for (i, line) in lines.iter().enumerate() {
         let text = line.trim();
         if text.is_empty() {
             first = None;
             continue;
         }
-        let item = out.last().is_some_and(|p| list_item(p));
         // The line before's last physical line, and this one's first.
         let prev = i.checked_sub(1).and_then(|p| boxes[p]).map(|b| b.1);
         let goes_on = match (first, prev, boxes[i]) {
@@ -286,6 +314,7 @@ pub(super) fn group(geometry: &Geometry, lines: &[&str]) -> Vec<String> {
         } else {
             out.push(text.to_string());
             first = boxes[i].map(|b| b.0);
+            item = list_item(text);
         }
     }
     out
@@ -299,12 +328,14 @@ pub(super) fn markdown(geometry: &Geometry, text: &str) -> String {
     }
     let mut out = String::with_capacity(text.len());
     let mut run: Vec<&str> = Vec::new();
-    let flush = |run: &mut Vec<&str>, out: &mut String| {
+    // One cursor over the page's lines for all its runs of lines.
+    let mut cursor = 0;
+    let mut flush = |run: &mut Vec<&str>, out: &mut String| {
         if run.is_empty() {
             return;
         }
         let mut item_before = false;
-        for p in group(geometry, run) {
+        for p in group(geometry, run, &mut cursor) {
             let item = list_item(&p);
             if item && item_before && out.ends_with("\n\n") {
                 out.pop(); // a list's items one a line
@@ -349,10 +380,11 @@ pub(super) fn blocks(
     use crate::model::{Block, Content};
     let mut out = Vec::with_capacity(blocks.len());
     let mut run: Vec<String> = Vec::new();
-    let flush = |run: &mut Vec<String>, out: &mut Vec<Block>| {
+    let mut cursor = 0;
+    let mut flush = |run: &mut Vec<String>, out: &mut Vec<Block>| {
         let lines: Vec<&str> = run.iter().map(String::as_str).collect();
         out.extend(
-            group(geometry, &lines)
+            group(geometry, &lines, &mut cursor)
                 .into_iter()
                 .map(|p| match label(&p) {
                     Some((label, text)) => Block::new(Content::ListItem {
