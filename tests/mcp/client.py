@@ -145,6 +145,14 @@ async def main():
         units = typed.structured_content["document"]["units"]
         check([u["number"] for u in units] == [1, 2] and all(u["blocks"] for u in units),
               f"json units: {units}")
+        # Chunks over MCP (issue #44): the same document cut within chunk_tokens, checked by
+        # the SDK against the outputSchema too.
+        cut = await s.call_tool("read_document", {"file_id": file_a, "output": "chunks", "chunk_tokens": 64,
+                                                  "pages": "1-2"})
+        check(not cut.is_error, f"read_document chunks: {text_of(cut)}")
+        chunks = cut.structured_content["chunks"]
+        check(chunks and all(0 < c["tokens"] <= 64 for c in chunks)
+              and {u["number"] for c in chunks for u in c["units"]} == {1, 2}, f"chunks: {chunks}")
 
         # What the envelope says reaches the model in the header (issue #45 item 1): a scan
         # read without OCR is not "complete", its skipped page and the warning are named,
