@@ -300,6 +300,25 @@ try {
     assert.equal(env.format, "docx");
   });
 
+  await step("chunks: each with its heading path, units, tokens and text", async () => {
+    await page.selectOption("#opt-output", "chunks");
+    await page.fill("#opt-chunk_tokens", "40");
+    await page.fill("#opt-max_paragraphs", "");
+    await page.click("#read");
+    await page.waitForSelector("[data-part=chunks]");
+    const title = await page.textContent("[data-part=chunks] summary");
+    const n = Number(title.match(/^Chunks: (\d+) chunks?$/)[1]);
+    assert.ok(n >= 2, title);
+    assert.equal(await page.locator("[data-part=chunks] tbody tr").count(), n);
+    assert.deepEqual(await page.locator("[data-part=chunks] th").allTextContents(),
+      ["#", "Heading path", "Units", "Tokens", "Text"]);
+    for (const t of await page.locator("[data-part=chunks] tbody tr td:nth-child(4)").allTextContents()) {
+      assert.ok(Number(t) > 0 && Number(t) <= 40, `tokens ${t}`);
+    }
+    assert.match(await page.textContent("[data-part=chunks] tbody"), /\| Name \| Amount \|/);
+    await page.fill("#opt-chunk_tokens", "");
+  });
+
   await step("details: a CSV's profile, a workbook's sheets, a PDF's hidden text", async () => {
     await page.setInputFiles("#pick", [corpus("csv/uspop.csv"), fixture("office/book.xlsx"),
       fixture("pdf/hidden_note.pdf"), fixture("pdf/thirty_pages.pdf")]);

@@ -540,8 +540,8 @@ function show(env) {
 // Below the summary: what the envelope says besides its text, each part only when it is
 // there — the document's own data, a table's profile, the sheets, OCR, hidden text.
 function details(env) {
-  const parts = [docPart(env), profilePart(env.profile, "Table profile"), sheetsPart(env.sheets),
-    ocrPart(env), hiddenPart(env.security)].filter(Boolean);
+  const parts = [docPart(env), chunksPart(env.chunks), profilePart(env.profile, "Table profile"),
+    sheetsPart(env.sheets), ocrPart(env), hiddenPart(env.security)].filter(Boolean);
   $("#details").replaceChildren(...parts);
 }
 
@@ -595,6 +595,17 @@ function docPart(env) {
   ];
   const dl = facts(rows);
   return dl && section("document", "Document", false, dl);
+}
+
+// `output: "chunks"`: each chunk with its heading path, units, tokens and text, open (it is
+// what the read asked for).
+function chunksPart(chunks) {
+  if (!chunks) return null;
+  const unit = (u) => (u.kind === "document" ? "document" : `${u.kind} ${u.number ?? u.name}`);
+  const rows = chunks.map((c, i) => [i + 1, (c.heading_path || []).join(" › "),
+    (c.units || []).map(unit).join(", "), c.tokens, c.text]);
+  return section("chunks", `Chunks: ${count(chunks.length, "chunk")}`, true,
+    table("Chunks", ["#", "Heading path", "Units", "Tokens", "Text"], rows, [1, 4]));
 }
 
 function profilePart(p, title, name = "profile") {
