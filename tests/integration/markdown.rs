@@ -251,6 +251,27 @@ async fn pdf_headings_from_font_sizes_and_bookmarks() {
         assert!(heads.contains(&want), "{want:?} not in {heads:?}");
     }
     assert!(heads.len() < 25, "body text promoted: {heads:?}");
+
+    // An author and date line in a larger size under the title is no heading (#44 item 6):
+    // the corpus's multicolumn.pdf.
+    let (_, r) = markdown(
+        &app,
+        "multicolumn.pdf",
+        &std::fs::read(corpus_dir().join("pdf/multicolumn.pdf")).unwrap(),
+        json!({"pages": "1"}),
+    )
+    .await;
+    let t = text(&r);
+    assert!(
+        t.contains("# Two-Column Document with Lorem Ipsum\n"),
+        "{t}"
+    );
+    assert!(t.contains("\nYour Name\n\nJanuary 3, 2024\n"), "{t}");
+    assert!(
+        !t.contains("# Your Name") && !t.contains("# January"),
+        "{t}"
+    );
+    assert!(t.contains("## Abstract\n"), "{t}");
 }
 
 /// PDF tables only where certain: a full grid of ruling lines whose cells, with the text

@@ -136,6 +136,9 @@ pub(super) fn pieces<'a>(
     }
     let mut cursor = 0; // runs before it are used
     let mut out: Vec<Piece<'a>> = Vec::new();
+    // Each piece's line when it is a heading by size made of one line (a name above a
+    // byline may turn out to be part of it).
+    let mut sized: Vec<Option<&'a str>> = Vec::new();
     // The heading just made, when its level came from its font size (not a bookmark),
     // and the line after it has not come yet: a title broken over lines continues in it.
     let mut open_title: Option<usize> = None;
@@ -147,7 +150,12 @@ pub(super) fn pieces<'a>(
         } else if let Some((_, l)) = marks.iter().find(|(t, _)| *t == key) {
             (Some(*l), false)
         } else {
-            (covered(&key, &runs, &mut cursor), true)
+            match covered(&key, &runs, &mut cursor) {
+                // Large, but an author or date line under the title: no heading (#44
+                // item 6). A title (level 1) may hold a date.
+                Some(l) if l > 1 && byline(line) => (None, false),
+                level => (level, true),
+            }
         };
         match (level, out.last_mut()) {
             // The next line of a title in the same size: the same heading (a line that
@@ -157,15 +165,33 @@ pub(super) fn pieces<'a>(
             {
                 title.push(' ');
                 title.push_str(line.trim());
+                if let Some(s) = sized.last_mut() {
+                    *s = None;
+                }
             }
             (Some(l), _) => {
                 out.push(Piece::Heading(l, line.trim().to_string()));
+                sized.push((by_size && l > 1 && !numbered(line)).then_some(line));
                 open_title = by_size.then_some(l);
             }
             (None, _) => {
                 open_title = None;
                 out.push(Piece::Line(line));
+                sized.push(None);
             }
+        }
+    }
+    // A short line in a larger size right above a byline (`January 3, 2024`) is its name
+    // line, no heading: `Your Name` over the date.
+    for i in 0..out.len() {
+        let Some(line) = sized[i] else { continue };
+        let next = out[i + 1..].iter().find_map(|p| match p {
+            Piece::Line(l) if l.trim().is_empty() => None,
+            Piece::Line(l) => Some(Some(*l)),
+            Piece::Heading(..) => Some(None),
+        });
+        if line.split_whitespace().count() <= 6 && next.flatten().is_some_and(byline) {
+            out[i] = Piece::Line(line);
         }
     }
     out
@@ -222,6 +248,73 @@ fn numbered(line: &str) -> bool {
         || matches!(lower.as_str(), "chapter" | "part" | "section" | "appendix")
 }
 
+/// Whether a line reads like a byline or a date rather than a heading: a date (`January
+/// 3, 2024`, `3 Jan 2024`, `2024-01-03`, `03/01/2024`), an e-mail address, or `by …`.
+fn byline(line: &str) -> bool {
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    let lower = line.trim().to_lowercase();
+    if lower.starts_with("by ") || lower.contains('@') {
+        return true;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let year = |w: &str| {
+        w.len() == 4
+            && w.chars().all(|c| c.is_ascii_digit())
+            && (w.starts_with("19") || w.starts_with("20"))
+    };
+    let month = |w: &str| {
+        w.len() >= 3 && MONTHS.iter().any(|m| w.starts_with(m)) && {
+            // The month's full name or its abbreviation, not a word that starts like one.
+            const FULL: [&str; 12] = [
+                "january",
+                "february",
+                "march",
+                "april",
+                "may",
+                "june",
+                "july",
+                "august",
+                "september",
+                "october",
+                "november",
+                "december",
+            ];
+            w.len() == 3 || w == "sept" || FULL.contains(&w)
+        }
+    };
+    let day = |w: &str| w.len() <= 2 && w.chars().all(|c| c.is_ascii_digit());
+    // A month with a day or year next to it.
+    for (i, w) in words.iter().enumerate() {
+        if month(w) {
+            let near = |j: Option<usize>| {
+                j.and_then(|j| words.get(j))
+                    .is_some_and(|x| day(x) || year(x))
+            };
+            if near(i.checked_sub(1)) || near(Some(i + 1)) {
+                return true;
+            }
+        }
+    }
+    // A numeric date: 2024-01-03, 03/01/2024, 3.1.2024.
+    lower.split_whitespace().any(|w| {
+        let parts: Vec<&str> = w
+            .trim_matches(|c: char| !c.is_ascii_digit())
+            .split(['-', '/', '.'])
+            .collect();
+        parts.len() == 3
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+            && parts.iter().any(|p| year(p) || p.len() == 2)
+            && parts.iter().filter(|p| p.len() <= 2).count() >= 2
+    })
+}
+
 /// Whether `key` is exactly a run of consecutive large pieces, from `cursor` on; the
 /// level of the largest of them. Each piece heads one line at most.
 fn covered(key: &str, runs: &[(String, usize)], cursor: &mut usize) -> Option<usize> {
@@ -248,6 +341,30 @@ fn covered(key: &str, runs: &[(String, usize)], cursor: &mut usize) -> Option<us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bylines_and_dates_are_no_headings() {
+        for yes in [
+            "Your Name January 3, 2024",
+            "3 Jan 2024",
+            "Ada Lovelace, 2024-01-03",
+            "Published 03/01/2024",
+            "by Charles Babbage",
+            "ada@example.org",
+        ] {
+            assert!(byline(yes), "{yes}");
+        }
+        for no in [
+            "2. Results",
+            "Annual Report 2024",
+            "March of the Machines",
+            "Mayflower Voyages",
+            "Section 3.1.2",
+            "Introduction",
+        ] {
+            assert!(!byline(no), "{no}");
+        }
+    }
 
     #[test]
     fn a_line_must_be_wholly_large_text() {
