@@ -1,17 +1,20 @@
 //! `output: "chunks"`: the typed document a read shows, cut into pieces for retrieval.
 //!
 //! A chunk holds the blocks under one heading path, at most `chunk_tokens` estimated tokens
-//! (the `max_tokens` estimator). A heading always starts a chunk (two sections are never
-//! joined); a sheet, slide or chapter starts one too (a page does not: a paragraph goes on
-//! over pages); a part outside the main flow (comments, notes) never shares a chunk with the
-//! main flow. A table too large for one chunk is cut between rows, its header rows repeated
-//! in each piece; a row is never cut (a row larger than the budget is a chunk of its own). A
-//! paragraph larger than the budget is cut between words. Running headers and footers are
-//! left out unless `furniture: "keep"`, which gives each a chunk of its own.
+//! (the `max_tokens` estimator). A heading starts a chunk (two sections are never joined; a
+//! heading right under a heading stays with it while they fit); a sheet, slide or chapter
+//! starts one too (a page does not: a paragraph goes on over pages); a part outside the main
+//! flow (comments, notes) never shares a chunk with the main flow. A table too large for one
+//! chunk is cut between rows, its header rows repeated in each piece (a header larger than
+//! half a chunk heads the first piece only); a row is never cut (a row larger than the budget
+//! is a chunk of its own). A paragraph or heading larger than the budget is cut between
+//! words. Running headers and footers are left out unless `furniture: "keep"`, which gives
+//! each a chunk of its own.
 //!
-//! Each chunk says where its blocks stand in the read's `text` (characters), found by
-//! looking for each block's first and last words from where the block before it ended,
-//! inside its unit's span: chunks are cut from the document, never from rendered text.
+//! Each chunk says where its blocks stand in the read's `text` (characters): each block is
+//! looked for from where the one before it ended, inside its unit's span and a bounded
+//! look-ahead (a paragraph whitespace aside, a table by its cells in order); chunks are cut
+//! from the document, never from rendered text.
 
 use crate::model::{plain_text, Block, Chunk, Content, Document, Span, Unit, UnitKind};
 use crate::tokens;
