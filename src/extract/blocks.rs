@@ -161,6 +161,21 @@ pub fn render_markdown(blocks: &[Block], with_tables: bool) -> Vec<String> {
     out
 }
 
+/// Which blocks are running headers or footers: a `Headers` or `Footers` marker and what
+/// stands after it, up to the next marker.
+fn furniture(blocks: &[Block]) -> Vec<bool> {
+    let mut inside = false;
+    blocks
+        .iter()
+        .map(|b| {
+            if let Block::Marker(m) = b {
+                inside = matches!(m.trim(), "Headers" | "Footers");
+            }
+            inside
+        })
+        .collect()
+}
+
 /// The typed blocks of `blocks[range]`: what stands after a `Headers`, `Footnotes` or
 /// `Comments` marker is of that part (a header's paragraph a header block, a note's a
 /// note), the part named by the last marker before it, even one before the range.
@@ -329,11 +344,22 @@ pub fn serve_blocks(
             .iter()
             .filter(|b| matches!(b, Block::Table(_)))
             .count();
-        let rendered = if req.markdown() {
+        let mut rendered = if req.markdown() {
             render_markdown(&blocks[start..], with_tables)
         } else {
             render(&blocks[start..], tables_before, with_tables)
         };
+        // Markdown leaves the running headers and footers out unless `furniture: "keep"`
+        // (their blocks render empty, so block offsets keep their meaning).
+        let mut furniture_left_out = false;
+        if req.markdown() && !req.keep_furniture() {
+            for (r, furniture) in rendered.iter_mut().zip(&furniture(blocks)[start..]) {
+                if *furniture && !r.is_empty() {
+                    r.clear();
+                    furniture_left_out = true;
+                }
+            }
+        }
         let extra = Report {
             paragraphs: Some(paragraphs as u64),
             tables: Some(tables as u64),
@@ -358,6 +384,12 @@ pub fn serve_blocks(
             report: extra,
             ..Default::default()
         };
+        if furniture_left_out {
+            ex.warnings.push(
+                "running headers and footers left out of the Markdown; furniture: \"keep\" keeps them"
+                    .into(),
+            );
+        }
         let Taken {
             text,
             count: taken,

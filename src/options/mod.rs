@@ -282,12 +282,12 @@ pub struct ReadRequest {
     #[schema(minimum = 32, maximum = 8192)]
     #[arg(long, allow_negative_numbers = true)]
     pub chunk_tokens: Option<i64>,
-    /// Running headers and footers in chunks and a PDF's Markdown: `drop` (default) or
-    /// `keep`. With `output: "chunks"` or `"markdown"`, `drop` leaves them out — of chunks: Word's and OpenDocument's headers and footers, a
-    /// sheet's print headers, a PDF's; of a PDF's Markdown: the lines that stand at the top
-    /// or bottom of its pages read again and again (numbers aside: `Page 3 of 9`). `keep`
-    /// keeps them (in chunks each in a chunk of its own). `text` keeps them either way, and
-    /// `json` gives them as `header`/`footer` blocks.
+    /// Running headers and footers in chunks and Markdown: `drop` (default) or `keep`.
+    /// With `output: "chunks"` or `"markdown"`, `drop` leaves out Word's, OpenDocument's
+    /// and RTF's headers and footers, and a PDF's lines that stand at the top or bottom of
+    /// its pages read again and again (numbers aside: `Page 3 of 9`); chunks also leave out
+    /// a sheet's print headers. `keep` keeps them (in chunks each in a chunk of its own).
+    /// `text` keeps them either way, and `json` gives them as `header`/`footer` blocks.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub furniture: Option<Furniture>,
@@ -442,33 +442,6 @@ impl ReadRequest {
     /// Whether the read returns chunks.
     pub fn chunks(&self) -> bool {
         self.output == Some(Output::Chunks)
-    }
-
-    /// The chunk size in estimated tokens, validated (only with `output: "chunks"`;
-    /// `furniture` only with chunks or Markdown).
-    pub fn chunk_tokens(&self) -> Result<u64, crate::error::ApiError> {
-        use crate::error::ApiError;
-        if self.furniture.is_some() && !(self.chunks() || self.markdown()) {
-            return Err(ApiError::new(
-                crate::error::ErrorCode::UnsupportedOption,
-                "`furniture` says whether running headers and footers go into `output: \"chunks\"` or `\"markdown\"`",
-            )
-            .with_hint("Add output: \"chunks\" or \"markdown\", or leave out furniture (text and json keep them)."));
-        }
-        match self.chunk_tokens {
-            Some(_) if !self.chunks() => Err(ApiError::new(
-                crate::error::ErrorCode::UnsupportedOption,
-                "`chunk_tokens` sizes the chunks of `output: \"chunks\"`",
-            )
-            .with_hint("Add output: \"chunks\", or leave out chunk_tokens.")),
-            None => Ok(DEFAULT_CHUNK_TOKENS),
-            Some(n) if (MIN_CHUNK_TOKENS as i64..=MAX_CHUNK_TOKENS as i64).contains(&n) => {
-                Ok(n as u64)
-            }
-            Some(n) => Err(ApiError::invalid_option(format!(
-                "chunk_tokens must be between {MIN_CHUNK_TOKENS} and {MAX_CHUNK_TOKENS}, got {n}"
-            ))),
-        }
     }
 
     /// Whether running headers and footers are kept where the output leaves them out by

@@ -2,7 +2,9 @@
 //! option its format does not take reads nothing. Also the checks of single options
 //! (`max_chars`, counts, the query with its mode and context).
 
-use super::{Query, QueryMode, ReadRequest};
+use super::{
+    Query, QueryMode, ReadRequest, DEFAULT_CHUNK_TOKENS, MAX_CHUNK_TOKENS, MIN_CHUNK_TOKENS,
+};
 use crate::detect::{Format, TextKind};
 use crate::error::{ApiError, ErrorCode};
 
@@ -240,6 +242,32 @@ impl ReadRequest {
                 "max_tokens must be between {} and {}, got {n}",
                 crate::tokens::MIN_BUDGET,
                 crate::tokens::MAX_BUDGET
+            ))),
+        }
+    }
+
+    /// The chunk size in estimated tokens, validated (only with `output: "chunks"`;
+    /// `furniture` only with chunks or Markdown).
+    pub fn chunk_tokens(&self) -> Result<u64, ApiError> {
+        if self.furniture.is_some() && !(self.chunks() || self.markdown()) {
+            return Err(ApiError::new(
+                ErrorCode::UnsupportedOption,
+                "`furniture` says whether running headers and footers go into `output: \"chunks\"` or `\"markdown\"`",
+            )
+            .with_hint("Add output: \"chunks\" or \"markdown\", or leave out furniture (text and json keep them)."));
+        }
+        match self.chunk_tokens {
+            Some(_) if !self.chunks() => Err(ApiError::new(
+                ErrorCode::UnsupportedOption,
+                "`chunk_tokens` sizes the chunks of `output: \"chunks\"`",
+            )
+            .with_hint("Add output: \"chunks\", or leave out chunk_tokens.")),
+            None => Ok(DEFAULT_CHUNK_TOKENS),
+            Some(n) if (MIN_CHUNK_TOKENS as i64..=MAX_CHUNK_TOKENS as i64).contains(&n) => {
+                Ok(n as u64)
+            }
+            Some(n) => Err(ApiError::invalid_option(format!(
+                "chunk_tokens must be between {MIN_CHUNK_TOKENS} and {MAX_CHUNK_TOKENS}, got {n}"
             ))),
         }
     }

@@ -324,8 +324,9 @@ async fn chunks_read_on_with_next() {
     );
 }
 
-/// Running headers and footers: out of the chunks by default, each in a chunk of its own
-/// (outside every section) with `furniture: "keep"`; the text keeps them either way.
+/// Running headers and footers: out of the chunks and the Markdown by default, each in a
+/// chunk of its own (outside every section) with `furniture: "keep"`; the text keeps them
+/// either way.
 #[tokio::test]
 async fn furniture_is_left_out_of_chunks_unless_kept() {
     let app = TestApp::new().await;
@@ -359,6 +360,39 @@ async fn furniture_is_left_out_of_chunks_unless_kept() {
         "{got:?}"
     );
     assert!(got.iter().all(|c| c["heading_path"] == json!([])));
+
+    // Markdown leaves them out too (and says so), Word's and OpenDocument's alike;
+    // `furniture: "keep"` keeps them; their footnotes and comments stay.
+    let memo = app.upload_id("memo.odt", &fixture("office/memo.odt")).await;
+    for (file, header, stays) in [
+        (&id, "ACME Corp letterhead", "Body of the letter."),
+        (
+            &memo,
+            "Quarterly memo, internal",
+            "Footnote about the spaces.",
+        ),
+    ] {
+        let md = app
+            .read(json!({"file_id": file, "output": "markdown"}))
+            .await;
+        let t = md.json["text"].as_str().unwrap();
+        assert!(!t.contains(header) && !t.contains("--- Headers ---"), "{t}");
+        assert!(!t.contains("--- Footers ---") && t.contains(stays), "{t}");
+        assert!(
+            md.json["warnings"]
+                .to_string()
+                .contains("furniture: \\\"keep\\\""),
+            "{}",
+            md.json
+        );
+        let kept = app
+            .read(json!({"file_id": file, "output": "markdown", "furniture": "keep"}))
+            .await;
+        let k = kept.json["text"].as_str().unwrap();
+        assert!(k.contains("--- Headers ---") && k.contains(header), "{k}");
+        let plain = app.read(json!({"file_id": file})).await;
+        assert!(plain.json["text"].as_str().unwrap().contains(header));
+    }
 }
 
 /// What chunks do not combine with, and chunk options without chunks, are refused.
