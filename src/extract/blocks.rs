@@ -3,10 +3,9 @@
 //! `max_paragraphs`, `paragraph_offset`, `query`, `max_chars`, `next`), the hidden text found
 //! in them as findings placed by block, and the list labels they number with.
 
-use crate::config::Limits;
 use crate::envelope::{close_truncated, take_blocks, Extraction, Next, Taken};
 use crate::error::ApiError;
-use crate::options::{self, HiddenText, ReadRequest};
+use crate::options::{HiddenText, Options};
 use crate::report::Report;
 
 /// One unit of output, counted by `max_paragraphs`.
@@ -289,11 +288,11 @@ pub fn block_findings<'a>(
             bool,
         ),
     >,
-    req: &ReadRequest,
+    req: &Options,
     next: Option<&Next>,
     mode: HiddenText,
 ) -> Result<Vec<crate::findings::Finding>, ApiError> {
-    let start = options::count("paragraph_offset", req.paragraph_offset, 0)?.unwrap_or(0) as usize;
+    let start = req.paragraph_offset;
     // A block longer than max_chars is shown only in part: `next` reads it again.
     let end = next
         .and_then(|n| n.paragraph_offset)
@@ -323,17 +322,14 @@ pub fn serve_blocks(
     blocks: &[Block],
     paragraphs: usize,
     tables: usize,
-    req: &ReadRequest,
-    limits: &Limits,
+    req: &Options,
 ) -> Result<Extraction, ApiError> {
     {
-        let max_chars = req.max_chars(limits.max_chars)?;
-        let query = req.query()?;
+        let max_chars = req.max_chars;
+        let query = req.query.clone();
         let with_tables = req.mode != Some(crate::options::DocxMode::Text);
-        let budget =
-            options::count("max_paragraphs", req.max_paragraphs, 1)?.unwrap_or(200) as usize;
-        let start =
-            options::count("paragraph_offset", req.paragraph_offset, 0)?.unwrap_or(0) as usize;
+        let budget = req.max_paragraphs;
+        let start = req.paragraph_offset;
         if start > 0 && start >= blocks.len() {
             return Err(ApiError::out_of_range(format!(
                 "paragraph_offset {start} but the document has {} blocks",

@@ -11,7 +11,7 @@ use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::{Extraction, Next};
 use crate::error::ApiError;
-use crate::options::{HiddenText, ReadRequest};
+use crate::options::{HiddenText, Options};
 
 pub struct DocxExtractor;
 
@@ -867,13 +867,13 @@ impl Extractor for DocxExtractor {
     fn extract(
         &self,
         input: &Input,
-        req: &ReadRequest,
+        req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
         let mut pkg = Package::open(&input.path, limits.package)?;
         let hidden_text = req.hidden_text.unwrap_or(HiddenText::Keep);
         let (blocks, paragraphs, tables, hidden) = read_document(&mut pkg, hidden_text)?;
-        let mut ex = serve_blocks(&blocks, paragraphs, tables, req, limits)?;
+        let mut ex = serve_blocks(&blocks, paragraphs, tables, req)?;
         ex.findings = hidden_findings(blocks.len(), &hidden, req, ex.next.as_ref(), hidden_text)?;
         Ok(ex)
     }
@@ -885,7 +885,7 @@ impl Extractor for DocxExtractor {
 fn hidden_findings(
     blocks: usize,
     hidden: &[(usize, Hiding, String)],
-    req: &ReadRequest,
+    req: &Options,
     next: Option<&Next>,
     mode: HiddenText,
 ) -> Result<Vec<crate::findings::Finding>, ApiError> {

@@ -14,7 +14,7 @@ use crate::config::Limits;
 use crate::detect::Format;
 use crate::envelope::{close_truncated, fit_blocks, Attachment, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
-use crate::options::{self, HiddenText, ReadRequest};
+use crate::options::{HiddenText, Options};
 use crate::report::{AttachmentInfo, Report};
 
 pub struct EmailExtractor;
@@ -454,12 +454,12 @@ impl Extractor for EmailExtractor {
     fn extract(
         &self,
         input: &Input,
-        req: &ReadRequest,
+        req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
-        let max_chars = req.max_chars(limits.max_chars)?;
-        let offset = options::count("offset", req.offset, 0)?;
-        let limit = options::count("limit", req.limit, 1)?;
+        let max_chars = req.max_chars;
+        let offset = req.offset;
+        let limit = req.limit;
         // An HTML body reads as a browser shows it: hidden elements left out unless
         // `hidden_text` says keep or mark (issue #21), and listed as findings either way.
         let mode = match req.hidden_text {

@@ -13,7 +13,7 @@ use crate::config::Limits;
 use crate::envelope::{close_truncated, take_blocks, Extraction, Next, Taken};
 use crate::error::{ApiError, ErrorCode};
 use crate::model::{Unit, UnitKind};
-use crate::options::{format_pages, select_pages, ReadRequest};
+use crate::options::{format_pages, Options};
 use crate::report::Report;
 
 pub struct EpubExtractor;
@@ -285,23 +285,17 @@ impl Extractor for EpubExtractor {
     fn extract(
         &self,
         input: &Input,
-        req: &ReadRequest,
+        req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
-        let max_chars = req.max_chars(limits.max_chars)?;
-        let query = req.query()?;
+        let max_chars = req.max_chars;
+        let query = req.query.clone();
         let mut pkg = Package::open(&input.path, limits.package)?;
         let book = read_opf(&mut pkg)?;
         let titles = toc_titles(&mut pkg, &book)?;
         let total = book.spine.len() as u64;
         let mut warnings = Vec::new();
-        let selected = select_pages(
-            req.chapters.as_deref(),
-            total,
-            "chapter",
-            "book",
-            &mut warnings,
-        )?;
+        let selected = req.select_chapters(total, "book", &mut warnings)?;
         // What a reader hides (`display:none`, …): left out as a browser does, unless
         // `hidden_text` keeps or marks it; listed by chapter and line either way.
         use super::html::HiddenMode;

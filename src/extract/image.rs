@@ -9,7 +9,7 @@ use crate::config::Limits;
 use crate::envelope::{close_truncated, whole_lines_within, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
 use crate::ocr::{self, OcrChoice, OcrLine};
-use crate::options::ReadRequest;
+use crate::options::Options;
 use crate::report::{Boxes, OcrQuality, Report};
 
 pub struct ImageExtractor;
@@ -277,10 +277,10 @@ impl Extractor for ImageExtractor {
     fn extract(
         &self,
         input: &Input,
-        req: &ReadRequest,
+        req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
-        let max_chars = req.max_chars(limits.max_chars)?;
+        let max_chars = req.max_chars;
         let choice = OcrChoice::parse(req.ocr.map(|o| o.as_str()))?;
         if choice == OcrChoice::Off {
             return Err(

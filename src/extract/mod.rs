@@ -34,7 +34,7 @@ pub use crate::deadline::{Deadline, Stop};
 use crate::detect::{Family, Format};
 use crate::envelope::{Envelope, Extraction};
 use crate::error::ApiError;
-use crate::options::ReadRequest;
+use crate::options::Options;
 
 /// A stored file, ready to be read.
 #[derive(Debug, Clone)]
@@ -118,7 +118,7 @@ pub trait Extractor: Send + Sync {
     fn extract(
         &self,
         input: &Input,
-        req: &ReadRequest,
+        req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError>;
 }
@@ -147,7 +147,7 @@ pub fn extractor_for(format: Format) -> Result<&'static dyn Extractor, ApiError>
 pub fn read_blocking(
     input: &Input,
     file_id: Option<String>,
-    req: &ReadRequest,
+    req: &Options,
     limits: &Limits,
 ) -> Result<Envelope, ApiError> {
     let started = Instant::now();
@@ -161,7 +161,7 @@ pub fn read_blocking(
         next.hidden_text = req.hidden_text;
         next.include_annotations = req.include_annotations;
         next.include_headers_footers = req.include_headers_footers;
-        next.chunk_tokens = req.chunk_tokens.map(|n| n as u64);
+        next.chunk_tokens = req.request().chunk_tokens.map(|n| n as u64);
         next.furniture = req.furniture;
     }
     // A format without units of its own is one: the document's text (without the closing
@@ -221,8 +221,13 @@ pub fn read_blocking(
     // Chunks are cut from the document the text shows, and replace it.
     let (document, chunks) = match document {
         Some(d) if req.chunks() => {
-            let budget = req.chunk_tokens()?;
-            let c = chunks::cut(&d, &out.text, &out.units, budget, req.keep_furniture());
+            let c = chunks::cut(
+                &d,
+                &out.text,
+                &out.units,
+                req.chunk_tokens,
+                req.keep_furniture(),
+            );
             (None, Some(c))
         }
         d => (d, None),

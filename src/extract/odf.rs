@@ -14,7 +14,7 @@ use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::Extraction;
 use crate::error::{ApiError, ErrorCode};
-use crate::options::{select_pages, HiddenText, ReadRequest};
+use crate::options::{HiddenText, Options};
 
 pub struct OdtExtractor;
 pub struct OdpExtractor;
@@ -611,7 +611,7 @@ impl Extractor for OdtExtractor {
     fn extract(
         &self,
         input: &Input,
-        req: &ReadRequest,
+        req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
         let mut pkg = Package::open(&input.path, limits.package)?;
@@ -640,7 +640,7 @@ impl Extractor for OdtExtractor {
                 blocks.extend(side);
             }
         }
-        let mut ex = serve_blocks(&blocks, paragraphs, tables, req, limits)?;
+        let mut ex = serve_blocks(&blocks, paragraphs, tables, req)?;
         ex.findings = super::blocks::block_findings(
             blocks.len(),
             hidden.iter().map(|(at, how, text)| {
@@ -664,22 +664,16 @@ impl Extractor for OdpExtractor {
     fn extract(
         &self,
         input: &Input,
-        req: &ReadRequest,
+        req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
-        let max_chars = req.max_chars(limits.max_chars)?;
+        let max_chars = req.max_chars;
         let mut pkg = Package::open(&input.path, limits.package)?;
         let mode = req.hidden_text.unwrap_or(HiddenText::Keep);
         let (content, _) = read_content(&mut pkg, mode)?;
         let total = content.slides as u64;
         let mut warnings = Vec::new();
-        let selected = select_pages(
-            req.pages.as_deref(),
-            total,
-            "slide",
-            "presentation",
-            &mut warnings,
-        )?;
+        let selected = req.select_pages(total, "slide", "presentation", &mut warnings)?;
         let line = |b: &Block| match b {
             Block::Para(_) | Block::Heading(..) | Block::Item { .. } => format!("{}\n", b.plain()),
             Block::Table(rows) => rows

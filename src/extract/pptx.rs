@@ -11,7 +11,7 @@ use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::Extraction;
 use crate::error::{ApiError, ErrorCode};
-use crate::options::{select_pages, ReadRequest};
+use crate::options::Options;
 
 pub struct PptxExtractor;
 
@@ -405,22 +405,16 @@ impl Extractor for PptxExtractor {
     fn extract(
         &self,
         input: &Input,
-        req: &ReadRequest,
+        req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
-        let max_chars = req.max_chars(limits.max_chars)?;
+        let max_chars = req.max_chars;
         let mut pkg = Package::open(&input.path, limits.package)?;
         let depth = limits.package.max_xml_depth;
         let slides = slide_order(&mut pkg)?;
         let total = slides.len() as u64;
         let mut warnings = Vec::new();
-        let selected = select_pages(
-            req.pages.as_deref(),
-            total,
-            "slide",
-            "presentation",
-            &mut warnings,
-        )?;
+        let selected = req.select_pages(total, "slide", "presentation", &mut warnings)?;
         let mut blocks = Vec::with_capacity(selected.len());
         let mut hidden: Vec<crate::findings::Finding> = Vec::new();
         let mut authors: Option<HashMap<String, String>> = None;

@@ -19,7 +19,7 @@ use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::Extraction;
 use crate::error::{ApiError, ErrorCode};
-use crate::options::{HiddenText, ReadRequest};
+use crate::options::{HiddenText, Options};
 
 /// The dictionary every LZFu stream starts from ([MS-OXRTFCP] 2.1.3.1.1).
 const PREBUF: &[u8] = b"{\\rtf1\\ansi\\mac\\deff0\\deftab720{\\fonttbl;}{\\f0\\fnil \\froman \\fswiss \\fmodern \\fscript \\fdecor MS Sans SerifSymbolArialTimes New RomanCourier{\\colortbl\\red0\\green0\\blue0\r\n\\par \\pard\\plain\\f0\\fs20\\b\\i\\u\\tab\\tx";
@@ -119,7 +119,7 @@ impl Extractor for RtfExtractor {
     fn extract(
         &self,
         input: &Input,
-        req: &ReadRequest,
+        req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
         let bytes = std::fs::read(&input.path).map_err(ApiError::internal)?;
@@ -135,8 +135,7 @@ impl Extractor for RtfExtractor {
             doc.tables = 0;
             doc.hidden.clear();
         }
-        let mut ex =
-            super::blocks::serve_blocks(&doc.blocks, doc.paragraphs, doc.tables, req, limits)?;
+        let mut ex = super::blocks::serve_blocks(&doc.blocks, doc.paragraphs, doc.tables, req)?;
         ex.report.title = doc.title;
         ex.report.metadata = doc.metadata;
         ex.findings = super::blocks::block_findings(

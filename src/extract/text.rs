@@ -8,7 +8,7 @@ use crate::detect::{Format, TextKind};
 use crate::envelope::{close_truncated, first_chars, fit_blocks, Extraction, Next};
 use crate::error::ApiError;
 use crate::model::{Block, Content, Document, Unit, UnitBlocks};
-use crate::options::{self, grep_lines, GrepLine, Hits, ReadRequest};
+use crate::options::{grep_lines, GrepLine, Hits, Options};
 use crate::report::Report;
 
 pub struct TextExtractor;
@@ -17,7 +17,7 @@ impl Extractor for TextExtractor {
     fn extract(
         &self,
         input: &Input,
-        req: &ReadRequest,
+        req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
         let bytes = std::fs::read(&input.path).map_err(ApiError::internal)?;
@@ -129,10 +129,10 @@ fn text_document(ex: &Extraction, table: Option<TextKind>, from_start: bool) -> 
 /// as one document unit (a query is not read with blocks; a byte window is refused).
 pub(crate) fn rendered_document(
     blocks: Vec<(usize, Block)>,
-    req: &ReadRequest,
+    req: &Options,
     ex: &Extraction,
 ) -> Result<Document, ApiError> {
-    let first = options::count("offset", req.offset, 0)?.unwrap_or(0) as usize + 1;
+    let first = req.offset.unwrap_or(0) as usize + 1;
     let shown = match ex.text.rfind(crate::envelope::TRUNCATION_LINE) {
         Some(cut) if ex.truncated => ex.text[..cut].lines().count(),
         _ => ex.text.lines().count(),
@@ -161,13 +161,13 @@ pub(crate) fn rendered_document(
 /// every finding, by the text's lines).
 fn lines_shown(
     found: Vec<crate::findings::Finding>,
-    req: &ReadRequest,
+    req: &Options,
     ex: &Extraction,
 ) -> Result<Vec<crate::findings::Finding>, ApiError> {
     if req.query.is_some() || req.byte_offset.is_some() || req.byte_length.is_some() {
         return Ok(found);
     }
-    let first = options::count("offset", req.offset, 0)?.unwrap_or(0) + 1;
+    let first = req.offset.unwrap_or(0) + 1;
     let shown = match ex.text.rfind(crate::envelope::TRUNCATION_LINE) {
         Some(cut) => ex.text[..cut].lines().count(),
         None => ex.text.lines().count(),
@@ -188,7 +188,7 @@ fn lines_shown(
 fn table_markdown(
     bytes: &[u8],
     kind: TextKind,
-    req: &ReadRequest,
+    req: &Options,
     limits: &Limits,
 ) -> Result<Extraction, ApiError> {
     let det = encoding::detect(bytes, false);
@@ -237,7 +237,7 @@ impl Extractor for HtmlExtractor {
     fn extract(
         &self,
         input: &Input,
-        req: &ReadRequest,
+        req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
         let bytes = std::fs::read(&input.path).map_err(ApiError::internal)?;
@@ -373,15 +373,15 @@ pub fn extract_bytes(
     bytes: &[u8],
     markup: bool,
     table: Option<TextKind>,
-    req: &ReadRequest,
+    req: &Options,
     limits: &Limits,
 ) -> Result<Extraction, ApiError> {
-    let max_chars = req.max_chars(limits.max_chars)?;
-    let query = req.query()?;
-    let offset = options::count("offset", req.offset, 0)?;
-    let limit = options::count("limit", req.limit, 1)?;
-    let byte_offset = options::count("byte_offset", req.byte_offset, 0)?;
-    let byte_length = options::count("byte_length", req.byte_length, 1)?;
+    let max_chars = req.max_chars;
+    let query = req.query.clone();
+    let offset = req.offset;
+    let limit = req.limit;
+    let byte_offset = req.byte_offset;
+    let byte_length = req.byte_length;
     let byte_mode = byte_offset.is_some() || byte_length.is_some();
     if byte_mode && (offset.is_some() || limit.is_some()) {
         return Err(ApiError::invalid_option(

@@ -7,12 +7,14 @@
 //! name it `crate::options::X`.
 
 mod pages;
+mod parsed;
 mod query;
 mod rule;
 
-pub use pages::{format_pages, parse_spans, resolve_pages, select_pages, Selection};
+pub use pages::{format_pages, parse_spans, resolve_pages, Selection};
+pub use parsed::{Int, Options, Spans, INTS};
 pub use query::{grep, grep_lines, GrepLine, Hits, Query};
-pub use rule::{accepted, count, options_for, MAX_CHARS};
+pub use rule::{accepted, options_for, MAX_CHARS};
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;

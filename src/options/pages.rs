@@ -63,17 +63,18 @@ pub struct Selection {
     pub warning: Option<String>,
 }
 
-/// Resolve a spec against a document of `total` pages (`unit` is "page" or "slide").
+/// Resolve parsed spans (`spec` as the client wrote them) against a document of `total`
+/// pages (`unit` is "page", "slide" or "chapter").
 pub fn resolve_pages(
     spec: &str,
+    spans: &[(u64, u64)],
     total: u64,
     unit: &str,
     container: &str,
 ) -> Result<Selection, ApiError> {
-    let spans = parse_spans(spec)?;
     let mut pages = Vec::new();
     let mut clipped = false;
-    for (a, b) in spans {
+    for &(a, b) in spans {
         if b > total {
             clipped = true;
         }
@@ -97,24 +98,6 @@ pub fn resolve_pages(
     let warning = clipped
         .then(|| format!("{unit} range {spec} clipped to the {container}'s {total} {unit}s"));
     Ok(Selection { pages, warning })
-}
-
-/// The pages a read selects: all of them without a spec; clipping warnings go to `warnings`.
-pub fn select_pages(
-    spec: Option<&str>,
-    total: u64,
-    unit: &str,
-    container: &str,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<u64>, ApiError> {
-    match spec {
-        Some(spec) => {
-            let sel = resolve_pages(spec, total, unit, container)?;
-            warnings.extend(sel.warning);
-            Ok(sel.pages)
-        }
-        None => Ok((1..=total).collect()),
-    }
 }
 
 /// Write page numbers back as a compact spec: `[1,2,3,5,7,8]` → `"1-3,5,7-8"`.
@@ -142,16 +125,14 @@ pub fn format_pages(pages: &[u64]) -> String {
 mod tests {
     use super::*;
 
+    fn resolve(spec: &str, total: u64) -> Result<Selection, ApiError> {
+        resolve_pages(spec, &parse_spans(spec)?, total, "page", "document")
+    }
+
     #[test]
     fn range_table() {
-        let ok = |spec: &str, total: u64| {
-            resolve_pages(spec, total, "page", "document").map(|s| s.pages)
-        };
-        let code = |spec: &str, total: u64| {
-            resolve_pages(spec, total, "page", "document")
-                .unwrap_err()
-                .code
-        };
+        let ok = |spec: &str, total: u64| resolve(spec, total).map(|s| s.pages);
+        let code = |spec: &str, total: u64| resolve(spec, total).unwrap_err().code;
         assert_eq!(ok("5", 10).unwrap(), vec![5]);
         assert_eq!(ok("1-3", 10).unwrap(), vec![1, 2, 3]);
         assert_eq!(ok("1,3,5-8", 10).unwrap(), vec![1, 3, 5, 6, 7, 8]);
@@ -176,9 +157,9 @@ mod tests {
             );
         }
         assert_eq!(code("11-20", 10), ErrorCode::OutOfRange);
-        let e = resolve_pages("11", 10, "page", "document").unwrap_err();
+        let e = resolve("11", 10).unwrap_err();
         assert!(e.message.contains("has 10 pages"), "{}", e.message);
-        let s = resolve_pages("8-12", 10, "page", "document").unwrap();
+        let s = resolve("8-12", 10).unwrap();
         assert_eq!(s.pages, vec![8, 9, 10]);
         assert!(s.warning.is_some());
         // A huge span does not allocate past the document.
@@ -190,7 +171,7 @@ mod tests {
         assert_eq!(format_pages(&[1, 2, 3, 5, 7, 8]), "1-3,5,7-8");
         assert_eq!(format_pages(&[4]), "4");
         for spec in ["1-3,5,7-8", "2", "1,3"] {
-            let s = resolve_pages(spec, 10, "page", "document").unwrap();
+            let s = resolve(spec, 10).unwrap();
             assert_eq!(format_pages(&s.pages), spec);
         }
     }

@@ -17,15 +17,9 @@ impl Query {
                 ApiError::invalid_option("query is empty").with_hint("Give the text to look for.")
             );
         }
-        let context = match context {
-            None => 2,
-            Some(n @ 0..=20) => n as usize,
-            Some(n) => {
-                return Err(ApiError::invalid_option(format!(
-                    "context_lines must be between 0 and 20, got {n}"
-                )))
-            }
-        };
+        let context = super::parsed::CONTEXT_LINES
+            .check(context)?
+            .map_or(2, |n| n as usize);
         let (pattern, ci) = match mode.unwrap_or("substring") {
             "substring" => (regex::escape(text), true),
             "regex" => (text.to_string(), false),

@@ -2,9 +2,7 @@
 //! option its format does not take reads nothing. Also the checks of single options
 //! (`max_chars`, counts, the query with its mode and context).
 
-use super::{
-    Query, QueryMode, ReadRequest, DEFAULT_CHUNK_TOKENS, MAX_CHUNK_TOKENS, MIN_CHUNK_TOKENS,
-};
+use super::{Query, QueryMode, ReadRequest, DEFAULT_CHUNK_TOKENS};
 use crate::detect::{Format, TextKind};
 use crate::error::{ApiError, ErrorCode};
 
@@ -223,32 +221,20 @@ impl ReadRequest {
     }
 
     /// The token budget, validated (and never beside `max_chars`).
-    pub fn max_tokens(&self) -> Result<Option<u64>, ApiError> {
-        match (self.max_tokens, self.max_chars) {
-            (None, _) => Ok(None),
-            (Some(_), Some(_)) => Err(ApiError::invalid_option(
-                "give max_chars or max_tokens, not both",
-            )
-            .with_hint(
-                "max_tokens budgets in estimated LLM tokens, max_chars in characters: keep one.",
-            )),
-            (Some(n), None)
-                if (crate::tokens::MIN_BUDGET as i64..=crate::tokens::MAX_BUDGET as i64)
-                    .contains(&n) =>
-            {
-                Ok(Some(n as u64))
-            }
-            (Some(n), None) => Err(ApiError::invalid_option(format!(
-                "max_tokens must be between {} and {}, got {n}",
-                crate::tokens::MIN_BUDGET,
-                crate::tokens::MAX_BUDGET
-            ))),
+    pub(super) fn max_tokens(&self) -> Result<Option<u64>, ApiError> {
+        if self.max_tokens.is_some() && self.max_chars.is_some() {
+            return Err(
+                ApiError::invalid_option("give max_chars or max_tokens, not both").with_hint(
+                    "max_tokens budgets in estimated LLM tokens, max_chars in characters: keep one.",
+                ),
+            );
         }
+        super::parsed::MAX_TOKENS.check(self.max_tokens)
     }
 
     /// The chunk size in estimated tokens, validated (only with `output: "chunks"`;
     /// `furniture` only with chunks or Markdown).
-    pub fn chunk_tokens(&self) -> Result<u64, ApiError> {
+    pub(super) fn chunk_tokens(&self) -> Result<u64, ApiError> {
         if self.furniture.is_some() && !(self.chunks() || self.markdown()) {
             return Err(ApiError::new(
                 ErrorCode::UnsupportedOption,
@@ -256,35 +242,20 @@ impl ReadRequest {
             )
             .with_hint("Add output: \"chunks\" or \"markdown\", or leave out furniture (text and json keep them)."));
         }
-        match self.chunk_tokens {
-            Some(_) if !self.chunks() => Err(ApiError::new(
+        if self.chunk_tokens.is_some() && !self.chunks() {
+            return Err(ApiError::new(
                 ErrorCode::UnsupportedOption,
                 "`chunk_tokens` sizes the chunks of `output: \"chunks\"`",
             )
-            .with_hint("Add output: \"chunks\", or leave out chunk_tokens.")),
-            None => Ok(DEFAULT_CHUNK_TOKENS),
-            Some(n) if (MIN_CHUNK_TOKENS as i64..=MAX_CHUNK_TOKENS as i64).contains(&n) => {
-                Ok(n as u64)
-            }
-            Some(n) => Err(ApiError::invalid_option(format!(
-                "chunk_tokens must be between {MIN_CHUNK_TOKENS} and {MAX_CHUNK_TOKENS}, got {n}"
-            ))),
+            .with_hint("Add output: \"chunks\", or leave out chunk_tokens."));
         }
-    }
-
-    /// The truncation budget, validated.
-    pub fn max_chars(&self, default: usize) -> Result<usize, ApiError> {
-        match self.max_chars {
-            None => Ok(default),
-            Some(n) if n >= 1 && n <= MAX_CHARS as i64 => Ok(n as usize),
-            Some(n) => Err(ApiError::invalid_option(format!(
-                "max_chars must be between 1 and 50000000, got {n}"
-            ))),
-        }
+        Ok(super::parsed::CHUNK_TOKENS
+            .check(self.chunk_tokens)?
+            .unwrap_or(DEFAULT_CHUNK_TOKENS))
     }
 
     /// The query, when one was asked for, validated with its mode and context.
-    pub fn query(&self) -> Result<Option<Query>, ApiError> {
+    pub(super) fn query(&self) -> Result<Option<Query>, ApiError> {
         let Some(q) = &self.query else {
             if self.query_mode.is_some() || self.context_lines.is_some() {
                 return Err(
@@ -300,17 +271,6 @@ impl ReadRequest {
             self.context_lines,
         )
         .map(Some)
-    }
-}
-
-/// Check an optional count option: a non-negative integer (`min` is the smallest allowed).
-pub fn count(name: &str, v: Option<i64>, min: i64) -> Result<Option<u64>, ApiError> {
-    match v {
-        None => Ok(None),
-        Some(n) if n >= min => Ok(Some(n as u64)),
-        Some(n) => Err(ApiError::invalid_option(format!(
-            "{name} must be an integer ≥ {min}, got {n}"
-        ))),
     }
 }
 

@@ -64,7 +64,7 @@ impl Executor {
     ) -> Result<Envelope, ApiError> {
         let task = Task::Read {
             file_id,
-            req: plan.req.clone(),
+            opts: plan.opts.clone(),
         };
         match self
             .execute(tenant, input, task, plan.deadline, limits)
@@ -131,8 +131,8 @@ impl Executor {
                     let _permit = permit;
                     let _entered = inner.enter();
                     let out = match task {
-                        Task::Read { file_id, req } => {
-                            extract::read_blocking(&input, file_id, &req, &limits).map(Done::Read)
+                        Task::Read { file_id, opts } => {
+                            extract::read_blocking(&input, file_id, &opts, &limits).map(Done::Read)
                         }
                         Task::Draw(req) => {
                             extract::page_image::draw(&input, &req, &limits).map(Done::Picture)

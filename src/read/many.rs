@@ -11,7 +11,7 @@ use super::ReadService;
 use crate::envelope::{Envelope, Ok};
 use crate::error::{ApiError, ErrorCode, ErrorDetail};
 use crate::extract::ProgressSink;
-use crate::options::ReadRequest;
+use crate::options::{Options, ReadRequest};
 
 /// The most files one read takes.
 pub const MAX_FILES: usize = 10;
@@ -81,10 +81,10 @@ impl Budget {
         }
     }
 
-    fn apply(self, req: &mut ReadRequest) {
+    fn apply(self, opts: &mut Options) {
         match self {
-            Budget::Chars(n) => req.max_chars = Some(n as i64),
-            Budget::Tokens(n) => req.max_tokens = Some(n as i64),
+            Budget::Chars(n) => opts.set_max_chars(n as usize),
+            Budget::Tokens(n) => opts.set_max_tokens(n),
         }
     }
 
@@ -137,9 +137,10 @@ impl ReadService {
             .with_hint("Split the files over several reads."));
         }
         super::plan::check_values(&req)?;
-        let mut budget = match req.max_tokens()? {
+        let opts = Options::parse(req.clone(), self.limits.max_chars)?;
+        let mut budget = match opts.max_tokens {
             Some(t) => Budget::Tokens(t),
-            None => Budget::Chars(req.max_chars(self.limits.max_chars)? as u64),
+            None => Budget::Chars(opts.max_chars as u64),
         };
         let described = describe(&req, self.limits.max_chars);
         // Every file is resolved and planned first: options that do not fit some of them
@@ -202,7 +203,7 @@ impl ReadService {
                 }));
                 continue;
             }
-            budget.apply(p.request_mut());
+            budget.apply(p.options_mut());
             match self.run(p, ProgressSink::default()).await {
                 Ok(env) => {
                     budget = budget.after(&env);

@@ -126,7 +126,7 @@ pub(super) fn run_job(job: Job, spool: &Path, test_hooks: bool) -> Reply {
         },
     };
     let (file_id, req) = match job.task {
-        Task::Read { file_id, req } => (file_id, req),
+        Task::Read { file_id, opts } => (file_id, opts),
         Task::Draw(draw) => return draw_job(&input, &draw, &job.limits, spool),
     };
     let started = Instant::now();

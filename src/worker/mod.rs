@@ -22,7 +22,7 @@ use crate::envelope::{Attachment, Envelope};
 use crate::error::ApiError;
 use crate::extract::page_image::{PageImage, PageImageRequest, PictureFormat};
 use crate::extract::{self, Input};
-use crate::options::ReadRequest;
+use crate::options::Options;
 
 mod allocator;
 mod child;

@@ -33,7 +33,7 @@ pub struct Job {
 pub enum Task {
     Read {
         file_id: Option<String>,
-        req: ReadRequest,
+        opts: Options,
     },
     Draw(PageImageRequest),
 }

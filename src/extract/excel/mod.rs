@@ -23,7 +23,7 @@ use crate::config::Limits;
 use crate::envelope::{close_truncated, Extraction, Next};
 use crate::error::{ApiError, ErrorCode};
 use crate::model::{Span, Unit, UnitKind};
-use crate::options::{self, HiddenText, ReadRequest};
+use crate::options::{HiddenText, Options};
 use crate::report::{Report, SheetInfo};
 use sheet::{Keep, Sheet};
 use workbook::Workbook;
@@ -37,7 +37,7 @@ impl Extractor for ExcelExtractor {
     fn extract(
         &self,
         input: &Input,
-        req: &ReadRequest,
+        req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -58,13 +58,9 @@ impl Extractor for ExcelExtractor {
     }
 }
 
-fn extract_workbook(
-    input: &Input,
-    req: &ReadRequest,
-    limits: &Limits,
-) -> Result<Extraction, ApiError> {
-    let max_chars = req.max_chars(limits.max_chars)?;
-    let budget = options::count("max_cells", req.max_cells, 1)?.unwrap_or(1000);
+fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Extraction, ApiError> {
+    let max_chars = req.max_chars;
+    let budget = req.max_cells;
     let window = req.range.as_deref().map(parse_range).transpose()?;
     let (mut wb, hidden_lines, numbers) = Workbook::open(input, limits)?;
     let meta = wb.sheets();

@@ -34,7 +34,7 @@ use crate::config::Limits;
 use crate::envelope::Extraction;
 use crate::error::{ApiError, ErrorCode};
 use crate::ocr::{self, OcrChoice};
-use crate::options::{self, ReadRequest};
+use crate::options::{self, Options};
 use render::PendingOcr;
 
 pub struct PdfExtractor;
@@ -43,10 +43,10 @@ impl Extractor for PdfExtractor {
     fn extract(
         &self,
         input: &Input,
-        req: &ReadRequest,
+        req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
-        let settings = Settings::parse(req, limits)?;
+        let settings = Settings::parse(req)?;
         let pdfium = pdfium::pdfium()?;
         let doc = pdfium::open(pdfium, &input.path, req.password.as_deref())?;
         // Opened again, only when it has optional content, for the layers off by default.
@@ -63,13 +63,7 @@ impl Extractor for PdfExtractor {
             ));
         }
         let mut warnings = Vec::new();
-        let selected = options::select_pages(
-            req.pages.as_deref(),
-            total,
-            "page",
-            "document",
-            &mut warnings,
-        )?;
+        let selected = req.select_pages(total, "page", "document", &mut warnings)?;
         let outline = if settings.markdown {
             headings::Outline::read(&doc)
         } else {
@@ -142,11 +136,10 @@ struct Settings {
 }
 
 impl Settings {
-    fn parse(req: &ReadRequest, limits: &Limits) -> Result<Self, ApiError> {
-        let max_chars = req.max_chars(limits.max_chars)?;
-        let query = req.query()?;
-        let min_text =
-            options::count("min_text_per_page", req.min_text_per_page, 0)?.unwrap_or(50) as usize;
+    fn parse(req: &Options) -> Result<Self, ApiError> {
+        let max_chars = req.max_chars;
+        let query = req.query.clone();
+        let min_text = req.min_text_per_page;
         let choice = OcrChoice::parse(req.ocr.map(|o| o.as_str()))?;
         let engine = match choice {
             OcrChoice::Off => None,

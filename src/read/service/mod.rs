@@ -19,7 +19,7 @@ use crate::extract::{Input, ProgressSink};
 use crate::files::Files;
 use crate::metrics::Metrics;
 use crate::ocr::OcrLine;
-use crate::options::ReadRequest;
+use crate::options::{Options, ReadRequest};
 
 mod attachments;
 mod memory;
@@ -82,8 +82,8 @@ impl Prepared {
     }
 
     /// The read's options, to change its budget (a several-file read shares one).
-    pub(super) fn request_mut(&mut self) -> &mut ReadRequest {
-        &mut self.plan.req
+    pub(super) fn options_mut(&mut self) -> &mut Options {
+        &mut self.plan.opts
     }
 
     /// Run as a job: the deadline may reach the jobs' cap rather than the interactive one.
@@ -255,7 +255,7 @@ impl ReadService {
             (Some((_, sha)), Some(st)) if matches!(plan.format, Format::Pdf) => {
                 // Naming the variant selects the engine, which may stat model files or load
                 // a library the first time: off the async runtime.
-                let (ocr, lang) = (plan.req.ocr, plan.req.ocr_lang.clone());
+                let (ocr, lang) = (plan.opts.ocr, plan.opts.ocr_lang.clone());
                 let known =
                     crate::ocr::known_memory_variant(ocr.map(|o| o.as_str()), lang.as_deref());
                 let variant = match known {
@@ -277,7 +277,7 @@ impl ReadService {
         // away drops it mid-read, and the read is counted as `client_closed`.
         let flight = InFlight::start(&self.metrics, format);
         let file_id = upload.as_ref().map(|(id, _)| id.clone());
-        let out = match plan.req.max_tokens {
+        let out = match plan.opts.max_tokens {
             Some(t) => {
                 self.run_within_tokens(tenant, input, file_id, plan.clone(), t as u64)
                     .await
@@ -331,8 +331,10 @@ impl ReadService {
                 crate::config::IndexReads::OnDemand => index,
                 crate::config::IndexReads::Off => false,
             };
-            if let (Some((id, _)), true) = (&upload, wanted && crate::search::indexable(&plan.req))
-            {
+            if let (Some((id, _)), true) = (
+                &upload,
+                wanted && crate::search::indexable(plan.opts.request()),
+            ) {
                 st.files
                     .indexing
                     .index(
@@ -347,7 +349,7 @@ impl ReadService {
             store_attachments(st, &self.limits, tenant, &mut env).await;
         }
         // The units in characters, on request (counting them is a pass over the text).
-        if plan.req.include_units == Some(true) {
+        if plan.opts.include_units == Some(true) {
             env.units = Some(crate::model::char_ranges(&env.text, &env.spans));
         }
         Ok(env)
@@ -371,8 +373,7 @@ impl ReadService {
         let mut chars = tokens::first_pass_chars(max_tokens);
         let mut passes = 0;
         let mut env = loop {
-            plan.req.max_tokens = None;
-            plan.req.max_chars = Some(chars as i64);
+            plan.opts.set_max_chars(chars as usize);
             plan.deadline = total.saturating_sub(started.elapsed());
             let env = self
                 .executor
