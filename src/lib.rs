@@ -39,14 +39,15 @@ mod layering {
     use std::collections::BTreeSet;
     use std::path::Path;
 
-    /// The layers of docs/architecture.md's block, top first (names on one line share it).
-    fn layers() -> Vec<Vec<String>> {
+    /// The layers of docs/architecture.md's block after `marker`, top first (names on one
+    /// line share it).
+    fn layers(marker: &str) -> Vec<Vec<String>> {
         let doc = std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"),
         )
         .expect("docs/architecture.md");
         let after = doc
-            .split("<!-- layers:")
+            .split(marker)
             .nth(1)
             .expect("the layers block in docs/architecture.md");
         let block = after
@@ -63,12 +64,50 @@ mod layering {
 
     /// The top-level modules a file's code names through `crate::` (comments left out).
     fn uses(code: &str) -> BTreeSet<String> {
+        names_after(code, |rest| {
+            rest.find("crate::").map(|at| at + "crate::".len())
+        })
+    }
+
+    /// The modules of `extract` a file `up` levels below it names: through
+    /// `crate::extract::`, or through exactly `up` `super::`s.
+    fn extract_uses(code: &str, up: usize) -> BTreeSet<String> {
+        names_after(code, |rest| {
+            let mut from = 0;
+            loop {
+                let a = rest[from..].find("crate::extract::").map(|i| from + i);
+                let b = rest[from..].find("super::").map(|i| from + i);
+                match (a, b) {
+                    (Some(a), b) if b.is_none_or(|b| a < b) => {
+                        return Some(a + "crate::extract::".len())
+                    }
+                    (_, Some(b)) => {
+                        let mut end = b;
+                        let mut k = 0;
+                        while rest[end..].starts_with("super::") {
+                            end += "super::".len();
+                            k += 1;
+                        }
+                        if k == up {
+                            return Some(end);
+                        }
+                        from = end;
+                    }
+                    _ => return None,
+                }
+            }
+        })
+    }
+
+    /// The first names after each place `next` finds in each line (comments left out);
+    /// `{a, b::c}` groups give each item's first name.
+    fn names_after(code: &str, next: impl Fn(&str) -> Option<usize>) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         for line in code.lines() {
             let line = line.split("//").next().unwrap_or("");
             let mut rest = line;
-            while let Some(at) = rest.find("crate::") {
-                rest = &rest[at + "crate::".len()..];
+            while let Some(at) = next(rest) {
+                rest = &rest[at..];
                 if let Some(group) = rest.strip_prefix('{') {
                     // `crate::{a, b::c}`: each item's first name (one line's worth).
                     let inner = group.split('}').next().unwrap_or("");
@@ -109,7 +148,7 @@ mod layering {
 
     #[test]
     fn every_crate_path_looks_down() {
-        let layers = layers();
+        let layers = layers("<!-- layers:");
         let rank = |m: &str| layers.iter().position(|l| l.iter().any(|n| n == m));
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut all = Vec::new();
@@ -151,6 +190,78 @@ mod layering {
             }
         }
         assert!(wrong.is_empty(), "layering broken:\n{}", wrong.join("\n"));
+    }
+
+    /// Inside `extract`, the same rule over its own modules (the second block of
+    /// docs/architecture.md): a format's extractor may use what formats share and read
+    /// another format inside it (an e-mail's RTF body), never the other way round.
+    #[test]
+    fn every_extract_path_looks_down() {
+        let layers = layers("<!-- extract layers:");
+        let rank = |m: &str| layers.iter().position(|l| l.iter().any(|n| n == m));
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/extract");
+        // `extract`'s modules; other names after `super::` are its own items (`Input`,
+        // `Extractor`, `read_blocking`, …).
+        let root = std::fs::read_to_string(dir.join("mod.rs")).unwrap();
+        let modules: BTreeSet<&str> = root
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("pub mod "))
+            .map(|l| l.trim_end_matches(';'))
+            .collect();
+        let mut all = Vec::new();
+        files(&dir, &mut all);
+        let mut wrong = Vec::new();
+        for path in all {
+            let rel = path
+                .strip_prefix(&dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == "mod.rs" {
+                continue;
+            }
+            // The file's module path below `extract`: `pdf/report.rs` is pdf::report,
+            // `pdf/mod.rs` is pdf, `chart.rs` is chart.
+            let parts: Vec<&str> = rel
+                .trim_end_matches(".rs")
+                .split('/')
+                .filter(|p| *p != "mod")
+                .collect();
+            let module = parts[0];
+            let Some(own) = rank(module) else {
+                wrong.push(format!(
+                    "extract/{rel}: `{module}` is in no layer of docs/architecture.md's extract block"
+                ));
+                continue;
+            };
+            let code = std::fs::read_to_string(&path).unwrap();
+            for used in extract_uses(&code, parts.len()) {
+                if used == module || !modules.contains(used.as_str()) {
+                    continue;
+                }
+                match rank(&used) {
+                    Some(r) if r > own => {}
+                    Some(_) => wrong.push(format!(
+                        "extract/{rel}: `{module}` uses `{used}`, which is not below it"
+                    )),
+                    None => wrong.push(format!("extract/{rel}: uses `{used}`, in no layer")),
+                }
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "layering inside extract broken:\n{}",
+            wrong.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_extract_scan_counts_its_supers() {
+        let code = "use super::super::{xml, package::Package};\nuse super::cells::x;\nlet a = crate::extract::html::render();\n";
+        let got: Vec<String> = extract_uses(code, 2).into_iter().collect();
+        assert_eq!(got, ["html", "package", "xml"]);
+        let got: Vec<String> = extract_uses(code, 1).into_iter().collect();
+        assert_eq!(got, ["cells", "html"]);
     }
 
     #[test]

@@ -138,7 +138,7 @@ pub fn read(xml: &[u8], depth: usize) -> Result<Option<String>, ApiError> {
     out.push_str(&header.join("\t"));
     out.push('\n');
     let value = |v: &str| match v.trim().parse::<f64>() {
-        Ok(f) if f.is_finite() => super::excel::fmt_num(f),
+        Ok(f) if f.is_finite() => super::cell::fmt_num(f),
         _ => one_line(v),
     };
     for i in 0..n {

@@ -3,10 +3,12 @@
 //! place work leaves the async runtime.
 
 pub mod blocks;
+pub mod cell;
 pub mod chart;
 pub mod chunks;
 pub mod diagram;
 pub mod docx;
+pub mod drawing;
 pub mod email;
 pub mod epub;
 

@@ -172,7 +172,7 @@ impl Package {
             }
             let bytes = self.inflate_visiting(i, 64 * 1024, &mut visit)?;
             if is_xml_part(&bytes) {
-                refuse_entities(&bytes)?;
+                super::xml::refuse_entities(&bytes)?;
             }
         }
         Ok(())
@@ -192,27 +192,6 @@ fn is_xml_part(bytes: &[u8]) -> bool {
         .map(|i| &head[i..])
         .unwrap_or(&[]);
     t.starts_with(b"<") || t.starts_with(b"\xEF\xBB\xBF<")
-}
-
-/// Office parts never need a DTD; one that declares entities is an expansion bomb.
-pub fn refuse_entities(xml: &[u8]) -> Result<(), ApiError> {
-    let head = &xml[..xml.len().min(64 * 1024)];
-    if let Some(p) = find(head, b"<!DOCTYPE") {
-        if find(&head[p..], b"<!ENTITY").is_some() {
-            return Err(ApiError::new(
-                ErrorCode::TooLarge,
-                "an XML part declares entities (an entity-expansion bomb)",
-            )
-            .with_hint(
-                "Office documents never declare XML entities; re-save the file from its program.",
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// `Id → (Target, kind)` of a part's relationships, targets resolved against `base_dir`.

@@ -290,7 +290,7 @@ impl Profiler {
             .map(|(i, col)| {
                 let name = match first.get(i).filter(|h| header && !h.trim().is_empty()) {
                     Some(h) => h.trim().to_string(),
-                    None if self.letters => crate::extract::excel::col_name(i as u32),
+                    None if self.letters => crate::extract::cell::col_name(i as u32),
                     None => format!("column {}", i + 1),
                 };
                 col.profile(name, rows)

@@ -25,7 +25,7 @@ fn local(q: &str) -> String {
 
 /// Walk an XML document, calling `f` for every element and text node.
 pub fn walk(xml: &[u8], max_depth: usize, mut f: impl FnMut(Node<'_>)) -> Result<(), ApiError> {
-    super::package::refuse_entities(xml)?;
+    refuse_entities(xml)?;
     let mut reader = Reader::from_reader(xml);
     reader.config_mut().trim_text(false);
     let mut buf = Vec::new();
@@ -103,4 +103,25 @@ pub fn attr<'a>(attrs: &'a [(String, String)], local_name: &str) -> Option<&'a s
         .iter()
         .find(|(k, _)| k == local_name || k.rsplit_once(':').is_some_and(|(_, l)| l == local_name))
         .map(|(_, v)| v.as_str())
+}
+
+/// Office parts never need a DTD; one that declares entities is an expansion bomb.
+pub fn refuse_entities(xml: &[u8]) -> Result<(), ApiError> {
+    let head = &xml[..xml.len().min(64 * 1024)];
+    if let Some(p) = find(head, b"<!DOCTYPE") {
+        if find(&head[p..], b"<!ENTITY").is_some() {
+            return Err(ApiError::new(
+                ErrorCode::TooLarge,
+                "an XML part declares entities (an entity-expansion bomb)",
+            )
+            .with_hint(
+                "Office documents never declare XML entities; re-save the file from its program.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }

@@ -135,7 +135,7 @@ impl Executor {
                             extract::read_blocking(&input, file_id, &opts, &limits).map(Done::Read)
                         }
                         Task::Draw(req) => {
-                            extract::page_image::draw(&input, &req, &limits).map(Done::Picture)
+                            extract::drawing::draw(&input, &req, &limits).map(Done::Picture)
                         }
                     };
                     if input.deadline.stopped() {

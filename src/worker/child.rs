@@ -165,7 +165,7 @@ pub(super) fn draw_job(
     limits: &Limits,
     spool: &Path,
 ) -> Reply {
-    match extract::page_image::draw(input, draw, limits) {
+    match extract::drawing::draw(input, draw, limits) {
         Ok(pic) => {
             let path = spool.join(format!("pic-{}", crate::store::random_hex(12)));
             match std::fs::write(&path, &pic.bytes) {

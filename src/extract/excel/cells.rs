@@ -4,19 +4,7 @@
 use calamine::{Data, DataRef};
 
 use crate::error::{ApiError, ErrorCode};
-
-/// A1-style column letters for a 0-based index.
-pub fn col_name(mut c: u32) -> String {
-    let mut s = Vec::new();
-    loop {
-        s.push((b'A' + (c % 26) as u8) as char);
-        if c < 26 {
-            break;
-        }
-        c = c / 26 - 1;
-    }
-    s.iter().rev().collect()
-}
+pub use crate::extract::cell::{col_name, fmt_num};
 
 /// `B12` → (11, 1), 0-based (row, col).
 pub(super) fn parse_cell(s: &str) -> Option<(u32, u32)> {
@@ -55,18 +43,6 @@ pub fn parse_range(s: &str) -> Result<((u32, u32), (u32, u32)), ApiError> {
         .with_hint("Give the top-left corner first, e.g. \"A1:D10\"."));
     }
     Ok((a, b))
-}
-
-/// A number as a spreadsheet shows it: no binary float noise (15 significant digits).
-pub fn fmt_num(f: f64) -> String {
-    if !f.is_finite() {
-        return f.to_string();
-    }
-    if f.fract() == 0.0 && f.abs() < 1e15 {
-        return format!("{}", f as i64);
-    }
-    let rounded: f64 = format!("{f:.14e}").parse().unwrap_or(f);
-    format!("{rounded}")
 }
 
 /// Append a cell's text as the sheet shows it: strings with tabs and line breaks as
