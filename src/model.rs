@@ -114,6 +114,10 @@ pub struct Block {
     /// `print_headers_footers`); absent in the main flow.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub part: Option<String>,
+    /// Where the block stands on its page, where the format knows it (a PDF's text
+    /// layer): in points from the page's top-left corner, `[left, top, right, bottom]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bbox: Option<[f32; 4]>,
 }
 
 /// A block's kind and what that kind holds.
@@ -192,6 +196,7 @@ impl Block {
         Self {
             content,
             part: None,
+            bbox: None,
         }
     }
 
@@ -199,7 +204,14 @@ impl Block {
         Self {
             content,
             part: part.map(str::to_string),
+            bbox: None,
         }
+    }
+
+    /// The block, placed on its page (`bbox`).
+    pub fn at(mut self, bbox: Option<[f32; 4]>) -> Self {
+        self.bbox = bbox;
+        self
     }
 
     pub fn paragraph(text: impl Into<String>) -> Self {

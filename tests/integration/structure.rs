@@ -78,6 +78,31 @@ async fn running_headers_and_page_numbers_are_furniture() {
         );
         assert_eq!(blocks[0]["text"], HEADER);
         assert_eq!(blocks[2]["text"], format!("Page {} of 4", n + 1));
+        // Each placed on its page (points from the top-left of an A4 page): the
+        // header above the paragraph above the footer, every box inside the page.
+        let boxes: Vec<[f64; 4]> = blocks
+            .iter()
+            .map(|b| {
+                let v: Vec<f64> = b["bbox"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("no bbox: {b}"))
+                    .iter()
+                    .map(|x| x.as_f64().unwrap())
+                    .collect();
+                [v[0], v[1], v[2], v[3]]
+            })
+            .collect();
+        for [l, t, r, b] in &boxes {
+            assert!(
+                0.0 <= *l && l < r && *r <= 595.0 && 0.0 <= *t && t < b && *b <= 842.0,
+                "{boxes:?}"
+            );
+        }
+        assert!(
+            boxes[0][3] <= boxes[1][1] && boxes[1][3] <= boxes[2][1],
+            "{boxes:?}"
+        );
+        assert!(boxes[0][1] < 100.0 && boxes[2][3] > 742.0, "{boxes:?}");
     }
 
     // Chunks: the body of the four pages, no furniture (kept, each its own chunk).
@@ -142,13 +167,33 @@ async fn lines_of_a_paragraph_are_one_paragraph() {
 
     let js = app.read(json!({"file_id": id, "output": "json"})).await;
     assert_eq!(js.status, 200, "{}", js.json);
-    let blocks: Vec<Value> = js.json["document"]["units"][0]["blocks"]
+    let all = js.json["document"]["units"][0]["blocks"]
         .as_array()
-        .unwrap()
+        .unwrap();
+    // Every block placed on the page, one under the other, the first paragraph's box
+    // spanning its four lines.
+    let boxes: Vec<Vec<f64>> = all
+        .iter()
+        .map(|b| {
+            b["bbox"]
+                .as_array()
+                .unwrap_or_else(|| panic!("no bbox: {b}"))
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect()
+        })
+        .collect();
+    for pair in boxes.windows(2) {
+        assert!(pair[0][3] <= pair[1][1] + 0.5, "{boxes:?}");
+    }
+    let height = |b: &Vec<f64>| b[3] - b[1];
+    assert!(height(&boxes[1]) > 3.0 * height(&boxes[6]), "{boxes:?}");
+    let blocks: Vec<Value> = all
         .iter()
         .map(|b| {
             let mut b = b.clone();
             b.as_object_mut().unwrap().remove("level");
+            b.as_object_mut().unwrap().remove("bbox");
             b
         })
         .collect();

@@ -387,7 +387,7 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
     }
     let geometry =
         if (settings.markdown || settings.json) && need.is_none() && settings.query.is_none() {
-            paragraphs::Geometry::read(&layer)
+            paragraphs::Geometry::read(&layer, page.height().value)
         } else {
             Default::default()
         };

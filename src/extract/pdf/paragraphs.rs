@@ -30,13 +30,15 @@ pub(super) struct Geometry {
     /// Each line's column's right edge: the furthest right any line starting where it
     /// starts (within its height) reaches.
     column_right: Vec<f32>,
+    /// The page's height in points (boxes are given from its top).
+    page_height: f32,
 }
 
 /// At most this many characters are measured on a page (a hostile page can hold millions).
 const MAX_CHARS: usize = 200_000;
 
 impl Geometry {
-    pub(super) fn read(layer: &PdfPageText<'_>) -> Self {
+    pub(super) fn read(layer: &PdfPageText<'_>, page_height: f32) -> Self {
         let chars = layer.chars();
         if chars.len() > MAX_CHARS {
             return Self::default();
@@ -100,7 +102,27 @@ impl Geometry {
             lines,
             by_key,
             column_right,
+            page_height,
         }
+    }
+
+    /// The box of physical lines `a..=b` from the page's top-left corner, in points
+    /// (`[left, top, right, bottom]`, to a tenth of a point).
+    fn bbox(&self, a: usize, b: usize) -> [f32; 4] {
+        let (mut l, mut r, mut bottom, mut top) = (f32::MAX, f32::MIN, f32::MAX, f32::MIN);
+        for line in &self.lines[a..=b] {
+            l = l.min(line.left);
+            r = r.max(line.right);
+            bottom = bottom.min(line.bottom);
+            top = top.max(line.bottom + line.height);
+        }
+        let tenth = |v: f32| (v * 10.0).round() / 10.0;
+        [
+            tenth(l),
+            tenth(self.page_height - top),
+            tenth(r),
+            tenth(self.page_height - bottom),
+        ]
     }
 
     /// The boxes of a text line's first and last physical lines, looked for from `cursor`
@@ -286,12 +308,19 @@ fn join(para: &mut String, next: &str) {
     para.push_str(next);
 }
 
-/// The paragraphs of a run of text lines: each a list of the lines' indices, in order.
-/// Lines without a box are paragraphs of their own.
-pub(super) fn group(geometry: &Geometry, lines: &[&str], cursor: &mut usize) -> Vec<String> {
+/// The paragraphs of a run of text lines, in order, each with the box of the physical
+/// lines it was found on (none when none was). Lines without a box are paragraphs of
+/// their own.
+pub(super) fn group(
+    geometry: &Geometry,
+    lines: &[&str],
+    cursor: &mut usize,
+) -> Vec<(String, Option<[f32; 4]>)> {
     let boxes: Vec<Option<(usize, usize)>> =
         lines.iter().map(|l| geometry.find(l, cursor)).collect();
     let mut out: Vec<String> = Vec::new();
+    // The physical lines each paragraph spans.
+    let mut spans: Vec<Option<(usize, usize)>> = Vec::new();
     let mut first: Option<usize> = None;
     // Whether the paragraph being made is a list item (known from its first line).
     let mut item = false;
@@ -311,13 +340,20 @@ pub(super) fn group(geometry: &Geometry, lines: &[&str], cursor: &mut usize) -> 
         };
         if goes_on {
             join(out.last_mut().unwrap(), text);
+            if let (Some(span), Some((_, b))) = (spans.last_mut().unwrap(), boxes[i]) {
+                span.1 = span.1.max(b);
+            }
         } else {
             out.push(text.to_string());
+            spans.push(boxes[i]);
             first = boxes[i].map(|b| b.0);
             item = list_item(text);
         }
     }
-    out
+    out.into_iter()
+        .zip(spans)
+        .map(|(p, span)| (p, span.map(|(a, b)| geometry.bbox(a.min(b), a.max(b)))))
+        .collect()
 }
 
 /// A page's Markdown with the lines of each paragraph joined, paragraphs apart by a blank
@@ -335,7 +371,7 @@ pub(super) fn markdown(geometry: &Geometry, text: &str) -> String {
             return;
         }
         let mut item_before = false;
-        for p in group(geometry, run, &mut cursor) {
+        for (p, _) in group(geometry, run, &mut cursor) {
             let item = list_item(&p);
             if item && item_before && out.ends_with("\n\n") {
                 out.pop(); // a list's items one a line
@@ -372,7 +408,8 @@ pub(super) fn markdown(geometry: &Geometry, text: &str) -> String {
 }
 
 /// A page's blocks with each run of main-flow lines made paragraphs (a line without a box
-/// a paragraph of its own).
+/// a paragraph of its own), each paragraph, heading, header and footer placed on the page
+/// (`bbox`) where its lines were found.
 pub(super) fn blocks(
     geometry: &Geometry,
     blocks: Vec<crate::model::Block>,
@@ -381,18 +418,21 @@ pub(super) fn blocks(
     let mut out = Vec::with_capacity(blocks.len());
     let mut run: Vec<String> = Vec::new();
     let mut cursor = 0;
-    let mut flush = |run: &mut Vec<String>, out: &mut Vec<Block>| {
+    let flush = |run: &mut Vec<String>, out: &mut Vec<Block>, cursor: &mut usize| {
         let lines: Vec<&str> = run.iter().map(String::as_str).collect();
         out.extend(
-            group(geometry, &lines, &mut cursor)
+            group(geometry, &lines, cursor)
                 .into_iter()
-                .map(|p| match label(&p) {
-                    Some((label, text)) => Block::new(Content::ListItem {
-                        level: 0,
-                        label: label.to_string(),
-                        text: text.to_string(),
-                    }),
-                    None => Block::paragraph(p),
+                .map(|(p, bbox)| {
+                    match label(&p) {
+                        Some((label, text)) => Block::new(Content::ListItem {
+                            level: 0,
+                            label: label.to_string(),
+                            text: text.to_string(),
+                        }),
+                        None => Block::paragraph(p),
+                    }
+                    .at(bbox)
                 }),
         );
         run.clear();
@@ -405,13 +445,23 @@ pub(super) fn blocks(
                 },
                 None,
             ) => run.push(text.clone()),
+            (
+                Content::Heading { text, .. } | Content::Header { text } | Content::Footer { text },
+                _,
+            ) if b.bbox.is_none() => {
+                flush(&mut run, &mut out, &mut cursor);
+                let bbox = geometry
+                    .find(text, &mut cursor)
+                    .map(|(a, z)| geometry.bbox(a, z));
+                out.push(b.at(bbox));
+            }
             _ => {
-                flush(&mut run, &mut out);
+                flush(&mut run, &mut out, &mut cursor);
                 out.push(b);
             }
         }
     }
-    flush(&mut run, &mut out);
+    flush(&mut run, &mut out, &mut cursor);
     out
 }
 
