@@ -23,7 +23,8 @@ use std::os::fd::AsRawFd;
 
 use pdfium_render::prelude::*;
 
-use super::hidden::{Affine, PageHidden, Rect};
+use super::geometry::{Affine, Rect};
+use super::hidden::PageHidden;
 
 /// Objects walked on one page at most (forms included), and forms nested deeper than this
 /// are not walked: as the other checks do.

@@ -9,6 +9,7 @@
 mod annotations;
 mod fonts;
 mod furniture;
+mod geometry;
 mod headings;
 mod hidden;
 mod layers;

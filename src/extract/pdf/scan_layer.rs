@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use image::RgbImage;
 use pdfium_render::prelude::*;
 
-use super::hidden::Rect;
+use super::geometry::Rect;
 
 /// Normalised similarity (letters and digits, case folded) from which a reading shows the
 /// layer's line.
