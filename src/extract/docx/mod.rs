@@ -1,0 +1,230 @@
+//! Word (.docx/.docm): the body in reading order — paragraphs, list items with their
+//! bullet or number, and each table where it stands — then headers, footers, footnotes,
+//! endnotes and comments under their own markers.
+//!
+//! Its files: `mod.rs` the extractor and the document's parts in reading order (the body,
+//! its charts and SmartArt placed, then the side stories); `story.rs` one story's XML
+//! walked into blocks; `numbering.rs` list numbering and paragraph styles; `hiding.rs`
+//! the runs that hide, how, and their findings.
+
+mod hiding;
+mod numbering;
+mod story;
+
+use super::blocks::{serve_blocks, Block};
+use super::package::Package;
+use super::{Extractor, Input};
+use crate::config::Limits;
+use crate::envelope::Extraction;
+use crate::error::ApiError;
+use crate::options::{HiddenText, Options};
+use hiding::{hidden_findings, HiddenRuns, Hiding};
+use numbering::Numbering;
+use story::parse_story;
+
+pub struct DocxExtractor;
+
+/// A paragraph `parse_story` writes where a chart stands, with its relationship id.
+const CHART_MARK: &str = "\u{1}chart:";
+
+/// A paragraph `parse_story` writes where a SmartArt diagram stands, with the relationship
+/// id of its data part.
+const DIAGRAM_MARK: &str = "\u{1}diagram:";
+
+/// The parts of a document in reading order: body, then the side stories.
+fn read_document(
+    pkg: &mut Package,
+    hidden_text: HiddenText,
+) -> Result<(Vec<Block>, usize, usize, HiddenRuns), ApiError> {
+    let depth = pkg.limits().max_xml_depth;
+    let mut numbering = read_numbering(pkg, depth)?;
+    let body = pkg.read("word/document.xml")?.ok_or_else(|| {
+        ApiError::new(
+            crate::error::ErrorCode::Corrupt,
+            "the package has no word/document.xml",
+        )
+    })?;
+    // A page colour (the body's `w:background`) is behind the headers and notes too.
+    let mut page = false;
+    let (mut blocks, mut hidden) =
+        parse_story(&body, depth, &mut numbering, hidden_text, &mut page)?;
+    place_charts(pkg, &mut blocks, &mut hidden, depth)?;
+    let body_paragraphs = blocks.iter().filter(|b| b.is_paragraph()).count();
+    let tables = blocks
+        .iter()
+        .filter(|b| matches!(b, Block::Table(_)))
+        .count();
+    side_stories(
+        pkg,
+        depth,
+        &mut numbering,
+        hidden_text,
+        &mut page,
+        &mut blocks,
+        &mut hidden,
+    )?;
+    // What stands past the last block (a picture alone in the last stories) goes with it.
+    let last = blocks.len().saturating_sub(1);
+    for h in hidden.iter_mut() {
+        h.0 = h.0.min(last);
+    }
+    hidden.sort_by_key(|h| h.0);
+    Ok((blocks, body_paragraphs, tables, hidden))
+}
+
+/// The list definitions (numbering.xml) and paragraph styles (styles.xml), either absent.
+fn read_numbering(pkg: &mut Package, depth: usize) -> Result<Numbering, ApiError> {
+    let mut numbering = match pkg.read("word/numbering.xml")? {
+        Some(x) => Numbering::parse(&x, depth)?,
+        None => Numbering::default(),
+    };
+    if let Some(x) = pkg.read("word/styles.xml")? {
+        numbering.parse_styles(&x, depth)?;
+    }
+    Ok(numbering)
+}
+
+/// Charts and SmartArt where they stand, from the parts the body's relationships name:
+/// each marker paragraph `parse_story` wrote replaced by the chart's blocks or the
+/// diagram's lines, and the hidden runs' places moved with the blocks.
+fn place_charts(
+    pkg: &mut Package,
+    blocks: &mut Vec<Block>,
+    hidden: &mut HiddenRuns,
+    depth: usize,
+) -> Result<(), ApiError> {
+    let placed = |b: &Block| matches!(b, Block::Para(p) if p.starts_with(CHART_MARK) || p.starts_with(DIAGRAM_MARK));
+    if !blocks.iter().any(placed) {
+        return Ok(());
+    }
+    let rels = super::package::relationships(pkg, "word/_rels/document.xml.rels", "word")?;
+    let mut read = |rid: &str| -> Result<Option<Vec<u8>>, ApiError> {
+        match rels.get(rid) {
+            Some((part, _)) => pkg.read(part),
+            None => Ok(None),
+        }
+    };
+    // Each block's place after the charts and diagrams take theirs (hidden runs are
+    // placed by block).
+    let mut at = Vec::with_capacity(blocks.len() + 1);
+    let mut out = Vec::with_capacity(blocks.len());
+    for b in std::mem::take(blocks) {
+        at.push(out.len());
+        let Block::Para(p) = &b else {
+            out.push(b);
+            continue;
+        };
+        if let Some(rid) = p.strip_prefix(CHART_MARK) {
+            if let Some(chart) = read(rid)?.map(|x| super::chart::read(&x, depth)) {
+                out.extend(chart?.filter(|c| !c.is_empty()).map(Block::Chart));
+            }
+        } else if let Some(rid) = p.strip_prefix(DIAGRAM_MARK) {
+            if let Some(x) = read(rid)? {
+                // A damaged diagram loses its own text, not the document's.
+                let lines = super::diagram::lines(&x, depth).unwrap_or_default();
+                out.extend(lines.into_iter().map(Block::Para));
+            }
+        } else {
+            out.push(b);
+        }
+    }
+    at.push(out.len());
+    for h in hidden.iter_mut() {
+        h.0 = at[h.0.min(at.len() - 1)];
+    }
+    *blocks = out;
+    Ok(())
+}
+
+/// The side stories after the body, each kind under its marker (`Headers`, `Footers`,
+/// `Footnotes`, `Endnotes`, `Comments`): a block repeated in another part of the kind
+/// once, and their hidden runs placed by the block they are in (a comment is a finding
+/// too).
+fn side_stories(
+    pkg: &mut Package,
+    depth: usize,
+    numbering: &mut Numbering,
+    hidden_text: HiddenText,
+    page: &mut bool,
+    blocks: &mut Vec<Block>,
+    hidden: &mut HiddenRuns,
+) -> Result<(), ApiError> {
+    let mut names = pkg.names();
+    names.sort();
+    for (marker, prefix) in [
+        ("Headers", "word/header"),
+        ("Footers", "word/footer"),
+        ("Footnotes", "word/footnotes"),
+        ("Endnotes", "word/endnotes"),
+        ("Comments", "word/comments"),
+    ] {
+        let mut seen: Vec<Block> = Vec::new();
+        // Hidden runs and pictures' descriptions of these stories, by their block's place
+        // in `seen` (a block repeated in another part is one block; a picture alone in an
+        // empty paragraph is placed where the stories' marker stands).
+        let mut found: Vec<(Option<usize>, Hiding, String)> = Vec::new();
+        for name in names
+            .iter()
+            .filter(|n| n.starts_with(prefix) && n.ends_with(".xml"))
+        {
+            let Some(xml) = pkg.read(name)? else { continue };
+            let (story, story_hidden) = parse_story(&xml, depth, numbering, hidden_text, page)?;
+            let mut place: Vec<Option<usize>> = Vec::with_capacity(story.len());
+            for b in story {
+                let empty = b.is_paragraph() && {
+                    let p = b.plain();
+                    p.trim().is_empty() || p.starts_with(CHART_MARK) || p.starts_with(DIAGRAM_MARK)
+                };
+                place.push(if empty {
+                    None
+                } else if let Some(i) = seen.iter().position(|s| *s == b) {
+                    Some(i)
+                } else {
+                    seen.push(b);
+                    Some(seen.len() - 1)
+                });
+            }
+            for (at, how, text) in story_hidden {
+                let at = place.get(at).copied().flatten();
+                if !found
+                    .iter()
+                    .any(|(a, h, t)| *a == at && *h == how && *t == text)
+                {
+                    found.push((at, how, text));
+                }
+            }
+        }
+        // The marker's place; the stories' blocks follow it.
+        let base = blocks.len();
+        for (at, how, text) in found {
+            let at = at.map_or(base, |i| base + 1 + i);
+            hidden.push((at, how, text));
+        }
+        if !seen.is_empty() {
+            blocks.push(Block::Marker(marker.to_string()));
+            for b in seen {
+                if marker == "Comments" {
+                    hidden.push((blocks.len(), Hiding::Comment, b.plain()));
+                }
+                blocks.push(b);
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Extractor for DocxExtractor {
+    fn extract(
+        &self,
+        input: &Input,
+        req: &Options,
+        limits: &Limits,
+    ) -> Result<Extraction, ApiError> {
+        let mut pkg = Package::open(&input.path, limits.package)?;
+        let hidden_text = req.hidden_text.unwrap_or(HiddenText::Keep);
+        let (blocks, paragraphs, tables, hidden) = read_document(&mut pkg, hidden_text)?;
+        let mut ex = serve_blocks(&blocks, paragraphs, tables, req)?;
+        ex.findings = hidden_findings(blocks.len(), &hidden, req, ex.next.as_ref(), hidden_text)?;
+        Ok(ex)
+    }
+}

@@ -1,0 +1,376 @@
+//! A Word story (the body, a header, the notes…) walked into blocks: paragraphs, headings
+//! and list items with their labels, tables where they stand, the places of charts and
+//! SmartArt, and the runs that hide with the block each is in.
+
+use super::super::blocks::{join_label, Block};
+use super::super::xml::{attr, walk, Node};
+use super::hiding::{on, shows_colour, HiddenRuns, Hiding};
+use super::numbering::{heading_level, Numbering};
+use super::{CHART_MARK, DIAGRAM_MARK};
+use crate::error::ApiError;
+use crate::options::HiddenText;
+
+/// Parse one story (body, header, notes…) into blocks.
+pub(super) fn parse_story(
+    xml: &[u8],
+    depth: usize,
+    numbering: &mut Numbering,
+    hidden_text: HiddenText,
+    page: &mut bool,
+) -> Result<(Vec<Block>, HiddenRuns), ApiError> {
+    let mut story = StoryParser::new(numbering, hidden_text, *page);
+    walk(xml, depth, |n| story.node(n))?;
+    *page = story.page_coloured;
+    Ok((story.blocks, story.hidden))
+}
+
+struct Cell {
+    paras: Vec<String>,
+}
+
+/// A story being walked: the blocks so far, and what is open where the walk stands.
+struct StoryParser<'a> {
+    numbering: &'a mut Numbering,
+    hidden_text: HiddenText,
+    blocks: Vec<Block>,
+    /// Open paragraphs: text, list (numId, level) set directly, and paragraph style.
+    paras: Vec<(String, Option<(String, u32)>, Option<String>)>,
+    /// Open tables: rows of cells.
+    tables: Vec<Vec<Vec<Cell>>>,
+    in_text: bool,
+    /// Inside content that must not be read (fallbacks, deleted text, field codes, ruby
+    /// annotations).
+    skip_depth: usize,
+    num: Option<(String, u32)>,
+    ilvl: u32,
+    /// The open paragraph's own outline level (`w:outlineLvl`), over its style's.
+    outline: Option<u32>,
+    // Hidden runs (`w:vanish` in a run's properties; in the paragraph's it hides only the
+    // paragraph mark): the open run's, the last run's, and the open paragraph's text.
+    in_ppr: bool,
+    last_hidden: bool,
+    // Whether the open run hides: its own `w:vanish`/`w:specVanish`, else its character
+    // style's, else its paragraph style's, else the document defaults' (styles followed
+    // through `basedOn`).
+    run_hidden: Option<bool>,
+    run_style_hidden: Option<bool>,
+    para_style_hidden: Option<bool>,
+    // White or tiny text, and what could make white text visible (shading, highlight, a
+    // page colour).
+    run_white: bool,
+    run_tiny: bool,
+    run_shaded: bool,
+    in_tcpr: bool,
+    para_shaded: bool,
+    cell_shaded: bool,
+    page_coloured: bool,
+    hidden_here: Vec<(Hiding, String)>,
+    hidden: HiddenRuns,
+}
+
+impl<'a> StoryParser<'a> {
+    /// `page`: whether a page colour is behind the story (the body's `w:background`).
+    fn new(numbering: &'a mut Numbering, hidden_text: HiddenText, page: bool) -> Self {
+        Self {
+            numbering,
+            hidden_text,
+            blocks: Vec::new(),
+            paras: Vec::new(),
+            tables: Vec::new(),
+            in_text: false,
+            skip_depth: 0,
+            num: None,
+            ilvl: 0,
+            outline: None,
+            in_ppr: false,
+            last_hidden: false,
+            run_hidden: None,
+            run_style_hidden: None,
+            para_style_hidden: None,
+            run_white: false,
+            run_tiny: false,
+            run_shaded: false,
+            in_tcpr: false,
+            para_shaded: false,
+            cell_shaded: false,
+            page_coloured: page,
+            hidden_here: Vec::new(),
+            hidden: Vec::new(),
+        }
+    }
+
+    /// One node of the story's XML.
+    fn node(&mut self, n: Node<'_>) {
+        if self.skip_depth > 0 {
+            match n {
+                Node::Open(..) => self.skip_depth += 1,
+                Node::Close(..) => self.skip_depth -= 1,
+                _ => {}
+            }
+            return;
+        }
+        match n {
+            Node::Open(
+                "Fallback" | "delText" | "instrText" | "rt" | "footnoteRef" | "endnoteRef"
+                | "pPrChange" | "rPrChange",
+                _,
+            ) => self.skip_depth = 1,
+            Node::Open("p", _) => {
+                self.para_shaded = false;
+                self.para_style_hidden = None;
+                self.paras.push((String::new(), None, None));
+                self.num = None;
+                self.ilvl = 0;
+                self.outline = None;
+            }
+            Node::Open("pStyle", a) => {
+                if let Some(p) = self.paras.last_mut() {
+                    p.2 = attr(a, "val").map(str::to_string);
+                }
+                self.para_style_hidden =
+                    attr(a, "val").and_then(|v| self.numbering.style_vanish(v));
+            }
+            Node::Open(
+                tag @ ("rStyle" | "vanish" | "specVanish" | "color" | "sz" | "highlight"),
+                a,
+            ) if !self.in_ppr => self.run_property(tag, a),
+            Node::Open("ilvl", a) => {
+                self.ilvl = attr(a, "val").and_then(|v| v.parse().ok()).unwrap_or(0)
+            }
+            Node::Open("numId", a) => {
+                // numId 0 takes the numbering a style would give away.
+                self.num = attr(a, "val").map(|v| (v.to_string(), self.ilvl));
+            }
+            Node::Close("numPr") => {
+                if let (Some(p), Some((id, _))) = (self.paras.last_mut(), self.num.clone()) {
+                    p.1 = Some((id, self.ilvl));
+                }
+            }
+            Node::Open("t", _) => self.in_text = true,
+            Node::Close("t") => self.in_text = false,
+            Node::Open("pPr", _) => self.in_ppr = true,
+            Node::Close("pPr") => self.in_ppr = false,
+            Node::Open("r", _) => {
+                (self.run_hidden, self.run_style_hidden) = (None, None);
+                (self.run_white, self.run_tiny, self.run_shaded) = (false, false, false)
+            }
+            Node::Open("tcPr", _) => self.in_tcpr = true,
+            Node::Close("tcPr") => self.in_tcpr = false,
+            Node::Open("shd", a) => self.shading(a),
+            Node::Open("background", a) => self.page_coloured |= shows_colour(attr(a, "color")),
+            // A picture's description: listed (`alt_text`), not read into the text.
+            Node::Open("docPr", a) => {
+                if let Some(d) = attr(a, "descr").filter(|d| !d.trim().is_empty()) {
+                    self.hidden_here.push((Hiding::AltText, d.to_string()));
+                }
+            }
+            Node::Text(t) if self.in_text => self.run_text(t),
+            Node::Open("tab", _) => {
+                if let Some(p) = self.paras.last_mut() {
+                    if !p.0.is_empty() {
+                        p.0.push('\t');
+                    }
+                }
+            }
+            Node::Open("br" | "cr", _) => {
+                if let Some(p) = self.paras.last_mut() {
+                    p.0.push('\n');
+                }
+            }
+            Node::Open("noBreakHyphen", _) => {
+                if let Some(p) = self.paras.last_mut() {
+                    p.0.push('-');
+                }
+            }
+            Node::Close("p") => self.close_paragraph(),
+            Node::Open("outlineLvl", a) if !self.paras.is_empty() => {
+                self.outline = attr(a, "val").and_then(|v| v.parse().ok());
+            }
+            Node::Open("chart", a) => {
+                if let Some(rid) = attr(a, "id") {
+                    self.blocks.push(Block::Para(format!("{CHART_MARK}{rid}")));
+                }
+            }
+            Node::Open("relIds", a) => {
+                if let Some(rid) = attr(a, "dm") {
+                    self.blocks
+                        .push(Block::Para(format!("{DIAGRAM_MARK}{rid}")));
+                }
+            }
+            Node::Open("tbl", _) => self.tables.push(Vec::new()),
+            Node::Open("tr", _) => {
+                if let Some(t) = self.tables.last_mut() {
+                    t.push(Vec::new());
+                }
+            }
+            Node::Open("tc", _) => {
+                self.cell_shaded = false;
+                if let Some(r) = self.tables.last_mut().and_then(|t| t.last_mut()) {
+                    r.push(Cell { paras: Vec::new() });
+                }
+            }
+            Node::Close("tbl") => self.close_table(),
+            _ => {}
+        }
+    }
+
+    /// A property of the open run (in its `w:rPr`, not the paragraph mark's): its character
+    /// style's and its own `w:vanish`, white colour, a size under 1.5 pt, a highlight.
+    fn run_property(&mut self, tag: &str, a: &[(String, String)]) {
+        match tag {
+            "rStyle" => {
+                self.run_style_hidden = attr(a, "val").and_then(|v| self.numbering.style_vanish(v));
+            }
+            "vanish" | "specVanish" => self.run_hidden = Some(on(a)),
+            "color" => {
+                self.run_white = attr(a, "val").is_some_and(|v| v.eq_ignore_ascii_case("FFFFFF"))
+            }
+            "sz" => {
+                self.run_tiny = attr(a, "val")
+                    .and_then(|v| v.parse::<u32>().ok())
+                    .is_some_and(|hp| hp < 3)
+            }
+            "highlight" => self.run_shaded |= shows_colour(attr(a, "val")),
+            _ => {}
+        }
+    }
+
+    /// Shading (`w:shd`) that shows something behind white text: the table cell's, the
+    /// paragraph's or the run's.
+    fn shading(&mut self, a: &[(String, String)]) {
+        let shown = shows_colour(attr(a, "fill"));
+        if self.in_tcpr {
+            self.cell_shaded |= shown;
+        } else if self.in_ppr {
+            self.para_shaded |= shown;
+        } else {
+            self.run_shaded |= shown;
+        }
+    }
+
+    /// A run's text, into the open paragraph: as it is, or (when the run hides) as
+    /// `hidden_text` says, kept for its finding.
+    fn run_text(&mut self, t: &str) {
+        if let Some(p) = self.paras.last_mut() {
+            let vanish = self
+                .run_hidden
+                .or(self.run_style_hidden)
+                .or(self.para_style_hidden)
+                .unwrap_or(self.numbering.default_vanish);
+            let hiding = if vanish {
+                Some(Hiding::Vanish)
+            } else if self.run_white
+                && !(self.run_shaded || self.para_shaded || self.cell_shaded || self.page_coloured)
+            {
+                Some(Hiding::White)
+            } else if self.run_tiny {
+                Some(Hiding::Tiny)
+            } else {
+                None
+            };
+            let Some(hiding) = hiding else {
+                p.0.push_str(t);
+                self.last_hidden = false;
+                return;
+            };
+            match self.hidden_here.last_mut() {
+                Some((h, text)) if *h == hiding => text.push_str(t),
+                _ => self.hidden_here.push((hiding, t.to_string())),
+            }
+            crate::findings::push_hidden(&mut p.0, t, self.hidden_text, self.last_hidden);
+            self.last_hidden = true;
+        }
+    }
+
+    /// A paragraph ends: its hidden runs placed by the block it becomes — a heading (by
+    /// its outline level or style), a list item (numbered directly or through its style),
+    /// or a paragraph — which goes into the open table cell, onto its own line (a text box
+    /// inside a paragraph), or into the story.
+    fn close_paragraph(&mut self) {
+        let Some((text, list, style)) = self.paras.pop() else {
+            return;
+        };
+        self.last_hidden = false;
+        for (h, text) in self.hidden_here.drain(..) {
+            if !text.trim().is_empty() {
+                self.hidden.push((self.blocks.len(), h, text));
+            }
+        }
+        let heading = match self.outline.take() {
+            Some(o) => heading_level(o),
+            None => style.as_deref().and_then(|s| self.numbering.heading(s)),
+        };
+        // Set on the paragraph, else through its style (numbered headings).
+        let list = match list {
+            Some((id, _)) if id == "0" => None,
+            Some(l) => Some(l),
+            None => style.and_then(|s| self.numbering.for_style(&s)),
+        };
+        let label = match list {
+            Some((id, lvl)) if !text.trim().is_empty() => Some(self.numbering.prefix(&id, lvl)),
+            _ => None,
+        };
+        let in_cell = self
+            .tables
+            .last_mut()
+            .and_then(|t| t.last_mut())
+            .and_then(|r| r.last_mut());
+        let block = match (label, heading) {
+            _ if in_cell.is_some() || text.trim().is_empty() => Block::Para(text),
+            // A numbered heading is a heading with its number.
+            (Some((lvl, label, _)), Some(h)) => Block::Heading(h, lvl, join_label(&label, &text)),
+            (None, Some(h)) => Block::Heading(h, 0, text),
+            (Some((level, label, bullet)), None) => Block::Item {
+                level,
+                label,
+                bullet,
+                text,
+            },
+            (None, None) => Block::Para(text),
+        };
+        if let Some(cell) = in_cell {
+            cell.paras.push(block.plain());
+            return;
+        }
+        if !self.paras.is_empty() {
+            // A text box inside a paragraph: its own line, where it stands.
+            if !block.plain().trim().is_empty() {
+                self.blocks.push(block);
+            }
+            return;
+        }
+        self.blocks.push(block);
+    }
+
+    /// A table ends: its cells' paragraphs joined, the table a block of the story, or text
+    /// of the cell that holds it.
+    fn close_table(&mut self) {
+        let Some(t) = self.tables.pop() else { return };
+        let rows: Vec<Vec<String>> = t
+            .into_iter()
+            .map(|r| {
+                r.into_iter()
+                    .map(|c| {
+                        c.paras
+                            .iter()
+                            .map(|p| p.trim())
+                            .filter(|p| !p.is_empty())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                            .replace(['\n', '\r', '\t'], " ")
+                    })
+                    .collect()
+            })
+            .collect();
+        match self
+            .tables
+            .last_mut()
+            .and_then(|t| t.last_mut())
+            .and_then(|r| r.last_mut())
+        {
+            // A nested table becomes text of the cell that holds it.
+            Some(cell) => cell.paras.extend(rows.iter().map(|r| r.join(" | "))),
+            None => self.blocks.push(Block::Table(rows)),
+        }
+    }
+}
