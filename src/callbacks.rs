@@ -23,7 +23,7 @@ use std::time::Duration;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::db::{self, on, Db};
+use crate::db::{self, on, Bind, Claim, Db};
 use crate::error::{ApiError, ErrorCode};
 use crate::fetch::FetchPolicy;
 
@@ -278,25 +278,18 @@ impl Callbacks {
     /// deliverer takes it meanwhile); `None` when none is due.
     async fn claim(&self) -> Result<Option<Due>, sqlx::Error> {
         let now = now_ms();
-        // A read first: idle polls take no write lock.
-        let q = "SELECT id FROM jobs WHERE callback_state = 'pending' AND callback_next_at <= $1 LIMIT 1";
-        let any: Option<(String,)> =
-            on!(&self.db, p => sqlx::query_as(q).bind(now).fetch_optional(p).await)?;
-        if any.is_none() {
-            return Ok(None);
-        }
-        let skip = self.db.skip_locked();
-        let q = format!(
-            "UPDATE jobs SET callback_next_at = $1, callback_attempts = callback_attempts + 1 \
-             WHERE id = (SELECT id FROM jobs WHERE callback_state = 'pending' AND callback_next_at <= $2 \
-             ORDER BY callback_next_at LIMIT 1{skip}) \
-             RETURNING id, tenant, callback_url, state, error, callback_attempts"
-        );
-        on!(&self.db, p => sqlx::query_as(&q)
-            .bind(now + CLAIM.as_millis() as i64)
-            .bind(now)
-            .fetch_optional(p)
-            .await)
+        self.db
+            .claim_due(Claim {
+                table: "jobs",
+                peek: "callback_state = 'pending' AND callback_next_at <= $1",
+                peek_binds: &[Bind::Int(now)],
+                set: "callback_next_at = $1, callback_attempts = callback_attempts + 1",
+                due: "c.callback_state = 'pending' AND c.callback_next_at <= $2",
+                order: "c.callback_next_at",
+                returning: "id, tenant, callback_url, state, error, callback_attempts",
+                binds: &[Bind::Int(now + CLAIM.as_millis() as i64), Bind::Int(now)],
+            })
+            .await
     }
 
     /// Make one claimed delivery and record how it went (only while the claim is still

@@ -36,6 +36,33 @@ macro_rules! on {
 }
 pub(crate) use on;
 
+/// A value bound to a statement's `$n`, in order: the claims bind numbers and text.
+#[derive(Debug, Clone, Copy)]
+pub enum Bind<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+/// What one kind of claim says to [`Db::claim_due`]; the shape (peek, then claim, skipping
+/// rows locked by other replicas) is `claim_due`'s.
+#[derive(Debug, Clone, Copy)]
+pub struct Claim<'a> {
+    /// The table whose rows are claimed, keyed by `id`.
+    pub table: &'a str,
+    /// The peek's condition (is any row perhaps due?) and its values.
+    pub peek: &'a str,
+    pub peek_binds: &'a [Bind<'a>],
+    /// What the claim writes to the row it takes.
+    pub set: &'a str,
+    /// Which rows may be taken (the candidate row is `c`), and which first.
+    pub due: &'a str,
+    pub order: &'a str,
+    /// The columns handed back from the row taken.
+    pub returning: &'a str,
+    /// The values of `set`'s, `due`'s and `order`'s `$1`, `$2`, …
+    pub binds: &'a [Bind<'a>],
+}
+
 impl Db {
     pub fn is_shared(&self) -> bool {
         matches!(self, Db::Postgres(_))
@@ -44,11 +71,70 @@ impl Db {
     /// What a claim's inner `SELECT … LIMIT 1` ends with: on Postgres, replicas claiming at
     /// once skip each other's rows (`FOR UPDATE SKIP LOCKED`); SQLite runs the statement
     /// under its single write lock.
-    pub fn skip_locked(&self) -> &'static str {
+    fn skip_locked(&self) -> &'static str {
         match self {
             Db::Postgres(_) => " FOR UPDATE SKIP LOCKED",
             Db::Sqlite(_) => "",
         }
+    }
+
+    /// Claim the next due row of `claim.table`, or `None` when none is due. A read first
+    /// (`SELECT id … WHERE {peek} LIMIT 1`): an idle poll takes no write lock (SQLite has one
+    /// writer, which uploads and reads need). Then one statement, so two claimers never
+    /// take the same row:
+    ///
+    /// `UPDATE {table} SET {set} WHERE id = (SELECT id FROM {table} c WHERE {due}
+    /// ORDER BY {order} LIMIT 1{skip}) RETURNING {returning}`
+    ///
+    /// where `{skip}` is `FOR UPDATE SKIP LOCKED` on Postgres (replicas claiming at once
+    /// skip each other's rows) and nothing on SQLite. Used by the job runners
+    /// (`jobs/runner.rs`) and the callback deliverer (`callbacks.rs`).
+    pub async fn claim_due<T>(&self, claim: Claim<'_>) -> Result<Option<T>, sqlx::Error>
+    where
+        T: Send
+            + Unpin
+            + for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
+            + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
+    {
+        let Claim {
+            table,
+            peek,
+            peek_binds,
+            set,
+            due,
+            order,
+            returning,
+            binds,
+        } = claim;
+        let q = format!("SELECT id FROM {table} WHERE {peek} LIMIT 1");
+        let any: Option<(String,)> = on!(self, p => {
+            let mut q = sqlx::query_as(&q);
+            for b in peek_binds {
+                q = match *b {
+                    Bind::Int(v) => q.bind(v),
+                    Bind::Text(v) => q.bind(v),
+                };
+            }
+            q.fetch_optional(p).await
+        })?;
+        if any.is_none() {
+            return Ok(None);
+        }
+        let skip = self.skip_locked();
+        let q = format!(
+            "UPDATE {table} SET {set} WHERE id = (SELECT id FROM {table} c WHERE {due} \
+             ORDER BY {order} LIMIT 1{skip}) RETURNING {returning}"
+        );
+        on!(self, p => {
+            let mut q = sqlx::query_as(&q);
+            for b in binds {
+                q = match *b {
+                    Bind::Int(v) => q.bind(v),
+                    Bind::Text(v) => q.bind(v),
+                };
+            }
+            q.fetch_optional(p).await
+        })
     }
 
     /// One round trip (readiness).
@@ -557,6 +643,49 @@ impl BytesLock<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::{Bind, Claim, Db};
+
+    /// `claim_due` takes the first due row by the caller's order, binds text and numbers
+    /// in order, hands back the caller's columns, and answers `None` when nothing is due.
+    #[tokio::test]
+    async fn claim_due_takes_the_first_due_row_once() {
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect("sqlite::memory:")
+            .await
+            .unwrap();
+        sqlx::query(
+            "CREATE TABLE t (id TEXT PRIMARY KEY, due INTEGER NOT NULL, turn INTEGER NOT NULL, \
+             owner TEXT)",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        sqlx::query("INSERT INTO t VALUES ('a', 5, 2, NULL), ('b', 1, 1, NULL), ('c', 9, 0, NULL)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let db = &Db::Sqlite(pool);
+        let claim = |now: i64| async move {
+            db.claim_due::<(String, String)>(Claim {
+                table: "t",
+                peek: "owner IS NULL AND due <= $1",
+                peek_binds: &[Bind::Int(now)],
+                set: "owner = $1",
+                due: "c.owner IS NULL AND c.due <= $2",
+                order: "c.turn",
+                returning: "id, owner",
+                binds: &[Bind::Text("me"), Bind::Int(now)],
+            })
+            .await
+            .unwrap()
+        };
+        assert_eq!(claim(0).await, None);
+        assert_eq!(claim(6).await, Some(("b".into(), "me".into())));
+        assert_eq!(claim(6).await, Some(("a".into(), "me".into())));
+        assert_eq!(claim(6).await, None);
+    }
+
     /// A data dir whose small uploads kept their bytes in their rows (0007) keeps them
     /// through 0008, which moves them to `unsynced_blobs`.
     #[tokio::test]

@@ -4,12 +4,13 @@
 //! progress and its events live in the database and its result in the blob store.
 //!
 //! Every replica runs a few job runners that claim queued jobs through the database
-//! (`FOR UPDATE SKIP LOCKED` on Postgres; SQLite has one writer). A claim takes a lease
-//! (`LEASE`), renewed by a heartbeat while the read runs, and raises the job's `fence`:
-//! every write of a runner names the fence it claimed with, so a runner whose lease was
-//! taken over (it stalled past the lease) or whose job was cancelled finds its writes
-//! refused, stops, and never overwrites the result of the run that replaced it. A replica
-//! that dies leaves its jobs to the others when their leases expire.
+//! (`Db::claim_due`: `FOR UPDATE SKIP LOCKED` on Postgres; SQLite has one writer). A
+//! claim takes a lease (`LEASE`), renewed by a heartbeat while the read runs, and raises
+//! the job's `fence`: every write of a runner names the fence it claimed with, so a
+//! runner whose lease was taken over (it stalled past the lease) or whose job was
+//! cancelled finds its writes refused, stops, and never overwrites the result of the run
+//! that replaced it. A replica that dies leaves its jobs to the others when their leases
+//! expire.
 //!
 //! Fairness between tenants: a job's `turn` is the number of its tenant's jobs queued or
 //! running when it was submitted, and runners take the lowest turn first — with twenty of

@@ -2,6 +2,7 @@
 //! finishing it once (by fence), releasing at a stop, and sweeping expired jobs.
 
 use super::*;
+use crate::db::{Bind, Claim};
 
 impl Jobs {
     /// Start this replica's runners and the sweeper of expired jobs.
@@ -85,35 +86,30 @@ impl Jobs {
     pub(super) async fn claim(&self) -> Result<Option<Claimed>, sqlx::Error> {
         let now = now_ms();
         let lease = now + LEASE.as_millis() as i64;
-        // A read first: an idle replica's polls take no write lock (SQLite has one writer,
-        // which uploads and reads need).
-        let q = "SELECT id FROM jobs WHERE state = 'queued' OR (state = 'running' AND lease_until < $1) LIMIT 1";
-        let any: Option<(String,)> =
-            on!(&self.db, p => sqlx::query_as(q).bind(now).fetch_optional(p).await)?;
-        if any.is_none() {
-            return Ok(None);
-        }
-        let skip = self.db.skip_locked();
         // Between tenants: a tenant at its cap of running jobs waits; of the others, the
         // one with the fewest running goes first, then the fewest queued ahead (`turn`).
         // The counts are the database's, so every replica claims by the same rule.
-        let q = format!(
-            "UPDATE jobs SET state = 'running', fence = fence + 1, owner = $1, \
-             lease_until = $2, updated_at = $3, started_at = $3 WHERE id = (SELECT j.id FROM jobs j \
-             WHERE (j.state = 'queued' OR (j.state = 'running' AND j.lease_until < $3)) \
-             AND (SELECT COUNT(*) FROM jobs r WHERE r.tenant = j.tenant AND r.state = 'running' \
-                  AND r.lease_until >= $3) < $4 \
-             ORDER BY (SELECT COUNT(*) FROM jobs r WHERE r.tenant = j.tenant AND r.state = 'running' \
-                  AND r.lease_until >= $3), j.turn, j.created_at LIMIT 1{skip}) \
-             RETURNING id, tenant, request, fence"
-        );
-        on!(&self.db, p => sqlx::query_as(&q)
-            .bind(&self.owner)
-            .bind(lease)
-            .bind(now)
-            .bind(self.per_tenant)
-            .fetch_optional(p)
-            .await)
+        self.db
+            .claim_due(Claim {
+                table: "jobs",
+                peek: "state = 'queued' OR (state = 'running' AND lease_until < $1)",
+                peek_binds: &[Bind::Int(now)],
+                set: "state = 'running', fence = fence + 1, owner = $1, lease_until = $2, \
+                      updated_at = $3, started_at = $3",
+                due: "(c.state = 'queued' OR (c.state = 'running' AND c.lease_until < $3)) \
+                      AND (SELECT COUNT(*) FROM jobs r WHERE r.tenant = c.tenant \
+                           AND r.state = 'running' AND r.lease_until >= $3) < $4",
+                order: "(SELECT COUNT(*) FROM jobs r WHERE r.tenant = c.tenant \
+                        AND r.state = 'running' AND r.lease_until >= $3), c.turn, c.created_at",
+                returning: "id, tenant, request, fence",
+                binds: &[
+                    Bind::Text(&self.owner),
+                    Bind::Int(lease),
+                    Bind::Int(now),
+                    Bind::Int(self.per_tenant),
+                ],
+            })
+            .await
     }
 
     /// Renew the lease; false when the job is no longer this run's (cancelled, or claimed
