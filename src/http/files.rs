@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Tenant;
+use super::responses::error_responses;
 use super::AppState;
 use crate::db::{self, FileRecord};
-use crate::error::{ApiError, ErrorBody, ErrorCode};
+use crate::error::{ApiError, ErrorCode};
 use crate::store::clean_name;
 
 pub fn router(max_request_bytes: u64) -> Router<AppState> {
@@ -43,18 +44,21 @@ pub struct UploadForm {
     file: Vec<u8>,
 }
 
+error_responses!(
+    /// The errors `POST /upload` answers with.
+    UploadErrors:
+    InvalidRequest, Unauthorized,
+    RequestTimeout => "the body paused longer than the upload body timeout",
+    TooLarge, BlockedType, BinaryContent, LegacyFormat, UnsupportedFormat, Encrypted,
+);
+
 /// Upload one or more files (multipart). Each file's type is decided from its bytes;
 /// executables and archives are refused and nothing of the request is kept.
 #[utoipa::path(post, path = "/upload", tag = "files",
     request_body(content = UploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "stored", body = UploadResponse),
-        (status = 400, description = "invalid_request", body = ErrorBody),
-        (status = 401, description = "unauthorized", body = ErrorBody),
-        (status = 408, description = "request_timeout: the body paused longer than the upload body timeout", body = ErrorBody),
-        (status = 413, description = "too_large", body = ErrorBody),
-        (status = 415, description = "blocked_type, binary_content, legacy_format, unsupported_format", body = ErrorBody),
-        (status = 422, description = "encrypted", body = ErrorBody)),
+        UploadErrors),
     security((), ("bearer" = [])))]
 pub async fn upload(
     State(st): State<AppState>,
@@ -239,9 +243,16 @@ pub struct FileList {
     pub files: Vec<FileRecord>,
 }
 
+error_responses!(
+    /// The errors `GET /files` answers with.
+    ListErrors:
+    InvalidOption => "limit or offset out of range",
+    Unauthorized,
+);
+
 /// The caller's files, newest first.
 #[utoipa::path(get, path = "/files", tag = "files", params(ListParams),
-    responses((status = 200, body = FileList), (status = 400, description = "invalid_option: limit or offset out of range", body = ErrorBody), (status = 401, description = "unauthorized", body = ErrorBody)),
+    responses((status = 200, body = FileList), ListErrors),
     security((), ("bearer" = [])))]
 pub async fn list(
     State(st): State<AppState>,
@@ -272,9 +283,15 @@ pub struct FileInfo {
     pub file: FileRecord,
 }
 
+error_responses!(
+    /// The errors `GET /files/{id}` and `DELETE /files/{id}` answer with.
+    FileErrors:
+    NotFound,
+);
+
 /// One of the caller's files.
 #[utoipa::path(get, path = "/files/{id}", tag = "files", params(("id" = String, Path, description = "file id")),
-    responses((status = 200, body = FileInfo), (status = 404, description = "not_found", body = ErrorBody)),
+    responses((status = 200, body = FileInfo), FileErrors),
     security((), ("bearer" = [])))]
 pub async fn show(
     State(st): State<AppState>,
@@ -294,7 +311,7 @@ pub struct Deleted {
 
 /// Delete one of the caller's files. The bytes go when no other upload references them.
 #[utoipa::path(delete, path = "/files/{id}", tag = "files", params(("id" = String, Path, description = "file id")),
-    responses((status = 200, body = Deleted), (status = 404, description = "not_found", body = ErrorBody)),
+    responses((status = 200, body = Deleted), FileErrors),
     security((), ("bearer" = [])))]
 pub async fn remove(
     State(st): State<AppState>,

@@ -5,6 +5,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
+use super::responses::error_responses;
 use super::AppState;
 use crate::error::{ApiError, ErrorCode};
 
@@ -20,11 +21,17 @@ pub async fn healthz() -> Json<Value> {
     Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
 }
 
+error_responses!(
+    /// The errors `GET /readyz` answers with.
+    ReadyErrors:
+    Unavailable => "not ready (the database, the bucket or the data dir does not answer; the message says which)",
+);
+
 /// Readiness: the database answers and the upload directory is writable. `engines` says
 /// which native parts (PDFium, OCR) are installed; reads that need a missing one fail alone.
 #[utoipa::path(get, path = "/readyz", tag = "health", responses(
     (status = 200, description = "ready", body = Object),
-    (status = 503, description = "unavailable: not ready (the database, the bucket or the data dir does not answer; the message says which)", body = crate::error::ErrorBody)))]
+    ReadyErrors))]
 pub async fn readyz(State(st): State<AppState>) -> Result<Json<Value>, ApiError> {
     let unavailable =
         |what: &str| ApiError::new(ErrorCode::Unavailable, format!("not ready: {what}"));

@@ -9,9 +9,10 @@ use axum::routing::get;
 use axum::{Json, Router};
 
 use super::auth::Tenant;
+use super::responses::error_responses;
 use super::AppState;
 use crate::callbacks::CallbackSecret;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::jobs::JobView;
 
 pub fn router() -> Router<AppState> {
@@ -21,14 +22,19 @@ pub fn router() -> Router<AppState> {
         .route("/callbacks/secret", get(callback_secret))
 }
 
+error_responses!(
+    /// The errors `GET /callbacks/secret` answers with.
+    CallbackSecretErrors:
+    Unauthorized, Unavailable,
+);
+
 /// The tenant's secret for checking job callbacks (`callback_url`): each callback carries
 /// `X-Docreader-Signature: sha256=<hex>`, the HMAC-SHA256 of its body under this secret.
 /// Made on first use; the same from every replica.
 #[utoipa::path(get, path = "/callbacks/secret", tag = "read",
     responses(
         (status = 200, description = "the tenant's signing secret", body = CallbackSecret),
-        (status = 401, description = "unauthorized", body = ErrorBody),
-        (status = 503, description = "unavailable", body = ErrorBody)),
+        CallbackSecretErrors),
     security((), ("bearer" = [])))]
 pub async fn callback_secret(
     State(st): State<AppState>,
@@ -41,6 +47,12 @@ pub async fn callback_secret(
     }))
 }
 
+error_responses!(
+    /// The errors `GET /jobs/{id}` and `DELETE /jobs/{id}` answer with.
+    JobErrors:
+    Unauthorized, NotFound, Unavailable,
+);
+
 /// A read job: `queued`, `running` (with its last progress event), `done` (with the
 /// envelope), `failed` (with the error) or `cancelled` — from any replica. Jobs and their
 /// results are kept for `DOCREADER_JOB_TTL_HOURS` (24 by default), not removed when read.
@@ -48,9 +60,7 @@ pub async fn callback_secret(
     params(("id" = String, Path, description = "The job id `POST /read` with `\"async\": true` answered")),
     responses(
         (status = 200, description = "the job", body = JobView),
-        (status = 401, description = "unauthorized", body = ErrorBody),
-        (status = 404, description = "not_found", body = ErrorBody),
-        (status = 503, description = "unavailable", body = ErrorBody)),
+        JobErrors),
     security((), ("bearer" = [])))]
 pub async fn show(
     State(st): State<AppState>,
@@ -66,9 +76,7 @@ pub async fn show(
     params(("id" = String, Path, description = "The job id")),
     responses(
         (status = 200, description = "the job, `cancelled` unless it had ended", body = JobView),
-        (status = 401, description = "unauthorized", body = ErrorBody),
-        (status = 404, description = "not_found", body = ErrorBody),
-        (status = 503, description = "unavailable", body = ErrorBody)),
+        JobErrors),
     security((), ("bearer" = [])))]
 pub async fn cancel(
     State(st): State<AppState>,
@@ -99,6 +107,13 @@ fn last_event_id(headers: &HeaderMap) -> Result<i64, ApiError> {
     }
 }
 
+error_responses!(
+    /// The errors `GET /jobs/{id}/events` answers with.
+    JobEventsErrors:
+    InvalidRequest => "a Last-Event-ID that is no event number",
+    Unauthorized, NotFound, Unavailable,
+);
+
 /// The job's progress as server-sent events, as a streamed `POST /read` sends them:
 /// `progress` events (`{done, total, stage}`), then one `envelope` or `error` event, then
 /// the end. Each event has an id; reconnecting with `Last-Event-ID` resumes after it. Any
@@ -108,10 +123,7 @@ fn last_event_id(headers: &HeaderMap) -> Result<i64, ApiError> {
         ("Last-Event-ID" = Option<i64>, Header, nullable = false, minimum = 0, maximum = 2147483647, description = "Resume after this event (its id, a whole number)")),
     responses(
         (status = 200, description = "text/event-stream: progress events, then envelope or error", content_type = "text/event-stream", body = JobStreamEvent),
-        (status = 400, description = "invalid_request: a Last-Event-ID that is no event number", body = ErrorBody),
-        (status = 401, description = "unauthorized", body = ErrorBody),
-        (status = 404, description = "not_found", body = ErrorBody),
-        (status = 503, description = "unavailable", body = ErrorBody)),
+        JobEventsErrors),
     security((), ("bearer" = [])))]
 pub async fn events(
     State(st): State<AppState>,

@@ -6,17 +6,24 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
 
+use super::responses::error_responses;
 use super::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/metrics", get(metrics))
 }
 
+error_responses!(
+    /// The errors `GET /metrics` answers with.
+    MetricsErrors:
+    Unauthorized,
+);
+
 /// Prometheus metrics (text exposition format).
 /// With API keys configured it needs one, unless the service runs with `--metrics-public`.
 #[utoipa::path(get, path = "/metrics", tag = "health",
     responses((status = 200, description = "Prometheus text format", body = String),
-        (status = 401, description = "unauthorized", body = crate::error::ErrorBody)),
+        MetricsErrors),
     security((), ("bearer" = [])))]
 pub async fn metrics(
     State(st): State<AppState>,

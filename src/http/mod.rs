@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod pages;
 pub mod read;
 pub mod request_id;
+pub mod responses;
 pub mod search;
 pub mod serve;
 pub mod upload_url;
@@ -507,8 +508,9 @@ mod tests {
 
     /// Every error response of every operation lists the codes it may carry (the words
     /// before a `:` in its description); each is a code of `ErrorCode` whose status is that
-    /// response's, and every code is listed under its status somewhere: the published lists
-    /// cannot drift from the one table of codes.
+    /// response's, and every code is listed under its status somewhere. The lists are made
+    /// from the table (`responses::error_responses!`); this holds any response written by
+    /// hand to it too, and keeps every code answered by some operation.
     #[test]
     fn error_responses_list_codes_of_their_status() {
         use crate::error::ErrorCode;

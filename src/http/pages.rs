@@ -11,8 +11,9 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::auth::Tenant;
+use super::responses::error_responses;
 use super::AppState;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::page_image::{PageImageRequest, PictureFormat};
 use crate::read::service::Drawn;
 
@@ -35,6 +36,15 @@ pub struct PageParams {
     width: Option<u32>,
 }
 
+error_responses!(
+    /// The errors `GET /files/{id}/pages/{n}` answers with.
+    PageErrors:
+    InvalidOption, UnsupportedOption, InvalidRange, Unauthorized, NotFound,
+    TooLarge => "over the render pixel budget (the hint says what fits)",
+    UnsupportedFormat => "not a PDF or an image",
+    OutOfRange, Encrypted, Corrupt, ExtractionCrashed, Internal, Unavailable, Timeout,
+);
+
 /// A page as a picture: a PDF page, an image's only page or a TIFF's n-th. Past the render
 /// pixel budget it is refused with the largest dpi or width that fits (never shrunk
 /// quietly). An encrypted PDF's password goes in the `X-Document-Password` header.
@@ -49,16 +59,7 @@ pub struct PageParams {
             content((Vec<u8> = "image/png"), (Vec<u8> = "image/webp")),
             headers(("ETag" = String), ("Cache-Control" = String))),
         (status = 304, description = "the copy held (If-None-Match) is current"),
-        (status = 400, description = "invalid_option, unsupported_option, invalid_range", body = ErrorBody),
-        (status = 401, description = "unauthorized", body = ErrorBody),
-        (status = 404, description = "not_found", body = ErrorBody),
-        (status = 413, description = "too_large: over the render pixel budget (the hint says what fits)", body = ErrorBody),
-        (status = 415, description = "unsupported_format: not a PDF or an image", body = ErrorBody),
-        (status = 416, description = "out_of_range", body = ErrorBody),
-        (status = 422, description = "encrypted, corrupt", body = ErrorBody),
-        (status = 500, description = "extraction_crashed, internal", body = ErrorBody),
-        (status = 503, description = "unavailable", body = ErrorBody),
-        (status = 504, description = "timeout", body = ErrorBody)),
+        PageErrors),
     security((), ("bearer" = [])))]
 pub async fn page(
     State(st): State<AppState>,

@@ -12,9 +12,10 @@ use axum::{Json, Router};
 use serde_json::Value;
 
 use super::auth::Tenant;
+use super::responses::error_responses;
 use super::AppState;
 use crate::envelope::Envelope;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::ProgressSink;
 use crate::options::ReadRequest;
 
@@ -55,6 +56,19 @@ pub struct OneShotForm {
     options: Option<String>,
 }
 
+error_responses!(
+    /// The errors `POST /read` answers with.
+    ReadErrors:
+    InvalidRequest, InvalidOption, UnsupportedOption, InvalidRange, InvertedRange,
+    UrlSchemeNotAllowed, Unauthorized, OutsideAllowedRoots, UrlNotAllowed, UrlHostNotAllowed,
+    UrlAddressBlocked, UrlRedirectBlocked, NotFound,
+    TooLarge => "the file or what it expands to is over a limit (pixels, decompressed size, a worker's memory cap)",
+    BlockedType, BinaryContent, LegacyFormat, UnsupportedFormat, OutOfRange, Encrypted, Corrupt,
+    NoOcrEngine, ExtractionCrashed, Internal,
+    FetchFailed => "the server of `url` could not be reached or answered an error",
+    Unavailable, Timeout,
+);
+
 /// Read a file: text and format metadata in one envelope. A multipart body
 /// (`OneShotForm`: the file and an `options` part) reads the file it carries in one round
 /// trip, guarded as an upload is, and keeps nothing of it unless `options` says
@@ -72,18 +86,7 @@ pub struct OneShotForm {
     responses(
         (status = 200, description = "the envelope; with `file_ids`, one result per file", body = ReadAnswer),
         (status = 202, description = "with `\"async\": true` or `Prefer: respond-async`: the queued job (`Location`: /jobs/{id})", body = crate::jobs::JobView),
-        (status = 400, description = "invalid_request, invalid_option, unsupported_option, invalid_range, inverted_range, url_scheme_not_allowed", body = ErrorBody),
-        (status = 401, description = "unauthorized", body = ErrorBody),
-        (status = 403, description = "outside_allowed_roots, url_not_allowed, url_host_not_allowed, url_address_blocked, url_redirect_blocked", body = ErrorBody),
-        (status = 404, description = "not_found", body = ErrorBody),
-        (status = 413, description = "too_large: the file or what it expands to is over a limit (pixels, decompressed size, a worker's memory cap)", body = ErrorBody),
-        (status = 415, description = "blocked_type, binary_content, legacy_format, unsupported_format", body = ErrorBody),
-        (status = 416, description = "out_of_range", body = ErrorBody),
-        (status = 422, description = "encrypted, corrupt, no_ocr_engine", body = ErrorBody),
-        (status = 500, description = "extraction_crashed, internal", body = ErrorBody),
-        (status = 502, description = "fetch_failed: the server of `url` could not be reached or answered an error", body = ErrorBody),
-        (status = 503, description = "unavailable", body = ErrorBody),
-        (status = 504, description = "timeout", body = ErrorBody)),
+        ReadErrors),
     security((), ("bearer" = [])))]
 pub async fn read(
     State(st): State<AppState>,

@@ -9,8 +9,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::auth::Tenant;
+use super::responses::error_responses;
 use super::AppState;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::ProgressSink;
 use crate::options::ReadRequest;
 use crate::search::{SearchRequest, SearchResults};
@@ -21,6 +22,13 @@ pub fn router() -> Router<AppState> {
         .route("/files/{id}/index", post(index))
 }
 
+error_responses!(
+    /// The errors `POST /search` answers with.
+    SearchErrors:
+    InvalidRequest, InvalidOption, Unauthorized,
+    Forbidden => "search is off on this service (DOCREADER_INDEX_READS=off)",
+);
+
 /// Search the caller's documents: BM25-ranked hits (file, page/slide/sheet/chapter, line,
 /// snippet), best first. What is searched is what reads of the tenant's uploads returned,
 /// and whole documents indexed with `POST /files/{id}/index`. Chinese, Japanese and Korean
@@ -29,9 +37,7 @@ pub fn router() -> Router<AppState> {
 #[utoipa::path(post, path = "/search", tag = "read", request_body = SearchRequest,
     responses(
         (status = 200, description = "the hits", body = SearchResults),
-        (status = 400, description = "invalid_request, invalid_option", body = ErrorBody),
-        (status = 401, description = "unauthorized", body = ErrorBody),
-        (status = 403, description = "forbidden: search is off on this service (DOCREADER_INDEX_READS=off)", body = ErrorBody)),
+        SearchErrors),
     security((), ("bearer" = [])))]
 pub async fn search(
     State(st): State<AppState>,
@@ -93,21 +99,22 @@ pub struct Indexed {
 /// The most reads indexing one document takes (a workbook read sheet by sheet).
 const MAX_INDEX_READS: u64 = 1000;
 
+error_responses!(
+    /// The errors `POST /files/{id}/index` answers with.
+    IndexErrors:
+    Unauthorized,
+    Forbidden => "search is off on this service (DOCREADER_INDEX_READS=off)",
+    NotFound, TooLarge, BlockedType, BinaryContent, LegacyFormat, UnsupportedFormat, Encrypted,
+    Corrupt, NoOcrEngine, ExtractionCrashed, Internal, Unavailable, Timeout,
+);
+
 /// Read a whole document (every page, sheet, slide, chapter; scanned pages are OCR'd) so
 /// that all of it is searchable. Runs as reads do, on the same executor.
 #[utoipa::path(post, path = "/files/{id}/index", tag = "read",
     params(("id" = String, Path, description = "file id")),
     responses(
         (status = 200, description = "indexed", body = Indexed),
-        (status = 401, description = "unauthorized", body = ErrorBody),
-        (status = 403, description = "forbidden: search is off on this service (DOCREADER_INDEX_READS=off)", body = ErrorBody),
-        (status = 404, description = "not_found", body = ErrorBody),
-        (status = 413, description = "too_large", body = ErrorBody),
-        (status = 415, description = "blocked_type, binary_content, legacy_format, unsupported_format", body = ErrorBody),
-        (status = 422, description = "encrypted, corrupt, no_ocr_engine", body = ErrorBody),
-        (status = 500, description = "extraction_crashed, internal", body = ErrorBody),
-        (status = 503, description = "unavailable", body = ErrorBody),
-        (status = 504, description = "timeout", body = ErrorBody)),
+        IndexErrors),
     security((), ("bearer" = [])))]
 pub async fn index(
     State(st): State<AppState>,

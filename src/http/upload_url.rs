@@ -15,9 +15,10 @@ use utoipa::ToSchema;
 
 use super::auth::Tenant;
 use super::files::{receive_stream, UploadResponse};
+use super::responses::error_responses;
 use super::AppState;
 use crate::db::{self, FileRecord};
-use crate::error::{ApiError, ErrorBody, ErrorCode};
+use crate::error::{ApiError, ErrorCode};
 use crate::store::{clean_name, random_hex};
 
 /// How long an upload URL lives unless asked otherwise, and at most.
@@ -72,13 +73,18 @@ pub struct UploadUrl {
     pub max_bytes: u64,
 }
 
+error_responses!(
+    /// The errors `POST /uploads` answers with.
+    UploadUrlErrors:
+    InvalidRequest, InvalidOption, Unauthorized,
+);
+
 /// Get a single-use URL to upload one file to without an API key (for an agent's host,
 /// or a browser): valid for `ttl_seconds`, bound to the caller's tenant.
 #[utoipa::path(post, path = "/uploads", tag = "files", request_body = UploadUrlRequest,
     responses(
         (status = 200, description = "the URL", body = UploadUrl),
-        (status = 400, description = "invalid_request, invalid_option", body = ErrorBody),
-        (status = 401, description = "unauthorized", body = ErrorBody)),
+        UploadUrlErrors),
     security((), ("bearer" = [])))]
 pub async fn create(
     State(st): State<AppState>,
@@ -131,16 +137,20 @@ pub async fn issue(
     })
 }
 
+error_responses!(
+    /// The errors `PUT /uploads/{token}` and `POST /uploads/{token}` answer with.
+    TokenUploadErrors:
+    NotFound => "unknown, expired or already used",
+    RequestTimeout, TooLarge, BlockedType, BinaryContent, LegacyFormat, UnsupportedFormat,
+);
+
 /// Store a file sent to an upload URL.
 #[utoipa::path(put, path = "/uploads/{token}", tag = "files",
     params(("token" = String, Path, description = "from POST /uploads")),
     request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "the file's bytes (or a multipart form with one file part)"),
     responses(
         (status = 200, description = "stored", body = UploadResponse),
-        (status = 404, description = "not_found: unknown, expired or already used", body = ErrorBody),
-        (status = 408, description = "request_timeout", body = ErrorBody),
-        (status = 413, description = "too_large", body = ErrorBody),
-        (status = 415, description = "blocked_type, binary_content, legacy_format, unsupported_format", body = ErrorBody)))]
+        TokenUploadErrors))]
 pub async fn receive(
     State(st): State<AppState>,
     Path(token): Path<String>,
@@ -186,10 +196,7 @@ pub async fn receive(
     request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "the file's bytes (or a multipart form with one file part)"),
     responses(
         (status = 200, description = "stored", body = UploadResponse),
-        (status = 404, description = "not_found: unknown, expired or already used", body = ErrorBody),
-        (status = 408, description = "request_timeout", body = ErrorBody),
-        (status = 413, description = "too_large", body = ErrorBody),
-        (status = 415, description = "blocked_type, binary_content, legacy_format, unsupported_format", body = ErrorBody)))]
+        TokenUploadErrors))]
 pub async fn receive_post(
     st: State<AppState>,
     token: Path<String>,
