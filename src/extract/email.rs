@@ -33,6 +33,54 @@ pub struct Mail {
     pub unextracted: Vec<String>,
     /// Hidden elements of an HTML body (issue #21), with their 1-based lines in `body`.
     pub hidden: Vec<Hidden>,
+    /// With `output: "json"`: the body's typed blocks, each with the 1-based line of `body`
+    /// it starts on (an HTML part's headings, lists and tables as the HTML reader records
+    /// them; a text part's paragraphs).
+    pub blocks: Option<Vec<(usize, crate::model::Block)>>,
+}
+
+/// How a body is read: hidden elements kept, marked or left out; blocks recorded or not.
+#[derive(Clone, Copy)]
+struct BodyRead {
+    mode: HiddenMode,
+    blocks: bool,
+}
+
+impl BodyRead {
+    /// An HTML body as text, its hidden elements and (when recorded) its blocks.
+    fn html(self, html: &str) -> super::html::Rendered {
+        if self.blocks {
+            super::html::render_blocks(html, self.mode)
+        } else {
+            super::html::render_as(html, false, self.mode)
+        }
+    }
+}
+
+/// The paragraphs of a text body, each with the 1-based line it starts on, counted from
+/// `line0` (the lines before it).
+fn text_blocks(text: &str, line0: usize) -> Vec<(usize, crate::model::Block)> {
+    let mut out = Vec::new();
+    let mut para: Vec<&str> = Vec::new();
+    let mut first = 0;
+    for (i, line) in text.lines().chain([""]).enumerate() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            if !para.is_empty() {
+                out.push((
+                    line0 + first + 1,
+                    crate::model::Block::paragraph(para.join("\n")),
+                ));
+                para.clear();
+            }
+        } else {
+            if para.is_empty() {
+                first = i;
+            }
+            para.push(line);
+        }
+    }
+    out
 }
 
 // ----------------------------------------------------------------------------------------
@@ -224,7 +272,7 @@ fn recipients(
     (to, cc)
 }
 
-fn parse_msg(input: &Input, limits: &Limits, mode: HiddenMode) -> Result<Mail, ApiError> {
+fn parse_msg(input: &Input, limits: &Limits, how: BodyRead) -> Result<Mail, ApiError> {
     let f = std::fs::File::open(&input.path).map_err(ApiError::internal)?;
     let mut cf = cfb::CompoundFile::open(f).map_err(|e| {
         ApiError::new(ErrorCode::Corrupt, "the Outlook message cannot be opened").with_cause(e)
@@ -277,8 +325,11 @@ fn parse_msg(input: &Input, limits: &Limits, mode: HiddenMode) -> Result<Mail, A
                 .or_else(|| prop_string(&mut cf, "/", 0x1013, codepage));
             match html {
                 Some(h) => {
-                    let r = super::html::render_as(&h, false, mode);
+                    let r = how.html(&h);
                     m.hidden = r.hidden;
+                    if how.blocks {
+                        m.blocks = Some(r.blocks);
+                    }
                     r.text
                 }
                 // Only compressed RTF (PR_RTF_COMPRESSED): Outlook's own body format.
@@ -350,7 +401,7 @@ fn addresses(a: Option<&mail_parser::Address<'_>>) -> Option<String> {
     (!list.is_empty()).then(|| list.join(", "))
 }
 
-fn parse_eml(input: &Input, mode: HiddenMode) -> Result<Mail, ApiError> {
+fn parse_eml(input: &Input, how: BodyRead) -> Result<Mail, ApiError> {
     let raw = std::fs::read(&input.path).map_err(ApiError::internal)?;
     let msg = MessageParser::default()
         .parse(&raw)
@@ -363,14 +414,20 @@ fn parse_eml(input: &Input, mode: HiddenMode) -> Result<Mail, ApiError> {
         date: msg.date().map(|d| d.to_rfc3339()),
         ..Default::default()
     };
-    m.body = body_of(&msg, mode, &mut m.hidden, 0);
+    let mut blocks = Vec::new();
+    m.body = body_of(&msg, how, &mut m.hidden, &mut blocks, 0);
     for part in msg.attachments() {
         let name = part.attachment_name().unwrap_or("attachment").to_string();
         if let Some(inner) = part.message() {
             // A forwarded message: its text belongs to this one.
             // Its first line comes after this body's lines and the separator's.
             let line0 = m.body.matches('\n').count() + 2;
-            let inner_body = body_of(inner, mode, &mut m.hidden, line0);
+            let title = format!(
+                "--- Attached message: {} ---",
+                inner.subject().unwrap_or("")
+            );
+            blocks.extend(text_blocks(&title, line0 - 1));
+            let inner_body = body_of(inner, how, &mut m.hidden, &mut blocks, line0);
             m.body.push_str(&format!(
                 "\n--- Attached message: {} ---\n{}",
                 inner.subject().unwrap_or(""),
@@ -387,6 +444,9 @@ fn parse_eml(input: &Input, mode: HiddenMode) -> Result<Mail, ApiError> {
             });
         }
     }
+    if how.blocks {
+        m.blocks = Some(blocks);
+    }
     Ok(m)
 }
 
@@ -395,25 +455,27 @@ fn parse_eml(input: &Input, mode: HiddenMode) -> Result<Mail, ApiError> {
 /// counted from `line0`, the lines before where the body goes).
 fn body_of(
     msg: &mail_parser::Message<'_>,
-    mode: HiddenMode,
+    how: BodyRead,
     hidden: &mut Vec<Hidden>,
+    blocks: &mut Vec<(usize, crate::model::Block)>,
     line0: usize,
 ) -> String {
     // mail-parser lists an HTML part among the text parts where there is no plain text
     // for it, and would make it text itself, hidden elements and all: such parts go
     // through the HTML reader instead, in their place.
     let part = |id: &u32| msg.parts.get(*id as usize).map(|p| &p.body);
-    let first = hidden.len();
+    let (first, first_block) = (hidden.len(), blocks.len());
     let mut out = String::new();
     for id in &msg.text_body {
-        add_part(&mut out, part(id), mode, hidden, line0);
+        add_part(&mut out, part(id), how, hidden, blocks, line0);
     }
     if out.trim().is_empty() {
         out.clear();
         hidden.truncate(first);
+        blocks.truncate(first_block);
         for id in &msg.html_body {
             if let Some(b @ mail_parser::PartType::Html(_)) = part(id) {
-                add_part(&mut out, Some(b), mode, hidden, line0);
+                add_part(&mut out, Some(b), how, hidden, blocks, line0);
             }
         }
     }
@@ -425,15 +487,16 @@ fn body_of(
 fn add_part(
     out: &mut String,
     body: Option<&mail_parser::PartType<'_>>,
-    mode: HiddenMode,
+    how: BodyRead,
     hidden: &mut Vec<Hidden>,
+    blocks: &mut Vec<(usize, crate::model::Block)>,
     line0: usize,
 ) {
-    let (text, found) = match body {
-        Some(mail_parser::PartType::Text(t)) => (t.replace("\r\n", "\n"), Vec::new()),
+    let (text, found, made) = match body {
+        Some(mail_parser::PartType::Text(t)) => (t.replace("\r\n", "\n"), Vec::new(), None),
         Some(mail_parser::PartType::Html(h)) => {
-            let r = super::html::render_as(h, false, mode);
-            (r.text, r.hidden)
+            let r = how.html(h);
+            (r.text, r.hidden, Some(r.blocks))
         }
         _ => return,
     };
@@ -445,6 +508,12 @@ fn add_part(
         x.line += before;
         x
     }));
+    if how.blocks {
+        match made {
+            Some(made) => blocks.extend(made.into_iter().map(|(line, b)| (line + before, b))),
+            None => blocks.extend(text_blocks(&text, before)),
+        }
+    }
     out.push_str(&text);
 }
 
@@ -467,9 +536,13 @@ impl Extractor for EmailExtractor {
             Some(HiddenText::Mark) => HiddenMode::Mark,
             _ => HiddenMode::Drop,
         };
+        let how = BodyRead {
+            mode,
+            blocks: req.json(),
+        };
         let mail = match input.format {
-            Format::Msg => parse_msg(input, limits, mode)?,
-            _ => parse_eml(input, mode)?,
+            Format::Msg => parse_msg(input, limits, how)?,
+            _ => parse_eml(input, how)?,
         };
         let mut head = String::new();
         for (k, v) in [
@@ -575,7 +648,16 @@ impl Extractor for EmailExtractor {
         ));
         text.push_str(&window[..k].concat());
         if req.json() {
-            ex.document = Some(mail_document(&ex.report, &listed, &window[..k]));
+            let shown = start + 1..=start + k;
+            let body = match &mail.blocks {
+                Some(blocks) => blocks
+                    .iter()
+                    .filter(|(line, _)| shown.contains(line))
+                    .map(|(_, b)| b.clone())
+                    .collect(),
+                None => crate::model::paragraphs(window[..k].iter().copied()),
+            };
+            ex.document = Some(mail_document(&ex.report, &listed, body));
         }
         if k < window.len() {
             let mut next = Next::default();
@@ -604,9 +686,13 @@ impl Extractor for EmailExtractor {
 }
 
 /// A message as typed blocks (`output: "json"`): its headers as fields, its attachments
-/// as a list (part `attachments`), then the paragraphs of the body lines shown (runs of
-/// lines between blank lines).
-fn mail_document(report: &Report, listed: &[String], body: &[&str]) -> crate::model::Document {
+/// as a list (part `attachments`), then the blocks of the body lines shown (an HTML body's
+/// headings, lists and tables; a text body's paragraphs).
+fn mail_document(
+    report: &Report,
+    listed: &[String],
+    body: Vec<crate::model::Block>,
+) -> crate::model::Document {
     use crate::model::{Block, Content};
     let mut blocks = Vec::new();
     for (k, v) in [
@@ -633,7 +719,7 @@ fn mail_document(report: &Report, listed: &[String], body: &[&str]) -> crate::mo
             Some("attachments"),
         ));
     }
-    blocks.extend(crate::model::paragraphs(body.iter().copied()));
+    blocks.extend(body);
     crate::model::Document {
         units: vec![crate::model::UnitBlocks::new(
             crate::model::Unit::document(),

@@ -146,6 +146,12 @@ async fn every_format_family_gives_its_blocks() {
             &["field", "paragraph"],
         ),
         (
+            "newsletter.eml",
+            HTML_MAIL.as_bytes().to_vec(),
+            "document",
+            &["field", "heading", "paragraph", "list_item", "table"],
+        ),
+        (
             "hello.png",
             fixture("images/hello.png"),
             "document",
@@ -518,5 +524,70 @@ async fn a_unit_read_again_whole_gives_its_blocks_once() {
         doc[0]["blocks"].as_array().unwrap().is_empty(),
         "{}",
         r.json
+    );
+}
+
+/// An e-mail whose only body is HTML, with a heading, a list and a table.
+const HTML_MAIL: &str = "From: Ops <ops@example.com>\r\nTo: team@example.com\r\nSubject: Weekly numbers\r\nMIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<html><body><h1>Weekly numbers</h1><p>Orders rose again this week.</p><ul><li>North up</li><li>South flat</li></ul><table><tr><th>Region</th><th>Orders</th></tr><tr><td>North</td><td>120</td></tr><tr><td>South</td><td>80</td></tr></table><p>See you Monday.</p></body></html>\r\n";
+
+/// An HTML body gives its own blocks (heading, list items, a table with its header row),
+/// not paragraphs of its lines; a line window gives the blocks of the lines it shows.
+#[tokio::test]
+async fn an_html_mail_body_gives_its_blocks() {
+    let app = TestApp::new().await;
+    let id = app.upload_id("weekly.eml", HTML_MAIL.as_bytes()).await;
+    let r = app.read(json!({"file_id": id, "output": "json"})).await;
+    let blocks = document(&r)[0]["blocks"].as_array().unwrap().clone();
+    let kinds: Vec<&str> = blocks.iter().map(|b| b["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "field",
+            "field",
+            "field",
+            "heading",
+            "paragraph",
+            "list_item",
+            "list_item",
+            "table",
+            "paragraph"
+        ],
+        "{blocks:?}"
+    );
+    let table = &blocks[7];
+    assert_eq!(
+        table["rows"],
+        json!([["Region", "Orders"], ["North", "120"], ["South", "80"]])
+    );
+    assert_eq!(table["header_rows"], 1);
+    assert_eq!(blocks[3]["text"], "Weekly numbers");
+    assert_eq!(blocks[5]["text"], "North up");
+
+    // The body's lines from the list on: the blocks that start there, nothing before.
+    let text = app.read(json!({"file_id": id})).await;
+    // The headers, a blank line, then the body's lines (`offset` counts those).
+    let lines: Vec<&str> = text.json["text"].as_str().unwrap().lines().collect();
+    let body_from = lines.iter().position(|l| l.is_empty()).unwrap() + 1;
+    let at = lines.iter().position(|l| l.contains("North up")).unwrap() - body_from;
+    let r = app
+        .read(json!({"file_id": id, "output": "json", "offset": at}))
+        .await;
+    let kinds: Vec<String> = document(&r)[0]["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "field",
+            "field",
+            "field",
+            "list_item",
+            "list_item",
+            "table",
+            "paragraph"
+        ]
     );
 }
