@@ -55,7 +55,7 @@ pub struct Input {
 }
 
 /// How far a long read is: pages done of pages selected, and what the last one took.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct Progress {
     pub done: u64,
     pub total: u64,
@@ -63,7 +63,9 @@ pub struct Progress {
 }
 
 /// What a long read is doing: a closed set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// Opening the document.

@@ -779,12 +779,11 @@ impl Docreader {
             }
             JobState::Failed | JobState::Cancelled => {
                 // A job's error is an error body's `error`: code, message, hint.
-                let e = job.error.clone();
-                let (code, message, hint) = match &e {
+                let (code, message, hint) = match &job.error {
                     Some(e) => (
-                        e["code"].as_str().unwrap_or(job.state.as_str()).to_string(),
-                        e["message"].as_str().unwrap_or("").to_string(),
-                        e["hint"].as_str().unwrap_or("").to_string(),
+                        e.code.as_str().to_string(),
+                        e.message.clone(),
+                        e.hint.clone(),
                     ),
                     None => (
                         job.state.to_string(),
@@ -802,12 +801,7 @@ impl Docreader {
             }
             state => {
                 let progress = match &job.progress {
-                    Some(p) => format!(
-                        ": {} of {} pages ({})",
-                        p["done"],
-                        p["total"],
-                        p["stage"].as_str().unwrap_or("reading")
-                    ),
+                    Some(p) => format!(": {} of {} pages ({})", p.done, p.total, p.stage),
                     None => String::new(),
                 };
                 format!(
@@ -986,17 +980,17 @@ impl Docreader {
         };
         // The structure comes from a read that keeps one character (no OCR: what a file
         // holds, not its scanned text).
-        let mut probe = json!({"file_id": id, "max_chars": 1});
-        if matches!(file.format.as_str(), "pdf" | "image") {
-            probe["ocr"] = json!("none");
-        }
+        let probe = ReadRequest {
+            file_id: Some(id.to_string()),
+            max_chars: Some(1),
+            ocr: matches!(file.format.as_str(), "pdf" | "image")
+                .then_some(crate::options::Ocr::None),
+            ..Default::default()
+        };
         let mut info = json!({"file": file});
-        if let Ok(req) = serde_json::from_value::<ReadRequest>(probe) {
-            if let Ok(p) = self.st.reader.prepare(tenant, req).await {
-                if let Ok(env) = self.st.reader.run(p, ProgressSink::default()).await {
-                    info["structure"] =
-                        serde_json::to_value(Structure::of(env)).unwrap_or_default();
-                }
+        if let Ok(p) = self.st.reader.prepare(tenant, probe).await {
+            if let Ok(env) = self.st.reader.run(p, ProgressSink::default()).await {
+                info["structure"] = serde_json::to_value(Structure::of(env)).unwrap_or_default();
             }
         }
         // The OCR a read would use on what has no text layer (scans, images): named, not

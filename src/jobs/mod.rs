@@ -20,7 +20,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::Value;
 use utoipa::ToSchema;
 
 pub use crate::callbacks::JobState;
@@ -54,18 +53,16 @@ pub struct JobView {
     pub status: &'static str,
     pub job_id: String,
     pub state: JobState,
-    /// The last progress event of a running job: `{done, total, stage}`.
+    /// The last progress event of a running job.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    pub progress: Option<Value>,
+    pub progress: Option<crate::extract::Progress>,
     /// The read's envelope, once `done` (as the read made it).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub envelope: Option<Box<serde_json::value::RawValue>>,
-    /// The read's error (as an error body's `error`), once `failed`.
+    /// The read's error (as an error body's `error`), once `failed` or `cancelled`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    pub error: Option<Value>,
+    pub error: Option<crate::error::ErrorDetail>,
     /// RFC 3339 UTC.
     pub created_at: String,
     /// When a replica started it (RFC 3339 UTC; again when one took over from a replica
