@@ -180,6 +180,7 @@ pub async fn read(
 /// `file_id` is an upload like any other). One file a request.
 async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipart) -> Response {
     let mut options: Option<Value> = None;
+    let mut options_seen = false;
     let mut stored: Option<crate::db::FileRecord> = None;
     let mut total = 0u64;
     let failed = |st: &AppState, tenant: &str, rec: Option<crate::db::FileRecord>, e: ApiError| {
@@ -216,6 +217,12 @@ async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipa
                 }
             }
             (None, Some("options")) => {
+                // Two options parts would leave one of them unread: refused.
+                if std::mem::replace(&mut options_seen, true) {
+                    let e = ApiError::invalid_request("the form has more than one options part")
+                        .with_hint("Send the options as one JSON object in one options part.");
+                    return failed(&st, &tenant, stored, e).await;
+                }
                 // Read chunk by chunk, refused as soon as it passes a JSON body's cap (not
                 // buffered whole first: the part could be as large as an upload).
                 let mut field = field;

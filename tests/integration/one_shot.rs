@@ -139,6 +139,18 @@ async fn a_one_shot_read_is_guarded_like_an_upload() {
     assert_error(&r, 400, "invalid_option");
     let r = one_shot(&app, &[("a.pdf", &pdf)], Some("[1]")).await;
     assert_error(&r, 400, "invalid_request");
+    // Two options parts: one would go unread.
+    let two = "{\"pages\": \"1\"}\r\n------docreader-one-shot-7MA4YWxk\r\nContent-Disposition: form-data; name=\"options\"\r\n\r\n{\"pages\": \"2\"}";
+    let r = one_shot(&app, &[("a.pdf", &pdf)], Some(two)).await;
+    assert_error(&r, 400, "invalid_request");
+    assert!(
+        r.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than one options part"),
+        "{}",
+        r.json
+    );
     let r = one_shot(&app, &[("a.pdf", &pdf)], Some(r#"{"keep": "yes"}"#)).await;
     assert_error(&r, 400, "invalid_option");
     assert_eq!(files_listed(&app).await, 0);

@@ -167,8 +167,14 @@ def sendable_form_field_names(ctx, case):
 
 @schemathesis.hook("filter_case").apply_to(method="POST", path="/read")
 def sendable_one_shot_field_names(ctx, case):
-    """The same for a one-shot read's multipart form (OneShotForm takes other fields too)."""
+    """The same for a one-shot read's multipart form (OneShotForm takes other fields too).
+    Also dropped: a field given as a list of fewer than two values. A form sends a list as
+    one part per value, so an empty list is no part at all and a one-value list one part:
+    on the wire the same form as a valid one, which the schema's `type` cannot tell apart
+    (two or more parts are sent, and a second `options` part is refused)."""
     body = case.body
     if case.media_type != "multipart/form-data" or not isinstance(body, dict):
         return True
+    if any(isinstance(v, list) and len(v) < 2 for v in body.values()):
+        return False
     return not any(isinstance(name, str) and _CONTROL.search(name) for name in body)
