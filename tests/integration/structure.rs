@@ -250,3 +250,64 @@ async fn lines_of_a_paragraph_are_one_paragraph() {
     assert!(place.starts_with("A second paragraph"), "{place:?}");
     assert!(place.contains("\nnext line of the page"), "{place:?}");
 }
+
+/// A page shown turned a quarter clockwise through a crop box away from the origin
+/// (`/Rotate 90`, `/CropBox [30 40 565 822]`): every block's box is given from the top-left
+/// of the page as shown (782 × 535 points), so the title, at the top of the page's own
+/// space, stands at the right, and the blocks after it follow leftwards.
+#[tokio::test]
+async fn boxes_are_placed_on_the_page_as_shown() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("turned.pdf", &fixture("pdf/rotated.pdf"))
+        .await;
+    let js = app.read(json!({"file_id": id, "output": "json"})).await;
+    assert_eq!(js.status, 200, "{}", js.json);
+    let blocks = js.json["document"]["units"][0]["blocks"]
+        .as_array()
+        .unwrap();
+    let boxes: Vec<Vec<f64>> = blocks
+        .iter()
+        .map(|b| {
+            b["bbox"]
+                .as_array()
+                .unwrap_or_else(|| panic!("no bbox: {b}"))
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect()
+        })
+        .collect();
+    for b in &boxes {
+        assert!(
+            0.0 <= b[0]
+                && b[0] < b[2]
+                && b[2] <= 782.0
+                && 0.0 <= b[1]
+                && b[1] < b[3]
+                && b[3] <= 535.0,
+            "{boxes:?}"
+        );
+    }
+    // The title: its line ran from x 50 (20 into the crop box) at y 790 (750 above its
+    // bottom edge). (PDFium gives a turned page's lines in an order of its own, so blocks
+    // are found by their text, not their place in the list.)
+    let at = |start: &str| {
+        let i = blocks
+            .iter()
+            .position(|b| b["text"].as_str().unwrap_or("").starts_with(start))
+            .unwrap_or_else(|| panic!("no block {start:?}: {blocks:?}"));
+        &boxes[i]
+    };
+    let title = at("Field Notes");
+    assert!(title[0] > 740.0 && title[2] < 775.0, "{title:?}");
+    assert!((title[1] - 20.0).abs() < 3.0, "{title:?}");
+    // Lines further down the page's own space stand further left, each line 12 points on.
+    let first = at("The survey team");
+    let signed = at("Signed");
+    assert!(first[2] <= title[0], "{first:?} {title:?}");
+    assert!(
+        (first[0] - signed[0] - 156.0).abs() < 1.0,
+        "{first:?} {signed:?}"
+    );
+    assert!((signed[1] - 20.0).abs() < 3.0, "{signed:?}");
+}

@@ -388,7 +388,7 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
     }
     let geometry =
         if (settings.markdown || settings.json) && need.is_none() && settings.query.is_none() {
-            paragraphs::Geometry::read(&layer, page.height().value)
+            paragraphs::Geometry::read(&layer, paragraphs::Frame::of(page))
         } else {
             Default::default()
         };

@@ -30,15 +30,75 @@ pub(super) struct Geometry {
     /// Each line's column's right edge: the furthest right any line starting where it
     /// starts (within its height) reaches.
     column_right: Vec<f32>,
-    /// The page's height in points (boxes are given from its top).
-    page_height: f32,
+    /// The page as it is shown (boxes are given from its top-left).
+    frame: Frame,
 }
+
+/// A page as it is shown: its crop box in the page's own space and its rotation, to turn
+/// a point of the page's space into one from the top-left of the page as displayed.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Frame {
+    l: f32,
+    b: f32,
+    r: f32,
+    t: f32,
+    /// Clockwise quarter turns (`/Rotate` ÷ 90).
+    quarters: u8,
+}
+
+impl Frame {
+    pub(super) fn of(page: &PdfPage<'_>) -> Self {
+        let (w, h) = (page.width().value, page.height().value);
+        let crop = page
+            .boundaries()
+            .crop()
+            .or_else(|_| page.boundaries().media())
+            .map(|b| b.bounds);
+        let quarters = match page.rotation() {
+            Ok(PdfPageRenderRotation::Degrees90) => 1,
+            Ok(PdfPageRenderRotation::Degrees180) => 2,
+            Ok(PdfPageRenderRotation::Degrees270) => 3,
+            _ => 0,
+        };
+        match crop {
+            Ok(c) => Self {
+                l: c.left().value,
+                b: c.bottom().value,
+                r: c.right().value,
+                t: c.top().value,
+                quarters,
+            },
+            // No box to read: the page's own size from the origin (unrotated).
+            Err(_) => Self {
+                l: 0.0,
+                b: 0.0,
+                r: if quarters % 2 == 1 { h } else { w },
+                t: if quarters % 2 == 1 { w } else { h },
+                quarters,
+            },
+        }
+    }
+
+    /// A point of the page's space (origin bottom-left, y up) from the top-left of the
+    /// page as shown (y down), rotation and crop box applied.
+    pub(super) fn shown(&self, x: f32, y: f32) -> (f32, f32) {
+        match self.quarters {
+            1 => (y - self.b, x - self.l),
+            2 => (self.r - x, y - self.b),
+            3 => (self.t - y, self.r - x),
+            _ => (x - self.l, self.t - y),
+        }
+    }
+}
+
+/// How far past the cursor a heading, header or footer's own line may be found.
+const NEAR: usize = 8;
 
 /// At most this many characters are measured on a page (a hostile page can hold millions).
 const MAX_CHARS: usize = 200_000;
 
 impl Geometry {
-    pub(super) fn read(layer: &PdfPageText<'_>, page_height: f32) -> Self {
+    pub(super) fn read(layer: &PdfPageText<'_>, frame: Frame) -> Self {
         let chars = layer.chars();
         if chars.len() > MAX_CHARS {
             return Self::default();
@@ -102,12 +162,13 @@ impl Geometry {
             lines,
             by_key,
             column_right,
-            page_height,
+            frame,
         }
     }
 
-    /// The box of physical lines `a..=b` from the page's top-left corner, in points
-    /// (`[left, top, right, bottom]`, to a tenth of a point).
+    /// The box of physical lines `a..=b` from the top-left corner of the page as shown
+    /// (its crop box, rotated as it says), in points (`[left, top, right, bottom]`, to a
+    /// tenth of a point).
     fn bbox(&self, a: usize, b: usize) -> [f32; 4] {
         let (mut l, mut r, mut bottom, mut top) = (f32::MAX, f32::MIN, f32::MAX, f32::MIN);
         for line in &self.lines[a..=b] {
@@ -116,12 +177,13 @@ impl Geometry {
             bottom = bottom.min(line.bottom);
             top = top.max(line.bottom + line.height);
         }
+        let (p, q) = (self.frame.shown(l, bottom), self.frame.shown(r, top));
         let tenth = |v: f32| (v * 10.0).round() / 10.0;
         [
-            tenth(l),
-            tenth(self.page_height - top),
-            tenth(r),
-            tenth(self.page_height - bottom),
+            tenth(p.0.min(q.0)),
+            tenth(p.1.min(q.1)),
+            tenth(p.0.max(q.0)),
+            tenth(p.1.max(q.1)),
         ]
     }
 
@@ -450,9 +512,17 @@ pub(super) fn blocks(
                 _,
             ) if b.bbox.is_none() => {
                 flush(&mut run, &mut out, &mut cursor);
-                let bbox = geometry
-                    .find(text, &mut cursor)
-                    .map(|(a, z)| geometry.bbox(a, z));
+                // Only near the cursor: a heading whose own line is not found must not carry
+                // the cursor to the same words further down (the paragraphs between would
+                // lose their boxes).
+                let mut near = cursor;
+                let bbox = match geometry.find(text, &mut near) {
+                    Some((a, z)) if a < cursor + NEAR => {
+                        cursor = near;
+                        Some(geometry.bbox(a, z))
+                    }
+                    _ => None,
+                };
                 out.push(b.at(bbox));
             }
             _ => {
@@ -468,6 +538,30 @@ pub(super) fn blocks(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A point of the page's space from the top-left of the page as shown, for each
+    /// rotation, through a crop box away from the origin (x 30–565, y 40–822).
+    #[test]
+    fn points_are_given_from_the_top_left_of_the_page_as_shown() {
+        let frame = |quarters| Frame {
+            l: 30.0,
+            b: 40.0,
+            r: 565.0,
+            t: 822.0,
+            quarters,
+        };
+        // The crop box's top-left corner, and a point 10 right of and 20 below it.
+        assert_eq!(frame(0).shown(30.0, 822.0), (0.0, 0.0));
+        assert_eq!(frame(0).shown(40.0, 802.0), (10.0, 20.0));
+        // A quarter turn clockwise: the page's left edge is on top, its bottom on the left.
+        assert_eq!(frame(1).shown(30.0, 40.0), (0.0, 0.0));
+        assert_eq!(frame(1).shown(30.0, 822.0), (782.0, 0.0));
+        assert_eq!(frame(1).shown(565.0, 40.0), (0.0, 535.0));
+        // Upside down, and three quarters.
+        assert_eq!(frame(2).shown(565.0, 40.0), (0.0, 0.0));
+        assert_eq!(frame(3).shown(565.0, 822.0), (0.0, 0.0));
+        assert_eq!(frame(3).shown(30.0, 822.0), (0.0, 535.0));
+    }
 
     #[test]
     fn hyphens_and_list_items() {
