@@ -33,10 +33,55 @@ pub struct Mail {
     pub unextracted: Vec<String>,
     /// Hidden elements of an HTML body (issue #21), with their 1-based lines in `body`.
     pub hidden: Vec<Hidden>,
-    /// With `output: "json"`: the body's typed blocks, each with the 1-based line of `body`
-    /// it starts on (an HTML part's headings, lists and tables as the HTML reader records
-    /// them; a text part's paragraphs).
-    pub blocks: Option<Vec<(usize, crate::model::Block)>>,
+    /// With `output: "json"`: the typed blocks of the body's HTML parts (see `HtmlBlocks`).
+    pub blocks: Option<HtmlBlocks>,
+}
+
+/// The blocks the HTML reader recorded for a body's HTML parts, each with the 1-based line
+/// of `body` it starts on, and the lines (1-based, inclusive) each HTML part fills. The
+/// other lines (text parts, a forwarded message's title) are read as paragraphs of the
+/// lines a read shows.
+#[derive(Debug, Default)]
+pub struct HtmlBlocks {
+    pub parts: Vec<(usize, usize)>,
+    pub blocks: Vec<(usize, crate::model::Block)>,
+}
+
+impl HtmlBlocks {
+    /// The blocks of body lines `first..first + lines.len()` (1-based): an HTML part's
+    /// blocks that start on them, and the paragraphs of the other lines among them.
+    fn shown(&self, lines: &[&str], first: usize) -> Vec<crate::model::Block> {
+        let mut out = Vec::new();
+        let mut para: Vec<&str> = Vec::new();
+        let flush = |para: &mut Vec<&str>, out: &mut Vec<crate::model::Block>| {
+            out.extend(crate::model::paragraphs(para.drain(..)));
+        };
+        let mut next = self.blocks.partition_point(|(at, _)| *at < first);
+        for (i, line) in lines.iter().enumerate() {
+            let n = first + i;
+            if self.parts.iter().any(|&(a, z)| (a..=z).contains(&n)) {
+                flush(&mut para, &mut out);
+                while next < self.blocks.len() && self.blocks[next].0 == n {
+                    out.push(self.blocks[next].1.clone());
+                    next += 1;
+                }
+            } else {
+                para.push(line);
+            }
+        }
+        flush(&mut para, &mut out);
+        out
+    }
+}
+
+/// How many line ends a text holds, counted as `split_lines` counts them (`\n`, `\r\n` or
+/// a lone `\r`): the line a part appended after it starts on, less one.
+fn line_ends(text: &str) -> usize {
+    let b = text.as_bytes();
+    b.iter()
+        .enumerate()
+        .filter(|&(i, &c)| c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n')))
+        .count()
 }
 
 /// How a body is read: hidden elements kept, marked or left out; blocks recorded or not.
@@ -55,32 +100,6 @@ impl BodyRead {
             super::html::render_as(html, false, self.mode)
         }
     }
-}
-
-/// The paragraphs of a text body, each with the 1-based line it starts on, counted from
-/// `line0` (the lines before it).
-fn text_blocks(text: &str, line0: usize) -> Vec<(usize, crate::model::Block)> {
-    let mut out = Vec::new();
-    let mut para: Vec<&str> = Vec::new();
-    let mut first = 0;
-    for (i, line) in text.lines().chain([""]).enumerate() {
-        let line = line.trim_end();
-        if line.is_empty() {
-            if !para.is_empty() {
-                out.push((
-                    line0 + first + 1,
-                    crate::model::Block::paragraph(para.join("\n")),
-                ));
-                para.clear();
-            }
-        } else {
-            if para.is_empty() {
-                first = i;
-            }
-            para.push(line);
-        }
-    }
-    out
 }
 
 // ----------------------------------------------------------------------------------------
@@ -328,7 +347,10 @@ fn parse_msg(input: &Input, limits: &Limits, how: BodyRead) -> Result<Mail, ApiE
                     let r = how.html(&h);
                     m.hidden = r.hidden;
                     if how.blocks {
-                        m.blocks = Some(r.blocks);
+                        m.blocks = Some(HtmlBlocks {
+                            parts: vec![(1, split_lines(&r.text).len().max(1))],
+                            blocks: r.blocks,
+                        });
                     }
                     r.text
                 }
@@ -414,19 +436,14 @@ fn parse_eml(input: &Input, how: BodyRead) -> Result<Mail, ApiError> {
         date: msg.date().map(|d| d.to_rfc3339()),
         ..Default::default()
     };
-    let mut blocks = Vec::new();
+    let mut blocks = HtmlBlocks::default();
     m.body = body_of(&msg, how, &mut m.hidden, &mut blocks, 0);
     for part in msg.attachments() {
         let name = part.attachment_name().unwrap_or("attachment").to_string();
         if let Some(inner) = part.message() {
             // A forwarded message: its text belongs to this one.
             // Its first line comes after this body's lines and the separator's.
-            let line0 = m.body.matches('\n').count() + 2;
-            let title = format!(
-                "--- Attached message: {} ---",
-                inner.subject().unwrap_or("")
-            );
-            blocks.extend(text_blocks(&title, line0 - 1));
+            let line0 = line_ends(&m.body) + 2;
             let inner_body = body_of(inner, how, &mut m.hidden, &mut blocks, line0);
             m.body.push_str(&format!(
                 "\n--- Attached message: {} ---\n{}",
@@ -457,14 +474,14 @@ fn body_of(
     msg: &mail_parser::Message<'_>,
     how: BodyRead,
     hidden: &mut Vec<Hidden>,
-    blocks: &mut Vec<(usize, crate::model::Block)>,
+    blocks: &mut HtmlBlocks,
     line0: usize,
 ) -> String {
     // mail-parser lists an HTML part among the text parts where there is no plain text
     // for it, and would make it text itself, hidden elements and all: such parts go
     // through the HTML reader instead, in their place.
     let part = |id: &u32| msg.parts.get(*id as usize).map(|p| &p.body);
-    let (first, first_block) = (hidden.len(), blocks.len());
+    let (first, first_part, first_block) = (hidden.len(), blocks.parts.len(), blocks.blocks.len());
     let mut out = String::new();
     for id in &msg.text_body {
         add_part(&mut out, part(id), how, hidden, blocks, line0);
@@ -472,7 +489,8 @@ fn body_of(
     if out.trim().is_empty() {
         out.clear();
         hidden.truncate(first);
-        blocks.truncate(first_block);
+        blocks.parts.truncate(first_part);
+        blocks.blocks.truncate(first_block);
         for id in &msg.html_body {
             if let Some(b @ mail_parser::PartType::Html(_)) = part(id) {
                 add_part(&mut out, Some(b), how, hidden, blocks, line0);
@@ -489,7 +507,7 @@ fn add_part(
     body: Option<&mail_parser::PartType<'_>>,
     how: BodyRead,
     hidden: &mut Vec<Hidden>,
-    blocks: &mut Vec<(usize, crate::model::Block)>,
+    blocks: &mut HtmlBlocks,
     line0: usize,
 ) {
     let (text, found, made) = match body {
@@ -503,16 +521,18 @@ fn add_part(
     if !out.is_empty() {
         out.push('\n');
     }
-    let before = line0 + out.matches('\n').count();
+    let before = line0 + line_ends(out);
     hidden.extend(found.into_iter().map(|mut x| {
         x.line += before;
         x
     }));
-    if how.blocks {
-        match made {
-            Some(made) => blocks.extend(made.into_iter().map(|(line, b)| (line + before, b))),
-            None => blocks.extend(text_blocks(&text, before)),
-        }
+    if let Some(made) = made.filter(|_| how.blocks) {
+        blocks
+            .parts
+            .push((before + 1, before + split_lines(&text).len().max(1)));
+        blocks
+            .blocks
+            .extend(made.into_iter().map(|(line, b)| (line + before, b)));
     }
     out.push_str(&text);
 }
@@ -648,13 +668,8 @@ impl Extractor for EmailExtractor {
         ));
         text.push_str(&window[..k].concat());
         if req.json() {
-            let shown = start + 1..=start + k;
             let body = match &mail.blocks {
-                Some(blocks) => blocks
-                    .iter()
-                    .filter(|(line, _)| shown.contains(line))
-                    .map(|(_, b)| b.clone())
-                    .collect(),
+                Some(html) => html.shown(&window[..k], start + 1),
                 None => crate::model::paragraphs(window[..k].iter().copied()),
             };
             ex.document = Some(mail_document(&ex.report, &listed, body));

@@ -591,3 +591,37 @@ async fn an_html_mail_body_gives_its_blocks() {
         ]
     );
 }
+
+/// A text body's paragraphs are those of the lines a window shows (never text the window
+/// leaves out), beside an HTML part's own blocks.
+#[tokio::test]
+async fn a_text_mail_body_gives_the_paragraphs_a_window_shows() {
+    let app = TestApp::new().await;
+    let mail = "From: a@example.com\r\nSubject: Lines\r\n\r\nA1\r\nA2\r\nA3\r\n\r\nB1\r\n";
+    let id = app.upload_id("lines.eml", mail.as_bytes()).await;
+    let body = |r: &Resp| -> Vec<Value> {
+        document(r)[0]["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["kind"] != "field")
+            .cloned()
+            .collect()
+    };
+    let all = app.read(json!({"file_id": id, "output": "json"})).await;
+    assert_eq!(
+        body(&all),
+        [
+            json!({"kind": "paragraph", "text": "A1\nA2\nA3"}),
+            json!({"kind": "paragraph", "text": "B1"})
+        ]
+    );
+    let mid = app
+        .read(json!({"file_id": id, "output": "json", "offset": 1, "limit": 2}))
+        .await;
+    assert_eq!(body(&mid), [json!({"kind": "paragraph", "text": "A2\nA3"})]);
+    let one = app
+        .read(json!({"file_id": id, "output": "json", "offset": 0, "limit": 1}))
+        .await;
+    assert_eq!(body(&one), [json!({"kind": "paragraph", "text": "A1"})]);
+}
