@@ -104,7 +104,7 @@ impl Jobs {
                 "running" => row.progress.and_then(|p| serde_json::from_str(&p).ok()),
                 _ => None,
             },
-            error: row.error.and_then(|e| serde_json::from_str(&e).ok()),
+            error: row.error.map(|e| stored_error(&e)),
             envelope,
             state: JobState::from_db(&row.state)?,
             created_at: rfc3339(row.created_at),
@@ -207,4 +207,22 @@ impl Jobs {
             ),
         })
     }
+}
+
+/// A failed job's error as it was stored (an error body's `error`). One this build cannot
+/// read whole (a code a newer replica wrote) keeps its message and hint, as `internal`.
+fn stored_error(raw: &str) -> crate::error::ErrorDetail {
+    serde_json::from_str(raw).unwrap_or_else(|_| {
+        let v: serde_json::Value = serde_json::from_str(raw).unwrap_or_default();
+        let text = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+        crate::error::ErrorDetail {
+            code: ErrorCode::Internal,
+            message: match text("message") {
+                m if m.is_empty() => "the job failed; its error could not be read".into(),
+                m => m,
+            },
+            hint: text("hint"),
+            request_id: v["request_id"].as_str().map(str::to_string),
+        }
+    })
 }

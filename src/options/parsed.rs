@@ -243,8 +243,14 @@ impl serde::Serialize for Options {
 
 impl<'de> serde::Deserialize<'de> for Options {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (req, max_chars) = <(ReadRequest, usize)>::deserialize(d)?;
-        Options::parse(req, max_chars).map_err(|e| serde::de::Error::custom(e.message))
+        let (mut req, max_chars) = <(ReadRequest, usize)>::deserialize(d)?;
+        // The budget was checked where the read was planned (or set there, for a budget
+        // shared by several files): carried as it is, not checked again.
+        let given = req.max_chars.take();
+        let mut opts =
+            Options::parse(req, max_chars).map_err(|e| serde::de::Error::custom(e.message))?;
+        opts.req.max_chars = given;
+        Ok(opts)
     }
 }
 
@@ -331,6 +337,32 @@ mod tests {
             assert_eq!(e.code, ErrorCode::InvalidOption);
             assert_eq!(e.message, name);
         }
+    }
+
+    /// A worker reads the options it is sent as they were planned: a budget the service set
+    /// (a default, or what is left of a budget several files share) is carried as it is,
+    /// even past what a client may ask for.
+    #[test]
+    fn options_cross_to_a_worker_as_planned() {
+        let mut o = Options::parse(
+            ReadRequest {
+                pages: Some("2-3".into()),
+                query: Some("x".into()),
+                ..Default::default()
+            },
+            15_000,
+        )
+        .unwrap();
+        let wire = serde_json::to_string(&o).unwrap();
+        let back: Options = serde_json::from_str(&wire).unwrap();
+        assert_eq!(back.max_chars, 15_000);
+        assert_eq!(back.request().max_chars, None);
+        assert_eq!(back.pages.unwrap().spans, [(2, 3)]);
+        assert!(back.query.is_some());
+        o.set_max_chars(60_000_000);
+        let back: Options = serde_json::from_str(&serde_json::to_string(&o).unwrap()).unwrap();
+        assert_eq!(back.max_chars, 60_000_000);
+        assert_eq!(back.request().max_chars, Some(60_000_000));
     }
 
     #[test]
