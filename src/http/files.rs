@@ -286,7 +286,7 @@ pub struct FileInfo {
 error_responses!(
     /// The errors `GET /files/{id}` and `DELETE /files/{id}` answer with.
     FileErrors:
-    NotFound,
+    Unauthorized, NotFound,
 );
 
 /// One of the caller's files.
