@@ -102,36 +102,46 @@ mod layering {
     /// The first names after each place `next` finds in each line (comments left out);
     /// `{a, b::c}` groups give each item's first name.
     fn names_after(code: &str, next: impl Fn(&str) -> Option<usize>) -> BTreeSet<String> {
+        // Comments out, then one string: a group `cargo fmt` wraps over lines reads whole.
+        let code: String = code
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let ident = |s: &str| -> String {
+            s.trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect()
+        };
         let mut out = BTreeSet::new();
-        for line in code.lines() {
-            let line = line.split("//").next().unwrap_or("");
-            let mut rest = line;
-            while let Some(at) = next(rest) {
-                rest = &rest[at..];
-                if let Some(group) = rest.strip_prefix('{') {
-                    // `crate::{a, b::c}`: each item's first name (one line's worth).
-                    let inner = group.split('}').next().unwrap_or("");
-                    for item in inner.split(',') {
-                        let name: String = item
-                            .trim()
-                            .chars()
-                            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                            .collect();
-                        if !name.is_empty() {
-                            out.insert(name);
+        let mut rest = code.as_str();
+        while let Some(at) = next(rest) {
+            rest = &rest[at..];
+            if let Some(group) = rest.strip_prefix('{') {
+                // `crate::{a, b::{c, d}}`: the first name of each item at the group's own
+                // depth (`a`, `b`), nested groups being below those names.
+                let (mut depth, mut item_start) = (0usize, 0usize);
+                for (i, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => {
+                            out.insert(ident(&group[item_start..i]));
+                            break;
                         }
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => {
+                            out.insert(ident(&group[item_start..i]));
+                            item_start = i + 1;
+                        }
+                        _ => {}
                     }
-                    continue;
                 }
-                let name: String = rest
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                if !name.is_empty() {
-                    out.insert(name);
-                }
+                continue;
             }
+            out.insert(ident(rest));
         }
+        out.remove("");
         out
     }
 
@@ -289,6 +299,19 @@ mod layering {
             }
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// A group wrapped over lines, and groups inside a group, give the names at the
+    /// group's own depth only.
+    #[test]
+    fn the_scan_reads_wrapped_and_nested_groups() {
+        let code =
+            "use crate::{\n    db::{self, Db},\n    search, // crate::http\n    jobs::Jobs,\n};\n";
+        let got: Vec<String> = uses(code).into_iter().collect();
+        assert_eq!(got, ["db", "jobs", "search"]);
+        let code = "use super::super::{\n    xml::{attr, walk},\n    package,\n};\n";
+        let got: Vec<String> = extract_uses(code, 2).into_iter().collect();
+        assert_eq!(got, ["package", "xml"]);
     }
 
     #[test]
