@@ -288,9 +288,34 @@ async fn boxes_are_placed_on_the_page_as_shown() {
             "{boxes:?}"
         );
     }
+    // The text is drawn upright in the page's own space, so it is read as written: the
+    // same blocks, in the same order, as the page unturned (PDFium alone orders a turned
+    // page's text by the turned page, and ran its lines together out of order).
+    let kinds: Vec<&str> = blocks.iter().map(|b| b["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "heading",
+            "paragraph",
+            "paragraph",
+            "paragraph",
+            "list_item",
+            "list_item",
+            "paragraph"
+        ],
+        "{blocks:?}"
+    );
+    for pair in boxes.windows(2) {
+        assert!(pair[1][2] <= pair[0][0] + 0.5, "{boxes:?}");
+    }
+    let text = app.read(json!({"file_id": id})).await;
+    let t = text.json["text"].as_str().unwrap();
+    assert!(
+        t.starts_with("--- Page 1 ---\nField Notes\nThe survey team reached the northern ridge early in the morning and set up\ntheir instruments"),
+        "{t}"
+    );
     // The title: its line ran from x 50 (20 into the crop box) at y 790 (750 above its
-    // bottom edge). (PDFium gives a turned page's lines in an order of its own, so blocks
-    // are found by their text, not their place in the list.)
+    // bottom edge).
     let at = |start: &str| {
         let i = blocks
             .iter()
@@ -306,8 +331,10 @@ async fn boxes_are_placed_on_the_page_as_shown() {
     let signed = at("Signed");
     assert!(first[2] <= title[0], "{first:?} {title:?}");
     assert!(
-        (first[0] - signed[0] - 156.0).abs() < 1.0,
+        (first[2] - signed[2] - 156.0).abs() < 1.0,
         "{first:?} {signed:?}"
     );
+    // The first paragraph's four lines: 3 × 12 points and a line's height across.
+    assert!((first[2] - first[0] - 35.7).abs() < 1.0, "{first:?}");
     assert!((signed[1] - 20.0).abs() < 3.0, "{signed:?}");
 }

@@ -277,11 +277,13 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
                 if job.out_of_time(started, out.pages.len()) {
                     break;
                 }
-                let page = doc.pages().get((n - 1) as i32).map_err(|e| {
+                let mut page = doc.pages().get((n - 1) as i32).map_err(|e| {
                     ApiError::new(ErrorCode::Corrupt, format!("page {n} cannot be read"))
                         .with_cause(e)
                 })?;
-                let mut rec = read_page(&page, n, job)?;
+                let frame = paragraphs::Frame::of(&page);
+                upright(&mut page);
+                let mut rec = read_page(&page, frame, n, job)?;
                 if let (Some(_), Some(engine)) = (rec.need, engine) {
                     if let Some(known) = job.input.known_ocr.get(&n) {
                         out.from_memory += 1;
@@ -340,7 +342,41 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
 }
 
 /// One page's native text (with its form fields) and the verdict on it.
-fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, ApiError> {
+/// A page `/Rotate` turns for display whose text is written upright in the page's own
+/// space (a portrait page turned to landscape, a scan turned in a viewer) is read unturned:
+/// PDFium orders a turned page's text by the turned page, which runs such lines together
+/// out of order. Its text then reads in the order it is written, and renders upright for
+/// OCR and the hidden-text checks. A page whose text is drawn turned, for `/Rotate` to set
+/// upright (a landscape page from a word processor), stays as it is.
+fn upright(page: &mut PdfPage<'_>) {
+    if matches!(page.rotation(), Ok(PdfPageRenderRotation::None) | Err(_)) {
+        return;
+    }
+    // The text objects' direction in the page's own space (the first 2,000 looked at).
+    let (mut upright, mut turned) = (0usize, 0usize);
+    for o in page.objects().iter().take(2_000) {
+        if o.as_text_object().is_none() {
+            continue;
+        }
+        let Ok(m) = o.matrix() else { continue };
+        let (a, b) = (m.a(), m.b());
+        if a > 0.0 && b.abs() < 0.1 * a {
+            upright += 1;
+        } else {
+            turned += 1;
+        }
+    }
+    if upright > 0 && upright >= 4 * turned {
+        page.set_rotation(PdfPageRenderRotation::None);
+    }
+}
+
+fn read_page(
+    page: &PdfPage<'_>,
+    frame: paragraphs::Frame,
+    number: u64,
+    job: &Job<'_>,
+) -> Result<Page, ApiError> {
     let settings = &job.settings;
     let layer = text::layer(page)?;
     let mut hidden = hidden::scan(page, &layer, &job.scan_layer);
@@ -388,7 +424,7 @@ fn read_page(page: &PdfPage<'_>, number: u64, job: &Job<'_>) -> Result<Page, Api
     }
     let geometry =
         if (settings.markdown || settings.json) && need.is_none() && settings.query.is_none() {
-            paragraphs::Geometry::read(&layer, paragraphs::Frame::of(page))
+            paragraphs::Geometry::read(&layer, frame)
         } else {
             Default::default()
         };
