@@ -1,8 +1,9 @@
 //! Boxes and matrices on a PDF page, plain arithmetic with no PDFium walking: `Rect` (a box
 //! in the page's own space: area, overlap, holding, cutting), `Affine` (how a form
 //! XObject's space maps onto the page), and whether a path's points draw the corners of an
-//! upright rectangle. Used by the hidden-text checks (`hidden`), the scan layer's lines
-//! (`scan_layer`) and the optional-content layers (`layers`).
+//! upright rectangle; and a page's crop box (`crop_box`). Used by the hidden-text checks
+//! (`hidden`), the scan layer's lines (`scan_layer`), the optional-content layers
+//! (`layers`) and the frame blocks' boxes are given in (`paragraphs`).
 
 use pdfium_render::prelude::*;
 
@@ -145,4 +146,24 @@ pub(super) fn corners_only(points: &[(f32, f32)]) -> bool {
         && corner(l, t)
         && corner(r, b)
         && corner(r, t)
+}
+
+/// The crop box, else the media box, in the page's own (unrotated) space, as object bounds
+/// are (`w` and `h` are the rotated page's width and height, for a page with neither).
+pub(super) fn crop_box(page: &PdfPage<'_>, w: f32, h: f32) -> Rect {
+    page.boundaries()
+        .crop()
+        .or_else(|_| page.boundaries().media())
+        .map(|b| Rect {
+            l: b.bounds.left().value,
+            b: b.bounds.bottom().value,
+            r: b.bounds.right().value,
+            t: b.bounds.top().value,
+        })
+        .unwrap_or(Rect {
+            l: 0.0,
+            b: 0.0,
+            r: w.max(h),
+            t: w.max(h),
+        })
 }

@@ -48,34 +48,19 @@ pub(super) struct Frame {
 
 impl Frame {
     pub(super) fn of(page: &PdfPage<'_>) -> Self {
-        let (w, h) = (page.width().value, page.height().value);
-        let crop = page
-            .boundaries()
-            .crop()
-            .or_else(|_| page.boundaries().media())
-            .map(|b| b.bounds);
         let quarters = match page.rotation() {
             Ok(PdfPageRenderRotation::Degrees90) => 1,
             Ok(PdfPageRenderRotation::Degrees180) => 2,
             Ok(PdfPageRenderRotation::Degrees270) => 3,
             _ => 0,
         };
-        match crop {
-            Ok(c) => Self {
-                l: c.left().value,
-                b: c.bottom().value,
-                r: c.right().value,
-                t: c.top().value,
-                quarters,
-            },
-            // No box to read: the page's own size from the origin (unrotated).
-            Err(_) => Self {
-                l: 0.0,
-                b: 0.0,
-                r: if quarters % 2 == 1 { h } else { w },
-                t: if quarters % 2 == 1 { w } else { h },
-                quarters,
-            },
+        let crop = super::geometry::crop_box(page, page.width().value, page.height().value);
+        Self {
+            l: crop.l,
+            b: crop.b,
+            r: crop.r,
+            t: crop.t,
+            quarters,
         }
     }
 

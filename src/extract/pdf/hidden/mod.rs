@@ -38,7 +38,7 @@ mod walk;
 
 use pdfium_render::prelude::*;
 
-use super::geometry::Rect;
+use super::geometry::{crop_box, Rect};
 use super::scan_layer;
 use compare::{
     contrast_candidates, covered, covered_not_set_again, ground_unknown, same_spot, unseen,
@@ -157,26 +157,6 @@ pub(super) fn scan(
         );
     }
     findings(&objects, suspects, pairs, &text_of)
-}
-
-/// The crop box, else the media box, in the page's own (unrotated) space, as object bounds
-/// are (`w` and `h` are the rotated page's width and height, for a page with neither).
-fn crop_box(page: &PdfPage<'_>, w: f32, h: f32) -> Rect {
-    page.boundaries()
-        .crop()
-        .or_else(|_| page.boundaries().media())
-        .map(|b| Rect {
-            l: b.bounds.left().value,
-            b: b.bounds.bottom().value,
-            r: b.bounds.right().value,
-            t: b.bounds.top().value,
-        })
-        .unwrap_or(Rect {
-            l: 0.0,
-            b: 0.0,
-            r: w.max(h),
-            t: w.max(h),
-        })
 }
 
 /// Over an image, such text may be a scan's OCR layer: it is one only where the image
