@@ -281,7 +281,11 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
                     ApiError::new(ErrorCode::Corrupt, format!("page {n} cannot be read"))
                         .with_cause(e)
                 })?;
-                let frame = paragraphs::Frame::of(&page);
+                // The page as shown, read before `upright` may unturn it (only where boxes
+                // are made: Markdown and json without a query).
+                let settings = &job.settings;
+                let frame = ((settings.markdown || settings.json) && settings.query.is_none())
+                    .then(|| paragraphs::Frame::of(&page));
                 upright(&mut page);
                 let mut rec = read_page(&page, frame, n, job)?;
                 if let (Some(_), Some(engine)) = (rec.need, engine) {
@@ -373,7 +377,7 @@ fn upright(page: &mut PdfPage<'_>) {
 
 fn read_page(
     page: &PdfPage<'_>,
-    frame: paragraphs::Frame,
+    frame: Option<paragraphs::Frame>,
     number: u64,
     job: &Job<'_>,
 ) -> Result<Page, ApiError> {
@@ -422,12 +426,10 @@ fn read_page(
             note_blocks = found.blocks;
         }
     }
-    let geometry =
-        if (settings.markdown || settings.json) && need.is_none() && settings.query.is_none() {
-            paragraphs::Geometry::read(&layer, frame)
-        } else {
-            Default::default()
-        };
+    let geometry = match frame {
+        Some(frame) if need.is_none() => paragraphs::Geometry::read(&layer, frame),
+        _ => Default::default(),
+    };
     Ok(Page {
         number,
         text,
