@@ -707,7 +707,7 @@ impl Docreader {
                     .with_hint("Call start_read once per file."),
             );
         }
-        if let Err(e) = crate::read::check_values(&req) {
+        if let Err(e) = crate::read::check_values(&req, self.st.reader.limits.max_chars) {
             return tool_error(e);
         }
         if let Some(id) = &req.file_id {

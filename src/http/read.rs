@@ -415,7 +415,7 @@ async fn submit(st: &AppState, tenant: &str, streamed: bool, req: ReadRequest) -
     }
     // What can be known without reading is answered at once, as a read would: values out
     // of their range, and an upload that does not exist.
-    if let Err(e) = crate::read::check_values(&req) {
+    if let Err(e) = crate::read::check_values(&req, st.reader.limits.max_chars) {
         return e.into_response();
     }
     if let Some(id) = &req.file_id {

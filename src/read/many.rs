@@ -136,8 +136,7 @@ impl ReadService {
             ))
             .with_hint("Split the files over several reads."));
         }
-        super::plan::check_values(&req)?;
-        let opts = Options::parse(req.clone(), self.limits.max_chars)?;
+        let opts = super::plan::check_values(&req, self.limits.max_chars)?;
         let mut budget = match opts.max_tokens {
             Some(t) => Budget::Tokens(t),
             None => Budget::Chars(opts.max_chars as u64),

@@ -49,13 +49,14 @@ impl ReadPlan {
 
 /// The checks of option values that hold whatever the format: a bad value refuses the
 /// read before any file is looked at (a read of several files, a job before it is queued;
-/// the file's own read checks the rest, `ReadPlan::new` and the extractor).
-pub fn check_values(req: &ReadRequest) -> Result<(), ApiError> {
-    Options::parse(req.clone(), 1)?;
+/// the file's own read checks the rest, `ReadPlan::new` and the extractor). The options as
+/// parsed (`max_chars` the service's default when not given).
+pub fn check_values(req: &ReadRequest, max_chars: usize) -> Result<Options, ApiError> {
+    let opts = Options::parse(req.clone(), max_chars)?;
     if let Some(r) = &req.range {
         crate::extract::excel::parse_range(r)?;
     }
-    Ok(())
+    Ok(opts)
 }
 
 /// The read's deadline: `deadline_ms` or the service's default, at most the service's
