@@ -1660,17 +1660,7 @@ async fn every_format_keeps_marks_or_drops_what_it_hides() {
         .into_iter()
         .fold(
             file("computed.html", crate::hidden::COMPUTED_PAGE.into())
-                .shown(&[
-                    "Start of the page.",
-                    "Lead paragraph.",
-                    "Printed only when shown.",
-                    "Hover words shown.",
-                    "Cell one.",
-                    "Cell two.",
-                    "White on a dark band.",
-                    "Small print.",
-                    "End of the page.",
-                ]),
+                .shown(crate::hidden::COMPUTED_SHOWN),
             |page, word| {
                 page.hides(
                     hid(format!("{word} hidden words"), "hidden_element")

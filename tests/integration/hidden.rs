@@ -363,6 +363,19 @@ async fn pdf_clip_only_text_and_hidden_form_fields_are_found() {
 
 /// The page of `html_hidden_by_what_a_browser_computes_is_found` (also a row of findings.rs'
 /// `every_format_keeps_marks_or_drops_what_it_hides`).
+/// What `COMPUTED_PAGE` shows whatever `hidden_text` says.
+pub(crate) const COMPUTED_SHOWN: &[&str] = &[
+    "Start of the page.",
+    "Lead paragraph.",
+    "Printed only when shown.",
+    "Hover words shown.",
+    "Cell one.",
+    "Cell two.",
+    "White on a dark band.",
+    "Small print.",
+    "End of the page.",
+];
+
 pub(crate) const COMPUTED_PAGE: &str = r#"<!doctype html><html><head><style>
   .wrap .note { font-size: 0.1px }
   div > p.lead + p { display:/* sneaky */none }
@@ -415,17 +428,7 @@ async fn html_hidden_by_what_a_browser_computes_is_found() {
         .await;
     assert_eq!(r.status, 200, "{}", r.json);
     let text = r.json["text"].as_str().unwrap();
-    for shown in [
-        "Start of the page.",
-        "Lead paragraph.",
-        "Printed only when shown.",
-        "Hover words shown.",
-        "Cell one.",
-        "Cell two.",
-        "White on a dark band.",
-        "Small print.",
-        "End of the page.",
-    ] {
+    for shown in COMPUTED_SHOWN {
         assert!(text.contains(shown), "{shown} missing: {text}");
     }
     assert!(!text.contains("hidden words"), "{text}");

@@ -9,6 +9,22 @@ use crate::common::*;
 
 const HEADER: &str = "Northwind Traders - Annual Review 2025";
 
+/// Each block's `bbox` (`[left, top, right, bottom]`); a block without one fails the test.
+fn boxes_of(blocks: &[Value]) -> Vec<[f64; 4]> {
+    blocks
+        .iter()
+        .map(|b| {
+            let v: Vec<f64> = b["bbox"]
+                .as_array()
+                .unwrap_or_else(|| panic!("no bbox: {b}"))
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect();
+            [v[0], v[1], v[2], v[3]]
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn running_headers_and_page_numbers_are_furniture() {
     let app = TestApp::new().await;
@@ -80,18 +96,7 @@ async fn running_headers_and_page_numbers_are_furniture() {
         assert_eq!(blocks[2]["text"], format!("Page {} of 4", n + 1));
         // Each placed on its page (points from the top-left of an A4 page): the
         // header above the paragraph above the footer, every box inside the page.
-        let boxes: Vec<[f64; 4]> = blocks
-            .iter()
-            .map(|b| {
-                let v: Vec<f64> = b["bbox"]
-                    .as_array()
-                    .unwrap_or_else(|| panic!("no bbox: {b}"))
-                    .iter()
-                    .map(|x| x.as_f64().unwrap())
-                    .collect();
-                [v[0], v[1], v[2], v[3]]
-            })
-            .collect();
+        let boxes = boxes_of(blocks);
         for [l, t, r, b] in &boxes {
             assert!(
                 0.0 <= *l && l < r && *r <= 595.0 && 0.0 <= *t && t < b && *b <= 842.0,
@@ -172,21 +177,11 @@ async fn lines_of_a_paragraph_are_one_paragraph() {
         .unwrap();
     // Every block placed on the page, one under the other, the first paragraph's box
     // spanning its four lines.
-    let boxes: Vec<Vec<f64>> = all
-        .iter()
-        .map(|b| {
-            b["bbox"]
-                .as_array()
-                .unwrap_or_else(|| panic!("no bbox: {b}"))
-                .iter()
-                .map(|v| v.as_f64().unwrap())
-                .collect()
-        })
-        .collect();
+    let boxes = boxes_of(all);
     for pair in boxes.windows(2) {
         assert!(pair[0][3] <= pair[1][1] + 0.5, "{boxes:?}");
     }
-    let height = |b: &Vec<f64>| b[3] - b[1];
+    let height = |b: &[f64; 4]| b[3] - b[1];
     assert!(height(&boxes[1]) > 3.0 * height(&boxes[6]), "{boxes:?}");
     let blocks: Vec<Value> = all
         .iter()
@@ -266,17 +261,7 @@ async fn boxes_are_placed_on_the_page_as_shown() {
     let blocks = js.json["document"]["units"][0]["blocks"]
         .as_array()
         .unwrap();
-    let boxes: Vec<Vec<f64>> = blocks
-        .iter()
-        .map(|b| {
-            b["bbox"]
-                .as_array()
-                .unwrap_or_else(|| panic!("no bbox: {b}"))
-                .iter()
-                .map(|v| v.as_f64().unwrap())
-                .collect()
-        })
-        .collect();
+    let boxes = boxes_of(blocks);
     for b in &boxes {
         assert!(
             0.0 <= b[0]
