@@ -13,6 +13,7 @@ mod geometry;
 mod headings;
 mod hidden;
 mod layers;
+mod lines;
 mod paragraphs;
 mod pdfium;
 mod render;
@@ -391,10 +392,13 @@ fn read_page(
     hidden.extend(text::hidden_form_fields(page));
     // Marked or dropped on request: the characters of the text objects no one sees.
     let unseen = text::HiddenBoxes::new(&hidden, hidden::PageHidden::unseen);
-    let mut text = match settings.hidden_text {
+    let (mut text, mended) = match settings.hidden_text {
         options::HiddenText::Keep => text::native_text(page, &layer),
         _ if unseen.is_empty() => text::native_text(page, &layer),
-        mode => text::native_text_hiding(page, &layer, &unseen, mode == options::HiddenText::Mark),
+        mode => (
+            text::native_text_hiding(page, &layer, &unseen, mode == options::HiddenText::Mark),
+            false,
+        ),
     };
     let need = match settings.choice {
         OcrChoice::Force => Some(OcrReason::Forced),
@@ -427,7 +431,7 @@ fn read_page(
         }
     }
     let geometry = match frame {
-        Some(frame) if need.is_none() => paragraphs::Geometry::read(&layer, frame),
+        Some(frame) if need.is_none() => paragraphs::Geometry::read(&layer, frame, mended),
         _ => Default::default(),
     };
     Ok(Page {

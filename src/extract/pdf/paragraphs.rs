@@ -83,45 +83,50 @@ const NEAR: usize = 8;
 const MAX_CHARS: usize = 200_000;
 
 impl Geometry {
-    pub(super) fn read(layer: &PdfPageText<'_>, frame: Frame) -> Self {
-        let chars = layer.chars();
-        if chars.len() > MAX_CHARS {
-            return Self::default();
-        }
+    /// The page's lines with their boxes; `mended`: the page's text is `lines::mend`'s,
+    /// and so are the lines measured.
+    pub(super) fn read(layer: &PdfPageText<'_>, frame: Frame, mended: bool) -> Self {
         let mut lines = Vec::new();
         let mut cur = Builder::new();
-        for c in chars.iter() {
-            let u = c.unicode_value();
-            if u == '\n' as u32 || u == '\r' as u32 {
-                cur.finish(&mut lines);
-                continue;
-            }
-            let Some(ch) = char::from_u32(u) else {
-                continue;
+        if mended {
+            let Some(read) = super::lines::read(layer) else {
+                return Self::default();
             };
-            if ch.is_whitespace() {
-                continue;
-            }
-            // PDFium marks a hyphen at a line's end it joins as U+0002.
-            if ch != '-' && !ch.is_control() {
-                cur.key.extend(ch.to_lowercase());
-            }
-            if let Ok(b) = c.loose_bounds() {
-                let (l, r, bt, t) = (
-                    b.left().value,
-                    b.right().value,
-                    b.bottom().value,
-                    b.top().value,
-                );
-                if [l, r, bt, t].iter().all(|v| v.is_finite()) && t > bt {
-                    cur.left = cur.left.min(l);
-                    cur.right = cur.right.max(r);
-                    cur.bottoms.push(bt);
-                    cur.heights.push(t - bt);
+            for line in super::lines::mend(read).0 {
+                for g in line {
+                    cur.add(g.ch, (g.l, g.r, g.b, g.t));
                 }
+                cur.finish(&mut lines);
             }
+        } else {
+            let chars = layer.chars();
+            if chars.len() > MAX_CHARS {
+                return Self::default();
+            }
+            for c in chars.iter() {
+                let u = c.unicode_value();
+                if u == '\n' as u32 || u == '\r' as u32 {
+                    cur.finish(&mut lines);
+                    continue;
+                }
+                let Some(ch) = char::from_u32(u) else {
+                    continue;
+                };
+                if ch.is_whitespace() {
+                    continue;
+                }
+                let b = c.loose_bounds().map(|b| {
+                    (
+                        b.left().value,
+                        b.right().value,
+                        b.bottom().value,
+                        b.top().value,
+                    )
+                });
+                cur.add(ch, b.unwrap_or((0.0, 0.0, 0.0, 0.0)));
+            }
+            cur.finish(&mut lines);
         }
-        cur.finish(&mut lines);
         let mut by_key: std::collections::HashMap<String, Vec<usize>> = Default::default();
         for (i, l) in lines.iter().enumerate() {
             by_key.entry(l.key.clone()).or_default().push(i);
@@ -274,6 +279,23 @@ impl Builder {
             left: f32::INFINITY,
             right: f32::NEG_INFINITY,
             ..Default::default()
+        }
+    }
+
+    /// One character of the line and its loose box (left, right, bottom, top).
+    fn add(&mut self, ch: char, (l, r, bt, t): (f32, f32, f32, f32)) {
+        if ch.is_whitespace() {
+            return;
+        }
+        // PDFium marks a hyphen at a line's end it joins as U+0002.
+        if ch != '-' && !ch.is_control() {
+            self.key.extend(ch.to_lowercase());
+        }
+        if [l, r, bt, t].iter().all(|v| v.is_finite()) && t > bt {
+            self.left = self.left.min(l);
+            self.right = self.right.max(r);
+            self.bottoms.push(bt);
+            self.heights.push(t - bt);
         }
     }
 

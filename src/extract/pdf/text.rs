@@ -4,8 +4,8 @@
 
 use pdfium_render::prelude::*;
 
-use super::fonts;
 use super::hidden::PageHidden;
+use super::{fonts, lines};
 use crate::error::{ApiError, ErrorCode};
 
 /// A page's text layer, loaded once a page for its text and for the hidden-text checks.
@@ -16,9 +16,10 @@ pub(super) fn layer<'a>(page: &'a PdfPage<'_>) -> Result<PdfPageText<'a>, ApiErr
 }
 
 /// A page's native text: its text layer, then its filled-in form fields under
-/// `[Form fields]`.
-pub(super) fn native_text(page: &PdfPage<'_>, layer: &PdfPageText<'_>) -> String {
-    with_fields(page, page_text(layer))
+/// `[Form fields]`; and whether its lines are `lines::mend`'s.
+pub(super) fn native_text(page: &PdfPage<'_>, layer: &PdfPageText<'_>) -> (String, bool) {
+    let (text, mended) = page_text(layer);
+    (with_fields(page, text), mended)
 }
 
 /// The text, then the page's filled-in form fields under `[Form fields]`.
@@ -260,8 +261,9 @@ fn everywhere() -> PdfRect {
     PdfRect::new_from_values(-1.0e7, -1.0e7, 1.0e7, 1.0e7)
 }
 
-/// The page's text layer, all of it, with `\n` line breaks.
-fn page_text(layer: &PdfPageText<'_>) -> String {
+/// The page's text layer, all of it, with `\n` line breaks; and whether its lines are
+/// `lines::mend`'s (PDFium's own where nothing needed mending).
+fn page_text(layer: &PdfPageText<'_>) -> (String, bool) {
     // `all()` keeps only text inside the page-size rectangle anchored at the origin, which
     // drops whole pages whose MediaBox starts elsewhere; ask for everything instead.
     let mut text = layer.inside_rect(everywhere());
@@ -273,16 +275,32 @@ fn page_text(layer: &PdfPageText<'_>) -> String {
     if fonts::suspect(&text) {
         if let Some(recovered) = fonts::recover(layer) {
             tracing::debug!("text of a font without a Unicode map recovered from its cmap");
-            return recovered.replace('\0', "\n");
+            return (recovered.replace('\0', "\n"), false);
         }
     }
-    if text.chars().any(is_rtl) {
+    let rtl = text.chars().any(is_rtl);
+    if rtl {
         text = logical_order_with(layer, &|_| None)
             .into_iter()
             .map(|c| c.0)
             .collect();
     }
     // PDFium separates lines with CRLF; NULs can appear from broken fonts.
+    let text = lf_only(&text);
+    if !rtl && lines::suspect(&text) {
+        // Mended only where the characters read one by one give PDFium's text exactly:
+        // a page whose lines need no mending reads as before, whatever its characters.
+        if let Some(read) = lines::read(layer).filter(|l| lf_only(&lines::text(l)) == text) {
+            if let (mended, true) = lines::mend(read) {
+                return (lf_only(&lines::text(&mended)), true);
+            }
+        }
+    }
+    (text, false)
+}
+
+/// Text with `\n` line breaks only (PDFium writes `\r\n`; NULs come from broken fonts).
+fn lf_only(text: &str) -> String {
     text.replace("\r\n", "\n").replace(['\r', '\0'], "\n")
 }
 
@@ -306,7 +324,7 @@ fn char_by_char(layer: &PdfPageText<'_>) -> String {
     out
 }
 
-fn is_rtl(c: char) -> bool {
+pub(super) fn is_rtl(c: char) -> bool {
     matches!(c, '\u{0590}'..='\u{08FF}' | '\u{FB1D}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFF}')
 }
 

@@ -1,0 +1,431 @@
+//! A page's lines mended where PDFium's text layer gets them wrong, from its characters'
+//! places: text after a superscript put on a line of its own (`mc²` / ` is`), spaces
+//! PDFium invents between the glyphs of letter-spaced text (`H e re i s`), and glyphs a
+//! content stream draws right to left in one line (a table row's cells in stream order,
+//! `SecondFirst`) put in order by x. Only pages whose text shows a sign of one of the
+//! three are read glyph by glyph (`suspect`, a scan of the text): the rest keep PDFium's
+//! text as it is, at no cost.
+
+use pdfium_render::prelude::*;
+
+/// One character of the text layer with its place (points, the page's own space).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Glyph {
+    pub(super) ch: char,
+    /// A space PDFium put in (none is drawn there).
+    pub(super) generated: bool,
+    /// The glyph's origin on its baseline.
+    x: f32,
+    y: f32,
+    /// Its loose box (advance width by the font's ascent and descent); zero-sized when
+    /// PDFium has none.
+    pub(super) l: f32,
+    pub(super) r: f32,
+    pub(super) b: f32,
+    pub(super) t: f32,
+}
+
+impl Glyph {
+    fn height(&self) -> f32 {
+        self.t - self.b
+    }
+
+    /// A drawn glyph with a box to measure.
+    fn measured(&self) -> bool {
+        !self.generated && !self.ch.is_whitespace() && self.height() > 0.0
+    }
+
+    /// How much of the two glyphs' heights is shared.
+    fn band_overlap(&self, o: &Glyph) -> f32 {
+        self.t.min(o.t) - self.b.max(o.b)
+    }
+
+    fn space_between(a: &Glyph, b: &Glyph) -> Glyph {
+        Glyph {
+            ch: ' ',
+            generated: true,
+            x: a.r,
+            y: a.y,
+            l: a.r,
+            r: b.l,
+            b: a.b,
+            t: a.b,
+        }
+    }
+}
+
+/// A line of the text layer: its glyphs, spaces included, without its line break.
+pub(super) type Line = Vec<Glyph>;
+
+/// At most this many characters are read one by one on a page (a hostile page can hold
+/// millions); a page with more keeps PDFium's text.
+const MAX_CHARS: usize = 200_000;
+
+/// Whether a page's text shows a sign of a fault `mend` mends: a line that starts with a
+/// space or with `,.;:)` (text after a superscript), a line whose words are mostly single
+/// letters or with two single letters in a row (invented spaces), or a word with a capital after a small letter or two
+/// capitals before a small one inside it (`SecondFirst`, `BRow`: a line's pieces in
+/// stream order). A scan of the text; a sign is no fault, `mend` decides.
+pub(super) fn suspect(text: &str) -> bool {
+    for (i, line) in text.split('\n').enumerate() {
+        let line = line.trim_end_matches('\r');
+        if i > 0 && line.starts_with([' ', ',', '.', ';', ':', ')']) && line.trim() != "" {
+            return true;
+        }
+        let (mut words, mut singles, mut last_single) = (0usize, 0usize, false);
+        for w in line.split_whitespace() {
+            words += 1;
+            let mut cs = w.chars();
+            let single = matches!((cs.next(), cs.next()), (Some(c), None) if c.is_alphabetic());
+            if single {
+                if last_single {
+                    return true;
+                }
+                singles += 1;
+            }
+            last_single = single;
+            if joined(w) {
+                return true;
+            }
+        }
+        if singles >= 3 && singles * 3 >= words {
+            return true;
+        }
+    }
+    false
+}
+
+/// A word that reads like two glued together: a capital after a small letter, or two
+/// capitals before a small letter past the word's start.
+fn joined(w: &str) -> bool {
+    let b = w.as_bytes();
+    (1..b.len()).any(|i| {
+        let (p, c) = (b[i - 1], b[i]);
+        (p.is_ascii_lowercase() && c.is_ascii_uppercase())
+            || (i >= 2
+                && p.is_ascii_uppercase()
+                && c.is_ascii_lowercase()
+                && b[i - 2].is_ascii_uppercase())
+    })
+}
+
+/// The page's lines as PDFium's text of a rectangle holding the page gives them (what
+/// `text::page_text` reads), each character with its place; `None` past `MAX_CHARS`.
+/// That text is not the characters' own stream: PDFium leaves out its generated line
+/// breaks and characters without a box, and breaks a line only where the baseline moved
+/// since the last break (`CPDF_TextPage::GetTextByPredicate`), which is followed here
+/// step by step so that a page with nothing to mend reads exactly as before.
+pub(super) fn read(layer: &PdfPageText<'_>) -> Option<Vec<Line>> {
+    let chars = layer.chars();
+    if chars.len() > MAX_CHARS {
+        return None;
+    }
+    let mut lines: Vec<Line> = vec![Vec::new()];
+    let mut high: Option<u32> = None;
+    let (mut line_y, mut after_char, mut break_due) = (0.0f32, false, false);
+    let mut empty = true;
+    for c in chars.iter() {
+        let u = c.unicode_value();
+        let (x, y) = c
+            .origin()
+            .map(|(x, y)| (x.value, y.value))
+            .unwrap_or((0.0, 0.0));
+        let shown = c
+            .tight_bounds()
+            .is_ok_and(|q| q.right().value > q.left().value && q.top().value > q.bottom().value);
+        if !shown {
+            if u == ' ' as u32 {
+                if after_char {
+                    let at = lines.last().and_then(|l| l.last()).copied();
+                    let mut g = at.map_or(Glyph::space_between(&ZERO, &ZERO), |a| {
+                        Glyph::space_between(&a, &a)
+                    });
+                    g.generated = c.is_generated().unwrap_or(true);
+                    lines.last_mut().expect("a line").push(g);
+                    after_char = false;
+                    break_due = false;
+                }
+            } else {
+                after_char = false;
+                break_due = true;
+            }
+            continue;
+        }
+        if (line_y - y).abs() > 0.0 && !after_char && break_due {
+            line_y = y;
+            if !empty {
+                lines.push(Vec::new());
+            }
+        }
+        after_char = true;
+        break_due = false;
+        if u == 0 {
+            continue;
+        }
+        // UTF-16 units: a pair is one character, a lone surrogate U+FFFD.
+        let ch = match u {
+            0xD800..=0xDBFF => {
+                high = Some(u);
+                continue;
+            }
+            0xDC00..=0xDFFF => match high.take() {
+                Some(h) => char::from_u32(0x10000 + ((h - 0xD800) << 10) + (u - 0xDC00)),
+                None => None,
+            },
+            _ => char::from_u32(u),
+        };
+        if high.take().is_some() {
+            lines.last_mut().expect("a line").push(Glyph {
+                ch: '\u{FFFD}',
+                ..ZERO
+            });
+        }
+        let (l, r, b, t) = match c.loose_bounds() {
+            Ok(q) => (
+                q.left().value,
+                q.right().value,
+                q.bottom().value,
+                q.top().value,
+            ),
+            Err(_) => (x, x, y, y),
+        };
+        let finite = [x, y, l, r, b, t].iter().all(|v| v.is_finite());
+        let (x, y, l, r, b, t) = if finite {
+            (x, y, l, r, b, t)
+        } else {
+            (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        };
+        empty = false;
+        lines.last_mut().expect("a line").push(Glyph {
+            ch: ch.unwrap_or('\u{FFFD}'),
+            generated: false,
+            x,
+            y,
+            l,
+            r,
+            b,
+            t,
+        });
+    }
+    Some(lines)
+}
+
+/// A glyph of no size at the origin.
+const ZERO: Glyph = Glyph {
+    ch: ' ',
+    generated: true,
+    x: 0.0,
+    y: 0.0,
+    l: 0.0,
+    r: 0.0,
+    b: 0.0,
+    t: 0.0,
+};
+
+/// The lines' text as PDFium writes it: a line `\r\n` apart, the characters as they are
+/// (a glyph may be a `\r`).
+pub(super) fn text(lines: &[Line]) -> String {
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push_str("\r\n");
+        }
+        out.extend(line.iter().map(|g| g.ch));
+    }
+    out
+}
+
+/// The lines mended (see the module), and whether anything changed.
+pub(super) fn mend(lines: Vec<Line>) -> (Vec<Line>, bool) {
+    let mut changed = false;
+    let mut out: Vec<Line> = Vec::with_capacity(lines.len());
+    for line in lines {
+        if let Some(prev) = out.last_mut() {
+            if let Some(space) = continues(prev, &line) {
+                if let Some(s) = space {
+                    prev.push(s);
+                }
+                prev.extend(line);
+                changed = true;
+                continue;
+            }
+        }
+        out.push(line);
+    }
+    for line in out.iter_mut() {
+        changed |= in_order(line);
+        changed |= without_invented_spaces(line);
+    }
+    (out, changed)
+}
+
+/// Whether `next` is the rest of `prev`'s line, PDFium having broken it where the
+/// baseline moved (after a superscript, or before one): its first glyph goes on right
+/// after `prev`'s last (no more than an em on), the two glyphs sharing at least half the
+/// smaller one's height, on baselines apart. `Some(space)` says so, with the space to put
+/// between them when neither side has one and they stand apart.
+fn continues(prev: &Line, next: &Line) -> Option<Option<Glyph>> {
+    let a = prev.iter().rev().find(|g| g.measured())?;
+    let b = next.iter().find(|g| g.measured())?;
+    let (ha, hb) = (a.height(), b.height());
+    let (lo, hi) = (ha.min(hb), ha.max(hb));
+    let gap = b.l - a.r;
+    let apart = (a.y - b.y).abs() > 0.1 * lo;
+    if !(apart && gap >= -0.3 * lo && gap <= hi && a.band_overlap(b) > 0.5 * lo) {
+        return None;
+    }
+    let spaced = prev.last().is_some_and(|g| g.ch.is_whitespace())
+        || next.first().is_some_and(|g| g.ch.is_whitespace());
+    Some((!spaced && gap > 0.2 * lo).then(|| Glyph::space_between(a, b)))
+}
+
+/// Puts a left-to-right line's pieces in order by x where the content stream drew them
+/// otherwise: the line is cut where a glyph starts more than half an em left of the one
+/// before it on the same band, the pieces ordered by where they start, a space between
+/// two that stand apart. Lines with right-to-left text are left alone (their order is
+/// `text::logical_order_with`'s).
+fn in_order(line: &mut Line) -> bool {
+    if line.iter().any(|g| super::text::is_rtl(g.ch)) {
+        return false;
+    }
+    let mut cuts = Vec::new();
+    let mut last: Option<&Glyph> = None;
+    for (i, g) in line.iter().enumerate() {
+        if !g.measured() {
+            continue;
+        }
+        if let Some(p) = last {
+            let h = p.height().max(g.height());
+            let same_band = p.band_overlap(g) > 0.3 * p.height().min(g.height());
+            if same_band && g.x < p.l - 0.5 * h {
+                cuts.push(i);
+            }
+        }
+        last = Some(g);
+    }
+    if cuts.is_empty() {
+        return false;
+    }
+    let mut pieces: Vec<Line> = Vec::with_capacity(cuts.len() + 1);
+    let mut rest = std::mem::take(line);
+    for &at in cuts.iter().rev() {
+        pieces.push(rest.split_off(at));
+    }
+    pieces.push(rest);
+    pieces.reverse();
+    // Pieces keep their own glyphs; the spaces PDFium put at their ends go.
+    for p in pieces.iter_mut() {
+        while p.last().is_some_and(|g| g.generated) {
+            p.pop();
+        }
+        while p.first().is_some_and(|g| g.generated) {
+            p.remove(0);
+        }
+    }
+    pieces.retain(|p| !p.is_empty());
+    let start = |p: &Line| {
+        p.iter()
+            .filter(|g| g.measured())
+            .map(|g| g.l)
+            .fold(f32::INFINITY, f32::min)
+    };
+    pieces.sort_by(|a, b| start(a).total_cmp(&start(b)));
+    for p in pieces {
+        if let (Some(a), Some(b)) = (
+            line.iter().rev().find(|g| g.measured()).copied(),
+            p.iter().find(|g| g.measured()),
+        ) {
+            let spaced = line.last().is_some_and(|g| g.ch.is_whitespace())
+                || p.first().is_some_and(|g| g.ch.is_whitespace());
+            if !spaced && b.l - a.r > 0.15 * a.height().min(b.height()) {
+                line.push(Glyph::space_between(&a, b));
+            }
+        }
+        line.extend(p);
+    }
+    true
+}
+
+/// Takes out the spaces PDFium put between the letters of a letter-spaced line: where
+/// the glyphs of a line that PDFium left together (three pairs at least) stand apart by a
+/// typical gap of more than 6 % of their height (tracking, not kerning), a space PDFium
+/// put in stays only where the gap is that typical gap and 15 % of the height more (a
+/// word space on top of the tracking). Ordinary lines (letters about touching) are left
+/// as PDFium made them.
+fn without_invented_spaces(line: &mut Line) -> bool {
+    // Each drawn glyph's gap to the next, unless a drawn space stands between them.
+    let mut gaps: Vec<(usize, f32, f32)> = Vec::new(); // (index of a generated space or MAX, gap, height)
+    let mut prev: Option<usize> = None;
+    let mut between: Option<usize> = None;
+    let mut literal = false;
+    for (i, g) in line.iter().enumerate() {
+        if g.measured() {
+            if let Some(p) = prev {
+                let a = &line[p];
+                let h = a.height().min(g.height());
+                if !literal && a.band_overlap(g) > 0.5 * h && g.l >= a.l {
+                    gaps.push((between.unwrap_or(usize::MAX), g.l - a.r, h));
+                }
+            }
+            prev = Some(i);
+            between = None;
+            literal = false;
+        } else if g.generated && g.ch == ' ' {
+            between = Some(i);
+        } else {
+            literal = true;
+        }
+    }
+    // The typical gap between letters: of the glyphs with nothing between them.
+    let mut sorted: Vec<f32> = gaps
+        .iter()
+        .filter(|g| g.0 == usize::MAX)
+        .map(|g| g.1)
+        .collect();
+    if sorted.len() < 3 || sorted.len() == gaps.len() {
+        return false;
+    }
+    sorted.sort_by(f32::total_cmp);
+    let typical = sorted[sorted.len() / 2];
+    let mut heights: Vec<f32> = gaps.iter().map(|g| g.2).collect();
+    heights.sort_by(f32::total_cmp);
+    let h = heights[heights.len() / 2];
+    if !(typical > 0.06 * h) {
+        return false;
+    }
+    let drop: std::collections::HashSet<usize> = gaps
+        .iter()
+        .filter(|(at, gap, h)| *at != usize::MAX && *gap < typical + 0.15 * h)
+        .map(|g| g.0)
+        .collect();
+    if drop.is_empty() {
+        return false;
+    }
+    let mut k = 0;
+    line.retain(|_| {
+        let keep = !drop.contains(&k);
+        k += 1;
+        keep
+    });
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signs_of_a_fault() {
+        assert!(suspect("Energy E = mc2\n is famous"));
+        assert!(suspect("E = mc2\n, which"));
+        assert!(suspect("H e re i s so me text"));
+        assert!(suspect("SecondFirst"));
+        assert!(suspect("Row two BRow two A"));
+        assert!(!suspect(
+            "An ordinary line of text.\nAnd another one, in a PDF."
+        ));
+        assert!(suspect("Here i s some text"));
+        assert!(!suspect("NASA and PDF are capitals; I have a dog"));
+        assert!(!suspect("Total\n\n12"));
+    }
+}
