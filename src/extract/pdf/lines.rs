@@ -63,40 +63,65 @@ const MAX_CHARS: usize = 200_000;
 
 /// Whether a page's text shows a sign of a fault `mend` mends: a line that starts with a
 /// space or with `,.;:)` (text after a superscript), a line whose words are mostly single
-/// letters or with two single letters in a row (invented spaces), or a word with a capital after a small letter or two
-/// capitals before a small one inside it (`SecondFirst`, `BRow`: a line's pieces in
-/// stream order). A scan of the text; a sign is no fault, `mend` decides.
+/// letters or with two single letters in a row (invented spaces), or a word with a capital
+/// after a small letter, or with two capitals before two small ones (`SecondFirst`,
+/// `BRow`: a line's pieces in stream order). A scan of the text; a sign is no fault,
+/// `mend` decides.
 pub(super) fn suspect(text: &str) -> bool {
-    for (i, line) in text.split('\n').enumerate() {
-        let line = line.trim_end_matches('\r');
-        if i > 0 && line.starts_with([' ', ',', '.', ';', ':', ')']) && line.trim() != "" {
-            return true;
-        }
-        let (mut words, mut singles, mut last_single) = (0usize, 0usize, false);
-        for w in line.split_whitespace() {
-            words += 1;
-            let mut cs = w.chars();
-            let single = matches!((cs.next(), cs.next()), (Some(c), None) if c.is_alphabetic());
-            if single {
-                if last_single {
-                    return true;
-                }
-                singles += 1;
-            }
-            last_single = single;
-            if joined(w) {
+    // Every page's text pays this: one pass over its bytes, words cut at ASCII whitespace.
+    let b = text.as_bytes();
+    let space = |c: u8| matches!(c, b' ' | b'\t' | b'\r' | b'\n');
+    let (mut words, mut singles, mut last_single) = (0usize, 0usize, false);
+    let mut i = 0;
+    let mut line_start = false;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\n' {
+            if singles >= 3 && singles * 3 >= words {
                 return true;
             }
+            (words, singles, last_single) = (0, 0, false);
+            line_start = true;
+            i += 1;
+            continue;
         }
-        if singles >= 3 && singles * 3 >= words {
+        if std::mem::take(&mut line_start)
+            && matches!(c, b' ' | b',' | b'.' | b';' | b':' | b')')
+            && b[i..]
+                .iter()
+                .take_while(|&&c| c != b'\n')
+                .any(|&c| !space(c))
+        {
+            return true;
+        }
+        if space(c) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && !space(b[i]) {
+            i += 1;
+        }
+        let w = &text[start..i];
+        words += 1;
+        let mut cs = w.chars();
+        let single = matches!((cs.next(), cs.next()), (Some(c), None) if c.is_alphabetic());
+        if single {
+            if last_single {
+                return true;
+            }
+            singles += 1;
+        }
+        last_single = single;
+        if joined(w) {
             return true;
         }
     }
-    false
+    singles >= 3 && singles * 3 >= words
 }
 
-/// A word that reads like two glued together: a capital after a small letter, or two
-/// capitals before a small letter past the word's start.
+/// A word that reads like two glued together: a capital after a small letter, or a
+/// capital and a word that starts with one (`BRow`; not a plural like `VMs`).
 fn joined(w: &str) -> bool {
     let b = w.as_bytes();
     (1..b.len()).any(|i| {
@@ -105,7 +130,8 @@ fn joined(w: &str) -> bool {
             || (i >= 2
                 && p.is_ascii_uppercase()
                 && c.is_ascii_lowercase()
-                && b[i - 2].is_ascii_uppercase())
+                && b[i - 2].is_ascii_uppercase()
+                && b.get(i + 1).is_some_and(u8::is_ascii_lowercase))
     })
 }
 
@@ -130,9 +156,18 @@ pub(super) fn read(layer: &PdfPageText<'_>) -> Option<Vec<Line>> {
             .origin()
             .map(|(x, y)| (x.value, y.value))
             .unwrap_or((0.0, 0.0));
-        let shown = c
-            .tight_bounds()
-            .is_ok_and(|q| q.right().value > q.left().value && q.top().value > q.bottom().value);
+        let loose = c.loose_bounds().ok().map(|q| {
+            (
+                q.left().value,
+                q.right().value,
+                q.bottom().value,
+                q.top().value,
+            )
+        });
+        // PDFium asks whether the character's own box meets the rectangle; the loose box
+        // stands in for it (a call a character less), and the text compared after `read`
+        // says whether the stand-in held on the page.
+        let shown = loose.is_some_and(|(l, r, b, t)| r > l && t > b);
         if !shown {
             if u == ' ' as u32 {
                 if after_char {
@@ -180,15 +215,7 @@ pub(super) fn read(layer: &PdfPageText<'_>) -> Option<Vec<Line>> {
                 ..ZERO
             });
         }
-        let (l, r, b, t) = match c.loose_bounds() {
-            Ok(q) => (
-                q.left().value,
-                q.right().value,
-                q.bottom().value,
-                q.top().value,
-            ),
-            Err(_) => (x, x, y, y),
-        };
+        let (l, r, b, t) = loose.unwrap_or((x, x, y, y));
         let finite = [x, y, l, r, b, t].iter().all(|v| v.is_finite());
         let (x, y, l, r, b, t) = if finite {
             (x, y, l, r, b, t)
@@ -426,6 +453,7 @@ mod tests {
         ));
         assert!(suspect("Here i s some text"));
         assert!(!suspect("NASA and PDF are capitals; I have a dog"));
+        assert!(!suspect("VMs and ISAs are plurals"));
         assert!(!suspect("Total\n\n12"));
     }
 }
