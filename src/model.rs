@@ -110,7 +110,7 @@ pub struct Block {
     pub content: Content,
     /// The part of the document outside its main flow the block comes from, where it
     /// does (`headers`, `footers`, `footnotes`, `endnotes`, `comments`, `notes`,
-    /// `annotations`, `form_fields`, `attachments`, `layout_and_master`,
+    /// `annotations`, `links`, `form_fields`, `attachments`, `layout_and_master`,
     /// `print_headers_footers`); absent in the main flow.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub part: Option<String>,

@@ -214,9 +214,10 @@ pub struct ReadRequest {
     /// PDF: the page's annotations after its text (default `true`): the text FreeText boxes
     /// draw on the page under `[Annotations]`, and the comments of sticky notes,
     /// highlights, stamps and other markup with their author (`author: text`) under
-    /// `[Comments]` (each also a `comment` finding); an annotation flagged never to show is a
-    /// `hidden_annotation` finding, its text kept, marked or dropped as `hidden_text` says.
-    /// `false` leaves them out.
+    /// `[Comments]` (each also a `comment` finding), and where a web or mail link leads when
+    /// the page does not show its address (`here → https://…`) under `[Links]`; an
+    /// annotation flagged never to show is a `hidden_annotation` finding, its text kept,
+    /// marked or dropped as `hidden_text` says. `false` leaves them out.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub include_annotations: Option<bool>,

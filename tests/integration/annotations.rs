@@ -164,3 +164,60 @@ async fn an_annotation_that_never_shows_is_a_finding() {
         v["security"]
     );
 }
+
+/// Where a web or mail link leads, when its text does not say it (#43 item 3, link
+/// targets): listed under `[Links]` after the page's text as `text → address`, a link over
+/// two lines once; a link whose address the page shows, and a link to a page of the
+/// document, are not listed; json gives each as a `field` block in the `links` part;
+/// `include_annotations: false` leaves them out.
+#[tokio::test]
+async fn link_targets_the_page_does_not_show_are_listed() {
+    let app = TestApp::new().await;
+    let v = read(&app, "links.pdf", json!({})).await;
+    let t = text(&v);
+    let links = t
+        .split_once("\n[Links]\n")
+        .unwrap_or_else(|| panic!("no [Links] in {t}"))
+        .1;
+    assert_eq!(
+        links.lines().collect::<Vec<_>>(),
+        [
+            "here → https://example.org/annual-report-2025.pdf",
+            "write to us → mailto:press@example.org",
+            "tables of the survey → https://data.example.org/survey",
+        ],
+        "{t}"
+    );
+    assert!(
+        !links.contains("example.org/news"),
+        "shown on the page: {t}"
+    );
+
+    // The address shown as the link's own text (pdf.js's file): not listed again.
+    let v = read(&app, "pdfjs/annotation-link-text-popup.pdf", json!({})).await;
+    assert!(!text(&v).contains("[Links]"), "{}", text(&v));
+
+    let v = read(&app, "links.pdf", json!({"output": "json"})).await;
+    let blocks = v["document"]["units"][0]["blocks"].as_array().unwrap();
+    let links: Vec<(&str, &str)> = blocks
+        .iter()
+        .filter(|b| b["part"] == "links")
+        .map(|b| {
+            assert_eq!(b["kind"], "field", "{b}");
+            (b["name"].as_str().unwrap(), b["value"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        links,
+        [
+            ("here", "https://example.org/annual-report-2025.pdf"),
+            ("write to us", "mailto:press@example.org"),
+            ("tables of the survey", "https://data.example.org/survey"),
+        ],
+        "{blocks:?}"
+    );
+
+    let v = read(&app, "links.pdf", json!({"include_annotations": false})).await;
+    assert!(!text(&v).contains("[Links]"), "{}", text(&v));
+    assert!(!text(&v).contains("→"), "{}", text(&v));
+}

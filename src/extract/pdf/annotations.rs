@@ -2,10 +2,12 @@
 //! FreeText boxes (typewriter text, callouts) draw on the page, under `[Annotations]`, and
 //! the comments of sticky notes, highlights, stamps and every other markup annotation with
 //! their author, under `[Comments]`, after the page's text as Word's comments are.
-//! Popups only show their parent's comment, links and form widgets are not text, and an
-//! annotation flagged never to show is a `hidden_annotation` finding (its text kept,
-//! marked or dropped as `hidden_text` says); each comment is a `comment` finding, as
-//! PowerPoint's are.
+//! Then, under `[Links]`, where a web or mail link leads when its text does not say it
+//! (`here → https://…`): a link whose address the page shows is not listed again, nor one
+//! inside the document (a page, a footnote). Popups only show their parent's comment,
+//! form widgets are not text, and an annotation flagged never to show is a
+//! `hidden_annotation` finding (its text kept, marked or dropped as `hidden_text` says);
+//! each comment is a `comment` finding, as PowerPoint's are.
 
 use pdfium_render::prelude::*;
 
@@ -33,12 +35,24 @@ enum Said {
 
 /// The page's annotations as sections under its text, with `hidden_text` applied to the
 /// ones that never show.
-pub(super) fn read(page: &PdfPage<'_>, hidden_text: HiddenText) -> Notes {
+pub(super) fn read(
+    page: &PdfPage<'_>,
+    layer: &PdfPageText<'_>,
+    page_text: &str,
+    hidden_text: HiddenText,
+) -> Notes {
     let mut shown: Vec<String> = Vec::new();
     let mut comments: Vec<String> = Vec::new();
+    let mut links = Links::new(page_text);
     let mut found = Vec::new();
     let mut blocks = Vec::new();
     for annot in page.annotations().iter() {
+        if let Some(link) = annot.as_link_annotation() {
+            if !(annot.is_hidden() || annot.is_printable_but_not_viewable()) {
+                links.add(layer, &annot, link);
+            }
+            continue;
+        }
         let Some(said) = said(&annot) else { continue };
         let never_shown = annot.is_hidden() || annot.is_printable_but_not_viewable();
         let (list, line, comment) = match said {
@@ -80,8 +94,23 @@ pub(super) fn read(page: &PdfPage<'_>, hidden_text: HiddenText) -> Notes {
             list.push(line);
         }
     }
+    let links = links.listed;
+    let link_lines: Vec<String> = links
+        .iter()
+        .map(|(anchor, uri)| {
+            if anchor.is_empty() {
+                uri.clone()
+            } else {
+                format!("{anchor} → {uri}")
+            }
+        })
+        .collect();
     let mut text = String::new();
-    for (head, lines) in [("[Annotations]", &shown), ("[Comments]", &comments)] {
+    for (head, lines) in [
+        ("[Annotations]", &shown),
+        ("[Comments]", &comments),
+        ("[Links]", &link_lines),
+    ] {
         if lines.is_empty() {
             continue;
         }
@@ -102,6 +131,12 @@ pub(super) fn read(page: &PdfPage<'_>, hidden_text: HiddenText) -> Notes {
                 Some(if comment { "comments" } else { "annotations" }),
             )
         })
+        .chain(links.into_iter().map(|(name, value)| {
+            crate::model::Block::in_part(
+                crate::model::Content::Field { name, value },
+                Some("links"),
+            )
+        }))
         .collect();
     Notes {
         text,
@@ -140,4 +175,136 @@ fn said(annot: &PdfPageAnnotation<'_>) -> Option<Said> {
         .map(|a| a.split_whitespace().collect::<Vec<_>>().join(" "))
         .filter(|a| !a.is_empty());
     Some(Said::Comment(author, text))
+}
+
+/// At most this many links are listed a page (a page can carry any number).
+const MAX_LINKS: usize = 500;
+
+/// A page's links worth listing: (the text under the link, where it leads).
+struct Links<'t> {
+    listed: Vec<(String, String)>,
+    /// The page's text, lowercased without whitespace, made when a link first asks.
+    squashed: Option<String>,
+    page_text: &'t str,
+    seen: usize,
+}
+
+impl<'t> Links<'t> {
+    fn new(page_text: &'t str) -> Self {
+        Self {
+            listed: Vec::new(),
+            squashed: None,
+            page_text,
+            seen: 0,
+        }
+    }
+
+    /// A link annotation: listed when it leads to a web or mail address the page does not
+    /// show. Two in a row to one address (a link over two lines) are one, their texts
+    /// joined.
+    fn add(
+        &mut self,
+        layer: &PdfPageText<'_>,
+        annot: &PdfPageAnnotation<'_>,
+        link: &PdfPageLinkAnnotation<'_>,
+    ) {
+        self.seen += 1;
+        if self.seen > MAX_LINKS {
+            return;
+        }
+        let Some(uri) = link
+            .link()
+            .ok()
+            .and_then(|l| l.action())
+            .and_then(|a| a.as_uri_action().and_then(|u| u.uri().ok()))
+        else {
+            return;
+        };
+        let uri: String = uri.trim().chars().filter(|c| !c.is_control()).collect();
+        if !outside(&uri) {
+            return;
+        }
+        // The text under it, the rectangle narrowed a little: PDFium gives every character
+        // whose box the rectangle touches, and a link's rectangle touches its neighbours.
+        let anchor = annot
+            .bounds()
+            .map(|r| {
+                let (dx, dy) = (0.2 * r.height().value, 0.25 * r.height().value);
+                layer.inside_rect(PdfRect::new_from_values(
+                    r.bottom().value + dy,
+                    r.left().value + dx,
+                    r.top().value - dy,
+                    r.right().value - dx,
+                ))
+            })
+            .unwrap_or_default();
+        let anchor = anchor.split_whitespace().collect::<Vec<_>>().join(" ");
+        if let Some((a, u)) = self.listed.last_mut() {
+            if *u == uri {
+                if !anchor.is_empty() && !a.contains(&anchor) {
+                    if !a.is_empty() {
+                        a.push(' ');
+                    }
+                    a.push_str(&anchor);
+                }
+                return;
+            }
+        }
+        let squashed = self.squashed.get_or_insert_with(|| {
+            self.page_text
+                .chars()
+                .filter(|c| !c.is_whitespace() && !c.is_control())
+                .flat_map(char::to_lowercase)
+                .collect()
+        });
+        if squashed.contains(&bare(&uri)) {
+            return;
+        }
+        self.listed.push((anchor, uri));
+    }
+}
+
+/// Whether an address leads out of the document: a web, mail, ftp or phone address.
+fn outside(uri: &str) -> bool {
+    let lower = uri.to_ascii_lowercase();
+    ["http://", "https://", "mailto:", "ftp://", "tel:", "www."]
+        .iter()
+        .any(|p| lower.starts_with(p))
+}
+
+/// An address as a page would show it: lowercased, without its scheme, `www.` and a
+/// trailing `/`, no whitespace.
+fn bare(uri: &str) -> String {
+    let lower: String = uri
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect();
+    let mut s = lower.as_str();
+    for p in ["https://", "http://", "ftp://", "mailto:", "tel:"] {
+        if let Some(rest) = s.strip_prefix(p) {
+            s = rest;
+            break;
+        }
+    }
+    s = s.strip_prefix("www.").unwrap_or(s);
+    s.trim_end_matches('/').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_as_a_page_shows_it() {
+        assert_eq!(bare("http://www.mozilla.org/"), "mozilla.org");
+        assert_eq!(bare("mailto:Press@Example.org"), "press@example.org");
+        assert_eq!(
+            bare("https://layout-parser.github.io"),
+            "layout-parser.github.io"
+        );
+        assert!(outside("HTTPS://example.org"));
+        assert!(!outside("#page=3"));
+        assert!(!outside("javascript:alert(1)"));
+    }
 }

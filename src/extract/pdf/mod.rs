@@ -423,7 +423,7 @@ fn read_page(
     let mut notes = String::new();
     let mut note_blocks = Vec::new();
     if settings.annotations {
-        let found = annotations::read(page, settings.hidden_text);
+        let found = annotations::read(page, &layer, &text, settings.hidden_text);
         hidden.extend(found.found);
         notes = text::without_controls(&found.text).into_owned();
         if settings.json {
