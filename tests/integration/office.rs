@@ -1166,3 +1166,32 @@ async fn numbers_as_their_format_shows_them() {
         );
     }
 }
+
+/// ODT frames, shapes and embedded objects (#43 item 4): words on either side of a drawing
+/// set in the line stay apart, a drawing's alt text is words of its own, a floating line
+/// between two CJK words leaves them touching, and an embedded spreadsheet's table is read
+/// where its frame stands (in json too: a table block) — one outside the package is not.
+/// Before, the words were glued (`Before the frame.After the frame.`, `Wordapart`) and the
+/// embedded table was not read at all.
+#[tokio::test]
+async fn odt_frames_stand_apart_and_embedded_objects_are_read() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("frames.odt", &fixture("office/frames.odt"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let want = String::from_utf8(fixture("office/frames.odt.txt")).unwrap();
+    assert_eq!(r.json["text"], want);
+
+    let r = app.read(json!({"file_id": id, "output": "json"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let blocks = r.json["document"]["units"][0]["blocks"].as_array().unwrap();
+    let tables: Vec<&Value> = blocks.iter().filter(|b| b["kind"] == "table").collect();
+    assert_eq!(tables.len(), 1, "{blocks:?}");
+    assert_eq!(
+        tables[0]["rows"],
+        json!([["Region", "Sales"], ["North", "4,200"]]),
+        "{blocks:?}"
+    );
+}

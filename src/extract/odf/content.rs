@@ -25,7 +25,31 @@ pub(super) struct Content {
     pub(super) hidden_slides: Vec<usize>,
     /// Hidden text in the body (issue #21): the block it is in, how it hides, its text.
     pub(super) hidden: Vec<(usize, &'static str, String)>,
+    /// Embedded objects (`draw:object`: a spreadsheet, a chart, a formula): where their
+    /// blocks go in the body, the slide and notes they are on, and their folder in the
+    /// package (`mod::read_content` reads them in).
+    pub(super) objects: Vec<(usize, usize, bool, String)>,
 }
+
+/// Drawing objects of ODF (frames, shapes, groups): one set in the line as a character
+/// stands between two words, and a drawing's alt text is words of its own.
+const DRAWINGS: &[&str] = &[
+    "frame",
+    "custom-shape",
+    "rect",
+    "ellipse",
+    "circle",
+    "line",
+    "polyline",
+    "polygon",
+    "regular-polygon",
+    "path",
+    "connector",
+    "caption",
+    "measure",
+    "g",
+    "control",
+];
 
 /// An open list: its style and nesting.
 struct OpenList {
@@ -87,6 +111,12 @@ struct ContentParser<'a> {
     skip: usize,
     slide: usize,
     in_notes: bool,
+    /// Open drawing objects (`DRAWINGS`), each set in the line as a character or not; the
+    /// paragraph (by how many are open) whose next text stands apart from its text
+    /// before; where the paragraph's text stood when a drawing's alt text began.
+    inline: Vec<bool>,
+    apart: Option<usize>,
+    alt_from: Option<usize>,
 }
 
 impl<'a> ContentParser<'a> {
@@ -115,6 +145,9 @@ impl<'a> ContentParser<'a> {
             skip: 0,
             slide: 0,
             in_notes: false,
+            inline: Vec::new(),
+            apart: None,
+            alt_from: None,
         }
     }
 
@@ -137,6 +170,50 @@ impl<'a> ContentParser<'a> {
                 _,
             ) => self.skip = 1,
             Node::Open("page", a) => self.open_page(a),
+            // A drawing set in the line as a character (`as-char`) stands between the
+            // words on either side; one anchored elsewhere floats, its neighbours touch.
+            Node::Open(name, a) if DRAWINGS.contains(&name) => {
+                let inline = attr(a, "anchor-type") == Some("as-char");
+                if inline && !self.paras.is_empty() {
+                    self.apart = Some(self.paras.len());
+                }
+                self.inline.push(inline);
+            }
+            Node::Close(name) if DRAWINGS.contains(&name) => {
+                if self.inline.pop() == Some(true) && !self.paras.is_empty() {
+                    self.apart = Some(self.paras.len());
+                }
+            }
+            // A drawing's title and description (its alt text) are read, words apart from
+            // the text around them.
+            Node::Open("title" | "desc", _) if !self.inline.is_empty() => {
+                self.alt_from = self.paras.last().map(|p| p.0.len());
+                if !self.paras.is_empty() {
+                    self.apart = Some(self.paras.len());
+                }
+            }
+            Node::Close("title" | "desc") if !self.inline.is_empty() => {
+                let grew = self
+                    .alt_from
+                    .take()
+                    .zip(self.paras.last())
+                    .is_some_and(|(n, p)| p.0.len() > n);
+                if grew {
+                    self.apart = Some(self.paras.len());
+                } else if self.apart == Some(self.paras.len()) {
+                    self.apart = None;
+                }
+            }
+            Node::Open("object", a) => {
+                if let Some(href) = attr(a, "href") {
+                    self.c.objects.push((
+                        self.c.body.len(),
+                        self.slide,
+                        self.in_notes,
+                        href.to_string(),
+                    ));
+                }
+            }
             Node::Open("span", a) => self
                 .spans
                 .push(attr(a, "style-name").is_some_and(|s| self.styles.hiding.contains(s))),
@@ -324,6 +401,15 @@ impl<'a> ContentParser<'a> {
     /// Text, into the open paragraph: as it is, or (in a hidden span, section or field) as
     /// `mode` says, kept for its finding.
     fn text(&mut self, t: &str) {
+        if self.apart.is_some() && self.apart == Some(self.paras.len()) {
+            self.apart = None;
+            if let Some(p) = self.paras.last_mut() {
+                let glued = p.0.chars().last().is_some_and(|c| !c.is_whitespace());
+                if glued && !t.starts_with(char::is_whitespace) {
+                    p.0.push(' ');
+                }
+            }
+        }
         let how = if self.sections.iter().any(|h| *h) {
             Some("a hidden section (text:display none)")
         } else if self.spans.iter().any(|h| *h) {
@@ -353,6 +439,9 @@ impl<'a> ContentParser<'a> {
     /// placed, and the paragraph into the open comment, note or table cell, or a block of
     /// the body.
     fn close_paragraph(&mut self) {
+        if self.apart == Some(self.paras.len()) {
+            self.apart = None;
+        }
         let Some((mut text, kind)) = self.paras.pop() else {
             return;
         };

@@ -40,5 +40,56 @@ fn read_content(
         styles.parse(x, depth)?;
     }
     styles.parse(&content, depth)?;
-    Ok((parse_content(&content, depth, &styles, mode)?, styles_xml))
+    let mut parsed = parse_content(&content, depth, &styles, mode)?;
+    embed_objects(pkg, &mut parsed, depth, &styles, mode)?;
+    Ok((parsed, styles_xml))
+}
+
+/// At most this many embedded objects are read into a document.
+const MAX_OBJECTS: usize = 64;
+
+/// Embedded objects' text where they stand (`draw:object`: a spreadsheet's tables, a
+/// chart's data, a formula), read from their own `content.xml` in the package, one level
+/// deep (objects inside objects are not opened). An object outside the package (an
+/// address, a path up) or without a readable `content.xml` is left out.
+fn embed_objects(
+    pkg: &mut Package,
+    c: &mut Content,
+    depth: usize,
+    styles: &Styles,
+    mode: HiddenText,
+) -> Result<(), ApiError> {
+    let objects = std::mem::take(&mut c.objects);
+    // From the last: an object's blocks do not move the places of those before it.
+    for (at, slide, notes, href) in objects.into_iter().take(MAX_OBJECTS).rev() {
+        let folder = href.trim_start_matches("./").trim_end_matches('/');
+        if folder.is_empty()
+            || folder.contains(':')
+            || folder.starts_with('/')
+            || folder.split('/').any(|p| p == "..")
+        {
+            continue;
+        }
+        let Some(xml) = pkg.read(&format!("{folder}/content.xml"))? else {
+            continue;
+        };
+        let Ok(inner) = parse_content(&xml, depth, styles, mode) else {
+            continue;
+        };
+        let n = inner.body.len();
+        let at = at.min(c.body.len());
+        for h in c.hidden.iter_mut().filter(|h| h.0 >= at) {
+            h.0 += n;
+        }
+        c.hidden
+            .extend(inner.hidden.into_iter().map(|(k, how, t)| (k + at, how, t)));
+        c.body.splice(
+            at..at,
+            inner.body.into_iter().map(|(_, _, b)| (slide, notes, b)),
+        );
+        c.footnotes.extend(inner.footnotes);
+        c.endnotes.extend(inner.endnotes);
+        c.comments.extend(inner.comments);
+    }
+    Ok(())
 }
