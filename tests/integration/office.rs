@@ -1195,3 +1195,44 @@ async fn odt_frames_stand_apart_and_embedded_objects_are_read() {
         "{blocks:?}"
     );
 }
+
+/// What an ODP's master page draws besides its placeholders (#43 item 4), as PowerPoint's
+/// layouts and masters are read: under `[Layout and master]` on each slide that shows it
+/// (a shape's text, `Slide N` with the slide's own number, the text written into the
+/// footer placeholder), never the placeholders' prompt text, fields or the notes master;
+/// not on a slide that hides its master's objects, nor the footer where a slide hides it;
+/// json's blocks in the `layout_and_master` part. Before, none of it was read.
+#[tokio::test]
+async fn odp_master_pages_show_on_their_slides() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("masters.odp", &fixture("office/masters.odp"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let want = String::from_utf8(fixture("office/masters.odp.txt")).unwrap();
+    assert_eq!(r.json["text"], want);
+    for prompt in ["Click to edit", "<number>", "Notes master", "Logo shape"] {
+        assert!(!want.contains(prompt), "{prompt}");
+    }
+
+    let r = app
+        .read(json!({"file_id": id, "output": "json", "pages": "4"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let blocks = r.json["document"]["units"][0]["blocks"].as_array().unwrap();
+    let behind: Vec<&str> = blocks
+        .iter()
+        .filter(|b| b["part"] == "layout_and_master")
+        .map(|b| b["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        behind,
+        [
+            "ACME Corp. Confidential",
+            "Draft — do not distribute",
+            "Slide 4"
+        ],
+        "{blocks:?}"
+    );
+}

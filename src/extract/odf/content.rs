@@ -29,11 +29,14 @@ pub(super) struct Content {
     /// blocks go in the body, the slide and notes they are on, and their folder in the
     /// package (`mod::read_content` reads them in).
     pub(super) objects: Vec<(usize, usize, bool, String)>,
+    /// Each slide's master page (`draw:master-page-name`), and whether the slide shows
+    /// what that master draws.
+    pub(super) masters: Vec<(String, super::styles::MasterShown)>,
 }
 
 /// Drawing objects of ODF (frames, shapes, groups): one set in the line as a character
 /// stands between two words, and a drawing's alt text is words of its own.
-const DRAWINGS: &[&str] = &[
+pub(super) const DRAWINGS: &[&str] = &[
     "frame",
     "custom-shape",
     "rect",
@@ -298,6 +301,11 @@ impl<'a> ContentParser<'a> {
     fn open_page(&mut self, a: &[(String, String)]) {
         self.c.slides += 1;
         self.slide = self.c.slides;
+        let shows = self.styles.page_shows(attr(a, "style-name"));
+        self.c.masters.push((
+            attr(a, "master-page-name").unwrap_or_default().to_string(),
+            shows,
+        ));
         if attr(a, "visibility") == Some("hidden")
             || attr(a, "style-name").is_some_and(|s| self.styles.page_hidden(s))
         {

@@ -28,21 +28,59 @@ pub(super) struct ListLevel {
 pub(super) struct Styles {
     pub(super) lists: HashMap<String, Vec<ListLevel>>,
     pub(super) hiding: std::collections::HashSet<String>,
-    pages: HashMap<String, (Option<String>, Option<bool>)>,
+    pages: HashMap<String, PageStyle>,
+}
+
+/// A drawing-page style: its parent, and what it says (if it does) of the slide's
+/// visibility and of its master's drawings (`presentation:background-objects-visible`).
+#[derive(Default)]
+struct PageStyle {
+    parent: Option<String>,
+    hidden: Option<bool>,
+    master_shown: Option<bool>,
+    footer_shown: Option<bool>,
+    header_shown: Option<bool>,
+}
+
+/// What of its master page a slide shows: the master's drawings, its footer and header
+/// placeholders' text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct MasterShown {
+    pub(super) drawings: bool,
+    pub(super) footer: bool,
+    pub(super) header: bool,
 }
 
 impl Styles {
     /// Whether the drawing-page style `name` (or the one it inherits from) hides its slide.
     pub(super) fn page_hidden(&self, name: &str) -> bool {
+        self.page_says(name, |p| p.hidden).unwrap_or(false)
+    }
+
+    /// What of its master page a slide of the drawing-page style `name` (or the one it
+    /// inherits from) shows: all of it unless the style says otherwise.
+    pub(super) fn page_shows(&self, name: Option<&str>) -> MasterShown {
+        let says = |what: fn(&PageStyle) -> Option<bool>| {
+            name.and_then(|n| self.page_says(n, what)).unwrap_or(true)
+        };
+        MasterShown {
+            drawings: says(|p| p.master_shown),
+            footer: says(|p| p.footer_shown),
+            header: says(|p| p.header_shown),
+        }
+    }
+
+    /// What a drawing-page style says, or the nearest style it inherits from.
+    fn page_says(&self, name: &str, what: impl Fn(&PageStyle) -> Option<bool>) -> Option<bool> {
         let mut name = name;
         for _ in 0..16 {
-            match self.pages.get(name) {
-                Some((_, Some(hidden))) => return *hidden,
-                Some((Some(parent), None)) => name = parent,
-                _ => return false,
+            let p = self.pages.get(name)?;
+            if let Some(v) = what(p) {
+                return Some(v);
             }
+            name = p.parent.as_deref()?;
         }
-        false
+        None
     }
 
     pub(super) fn parse(&mut self, xml: &[u8], depth: usize) -> Result<(), ApiError> {
@@ -54,9 +92,10 @@ impl Styles {
                 let name = attr(a, "name").unwrap_or("").to_string();
                 let family = attr(a, "family").unwrap_or("").to_string();
                 if family == "drawing-page" {
-                    self.pages
-                        .entry(name.clone())
-                        .or_insert((attr(a, "parent-style-name").map(str::to_string), None));
+                    self.pages.entry(name.clone()).or_insert(PageStyle {
+                        parent: attr(a, "parent-style-name").map(str::to_string),
+                        ..Default::default()
+                    });
                 }
                 style = Some((name, family));
             }
@@ -67,9 +106,21 @@ impl Styles {
                 }
             }
             Node::Open("drawing-page-properties", a) => {
-                if let (Some((name, _)), Some(v)) = (&style, attr(a, "visibility")) {
-                    if let Some(page) = self.pages.get_mut(name) {
-                        page.1 = Some(v == "hidden");
+                if let Some(page) = style
+                    .as_ref()
+                    .and_then(|(name, _)| self.pages.get_mut(name))
+                {
+                    if let Some(v) = attr(a, "visibility") {
+                        page.hidden = Some(v == "hidden");
+                    }
+                    if let Some(v) = attr(a, "background-objects-visible") {
+                        page.master_shown = Some(v != "false");
+                    }
+                    if let Some(v) = attr(a, "display-footer") {
+                        page.footer_shown = Some(v != "false");
+                    }
+                    if let Some(v) = attr(a, "display-header") {
+                        page.header_shown = Some(v != "false");
                     }
                 }
             }
