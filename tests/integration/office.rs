@@ -1236,3 +1236,42 @@ async fn odp_master_pages_show_on_their_slides() {
         "{blocks:?}"
     );
 }
+
+/// Shapes on an ODS's sheets (#43 item 4, "ODS the same" as xlsx): a text box and a shape
+/// anchored in a cell, after the sheet's rows under `[Shapes]`, in json a block of the
+/// `shapes` part; a cell's comment and a shape's alt text are not shapes, a sheet without
+/// any has none. Before, calamine's cells were all an ODS gave.
+#[tokio::test]
+async fn ods_shapes_are_read_after_their_sheet() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("shapes.ods", &fixture("office/shapes.ods"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains(
+            "Rent\t1200\n[Shapes]\nFigures are provisional\nuntil the audit\nUp 5 %\n--- Sheet: Plain"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("Callout box"), "{text}");
+    assert_eq!(text.matches("[Shapes]").count(), 1, "{text}");
+
+    let r = app.read(json!({"file_id": id, "output": "json"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let shapes: Vec<&Value> = r.json["document"]["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|u| u["blocks"].as_array().unwrap())
+        .filter(|b| b["part"] == "shapes")
+        .collect();
+    assert_eq!(shapes.len(), 1, "{}", r.json["document"]);
+    assert!(
+        shapes[0].to_string().contains("Figures are provisional"),
+        "{}",
+        shapes[0]
+    );
+}

@@ -11,6 +11,7 @@ mod cells;
 mod comments;
 mod hidden;
 mod numfmt;
+mod ods;
 mod print;
 mod sheet;
 mod styles;
@@ -97,6 +98,18 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
         }
         None => Default::default(),
     };
+    // An OpenDocument spreadsheet's shapes: calamine reads its cells only.
+    if input.format == crate::detect::Format::Ods {
+        let mut ods_pkg = super::package::Package::open(&input.path, limits.package)?;
+        for (name, lines) in ods::shapes(&mut ods_pkg)? {
+            let mut t = String::from(comments::SHAPES_HEAD);
+            for l in lines {
+                t.push_str(&l);
+                t.push('\n');
+            }
+            charts.entry(name).or_default().push(t);
+        }
+    }
     // `include_headers_footers`: each sheet's print headers and footers, after its charts
     // and shapes, of the sheets in scope.
     if let (Some(true), Some(pkg)) = (req.include_headers_footers, pkg.as_mut()) {
