@@ -106,6 +106,15 @@ const XLSX: &[&str] = &[
     "profile",
     "hidden_text",
 ];
+const ODS: &[&str] = &[
+    "sheet",
+    "sheets_after",
+    "range",
+    "max_cells",
+    "include_headers_footers",
+    "profile",
+    "hidden_text",
+];
 const IMAGE: &[&str] = &["min_text_per_page", "ocr", "ocr_lang", "include_boxes"];
 const MAIL: &[&str] = &["offset", "limit", "hidden_text"];
 
@@ -131,7 +140,8 @@ pub fn options_for(format: Format) -> &'static [&'static str] {
         Format::Odp => SLIDES,
         Format::Epub => EPUB,
         Format::Xlsx { .. } => XLSX,
-        Format::Xls | Format::Xlsb | Format::Ods => SHEETS,
+        Format::Xls | Format::Xlsb => SHEETS,
+        Format::Ods => ODS,
         Format::Msg | Format::Eml => MAIL,
         Format::Image(_) => IMAGE,
         Format::Text(TextKind::Csv | TextKind::Tsv) => TABLE_TEXT,

@@ -1240,7 +1240,8 @@ async fn odp_master_pages_show_on_their_slides() {
 /// Shapes on an ODS's sheets (#43 item 4, "ODS the same" as xlsx): a text box and a shape
 /// anchored in a cell, after the sheet's rows under `[Shapes]`, in json a block of the
 /// `shapes` part; a cell's comment and a shape's alt text are not shapes, a sheet without
-/// any has none. Before, calamine's cells were all an ODS gave.
+/// any has none; print headers and footers with `include_headers_footers`. Before,
+/// calamine's cells were all an ODS gave, and the option was refused for ods.
 #[tokio::test]
 async fn ods_shapes_are_read_after_their_sheet() {
     let app = TestApp::new().await;
@@ -1274,4 +1275,21 @@ async fn ods_shapes_are_read_after_their_sheet() {
         "{}",
         shapes[0]
     );
+
+    // Print headers and footers on request, from each sheet's master page, fields read
+    // (the Plain sheet's header is not printed); not without the option.
+    let r = app
+        .read(json!({"file_id": id, "include_headers_footers": true}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("Up 5 %\n[Headers]\nBudget 2025\nBudget\n[Footers]\nPage [Page] of [Pages]\n--- Sheet: Plain"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("No shapes here\n[Footers]\nInternal\n"),
+        "{text}"
+    );
+    assert!(!text.contains("Not printed"), "{text}");
 }

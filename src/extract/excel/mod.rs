@@ -110,6 +110,16 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
             charts.entry(name).or_default().push(t);
         }
     }
+    // The same for an ODS's print headers and footers, from its master pages.
+    if let (Some(true), crate::detect::Format::Ods) = (req.include_headers_footers, input.format) {
+        let mut ods_pkg = super::package::Package::open(&input.path, limits.package)?;
+        let mut printed = ods::headers_footers(&mut ods_pkg)?;
+        for (i, (name, _)) in meta.iter().enumerate() {
+            if let Some(text) = printed.remove(name).filter(|_| scope.includes(i)) {
+                charts.entry(name.clone()).or_default().push(text);
+            }
+        }
+    }
     // `include_headers_footers`: each sheet's print headers and footers, after its charts
     // and shapes, of the sheets in scope.
     if let (Some(true), Some(pkg)) = (req.include_headers_footers, pkg.as_mut()) {
