@@ -1,8 +1,9 @@
 //! What an OpenDocument spreadsheet has besides its cells (calamine reads only the
-//! cells): the text of its text boxes and shapes (`table:shapes`, or anchored in a cell),
-//! by sheet, shown after the sheet's rows under `[Shapes]` as xlsx's are (a drawing's
-//! title and description, its alt text, and a cell's comment are not shapes); and its
-//! print headers and footers on request, from its master pages.
+//! cells): the text of its text boxes and shapes (`table:shapes`, or anchored in a cell
+//! that is not a string cell: calamine gives a string cell's shapes in its text), by
+//! sheet, shown after the sheet's rows under `[Shapes]` as xlsx's are (a drawing's title
+//! and description, its alt text, and a cell's comment are not shapes); and its print
+//! headers and footers on request, from its master pages.
 
 use std::collections::HashMap;
 
@@ -45,6 +46,8 @@ pub(super) fn shapes(pkg: &mut Package) -> Result<HashMap<String, Vec<String>>, 
     let mut out: HashMap<String, Vec<String>> = HashMap::new();
     let mut sheet: Option<String> = None;
     let (mut tables, mut drawing, mut skip) = (0usize, 0usize, 0usize);
+    // In a string cell, whose text calamine gives with its shapes' text in it.
+    let mut string_cell = false;
     let mut para: Option<String> = None;
     walk(&xml, depth, |n| {
         if skip > 0 {
@@ -69,6 +72,14 @@ pub(super) fn shapes(pkg: &mut Package) -> Result<HashMap<String, Vec<String>>, 
                 }
             }
             Node::Open("annotation", _) => skip = 1,
+            Node::Open("table-cell", a) if drawing == 0 => {
+                string_cell = attr(a, "value-type") == Some("string");
+            }
+            Node::Close("table-cell") if drawing == 0 => string_cell = false,
+            // A string cell's shapes are in its text already (calamine reads them there).
+            Node::Open(name, _) if DRAWINGS.contains(&name) && string_cell && drawing == 0 => {
+                skip = 1
+            }
             Node::Open(name, _) if DRAWINGS.contains(&name) && sheet.is_some() => drawing += 1,
             Node::Close(name) if DRAWINGS.contains(&name) => drawing = drawing.saturating_sub(1),
             Node::Open("title" | "desc", _) if drawing > 0 => skip = 1,
@@ -98,8 +109,13 @@ pub(super) fn shapes(pkg: &mut Package) -> Result<HashMap<String, Vec<String>>, 
     Ok(out)
 }
 
-/// Where a sheet's name goes in a master page's line (a `text:sheet-name` field).
-const SHEET_NAME: &str = "\u{E000}";
+/// Where a sheet's name goes in a master page's line (a `text:sheet-name` field): a
+/// character XML text cannot hold.
+const SHEET_NAME: &str = "\u{1}";
+
+/// At most this much of a master page's headers and footers is read (every sheet that
+/// prints with it repeats them).
+const MAX_PRINTED_CHARS: usize = 4000;
 
 /// By sheet name, its print headers and footers (`include_headers_footers`) as xlsx's
 /// are given: `[Headers]`/`[Footers]`, each region (left, centre, right) a line, fields as
@@ -216,14 +232,14 @@ fn master_pages(
                     "time" => Some("[Time]"),
                     "file-name" => Some("[File]"),
                     "title" => Some("[Title]"),
-                    "s" | "tab" => Some(" "),
+                    "s" | "tab" | "line-break" => Some(" "),
                     "span" | "a" => None,
                     _ => Some(""),
                 };
                 if let (Some(s), Some(p)) = (said, para.as_mut()) {
                     p.push_str(s);
                     // A field's own text is what it showed when saved.
-                    if !matches!(field, "s" | "tab") {
+                    if !matches!(field, "s" | "tab" | "line-break") {
                         skip = 1;
                     }
                 }
@@ -237,8 +253,13 @@ fn master_pages(
                 if let (Some(p), Some(header), Some(m)) = (para.take(), within, &master) {
                     let p = p.split_whitespace().collect::<Vec<_>>().join(" ");
                     let (h, f) = out.entry(m.clone()).or_default();
+                    let held: usize = h.iter().chain(f.iter()).map(String::len).sum();
                     let list = if header { h } else { f };
-                    if !p.is_empty() && !list.contains(&p) && list.len() < MAX_LINES {
+                    if !p.is_empty()
+                        && !list.contains(&p)
+                        && list.len() < MAX_LINES
+                        && held + p.len() <= MAX_PRINTED_CHARS
+                    {
                         list.push(p);
                     }
                 }

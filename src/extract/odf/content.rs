@@ -117,7 +117,7 @@ struct ContentParser<'a> {
     /// Open drawing objects (`DRAWINGS`), each set in the line as a character or not; the
     /// paragraph (by how many are open) whose next text stands apart from its text
     /// before; where the paragraph's text stood when a drawing's alt text began.
-    inline: Vec<bool>,
+    inline: Vec<(bool, usize)>,
     apart: Option<usize>,
     alt_from: Option<usize>,
 }
@@ -180,22 +180,24 @@ impl<'a> ContentParser<'a> {
                 if inline && !self.paras.is_empty() {
                     self.apart = Some(self.paras.len());
                 }
-                self.inline.push(inline);
+                self.inline.push((inline, self.paras.len()));
             }
             Node::Close(name) if DRAWINGS.contains(&name) => {
-                if self.inline.pop() == Some(true) && !self.paras.is_empty() {
+                if self.inline.pop().is_some_and(|d| d.0) && !self.paras.is_empty() {
                     self.apart = Some(self.paras.len());
                 }
             }
-            // A drawing's title and description (its alt text) are read, words apart from
-            // the text around them.
-            Node::Open("title" | "desc", _) if !self.inline.is_empty() => {
+            // A drawing's own title and description (its alt text, not a title field in
+            // its text box) are read, words apart from the text around them.
+            Node::Open("title" | "desc", _) if self.in_drawing_itself() => {
                 self.alt_from = self.paras.last().map(|p| p.0.len());
                 if !self.paras.is_empty() {
                     self.apart = Some(self.paras.len());
                 }
             }
-            Node::Close("title" | "desc") if !self.inline.is_empty() => {
+            Node::Close("title" | "desc")
+                if self.alt_from.is_some() || self.in_drawing_itself() =>
+            {
                 let grew = self
                     .alt_from
                     .take()
@@ -207,7 +209,13 @@ impl<'a> ContentParser<'a> {
                     self.apart = None;
                 }
             }
-            Node::Open("object", a) => {
+            // An embedded object in the body (not in a note, a comment or hidden text,
+            // where its place would be lost).
+            Node::Open("object", a)
+                if self.notes.is_empty()
+                    && self.annotation.is_none()
+                    && !self.sections.iter().chain(&self.spans).any(|h| *h) =>
+            {
                 if let Some(href) = attr(a, "href") {
                     self.c.objects.push((
                         self.c.body.len(),
@@ -295,6 +303,11 @@ impl<'a> ContentParser<'a> {
             Node::Close("table") => self.close_table(),
             _ => {}
         }
+    }
+
+    /// Whether the walk stands in a drawing itself, not in a paragraph of its text box.
+    fn in_drawing_itself(&self) -> bool {
+        self.inline.last().is_some_and(|d| d.1 == self.paras.len())
     }
 
     /// A slide (`draw:page`): counted, and noted when hidden in the slide show.

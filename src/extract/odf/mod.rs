@@ -41,7 +41,7 @@ fn read_content(
     }
     styles.parse(&content, depth)?;
     let mut parsed = parse_content(&content, depth, &styles, mode)?;
-    embed_objects(pkg, &mut parsed, depth, &styles, mode)?;
+    embed_objects(pkg, &mut parsed, depth, mode)?;
     Ok((parsed, styles_xml))
 }
 
@@ -49,17 +49,18 @@ fn read_content(
 const MAX_OBJECTS: usize = 64;
 
 /// Embedded objects' text where they stand (`draw:object`: a spreadsheet's tables, a
-/// chart's data, a formula), read from their own `content.xml` in the package, one level
-/// deep (objects inside objects are not opened). An object outside the package (an
-/// address, a path up) or without a readable `content.xml` is left out.
+/// chart's data), read from their own `content.xml` in the package with their own styles,
+/// one level deep (objects inside objects are not opened). An object outside the package
+/// (an address, a path up), or whose parts cannot be read, is left out: it costs its own
+/// text, never the document's.
 fn embed_objects(
     pkg: &mut Package,
     c: &mut Content,
     depth: usize,
-    styles: &Styles,
     mode: HiddenText,
 ) -> Result<(), ApiError> {
     let objects = std::mem::take(&mut c.objects);
+    let mut sides: Vec<(Vec<_>, Vec<_>, Vec<_>)> = Vec::new();
     // From the last: an object's blocks do not move the places of those before it.
     for (at, slide, notes, href) in objects.into_iter().take(MAX_OBJECTS).rev() {
         let folder = href.trim_start_matches("./").trim_end_matches('/');
@@ -70,10 +71,20 @@ fn embed_objects(
         {
             continue;
         }
-        let Some(xml) = pkg.read(&format!("{folder}/content.xml"))? else {
+        let Ok(Some(xml)) = pkg.read(&format!("{folder}/content.xml")) else {
             continue;
         };
-        let Ok(inner) = parse_content(&xml, depth, styles, mode) else {
+        // Automatic style names (`T1`, `P1`) are the object's own, not the document's.
+        let mut styles = Styles::default();
+        if let Ok(Some(x)) = pkg.read(&format!("{folder}/styles.xml")) {
+            if styles.parse(&x, depth).is_err() {
+                continue;
+            }
+        }
+        if styles.parse(&xml, depth).is_err() {
+            continue;
+        }
+        let Ok(inner) = parse_content(&xml, depth, &styles, mode) else {
             continue;
         };
         let n = inner.body.len();
@@ -87,9 +98,13 @@ fn embed_objects(
             at..at,
             inner.body.into_iter().map(|(_, _, b)| (slide, notes, b)),
         );
-        c.footnotes.extend(inner.footnotes);
-        c.endnotes.extend(inner.endnotes);
-        c.comments.extend(inner.comments);
+        sides.push((inner.footnotes, inner.endnotes, inner.comments));
+    }
+    // The objects' notes and comments after the document's, in the objects' order.
+    for (footnotes, endnotes, comments) in sides.into_iter().rev() {
+        c.footnotes.extend(footnotes);
+        c.endnotes.extend(endnotes);
+        c.comments.extend(comments);
     }
     Ok(())
 }

@@ -164,8 +164,12 @@ impl Extractor for OdpExtractor {
 /// At most this many lines are read from one master page.
 const MAX_MASTER_LINES: usize = 200;
 
-/// Where a slide's number goes in a master's line (a `text:page-number` field).
-const PAGE_NUMBER: &str = "\u{E000}";
+/// Where a slide's number goes in a master's line (a `text:page-number` field): a
+/// character XML text cannot hold.
+const PAGE_NUMBER: &str = "\u{1}";
+
+/// At most this much of a master page's text is read (every slide repeats it).
+const MAX_MASTER_CHARS: usize = 4000;
 
 /// What part of a master page a line comes from: a drawing of its own, or the text its
 /// footer or header placeholder holds as written (a slide can hide those).
@@ -248,7 +252,11 @@ fn master_texts(
                 if let (Some(p), Some(m)) = (para.take(), &master) {
                     let p = p.split_whitespace().collect::<Vec<_>>().join(" ");
                     let lines = out.entry(m.clone()).or_default();
-                    if !p.is_empty() && lines.len() < MAX_MASTER_LINES {
+                    let held: usize = lines.iter().map(|(_, l)| l.len()).sum();
+                    if !p.is_empty()
+                        && lines.len() < MAX_MASTER_LINES
+                        && held + p.len() <= MAX_MASTER_CHARS
+                    {
                         lines.push((part, p));
                     }
                 }

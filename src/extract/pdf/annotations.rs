@@ -43,7 +43,7 @@ pub(super) fn read(
 ) -> Notes {
     let mut shown: Vec<String> = Vec::new();
     let mut comments: Vec<String> = Vec::new();
-    let mut links = Links::new(page_text);
+    let mut links = Links::new(page_text, page.width().value * page.height().value);
     let mut found = Vec::new();
     let mut blocks = Vec::new();
     for annot in page.annotations().iter() {
@@ -177,8 +177,12 @@ fn said(annot: &PdfPageAnnotation<'_>) -> Option<Said> {
     Some(Said::Comment(author, text))
 }
 
-/// At most this many links are listed a page (a page can carry any number).
-const MAX_LINKS: usize = 500;
+/// At most this many links are looked at a page (a page can carry any number).
+const MAX_LINKS: usize = 200;
+
+/// A link's text is cut at this many characters, its address at `MAX_URI`.
+const MAX_ANCHOR: usize = 200;
+const MAX_URI: usize = 2048;
 
 /// A page's links worth listing: (the text under the link, where it leads).
 struct Links<'t> {
@@ -186,15 +190,18 @@ struct Links<'t> {
     /// The page's text, lowercased without whitespace, made when a link first asks.
     squashed: Option<String>,
     page_text: &'t str,
+    /// The page's area: a link's rectangle over a tenth of it is no anchor's.
+    page_area: f32,
     seen: usize,
 }
 
 impl<'t> Links<'t> {
-    fn new(page_text: &'t str) -> Self {
+    fn new(page_text: &'t str, page_area: f32) -> Self {
         Self {
             listed: Vec::new(),
             squashed: None,
             page_text,
+            page_area,
             seen: 0,
         }
     }
@@ -220,7 +227,11 @@ impl<'t> Links<'t> {
         else {
             return;
         };
-        let uri: String = uri.trim().chars().filter(|c| !c.is_control()).collect();
+        let mut uri: String = uri.trim().chars().filter(|c| !c.is_control()).collect();
+        if let Some((cut, _)) = uri.char_indices().nth(MAX_URI) {
+            uri.truncate(cut);
+            uri.push('…');
+        }
         if !outside(&uri) {
             return;
         }
@@ -228,6 +239,8 @@ impl<'t> Links<'t> {
         // whose box the rectangle touches, and a link's rectangle touches its neighbours.
         let anchor = annot
             .bounds()
+            .ok()
+            .filter(|r| r.width().value * r.height().value <= 0.1 * self.page_area)
             .map(|r| {
                 let (dx, dy) = (0.2 * r.height().value, 0.25 * r.height().value);
                 layer.inside_rect(PdfRect::new_from_values(
@@ -238,10 +251,14 @@ impl<'t> Links<'t> {
                 ))
             })
             .unwrap_or_default();
-        let anchor = anchor.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut anchor = anchor.split_whitespace().collect::<Vec<_>>().join(" ");
+        if let Some((cut, _)) = anchor.char_indices().nth(MAX_ANCHOR) {
+            anchor.truncate(cut);
+            anchor.push('…');
+        }
         if let Some((a, u)) = self.listed.last_mut() {
             if *u == uri {
-                if !anchor.is_empty() && !a.contains(&anchor) {
+                if !anchor.is_empty() && !a.contains(&anchor) && a.len() < 4 * MAX_ANCHOR {
                     if !a.is_empty() {
                         a.push(' ');
                     }

@@ -61,9 +61,10 @@ pub(super) type Line = Vec<Glyph>;
 /// millions); a page with more keeps PDFium's text.
 const MAX_CHARS: usize = 200_000;
 
-/// Whether a page's text shows a sign of a fault `mend` mends: a line that starts with a
-/// space or with `,.;:)` (text after a superscript), a line whose words are mostly single
-/// letters or with two single letters in a row (invented spaces), or a word with a capital
+/// Whether a page's text shows a sign of a fault `mend` mends: a line after the first that
+/// starts with a space or with `,.;:)` (text after a superscript), a line where single
+/// letters are three words and a third of them at least, or two single letters in a row
+/// (invented spaces), or a word with a capital
 /// after a small letter, or with two capitals before two small ones (`SecondFirst`,
 /// `BRow`: a line's pieces in stream order). A scan of the text; a sign is no fault,
 /// `mend` decides.
@@ -288,9 +289,10 @@ pub(super) fn mend(lines: Vec<Line>) -> (Vec<Line>, bool) {
 
 /// Whether `next` is the rest of `prev`'s line, PDFium having broken it where the
 /// baseline moved (after a superscript, or before one): its first glyph goes on right
-/// after `prev`'s last (no more than an em on), the two glyphs sharing at least half the
-/// smaller one's height, on baselines apart. `Some(space)` says so, with the space to put
-/// between them when neither side has one and they stand apart.
+/// after `prev`'s last (no further on than the taller one's loose box is high), the two
+/// glyphs sharing at least half the smaller one's height, on baselines apart.
+/// `Some(space)` says so, with the space to put between them when neither side has one
+/// and they stand apart.
 fn continues(prev: &Line, next: &Line) -> Option<Option<Glyph>> {
     let a = prev.iter().rev().find(|g| g.measured())?;
     let b = next.iter().find(|g| g.measured())?;
@@ -333,6 +335,7 @@ fn in_order(line: &mut Line) -> bool {
     if cuts.is_empty() {
         return false;
     }
+    let original = line.clone();
     let mut pieces: Vec<Line> = Vec::with_capacity(cuts.len() + 1);
     let mut rest = std::mem::take(line);
     for &at in cuts.iter().rev() {
@@ -356,8 +359,15 @@ fn in_order(line: &mut Line) -> bool {
             .map(|g| g.l)
             .fold(f32::INFINITY, f32::min)
     };
-    pieces.sort_by(|a, b| start(a).total_cmp(&start(b)));
-    for p in pieces {
+    let mut order: Vec<usize> = (0..pieces.len()).collect();
+    order.sort_by(|&a, &b| start(&pieces[a]).total_cmp(&start(&pieces[b])));
+    if order.windows(2).all(|w| w[0] < w[1]) {
+        // In order already (a piece drawn over another): the line stays as PDFium made it.
+        *line = original;
+        return false;
+    }
+    let mut pieces: Vec<Option<Line>> = pieces.into_iter().map(Some).collect();
+    for p in order.into_iter().filter_map(|k| pieces[k].take()) {
         if let (Some(a), Some(b)) = (
             line.iter().rev().find(|g| g.measured()).copied(),
             p.iter().find(|g| g.measured()),
