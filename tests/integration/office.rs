@@ -1258,6 +1258,8 @@ async fn ods_shapes_are_read_after_their_sheet() {
         "{text}"
     );
     assert!(!text.contains("Callout box"), "{text}");
+    // A shape in a string cell is in the cell's text (calamine's), and only there.
+    assert_eq!(text.matches("Shape in a text cell").count(), 1, "{text}");
     assert_eq!(text.matches("[Shapes]").count(), 1, "{text}");
 
     let r = app.read(json!({"file_id": id, "output": "json"})).await;

@@ -11,45 +11,98 @@ use super::super::package::Package;
 use super::super::xml::{attr, walk, Node};
 use crate::error::ApiError;
 
-/// ODF's drawing objects (frames, shapes, groups).
-const DRAWINGS: &[&str] = &[
-    "frame",
-    "custom-shape",
-    "rect",
-    "ellipse",
-    "circle",
-    "line",
-    "polyline",
-    "polygon",
-    "regular-polygon",
-    "path",
-    "connector",
-    "caption",
-    "measure",
-    "g",
-];
-
 /// At most this many lines are read from one sheet's shapes.
 const MAX_LINES: usize = 1000;
 
-/// By sheet name, the paragraphs of the shapes drawn on it, in document order.
+/// By sheet name, the paragraphs of the shapes drawn on it, in document order. Only the
+/// drawings' own bytes are walked: each `<draw:` element is found by a byte search, its
+/// end by counting tags, its sheet by the `table:table` start tag before it (a workbook of
+/// millions of cells with one text box pays a search, not a second walk of its cells).
 pub(super) fn shapes(pkg: &mut Package) -> Result<HashMap<String, Vec<String>>, ApiError> {
     let Some(xml) = pkg.read("content.xml")? else {
         return Ok(HashMap::new());
     };
-    // Most sheets draw nothing: a byte search spares them the walk (every ODF writer
-    // names the drawing namespace `draw`).
-    if memchr::memmem::find(&xml, b"<draw:").is_none() {
-        return Ok(HashMap::new());
-    }
     let depth = pkg.limits().max_xml_depth;
     let mut out: HashMap<String, Vec<String>> = HashMap::new();
-    let mut sheet: Option<String> = None;
-    let (mut tables, mut drawing, mut skip) = (0usize, 0usize, 0usize);
-    // In a string cell, whose text calamine gives with its shapes' text in it.
-    let mut string_cell = false;
+    let mut pos = 0;
+    while let Some(off) = memchr::memmem::find(&xml[pos..], b"<draw:") {
+        let at = pos + off;
+        let end = element_end(&xml, at);
+        pos = end.max(at + 1);
+        let Some(table) = memchr::memmem::rfind(&xml[..at], b"<table:table ") else {
+            continue;
+        };
+        let Some(sheet) = attr_value(&xml[table..at], b"table:name=\"") else {
+            continue;
+        };
+        // A string cell's shapes are in its text already (calamine reads them there).
+        if in_string_cell(&xml[table..at]) {
+            continue;
+        }
+        let lines = out.entry(sheet).or_default();
+        // A drawing cut short by a damaged part loses its own text, nothing else.
+        let _ = walk_drawing(&xml[at..end], depth, lines);
+    }
+    out.retain(|_, l| !l.is_empty());
+    Ok(out)
+}
+
+/// Where the element starting at `at` ends (just past its end tag), by counting start and
+/// end tags; the end of `xml` if it never does.
+fn element_end(xml: &[u8], at: usize) -> usize {
+    let mut depth = 0i64;
+    let mut i = at;
+    while let Some(off) = memchr::memchr(b'<', &xml[i..]) {
+        let t = i + off;
+        let close = memchr::memchr(b'>', &xml[t..]).map_or(xml.len(), |c| t + c + 1);
+        let tag = &xml[t..close];
+        if tag.starts_with(b"</") {
+            depth -= 1;
+        } else if !(tag.starts_with(b"<?") || tag.starts_with(b"<!") || tag.ends_with(b"/>")) {
+            depth += 1;
+        }
+        i = close;
+        if depth <= 0 {
+            return close;
+        }
+    }
+    xml.len()
+}
+
+/// An attribute's value in the start tag that `xml` begins with (`name` with its `="`),
+/// its entities read.
+fn attr_value(xml: &[u8], name: &[u8]) -> Option<String> {
+    let tag_end = memchr::memchr(b'>', xml)?;
+    let tag = &xml[..tag_end];
+    let v = memchr::memmem::find(tag, name)? + name.len();
+    let len = memchr::memchr(b'"', &tag[v..])?;
+    let raw = std::str::from_utf8(&tag[v..v + len]).ok()?;
+    Some(
+        quick_xml::escape::unescape(raw)
+            .map(|c| c.into_owned())
+            .unwrap_or_else(|_| raw.to_string()),
+    )
+}
+
+/// Whether the end of `xml` (a sheet from its start tag on) stands inside a cell whose
+/// value is a string.
+fn in_string_cell(xml: &[u8]) -> bool {
+    let Some(cell) = memchr::memmem::rfind(xml, b"<table:table-cell") else {
+        return false;
+    };
+    let Some(tag_end) = memchr::memchr(b'>', &xml[cell..]).map(|e| cell + e) else {
+        return false;
+    };
+    xml[tag_end - 1] != b'/'
+        && memchr::memmem::find(&xml[cell..tag_end], b"value-type=\"string\"").is_some()
+        && memchr::memmem::find(&xml[tag_end..], b"</table:table-cell>").is_none()
+}
+
+/// The paragraphs of one drawing (`xml` is its element), not its alt text.
+fn walk_drawing(xml: &[u8], depth: usize, lines: &mut Vec<String>) -> Result<(), ApiError> {
+    let mut skip = 0usize;
     let mut para: Option<String> = None;
-    walk(&xml, depth, |n| {
+    walk(xml, depth, |n| {
         if skip > 0 {
             match n {
                 Node::Open(..) => skip += 1,
@@ -59,31 +112,8 @@ pub(super) fn shapes(pkg: &mut Package) -> Result<HashMap<String, Vec<String>>, 
             return;
         }
         match n {
-            Node::Open("table", a) => {
-                if tables == 0 {
-                    sheet = attr(a, "name").map(str::to_string);
-                }
-                tables += 1;
-            }
-            Node::Close("table") => {
-                tables = tables.saturating_sub(1);
-                if tables == 0 {
-                    sheet = None;
-                }
-            }
-            Node::Open("annotation", _) => skip = 1,
-            Node::Open("table-cell", a) if drawing == 0 => {
-                string_cell = attr(a, "value-type") == Some("string");
-            }
-            Node::Close("table-cell") if drawing == 0 => string_cell = false,
-            // A string cell's shapes are in its text already (calamine reads them there).
-            Node::Open(name, _) if DRAWINGS.contains(&name) && string_cell && drawing == 0 => {
-                skip = 1
-            }
-            Node::Open(name, _) if DRAWINGS.contains(&name) && sheet.is_some() => drawing += 1,
-            Node::Close(name) if DRAWINGS.contains(&name) => drawing = drawing.saturating_sub(1),
-            Node::Open("title" | "desc", _) if drawing > 0 => skip = 1,
-            Node::Open("p" | "h", _) if drawing > 0 => para = Some(String::new()),
+            Node::Open("title" | "desc" | "annotation", _) => skip = 1,
+            Node::Open("p" | "h", _) => para = Some(String::new()),
             Node::Text(t) => {
                 if let Some(p) = para.as_mut() {
                     p.push_str(t);
@@ -95,9 +125,8 @@ pub(super) fn shapes(pkg: &mut Package) -> Result<HashMap<String, Vec<String>>, 
                 }
             }
             Node::Close("p" | "h") => {
-                if let (Some(p), Some(s)) = (para.take(), &sheet) {
+                if let Some(p) = para.take() {
                     let p = p.split_whitespace().collect::<Vec<_>>().join(" ");
-                    let lines = out.entry(s.clone()).or_default();
                     if !p.is_empty() && lines.len() < MAX_LINES {
                         lines.push(p);
                     }
@@ -105,8 +134,7 @@ pub(super) fn shapes(pkg: &mut Package) -> Result<HashMap<String, Vec<String>>, 
             }
             _ => {}
         }
-    })?;
-    Ok(out)
+    })
 }
 
 /// Where a sheet's name goes in a master page's line (a `text:sheet-name` field): a
