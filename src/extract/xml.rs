@@ -16,6 +16,31 @@ pub enum Node<'a> {
     Text(&'a str),
 }
 
+/// An element a walker passes over whole: `start` at its `Open`, then `passes` says of
+/// each node up to its `Close` (included) that it is inside and is to be ignored.
+#[derive(Default)]
+pub struct Skip(usize);
+
+impl Skip {
+    /// The element just opened is passed over, with all it holds.
+    pub fn start(&mut self) {
+        self.0 = 1;
+    }
+
+    /// Whether `n` is inside the element being passed over (its own `Close` included).
+    pub fn passes(&mut self, n: &Node<'_>) -> bool {
+        if self.0 == 0 {
+            return false;
+        }
+        match n {
+            Node::Open(..) => self.0 += 1,
+            Node::Close(..) => self.0 -= 1,
+            Node::Text(_) => {}
+        }
+        true
+    }
+}
+
 fn local(q: &str) -> String {
     match q.rsplit_once(':') {
         Some((_, l)) => l.to_string(),

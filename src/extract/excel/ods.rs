@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use super::super::package::Package;
-use super::super::xml::{attr, walk, Node};
+use super::super::xml::{attr, walk, Node, Skip};
 use crate::error::ApiError;
 
 /// At most this many lines are read from one sheet's shapes.
@@ -100,19 +100,14 @@ fn in_string_cell(xml: &[u8]) -> bool {
 
 /// The paragraphs of one drawing (`xml` is its element), not its alt text.
 fn walk_drawing(xml: &[u8], depth: usize, lines: &mut Vec<String>) -> Result<(), ApiError> {
-    let mut skip = 0usize;
+    let mut skip = Skip::default();
     let mut para: Option<String> = None;
     walk(xml, depth, |n| {
-        if skip > 0 {
-            match n {
-                Node::Open(..) => skip += 1,
-                Node::Close(..) => skip -= 1,
-                _ => {}
-            }
+        if skip.passes(&n) {
             return;
         }
         match n {
-            Node::Open("title" | "desc" | "annotation", _) => skip = 1,
+            Node::Open("title" | "desc" | "annotation", _) => skip.start(),
             Node::Open("p" | "h", _) => para = Some(String::new()),
             Node::Text(t) => {
                 if let Some(p) = para.as_mut() {
@@ -222,14 +217,9 @@ fn master_pages(
     // In a header (true) or footer (false) that prints; the paragraph being read.
     let mut within: Option<bool> = None;
     let mut para: Option<String> = None;
-    let mut skip = 0usize;
+    let mut skip = Skip::default();
     walk(xml, depth, |n| {
-        if skip > 0 {
-            match n {
-                Node::Open(..) => skip += 1,
-                Node::Close(..) => skip -= 1,
-                _ => {}
-            }
+        if skip.passes(&n) {
             return;
         }
         match n {
@@ -241,7 +231,7 @@ fn master_pages(
                 a,
             ) if master.is_some() => {
                 if attr(a, "display") == Some("false") {
-                    skip = 1;
+                    skip.start();
                 } else {
                     within = Some(tag.starts_with("header"));
                 }
@@ -268,7 +258,7 @@ fn master_pages(
                     p.push_str(s);
                     // A field's own text is what it showed when saved.
                     if !matches!(field, "s" | "tab" | "line-break") {
-                        skip = 1;
+                        skip.start();
                     }
                 }
             }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::super::blocks::Block;
-use super::super::xml::{attr, walk, Node};
+use super::super::xml::{attr, walk, Node, Skip};
 use super::styles::{Counters, ListLevel, Styles};
 use crate::error::ApiError;
 use crate::options::HiddenText;
@@ -111,7 +111,7 @@ struct ContentParser<'a> {
     /// Author, paragraphs.
     annotation: Option<(String, Vec<String>)>,
     in_creator: bool,
-    skip: usize,
+    skip: Skip,
     slide: usize,
     in_notes: bool,
     /// Open drawing objects (`DRAWINGS`), each set in the line as a character or not; the
@@ -145,7 +145,7 @@ impl<'a> ContentParser<'a> {
             note_paras: Vec::new(),
             annotation: None,
             in_creator: false,
-            skip: 0,
+            skip: Skip::default(),
             slide: 0,
             in_notes: false,
             inline: Vec::new(),
@@ -156,12 +156,7 @@ impl<'a> ContentParser<'a> {
 
     /// One node of `content.xml`.
     fn node(&mut self, n: Node<'_>) {
-        if self.skip > 0 {
-            match n {
-                Node::Open(..) => self.skip += 1,
-                Node::Close(..) => self.skip -= 1,
-                _ => {}
-            }
+        if self.skip.passes(&n) {
             return;
         }
         match n {
@@ -171,7 +166,7 @@ impl<'a> ContentParser<'a> {
                 "tracked-changes" | "note-citation" | "annotation-end" | "sequence-decls"
                 | "variable-decls" | "forms" | "page-thumbnail",
                 _,
-            ) => self.skip = 1,
+            ) => self.skip.start(),
             Node::Open("page", a) => self.open_page(a),
             // A drawing set in the line as a character (`as-char`) stands between the
             // words on either side; one anchored elsewhere floats, its neighbours touch.
@@ -248,7 +243,7 @@ impl<'a> ContentParser<'a> {
             Node::Close("note") => self.close_note(),
             Node::Open("annotation", _) => self.annotation = Some((String::new(), Vec::new())),
             Node::Open("creator", _) if self.annotation.is_some() => self.in_creator = true,
-            Node::Open("date", _) if self.annotation.is_some() => self.skip = 1,
+            Node::Open("date", _) if self.annotation.is_some() => self.skip.start(),
             Node::Close("creator") => self.in_creator = false,
             Node::Close("annotation") => self.close_annotation(),
             Node::Text(t) if self.in_creator => {

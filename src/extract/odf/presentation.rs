@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::super::blocks::Block;
 use super::super::package::Package;
-use super::super::xml::{attr, walk, Node};
+use super::super::xml::{attr, walk, Node, Skip};
 use super::super::{Extractor, Input};
 use super::content::DRAWINGS;
 use super::{read_content, OdpExtractor};
@@ -192,25 +192,21 @@ fn master_texts(
 ) -> Result<HashMap<String, Vec<(MasterPart, String)>>, ApiError> {
     let mut out: HashMap<String, Vec<(MasterPart, String)>> = HashMap::new();
     let mut master: Option<String> = None;
-    // Depth inside what is skipped (a placeholder, the notes page, alt text, a field),
-    // and inside a drawing that is read, and what part it is.
-    let (mut skip, mut drawing) = (0usize, 0usize);
+    // What is passed over (a placeholder, the notes page, alt text, a field); the depth
+    // inside a drawing that is read, and what part it is.
+    let mut skip = Skip::default();
+    let mut drawing = 0usize;
     let mut part = MasterPart::Drawing;
     let mut para: Option<String> = None;
     walk(xml, depth, |n| {
-        if skip > 0 {
-            match n {
-                Node::Open(..) => skip += 1,
-                Node::Close(..) => skip -= 1,
-                _ => {}
-            }
+        if skip.passes(&n) {
             return;
         }
         match n {
             Node::Open("master-page", a) => master = Some(attr(a, "name").unwrap_or("").into()),
             Node::Close("master-page") => master = None,
             _ if master.is_none() => {}
-            Node::Open("notes", _) => skip = 1,
+            Node::Open("notes", _) => skip.start(),
             Node::Open(name, a) if DRAWINGS.contains(&name) => {
                 if drawing == 0 {
                     part = match attr(a, "class") {
@@ -218,7 +214,7 @@ fn master_texts(
                         Some("footer") => MasterPart::Footer,
                         Some("header") => MasterPart::Header,
                         _ => {
-                            skip = 1;
+                            skip.start();
                             return;
                         }
                     };
@@ -230,13 +226,13 @@ fn master_texts(
                 if let Some(p) = para.as_mut() {
                     p.push_str(PAGE_NUMBER);
                 }
-                skip = 1;
+                skip.start();
             }
             Node::Open(
                 "title" | "desc" | "footer" | "header" | "date-time" | "date" | "time"
                 | "page-count" | "page-continuation",
                 _,
-            ) if drawing > 0 => skip = 1,
+            ) if drawing > 0 => skip.start(),
             Node::Open("p" | "h", _) if drawing > 0 => para = Some(String::new()),
             Node::Text(t) => {
                 if let Some(p) = para.as_mut() {
