@@ -172,12 +172,11 @@ pub(super) fn read(layer: &PdfPageText<'_>) -> Option<Vec<Line>> {
         if !shown {
             if u == ' ' as u32 {
                 if after_char {
-                    let at = lines.last().and_then(|l| l.last()).copied();
-                    let mut g = at.map_or(Glyph::space_between(&ZERO, &ZERO), |a| {
-                        Glyph::space_between(&a, &a)
+                    // A space without a box: never measured, only its flag counts.
+                    lines.last_mut().expect("a line").push(Glyph {
+                        generated: c.is_generated().unwrap_or(true),
+                        ..ZERO
                     });
-                    g.generated = c.is_generated().unwrap_or(true);
-                    lines.last_mut().expect("a line").push(g);
                     after_char = false;
                     break_due = false;
                 }

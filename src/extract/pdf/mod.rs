@@ -397,7 +397,7 @@ fn read_page(
         _ if unseen.is_empty() => text::native_text(page, &layer),
         mode => (
             text::native_text_hiding(page, &layer, &unseen, mode == options::HiddenText::Mark),
-            false,
+            None,
         ),
     };
     let need = match settings.choice {

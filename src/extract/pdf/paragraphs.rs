@@ -83,16 +83,17 @@ const NEAR: usize = 8;
 const MAX_CHARS: usize = 200_000;
 
 impl Geometry {
-    /// The page's lines with their boxes; `mended`: the page's text is `lines::mend`'s,
-    /// and so are the lines measured.
-    pub(super) fn read(layer: &PdfPageText<'_>, frame: Frame, mended: bool) -> Self {
+    /// The page's lines with their boxes: `mended`'s where `lines::mend` made the page's
+    /// text, else the layer's own.
+    pub(super) fn read(
+        layer: &PdfPageText<'_>,
+        frame: Frame,
+        mended: Option<Vec<super::lines::Line>>,
+    ) -> Self {
         let mut lines = Vec::new();
         let mut cur = Builder::new();
-        if mended {
-            let Some(read) = super::lines::read(layer) else {
-                return Self::default();
-            };
-            for line in super::lines::mend(read).0 {
+        if let Some(mended) = mended {
+            for line in mended {
                 for g in line {
                     cur.add(g.ch, (g.l, g.r, g.b, g.t));
                 }

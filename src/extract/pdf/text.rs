@@ -16,8 +16,11 @@ pub(super) fn layer<'a>(page: &'a PdfPage<'_>) -> Result<PdfPageText<'a>, ApiErr
 }
 
 /// A page's native text: its text layer, then its filled-in form fields under
-/// `[Form fields]`; and whether its lines are `lines::mend`'s.
-pub(super) fn native_text(page: &PdfPage<'_>, layer: &PdfPageText<'_>) -> (String, bool) {
+/// `[Form fields]`; and its lines as `lines::mend` mended them, where it did.
+pub(super) fn native_text(
+    page: &PdfPage<'_>,
+    layer: &PdfPageText<'_>,
+) -> (String, Option<Vec<lines::Line>>) {
     let (text, mended) = page_text(layer);
     (with_fields(page, text), mended)
 }
@@ -261,9 +264,9 @@ fn everywhere() -> PdfRect {
     PdfRect::new_from_values(-1.0e7, -1.0e7, 1.0e7, 1.0e7)
 }
 
-/// The page's text layer, all of it, with `\n` line breaks; and whether its lines are
-/// `lines::mend`'s (PDFium's own where nothing needed mending).
-fn page_text(layer: &PdfPageText<'_>) -> (String, bool) {
+/// The page's text layer, all of it, with `\n` line breaks; and its lines as
+/// `lines::mend` mended them (none where nothing needed mending: PDFium's text is it).
+fn page_text(layer: &PdfPageText<'_>) -> (String, Option<Vec<lines::Line>>) {
     // `all()` keeps only text inside the page-size rectangle anchored at the origin, which
     // drops whole pages whose MediaBox starts elsewhere; ask for everything instead.
     let mut text = layer.inside_rect(everywhere());
@@ -275,7 +278,7 @@ fn page_text(layer: &PdfPageText<'_>) -> (String, bool) {
     if fonts::suspect(&text) {
         if let Some(recovered) = fonts::recover(layer) {
             tracing::debug!("text of a font without a Unicode map recovered from its cmap");
-            return (recovered.replace('\0', "\n"), false);
+            return (recovered.replace('\0', "\n"), None);
         }
     }
     let rtl = text.chars().any(is_rtl);
@@ -292,11 +295,11 @@ fn page_text(layer: &PdfPageText<'_>) -> (String, bool) {
         // a page whose lines need no mending reads as before, whatever its characters.
         if let Some(read) = lines::read(layer).filter(|l| lf_only(&lines::text(l)) == text) {
             if let (mended, true) = lines::mend(read) {
-                return (lf_only(&lines::text(&mended)), true);
+                return (lf_only(&lines::text(&mended)), Some(mended));
             }
         }
     }
-    (text, false)
+    (text, None)
 }
 
 /// Text with `\n` line breaks only (PDFium writes `\r\n`; NULs come from broken fonts).
