@@ -99,21 +99,17 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
         None => Default::default(),
     };
     // An OpenDocument spreadsheet's shapes: calamine reads its cells only.
+    // An OpenDocument spreadsheet's shapes, and its print headers and footers on request
+    // (after its charts and shapes, of the sheets in scope): calamine reads its cells only.
     if input.format == crate::detect::Format::Ods {
         let mut ods_pkg = super::package::Package::open(&input.path, limits.package)?;
-        for (name, lines) in ods::shapes(&mut ods_pkg)? {
-            let mut t = String::from(comments::SHAPES_HEAD);
-            for l in lines {
-                t.push_str(&l);
-                t.push('\n');
-            }
-            charts.entry(name).or_default().push(t);
+        let ods::Extras {
+            shapes,
+            mut printed,
+        } = ods::extras(&mut ods_pkg, req.include_headers_footers == Some(true))?;
+        for (name, text) in shapes {
+            charts.entry(name).or_default().push(text);
         }
-    }
-    // The same for an ODS's print headers and footers, from its master pages.
-    if let (Some(true), crate::detect::Format::Ods) = (req.include_headers_footers, input.format) {
-        let mut ods_pkg = super::package::Package::open(&input.path, limits.package)?;
-        let mut printed = ods::headers_footers(&mut ods_pkg)?;
         for (i, (name, _)) in meta.iter().enumerate() {
             if let Some(text) = printed.remove(name).filter(|_| scope.includes(i)) {
                 charts.entry(name.clone()).or_default().push(text);

@@ -11,6 +11,42 @@ use super::super::package::Package;
 use super::super::xml::{attr, walk, Node, Skip};
 use crate::error::ApiError;
 
+/// A sheet's start tag (`table:table`, not `table:table-row` and the like).
+const TABLE: &[u8] = b"<table:table ";
+
+/// What an ODS has besides its cells, from one read of its `content.xml`: by sheet name,
+/// its shapes' text as `[Shapes]` blocks, and (`headers`) its print headers and footers.
+pub(super) struct Extras {
+    pub(super) shapes: HashMap<String, String>,
+    pub(super) printed: HashMap<String, String>,
+}
+
+pub(super) fn extras(pkg: &mut Package, headers: bool) -> Result<Extras, ApiError> {
+    let Some(content) = pkg.read("content.xml")? else {
+        return Ok(Extras {
+            shapes: HashMap::new(),
+            printed: HashMap::new(),
+        });
+    };
+    let shapes = shapes(&content, pkg.limits().max_xml_depth)
+        .into_iter()
+        .map(|(sheet, lines)| {
+            let mut t = String::from(super::comments::SHAPES_HEAD);
+            for l in lines {
+                t.push_str(&l);
+                t.push('\n');
+            }
+            (sheet, t)
+        })
+        .collect();
+    let printed = if headers {
+        headers_footers(pkg, &content)?
+    } else {
+        HashMap::new()
+    };
+    Ok(Extras { shapes, printed })
+}
+
 /// At most this many lines are read from one sheet's shapes.
 const MAX_LINES: usize = 1000;
 
@@ -18,18 +54,14 @@ const MAX_LINES: usize = 1000;
 /// drawings' own bytes are walked: each `<draw:` element is found by a byte search, its
 /// end by counting tags, its sheet by the `table:table` start tag before it (a workbook of
 /// millions of cells with one text box pays a search, not a second walk of its cells).
-pub(super) fn shapes(pkg: &mut Package) -> Result<HashMap<String, Vec<String>>, ApiError> {
-    let Some(xml) = pkg.read("content.xml")? else {
-        return Ok(HashMap::new());
-    };
-    let depth = pkg.limits().max_xml_depth;
+fn shapes(xml: &[u8], depth: usize) -> HashMap<String, Vec<String>> {
     let mut out: HashMap<String, Vec<String>> = HashMap::new();
     let mut pos = 0;
     while let Some(off) = memchr::memmem::find(&xml[pos..], b"<draw:") {
         let at = pos + off;
         let end = element_end(&xml, at);
         pos = end.max(at + 1);
-        let Some(table) = memchr::memmem::rfind(&xml[..at], b"<table:table ") else {
+        let Some(table) = memchr::memmem::rfind(&xml[..at], TABLE) else {
             continue;
         };
         let Some(sheet) = attr_value(&xml[table..at], b"table:name=\"") else {
@@ -44,7 +76,7 @@ pub(super) fn shapes(pkg: &mut Package) -> Result<HashMap<String, Vec<String>>, 
         let _ = walk_drawing(&xml[at..end], depth, lines);
     }
     out.retain(|_, l| !l.is_empty());
-    Ok(out)
+    out
 }
 
 /// Where the element starting at `at` ends (just past its end tag), by counting start and
@@ -145,32 +177,34 @@ const MAX_PRINTED_CHARS: usize = 4000;
 /// the printed page shows them (`[Page]`, `[Pages]`, `[Date]`, `[Time]`, `[File]`, the
 /// sheet's name). A sheet's master page is its table style's (`Default` when it names
 /// none); a header or footer that says `style:display="false"` is not printed.
-pub(super) fn headers_footers(pkg: &mut Package) -> Result<HashMap<String, String>, ApiError> {
+fn headers_footers(pkg: &mut Package, content: &[u8]) -> Result<HashMap<String, String>, ApiError> {
     let depth = pkg.limits().max_xml_depth;
-    let Some(content) = pkg.read("content.xml")? else {
-        return Ok(HashMap::new());
-    };
-    // Table styles' master pages, and each sheet's table style.
+    // Table styles' master pages (automatic styles, before the body), and each sheet's
+    // table style: start tags found by a byte search, as the shapes are.
+    let body = memchr::memmem::find(content, b"<office:body").unwrap_or(content.len());
     let mut style_master: HashMap<String, String> = HashMap::new();
+    for at in memchr::memmem::find_iter(&content[..body], b"<style:style ") {
+        let tag = &content[at..body];
+        if attr_value(tag, b"style:family=\"").as_deref() != Some("table") {
+            continue;
+        }
+        if let (Some(name), Some(m)) = (
+            attr_value(tag, b"style:name=\""),
+            attr_value(tag, b"style:master-page-name=\""),
+        ) {
+            style_master.insert(name, m);
+        }
+    }
     let mut sheets: Vec<(String, Option<String>)> = Vec::new();
-    let mut tables = 0usize;
-    walk(&content, depth, |n| match n {
-        Node::Open("style", a) if attr(a, "family") == Some("table") => {
-            if let (Some(name), Some(m)) = (attr(a, "name"), attr(a, "master-page-name")) {
-                style_master.insert(name.to_string(), m.to_string());
+    for at in memchr::memmem::find_iter(&content[body..], TABLE) {
+        let tag = &content[body + at..];
+        if let Some(name) = attr_value(tag, b"table:name=\"") {
+            // A sheet's own tag comes before any table nested in its cells.
+            if !sheets.iter().any(|(n, _)| *n == name) {
+                sheets.push((name, attr_value(tag, b"table:style-name=\"")));
             }
         }
-        Node::Open("table", a) => {
-            if tables == 0 {
-                if let Some(name) = attr(a, "name") {
-                    sheets.push((name.to_string(), attr(a, "style-name").map(str::to_string)));
-                }
-            }
-            tables += 1;
-        }
-        Node::Close("table") => tables = tables.saturating_sub(1),
-        _ => {}
-    })?;
+    }
     let Some(styles) = pkg.read("styles.xml")? else {
         return Ok(HashMap::new());
     };
