@@ -200,7 +200,7 @@ pub(super) fn native_text_hiding(
     }
     close(&mut out, &mut span, &mut gap);
     out.push_str(&gap);
-    with_fields(page, out.replace("\r\n", "\n").replace(['\r', '\0'], "\n"))
+    with_fields(page, lf_only(&out))
 }
 
 /// A page's text without control characters. PDFium writes U+0002 where a word was
