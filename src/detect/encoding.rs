@@ -8,6 +8,8 @@ use std::borrow::Cow;
 
 use encoding_rs::Encoding;
 
+use super::cjk;
+
 /// How a file's bytes become text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextEncoding {
@@ -24,6 +26,10 @@ pub enum TextEncoding {
     /// IBM855, DOS's Cyrillic with box drawing (not a WHATWG encoding, so not encoding_rs's,
     /// nor a chardetng guess): ASCII, then `CP855_HIGH` for 0x80–0xFF.
     Ibm855,
+    /// Johab, Korean (KS X 1001:1992 annex 3; `cjk`).
+    Johab,
+    /// EUC-TW, Chinese in CNS 11643 (`cjk`; planes 1 and 2).
+    EucTw,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +83,8 @@ impl TextEncoding {
             Self::Utf32 { be: true } => "UTF-32BE",
             Self::Iso2022Kr => "ISO-2022-KR",
             Self::Ibm855 => "IBM855",
+            Self::Johab => "Johab",
+            Self::EucTw => "EUC-TW",
         }
     }
 
@@ -95,6 +103,8 @@ impl TextEncoding {
                     .collect(),
             ),
             Self::Iso2022Kr => Cow::Owned(iso2022kr(bytes, false).unwrap_or_default()),
+            Self::Johab => Cow::Owned(cjk::decode_johab(bytes, false).unwrap_or_default()),
+            Self::EucTw => Cow::Owned(cjk::decode_euc_tw(bytes, false).unwrap_or_default()),
             Self::Ibm855 => Cow::Owned(
                 bytes
                     .iter()
@@ -123,6 +133,8 @@ impl TextEncoding {
                     .map(Cow::Owned)
             }
             Self::Iso2022Kr => iso2022kr(bytes, true).map(Cow::Owned),
+            Self::Johab => cjk::decode_johab(bytes, true).map(Cow::Owned),
+            Self::EucTw => cjk::decode_euc_tw(bytes, true).map(Cow::Owned),
         }
     }
 
@@ -137,6 +149,8 @@ impl TextEncoding {
             Self::Rs(e) => e.encode(text).0.len(),
             Self::Ebcdic(_) | Self::Ibm855 => text.chars().count(),
             Self::Utf32 { .. } => text.chars().count() * 4,
+            Self::Johab => text.chars().map(|c| if c.is_ascii() { 1 } else { 2 }).sum(),
+            Self::EucTw => text.chars().map(cjk::euc_tw_len).sum(),
             Self::Iso2022Kr => {
                 // From ASCII state (a line starts in it): a shift at each change of set.
                 let (mut n, mut korean) = (0, false);
@@ -228,6 +242,43 @@ impl TextEncoding {
             i += 1;
         }
         (i, restore, inside)
+    }
+
+    /// For a multi-byte encoding whose trail bytes look like lead bytes or ASCII (GBK,
+    /// GB18030, Big5, Shift_JIS, EUC-JP, EUC-KR, Johab, EUC-TW): how many bytes the
+    /// character starting at `bytes[0]` takes (1 for a byte that starts none). A window
+    /// cut inside such a character may decode cleanly from the wrong byte, so boundaries
+    /// are found by walking whole characters from a line start. `None` for the others:
+    /// UTF-8 finds its own boundaries, single bytes and UTF-16/32 units are boundaries,
+    /// and ISO-2022 walks its own state.
+    pub fn char_len(self, bytes: &[u8]) -> Option<usize> {
+        use encoding_rs::*;
+        let b = *bytes.first()?;
+        let next = bytes.get(1).copied().unwrap_or(0);
+        let len = match self {
+            Self::Rs(e) if e == GBK || e == GB18030 => match b {
+                0x81..=0xFE if (0x30..=0x39).contains(&next) => 4,
+                0x81..=0xFE => 2,
+                _ => 1,
+            },
+            Self::Rs(e) if e == BIG5 || e == EUC_KR => 1 + usize::from(b >= 0x81 && b != 0xFF),
+            Self::Rs(e) if e == SHIFT_JIS => {
+                1 + usize::from(matches!(b, 0x81..=0x9F | 0xE0..=0xFC))
+            }
+            Self::Rs(e) if e == EUC_JP => match b {
+                0x8F => 3,
+                0x8E | 0xA1..=0xFE => 2,
+                _ => 1,
+            },
+            Self::Johab => 1 + usize::from(b >= 0x84 && b != 0xFF),
+            Self::EucTw => match b {
+                0x8E => 4,
+                0xA1..=0xFE => 2,
+                _ => 1,
+            },
+            _ => return None,
+        };
+        Some(len)
     }
 
     /// Code-unit size: byte positions must be multiples of it (after the BOM).
@@ -488,6 +539,14 @@ pub fn detect(bytes: &[u8], markup: bool) -> Detected {
     if let Some(e) = ebcdic(bytes) {
         return det(TextEncoding::Ebcdic(e), Confidence::High, 0);
     }
+    // Before chardetng, which has neither (it reads them as windows-125x or GBK): each is
+    // malformed in other encodings' text within a few characters, so this costs little.
+    if cjk::is_johab(bytes) {
+        return det(TextEncoding::Johab, Confidence::High, 0);
+    }
+    if cjk::is_euc_tw(bytes) {
+        return det(TextEncoding::EucTw, Confidence::High, 0);
+    }
     let (guess, sure) = guess_legacy(bytes);
     let guess = refine_cyrillic(bytes, guess);
     det(
@@ -678,12 +737,16 @@ fn declared_charset(bytes: &[u8]) -> Option<TextEncoding> {
     let scan = &bytes[..bytes.len().min(4 * 1024 * 1024)];
     for caps in re.captures_iter(scan) {
         let label = caps.get(1).or_else(|| caps.get(2))?.as_bytes();
-        // IBM855 is no WHATWG label (encoding_rs knows none of its names).
-        if [&b"ibm855"[..], b"cp855", b"855", b"csibm855"]
-            .iter()
-            .any(|l| label.eq_ignore_ascii_case(l))
-        {
+        // IBM855, Johab and EUC-TW are no WHATWG labels (encoding_rs knows none of their names).
+        let named = |names: &[&[u8]]| names.iter().any(|l| label.eq_ignore_ascii_case(l));
+        if named(&[b"ibm855", b"cp855", b"855", b"csibm855"]) {
             return Some(TextEncoding::Ibm855);
+        }
+        if named(&[b"johab", b"cp1361", b"ms1361", b"x-johab"]) {
+            return Some(TextEncoding::Johab);
+        }
+        if named(&[b"euc-tw", b"euctw", b"x-euc-tw", b"cns11643"]) {
+            return Some(TextEncoding::EucTw);
         }
         if let Some(enc) = Encoding::for_label(label) {
             // A UTF-16 declaration in bytes that are not UTF-16 is a lie by construction.

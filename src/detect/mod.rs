@@ -3,6 +3,7 @@
 //! encoded (`encoding`). Extraction, uploads and the read service look down on it; it
 //! looks at nothing above.
 
+mod cjk;
 pub mod encoding;
 pub mod sniff;
 pub mod zipdir;

@@ -337,7 +337,9 @@ pub fn line_count(bytes: &[u8], enc: TextEncoding) -> usize {
                 .map(|c| u16::from_be_bytes([c[0], c[1]])),
         ),
         // ASCII-compatible: line ends are bytes.
-        TextEncoding::Rs(_) | TextEncoding::Ibm855 => Box::new(bytes.iter().map(|b| *b as u16)),
+        TextEncoding::Rs(_) | TextEncoding::Ibm855 | TextEncoding::Johab | TextEncoding::EucTw => {
+            Box::new(bytes.iter().map(|b| *b as u16))
+        }
         TextEncoding::Ebcdic(_) | TextEncoding::Utf32 { .. } | TextEncoding::Iso2022Kr => {
             return split_lines(&enc.decode(bytes)).len()
         }
@@ -828,7 +830,12 @@ fn byte_window(
         }
         (s, e, restore)
     } else {
-        let (s, e) = snap(bytes, enc, start, end);
+        let walked = boundary(bytes, enc, bom, start, true).zip(if end == bytes.len() {
+            Some(end)
+        } else {
+            boundary(bytes, enc, bom, end, false)
+        });
+        let (s, e) = walked.unwrap_or_else(|| snap(bytes, enc, start, end));
         (s, e, Vec::new())
     };
     if s2 != start {
@@ -897,6 +904,38 @@ fn text_chars_between(enc: TextEncoding, bytes: &[u8], from: usize, to: usize) -
     enc.decode(&bytes[from..to]).chars().count()
 }
 
+/// A multi-byte encoding's character boundary at or after `at` (`forward`), or at or
+/// before it, found by walking whole characters from the start of `at`'s line (a line end
+/// is a boundary in every encoding `char_len` knows; `bom`: where the text starts). `None`
+/// for other encodings, or when `at`'s line starts more than `WALK_MAX` bytes before it
+/// (then `snap` decides).
+fn boundary(
+    bytes: &[u8],
+    enc: TextEncoding,
+    bom: usize,
+    at: usize,
+    forward: bool,
+) -> Option<usize> {
+    const WALK_MAX: usize = 4 << 20;
+    enc.char_len(b"a")?;
+    let lo = at.saturating_sub(WALK_MAX).max(bom);
+    let from = match bytes[lo..at].iter().rposition(|b| *b == b'\n') {
+        Some(p) => lo + p + 1,
+        None if lo == bom => bom,
+        None => return None,
+    };
+    let (mut i, mut before) = (from, from);
+    while i < at {
+        before = i;
+        i += enc.char_len(&bytes[i..])?;
+    }
+    Some(if i == at || forward {
+        i.min(bytes.len())
+    } else {
+        before
+    })
+}
+
 fn snap(bytes: &[u8], enc: TextEncoding, start: usize, end: usize) -> (usize, usize) {
     if enc.unit() != 1 || start >= end {
         return (start, end);
@@ -922,6 +961,35 @@ fn snap(bytes: &[u8], enc: TextEncoding, start: usize, end: usize) -> (usize, us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A byte offset inside a two-byte character moves to a whole character, found from
+    /// the line's start: the second byte alone may decode cleanly (an ASCII letter in
+    /// Johab and GBK, a first byte in EUC-TW and EUC-KR).
+    #[test]
+    fn multi_byte_windows_start_on_whole_characters() {
+        let gbk = encoding_rs::GBK.encode("中文中文").0.into_owned();
+        for (enc, bytes) in [
+            (TextEncoding::Johab, b"\x88\x61\x88\x61\x88\x61".to_vec()),
+            (TextEncoding::EucTw, b"\xc4\xa1\xc4\xa1\xc4\xa1".to_vec()),
+            (TextEncoding::Rs(encoding_rs::GBK), gbk),
+        ] {
+            assert_eq!(boundary(&bytes, enc, 0, 1, true), Some(2), "{}", enc.name());
+            assert_eq!(
+                boundary(&bytes, enc, 0, 3, false),
+                Some(2),
+                "{}",
+                enc.name()
+            );
+            assert_eq!(boundary(&bytes, enc, 0, 4, true), Some(4), "{}", enc.name());
+            let mut lines = b"ab\n".to_vec();
+            lines.extend_from_slice(&bytes);
+            assert_eq!(boundary(&lines, enc, 0, 4, true), Some(5), "{}", enc.name());
+        }
+        assert_eq!(
+            boundary(b"abc", TextEncoding::Rs(encoding_rs::UTF_8), 0, 1, true),
+            None
+        );
+    }
 
     #[test]
     fn line_count_matches_split_lines_in_every_encoding() {

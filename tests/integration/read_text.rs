@@ -414,6 +414,81 @@ async fn ibm855_text_is_recognised() {
     assert!(reads >= 2);
 }
 
+/// Johab (Korean) and EUC-TW (Chinese in CNS 11643): no WHATWG encodings, so neither
+/// encoding_rs's nor chardetng's (it read them as windows-1252 and GBK, #43 item 6).
+/// chardet's own test files (fixtures/text/chardet/SOURCES.md), the EUC-TW one with a line
+/// of plane-2 characters (four bytes each) added; byte windows and character budgets
+/// rebuild each text.
+#[tokio::test]
+async fn johab_and_euc_tw_texts_are_recognised() {
+    let app = TestApp::new().await;
+    let mut euc_tw = fixture("text/chardet/euc_tw.txt");
+    // 乂 and 乜 (plane 2), then 一 written the long way (plane 1 behind 8E A1).
+    euc_tw.extend_from_slice(b"\n\x8e\xa2\xa1\xa1\x8e\xa2\xa1\xa2 \x8e\xa1\xc4\xa1\n");
+    let cases = [
+        (
+            "johab.txt",
+            fixture("text/chardet/johab.txt"),
+            "Johab",
+            "메모장에서 이 문서를 잘 보려면 창을 최대화한 후에 자동 줄 바꿈에 체크하십시오.",
+        ),
+        (
+            "euc_tw.txt",
+            euc_tw,
+            "EUC-TW",
+            "維基大典（Wikipedia）者，網路為礎；集天下知、四海言、眾人志，書百科焉。",
+        ),
+    ];
+    for (name, bytes, encoding, phrase) in cases {
+        let id = app.upload_id(name, &bytes).await;
+        let r = app.read(json!({"file_id": id})).await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        assert_eq!(r.json["encoding"], encoding, "{name}: {}", r.json);
+        let text = r.json["text"].as_str().unwrap().to_string();
+        assert!(text.contains(phrase), "{name}: {text}");
+        assert!(!text.contains('\u{FFFD}'), "{name}: {text}");
+        if encoding == "EUC-TW" {
+            assert!(text.ends_with("\n乂乜 一\n"), "{text:?}");
+        }
+        let (mut offset, mut got) = (0u64, String::new());
+        while offset < bytes.len() as u64 {
+            let r = app
+                .read(json!({"file_id": id, "byte_offset": offset, "byte_length": 301}))
+                .await;
+            assert_eq!(r.status, 200, "{}", r.json);
+            got.push_str(r.json["text"].as_str().unwrap());
+            let end = r.json["byte_range"][1].as_u64().unwrap();
+            assert!(end > offset, "{name}: no progress at {offset}");
+            offset = end;
+        }
+        assert_eq!(got, text, "{name}: byte windows");
+        let (got, reads) = follow(&app, &id, json!({"max_chars": 150})).await;
+        assert_eq!(got, text, "{name}: max_chars");
+        assert!(reads >= 2);
+        // A window asked from inside the first two-byte character (its second byte is an
+        // ASCII letter in Johab, a valid first byte in EUC-TW) starts at the next one.
+        let k = bytes.iter().position(|b| *b >= 0x80).unwrap();
+        let r = app
+            .read(json!({"file_id": id, "byte_offset": k + 1, "byte_length": 40}))
+            .await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        assert_eq!(r.json["byte_range"][0], k + 2, "{name}: {}", r.json);
+        let window = r.json["text"].as_str().unwrap();
+        let rest: String = text[k..].chars().skip(1).collect();
+        assert!(
+            !window.is_empty() && rest.starts_with(window),
+            "{name}: {window:?}"
+        );
+        assert!(
+            r.json["warnings"]
+                .to_string()
+                .contains("inside a character"),
+            "{}",
+            r.json
+        );
+    }
+}
+
 /// Cyrillic words inside a lot of ASCII markup are Cyrillic: chardet's own Mac Cyrillic RSS
 /// feed (its declaration, `MacCyrillic`, is no WHATWG label) was read as windows-1252 — whole
 /// words of accented letters, which Latin-script text does not make, now send it to the
