@@ -220,6 +220,49 @@ async fn corrupt_files_are_corrupt() {
     );
 }
 
+/// A page of code is two thirds symbols, which the garbled-layer verdict takes for glyph
+/// soup; OCR read it worse (`0xOF`, `'\0'` as `10`, `[#;J`). OCR runs, reads the same words,
+/// and the text layer stays the page's text, exact, in every output (#43 item 2: never a
+/// worse OCR reading in place of a text layer).
+#[tokio::test]
+async fn a_layer_ocr_confirms_is_kept() {
+    let app = TestApp::new().await;
+    let lines = [
+        "*p++ = (c >= 'a' && c <= 'z') ? c - 32 : c;",
+        "if (!(f & 0x0F)) { *q-- = '\\0'; }",
+        "$$ref{key}[0] =~ s/(\\w+)/<$1>/g;",
+        "while (<>) { chomp; print \"$.: $_\\n\" if /^[#;]/; }",
+    ];
+    let r = read_fixture(&app, "symbol_code.pdf", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    for l in lines {
+        assert!(text.contains(l), "{l:?} in {text}");
+    }
+    assert_eq!(r.json["ocr_pages"], 0, "{}", r.json);
+    assert_eq!(r.json["pages_ocr"], json!([]));
+    assert_eq!(r.json["ocr_quality"]["quality_flag"], "no_ocr_needed");
+    assert!(
+        r.json["warnings"]
+            .to_string()
+            .contains("OCR read the same words"),
+        "{}",
+        r.json["warnings"]
+    );
+    // The same lines as Markdown and as json blocks.
+    let md = read_fixture(&app, "symbol_code.pdf", json!({"output": "markdown"})).await;
+    assert_eq!(md.status, 200, "{}", md.json);
+    let md_text = md.json["text"].as_str().unwrap();
+    assert!(md_text.contains("0x0F"), "{md_text}");
+    let js = read_fixture(&app, "symbol_code.pdf", json!({"output": "json"})).await;
+    assert_eq!(js.status, 200, "{}", js.json);
+    let blocks = js.json["document"]["units"][0]["blocks"].to_string();
+    assert!(blocks.contains("chomp; print"), "{blocks}");
+    // Forced OCR still gives OCR's reading.
+    let forced = read_fixture(&app, "symbol_code.pdf", json!({"ocr": "force"})).await;
+    assert_eq!(forced.json["ocr_pages"], 1, "{}", forced.json);
+}
+
 #[tokio::test]
 async fn garbled_layers_are_replaced_by_ocr() {
     let app = TestApp::new().await;

@@ -227,6 +227,8 @@ struct Page {
     /// The annotations' sections, after the page's text whether it was read or OCR'd.
     notes: String,
     need: Option<OcrReason>,
+    /// The layer was judged garbled, but OCR read the same words: its text is kept.
+    layer_kept: bool,
     /// Text objects a person does not see.
     hidden: Vec<hidden::PageHidden>,
     /// With `output: "json"`: the blocks of the page's native text (its headings, lines,
@@ -239,8 +241,17 @@ struct Page {
 }
 
 impl Page {
+    /// Put OCR's reading in place of the page's text, unless the page went to OCR only for
+    /// a layer that looked garbled and OCR read the same words (`verdict::ocr_confirms`):
+    /// the layer is then kept, exact where OCR errs, and the page counts as not OCR'd.
     fn set_ocr(&mut self, lines: Vec<ocr::OcrLine>) {
-        self.text = ocr::lines_to_text(&lines);
+        let read = ocr::lines_to_text(&lines);
+        if self.need == Some(OcrReason::GarbledText) && verdict::ocr_confirms(&self.text, &read) {
+            self.need = None;
+            self.layer_kept = true;
+            return;
+        }
+        self.text = read;
         self.ocr = Some(PageOcr {
             confidence: ocr::mean_confidence(&lines),
             lines,
@@ -343,6 +354,20 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
             "the deadline passed before any page was read",
         ));
     }
+    let kept: Vec<String> = out
+        .pages
+        .iter()
+        .filter(|p| p.layer_kept)
+        .map(|p| p.number.to_string())
+        .collect();
+    if !kept.is_empty() {
+        out.warnings.push(format!(
+            "page{} {}: the text layer looked garbled, but OCR read the same words, so the \
+             layer's own text is given (exact where OCR errs)",
+            if kept.len() == 1 { "" } else { "s" },
+            kept.join(", ")
+        ));
+    }
     Ok(out)
 }
 
@@ -404,14 +429,15 @@ fn read_page(
         OcrChoice::Force => Some(OcrReason::Forced),
         _ => assess(&text, settings.min_text, || text::has_images(page)),
     };
-    // The native text's blocks, unless it is garbled (never shown); OCR, when it runs,
-    // replaces them.
-    let blocks = if settings.json && need != Some(OcrReason::GarbledText) {
+    // The native text's blocks; OCR, when it runs, replaces them. A garbled layer's too
+    // (rare): OCR may find it was text after all (`Page::set_ocr`).
+    let layered = matches!(need, None | Some(OcrReason::GarbledText));
+    let blocks = if settings.json && layered {
         page_blocks(page, number, &text, &job.outline)
     } else {
         Vec::new()
     };
-    if settings.markdown && need.is_none() {
+    if settings.markdown && layered {
         if let Some(t) = tables::mark(page, &text) {
             text = t;
         }
@@ -431,7 +457,7 @@ fn read_page(
         }
     }
     let geometry = match frame {
-        Some(frame) if need.is_none() => paragraphs::Geometry::read(&layer, frame, mended),
+        Some(frame) if layered => paragraphs::Geometry::read(&layer, frame, mended),
         _ => Default::default(),
     };
     Ok(Page {
@@ -439,6 +465,7 @@ fn read_page(
         text,
         notes,
         need,
+        layer_kept: false,
         ocr: None,
         hidden,
         blocks,

@@ -140,6 +140,68 @@ pub fn implausible_cjk(text: &str) -> bool {
     cjk >= 5 && odd * 100 >= non_ascii * 15
 }
 
+/// Whether OCR read the words a text layer judged garbled holds: then the layer was text
+/// after all (a page of code is two thirds symbols, a shortcut table in Japanese full of
+/// `⌘`), and it is the better reading, exact where OCR errs. A layer of glyph codes shares
+/// next to no word with what OCR reads. Never asked of a layer with unmappable characters
+/// (private use, U+FFFD, control codes): its numbers may match while its words are lost.
+///
+/// Words are runs of letters and digits with a letter in them, lowercased; a run of CJK,
+/// kana or Hangul counts as its pairs of characters. Six in ten of OCR's words (five at
+/// least) must be words of the layer, each matched once.
+pub fn ocr_confirms(layer: &str, ocr: &str) -> bool {
+    let unmappable = layer
+        .chars()
+        .filter(|&c| {
+            matches!(c, '\u{E000}'..='\u{F8FF}' | '\u{F0000}'..='\u{10FFFF}' | '\u{FFFD}')
+                || (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        })
+        .count();
+    if unmappable > 0 {
+        return false;
+    }
+    let read = words(ocr);
+    if read.len() < 5 {
+        return false;
+    }
+    let mut left: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for w in words(layer) {
+        *left.entry(w).or_default() += 1;
+    }
+    let hits = read
+        .into_iter()
+        .filter(|w| match left.get_mut(w) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        })
+        .count();
+    hits * 10 >= words(ocr).len() * 6
+}
+
+/// `ocr_confirms`'s words of a text.
+fn words(text: &str) -> Vec<String> {
+    let ideographic = |c: char| matches!(c, '\u{3040}'..='\u{30FF}' | '\u{3400}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7AF}');
+    let mut out = Vec::new();
+    for run in text.split(|c: char| !c.is_alphanumeric()) {
+        if !run.chars().any(char::is_alphabetic) {
+            continue;
+        }
+        if run.chars().any(ideographic) {
+            let chars: Vec<char> = run.chars().collect();
+            if chars.len() == 1 {
+                out.push(run.to_string());
+            }
+            out.extend(chars.windows(2).map(|w| w.iter().collect::<String>()));
+        } else {
+            out.push(run.to_lowercase());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,5 +248,36 @@ mod tests {
         assert_eq!(assess(chinese, 10, || false), None);
         let maths = "设集合A满足∀x∈A，x≤∑aᵢ，且∃y∉B∩C⊆D。".repeat(3);
         assert_eq!(assess(&maths, 10, || false), None);
+    }
+
+    #[test]
+    fn ocr_confirms_a_layer_it_reads_alike() {
+        let code = "@r = map { $_ * 2 } grep { $_ % 2 } @v;\n%h = (k => [1, 2], v => {x => 3});\n\
+            while (<>) { chomp; print \"$.: $_\\n\" if /^[#;]/; }";
+        // OCR misreads a few marks and words; most of its words are the layer's.
+        let ocr = "@r = map { $ * 2 } grep { $_ % 2 } @v;\n%h = (k => [1, 2], v => {x => 3});\n\
+            while (<>) { chonp; print \"$.: $_\\n\" if /^[#;]/; }";
+        assert!(ocr_confirms(code, ocr));
+        // Glyph soup (shifted codes) shares no word with the page OCR reads.
+        let soup = "Vkg tzxbn drgwp ktr mlzqs qwtr khl lzxd; ".repeat(4);
+        let page = "The quick brown fox jumps over the lazy dog; ".repeat(4);
+        assert!(!ocr_confirms(&soup, &page));
+        // Unmappable characters: the words are lost even where the numbers match.
+        let simple =
+            "P\u{1}\u{2}li\u{3} \u{4}lu\u{5}ou\u{6}k\u{7} Faktura 2024/0815 celkem 12 345,67";
+        let read = "Příliš žluťoučký kůň Faktura 2024/0815 celkem 12 345,67";
+        assert!(!ocr_confirms(simple, read));
+        // CJK by pairs of characters.
+        let ja = "⌘C：コピーします ⌘V：貼り付けます ⌘Z：取り消します ⌥⌘Esc：強制終了します";
+        assert!(ocr_confirms(
+            ja,
+            "C：コピーします V：貼り付けます Z：取り消します Esc：強制終了します"
+        ));
+        assert!(!ocr_confirms(
+            "䢇䥏哘捷临 ⋙⏰ 䳍ꉗ暝浩",
+            "発票番号と金額を確認してください"
+        ));
+        // Too few words to judge.
+        assert!(!ocr_confirms("a b", "a b"));
     }
 }
