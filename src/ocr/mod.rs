@@ -2,6 +2,7 @@
 //! ONNX models (detection, angle classification, recognition) through ONNX Runtime, in
 //! process, with nothing sent off the machine.
 
+mod named;
 pub mod ppocr;
 pub mod script;
 pub mod tesseract;
@@ -305,7 +306,8 @@ fn tesseract_code(code: &str) -> String {
 
 /// The engine for a read, from `ocr` (`auto`, `force`, an engine name) and `ocr_lang`:
 /// PP-OCR for Chinese and the Latin-script languages its dictionary covers, Tesseract for
-/// the languages it has installed.
+/// the languages it has installed (with PP-OCR's reading filling in what Tesseract did not
+/// see, unless `ocr: "tesseract"` was asked for).
 /// `Ok(None)` when no engine that could read the document is installed.
 pub fn engine_for(
     ocr: Option<&str>,
@@ -364,7 +366,18 @@ pub fn engine_for(
             missing.replace('_', "-")
         )));
     }
-    Ok(Some(Box::new(tesseract::Tesseract::new(&codes))))
+    let named = tesseract::Tesseract::new(&codes);
+    // A language named for Tesseract: the page is also read as `auto` reads it, for the
+    // lines in other scripts or that Tesseract's layout passed over (`named`). Not when
+    // Tesseract itself was asked for.
+    match local_engine() {
+        Some(auto) if ocr != Some(tesseract::NAME) => Ok(Some(Box::new(named::Named {
+            tesseract: named,
+            vertical: codes.iter().any(|c| c.ends_with("_vert")),
+            auto,
+        }))),
+        _ => Ok(Some(Box::new(named))),
+    }
 }
 
 /// The document-memory variant a read's OCR results are stored under.

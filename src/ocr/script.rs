@@ -369,6 +369,14 @@ fn letter_script(c: char) -> Option<u8> {
     })
 }
 
+/// The scripts of a text's letters beyond Latin, as bits of `letter_script`'s numbers.
+pub fn scripts_beyond_latin(text: &str) -> u8 {
+    text.chars()
+        .filter_map(letter_script)
+        .filter(|&s| s > 0)
+        .fold(0, |m, s| m | 1 << s)
+}
+
 /// Whether a reading looks like letters of one script read by a model of another: a word
 /// mixing two scripts' letters (`Kαλnμépα`: Greek read with Latin lookalikes), a digit inside a lower-case word (`Co6paHne`: Cyrillic read as Latin), or
 /// a maths sign or small digit against a letter (`S13d₁ uou1^p^∩o`: Greek).

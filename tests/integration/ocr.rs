@@ -141,6 +141,67 @@ async fn damaged_images_are_corrupt() {
     );
 }
 
+/// A named language still lets lines in other scripts be read (#43 item 7): a sign in
+/// Korean, English, Russian and Chinese read with `ocr_lang: "ko"` (made by
+/// fixtures/make_script_fixtures.py). Tesseract reads the page in Korean and English, and
+/// reads the Russian line as `BbIxo, K CTAHLMWM MeTPO` and the Chinese one as `HAA`; the
+/// page read as `auto` reads it puts each right, and says which engine read it.
+#[tokio::test]
+async fn a_named_language_keeps_lines_in_other_scripts() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("sign.png", &fixture("images/sign_korean.png"))
+        .await;
+    let r = app
+        .read(json!({"file_id": id, "ocr_lang": "ko", "include_boxes": true}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["ocr_engine"], "tesseract");
+    let text = r.json["text"].as_str().unwrap();
+    for line in [
+        "출구 안내",
+        "Exit information",
+        "Subway Line 2 City Hall Station",
+        "Выход к станции метро",
+        "出口在左边",
+        "Restrooms on the second floor",
+    ] {
+        assert!(text.contains(line), "{line:?} in {text}");
+    }
+    assert!(!text.contains("HAA") && !text.contains("CTAH"), "{text}");
+    // In order, top to bottom.
+    assert!(
+        text.find("Выход").unwrap() < text.find("出口").unwrap(),
+        "{text}"
+    );
+    assert!(
+        text.find("Station").unwrap() < text.find("Выход").unwrap(),
+        "{text}"
+    );
+    let boxes = r.json["boxes"].as_array().unwrap();
+    let engine_of = |t: &str| {
+        boxes
+            .iter()
+            .find(|b| b["text"] == t)
+            .map(|b| b["engine"].clone())
+            .unwrap_or_else(|| panic!("{t:?} in {boxes:?}"))
+    };
+    assert_eq!(engine_of("Выход к станции метро"), "tesseract:rus+eng");
+    assert_eq!(engine_of("出口在左边"), "ppocr");
+    assert!(engine_of("Exit information").is_null());
+    assert_eq!(r.json["ocr_quality"]["quality_flag"], "good", "{}", r.json);
+    // Tesseract asked for by name reads alone, as it reads.
+    let r = app
+        .read(json!({"file_id": id, "ocr": "tesseract", "ocr_lang": "ko"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(
+        !r.json["text"].as_str().unwrap().contains("出口在左边"),
+        "{}",
+        r.json
+    );
+}
+
 #[tokio::test]
 async fn languages_beyond_ppocr_are_read_by_tesseract() {
     let app = TestApp::new().await;
