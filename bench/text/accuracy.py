@@ -26,7 +26,7 @@ SHA256 = "1b3b6ff479a8c414bc3fa2c0852995695c4a026dcd6d0633b2dd092ca39c1cf7"
 # Directory name → Python codec of what the files are in.
 CODEC = {
     "Big5": "big5", "CP932": "cp932", "CP949": "cp949", "EUC-JP": "euc_jp", "EUC-KR": "euc_kr",
-    "EUC-TW": None, "GB2312": "gb2312", "IBM855": "cp855", "IBM866": "cp866", "Johab": "johab",
+    "EUC-TW": "euc_tw", "GB2312": "gb2312", "IBM855": "cp855", "IBM866": "cp866", "Johab": "johab",
     "KOI8-R": "koi8_r", "MacCyrillic": "mac_cyrillic", "MacRoman": "mac_roman",
     "SHIFT_JIS": "shift_jis", "TIS-620": "tis_620", "UTF-16": "utf_16", "UTF-16BE": "utf_16_be",
     "UTF-16LE": "utf_16_le", "UTF-32": "utf_32", "UTF-32BE": "utf_32_be", "UTF-32LE": "utf_32_le",
@@ -47,6 +47,8 @@ FOUND = {
     "x-mac-cyrillic": "mac_cyrillic", "mac_cyrillic": "mac_cyrillic", "macintosh": "mac_roman",
     "mac_roman": "mac_roman", "windows-874": "cp874", "cp874": "cp874", "tis_620": "tis_620",
     "ascii": "ascii", "johab": "johab", "ibm500": "cp500", "ibm037": "cp037",
+    # Python has no EUC-TW codec: the name alone is compared (same_text's first test).
+    "euc-tw": "euc_tw",
 }
 for n in range(1250, 1259):
     FOUND[f"windows-{n}"] = FOUND[f"cp{n}"] = f"cp{n}"
