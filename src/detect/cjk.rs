@@ -15,7 +15,7 @@
 
 use std::sync::OnceLock;
 
-/// One Johab jamo field: a letter's index, the field's "fill" (no letter), or invalid.
+/// One Johab jamo field: a letter's index, or the field's "fill" (no letter).
 #[derive(Clone, Copy, PartialEq)]
 enum Jamo {
     Letter(u32),
@@ -277,7 +277,7 @@ pub fn decode_euc_tw(bytes: &[u8], strict: bool) -> Option<String> {
     Some(out)
 }
 
-/// Whether bytes are Chinese in EUC-TW: every byte valid, at least eight characters beyond
+/// Whether bytes are Chinese in EUC-TW: every byte valid, at least sixteen characters beyond
 /// ASCII, and half of them Hanzi of plane 1 (rows 0x44–0x7D: the 5,401 in everyday use),
 /// the rest punctuation or rarer Hanzi. Other East Asian encodings are malformed in EUC-TW
 /// within a few characters (CNS rows 0x27–0x41 are empty, where GB2312's, EUC-KR's and
@@ -298,7 +298,41 @@ pub fn is_euc_tw(bytes: &[u8]) -> bool {
         hanzi += usize::from(plane == 1 && row >= 0xC4);
         i += len;
     }
-    chars >= 8 && hanzi * 2 >= chars
+    chars >= 16 && hanzi * 2 >= chars
+}
+
+/// How many bytes the character at the start of `bytes` takes as `decode_johab` reads it
+/// (a byte it has no character for is one).
+pub fn johab_len(bytes: &[u8]) -> usize {
+    match bytes {
+        [b, ..] if *b < 0x80 => 1,
+        [b, t, ..] if johab_pair(*b, *t).is_some() => 2,
+        _ => 1,
+    }
+}
+
+/// How many bytes the character at the start of `bytes` takes as `decode_euc_tw` reads it.
+pub fn euc_tw_char_len(bytes: &[u8]) -> usize {
+    match bytes.first() {
+        Some(b) if *b < 0x80 => 1,
+        Some(_) => euc_tw_char(bytes).map_or(1, |(_, _, len)| len),
+        None => 0,
+    }
+}
+
+/// The bytes the first `chars` characters of `bytes` take as `decode` reads them (`len`:
+/// `johab_len` or `euc_tw_char_len`): byte positions from character counts, exact where
+/// re-encoding the text is not (EUC-TW writes a plane-1 character in 2 bytes or, behind
+/// `8E A1`, in 4; a malformed byte decodes to U+FFFD, which has no bytes of its own).
+pub fn bytes_of_chars(bytes: &[u8], chars: usize, len: fn(&[u8]) -> usize) -> usize {
+    let mut i = 0;
+    for _ in 0..chars {
+        if i >= bytes.len() {
+            break;
+        }
+        i += len(&bytes[i..]).max(1);
+    }
+    i.min(bytes.len())
 }
 
 /// How many bytes a character takes in EUC-TW: 1 for ASCII, 2 for plane 1, 4 for the rest.

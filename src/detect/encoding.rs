@@ -257,7 +257,13 @@ impl TextEncoding {
         let next = bytes.get(1).copied().unwrap_or(0);
         let len = match self {
             Self::Rs(e) if e == GBK || e == GB18030 => match b {
-                0x81..=0xFE if (0x30..=0x39).contains(&next) => 4,
+                0x81..=0xFE
+                    if (0x30..=0x39).contains(&next)
+                        && bytes.get(2).is_some_and(|x| (0x81..=0xFE).contains(x))
+                        && bytes.get(3).is_some_and(|x| (0x30..=0x39).contains(x)) =>
+                {
+                    4
+                }
                 0x81..=0xFE => 2,
                 _ => 1,
             },
@@ -266,19 +272,27 @@ impl TextEncoding {
                 1 + usize::from(matches!(b, 0x81..=0x9F | 0xE0..=0xFC))
             }
             Self::Rs(e) if e == EUC_JP => match b {
-                0x8F => 3,
+                0x8F if next >= 0xA1 && bytes.get(2).is_some_and(|x| *x >= 0xA1) => 3,
+                0x8F => 1,
                 0x8E | 0xA1..=0xFE => 2,
                 _ => 1,
             },
-            Self::Johab => 1 + usize::from(b >= 0x84 && b != 0xFF),
-            Self::EucTw => match b {
-                0x8E => 4,
-                0xA1..=0xFE => 2,
-                _ => 1,
-            },
+            Self::Johab => cjk::johab_len(bytes),
+            Self::EucTw => cjk::euc_tw_char_len(bytes),
             _ => return None,
         };
         Some(len)
+    }
+
+    /// The bytes the first `chars` characters decoded from `bytes` take, for the encodings
+    /// whose text does not re-encode to the same bytes (Johab, EUC-TW: see
+    /// `cjk::bytes_of_chars`); `None` for the others (`encoded_len` is exact for them).
+    pub fn bytes_of_chars(self, bytes: &[u8], chars: usize) -> Option<usize> {
+        match self {
+            Self::Johab => Some(cjk::bytes_of_chars(bytes, chars, cjk::johab_len)),
+            Self::EucTw => Some(cjk::bytes_of_chars(bytes, chars, cjk::euc_tw_char_len)),
+            _ => None,
+        }
     }
 
     /// Code-unit size: byte positions must be multiples of it (after the BOM).

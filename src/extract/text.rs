@@ -518,6 +518,10 @@ impl Window {
                         return det.bom_len
                             + det.encoding.walk_state(body, 0, body.len(), Some(chars)).0;
                     }
+                    let chars = || text[..at].chars().count() + prefix.chars().count();
+                    if let Some(n) = det.encoding.bytes_of_chars(body, chars()) {
+                        return det.bom_len + n;
+                    }
                     det.bom_len
                         + det.encoding.encoded_len(&text[..at])
                         + det.encoding.encoded_len(prefix)
@@ -871,14 +875,20 @@ fn byte_window(
                 Some(chars_before + text[..cut].chars().count()),
             )
             .0
+        } else if let Some(n) = enc.bytes_of_chars(&bytes[start..end], text[..cut].chars().count())
+        {
+            start + n
         } else {
             start + enc.encoded_len(&text[..cut])
         };
+        // Past the window's start, never past its end: re-encoding may count a U+FFFD
+        // (a malformed byte) as more bytes than it came from.
+        let resume = resume.clamp((start + 1).min(end), end);
         ex.truncated = true;
         ex.text = close_truncated(text[..cut].to_string(), char_count);
         next.byte_offset = Some(resume as u64);
         if byte_length.is_some() {
-            next.byte_length = Some((end - resume) as u64);
+            next.byte_length = Some(end.saturating_sub(resume) as u64);
         }
     } else {
         ex.text = text;

@@ -5,7 +5,7 @@
 //! Tesseract found nothing, and a line Tesseract read unsurely that `auto` read surely in
 //! another script's language. A sign in Korean, English and Russian, read with `ko`, keeps
 //! its Russian; a line Tesseract's page layout passed over is not lost. Only when Tesseract
-//! read a line unsurely, and never for a vertical script.
+//! read a line unsurely or found none, and never for a vertical script.
 
 use image::RgbImage;
 
@@ -38,13 +38,15 @@ pub struct Named {
 
 impl Named {
     /// Whether to read the page as `auto` too: only when Tesseract read a line unsurely (a
-    /// line in another script reads as unsure nonsense), as that reading costs two to three
-    /// times Tesseract's own (routing tries each installed script on its unsure lines).
+    /// line in another script reads as unsure nonsense) or found none, as that reading
+    /// costs two to three times Tesseract's own (routing tries each installed script on its
+    /// unsure lines). A line Tesseract passed over on a page it read surely stays missed.
     fn wants_fill(&self, lines: &[OcrLine]) -> bool {
         !self.vertical
-            && lines
-                .iter()
-                .any(|l| l.confidence < GOOD_LINE_CONFIDENCE || script::looks_misread(&l.text))
+            && (lines.is_empty()
+                || lines
+                    .iter()
+                    .any(|l| l.confidence < GOOD_LINE_CONFIDENCE || script::looks_misread(&l.text)))
     }
 
     fn fill(&self, lines: Vec<OcrLine>, auto: Result<Vec<OcrLine>, ApiError>) -> Vec<OcrLine> {
@@ -128,16 +130,19 @@ fn covered(b: [u32; 4], boxes: impl Iterator<Item = [u32; 4]>) -> f32 {
 }
 
 /// Tesseract's lines, with what the `auto` reading saw that they did not (see the module).
-/// Lines taken from it name their engine; they go where their middle falls among the lines.
+/// Lines taken from it name their engine.
 ///
-/// A line of the `auto` reading is taken
-/// - where Tesseract found nothing (its lines cover under `UNSEEN` of its box), when it is
-///   sure (0.8, and not a script misread);
-/// - in place of Tesseract's lines that it covers (`SAME_PLACE` of each) when they are
-///   unsure and it is sure (`SURE`) — unless they hold letters of a script it has none of (a
-///   Korean line PP-OCR read as Chinese at 0.95 stays Tesseract's Korean);
-/// - likewise when it was routed to another engine (read surely, line by line, in its own
-///   script's language) and is surer than them by `MARGIN`.
+/// A line of the `auto` reading is taken when it is sure — routed to another engine (read,
+/// line by line, surely in its own script's language), or read by PP-OCR itself at `SURE`
+/// and not re-read for an unsure mark — and
+/// - Tesseract found nothing there (its lines cover under `UNSEEN` of its box), or
+/// - Tesseract's lines there (each covered `SAME_PLACE` by it) are unsure, or, for a routed
+///   line, less sure than it by `MARGIN`.
+///
+/// Tesseract's lines there give way (an unsure fragment inside a line it missed too),
+/// except a line with letters of a script the taken line has none of: a Korean line
+/// PP-OCR read as Chinese at 0.95 stays Tesseract's Korean. A line taken in place of others
+/// goes where the first of them stood; one in a gap, where its middle falls.
 fn merge(mut lines: Vec<OcrLine>, auto: Vec<OcrLine>, auto_name: &str) -> Vec<OcrLine> {
     let unsure =
         |l: &OcrLine| l.confidence < GOOD_LINE_CONFIDENCE || script::looks_misread(&l.text);
@@ -146,35 +151,38 @@ fn merge(mut lines: Vec<OcrLine>, auto: Vec<OcrLine>, auto_name: &str) -> Vec<Oc
             continue;
         }
         let routed = a.engine.is_some() && a.script.is_some();
-        let seen = covered(a.bbox, lines.iter().map(|l| l.bbox));
-        if seen < UNSEEN {
-            if a.confidence < GOOD_LINE_CONFIDENCE {
-                continue;
-            }
-        } else {
-            let ours = script::scripts_beyond_latin(&a.text);
-            let gives_way = |l: &OcrLine| {
-                covered(l.bbox, std::iter::once(a.bbox)) >= SAME_PLACE
-                    && l.text != a.text
-                    && script::scripts_beyond_latin(&l.text) & !ours == 0
-                    && ((unsure(l) && (routed || (a.confidence >= SURE && !a.reread)))
-                        || (routed && a.confidence >= l.confidence + MARGIN))
-            };
-            let before = lines.len();
-            lines.retain(|l| !gives_way(l));
-            if lines.len() == before {
-                continue;
-            }
+        if !routed && (a.confidence < SURE || a.reread) {
+            continue;
         }
+        let ours = script::scripts_beyond_latin(&a.text);
+        let here = |l: &OcrLine| covered(l.bbox, std::iter::once(a.bbox)) >= SAME_PLACE;
+        let kept_apart = |l: &OcrLine| script::scripts_beyond_latin(&l.text) & !ours != 0;
+        let unseen = covered(a.bbox, lines.iter().map(|l| l.bbox)) < UNSEEN;
+        let gives_way = |l: &OcrLine| {
+            here(l)
+                && l.text != a.text
+                && !kept_apart(l)
+                && (unsure(l) || (routed && a.confidence >= l.confidence + MARGIN))
+        };
+        // Every Tesseract line here must give way (or there be none that counts).
+        let blocking = lines.iter().any(|l| here(l) && !gives_way(l));
+        let replaced = lines.iter().any(gives_way);
+        if blocking || !(unseen || replaced) {
+            continue;
+        }
+        let first = lines.iter().position(gives_way);
+        lines.retain(|l| !gives_way(l));
         if a.engine.is_none() {
             a.engine = Some(auto_name.to_string());
         }
-        let mid = a.bbox[1] + a.bbox[3];
-        let at = lines
-            .iter()
-            .position(|l| l.bbox[1] + l.bbox[3] > mid)
-            .unwrap_or(lines.len());
-        lines.insert(at, a);
+        let at = first.unwrap_or_else(|| {
+            let mid = a.bbox[1] + a.bbox[3];
+            lines
+                .iter()
+                .position(|l| l.bbox[1] + l.bbox[3] > mid)
+                .unwrap_or(lines.len())
+        });
+        lines.insert(at.min(lines.len()), a);
     }
     lines
 }

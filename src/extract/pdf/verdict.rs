@@ -147,8 +147,10 @@ pub fn implausible_cjk(text: &str) -> bool {
 /// (private use, U+FFFD, control codes): its numbers may match while its words are lost.
 ///
 /// Words are runs of letters and digits with a letter in them, lowercased; a run of CJK,
-/// kana or Hangul counts as its pairs of characters. Six in ten of OCR's words (five at
-/// least) must be words of the layer, each matched once.
+/// kana or Hangul counts as its pairs of characters. OCR must read five words at least,
+/// and the words matched (each once) must be six in ten of OCR's words and six in ten of
+/// the layer's: a layer garbled in part (a block in a font without its map, accents from
+/// the wrong code page) has words OCR does not read.
 pub fn ocr_confirms(layer: &str, ocr: &str) -> bool {
     let unmappable = layer
         .chars()
@@ -161,11 +163,14 @@ pub fn ocr_confirms(layer: &str, ocr: &str) -> bool {
         return false;
     }
     let read = words(ocr);
-    if read.len() < 5 {
+    let read_count = read.len();
+    if read_count < 5 {
         return false;
     }
+    let layer_words = words(layer);
+    let layer_count = layer_words.len();
     let mut left: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for w in words(layer) {
+    for w in layer_words {
         *left.entry(w).or_default() += 1;
     }
     let hits = read
@@ -178,7 +183,7 @@ pub fn ocr_confirms(layer: &str, ocr: &str) -> bool {
             _ => false,
         })
         .count();
-    hits * 10 >= words(ocr).len() * 6
+    hits * 10 >= read_count * 6 && hits * 10 >= layer_count * 6
 }
 
 /// `ocr_confirms`'s words of a text.
@@ -267,6 +272,10 @@ mod tests {
             "P\u{1}\u{2}li\u{3} \u{4}lu\u{5}ou\u{6}k\u{7} Faktura 2024/0815 celkem 12 345,67";
         let read = "Příliš žluťoučký kůň Faktura 2024/0815 celkem 12 345,67";
         assert!(!ocr_confirms(simple, read));
+        // A layer garbled in part: OCR's words are all in it, but half of its are not OCR's.
+        let part = "The quick brown fox jumps over the lazy dog. Pøíliš žlutouèký kùò úpìl ïábelské ódy ve þrtu kde.";
+        let seen = "The quick brown fox jumps over the lazy dog.";
+        assert!(!ocr_confirms(part, seen));
         // CJK by pairs of characters.
         let ja = "⌘C：コピーします ⌘V：貼り付けます ⌘Z：取り消します ⌥⌘Esc：強制終了します";
         assert!(ocr_confirms(
