@@ -49,7 +49,7 @@ struct Docreader {
 }
 
 const READ_DESCRIPTION: &str = "Read the text of a document uploaded to docreader (PDF, Word, PowerPoint, Excel, OpenDocument, EPUB, e-mail, images with OCR, text and CSV in any encoding). \
-Give `file_id` (from list_documents or an upload), or `file_ids` (up to 10, read in order within one budget), or `url` (an http(s) address on the operator's list; it becomes an upload whose file_id the answer gives), and, if needed, options: `pages` (\"1-5\") for PDF and slides, `chapters` for EPUB, `sheet`/`range` for spreadsheets, `offset`/`limit` for lines of text, `query` to get only matching lines, `ocr`/`ocr_lang` for scans. \
+Give `file_id` (from list_documents or an upload), or `file_ids` (up to 10, read in order within one budget), or `url` (an http(s) address on the operator's list; it becomes an upload whose file_id the answer gives), or a small file itself as `content_base64` with its `name` (read once and not kept, unless `keep`), and, if needed, options: `pages` (\"1-5\") for PDF and slides, `chapters` for EPUB, `sheet`/`range` for spreadsheets, `offset`/`limit` for lines of text, `query` to get only matching lines, `ocr`/`ocr_lang` for scans. \
 The answer holds at most about 8000 tokens unless `max_tokens` (or `max_chars`) says otherwise. It starts with a header line (format, what was read, whether it was cut) and then the text. When the text was cut, the header gives `next`: call read_document again with the same file_id and those option values to read on. \
 An option that does not fit the format is an error that names the options that do.";
 
@@ -96,7 +96,7 @@ fn schema(v: Value) -> Arc<JsonObject> {
 /// read_document's input schema: the read options this transport takes (no `async` or
 /// `callback_url`: a tool call answers with the read; `path` only over stdio; `url` only
 /// where the operator lists hosts to fetch).
-fn read_schema(stdio: bool, urls: bool) -> Value {
+fn read_schema(stdio: bool, urls: bool, inline: bool) -> Value {
     let mut v = serde_json::to_value(schemars::schema_for!(ReadRequest)).unwrap_or_default();
     if let Some(props) = v.get_mut("properties").and_then(Value::as_object_mut) {
         props.remove("async");
@@ -106,6 +106,22 @@ fn read_schema(stdio: bool, urls: bool) -> Value {
         }
         if !urls {
             props.remove("url");
+        }
+        // The one-shot form: the file in the call (`inline_file`); read_document's only, and
+        // not over stdio, where a local host names the file by `path`.
+        if inline {
+            props.insert(
+            "content_base64".into(),
+            json!({"type": "string", "description": "Instead of file_id: the file itself, base64 (8 MiB at most)."}),
+        );
+            props.insert(
+            "name".into(),
+            json!({"type": "string", "description": "Its file name."}),
+        );
+            props.insert(
+            "keep".into(),
+            json!({"type": "boolean", "description": "Keep it as an upload."}),
+        );
         }
         // An alias of `pages`: one name is enough for a model.
         props.remove("page_range");
@@ -215,7 +231,7 @@ fn tools(stdio: bool, urls: bool) -> Vec<Tool> {
         READ_DESCRIPTION.to_string()
     };
     vec![
-        Tool::new("read_document", read_description, schema(read_schema(stdio, urls)))
+        Tool::new("read_document", read_description, schema(read_schema(stdio, urls, !stdio)))
             .with_annotations(read_only.clone()),
         Tool::new(
             "list_documents",
@@ -266,7 +282,7 @@ fn tools(stdio: bool, urls: bool) -> Vec<Tool> {
                     .destructive(false)
                     .idempotent(true),
             ),
-        Tool::new("start_read", START_DESCRIPTION, schema(read_schema(stdio, urls)))
+        Tool::new("start_read", START_DESCRIPTION, schema(read_schema(stdio, urls, false)))
             .with_annotations(ToolAnnotations::new().read_only(false).destructive(false)),
         Tool::new(
             "read_result",
@@ -601,15 +617,108 @@ fn header(env: &crate::envelope::Envelope) -> String {
     parts.join(" · ").replace('\n', " ")
 }
 
+/// A file's bytes from `content_base64` (upload_document's, and read_document's one-shot
+/// form): at most `MAX_UPLOAD_BYTES` decoded, refused before decoding when longer.
+fn decode_content(name: &str, content: &str) -> Result<Vec<u8>, ApiError> {
+    use base64::Engine;
+    if content.len() / 4 * 3 > MAX_UPLOAD_BYTES + 3 {
+        return Err(ApiError::new(
+            crate::error::ErrorCode::TooLarge,
+            format!("{name}: over the {} MiB a tool call carries", MAX_UPLOAD_BYTES >> 20),
+        )
+        .with_hint("Call upload_document with only `name` to get an upload_url, and send the bytes there with HTTP PUT."));
+    }
+    let compact: String = content.split_whitespace().collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .map_err(|e| {
+            ApiError::invalid_option(format!("content_base64 is not base64: {e}"))
+                .with_hint("Send the file's bytes base64-encoded with the standard alphabet (A–Z a–z 0–9 + /, = padding).")
+        })
+}
+
 /// Warnings written out in a read's head at most (the rest are in structured content).
 const MAX_HEADER_NOTES: usize = 5;
 
 impl Docreader {
+    /// read_document's one-shot form (#46 item 2): `content_base64` and `name` carry the
+    /// file in the call, as `upload_document` takes it (8 MiB, sniffed and blocked the
+    /// same); it is stored for the read and forgotten after it, unless `keep` is true.
+    /// `Ok(None)` when the call names its file otherwise.
+    async fn inline_file(
+        &self,
+        tenant: &str,
+        args: &mut JsonObject,
+    ) -> Result<Option<super::read::ForgetOnDrop>, ApiError> {
+        let Some(content) = args.remove("content_base64") else {
+            if args.contains_key("name") || args.contains_key("keep") {
+                return Err(ApiError::invalid_option(
+                    "`name` and `keep` go with content_base64",
+                )
+                .with_hint("Give the file's bytes in content_base64 with its name, or read it by file_id."));
+            }
+            return Ok(None);
+        };
+        let Some(content) = content.as_str().map(str::to_string) else {
+            return Err(ApiError::invalid_option("content_base64 must be a string"));
+        };
+        let name = match args.remove("name") {
+            Some(Value::String(n)) if !n.trim().is_empty() => n,
+            _ => {
+                return Err(ApiError::invalid_option(
+                    "`name` (with its extension) is required with content_base64",
+                ))
+            }
+        };
+        let keep = match args.remove("keep") {
+            None | Some(Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(_) => return Err(ApiError::invalid_option("keep must be true or false")),
+        };
+        for k in ["file_id", "file_ids", "path", "url"] {
+            if args.contains_key(k) {
+                return Err(ApiError::invalid_option(format!(
+                    "a read of content_base64 reads the file it carries; `{k}` does not fit it"
+                ))
+                .with_hint("Leave it out, or read the stored file by file_id."));
+            }
+        }
+        let bytes = decode_content(&name, &content)?;
+        let (file, _) = self.st.files.store_bytes(tenant, &name, &bytes).await?;
+        args.insert("file_id".into(), Value::String(file.file_id.clone()));
+        Ok(Some(super::read::ForgetOnDrop {
+            st: self.st.clone(),
+            tenant: tenant.to_string(),
+            ids: if keep { Vec::new() } else { vec![file.file_id] },
+        }))
+    }
+
     async fn read_document(
+        &self,
+        tenant: &str,
+        mut args: JsonObject,
+        progress: ProgressSink,
+    ) -> CallToolResult {
+        // Forgotten however the read ends, a call the host drops included.
+        let mut inline = match self.inline_file(tenant, &mut args).await {
+            Ok(g) => g,
+            Err(e) => return tool_error(e),
+        };
+        let result = self
+            .read_document_named(tenant, args, progress, inline.as_mut())
+            .await;
+        if let Some(g) = inline.as_mut() {
+            g.forget().await;
+        }
+        result
+    }
+
+    async fn read_document_named(
         &self,
         tenant: &str,
         args: JsonObject,
         progress: ProgressSink,
+        inline: Option<&mut super::read::ForgetOnDrop>,
     ) -> CallToolResult {
         let req = match self.read_request(args, true) {
             Ok(r) => r,
@@ -652,7 +761,12 @@ impl Docreader {
             Err(e) => return tool_error(e),
         };
         match self.st.reader.run(prepared, progress).await {
-            Ok(env) => {
+            Ok(mut env) => {
+                // A file carried in the call and not kept: no file_id to read it by again.
+                if let Some(g) = inline.filter(|g| !g.ids.is_empty()) {
+                    env.file_id = None;
+                    g.drop_attachments(&mut env);
+                }
                 let text = format!("{}\n{}", header(&env), env.text);
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
                 r.structured_content = serde_json::to_value(&env).ok();
@@ -696,6 +810,12 @@ impl Docreader {
     /// Queue a read as a job (the same job `POST /read` with `async` makes): what can be
     /// checked without reading is checked now.
     async fn start_read(&self, tenant: &str, args: JsonObject) -> CallToolResult {
+        if args.contains_key("content_base64") {
+            return tool_error(
+                ApiError::invalid_option("start_read reads a stored file: content_base64 does not fit it")
+                    .with_hint("Store the file with upload_document and start the read with its file_id, or read a small file at once with read_document and content_base64."),
+            );
+        }
         // A job is held to the job deadline, not the MCP one, unless the call gives its own.
         let req = match self.read_request(args, false) {
             Ok(r) => r,
@@ -855,7 +975,6 @@ impl Docreader {
         headers: &axum::http::HeaderMap,
         args: JsonObject,
     ) -> CallToolResult {
-        use base64::Engine;
         let Some(name) = args.get("name").and_then(Value::as_str) else {
             return tool_error(ApiError::invalid_option("name is required"));
         };
@@ -882,24 +1001,9 @@ impl Docreader {
                 Err(e) => tool_error(e),
             };
         };
-        if content.len() / 4 * 3 > MAX_UPLOAD_BYTES + 3 {
-            return tool_error(
-                ApiError::new(
-                    crate::error::ErrorCode::TooLarge,
-                    format!("{name}: over the {} MiB upload_document takes", MAX_UPLOAD_BYTES >> 20),
-                )
-                .with_hint("Call upload_document with only `name` to get an upload_url, and send the bytes there with HTTP PUT."),
-            );
-        }
-        let compact: String = content.split_whitespace().collect();
-        let bytes = match base64::engine::general_purpose::STANDARD.decode(compact) {
+        let bytes = match decode_content(name, content) {
             Ok(b) => b,
-            Err(e) => {
-                return tool_error(
-                    ApiError::invalid_option(format!("content_base64 is not base64: {e}"))
-                        .with_hint("Send the file's bytes base64-encoded with the standard alphabet (A–Z a–z 0–9 + /, = padding)."),
-                )
-            }
+            Err(e) => return tool_error(e),
         };
         match self.st.files.store_bytes(tenant, name, &bytes).await {
             Ok((file, _)) => {
@@ -1408,8 +1512,9 @@ mod schema_tests {
 
     #[test]
     fn read_schema_is_short() {
-        // The longest: with `url` (a server that fetches) and `path` (stdio).
-        let v = super::read_schema(true, true);
+        // The longest: with `url` (a server that fetches) and `path` (stdio, which has no
+        // one-shot form).
+        let v = super::read_schema(true, true, false);
         // Counted as the SDK test counts it (Python's `json.dumps`: `, ` and `: ` between
         // items, a character outside ASCII as `\uXXXX`).
         fn dumped(v: &serde_json::Value) -> usize {
@@ -1456,5 +1561,8 @@ mod schema_tests {
         }
         parts.sort_by_key(|p| std::cmp::Reverse(p.1));
         assert!(total < 6000, "{total}: {parts:?}");
+        // Over HTTP, with `url` and the one-shot form's three properties.
+        let http = dumped(&super::read_schema(false, true, true));
+        assert!(http < 6000, "{http}");
     }
 }

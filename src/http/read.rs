@@ -325,15 +325,7 @@ async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipa
                 env.file_id = None;
                 // An e-mail's attachments were stored as uploads by the read: not kept
                 // either.
-                for a in env.report.attachments.iter_mut().flatten() {
-                    if let Some(id) = a.file_id.take() {
-                        guard.ids.push(id);
-                        a.note = Some(
-                            "not kept: a one-shot read keeps nothing (\"keep\": true keeps the message and its attachments)"
-                                .into(),
-                        );
-                    }
-                }
+                guard.drop_attachments(&mut env);
             }
             guard.forget().await;
             Json(env).into_response()
@@ -347,14 +339,28 @@ async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipa
 
 /// The uploads a one-shot read made, forgotten when it ends (`forget`), or, when the
 /// handler is dropped first (the client left), by a task of their own.
-struct ForgetOnDrop {
-    st: AppState,
-    tenant: String,
-    ids: Vec<String>,
+pub(super) struct ForgetOnDrop {
+    pub(super) st: AppState,
+    pub(super) tenant: String,
+    pub(super) ids: Vec<String>,
 }
 
 impl ForgetOnDrop {
-    async fn forget(&mut self) {
+    /// An e-mail's attachments a read stored as uploads: not kept after a read of a file
+    /// that is not kept either (their `file_id`s taken out of the envelope, and a note).
+    pub(super) fn drop_attachments(&mut self, env: &mut crate::envelope::Envelope) {
+        for a in env.report.attachments.iter_mut().flatten() {
+            if let Some(id) = a.file_id.take() {
+                self.ids.push(id);
+                a.note = Some(
+                    "not kept: a one-shot read keeps nothing (\"keep\": true keeps the message and its attachments)"
+                        .into(),
+                );
+            }
+        }
+    }
+
+    pub(super) async fn forget(&mut self) {
         for id in std::mem::take(&mut self.ids) {
             let _ = self.st.files.forget(&self.tenant, &id).await;
         }

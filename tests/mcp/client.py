@@ -215,6 +215,36 @@ async def main():
         new_id = up.structured_content["file"]["file_id"]
         r = await s.call_tool("read_document", {"file_id": new_id})
         check(not r.is_error and r.structured_content["text"] == csv.decode(), f"read back: {text_of(r)}")
+        # One-shot (#46 item 2): the file carried in the read_document call, read once and
+        # not kept (no file_id, not listed); with keep it is an upload like any other.
+        def listed_ids(listing):
+            return {f["file_id"] for f in listing.structured_content["files"]}
+        before = listed_ids(await s.call_tool("list_documents", {}))
+        once = await s.call_tool("read_document", {"name": "towns.csv", "content_base64": base64.b64encode(
+            "town,people\nNarva,53000\n".encode()).decode(), "max_chars": 1000})
+        check(not once.is_error and once.structured_content["text"] == "town,people\nNarva,53000\n",
+              f"a one-shot read: {text_of(once)}")
+        check(once.structured_content.get("file_id") is None, f"a one-shot read names no file: {once.structured_content}")
+        check(listed_ids(await s.call_tool("list_documents", {})) == before, "a one-shot read keeps nothing")
+        kept = await s.call_tool("read_document", {"name": "towns.csv", "keep": True, "content_base64":
+                                                   base64.b64encode(b"town,people\nValga,12000\n").decode()})
+        kept_id = kept.structured_content.get("file_id")
+        check(not kept.is_error and kept_id and kept_id in listed_ids(await s.call_tool("list_documents", {})),
+              f"keep: {text_of(kept)}")
+        exe = base64.b64encode(b"\x7fELF\x02\x01\x01" + bytes(120)).decode()
+        for args, code in [({"name": "notes.txt", "content_base64": exe}, "blocked_type"),
+                           ({"name": "a.csv", "content_base64": "bm90", "file_id": kept_id}, "invalid_option"),
+                           ({"name": "a.csv"}, "invalid_option"),
+                           ({"content_base64": "bm90"}, "invalid_option"),
+                           ({"name": "a.csv", "content_base64": "not base64!"}, "invalid_option")]:
+            bad = await s.call_tool("read_document", args)
+            check(bad.is_error and code in text_of(bad), f"read_document {list(args)}: {text_of(bad)}")
+        check(listed_ids(await s.call_tool("list_documents", {})) == before | {kept_id},
+              "refused one-shot reads keep nothing")
+        bad = await s.call_tool("start_read", {"name": "a.csv", "content_base64": "bm90"})
+        check(bad.is_error and "invalid_option" in text_of(bad), f"start_read with content: {text_of(bad)}")
+        check("content_base64" not in tools["start_read"].input_schema["properties"], "start_read takes stored files")
+
         # A bigger file by upload_url: the host PUTs the bytes with plain HTTP, no key.
         up = await s.call_tool("upload_document", {"name": "thirty.pdf"})
         check(not up.is_error and up.structured_content["upload_url"].startswith("http"), f"upload_url: {text_of(up)}")
