@@ -1,6 +1,8 @@
 """bench/text accuracy: which encoding docreader finds for every file of chardet's own test
 suite (tests/<ENCODING>/…, as published in the chardet 5.2.0 sdist on PyPI, sha256-pinned,
-fetched once into the cache), beside charset-normalizer on the same bytes (issue #43 item 6).
+fetched once into the cache), beside chardetng alone (examples/chardetng_guess.rs, the
+detector docreader builds on, fed each file whole) and charset-normalizer on the same bytes
+(issue #43 item 6).
 
 A file counts as right when the encoding found is the directory's, the WHATWG decoder of it
 (`WHATWG`: Shift_JIS is windows-31J, GB2312 is read as GBK, TIS-620 as windows-874,
@@ -122,9 +124,22 @@ def tests_dir():
     return root
 
 
+def chardetng_guesses(root):
+    """chardetng alone on every file (examples/chardetng_guess.rs, built here when missing):
+    path → the encoding it names."""
+    ref = os.environ.get("CHARDETNG_BIN", "target/debug/examples/chardetng_guess")
+    if not os.path.exists(ref):
+        subprocess.run(["cargo", "build", "--locked", "--example", "chardetng_guess"], check=True)
+    paths = [os.path.join(root, d, f) for d in sorted(os.listdir(root)) if os.path.isdir(os.path.join(root, d))
+             for f in sorted(os.listdir(os.path.join(root, d)))]
+    out = subprocess.run([ref] + paths, capture_output=True, text=True, check=True).stdout
+    return dict(line.split("\t", 1) for line in out.splitlines())
+
+
 def main():
     bin_ = sys.argv[1] if len(sys.argv) > 1 else os.environ["DOCREADER_BIN"]
     root = tests_dir()
+    ng = chardetng_guesses(root)
     try:
         from charset_normalizer import from_bytes
     except ImportError:
@@ -136,7 +151,7 @@ def main():
         if not os.path.isdir(full):
             continue
         want = codec_of_dir(d)
-        n = ours = theirs = 0
+        n = ours = theirs = plain = 0
         for f in sorted(os.listdir(full)):
             path = os.path.join(full, f)
             data = open(path, "rb").read()
@@ -150,17 +165,18 @@ def main():
             ours += ok
             if not ok:
                 wrong.append((d, f, found))
+            plain += right(data, d, want, codec(ng.get(path)))
             if from_bytes:
                 best = from_bytes(data).best()
                 theirs += right(data, d, want, codec(best.encoding if best else None))
-        rows[d] = (n, ours, theirs)
-    total = [sum(r[i] for r in rows.values()) for i in range(3)]
-    print("| chardet test directory | files | docreader right | charset-normalizer right |")
-    print("|---|--:|--:|--:|")
-    for d, (n, ours, theirs) in rows.items():
-        print(f"| {d} | {n} | {ours} | {theirs if from_bytes else '—'} |")
-    print(f"| **all** | {total[0]} | {total[1]} ({100 * total[1] / total[0]:.1f} %) | "
-          f"{total[2]} ({100 * total[2] / total[0]:.1f} %) |")
+        rows[d] = (n, ours, plain, theirs)
+    total = [sum(r[i] for r in rows.values()) for i in range(4)]
+    print("| chardet test directory | files | docreader right | chardetng alone right | charset-normalizer right |")
+    print("|---|--:|--:|--:|--:|")
+    for d, (n, ours, plain, theirs) in rows.items():
+        print(f"| {d} | {n} | {ours} | {plain} | {theirs if from_bytes else '—'} |")
+    pct = lambda k: f"{total[k]} ({100 * total[k] / total[0]:.1f} %)"  # noqa: E731
+    print(f"| **all** | {total[0]} | {pct(1)} | {pct(2)} | {pct(3)} |")
     print()
     print("docreader's misses: " + "; ".join(f"{d}/{f} → {found}" for d, f, found in wrong))
 

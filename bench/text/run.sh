@@ -6,7 +6,7 @@
 #   bash bench/text/run.sh [--runs 5] [--mb 5]
 #   DOCREADER_BIN=path/to/docreader bash bench/text/run.sh
 #   bash bench/text/run.sh --served 0.05,0.5,5 --runs 7 [--baseline OLD_BINARY]   (whole reads, service-side)
-#   bash bench/text/run.sh --accuracy      (chardet's test suite, beside charset-normalizer: accuracy.py)
+#   bash bench/text/run.sh --accuracy      (chardet's test suite, beside chardetng alone and charset-normalizer: accuracy.py)
 #
 # It builds the reference with `cargo build --release --example decode_ref` when missing.
 set -euo pipefail
