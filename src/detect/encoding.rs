@@ -563,6 +563,7 @@ pub fn detect(bytes: &[u8], markup: bool) -> Detected {
     }
     let (guess, sure) = guess_legacy(bytes);
     let guess = refine_cyrillic(bytes, guess);
+    let guess = refine_mac_roman(bytes, guess);
     det(
         guess,
         if sure {
@@ -896,6 +897,62 @@ fn refine_cyrillic(bytes: &[u8], guess: &'static Encoding) -> TextEncoding {
     best.0
 }
 
+/// chardetng has no Mac Roman: Western text from a Mac comes back as windows-1252, its
+/// curly quotes and accents as capitals inside words (`Blanchard’s` → `BlanchardÕs`, `été`
+/// → `ŽtŽ`). Each byte above 0x7F (in the first 256 KiB, as the Cyrillic tie-breaker
+/// reads) is read both ways, and a reading that
+/// puts a capital right after a small letter, a control character, or a symbol between two
+/// letters counts against its encoding; Mac Roman is taken only when it has fewer such
+/// readings than windows-1252 and half as many at most. Real windows-1252 text read as
+/// Mac Roman does the same the other way (`été` → `ÈtÈ`), so it stays.
+fn refine_mac_roman(bytes: &[u8], guess: TextEncoding) -> TextEncoding {
+    use encoding_rs::{MACINTOSH, WINDOWS_1252};
+    if guess != TextEncoding::Rs(WINDOWS_1252) {
+        return guess;
+    }
+    // Per byte above 0x7F, what its character is: 1 a control, 2 a capital, 4 a symbol
+    // (neither letter nor digit, nor the quotes and dashes words hold). Made once.
+    fn classes(enc: &'static Encoding) -> [u8; 128] {
+        let mut t = [0u8; 128];
+        for (i, class) in t.iter_mut().enumerate() {
+            let byte = [0x80 + i as u8];
+            let (text, _) = enc.decode_without_bom_handling(&byte);
+            let c = text.chars().next().unwrap_or('\u{FFFD}');
+            let symbol = !c.is_alphanumeric()
+                && !matches!(c, '’' | '‘' | '\u{00AD}' | '-' | '–' | '·' | '\u{00A0}');
+            *class =
+                u8::from(c.is_control()) | u8::from(c.is_uppercase()) << 1 | u8::from(symbol) << 2;
+        }
+        t
+    }
+    static CLASSES: std::sync::OnceLock<([u8; 128], [u8; 128])> = std::sync::OnceLock::new();
+    let (win, mac) = CLASSES.get_or_init(|| (classes(WINDOWS_1252), classes(MACINTOSH)));
+    let odd = |class: u8, prev: u8, next: u8| -> i64 {
+        let between = prev.is_ascii_alphabetic() && next.is_ascii_alphabetic();
+        i64::from(
+            class & 1 != 0
+                || (class & 2 != 0 && prev.is_ascii_lowercase())
+                || (class & 4 != 0 && between),
+        )
+    };
+    let sample = &bytes[..bytes.len().min(256 * 1024)];
+    let (mut w, mut m) = (0i64, 0i64);
+    for (i, &b) in sample.iter().enumerate() {
+        if b < 0x80 {
+            continue;
+        }
+        let prev = if i > 0 { sample[i - 1] } else { b' ' };
+        let next = sample.get(i + 1).copied().unwrap_or(b' ');
+        w += odd(win[(b - 0x80) as usize], prev, next);
+        m += odd(mac[(b - 0x80) as usize], prev, next);
+    }
+    if m < w && m * 2 <= w {
+        TextEncoding::Rs(MACINTOSH)
+    } else {
+        guess
+    }
+}
+
 /// IBM855's characters for bytes 0x80–0xFF (generated from Python's codecs.cp855).
 pub const CP855_HIGH: [char; 128] = [
     '\u{0452}', '\u{0402}', '\u{0453}', '\u{0403}', '\u{0451}', '\u{0401}', '\u{0454}', '\u{0404}',
@@ -1105,6 +1162,24 @@ mod tests {
             detect(b"\x1b[31mred\x1b[0m\n", false).encoding,
             TextEncoding::Rs(encoding_rs::UTF_8)
         );
+    }
+
+    /// Mac Roman, which chardetng lacks, from its curly quotes and accents; windows-1252
+    /// text stays.
+    #[test]
+    fn mac_roman_text_is_told_from_windows_1252() {
+        let mac = encoding_rs::MACINTOSH
+            .encode("The trackpad is Daniel Blanchard’s. Le café d’été.\n")
+            .0
+            .repeat(3);
+        let mut ascii = b"port=1 product=none\n".repeat(40);
+        ascii.extend_from_slice(&mac);
+        assert_eq!(detect(&ascii, false).encoding.name(), "macintosh");
+        let win = encoding_rs::WINDOWS_1252
+            .encode("Le café d’été, la Straße, l’hôtel — «bien».\n")
+            .0
+            .repeat(3);
+        assert_eq!(detect(&win, false).encoding.name(), "windows-1252");
     }
 
     #[test]
