@@ -115,13 +115,13 @@ fn read_schema(stdio: bool, urls: bool, inline: bool) -> Value {
             json!({"type": "string", "description": "Instead of file_id: the file itself, base64 (8 MiB at most)."}),
         );
             props.insert(
-            "name".into(),
-            json!({"type": "string", "description": "Its file name."}),
-        );
+                "name".into(),
+                json!({"type": "string", "description": "Its file name."}),
+            );
             props.insert(
-            "keep".into(),
-            json!({"type": "boolean", "description": "Keep it as an upload."}),
-        );
+                "keep".into(),
+                json!({"type": "boolean", "description": "Keep it as an upload."}),
+            );
         }
         // An alias of `pages`: one name is enough for a model.
         props.remove("page_range");

@@ -71,7 +71,10 @@ fn an_mcp_client_lists_reads_and_pages_through_documents() {
     for lines in per_request.values() {
         // A one-shot read (the file in the call) also logs its file stored, as
         // `POST /read` with a file does.
-        let stored = lines.iter().filter(|l| l.contains("stored file_id")).count();
+        let stored = lines
+            .iter()
+            .filter(|l| l.contains("stored file_id"))
+            .count();
         assert!(
             lines.len() <= 2 + stored.min(1) && lines.iter().all(|l| !l.contains("rmcp")),
             "one MCP call logged:\n{}",
