@@ -139,31 +139,66 @@ fn ksx1001(row: usize, col: usize) -> Option<char> {
     }
 }
 
-/// Decode Johab; `strict`: `None` at the first byte it has no character for (else U+FFFD,
-/// the byte after a bad lead read again).
-pub fn decode_johab(bytes: &[u8], strict: bool) -> Option<String> {
+/// One character read from the start of `bytes` by a decoder here.
+enum Step {
+    /// A character and the bytes it took.
+    Char(char, usize),
+    /// Well-formed bytes for a character the table lacks (EUC-TW planes 3–16).
+    Unmapped(usize),
+    /// A byte that starts no character.
+    Bad,
+}
+
+impl Step {
+    /// The bytes the decoder moves on by (a bad byte is one: the next is read again).
+    fn len(&self) -> usize {
+        match self {
+            Self::Char(_, n) | Self::Unmapped(n) => *n,
+            Self::Bad => 1,
+        }
+    }
+}
+
+fn johab_step(bytes: &[u8]) -> Step {
+    match *bytes {
+        [b, ..] if b < 0x80 => Step::Char(b as char, 1),
+        [b, t, ..] => johab_pair(b, t).map_or(Step::Bad, |c| Step::Char(c, 2)),
+        _ => Step::Bad,
+    }
+}
+
+fn euc_tw_step(bytes: &[u8]) -> Step {
+    match *bytes {
+        [b, ..] if b < 0x80 => Step::Char(b as char, 1),
+        _ => match euc_tw_char(bytes) {
+            Some((_, Some(c), len)) => Step::Char(c, len),
+            Some((_, None, len)) => Step::Unmapped(len),
+            None => Step::Bad,
+        },
+    }
+}
+
+/// Decode with `step`; `strict`: `None` at the first byte that starts no character, or a
+/// character the table lacks (else U+FFFD).
+fn decode(bytes: &[u8], strict: bool, step: fn(&[u8]) -> Step) -> Option<String> {
     let mut out = String::with_capacity(bytes.len() + bytes.len() / 2);
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        if b < 0x80 {
-            out.push(b as char);
-            i += 1;
-            continue;
+        let s = step(&bytes[i..]);
+        match s {
+            Step::Char(c, _) => out.push(c),
+            _ if strict => return None,
+            _ => out.push('\u{FFFD}'),
         }
-        match bytes.get(i + 1).and_then(|&t| johab_pair(b, t)) {
-            Some(c) => {
-                out.push(c);
-                i += 2;
-            }
-            None if strict => return None,
-            None => {
-                out.push('\u{FFFD}');
-                i += 1;
-            }
-        }
+        i += s.len();
     }
     Some(out)
+}
+
+/// Decode Johab; `strict`: `None` at the first byte it has no character for (else U+FFFD,
+/// the byte after a bad lead read again).
+pub fn decode_johab(bytes: &[u8], strict: bool) -> Option<String> {
+    decode(bytes, strict, johab_step)
 }
 
 /// Whether bytes are Korean in Johab: every byte valid, at least eight syllables, and nine
@@ -173,14 +208,13 @@ pub fn decode_johab(bytes: &[u8], strict: bool) -> Option<String> {
 pub fn is_johab(bytes: &[u8]) -> bool {
     let (mut syllables, mut everyday, mut pairs, mut i) = (0usize, 0usize, 0usize, 0usize);
     while i < bytes.len() {
-        let b = bytes[i];
-        if b < 0x80 {
-            i += 1;
-            continue;
-        }
-        let Some(c) = bytes.get(i + 1).and_then(|&t| johab_pair(b, t)) else {
+        let Step::Char(c, n) = johab_step(&bytes[i..]) else {
             return false;
         };
+        i += n;
+        if n == 1 {
+            continue;
+        }
         if ('\u{AC00}'..='\u{D7A3}').contains(&c) {
             syllables += 1;
             everyday += usize::from(everyday_syllable(c));
@@ -191,7 +225,6 @@ pub fn is_johab(bytes: &[u8]) -> bool {
         if pairs == 4096 && syllables == 0 {
             return false;
         }
-        i += 2;
     }
     syllables >= 8 && everyday * 10 >= syllables * 9
 }
@@ -249,32 +282,7 @@ fn euc_tw_char(bytes: &[u8]) -> Option<(usize, Option<char>, usize)> {
 /// Decode EUC-TW; `strict`: `None` at the first malformed sequence or a character of a
 /// plane the table lacks (else U+FFFD).
 pub fn decode_euc_tw(bytes: &[u8], strict: bool) -> Option<String> {
-    let mut out = String::with_capacity(bytes.len() + bytes.len() / 2);
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b < 0x80 {
-            out.push(b as char);
-            i += 1;
-            continue;
-        }
-        match euc_tw_char(&bytes[i..]) {
-            Some((_, Some(c), len)) => {
-                out.push(c);
-                i += len;
-            }
-            Some((_, None, len)) if !strict => {
-                out.push('\u{FFFD}');
-                i += len;
-            }
-            _ if strict => return None,
-            _ => {
-                out.push('\u{FFFD}');
-                i += 1;
-            }
-        }
-    }
-    Some(out)
+    decode(bytes, strict, euc_tw_step)
 }
 
 /// Whether bytes are Chinese in EUC-TW: every byte valid, at least sixteen characters beyond
@@ -304,20 +312,12 @@ pub fn is_euc_tw(bytes: &[u8]) -> bool {
 /// How many bytes the character at the start of `bytes` takes as `decode_johab` reads it
 /// (a byte it has no character for is one).
 pub fn johab_len(bytes: &[u8]) -> usize {
-    match bytes {
-        [b, ..] if *b < 0x80 => 1,
-        [b, t, ..] if johab_pair(*b, *t).is_some() => 2,
-        _ => 1,
-    }
+    johab_step(bytes).len()
 }
 
 /// How many bytes the character at the start of `bytes` takes as `decode_euc_tw` reads it.
 pub fn euc_tw_char_len(bytes: &[u8]) -> usize {
-    match bytes.first() {
-        Some(b) if *b < 0x80 => 1,
-        Some(_) => euc_tw_char(bytes).map_or(1, |(_, _, len)| len),
-        None => 0,
-    }
+    euc_tw_step(bytes).len()
 }
 
 /// The bytes the first `chars` characters of `bytes` take as `decode` reads them (`len`:
