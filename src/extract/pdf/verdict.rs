@@ -41,17 +41,18 @@ pub fn assess(
     (n < min_chars && has_images()).then_some(OcrReason::SparseText)
 }
 
+/// A character no font's Unicode map gives: private use, U+FFFD, a control code (not a
+/// tab or line end).
+fn unmappable(c: char) -> bool {
+    matches!(c, '\u{E000}'..='\u{F8FF}' | '\u{F0000}'..='\u{10FFFF}' | '\u{FFFD}')
+        || (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+}
+
 /// A text layer that is mostly unmappable: private-use code points, U+FFFD, control
 /// characters, or Latin "glyph soup" (shifted glyph codes) with no vowels to make words.
 fn is_garbled(visible: &[char]) -> bool {
     let n = visible.len();
-    let bad = visible
-        .iter()
-        .filter(|&&c| {
-            matches!(c, '\u{E000}'..='\u{F8FF}' | '\u{F0000}'..='\u{10FFFF}' | '\u{FFFD}')
-                || (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
-        })
-        .count();
+    let bad = visible.iter().filter(|&&c| unmappable(c)).count();
     if bad * 10 >= n * 3 {
         return true;
     }
@@ -152,14 +153,7 @@ pub fn implausible_cjk(text: &str) -> bool {
 /// the layer's: a layer garbled in part (a block in a font without its map, accents from
 /// the wrong code page) has words OCR does not read.
 pub fn ocr_confirms(layer: &str, ocr: &str) -> bool {
-    let unmappable = layer
-        .chars()
-        .filter(|&c| {
-            matches!(c, '\u{E000}'..='\u{F8FF}' | '\u{F0000}'..='\u{10FFFF}' | '\u{FFFD}')
-                || (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
-        })
-        .count();
-    if unmappable > 0 {
+    if layer.chars().any(unmappable) {
         return false;
     }
     let read = words(ocr);
