@@ -675,13 +675,8 @@ impl Docreader {
             Some(Value::Bool(true)) => true,
             Some(_) => return Err(ApiError::invalid_option("keep must be true or false")),
         };
-        for k in ["file_id", "file_ids", "path", "url"] {
-            if args.contains_key(k) {
-                return Err(ApiError::invalid_option(format!(
-                    "a read of content_base64 reads the file it carries; `{k}` does not fit it"
-                ))
-                .with_hint("Leave it out, or read the stored file by file_id."));
-            }
+        if let Some(e) = super::read::one_shot_misfit(args) {
+            return Err(e);
         }
         let bytes = decode_content(&name, &content)?;
         let (file, _) = self.st.files.store_bytes(tenant, &name, &bytes).await?;

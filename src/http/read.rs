@@ -283,21 +283,8 @@ async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipa
             return failed(&st, &tenant, Some(rec), e).await;
         }
     };
-    for k in [
-        "file_id",
-        "file_ids",
-        "path",
-        "url",
-        "async",
-        "callback_url",
-    ] {
-        if obj.contains_key(k) {
-            let e = ApiError::invalid_option(format!(
-                "a one-shot read reads the file it carries; `{k}` does not fit it"
-            ))
-            .with_hint("Leave it out, or upload with POST /upload and read by file_id.");
-            return failed(&st, &tenant, Some(rec), e).await;
-        }
+    if let Some(e) = one_shot_misfit(obj) {
+        return failed(&st, &tenant, Some(rec), e).await;
     }
     obj.insert("file_id".into(), Value::String(rec.file_id.clone()));
     let req = match parse(Ok(Json(options))) {
@@ -335,6 +322,27 @@ async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipa
             e.into_response()
         }
     }
+}
+
+/// The options a one-shot read (the file carried in the request, here or over MCP) cannot
+/// take: another file, or a job.
+pub(super) fn one_shot_misfit(options: &serde_json::Map<String, Value>) -> Option<ApiError> {
+    let k = [
+        "file_id",
+        "file_ids",
+        "path",
+        "url",
+        "async",
+        "callback_url",
+    ]
+    .into_iter()
+    .find(|k| options.contains_key(*k))?;
+    Some(
+        ApiError::invalid_option(format!(
+            "a one-shot read reads the file it carries; `{k}` does not fit it"
+        ))
+        .with_hint("Leave it out, or store the file first (POST /upload, upload_document) and read it by file_id."),
+    )
 }
 
 /// The uploads a one-shot read made, forgotten when it ends (`forget`), or, when the
