@@ -356,18 +356,7 @@ async fn iso_2022_texts_are_decoded() {
         // Byte windows, each from where the last one ended: whole lines (a window may
         // start only where the shift state is known), together the text.
         let size = fixture(&format!("text/chardet/{name}")).len() as u64;
-        let (mut offset, mut got, mut reads) = (0u64, String::new(), 0);
-        while offset < size {
-            let r = app
-                .read(json!({"file_id": id, "byte_offset": offset, "byte_length": 97}))
-                .await;
-            assert_eq!(r.status, 200, "{name}: {}", r.json);
-            got.push_str(r.json["text"].as_str().unwrap());
-            let end = r.json["byte_range"][1].as_u64().unwrap();
-            assert!(end > offset, "{name}: no progress at {offset}");
-            offset = end;
-            reads += 1;
-        }
+        let (got, reads) = read_in_byte_windows(&app, &id, size, 97, name).await;
         assert_eq!(got, whole, "{name}: byte windows");
         assert!(reads >= 1, "{name}");
         // A character budget inside a window resumes after the last whole line.
@@ -377,6 +366,31 @@ async fn iso_2022_texts_are_decoded() {
         assert_eq!(got, whole, "{name}: a byte window cut by max_chars");
         assert!(reads >= 2, "{name}");
     }
+}
+
+/// A file of `size` bytes read in byte windows of `length`, each from where the last one
+/// ended: their texts joined, and how many reads it took. Every read answers 200 and moves
+/// on.
+async fn read_in_byte_windows(
+    app: &TestApp,
+    id: &str,
+    size: u64,
+    length: u64,
+    name: &str,
+) -> (String, usize) {
+    let (mut offset, mut got, mut reads) = (0u64, String::new(), 0);
+    while offset < size {
+        let r = app
+            .read(json!({"file_id": id, "byte_offset": offset, "byte_length": length}))
+            .await;
+        assert_eq!(r.status, 200, "{name}: {}", r.json);
+        got.push_str(r.json["text"].as_str().unwrap());
+        let end = r.json["byte_range"][1].as_u64().unwrap();
+        assert!(end > offset, "{name}: no progress at {offset}");
+        offset = end;
+        reads += 1;
+    }
+    (got, reads)
 }
 
 /// IBM855 (DOS Cyrillic; neither a WHATWG encoding nor a chardetng guess, #43 item 6) is
@@ -397,17 +411,7 @@ async fn ibm855_text_is_recognised() {
     );
     // Byte windows over the same bytes, each from where the last one ended (positions in
     // the file's own single bytes), together the text; and a character budget followed.
-    let (mut offset, mut got) = (0u64, String::new());
-    while offset < bytes.len() as u64 {
-        let r = app
-            .read(json!({"file_id": id, "byte_offset": offset, "byte_length": 97}))
-            .await;
-        assert_eq!(r.status, 200, "{}", r.json);
-        got.push_str(r.json["text"].as_str().unwrap());
-        let end = r.json["byte_range"][1].as_u64().unwrap();
-        assert!(end > offset, "no progress at {offset}");
-        offset = end;
-    }
+    let (got, _) = read_in_byte_windows(&app, &id, bytes.len() as u64, 97, "ibm855.txt").await;
     assert_eq!(got, text, "byte windows");
     let (got, reads) = follow(&app, &id, json!({"max_chars": 150})).await;
     assert_eq!(got, text, "max_chars");
@@ -450,17 +454,7 @@ async fn johab_and_euc_tw_texts_are_recognised() {
         if encoding == "EUC-TW" {
             assert!(text.ends_with("\n乂乜 一\n"), "{text:?}");
         }
-        let (mut offset, mut got) = (0u64, String::new());
-        while offset < bytes.len() as u64 {
-            let r = app
-                .read(json!({"file_id": id, "byte_offset": offset, "byte_length": 301}))
-                .await;
-            assert_eq!(r.status, 200, "{}", r.json);
-            got.push_str(r.json["text"].as_str().unwrap());
-            let end = r.json["byte_range"][1].as_u64().unwrap();
-            assert!(end > offset, "{name}: no progress at {offset}");
-            offset = end;
-        }
+        let (got, _) = read_in_byte_windows(&app, &id, bytes.len() as u64, 301, name).await;
         assert_eq!(got, text, "{name}: byte windows");
         let (got, reads) = follow(&app, &id, json!({"max_chars": 150})).await;
         assert_eq!(got, text, "{name}: max_chars");
