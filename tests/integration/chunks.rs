@@ -199,12 +199,15 @@ async fn a_heading_starts_a_chunk_and_a_long_table_repeats_its_header() {
         .await;
     let got = check("headings.pdf", &r, 512);
     let paths: Vec<Value> = got.iter().map(|c| c["heading_path"].clone()).collect();
-    // Two sections, two chunks, each under its heading path, though one would hold both.
+    // Three sections, three chunks, each under its heading path, though one would hold
+    // them all: page 2's "Appendix" is a heading by its bookmark (in json and chunks as in
+    // Markdown).
     assert_eq!(
         paths,
         [
             json!(["Annual Report", "1. Introduction"]),
-            json!(["Annual Report", "2. Results"])
+            json!(["Annual Report", "2. Results"]),
+            json!(["Appendix"])
         ],
         "{got:?}"
     );
@@ -216,9 +219,24 @@ async fn a_heading_starts_a_chunk_and_a_long_table_repeats_its_header() {
         .as_str()
         .unwrap()
         .starts_with("## 2. Results\n"));
-    // The second section goes on over the page: both pages are its units.
+    assert_eq!(got[1]["units"], json!([{"kind": "page", "number": 1}]));
+    assert!(got[2]["text"].as_str().unwrap().starts_with("# Appendix\n"));
+    assert_eq!(got[2]["units"], json!([{"kind": "page", "number": 2}]));
+    // A section that goes on over a page has both pages as its units.
+    let r = app
+        .upload_and_read(
+            "survey.pdf",
+            &fixture("pdf/sections.pdf"),
+            json!({"output": "chunks", "chunk_tokens": 512}),
+        )
+        .await;
+    let got = check("sections.pdf", &r, 512);
+    let sites = got
+        .iter()
+        .find(|c| c["heading_path"].as_array().unwrap().last() == Some(&json!("1.1 Sites")))
+        .unwrap_or_else(|| panic!("{got:?}"));
     assert_eq!(
-        got[1]["units"],
+        sites["units"],
         json!([{"kind": "page", "number": 1}, {"kind": "page", "number": 2}])
     );
 

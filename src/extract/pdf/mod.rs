@@ -66,7 +66,7 @@ impl Extractor for PdfExtractor {
         }
         let mut warnings = Vec::new();
         let selected = req.select_pages(total, "page", "document", &mut warnings)?;
-        let outline = if settings.markdown {
+        let outline = if settings.markdown || settings.json {
             headings::Outline::read(&doc)
         } else {
             headings::Outline::default()
@@ -173,7 +173,7 @@ struct Job<'a> {
     total: u64,
     selected: Vec<u64>,
     warnings: Vec<String>,
-    /// The bookmarks, for Markdown's headings (empty otherwise).
+    /// The bookmarks, for the headings of Markdown and json (empty otherwise).
     outline: headings::Outline,
     /// The document opened again for its layers, when it has optional content.
     layers: Option<layers::Layers>,
