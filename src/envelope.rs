@@ -95,6 +95,11 @@ pub struct Envelope {
     /// With `output: "chunks"`: the document `text` shows, cut into chunks in reading order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chunks: Option<Vec<crate::model::Chunk>>,
+    /// With `output: "json"` or `"chunks"` on a read from the document's start (no page or
+    /// other range): the outline of the headings `text` shows, each with the id `section`
+    /// takes. On a `section` read: that entry and the entries under it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outline: Option<Vec<crate::model::OutlineEntry>>,
     /// Format-specific keys (see `Report`), beside the common ones.
     #[serde(flatten)]
     pub report: Report,
@@ -177,6 +182,11 @@ pub struct Next {
     /// xlsx: a read with print headers and footers reads on with them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub include_headers_footers: Option<bool>,
+    /// The section a `section` read reads on in (its id), and its block to read on from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section_block: Option<u64>,
 }
 
 impl Next {

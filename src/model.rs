@@ -328,6 +328,21 @@ impl Document {
     }
 }
 
+/// One entry of a document's outline (`extract::outline` makes it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OutlineEntry {
+    /// Names the entry in `section` (`s2.1`: the first entry under the second top-level
+    /// entry).
+    pub id: String,
+    /// The heading's level (1 for a title; a bookmark's depth).
+    pub level: u8,
+    pub title: String,
+    /// The titles of the entries it stands under, outermost first, then its own.
+    pub path: Vec<String>,
+    /// The page, slide, sheet or chapter its heading is on.
+    pub unit: Unit,
+}
+
 /// A piece of the typed document for retrieval (`output: "chunks"`): blocks under one
 /// heading path, at most `chunk_tokens` (a table row is never split).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

@@ -604,6 +604,50 @@ fn render(content: &Content) -> Option<(String, Join)> {
     (!md.trim().is_empty()).then_some((md, join))
 }
 
+/// A block as Markdown (a heading `#`, a table as a pipe table, the rest as a chunk shows
+/// it), and whether it joins the block before it by a line break rather than a blank line.
+pub(crate) fn markdown(content: &Content) -> Option<(String, bool)> {
+    match content {
+        Content::Heading { level, text } => {
+            let title = one_line(text);
+            (!title.is_empty()).then(|| {
+                (
+                    format!("{} {title}", "#".repeat((*level).clamp(1, 6) as usize)),
+                    false,
+                )
+            })
+        }
+        Content::Table { rows, .. } => {
+            let rows: Vec<Vec<String>> = rows
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .map(|c| crate::extract::markdown::cell_text(c))
+                        .collect()
+                })
+                .collect();
+            if rows.iter().all(|r| r.iter().all(String::is_empty)) {
+                return None;
+            }
+            let cols = rows.iter().map(Vec::len).max().unwrap_or(1).max(1);
+            let rows: Vec<Vec<String>> = rows
+                .into_iter()
+                .map(|mut r| {
+                    r.resize(cols, String::new());
+                    r
+                })
+                .collect();
+            Some((
+                crate::extract::markdown::pipe_table(&rows)
+                    .trim_end()
+                    .to_string(),
+                false,
+            ))
+        }
+        c => render(c).map(|(md, join)| (md, join == Join::Line)),
+    }
+}
+
 /// Whether `hay` starts with `needle`'s characters in order, whitespace aside on both
 /// sides (and a hyphen at a line's end in `hay`): the bytes of `hay` they take.
 fn loose_match(hay: &str, needle: &str) -> Option<usize> {

@@ -17,6 +17,7 @@ pub mod html;
 pub mod image;
 pub mod markdown;
 pub mod odf;
+pub mod outline;
 pub mod package;
 pub mod page_image;
 pub mod pdf;
@@ -158,15 +159,7 @@ pub fn read_blocking(
     let ex = extractor_for(input.format)?;
     let mut out = ex.extract(input, req, limits)?;
     if let Some(next) = out.next.as_mut() {
-        // A read on reads as this one did.
-        if req.output != Some(crate::options::Output::Text) {
-            next.output = req.output;
-        }
-        next.hidden_text = req.hidden_text;
-        next.include_annotations = req.include_annotations;
-        next.include_headers_footers = req.include_headers_footers;
-        next.chunk_tokens = req.request().chunk_tokens.map(|n| n as u64);
-        next.furniture = req.furniture;
+        carry_on(next, req);
     }
     // A format without units of its own is one: the document's text (without the closing
     // line of a cut text, which only a cut text ends with).
@@ -222,6 +215,12 @@ pub fn read_blocking(
         }
         None => None,
     };
+    // The outline of what a read from the document's start shows: its entries keep the
+    // ids the whole document gives them (a read from elsewhere would number its own).
+    let outline = document
+        .as_ref()
+        .filter(|_| from_start(req))
+        .map(outline::outline);
     // Chunks are cut from the document the text shows, and replace it.
     let (document, chunks) = match document {
         Some(d) if req.chunks() => {
@@ -240,6 +239,7 @@ pub fn read_blocking(
         status: crate::envelope::Ok::Ok,
         document,
         chunks,
+        outline,
         file_id,
         file: input.name.clone(),
         format: input.format.family(),
@@ -260,4 +260,32 @@ pub fn read_blocking(
         fresh_ocr: out.fresh_ocr,
         spans: out.units,
     })
+}
+
+/// What a read on (`next`) keeps of the read before it: its output, and what it kept or
+/// left out.
+pub fn carry_on(next: &mut crate::envelope::Next, req: &Options) {
+    if req.output != Some(crate::options::Output::Text) {
+        next.output = req.output;
+    }
+    next.hidden_text = req.hidden_text;
+    next.include_annotations = req.include_annotations;
+    next.include_headers_footers = req.include_headers_footers;
+    next.chunk_tokens = req.request().chunk_tokens.map(|n| n as u64);
+    next.furniture = req.furniture;
+}
+
+/// Whether a read starts at the document's start: no page, chapter, line, byte, sheet,
+/// cell or paragraph range, no query, no section.
+fn from_start(req: &Options) -> bool {
+    let r = req.request();
+    r.pages.is_none()
+        && r.chapters.is_none()
+        && r.offset.is_none()
+        && r.byte_offset.is_none()
+        && r.sheet.is_none()
+        && r.range.is_none()
+        && r.paragraph_offset.is_none()
+        && r.query.is_none()
+        && r.section.is_none()
 }

@@ -49,7 +49,7 @@ struct Docreader {
 }
 
 const READ_DESCRIPTION: &str = "Read the text of a document uploaded to docreader (PDF, Word, PowerPoint, Excel, OpenDocument, EPUB, e-mail, images with OCR, text and CSV in any encoding). \
-Give `file_id` (from list_documents or an upload), or `file_ids` (up to 10, read in order within one budget), or `url` (an http(s) address on the operator's list; it becomes an upload whose file_id the answer gives), or a small file itself as `content_base64` with its `name` (read once and not kept, unless `keep`), and, if needed, options: `pages` (\"1-5\") for PDF and slides, `chapters` for EPUB, `sheet`/`range` for spreadsheets, `offset`/`limit` for lines of text, `query` to get only matching lines, `ocr`/`ocr_lang` for scans. \
+Give `file_id` (from list_documents or an upload), or `file_ids` (up to 10, read in order within one budget), or `url` (an http(s) address on the operator's list; it becomes an upload whose file_id the answer gives), or a small file itself as `content_base64` with its `name` (read once and not kept, unless `keep`), and, if needed, options: `pages` (\"1-5\") for PDF and slides, `chapters` for EPUB, `sheet`/`range` for spreadsheets, `offset`/`limit` for lines of text, `section` for one heading's section (an outline id from document_info, or a title), `query` to get only matching lines, `ocr`/`ocr_lang` for scans. \
 The answer holds at most about 8000 tokens unless `max_tokens` (or `max_chars`) says otherwise. It starts with a header line (format, what was read, whether it was cut) and then the text. When the text was cut, the header gives `next`: call read_document again with the same file_id and those option values to read on. \
 An option that does not fit the format is an error that names the options that do.";
 
@@ -81,7 +81,7 @@ const DELETE_DESCRIPTION: &str = "Delete a document uploaded to docreader: its f
 
 const INDEX_DESCRIPTION: &str = "Make a whole document searchable: reads it from start to end (following every `next`) into the search index, so search_documents finds words anywhere in it, not only in the parts read so far. Answers with how many reads and characters that took. Long scans take a while (OCR).";
 
-const INFO_DESCRIPTION: &str = "What a document is, without reading its text: name, format, mime, size, and its structure (pages, slides, sheets with their sizes, chapters, paragraphs and tables). Use it to plan which `pages`, `sheet` or `chapters` to read.";
+const INFO_DESCRIPTION: &str = "What a document is, without reading its text: name, format, mime, size, and its structure (pages, slides, sheets with their sizes, chapters, paragraphs and tables) and outline (headings with the id `section` takes). Use it to plan which `pages`, `sheet`, `chapters` or `section` to read.";
 
 const RENDER_DESCRIPTION: &str = "Look at a page: a PDF page (or an image file's page) as a PNG picture, to see a chart, a table's layout, a signature or a scan that read_document's text cannot show. `page` from 1; `width` in pixels (default 1000, at most 2000: pictures cost context too). Other formats have no pages to draw: read them with read_document.";
 
@@ -1092,6 +1092,29 @@ impl Docreader {
                 info["structure"] = serde_json::to_value(Structure::of(env)).unwrap_or_default();
             }
         }
+        // The outline: the document read whole as its model (no OCR: OCR'd text makes no
+        // headings). Sheets and images have none.
+        if !matches!(file.format.as_str(), "image" | "excel") {
+            let whole = ReadRequest {
+                file_id: Some(id.to_string()),
+                ocr: (file.format == "pdf").then_some(crate::options::Ocr::None),
+                ..Default::default()
+            };
+            let outline = match self.st.reader.prepare(tenant, whole).await {
+                Ok(p) => self.st.reader.outline(p).await,
+                Err(e) => Err(e),
+            };
+            match outline {
+                Ok((entries, cut)) => {
+                    info["outline"] = serde_json::to_value(entries).unwrap_or_default();
+                    if let Some(why) = cut {
+                        info["outline_note"] =
+                            json!(format!("the outline of the part that could be read: {why}"));
+                    }
+                }
+                Err(e) => info["outline_note"] = json!(format!("no outline: {}", e.message)),
+            }
+        }
         // The OCR a read would use on what has no text layer (scans, images): named, not
         // guessed from a probe that ran none.
         if matches!(file.format.as_str(), "pdf" | "image") {
@@ -1385,7 +1408,7 @@ const TOOL_NAMES: [&str; 10] = [
 ];
 
 const INSTRUCTIONS: &str = "docreader reads documents of any format (PDF with OCR for scans, Word, PowerPoint, Excel, OpenDocument, EPUB, e-mail, images, text in any encoding). \
-Tools: list_documents (what is uploaded), upload_document (store a file the user gave you), document_info (a file's structure: pages, sheets, chapters; plan what to read), \
+Tools: list_documents (what is uploaded), upload_document (store a file the user gave you), document_info (a file's structure: pages, sheets, chapters, outline; plan what to read), \
 read_document (the text, a part at a time: follow the `next` it gives until the answer says complete), start_read and read_result (the same read as a job, for long OCR reads that outlast a tool call), search_documents (words across the documents read so far), \
 index_document (make a whole document searchable), render_page (a page as a picture), delete_document (remove a document).";
 

@@ -119,8 +119,8 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub sheet: Option<String>,
-    /// Excel, with `sheet`: also read every sheet after it, in workbook order (what `next`
-    /// of a read of several sheets says).
+    /// Excel, with `sheet`: also read the sheets after it. In workbook order; what `next`
+    /// of a read of several sheets says.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub sheets_after: Option<bool>,
@@ -221,9 +221,9 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub include_annotations: Option<bool>,
-    /// Any format: add `units` to the envelope: each page, slide, sheet or chapter the text
-    /// shows (one `document` unit for a format without them) with where its own text (after
-    /// its marker line) starts and ends in `text`, in characters. The text's `--- Page N
+    /// Any format: add `units`, where each page, slide, sheet or chapter stands in `text`.
+    /// Each unit the text shows (one `document` unit for a format without them) with where
+    /// its own text (after its marker line) starts and ends in `text`, in characters. The text's `--- Page N
     /// ---` lines are rendering; `units` is the structure.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
@@ -233,19 +233,19 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub raw: Option<bool>,
-    /// CSV/TSV and workbooks: add a `profile` of the table (per column: type, nulls,
-    /// distinct values, range of numbers and dates) — of the whole file, or of each sheet or
+    /// CSV/TSV and workbooks: add a `profile` of each table. Per column: type, nulls,
+    /// distinct values, range of numbers and dates — of the whole file, or of each sheet or
     /// `range` in scope, whatever part of the text is shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub profile: Option<bool>,
-    /// xlsx: add each read sheet's `styles` (merged ranges, hidden rows and columns,
-    /// number formats, header bold/fill) to `sheets`.
+    /// xlsx: add each read sheet's `styles` to `sheets`. Merged ranges, hidden rows and
+    /// columns, number formats, header bold/fill.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub include_styles: Option<bool>,
-    /// xlsx, ods: each sheet's print headers and footers after its rows, under `[Headers]`
-    /// and `[Footers]` (left, centre and right sections a line each; page numbers, dates
+    /// xlsx, ods: add each sheet's print headers and footers after its rows. Under
+    /// `[Headers]` and `[Footers]` (left, centre and right sections a line each; page numbers, dates
     /// and the file name as `[Page]`, `[Pages]`, `[Date]`, `[File]`, the sheet's name as it
     /// is; an ods sheet's from its table style's master page).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -295,6 +295,27 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]
     pub furniture: Option<Furniture>,
+    /// All formats: one outline entry to read (`s2.1`, `Methods > Sample`, a title). The
+    /// entry is its heading and what stands under it, up to the next heading of its level
+    /// or above; it is named by its id (as the outline in `output: "json"` and MCP's
+    /// `document_info` give it), its heading path (titles apart by ` > `), its title (with
+    /// or without its number), or the number its title starts with (`3.2`). Every output
+    /// renders the section's blocks; budgets cut between blocks and `next` reads on in the
+    /// section. Not with page, line, byte, sheet, chapter or paragraph ranges, nor `query`.
+    /// The whole document is read to find it (scanned pages OCR'd, as any read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1)]
+    #[arg(long)]
+    pub section: Option<String>,
+    /// With `section`: its block to read on from (`next` gives it). 0-based.
+    #[serde(
+        default,
+        deserialize_with = "whole_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(minimum = 0)]
+    #[arg(long, allow_negative_numbers = true)]
+    pub section_block: Option<i64>,
     /// All formats: stop work after this many milliseconds.
     #[serde(
         default,

@@ -55,6 +55,7 @@ pub const BYTE_LENGTH: Int = Int::at_least("byte_length", 1);
 pub const MAX_CELLS: Int = Int::at_least("max_cells", 1);
 pub const MAX_PARAGRAPHS: Int = Int::at_least("max_paragraphs", 1);
 pub const PARAGRAPH_OFFSET: Int = Int::at_least("paragraph_offset", 0);
+pub const SECTION_BLOCK: Int = Int::at_least("section_block", 0);
 pub const CONTEXT_LINES: Int = Int::between("context_lines", 0, 20);
 pub const MIN_TEXT_PER_PAGE: Int = Int::at_least("min_text_per_page", 0);
 pub const CHUNK_TOKENS: Int = Int::between(
@@ -79,6 +80,7 @@ pub const INTS: &[Int] = &[
     MAX_CELLS,
     MAX_PARAGRAPHS,
     PARAGRAPH_OFFSET,
+    SECTION_BLOCK,
     CONTEXT_LINES,
     MIN_TEXT_PER_PAGE,
     CHUNK_TOKENS,
@@ -135,6 +137,8 @@ pub struct Options {
     pub max_cells: u64,
     pub max_paragraphs: usize,
     pub paragraph_offset: usize,
+    /// With `section`: the section's block to start from.
+    pub section_block: usize,
     pub min_text_per_page: usize,
     pub deadline_ms: Option<u64>,
     /// The query, compiled with its mode and context lines.
@@ -172,6 +176,7 @@ impl Options {
                 .check(req.max_paragraphs)?
                 .map_or(DEFAULT_MAX_PARAGRAPHS, |n| n as usize),
             paragraph_offset: PARAGRAPH_OFFSET.check(req.paragraph_offset)?.unwrap_or(0) as usize,
+            section_block: SECTION_BLOCK.check(req.section_block)?.unwrap_or(0) as usize,
             min_text_per_page: MIN_TEXT_PER_PAGE
                 .check(req.min_text_per_page)?
                 .map_or(DEFAULT_MIN_TEXT_PER_PAGE, |n| n as usize),

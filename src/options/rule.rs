@@ -18,6 +18,8 @@ const UNIVERSAL: &[&str] = &[
     "chunk_tokens",
     "furniture",
     "include_units",
+    "section",
+    "section_block",
 ];
 
 /// What names the file, and how the read is run, rather than how to read it.
@@ -195,6 +197,9 @@ impl ReadRequest {
                 )
                 .with_hint("Read by lines (offset/limit) for blocks; a line longer than max_chars needs a larger max_chars."));
             }
+            if let Some(e) = self.section_misfit() {
+                return Err(e);
+            }
             // The HTML source is read as text: nothing in it is hidden, shown or Markdown.
             let rendered = [
                 ("hidden_text", self.hidden_text.is_some()),
@@ -228,6 +233,45 @@ impl ReadRequest {
             ),
         )
         .with_hint(format!("Options for {} files: {}.", family, ok.join(", "))))
+    }
+
+    /// What a `section` read cannot take: another selection (a range, a query), or
+    /// `section_block` without a section.
+    fn section_misfit(&self) -> Option<ApiError> {
+        if self.section.is_none() {
+            return self.section_block.is_some().then(|| {
+                ApiError::invalid_option("section_block reads on in a section: it needs `section`")
+                    .with_hint("Send section_block with the section `next` names, or leave it out.")
+            });
+        }
+        let others = [
+            ("pages", self.pages.is_some()),
+            ("chapters", self.chapters.is_some()),
+            ("offset", self.offset.is_some()),
+            ("limit", self.limit.is_some()),
+            ("byte_offset", self.byte_offset.is_some()),
+            ("byte_length", self.byte_length.is_some()),
+            ("sheet", self.sheet.is_some()),
+            ("sheets_after", self.sheets_after.is_some()),
+            ("range", self.range.is_some()),
+            ("paragraph_offset", self.paragraph_offset.is_some()),
+            ("max_paragraphs", self.max_paragraphs.is_some()),
+            ("max_cells", self.max_cells.is_some()),
+            ("query", self.query.is_some()),
+            ("raw", self.raw == Some(true)),
+        ];
+        let given: Vec<&str> = others.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect();
+        (!given.is_empty()).then(|| {
+            ApiError::new(
+                ErrorCode::UnsupportedOption,
+                format!(
+                    "`section` reads one outline entry; {} select{} another part of the document",
+                    given.iter().map(|g| format!("`{g}`")).collect::<Vec<_>>().join(", "),
+                    if given.len() == 1 { "s" } else { "" }
+                ),
+            )
+            .with_hint("Leave out section, or the other selection (a section is read whole, with budgets and next).")
+        })
     }
 
     /// The token budget, validated (and never beside `max_chars`).

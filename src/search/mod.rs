@@ -40,6 +40,7 @@ pub fn indexable(req: &ReadRequest) -> bool {
         && req.byte_length.is_none()
         && req.paragraph_offset.is_none()
         && req.range.is_none()
+        && req.section.is_none()
 }
 
 /// Move an index that an earlier version kept inside `docreader.db` (`main`) into

@@ -30,6 +30,7 @@ mod profile;
 mod read_text;
 mod rtf;
 mod search;
+mod sections;
 mod server;
 mod structure;
 mod tokens;

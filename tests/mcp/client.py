@@ -53,6 +53,8 @@ async def main():
         scan_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures", "pdf",
                                  "scan_page.pdf")
         scan = await upload(http, base, key_a, scan_path)
+        survey = await upload(http, base, key_a, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                                "fixtures", "pdf", "sections.pdf"))
         book = await upload(http, base, key_a, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                                              "fixtures", "office", "book.xlsx"))
         r = await http.post(f"{base}/read", headers={"Authorization": f"Bearer {key_a}"},
@@ -179,6 +181,17 @@ async def main():
         for probe_only in ("pages_read", "page_range_read", "ocr_quality", "skipped_pages", "pages_ocr", "ocr_pages"):
             check(probe_only not in st, f"{probe_only} is the probe's, not the file's: {info}")
         check(info["ocr"]["engine"] == "ppocr" and "scans" in info["ocr"]["runs_on"], f"the OCR a read runs: {info}")
+        # The outline (issue #44 item 7): document_info lists the headings with their ids,
+        # and read_document reads one entry by `section`, with `next` naming it.
+        info = (await s.call_tool("document_info", {"file_id": survey})).structured_content
+        check([(e["id"], e["title"]) for e in info["outline"]][:3]
+              == [("s1", "Field Survey Report"), ("s1.1", "1 Scope"), ("s1.1.1", "1.1 Sites")],
+              f"the outline: {info}")
+        r = await s.call_tool("read_document", {"file_id": survey, "section": "s1.1.2"})
+        check(not r.is_error and r.structured_content["text"]
+              == "--- Page 2 ---\n1.2 Seasons\n\nVisits fell in spring and in autumn.\n", f"a section: {text_of(r)}")
+        r = await s.call_tool("read_document", {"file_id": survey, "section": "s1.1", "max_chars": 60})
+        check(not r.is_error and r.structured_content["next"]["section"] == "s1.1", f"a section's next: {text_of(r)}")
         info = (await s.call_tool("document_info", {"file_id": book})).structured_content
         sheets = info["structure"]["sheets"]
         check([x["name"] for x in sheets] == ["Data", "Hidden", "Phantom"] and sheets[0]["rows"] == 52,

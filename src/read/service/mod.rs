@@ -24,6 +24,9 @@ use crate::options::{Options, ReadRequest};
 mod attachments;
 mod memory;
 mod resolve;
+mod section;
+
+pub use section::whole_request;
 
 use attachments::*;
 use memory::*;
@@ -277,7 +280,12 @@ impl ReadService {
         // away drops it mid-read, and the read is counted as `client_closed`.
         let flight = InFlight::start(&self.metrics, format);
         let file_id = upload.as_ref().map(|(id, _)| id.clone());
+        let section = plan.opts.section.clone();
         let out = match plan.opts.max_tokens {
+            _ if section.is_some() => {
+                let asked = section.as_deref().unwrap_or_default();
+                self.run_section(tenant, input, file_id, &plan, asked).await
+            }
             Some(t) => {
                 self.run_within_tokens(tenant, input, file_id, plan.clone(), t as u64)
                     .await
