@@ -323,3 +323,39 @@ async fn boxes_are_placed_on_the_page_as_shown() {
     assert!((first[2] - first[0] - 35.7).abs() < 1.0, "{first:?}");
     assert!((signed[1] - 20.0).abs() < 3.0, "{signed:?}");
 }
+
+/// Pages whose whole text repeats (a scan of one sheet per page, docling's
+/// nemotron_multipage.pdf) keep it in Markdown: furniture frames a page's text, it is
+/// never all of it.
+#[tokio::test]
+async fn a_pages_whole_text_is_never_furniture() {
+    let app = TestApp::new().await;
+    let r = app
+        .upload_and_read(
+            "repeated.pdf",
+            &fixture("pdf/repeated_pages.pdf"),
+            json!({"output": "markdown"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let m = r.json["text"].as_str().unwrap();
+    assert_eq!(
+        m.matches("JSON and Markdown in an easy self contained")
+            .count(),
+        3,
+        "{m}"
+    );
+    assert_eq!(m.matches("package").count(), 3, "{m}");
+    let js = app
+        .upload_and_read(
+            "repeated.pdf",
+            &fixture("pdf/repeated_pages.pdf"),
+            json!({"output": "json"}),
+        )
+        .await;
+    for u in js.json["document"]["units"].as_array().unwrap() {
+        for b in u["blocks"].as_array().unwrap() {
+            assert!(b["kind"] != "header" && b["kind"] != "footer", "{b}");
+        }
+    }
+}

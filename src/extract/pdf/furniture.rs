@@ -6,7 +6,8 @@
 //! outermost line). A table's row, and a line with more than two numbers (a statement's
 //! entries), never are. Plain text keeps them; `output: "json"`
 //! gives them as `header`/`footer` blocks; Markdown and chunks leave them out unless
-//! `furniture: "keep"`.
+//! `furniture: "keep"`. A page's whole text is never furniture (pages that repeat one
+//! text keep it), page numbers aside.
 
 use std::collections::{HashMap, HashSet};
 
@@ -161,6 +162,12 @@ impl Furniture {
                 .filter(|(i, l)| is(&self.bottom, l, last - *i) && !headers.contains(i))
                 .map(|(i, _)| (i, Role::Footer)),
         );
+        // Furniture frames a page's text, it never is all of it: pages whose whole text
+        // repeats (the same short page again and again, a scan of one sheet) keep it, but
+        // for lines that are only page numbers.
+        if out.len() == lines.len() {
+            out.retain(|&(i, _)| page_number(&key(lines[i])));
+        }
         out
     }
 
@@ -274,5 +281,27 @@ mod tests {
         ];
         let f = Furniture::find(short);
         assert_eq!(f.strip(short[1]), "Bravo\n");
+    }
+
+    #[test]
+    fn a_page_is_never_all_furniture() {
+        // Four pages of one short text (a scan of the same sheet, docling's
+        // nemotron_multipage.pdf): the lines repeat at the pages' ends, but they are the
+        // pages' text; a page number under them still goes.
+        let pages: Vec<String> = (1..=4)
+            .map(|n| format!("Docling bundles conversion\nJSON and Markdown\npackage\n{n}\n"))
+            .collect();
+        let f = Furniture::find(pages.iter().map(String::as_str));
+        assert_eq!(
+            f.strip(&pages[2]),
+            "Docling bundles conversion\nJSON and Markdown\npackage\n"
+        );
+        let same = [
+            "One line\nTwo line\n",
+            "One line\nTwo line\n",
+            "One line\nTwo line\n",
+        ];
+        let f = Furniture::find(same);
+        assert_eq!(f.strip(same[0]), same[0]);
     }
 }
