@@ -1,7 +1,8 @@
 //! Page furniture: running headers, footers and page numbers, found across the pages a
 //! read reads. A line among a page's first two or last two lines is furniture when, with
 //! each run of digits as `#`, the same line stands at the same place from the same end of
-//! other pages: of at least three pages and two in five of those read (two pages are enough
+//! other pages: of at least three pages and two in five of those read, or three pages for a
+//! line with a number, as a running head with its page number (two pages are enough
 //! for a line that is only a page number, `Page # of #`, `- # -`, which counts only as the
 //! outermost line). A table's row, and a line with more than two numbers (a statement's
 //! entries), never are. Plain text keeps them; `output: "json"`
@@ -53,6 +54,23 @@ fn key(line: &str) -> String {
     out
 }
 
+/// A key with a roman page number at its start or end as `#` (front matter's `xi`).
+fn roman_ends(key: String) -> String {
+    let roman =
+        |w: &str| !w.is_empty() && w.len() <= 7 && w.bytes().all(|b| b"ivxlcdm".contains(&b));
+    let mut words: Vec<&str> = key.split(' ').collect();
+    let n = words.len();
+    if n < 2 {
+        return key;
+    }
+    for i in [0, n - 1] {
+        if roman(words[i]) {
+            words[i] = "#";
+        }
+    }
+    words.join(" ")
+}
+
 /// Whether a key is only a page number and the words around one.
 fn page_number(key: &str) -> bool {
     key.contains('#')
@@ -89,7 +107,7 @@ fn placed(line: &str, from_edge: usize) -> Option<String> {
     if from_edge > 0 && page_number(&k) {
         return None;
     }
-    Some(format!("{from_edge}:{k}"))
+    Some(format!("{from_edge}:{}", roman_ends(k)))
 }
 
 fn non_empty(text: &str) -> Vec<&str> {
@@ -126,7 +144,10 @@ impl Furniture {
                 .filter(|(k, n)| {
                     let bare = k.split_once(':').map_or(k.as_str(), |(_, k)| k);
                     let least = if page_number(bare) { 2 } else { 3 };
-                    *n >= least && *n * 5 >= count * 2
+                    // A line with a number that changes from page to page (a running head
+                    // with its page number) is furniture on fewer pages: books alternate
+                    // two heads, and chapters change theirs.
+                    *n >= least && (*n * 5 >= count * 2 || bare.contains('#'))
                 })
                 .map(|(k, _)| k)
                 .collect()
@@ -281,6 +302,40 @@ mod tests {
         ];
         let f = Furniture::find(short);
         assert_eq!(f.strip(short[1]), "Bravo\n");
+    }
+
+    #[test]
+    fn alternating_heads_with_page_numbers_are_furniture() {
+        // A book's sampled pages (docling's redp5110_sampled.pdf): even pages head
+        // "N Title of the book", odd ones "Chapter 3. Title of the chapter N", each on
+        // fewer than two in five of the pages; front matter numbers its pages in roman.
+        let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
+        let mut pages: Vec<String> = Vec::new();
+        for (n, w) in [2, 4, 10, 28].iter().zip(words) {
+            pages.push(format!(
+                "{n} Access Control Support in DB2\nBody {w} even.\nMore {w}.\n"
+            ));
+        }
+        for (n, w) in [15, 19, 27].iter().zip(words) {
+            pages.push(format!(
+                "Chapter 3. Access Control {n}\nBody {w} odd.\nMore {w} odd.\n"
+            ));
+        }
+        for (n, w) in ["iii", "xi", "vii"].iter().zip(words) {
+            pages.push(format!(
+                "Front {w} text.\nMore front {w}.\n(c) Copyright 2014. {n}\n"
+            ));
+        }
+        pages.extend(words.map(|w| format!("Plain page {w}.\nIts second line.\nAnd a third.\n")));
+        let f = Furniture::find(pages.iter().map(String::as_str));
+        assert_eq!(
+            f.strip(&pages[1]),
+            "Body bravo even.\nMore bravo.\n",
+            "{f:?}"
+        );
+        assert_eq!(f.strip(&pages[5]), "Body bravo odd.\nMore bravo odd.\n");
+        assert_eq!(f.strip(&pages[8]), "Front bravo text.\nMore front bravo.\n");
+        assert_eq!(f.strip(&pages[12]), pages[12]);
     }
 
     #[test]
