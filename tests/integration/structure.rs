@@ -359,3 +359,54 @@ async fn a_pages_whole_text_is_never_furniture() {
         }
     }
 }
+
+/// Headings in the body's size (#44 item 6): a bold line of its own, a bold line a little
+/// larger, an italic Title Case line of its own — in Markdown and json alike; a bold
+/// phrase starting a line, a bold paragraph, a bold sentence and an italic caption stay
+/// text.
+#[tokio::test]
+async fn bold_and_italic_lines_of_their_own_are_headings() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("bold.pdf", &fixture("pdf/bold_headings.pdf"))
+        .await;
+    let md = app.read(json!({"file_id": id, "output": "markdown"})).await;
+    assert_eq!(md.status, 200, "{}", md.json);
+    let m = md.json["text"].as_str().unwrap();
+    let heads: Vec<&str> = m.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(
+        heads,
+        [
+            "#### The Evolution of the Word Processor",
+            "### Pre-Digital Era (19th - Early 20th Century)",
+            "#### Boots Self-Locking Nut"
+        ],
+        "{m}"
+    );
+    for text in [
+        "IBM MT/ST: a machine of 1964 with tape storage.",
+        "Warning: this bold paragraph runs over",
+        "Bold sentences end with a full stop.",
+        "a figure of the nut in its housing",
+    ] {
+        assert!(m.lines().any(|l| l == text), "{text:?} is text: {m}");
+    }
+    let js = app.read(json!({"file_id": id, "output": "json"})).await;
+    let titles: Vec<(u64, String)> = js.json["document"]["units"][0]["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["kind"] == "heading")
+        .map(|b| {
+            (
+                b["level"].as_u64().unwrap(),
+                b["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(titles.len(), 3, "{titles:?}");
+    assert_eq!(
+        titles[1],
+        (3, "Pre-Digital Era (19th - Early 20th Century)".to_string())
+    );
+}

@@ -1,8 +1,10 @@
 //! Markdown headings of a PDF page (`output: "markdown"`), only where they are clear: a
 //! line that is one of the document's bookmark titles on that bookmark's page (its depth
 //! the level), or a line drawn wholly in a font clearly larger than the page's body text
-//! (the level from how much larger). Anything else stays a plain line: bold text of body
-//! size, and OCR'd text, are never promoted.
+//! (the level from how much larger), or a line of its own wholly in bold (a few words, not
+//! a sentence, not one of a bold paragraph) or in italic Title Case at about the body's
+//! size. Anything else stays a plain line: a bold phrase in a line, and OCR'd text, are
+//! never promoted.
 
 use std::collections::HashMap;
 
@@ -63,8 +65,44 @@ pub(super) fn squash(s: &str) -> String {
         .collect()
 }
 
-/// The text of a page drawn larger than its body text, in drawing order: (squashed text,
-/// level).
+/// The level of a heading in a bold font a little larger than the body text, and of one
+/// of the body's size, each plus `BOLD`: `pieces` takes such a line only when it reads
+/// like a heading on its own (`bold_heading`).
+const BOLD_LARGER: usize = BOLD + 3;
+const BOLD_BODY: usize = BOLD + 4;
+const BOLD: usize = 10;
+/// The level of a heading in an italic font of the body's size, plus `ITALIC`: taken only
+/// for a Title Case line of its own (`italic_heading`).
+const ITALIC_BODY: usize = ITALIC + 4;
+const ITALIC: usize = 20;
+
+/// Whether a text object is drawn in a bold font (by its name: `-Bold`, `Black`, `Heavy`,
+/// `Semibold`, `Demi`; or its weight).
+fn bold(t: &PdfPageTextObject<'_>) -> bool {
+    let font = t.font();
+    let name = font.name().to_ascii_lowercase();
+    ["bold", "black", "heavy", "demi"]
+        .iter()
+        .any(|w| name.contains(w))
+        || font.weight().is_ok_and(|w| {
+            matches!(
+                w,
+                PdfFontWeight::Weight600
+                    | PdfFontWeight::Weight700Bold
+                    | PdfFontWeight::Weight800
+                    | PdfFontWeight::Weight900
+            )
+        })
+}
+
+/// Whether a text object is drawn in an italic font (by its name: `Italic`, `Oblique`).
+fn italic(t: &PdfPageTextObject<'_>) -> bool {
+    let name = t.font().name().to_ascii_lowercase();
+    name.contains("italic") || name.contains("oblique")
+}
+
+/// The text of a page drawn larger than its body text, or in bold, in drawing order:
+/// (squashed text, level).
 fn large_runs(page: &PdfPage<'_>) -> Vec<(String, usize)> {
     let objects = page.objects();
     // The body size: the one that covers the most width (rounded to half points).
@@ -97,15 +135,20 @@ fn large_runs(page: &PdfPage<'_>) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     for (i, size) in texts {
         let ratio = size / body;
+        let Ok(o) = objects.get(i) else { continue };
+        let Some(t) = o.as_text_object() else {
+            continue;
+        };
         let level = match ratio {
             r if r >= 1.6 => 1,
             r if r >= 1.3 => 2,
             r if r >= 1.15 => 3,
+            // Bold, a little larger than the body or its size: a heading when it is a line
+            // of its own (`pieces` decides; a bold phrase in a line is not one).
+            r if r >= 1.05 && bold(t) => BOLD_LARGER,
+            r if r >= 0.97 && bold(t) => BOLD_BODY,
+            r if r >= 0.97 && italic(t) => ITALIC_BODY,
             _ => continue,
-        };
-        let Ok(o) = objects.get(i) else { continue };
-        let Some(t) = o.as_text_object() else {
-            continue;
         };
         let text = squash(&text_page.for_object(t));
         if !text.is_empty() {
@@ -142,7 +185,14 @@ pub(super) fn pieces<'a>(
     // The heading just made, when its level came from its font size (not a bookmark),
     // and the line after it has not come yet: a title broken over lines continues in it.
     let mut open_title: Option<usize> = None;
+    // The pieces whose line is wholly bold, of about the body's size.
+    let mut bold_lines: Vec<(usize, usize, usize, &'a str)> = Vec::new();
+    // Non-empty lines so far (bold lines apart only by blank lines are one after another).
+    let mut nonblank = 0usize;
     for line in text.split_inclusive('\n') {
+        if !line.trim().is_empty() {
+            nonblank += 1;
+        }
         let key = squash(line);
         let letters = line.chars().filter(|c| c.is_alphabetic()).count();
         let (level, by_size) = if key.is_empty() || letters < 2 || line.chars().count() > 150 {
@@ -154,6 +204,18 @@ pub(super) fn pieces<'a>(
                 // Large, but an author or date line under the title: no heading (#44
                 // item 6). A title (level 1) may hold a date.
                 Some(l) if l > 1 && byline(line) => (None, false),
+                // Bold only: a line that reads as a heading on its own, never the next
+                // line of a title (a bold paragraph is no run of headings).
+                Some(l) if l > ITALIC => {
+                    bold_lines.push((out.len(), nonblank, l, line));
+                    let alone = italic_heading(line) && open_title.is_none();
+                    (alone.then_some(l - ITALIC), false)
+                }
+                Some(l) if l > BOLD => {
+                    bold_lines.push((out.len(), nonblank, l, line));
+                    let alone = bold_heading(line) && open_title.is_none();
+                    (alone.then_some(l - BOLD), false)
+                }
                 level => (level, true),
             }
         };
@@ -178,6 +240,15 @@ pub(super) fn pieces<'a>(
                 open_title = None;
                 out.push(Piece::Line(line));
                 sized.push(None);
+            }
+        }
+    }
+    // Bold (or italic) lines one after another in one size are a bold paragraph, not
+    // headings.
+    for w in bold_lines.windows(2) {
+        if w[1].1 == w[0].1 + 1 && w[1].2 == w[0].2 {
+            for &(i, _, _, line) in w {
+                out[i] = Piece::Line(line);
             }
         }
     }
@@ -230,6 +301,38 @@ pub(super) fn mark(page: &PdfPage<'_>, number: u64, text: &str, outline: &Outlin
         out.truncate(out.len() - 2);
     }
     out
+}
+
+/// Whether a wholly bold line of about the body's size reads as a heading on its own: a
+/// few words starting with a capital or a number, not a sentence (no closing `.`, `,`,
+/// `;`), not a list item.
+fn bold_heading(line: &str) -> bool {
+    let t = line.trim();
+    let words = t.split_whitespace().count();
+    (1..=14).contains(&words)
+        && t.chars().count() <= 110
+        && t.chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() && !c.is_lowercase())
+        && !t.ends_with(['.', ',', ';'])
+        || (numbered(t) && words <= 14 && !t.ends_with([',', ';']))
+}
+
+/// Whether a wholly italic line of the body's size reads as a heading on its own: a bold
+/// heading's shape, in Title Case (two words or more, each longer than three letters
+/// capitalised: `Stainless Steel Self-Locking Nut`), so an italic caption or sentence is
+/// not one.
+fn italic_heading(line: &str) -> bool {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let long: Vec<&&str> = words.iter().filter(|w| w.chars().count() > 3).collect();
+    words.len() >= 2
+        && !long.is_empty()
+        && long.iter().all(|w| {
+            w.chars()
+                .next()
+                .is_some_and(|c| c.is_uppercase() || !c.is_alphabetic())
+        })
+        && bold_heading(line)
 }
 
 /// Whether a line starts like a numbered section (`2.`, `3.1`, `IV.`, `A.`, `Chapter`):
