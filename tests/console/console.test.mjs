@@ -319,6 +319,27 @@ try {
     await page.fill("#opt-chunk_tokens", "");
   });
 
+  await step("the outline: headings with their ids; a click reads that section", async () => {
+    await page.setInputFiles("#pick", [fixture("pdf/sections.pdf")]);
+    await page.waitForSelector("#messages li:has-text('sections.pdf uploaded')");
+    await page.click("#files button:has-text('sections.pdf')");
+    await page.selectOption("#opt-output", "json");
+    await page.click("#read");
+    await page.waitForFunction(() => document.querySelector("#summary").textContent.startsWith("sections.pdf"));
+    assert.equal(await page.textContent("[data-part=outline] summary"), "Outline: 6 headings");
+    const rows = await page.locator("[data-part=outline] tbody tr").evaluateAll((rs) =>
+      rs.map((r) => [...r.cells].map((c) => c.textContent.trim())));
+    assert.deepEqual(rows.map((r) => r[0]), ["s1", "s1.1", "s1.1.1", "s1.1.2", "s1.2", "s1.3"]);
+    assert.deepEqual(rows[3], ["s1.1.2", "1.2 Seasons", "page 2"]);
+    await page.click("[data-part=outline] button:has-text('s1.1.2')");
+    await page.waitForFunction(() => document.querySelector("#text").textContent.includes("Visits fell in spring"));
+    assert.equal(await page.inputValue("#opt-section"), "s1.1.2");
+    const shown = await page.textContent("#text");
+    assert.ok(!shown.includes("2 Methods") && !shown.includes("1.1 Sites"), shown);
+    await page.fill("#opt-section", "");
+    await page.selectOption("#opt-output", "");
+  });
+
   await step("details: a CSV's profile, a workbook's sheets, a PDF's hidden text", async () => {
     await page.setInputFiles("#pick", [corpus("csv/uspop.csv"), fixture("office/book.xlsx"),
       fixture("pdf/hidden_note.pdf"), fixture("pdf/thirty_pages.pdf")]);

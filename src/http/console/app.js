@@ -540,7 +540,7 @@ function show(env) {
 // Below the summary: what the envelope says besides its text, each part only when it is
 // there — the document's own data, a table's profile, the sheets, OCR, hidden text.
 function details(env) {
-  const parts = [docPart(env), chunksPart(env.chunks), profilePart(env.profile, "Table profile"),
+  const parts = [docPart(env), outlinePart(env.outline), chunksPart(env.chunks), profilePart(env.profile, "Table profile"),
     sheetsPart(env.sheets), ocrPart(env), hiddenPart(env.security)].filter(Boolean);
   $("#details").replaceChildren(...parts);
 }
@@ -595,6 +595,30 @@ function docPart(env) {
   ];
   const dl = facts(rows);
   return dl && section("document", "Document", false, dl);
+}
+
+// The outline (`output: "json"` or `"chunks"` from the document's start, or a section read):
+// each heading indented by its level, with its unit; its id a button that reads the section.
+function outlinePart(outline) {
+  if (!outline || !outline.length) return null;
+  const unit = (u) => (u.kind === "document" ? "" : `${u.kind} ${u.number ?? u.name}`);
+  const rows = outline.map((e) => [e.id, `${"\u2003".repeat(Math.max(0, e.level - 1))}${e.title}`, unit(e.unit)]);
+  const wrap = table("Outline", ["Section", "Heading", "On"], rows, [1]);
+  wrap.querySelectorAll("tbody tr").forEach((tr, i) => {
+    const id = outline[i].id;
+    const go = el("button", { type: "button", class: "link", text: id,
+      "aria-label": `Read section ${id}: ${outline[i].title}` });
+    go.addEventListener("click", () => {
+      const field = $("#opt-section");
+      if (!field) return;
+      field.value = id;
+      const block = $("#opt-section_block");
+      if (block) block.value = "";
+      $("#read").click();
+    });
+    tr.cells[0].replaceChildren(go);
+  });
+  return section("outline", `Outline: ${count(outline.length, "heading")}`, true, wrap);
 }
 
 // `output: "chunks"`: each chunk with its heading path, units, tokens and text, open (it is
