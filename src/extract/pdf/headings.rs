@@ -76,15 +76,14 @@ const BOLD: usize = 10;
 const ITALIC_BODY: usize = ITALIC + 4;
 const ITALIC: usize = 20;
 
-/// Whether a text object is drawn in a bold font (by its name: `-Bold`, `Black`, `Heavy`,
-/// `Semibold`, `Demi`; or its weight).
-fn bold(t: &PdfPageTextObject<'_>) -> bool {
+/// Whether a text object is drawn in a bold font, and whether in an italic one: by its
+/// name (`-Bold`, `Black`, `Heavy`, `Demi`; `Italic`, `Oblique`), or for a font without a
+/// name, its weight. One name read per object (this runs on every body-size object).
+fn style(t: &PdfPageTextObject<'_>) -> (bool, bool) {
     let font = t.font();
     let name = font.name().to_ascii_lowercase();
-    ["bold", "black", "heavy", "demi"]
-        .iter()
-        .any(|w| name.contains(w))
-        || font.weight().is_ok_and(|w| {
+    if name.is_empty() {
+        let heavy = font.weight().is_ok_and(|w| {
             matches!(
                 w,
                 PdfFontWeight::Weight600
@@ -92,13 +91,13 @@ fn bold(t: &PdfPageTextObject<'_>) -> bool {
                     | PdfFontWeight::Weight800
                     | PdfFontWeight::Weight900
             )
-        })
-}
-
-/// Whether a text object is drawn in an italic font (by its name: `Italic`, `Oblique`).
-fn italic(t: &PdfPageTextObject<'_>) -> bool {
-    let name = t.font().name().to_ascii_lowercase();
-    name.contains("italic") || name.contains("oblique")
+        });
+        return (heavy, false);
+    }
+    let bold = ["bold", "black", "heavy", "demi"]
+        .iter()
+        .any(|w| name.contains(w));
+    (bold, name.contains("italic") || name.contains("oblique"))
 }
 
 /// The text of a page drawn larger than its body text, or in bold, in drawing order:
@@ -143,11 +142,15 @@ fn large_runs(page: &PdfPage<'_>) -> Vec<(String, usize)> {
             r if r >= 1.6 => 1,
             r if r >= 1.3 => 2,
             r if r >= 1.15 => 3,
-            // Bold, a little larger than the body or its size: a heading when it is a line
-            // of its own (`pieces` decides; a bold phrase in a line is not one).
-            r if r >= 1.05 && bold(t) => BOLD_LARGER,
-            r if r >= 0.97 && bold(t) => BOLD_BODY,
-            r if r >= 0.97 && italic(t) => ITALIC_BODY,
+            // Bold, a little larger than the body or its size, or italic in its size: a
+            // heading when it is a line of its own (`pieces` decides; a bold phrase in a
+            // line is not one).
+            r if r >= 0.97 => match (style(t), r >= 1.05) {
+                ((true, _), true) => BOLD_LARGER,
+                ((true, _), false) => BOLD_BODY,
+                ((false, true), _) => ITALIC_BODY,
+                _ => continue,
+            },
             _ => continue,
         };
         let text = squash(&text_page.for_object(t));
