@@ -307,14 +307,16 @@ pub(super) fn mark(page: &PdfPage<'_>, number: u64, text: &str, outline: &Outlin
 }
 
 /// Whether a wholly bold line of about the body's size reads as a heading on its own: a
-/// few words starting with a capital or a number, not a sentence (no closing `.`, `,`,
-/// `;`), not a list item.
+/// few words starting with a capital or a number (or a letter of a script without case;
+/// an opening bracket before it: `(1)`), not a sentence (no closing `.`, `,`, `;`), not a
+/// list item.
 fn bold_heading(line: &str) -> bool {
     let t = line.trim();
     let words = t.split_whitespace().count();
     (1..=14).contains(&words)
         && t.chars().count() <= 110
-        && t.chars()
+        && t.trim_start_matches(['(', '[', '「', '【', '《', '〈'])
+            .chars()
             .next()
             .is_some_and(|c| c.is_alphanumeric() && !c.is_lowercase())
         && !t.ends_with(['.', ',', ';'])
@@ -441,7 +443,24 @@ fn covered(key: &str, runs: &[(String, usize)], cursor: &mut usize) -> Option<us
             }
         }
     }
-    None
+    // Pieces of one line drawn apart (a section's number set in a badge drawn before or
+    // after its title, as docling's normal_4pages.pdf has it): the line made of large
+    // pieces from anywhere on the page, each the longest that fits, none used twice.
+    let mut used = vec![false; runs.len()];
+    let (mut len, mut level) = (0, usize::MAX);
+    while len < key.len() {
+        let best = runs
+            .iter()
+            .enumerate()
+            .filter(|(j, (piece, _))| {
+                !used[*j] && !piece.is_empty() && key[len..].starts_with(piece.as_str())
+            })
+            .max_by_key(|(_, (piece, _))| piece.len())?;
+        used[best.0] = true;
+        len += best.1 .0.len();
+        level = level.min(best.1 .1);
+    }
+    (len == key.len() && used.iter().filter(|u| **u).count() > 1).then_some(level)
 }
 
 #[cfg(test)]
@@ -486,5 +505,14 @@ mod tests {
         assert_eq!(covered("1.1scope", &runs, &mut cursor), Some(3));
         // Used pieces head no second line.
         assert_eq!(covered("introduction", &runs, &mut cursor), None);
+        // A line whose pieces were drawn apart (a number in a badge drawn after its title).
+        let runs = vec![
+            ("들어가며".to_string(), 3),
+            ("본문".to_string(), 9),
+            ("1".to_string(), 3),
+        ];
+        let mut cursor = 0;
+        assert_eq!(covered("1들어가며", &runs, &mut cursor), Some(3));
+        assert_eq!(covered("1본문이다", &runs, &mut cursor), None);
     }
 }
