@@ -217,10 +217,17 @@ pub fn read_blocking(
     };
     // The outline of what a read from the document's start shows: its entries keep the
     // ids the whole document gives them (a read from elsewhere would number its own).
-    let outline = document
-        .as_ref()
-        .filter(|_| from_start(req))
-        .map(outline::outline);
+    let outline = document.as_ref().filter(|_| from_start(req)).map(|d| {
+        let entries = outline::outline(d);
+        let all = outline::heading_count(d);
+        if all > entries.len() {
+            out.warnings.push(format!(
+                "the outline lists the first {} of {all} headings",
+                entries.len()
+            ));
+        }
+        entries
+    });
     // Chunks are cut from the document the text shows, and replace it.
     let (document, chunks) = match document {
         Some(d) if req.chunks() => {

@@ -31,15 +31,45 @@ fn in_flow(b: &Block, unit: &Unit) -> bool {
     }
 }
 
-/// A heading block's level and title (one line), when it is an outline entry.
+/// At most this many entries are made (a hostile document may hold a heading a line).
+pub const MAX_ENTRIES: usize = 5_000;
+/// A title is kept to this many characters (`…` after), in the outline and its paths.
+const MAX_TITLE: usize = 200;
+
+/// A heading block's level and title (one line, at most `MAX_TITLE` characters), when it
+/// is an outline entry.
 fn heading(b: &Block) -> Option<(u8, String)> {
     match &b.content {
         Content::Heading { level, text } if b.part.is_none() => {
-            let title = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let mut title = String::new();
+            for (i, w) in text.split_whitespace().enumerate() {
+                if i > 0 {
+                    title.push(' ');
+                }
+                title.push_str(w);
+                if title.len() > MAX_TITLE * 4 {
+                    break;
+                }
+            }
+            if title.chars().count() > MAX_TITLE {
+                title = title.chars().take(MAX_TITLE).collect::<String>() + "…";
+            }
             (!title.is_empty()).then(|| ((*level).clamp(1, 9), title))
         }
         _ => None,
     }
+}
+
+/// How many headings a document has (`locate` makes at most `MAX_ENTRIES` entries).
+pub fn heading_count(doc: &Document) -> usize {
+    doc.units
+        .iter()
+        .flat_map(|u| &u.blocks)
+        .filter(|b| {
+            b.part.is_none()
+                && matches!(&b.content, Content::Heading { text, .. } if !text.trim().is_empty())
+        })
+        .count()
 }
 
 /// The document's outline, in document order, each entry with where its heading is.
@@ -50,6 +80,9 @@ pub fn locate(doc: &Document) -> Vec<Located> {
     let mut out = Vec::new();
     for (ui, u) in doc.units.iter().enumerate() {
         for (bi, b) in u.blocks.iter().enumerate() {
+            if out.len() == MAX_ENTRIES {
+                return out;
+            }
             let Some((level, title)) = heading(b) else {
                 continue;
             };

@@ -182,6 +182,23 @@ async fn a_pdfs_outline_names_its_sections() {
     assert_eq!(cut["truncated"], true);
     assert_eq!(cut["next"]["section"], "s1.1");
     assert!(cut["next"]["section_block"].as_u64().unwrap() >= 1, "{cut}");
+    // What was read is the section's pages, not the whole read's.
+    assert_eq!(s["page_range_read"], "1-2", "{s}");
+    assert_eq!(s["pages_read"], 2, "{s}");
+    // Chunks of a read on inside the section stand under the whole section's path.
+    let on = read_ok(
+        &app,
+        json!({"file_id": id, "section": "s1.1", "section_block": 1, "output": "chunks"}),
+    )
+    .await;
+    for c in on["chunks"].as_array().unwrap() {
+        let path = c["heading_path"].as_array().unwrap();
+        assert_eq!(
+            path[..2],
+            [json!("Field Survey Report"), json!("1 Scope")],
+            "{c}"
+        );
+    }
     // A block longer than the budget: as much as fits, and the budget that reads it.
     let tiny = read_ok(
         &app,

@@ -2,13 +2,15 @@
 //! read reads. A line among a page's first two or last two lines is furniture when, with
 //! each run of digits as `#`, the same line stands at the same place from the same end of
 //! other pages: of at least three pages and two in five of those read, or three pages for a
-//! line with a number, as a running head with its page number (two pages are enough
+//! running head with its page number (the outermost line, four words or more, the number at
+//! its start or end; not `Chapter 3`) (two pages are enough
 //! for a line that is only a page number, `Page # of #`, `- # -`, which counts only as the
 //! outermost line). A table's row, and a line with more than two numbers (a statement's
 //! entries), never are. Plain text keeps them; `output: "json"`
 //! gives them as `header`/`footer` blocks; Markdown and chunks leave them out unless
 //! `furniture: "keep"`. A page's whole text is never furniture (pages that repeat one
-//! text keep it), page numbers aside.
+//! text keep it), page numbers aside; a page with a table or other blocks beside its lines
+//! is not all text lines.
 
 use std::collections::{HashMap, HashSet};
 
@@ -52,6 +54,16 @@ fn key(line: &str) -> String {
         last = c;
     }
     out
+}
+
+/// Whether a key reads as a running head with its page number: the number at its start
+/// or end, and four words or more besides.
+fn running_head(key: &str) -> bool {
+    let words: Vec<&str> = key.split(' ').filter(|w| !w.is_empty()).collect();
+    let number = |w: &&str| w.contains('#');
+    words.len() >= 5
+        && (words.first().is_some_and(number) || words.last().is_some_and(number))
+        && words.iter().filter(|w| !number(w)).count() >= 4
 }
 
 /// A key with a roman page number at its start or end as `#` (front matter's `xi`).
@@ -144,10 +156,13 @@ impl Furniture {
                 .filter(|(k, n)| {
                     let bare = k.split_once(':').map_or(k.as_str(), |(_, k)| k);
                     let least = if page_number(bare) { 2 } else { 3 };
-                    // A line with a number that changes from page to page (a running head
-                    // with its page number) is furniture on fewer pages: books alternate
-                    // two heads, and chapters change theirs.
-                    *n >= least && (*n * 5 >= count * 2 || bare.contains('#'))
+                    // A running head with its page number is furniture on fewer pages:
+                    // books alternate two heads, and chapters change theirs. Only a line of
+                    // four words or more with the number at its start or end (`12 Access
+                    // Control in DB2 for i`), not a short one (`Chapter 3`, `Part II`,
+                    // `Question 4`, which open pages and are content).
+                    let outermost = k.starts_with("0:");
+                    *n >= least && (*n * 5 >= count * 2 || (outermost && running_head(bare)))
                 })
                 .map(|(k, _)| k)
                 .collect()
@@ -164,7 +179,7 @@ impl Furniture {
 
     /// The furniture among `lines` (a page's lines or its blocks' texts, non-empty):
     /// (index, role).
-    fn roles(&self, lines: &[&str]) -> Vec<(usize, Role)> {
+    fn roles(&self, lines: &[&str], nothing_else: bool) -> Vec<(usize, Role)> {
         let (t, b) = ends(lines);
         let Some(last) = lines.len().checked_sub(1) else {
             return Vec::new();
@@ -186,7 +201,7 @@ impl Furniture {
         // Furniture frames a page's text, it never is all of it: pages whose whole text
         // repeats (the same short page again and again, a scan of one sheet) keep it, but
         // for lines that are only page numbers.
-        if out.len() == lines.len() {
+        if nothing_else && out.len() == lines.len() {
             out.retain(|&(i, _)| page_number(&key(lines[i])));
         }
         out
@@ -195,7 +210,11 @@ impl Furniture {
     /// A page's text without its furniture lines (Markdown).
     pub(super) fn strip(&self, text: &str) -> String {
         let lines = non_empty(text);
-        let gone: HashSet<usize> = self.roles(&lines).into_iter().map(|(i, _)| i).collect();
+        let gone: HashSet<usize> = self
+            .roles(&lines, true)
+            .into_iter()
+            .map(|(i, _)| i)
+            .collect();
         if gone.is_empty() {
             return text.to_string();
         }
@@ -232,7 +251,16 @@ impl Furniture {
             .map(|&i| crate::model::plain_text(&blocks[i].content))
             .collect();
         let lines: Vec<&str> = texts.iter().map(String::as_str).collect();
-        for (i, role) in self.roles(&lines) {
+        // A page with a table, a figure or other blocks besides its lines is not all
+        // furniture, whatever its lines are.
+        let nothing_else = main.len()
+            == blocks
+                .iter()
+                .filter(|b| {
+                    b.part.is_none() && !crate::model::plain_text(&b.content).trim().is_empty()
+                })
+                .count();
+        for (i, role) in self.roles(&lines, nothing_else) {
             let text = texts[i].trim().to_string();
             blocks[main[i]].content = match role {
                 Role::Header => Content::Header { text },
@@ -318,12 +346,12 @@ mod tests {
         }
         for (n, w) in [15, 19, 27].iter().zip(words) {
             pages.push(format!(
-                "Chapter 3. Access Control {n}\nBody {w} odd.\nMore {w} odd.\n"
+                "Chapter 3. Row and Column Access Control {n}\nBody {w} odd.\nMore {w} odd.\n"
             ));
         }
         for (n, w) in ["iii", "xi", "vii"].iter().zip(words) {
             pages.push(format!(
-                "Front {w} text.\nMore front {w}.\n(c) Copyright 2014. {n}\n"
+                "Front {w} text.\nMore front {w}.\n(c) Copyright IBM Corp. 2014. All rights reserved. {n}\n"
             ));
         }
         pages.extend(words.map(|w| format!("Plain page {w}.\nIts second line.\nAnd a third.\n")));
@@ -336,6 +364,24 @@ mod tests {
         assert_eq!(f.strip(&pages[5]), "Body bravo odd.\nMore bravo odd.\n");
         assert_eq!(f.strip(&pages[8]), "Front bravo text.\nMore front bravo.\n");
         assert_eq!(f.strip(&pages[12]), pages[12]);
+    }
+
+    #[test]
+    fn chapter_openings_are_not_furniture() {
+        // "Chapter N" opens three of twelve pages: content, not a running head.
+        let pages: Vec<String> = (1..=12)
+            .map(|n| match n {
+                1 | 5 | 9 => format!(
+                    "Chapter {}\nIt begins on page {n} of the book.\nMore.\n",
+                    n / 4 + 1
+                ),
+                _ => "Plain page text.\nIts second line.\nAnd a third.\n".to_string(),
+            })
+            .collect();
+        let f = Furniture::find(pages.iter().map(String::as_str));
+        assert_eq!(f.strip(&pages[4]), pages[4], "{f:?}");
+        assert!(running_head("# access control support in db# for i"));
+        assert!(!running_head("chapter #") && !running_head("part # methods"));
     }
 
     #[test]

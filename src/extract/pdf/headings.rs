@@ -438,10 +438,18 @@ fn covered(key: &str, runs: &[(String, usize)], cursor: &mut usize) -> Option<us
             len += piece.len();
             level = level.min(*l);
             if len == key.len() {
-                *cursor = j + 1;
+                // A bold or italic line moves nothing: drawn out of order (a stamp at the
+                // top drawn last), it would hide the large headings before it.
+                if level <= BOLD {
+                    *cursor = j + 1;
+                }
                 return Some(level);
             }
         }
+    }
+    // Bounded: a page drawn glyph by glyph is not searched piece by piece for every line.
+    if key.len() > 400 || runs.len() > 2_000 {
+        return None;
     }
     // Pieces of one line drawn apart (a section's number set in a badge drawn before or
     // after its title, as docling's normal_4pages.pdf has it): the line made of large

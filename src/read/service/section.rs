@@ -137,6 +137,18 @@ fn section_of(mut env: Envelope, opts: &Options, asked: &str) -> Result<Envelope
     };
     let level = located[i].entry.level;
     let ends_inside = located[i + 1..].iter().any(|l| l.entry.level <= level);
+    if !ends_inside && outline::heading_count(&doc) > located.len() {
+        return Err(ApiError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "section {} \"{}\" may go on past the outline's first {} headings",
+                located[i].entry.id,
+                located[i].entry.title,
+                located.len()
+            ),
+        )
+        .with_hint("Read the document by pages or budget and next."));
+    }
     if !complete && !ends_inside {
         return Err(short(&format!(
             "section {} \"{}\" may go on past what was read",
@@ -177,11 +189,19 @@ fn section_of(mut env: Envelope, opts: &Options, asked: &str) -> Result<Envelope
     // A token budget holds the closing line of a cut text too.
     let tail = crate::tokens::estimate(&format!("\n{}", envelope::truncation_line(char_count)));
     let fits = |end: usize| match opts.max_tokens {
-        Some(t) if end == full.len() => crate::tokens::estimate(&full) <= t,
         Some(t) => crate::tokens::estimate(&full[..end]) + tail <= t,
         None => full[..end].chars().count() <= opts.max_chars,
     };
-    let taken = ends.partition_point(|&e| fits(e));
+    // The whole section without a closing line, else whole blocks with one.
+    let whole = match opts.max_tokens {
+        Some(t) => crate::tokens::estimate(&full) <= t,
+        None => full.chars().count() <= opts.max_chars,
+    };
+    let taken = if whole {
+        ends.len()
+    } else {
+        ends[..ends.len().saturating_sub(1)].partition_point(|&e| fits(e))
+    };
     let id = located[i].entry.id.clone();
     let mut next = None;
     let (text, spans) = if taken == ends.len() {
@@ -199,11 +219,23 @@ fn section_of(mut env: Envelope, opts: &Options, asked: &str) -> Result<Envelope
             // reads it whole.
             let first = &full[..ends[0]];
             n.section_block = Some(from as u64);
+            let (chars, tokens) = (first.chars().count(), crate::tokens::estimate(first));
+            if chars > MAX_CHARS
+                || (opts.max_tokens.is_some() && tokens + tail > crate::tokens::MAX_BUDGET)
+            {
+                return Err(ApiError::new(
+                    ErrorCode::TooLarge,
+                    format!(
+                        "block {from} of section {id} is {chars} characters, more than the largest budget reads"
+                    ),
+                )
+                .with_hint("Read the document by pages or byte windows instead of by section."));
+            }
             match opts.max_tokens {
                 Some(t) => {
                     n.max_tokens = Some(
-                        crate::tokens::estimate(first)
-                            .saturating_add(crate::tokens::MIN_BUDGET)
+                        (tokens + tail)
+                            .max(crate::tokens::MIN_BUDGET)
                             .min(crate::tokens::MAX_BUDGET),
                     );
                     let room = t.saturating_sub(tail).max(1);
@@ -255,10 +287,18 @@ fn section_of(mut env: Envelope, opts: &Options, asked: &str) -> Result<Envelope
                 opts.chunk_tokens,
                 opts.keep_furniture(),
             );
-            // Each chunk's heading path starts above the section, where its heading stands.
+            // Each chunk's heading path starts above the section, where its heading stands
+            // (a read on from inside the section has not its heading: under all of it).
             let entry = &located[i].entry;
-            let above = &entry.path[..entry.path.len() - 1];
-            for c in chunks.iter_mut().filter(|c| !c.heading_path.is_empty()) {
+            let above = if from == 0 {
+                &entry.path[..entry.path.len() - 1]
+            } else {
+                &entry.path[..]
+            };
+            for c in chunks
+                .iter_mut()
+                .filter(|c| from > 0 || !c.heading_path.is_empty())
+            {
                 c.heading_path.splice(0..0, above.iter().cloned());
             }
             (None, Some(chunks))
@@ -293,6 +333,29 @@ fn section_of(mut env: Envelope, opts: &Options, asked: &str) -> Result<Envelope
     env.security = crate::findings::scan(&text, &spans, extra);
     if opts.max_tokens.is_some() {
         env.tokens = Some(crate::tokens::estimate(&text));
+    }
+    // What was read is the section's units, not the whole read's.
+    let numbers = |kind: crate::model::UnitKind| -> Vec<u64> {
+        spans
+            .iter()
+            .filter(|s| s.unit.kind == kind)
+            .filter_map(|s| s.unit.number)
+            .collect()
+    };
+    let (pages, slides, chapters) = (
+        numbers(crate::model::UnitKind::Page),
+        numbers(crate::model::UnitKind::Slide),
+        numbers(crate::model::UnitKind::Chapter),
+    );
+    if env.report.pages_read.is_some() {
+        env.report.pages_read = Some(pages.len() as u64);
+        env.report.page_range_read = Some(crate::options::format_pages(&pages));
+    }
+    if env.report.slide_range_read.is_some() {
+        env.report.slide_range_read = Some(crate::options::format_pages(&slides));
+    }
+    if env.report.chapter_range_read.is_some() {
+        env.report.chapter_range_read = Some(crate::options::format_pages(&chapters));
     }
     env.char_count = char_count;
     env.truncated = truncated;
