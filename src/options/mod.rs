@@ -304,7 +304,7 @@ pub struct ReadRequest {
     /// section. Not with page, line, byte, sheet, chapter or paragraph ranges, nor `query`.
     /// The whole document is read to find it (scanned pages OCR'd, as any read).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(min_length = 1)]
+    #[schema(min_length = 1, max_length = 2000)]
     #[arg(long)]
     pub section: Option<String>,
     /// With `section`: its block to read on from (`next` gives it). 0-based.

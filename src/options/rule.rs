@@ -238,6 +238,16 @@ impl ReadRequest {
     /// What a `section` read cannot take: another selection (a range, a query), or
     /// `section_block` without a section.
     fn section_misfit(&self) -> Option<ApiError> {
+        if let Some(s) = &self.section {
+            if s.trim().is_empty() || s.chars().count() > 2000 {
+                return Some(
+                    ApiError::invalid_option(
+                        "section must name an outline entry in 1 to 2000 characters",
+                    )
+                    .with_hint("Give an entry's id (s2.1), its heading path or its title."),
+                );
+            }
+        }
         if self.section.is_none() {
             return self.section_block.is_some().then(|| {
                 ApiError::invalid_option("section_block reads on in a section: it needs `section`")

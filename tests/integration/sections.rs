@@ -272,6 +272,10 @@ async fn a_section_that_is_not_there_or_beside_a_range_is_an_error() {
     assert_error(&r, 400, "unsupported_option");
     let r = app.read(json!({"file_id": id, "section_block": 2})).await;
     assert_error(&r, 400, "invalid_option");
+    for bad in [" ".to_string(), ">".repeat(2001)] {
+        let r = app.read(json!({"file_id": id, "section": bad})).await;
+        assert_error(&r, 400, "invalid_option");
+    }
     let r = app
         .read(json!({"file_id": id, "section": "s1.1.2", "section_block": 40}))
         .await;
