@@ -95,7 +95,7 @@ fn needles(text: &str) -> Vec<&str> {
 }
 
 /// Whether a block is a running header or footer (page furniture).
-fn is_furniture(b: &Block) -> bool {
+pub(crate) fn is_furniture(b: &Block) -> bool {
     matches!(b.content, Content::Header { .. } | Content::Footer { .. })
         || matches!(
             b.part.as_deref(),
@@ -322,17 +322,9 @@ impl Cutter<'_> {
 
     /// A table: whole when it fits, else cut between rows with its header rows repeated.
     fn table(&mut self, rows: &[Vec<String>], header_rows: usize, ui: usize) {
-        let rows: Vec<Vec<String>> = rows
-            .iter()
-            .map(|r| {
-                r.iter()
-                    .map(|c| crate::extract::markdown::cell_text(c))
-                    .collect()
-            })
-            .collect();
-        if rows.iter().all(|r| r.iter().all(String::is_empty)) {
+        let Some(rows) = grid(rows) else {
             return;
-        }
+        };
         // A table that marks no header shows its first row as one (a pipe table's header
         // row): that row is what each piece repeats. A table of header rows only is cut as
         // rows.
@@ -341,15 +333,7 @@ impl Cutter<'_> {
             n if n >= rows.len() && rows.len() > 1 => 0,
             n => n.min(rows.len()),
         };
-        // Every row as wide as the widest: the pieces' lines are the whole table's.
-        let cols = rows.iter().map(Vec::len).max().unwrap_or(1).max(1);
-        let rows: Vec<Vec<String>> = rows
-            .into_iter()
-            .map(|mut r| {
-                r.resize(cols, String::new());
-                r
-            })
-            .collect();
+        let cols = rows[0].len();
         let (head, body) = rows.split_at(header_rows);
         // Whole, in the open chunk or the next one, when it fits in one.
         let whole = crate::extract::markdown::pipe_table(&rows);
@@ -604,6 +588,25 @@ fn render(content: &Content) -> Option<(String, Join)> {
     (!md.trim().is_empty()).then_some((md, join))
 }
 
+/// A table's rows as a pipe table shows them: cells as Markdown writes them, every row as
+/// wide as the widest (a table cut into pieces keeps the whole table's columns); none when
+/// every cell is empty.
+fn grid(rows: &[Vec<String>]) -> Option<Vec<Vec<String>>> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(1).max(1);
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut r: Vec<String> = r
+                .iter()
+                .map(|c| crate::extract::markdown::cell_text(c))
+                .collect();
+            r.resize(cols, String::new());
+            r
+        })
+        .collect();
+    (!rows.iter().all(|r| r.iter().all(String::is_empty))).then_some(rows)
+}
+
 /// A block as Markdown (a heading `#`, a table as a pipe table, the rest as a chunk shows
 /// it), and whether it joins the block before it by a line break rather than a blank line.
 pub(crate) fn markdown(content: &Content) -> Option<(String, bool)> {
@@ -618,25 +621,7 @@ pub(crate) fn markdown(content: &Content) -> Option<(String, bool)> {
             })
         }
         Content::Table { rows, .. } => {
-            let rows: Vec<Vec<String>> = rows
-                .iter()
-                .map(|r| {
-                    r.iter()
-                        .map(|c| crate::extract::markdown::cell_text(c))
-                        .collect()
-                })
-                .collect();
-            if rows.iter().all(|r| r.iter().all(String::is_empty)) {
-                return None;
-            }
-            let cols = rows.iter().map(Vec::len).max().unwrap_or(1).max(1);
-            let rows: Vec<Vec<String>> = rows
-                .into_iter()
-                .map(|mut r| {
-                    r.resize(cols, String::new());
-                    r
-                })
-                .collect();
+            let rows = grid(rows)?;
             Some((
                 crate::extract::markdown::pipe_table(&rows)
                     .trim_end()

@@ -266,11 +266,6 @@ pub fn section_blocks<'d>(
     out
 }
 
-/// Whether a block is a running header or footer.
-pub fn is_furniture(b: &Block) -> bool {
-    matches!(b.content, Content::Header { .. } | Content::Footer { .. })
-}
-
 /// The line that marks a unit's start in a read's text, as the extractors write it (none
 /// for the document's).
 pub fn marker(unit: &Unit) -> Option<String> {

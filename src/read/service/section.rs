@@ -159,7 +159,7 @@ fn section_of(mut env: Envelope, opts: &Options, asked: &str) -> Result<Envelope
     let drop_furniture = (markdown || opts.chunks()) && !opts.keep_furniture();
     let pieces: Vec<Piece> = outline::section_blocks(&doc, &located, i)
         .into_iter()
-        .filter(|(_, b)| !(drop_furniture && outline::is_furniture(b)))
+        .filter(|(_, b)| !(drop_furniture && crate::extract::chunks::is_furniture(b)))
         .filter_map(|(unit, block)| {
             let (text, line) = outline::rendered(block, markdown)?;
             Some(Piece {
