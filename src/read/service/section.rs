@@ -40,6 +40,16 @@ pub fn whole_request(req: &ReadRequest, format: Format) -> ReadRequest {
 }
 
 impl ReadService {
+    /// The plan that reads a planned read's document whole as its model (`whole_request`).
+    fn whole_plan(&self, plan: &ReadPlan) -> Result<ReadPlan, ApiError> {
+        let mut whole = plan.clone();
+        whole.opts = Options::parse(
+            whole_request(plan.opts.request(), plan.format),
+            self.limits.max_chars,
+        )?;
+        Ok(whole)
+    }
+
     /// A `section` read (see the module's account).
     pub(super) async fn run_section(
         &self,
@@ -50,11 +60,7 @@ impl ReadService {
         asked: &str,
     ) -> Result<Envelope, ApiError> {
         let started = Instant::now();
-        let mut whole = plan.clone();
-        whole.opts = Options::parse(
-            whole_request(plan.opts.request(), plan.format),
-            self.limits.max_chars,
-        )?;
+        let whole = self.whole_plan(plan)?;
         let env = self
             .executor
             .run(tenant, input, file_id, &whole, &self.limits)
@@ -72,14 +78,11 @@ impl ReadService {
     ) -> Result<(Vec<outline::OutlineEntry>, Option<String>), ApiError> {
         let super::Prepared {
             resolved,
-            mut plan,
+            plan,
             tenant,
             ..
         } = prepared;
-        plan.opts = Options::parse(
-            whole_request(plan.opts.request(), plan.format),
-            self.limits.max_chars,
-        )?;
+        let plan = self.whole_plan(&plan)?;
         let upload = resolved.upload.as_ref().map(|(id, _)| id.clone());
         let env = self
             .executor
