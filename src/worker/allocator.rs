@@ -67,3 +67,56 @@ unsafe impl std::alloc::GlobalAlloc for CapAwareAlloc {
         std::alloc::System.dealloc(ptr, layout)
     }
 }
+
+/// How much address space an abort must find left for it not to count as the memory cap:
+/// an eighth of the cap, at least 16 MB (set at start-up; 0 = no cap, no handler).
+static CAP_PROBE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Native code (glibc's own bookkeeping, PDFium, ONNX Runtime) allocates outside Rust's
+/// allocator; when the cap refuses it, it aborts without passing through `CapAwareAlloc`
+/// (glibc: "failed to register TLS destructor: out of memory"). On SIGABRT, if the address
+/// space is (nearly) exhausted, the abort is the cap's doing: send the same `too_large`
+/// frame, then let the abort go on. Only async-signal-safe calls (mmap, munmap, write).
+extern "C" fn on_abort(_sig: libc::c_int) {
+    let probe = CAP_PROBE.load(Ordering::Relaxed);
+    if probe == 0 {
+        return;
+    }
+    // SAFETY: an anonymous, inaccessible mapping that is released at once; it still counts
+    // against RLIMIT_AS, so failing to get it means the cap is (almost) reached.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            probe,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            CapAwareAlloc::failed();
+        } else {
+            libc::munmap(p, probe);
+        }
+    }
+}
+
+/// Install `on_abort` for a worker under a cap of `cap_mb` MB (once, at start-up). The
+/// handler runs once (`SA_RESETHAND`): when it returns, abort() raises SIGABRT again with
+/// the default action and the process dies as before.
+pub(super) fn report_aborts_at_the_cap(cap_mb: u64) {
+    if cap_mb == 0 {
+        return;
+    }
+    let probe = ((cap_mb as usize) << 20) / 8;
+    CAP_PROBE.store(probe.max(16 << 20), Ordering::Relaxed);
+    // SAFETY: a zeroed sigaction with a plain handler and an empty mask, installed before
+    // any job runs.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_abort as extern "C" fn(libc::c_int) as usize;
+        sa.sa_flags = libc::SA_RESETHAND;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGABRT, &sa, std::ptr::null_mut());
+    }
+}

@@ -16,7 +16,7 @@ pub(super) fn send(reply: &Reply) -> std::io::Result<()> {
 }
 
 /// `docreader worker --spool DIR`: answer jobs until stdin closes. With `test_hooks` (a
-/// hidden flag the test suite passes), files of two magic names crash the worker or print
+/// hidden flag the test suite passes), files of three magic names crash the worker or print
 /// on stdout, so the isolation tests have their own way in; without it, names mean nothing.
 pub fn serve_jobs(spool: &Path, test_hooks: bool) -> std::io::Result<()> {
     use std::io::Read;
@@ -50,6 +50,7 @@ pub fn serve_jobs(spool: &Path, test_hooks: bool) -> std::io::Result<()> {
     if let Ok(frame) = frame(&Reply::OutOfMemory { cap_mb }) {
         let _ = OOM_FRAME.set(frame);
     }
+    super::allocator::report_aborts_at_the_cap(cap_mb);
     let _ = FRAMES.set(std::sync::Mutex::new(frames));
     let mut stdin = std::io::stdin().lock();
     loop {
@@ -92,6 +93,17 @@ pub(super) fn run_job(job: Job, spool: &Path, test_hooks: bool) -> Reply {
         // The crash-isolation test.
         if job.name == "__docreader_crash_test__.txt" {
             std::process::abort();
+        }
+        // A native library that runs out of memory under the cap and aborts (as glibc does
+        // when it cannot register a thread's destructor): the read must be `too_large`.
+        if job.name == "__docreader_native_oom_test__.txt" {
+            // SAFETY: malloc until the cap refuses, then abort, as a C library would; the
+            // blocks are never used and the process ends here.
+            unsafe {
+                // black_box: an unused malloc may be assumed to succeed and the loop to spin.
+                while !std::hint::black_box(libc::malloc(1 << 20)).is_null() {}
+                libc::abort();
+            }
         }
         // The test that stray stdout output (a chatty native library) cannot corrupt the
         // replies.

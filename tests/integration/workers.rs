@@ -236,6 +236,46 @@ async fn native_chatter_on_stdout_cannot_corrupt_replies() {
 }
 
 #[tokio::test]
+async fn a_native_library_that_aborts_at_the_cap_fails_as_too_large() {
+    // C code allocates outside Rust's allocator and aborts when the cap refuses it (glibc:
+    // "failed to register TLS destructor: out of memory", which once turned the balloon
+    // PNG's too_large into extraction_crashed). The magic name mallocs until the cap
+    // refuses, then aborts; a plain abort (the crash test) stays extraction_crashed.
+    let app = TestApp::with(|a| {
+        a.workers = 1;
+        a.worker_memory_mb = 512;
+        a.worker_bin = Some(env!("CARGO_BIN_EXE_docreader").into());
+        a.worker_test_hooks = true;
+    })
+    .await;
+    let hog = app
+        .upload_id("__docreader_native_oom_test__.txt", b"hog\n")
+        .await;
+    let r = app.read(json!({"file_id": hog})).await;
+    assert_error(&r, 413, "too_large");
+    assert!(
+        r.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("512 MB"),
+        "{}",
+        r.json
+    );
+    let bomb = app
+        .upload_id("__docreader_crash_test__.txt", b"boom\n")
+        .await;
+    assert_error(
+        &app.read(json!({"file_id": bomb})).await,
+        500,
+        "extraction_crashed",
+    );
+    let r = app
+        .upload_and_read("hello.png", &fixture("images/hello.png"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+}
+
+#[tokio::test]
 async fn a_read_past_the_memory_cap_fails_as_too_large_and_only_it() {
     // A 46 KB PNG that decodes to 15000 × 15000 pixels (675 MB as RGB): under a 512 MB
     // worker cap the allocation fails, the worker says so and is replaced.
