@@ -410,3 +410,61 @@ async fn bold_and_italic_lines_of_their_own_are_headings() {
         (3, "Pre-Digital Era (19th - Early 20th Century)".to_string())
     );
 }
+
+/// Ruled tables as documents draw them (#44 item 5): no rules down the outer sides, a
+/// header over two columns and two headers over two rows (the text in the merged cell's
+/// top-left cell, the others empty), a note beside the table, a second table on the page;
+/// each stands where its text did, with the text around it in order and nothing lost. A
+/// framed paragraph (one box) and two text columns between three rules (one row) stay
+/// lines. The same tables are `table` blocks in `json` (two header rows for the first).
+#[tokio::test]
+async fn ruled_tables_with_spans_and_open_sides_are_tables() {
+    let app = TestApp::new().await;
+    let pdf = fixture("pdf/ruled_tables.pdf");
+    let r = app
+        .upload_and_read("ruled_tables.pdf", &pdf, json!({"output": "markdown"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(
+        r.json["text"],
+        "--- Page 1 ---\n## Quarterly results by region\n\n\
+         | Region | Sales |  | Staff |\n|---|---|---|---|\n|  | Q1 | Q2 |  |\n\
+         | North | 120 | 135 | 14 |\n| South | 98 | 101 | 9 |\n\n\
+         Figures in thousands.\n\nStaff counts are at year end.\n\n\
+         | Term | Meaning |\n|---|---|\n| Q1 | January to March |\n| Q2 | April to June |\n\n\
+         End of the report.\n\
+         --- Page 2 ---\nA framed note is one box, not a table.\n\nIts words stay lines of text.\n\n\
+         Left column words run here\n\nand carry on below.\n\n\
+         Right column words run here and end the page.\n"
+    );
+    let r = app
+        .upload_and_read("ruled_tables.pdf", &pdf, json!({"output": "json"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let tables: Vec<&Value> = r.json["document"]["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|u| u["blocks"].as_array().unwrap())
+        .filter(|b| b["kind"] == "table")
+        .collect();
+    assert_eq!(tables.len(), 2, "{}", r.json["document"]);
+    assert_eq!(tables[0]["header_rows"], 2);
+    assert_eq!(
+        tables[0]["rows"],
+        json!([
+            ["Region", "Sales", "", "Staff"],
+            ["", "Q1", "Q2", ""],
+            ["North", "120", "135", "14"],
+            ["South", "98", "101", "9"]
+        ])
+    );
+    assert_eq!(tables[1]["header_rows"], 1);
+    assert_eq!(tables[1]["rows"][2], json!(["Q2", "April to June"]));
+    // Plain text keeps the page's lines.
+    let r = app
+        .upload_and_read("ruled_tables.pdf", &pdf, json!({}))
+        .await;
+    let t = r.json["text"].as_str().unwrap();
+    assert!(!t.contains('|') && t.contains("North 120 135 14"), "{t}");
+}

@@ -95,7 +95,7 @@ impl Extractor for PdfExtractor {
         let mut ex = report::make_report(&doc, job, read)?;
         if markdown {
             ex.warnings.push(
-                "Markdown of a PDF: headings only where font size or bookmarks make them clear, tables only where a full grid of ruling lines holds all their text; other tables come as plain lines"
+                "Markdown of a PDF: headings only where font size or bookmarks make them clear, tables only where ruling lines draw their cells; tables without rulings come as plain lines"
                     .to_string(),
             );
         }
@@ -504,13 +504,16 @@ fn page_blocks(
         _ => text,
     };
     match tables::find(page, body) {
-        Some(t) => {
-            lines(&t.above, &mut out);
-            out.push(Block::new(Content::Table {
-                header_rows: 0,
-                rows: t.rows,
-            }));
-            lines(&t.below, &mut out);
+        Some(pieces) => {
+            for p in pieces {
+                match p {
+                    tables::Piece::Text(t) => lines(&t, &mut out),
+                    tables::Piece::Table(g) => out.push(Block::new(Content::Table {
+                        header_rows: g.header_rows,
+                        rows: g.rows,
+                    })),
+                }
+            }
         }
         None => lines(body, &mut out),
     }

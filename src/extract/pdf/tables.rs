@@ -1,17 +1,33 @@
-//! Markdown tables of a PDF page, only where they are certain: one full grid of ruling
-//! lines (every vertical rule spans the grid's height, every horizontal rule inside it its
-//! width; at least two rows and two columns), and the text of its cells together with the
-//! text above and below it is all of the page's text, character for character. Anything
-//! else — a table without rules, merged cells, two tables on a page, text beside the grid —
-//! stays plain lines (the read's warnings say tables come as lines).
+//! A PDF page's ruled tables, found where their rules draw them: every straight piece of a
+//! path (a line, a thin filled bar, a rectangle's edge, a grid drawn as one path), joined
+//! where rules meet into groups; a group's rule positions are its rows and columns, and a
+//! missing rule between two cells (a header over three columns, a value over two rows)
+//! makes them one cell. The page's characters are sorted into the cells by their boxes,
+//! the rest of the page stays its lines in order, and the table stands where its first
+//! character did. Only where that is certain: the page's text is its plain text layer (its
+//! characters read one by one give it exactly), every cell is a rectangle, at least two
+//! rows and two columns hold text, no cell holds a page of prose. Anything else — a table
+//! without rules, a grid of boxes drawn apart — stays lines (the read's warnings say so).
 
 use pdfium_render::prelude::*;
 
+use super::lines::{self, Line};
+
 /// How far apart two rules' positions may be and still be one (points).
 const SNAP: f32 = 2.0;
+/// How far a rule may stop short of another and still meet it (points).
+const MEET: f32 = 3.0;
 /// A rule is at most this thick, and at least `MIN_LEN` long (points).
 const THIN: f32 = 2.0;
 const MIN_LEN: f32 = 10.0;
+/// Path segments read on one page at most (a page of vector art is no table).
+const MAX_SEGMENTS: usize = 20_000;
+/// A grid's size at most, and how many lines one cell may hold before it is prose.
+const MAX_COLUMNS: usize = 64;
+const MAX_ROWS: usize = 1_000;
+const MAX_CELL_LINES: usize = 16;
+/// Across × down rules tried on a page, and grid cells × rules in a group, at most.
+const MAX_PAIRS: usize = 4_000_000;
 
 /// A rule: its position across, and the span along it.
 #[derive(Debug, Clone, Copy)]
@@ -21,75 +37,203 @@ struct Rule {
     to: f32,
 }
 
-/// Rules at the same position joined into one (a row's rule is often drawn cell by cell):
-/// `None` when the pieces at a position leave a gap.
-fn join(mut rules: Vec<Rule>) -> Option<Vec<Rule>> {
-    rules.sort_by(|a, b| a.at.total_cmp(&b.at).then(a.from.total_cmp(&b.from)));
-    let mut out: Vec<Rule> = Vec::new();
-    for r in rules {
-        match out.last_mut() {
-            Some(last) if (r.at - last.at).abs() <= SNAP => {
-                if r.from > last.to + SNAP {
-                    return None; // a gap: merged cells, or two tables
-                }
-                last.to = last.to.max(r.to);
-                last.from = last.from.min(r.from);
-            }
-            _ => out.push(r),
-        }
-    }
-    Some(out)
-}
-
-/// A page's one ruled table: the text above it, its rows of cells (top first), the text
-/// below it.
-pub(super) struct Found {
-    pub above: String,
+/// A table: its rows of cells (top first; a merged cell's text in its top-left cell, the
+/// others empty) and how many rows head it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Grid {
     pub rows: Vec<Vec<String>>,
-    pub below: String,
+    pub header_rows: u32,
 }
 
-/// The page's text with its one ruled table as a GFM pipe table, or `None` when that is
-/// not certain. `text` is the page's text as read (only a page whose text is its plain
-/// text layer is considered).
+/// A page's text cut at its tables.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Piece {
+    Text(String),
+    Table(Grid),
+}
+
+/// The page's text with its ruled tables as GFM pipe tables, or `None` when the page has
+/// none that is certain. `text` is the page's text as read.
 pub(super) fn mark(page: &PdfPage<'_>, text: &str) -> Option<String> {
-    let Found { above, rows, below } = find(page, text)?;
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(1);
+    let pieces = find(page, text)?;
     let mut out = String::new();
-    if !above.trim().is_empty() {
-        out.push_str(above.trim_end());
-        out.push_str("\n\n");
-    }
-    for (k, row) in rows.iter().enumerate() {
-        out.push('|');
-        for c in row {
-            out.push(' ');
-            out.push_str(&c.replace('|', "\\|"));
-            out.push_str(" |");
+    for p in pieces {
+        match p {
+            Piece::Text(t) => out.push_str(&t),
+            Piece::Table(g) => {
+                if !out.is_empty() && !out.ends_with("\n\n") {
+                    out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
+                }
+                let cols = g.rows.iter().map(Vec::len).max().unwrap_or(1);
+                for (k, row) in g.rows.iter().enumerate() {
+                    out.push('|');
+                    for c in row {
+                        out.push(' ');
+                        out.push_str(&c.replace('|', "\\|"));
+                        out.push_str(" |");
+                    }
+                    out.push('\n');
+                    if k == 0 {
+                        out.push_str(&crate::extract::markdown::separator(cols));
+                    }
+                }
+                out.push('\n');
+            }
         }
-        out.push('\n');
-        if k == 0 {
-            out.push_str(&crate::extract::markdown::separator(cols));
-        }
     }
-    if !below.trim().is_empty() {
-        out.push('\n');
-        out.push_str(below.trim_start());
-    }
-    if !out.ends_with('\n') {
+    if text.ends_with('\n') && !out.ends_with('\n') {
         out.push('\n');
     }
     Some(out)
 }
 
-/// The page's one ruled table, or `None` when that is not certain: every character of the
-/// page above it, in a cell or below it (only a page whose text is its plain text layer).
-pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Found> {
+/// The page's text cut at its ruled tables, or `None` when it has none that is certain.
+/// Every character of `text` is in a piece exactly once (the text pieces and the cells
+/// together hold all of its ink).
+pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
+    if page.rotation().ok()? != PdfPageRenderRotation::None {
+        return None;
+    }
+    let (across, down) = rules(page)?;
+    let groups = groups(across, down);
+    if groups.is_empty() {
+        return None;
+    }
+    let layer = page.text().ok()?;
+    // The page's lines, character by character, exactly as its text reads (mended where
+    // the text was).
+    let read = lines::read(&layer)?;
+    let body = text.trim_end_matches('\n');
+    let read = if lf_only(&lines::text(&read)).trim_end_matches('\n') == body {
+        read
+    } else {
+        let (mended, changed) = lines::mend(read);
+        if !changed || lf_only(&lines::text(&mended)).trim_end_matches('\n') != body {
+            return None;
+        }
+        mended
+    };
+    let mut tables: Vec<Table> = Vec::new();
+    for g in groups {
+        if let Some(t) = Table::new(g) {
+            if tables.iter().all(|o| o.apart(&t)) {
+                tables.push(t);
+            }
+        }
+    }
+    if tables.is_empty() {
+        return None;
+    }
+    let owner = owners(&read, &tables);
+    // Fill the cells, and the text around the tables.
+    let mut pieces: Vec<Piece> = Vec::new();
+    let mut cur = String::new();
+    let mut placed = vec![None; tables.len()];
+    for (li, line) in read.iter().enumerate() {
+        if li > 0 {
+            // A line break stays in the text unless both sides are one table's.
+            let before = owner[li - 1].last().copied().flatten().map(|o| o.0);
+            let after = owner[li].first().copied().flatten().map(|o| o.0);
+            if !(before.is_some() && before == after) {
+                cur.push('\n');
+            }
+        }
+        for (gi, g) in line.iter().enumerate() {
+            match owner[li][gi] {
+                None => cur.push(if g.ch == '\r' || g.ch == '\0' {
+                    '\n'
+                } else {
+                    g.ch
+                }),
+                Some((t, c)) => {
+                    if placed[t].is_none() {
+                        let keep = cur.trim_end_matches([' ', '\t']).len();
+                        cur.truncate(keep);
+                        pieces.push(Piece::Text(std::mem::take(&mut cur)));
+                        placed[t] = Some(pieces.len());
+                        pieces.push(Piece::Table(Grid {
+                            rows: Vec::new(),
+                            header_rows: 0,
+                        }));
+                    }
+                    tables[t].take(c, g.ch, li);
+                }
+            }
+        }
+    }
+    pieces.push(Piece::Text(cur));
+    let mut kept = 0;
+    for (t, at) in tables.into_iter().zip(placed) {
+        let Some(at) = at else { continue };
+        match t.finish() {
+            Some(grid) => {
+                pieces[at] = Piece::Table(grid);
+                kept += 1;
+            }
+            // Not a table after all (its text says so): the page stays as it reads.
+            None => return None,
+        }
+    }
+    if kept == 0 {
+        return None;
+    }
+    // Text pieces start on a line of their own, and nothing but blank lines is lost.
+    for p in pieces.iter_mut() {
+        if let Piece::Text(t) = p {
+            let trimmed = t.trim_start_matches([' ', '\t', '\n']);
+            if trimmed.len() != t.len() {
+                *t = trimmed.to_string();
+            }
+        }
+    }
+    pieces.retain(|p| !matches!(p, Piece::Text(t) if t.trim().is_empty()));
+    let ink = |s: &str| s.chars().filter(|c| !c.is_whitespace()).count();
+    let held: usize = pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Text(t) => ink(t),
+            Piece::Table(g) => g.rows.iter().flatten().map(|c| ink(c)).sum(),
+        })
+        .sum();
+    (held == ink(text)).then_some(pieces)
+}
+
+/// Text with `\n` line breaks only, as the page's text is.
+fn lf_only(text: &str) -> String {
+    text.replace("\r\n", "\n").replace(['\r', '\0'], "\n")
+}
+
+/// The page's rules: every straight, upright piece of its paths at least `MIN_LEN` long,
+/// across and down; `None` when it has too few to make a table.
+fn rules(page: &PdfPage<'_>) -> Option<(Vec<Rule>, Vec<Rule>)> {
+    let (pw, ph) = (page.width().value, page.height().value);
     let (mut across, mut down) = (Vec::new(), Vec::new());
+    let mut budget = MAX_SEGMENTS;
+    let mut add = |(x0, y0): (f32, f32), (x1, y1): (f32, f32)| {
+        let (w, h) = ((x1 - x0).abs(), (y1 - y0).abs());
+        if !(w.is_finite() && h.is_finite()) {
+            return;
+        }
+        if h <= 0.5 && w >= MIN_LEN {
+            across.push(Rule {
+                at: (y0 + y1) / 2.0,
+                from: x0.min(x1),
+                to: x0.max(x1),
+            });
+        } else if w <= 0.5 && h >= MIN_LEN {
+            down.push(Rule {
+                at: (x0 + x1) / 2.0,
+                from: y0.min(y1),
+                to: y0.max(y1),
+            });
+        }
+    };
+    let mut paths = 0;
     for o in page.objects().iter() {
         if o.object_type() != PdfPageObjectType::Path {
             continue;
         }
+        paths += 1;
         let Ok(b) = o.bounds() else { continue };
         let (l, bo, r, t) = (
             b.left().value,
@@ -98,86 +242,438 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Found> {
             b.top().value,
         );
         let (w, h) = (r - l, t - bo);
+        // A line or a thin bar: its box is the rule (no segments to read).
         if h <= THIN && w >= MIN_LEN {
-            across.push(Rule {
-                at: (bo + t) / 2.0,
-                from: l,
-                to: r,
-            });
-        } else if w <= THIN && h >= MIN_LEN {
-            down.push(Rule {
-                at: (l + r) / 2.0,
-                from: bo,
-                to: t,
-            });
+            add((l, (bo + t) / 2.0), (r, (bo + t) / 2.0));
+            continue;
+        }
+        if w <= THIN && h >= MIN_LEN {
+            add(((l + r) / 2.0, bo), ((l + r) / 2.0, t));
+            continue;
+        }
+        // Too small to hold a cell, or the page's background.
+        if (w < MIN_LEN && h < MIN_LEN) || w * h > 0.5 * pw * ph {
+            continue;
+        }
+        let Some(p) = o.as_path_object() else {
+            continue;
+        };
+        let segments = p.segments();
+        let n = segments.len() as usize;
+        if n < 2 || n > budget {
+            continue;
+        }
+        budget -= n;
+        let Ok(m) = p.matrix() else { continue };
+        // Rotated or skewed: its pieces are not upright.
+        if m.b().abs() > 1e-4 * m.a().abs().max(1e-6) || m.c().abs() > 1e-4 * m.d().abs().max(1e-6)
+        {
+            continue;
+        }
+        let place = |s: &PdfPathSegment| {
+            let (x, y) = (s.x().value, s.y().value);
+            (m.a() * x + m.c() * y + m.e(), m.b() * x + m.d() * y + m.f())
+        };
+        let (mut start, mut cur) = ((0.0, 0.0), (0.0, 0.0));
+        for s in segments.raw().iter() {
+            let to = place(&s);
+            match s.segment_type() {
+                PdfPathSegmentType::MoveTo => start = to,
+                PdfPathSegmentType::LineTo => add(cur, to),
+                _ => {}
+            }
+            cur = to;
+            if s.is_close() {
+                add(cur, start);
+                cur = start;
+            }
         }
     }
-    if down.len() < 3 || across.len() < 3 {
-        return None;
+    (paths >= 3 && across.len() >= 2 && !down.is_empty()).then_some((across, down))
+}
+
+/// Rules at one position joined where they touch or overlap (a row's rule is often drawn
+/// cell by cell, a bar as its two edges); pieces with a gap between stay apart.
+fn join(mut rules: Vec<Rule>) -> Vec<Rule> {
+    rules.sort_by(|a, b| a.at.total_cmp(&b.at).then(a.from.total_cmp(&b.from)));
+    let mut out: Vec<Rule> = Vec::new();
+    'next: for r in rules {
+        // Among the rules at this position (the last few pushed), one this one meets.
+        for last in out.iter_mut().rev() {
+            if r.at - last.at > SNAP {
+                break;
+            }
+            if r.from <= last.to + SNAP && r.to >= last.from - SNAP {
+                last.to = last.to.max(r.to);
+                last.from = last.from.min(r.from);
+                last.at = (last.at + r.at) / 2.0;
+                continue 'next;
+            }
+        }
+        out.push(r);
     }
-    let down = join(down)?;
-    // Every vertical rule spans the same height: one grid.
-    let (y0, y1) = (down[0].from, down[0].to);
-    if down.len() < 3
-        || down
+    out
+}
+
+/// One group of rules that meet: those across and those down.
+struct Group {
+    across: Vec<Rule>,
+    down: Vec<Rule>,
+}
+
+/// The rules joined, then grouped where an across rule and a down rule meet; only groups
+/// with two rules each way or more.
+fn groups(across: Vec<Rule>, down: Vec<Rule>) -> Vec<Group> {
+    let (across, down) = (join(across), join(down));
+    let n = across.len() + down.len();
+    // Every across rule is tried against every down rule: a page of hatching is no table.
+    if across.len() * down.len() > MAX_PAIRS {
+        return Vec::new();
+    }
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(p: &mut [usize], mut i: usize) -> usize {
+        while p[i] != i {
+            p[i] = p[p[i]];
+            i = p[i];
+        }
+        i
+    }
+    for (i, a) in across.iter().enumerate() {
+        for (j, d) in down.iter().enumerate() {
+            let meet = d.at >= a.from - MEET
+                && d.at <= a.to + MEET
+                && a.at >= d.from - MEET
+                && a.at <= d.to + MEET;
+            if meet {
+                let (x, y) = (root(&mut parent, i), root(&mut parent, across.len() + j));
+                parent[x] = y;
+            }
+        }
+    }
+    let mut by_root: std::collections::BTreeMap<usize, Group> = Default::default();
+    for (i, a) in across.iter().enumerate() {
+        let r = root(&mut parent, i);
+        by_root
+            .entry(r)
+            .or_insert_with(|| Group {
+                across: Vec::new(),
+                down: Vec::new(),
+            })
+            .across
+            .push(*a);
+    }
+    for (j, d) in down.iter().enumerate() {
+        let r = root(&mut parent, across.len() + j);
+        if let Some(g) = by_root.get_mut(&r) {
+            g.down.push(*d);
+        }
+    }
+    by_root
+        .into_values()
+        .filter(|g| g.across.len() >= 2 && !g.down.is_empty())
+        .collect()
+}
+
+/// Positions within `SNAP` of each other made one (sorted, ascending).
+fn positions(mut at: Vec<f32>) -> Vec<f32> {
+    at.sort_by(f32::total_cmp);
+    let mut out: Vec<f32> = Vec::new();
+    for a in at {
+        match out.last() {
+            Some(&l) if a - l <= SNAP => {}
+            _ => out.push(a),
+        }
+    }
+    out
+}
+
+/// How much of `[a0, a1]` the span `[b0, b1]` covers, as a share of `[a0, a1]`.
+fn covers(a0: f32, a1: f32, b0: f32, b1: f32) -> f32 {
+    ((a1.min(b1) - a0.max(b0)).max(0.0)) / (a1 - a0).max(1e-3)
+}
+
+/// A group of rules as a grid: its column edges (left to right), its row edges (bottom to
+/// top), which grid cells are one cell, and the characters each cell took so far.
+struct Table {
+    xs: Vec<f32>,
+    ys: Vec<f32>,
+    /// For each grid cell (row from the bottom × column), the cell it belongs to (its
+    /// top-left grid cell's index).
+    cell: Vec<usize>,
+    /// Each grid cell's text, and the last line a character came from.
+    text: Vec<String>,
+    last_line: Vec<Option<usize>>,
+    lines: Vec<usize>,
+}
+
+impl Table {
+    /// The grid the rules draw, or `None` when it is too small, too large, or a merged
+    /// cell is not a rectangle.
+    fn new(g: Group) -> Option<Table> {
+        let l = g
+            .across
             .iter()
-            .any(|d| (d.from - y0).abs() > SNAP || (d.to - y1).abs() > SNAP)
-    {
-        return None;
-    }
-    let (x0, x1) = (down[0].at, down[down.len() - 1].at);
-    // The horizontal rules inside the grid's height, each across its whole width.
-    let across: Vec<Rule> = join(
-        across
-            .into_iter()
-            .filter(|a| a.at >= y0 - SNAP && a.at <= y1 + SNAP)
-            .collect(),
-    )?;
-    if across.len() < 3
-        || across
+            .map(|a| a.from)
+            .chain(g.down.iter().map(|d| d.at))
+            .fold(f32::MAX, f32::min);
+        let r = g
+            .across
             .iter()
-            .any(|a| a.from > x0 + SNAP || a.to < x1 - SNAP)
-        || (across[0].at - y0).abs() > SNAP
-        || (across[across.len() - 1].at - y1).abs() > SNAP
-    {
-        return None;
+            .map(|a| a.to)
+            .chain(g.down.iter().map(|d| d.at))
+            .fold(f32::MIN, f32::max);
+        let b = g
+            .across
+            .iter()
+            .map(|a| a.at)
+            .chain(g.down.iter().map(|d| d.from))
+            .fold(f32::MAX, f32::min);
+        let t = g
+            .across
+            .iter()
+            .map(|a| a.at)
+            .chain(g.down.iter().map(|d| d.to))
+            .fold(f32::MIN, f32::max);
+        let xs = positions(g.down.iter().map(|d| d.at).chain([l, r]).collect());
+        let ys = positions(g.across.iter().map(|a| a.at).chain([b, t]).collect());
+        let (nc, nr) = (xs.len().checked_sub(1)?, ys.len().checked_sub(1)?);
+        if nc < 2
+            || nr < 2
+            || nc > MAX_COLUMNS
+            || nr > MAX_ROWS
+            || nr * nc * (g.across.len() + g.down.len()) > MAX_PAIRS
+        {
+            return None;
+        }
+        // Which edges are drawn: between columns `j-1` and `j` in row `i`, a down rule
+        // over most of the row's height; between rows `i-1` and `i` in column `j`, an
+        // across rule over most of the column's width.
+        let wall = |j: usize, i: usize| {
+            g.down.iter().any(|d| {
+                (d.at - xs[j]).abs() <= SNAP && covers(ys[i], ys[i + 1], d.from, d.to) >= 0.6
+            })
+        };
+        let floor = |i: usize, j: usize| {
+            g.across.iter().any(|a| {
+                (a.at - ys[i]).abs() <= SNAP && covers(xs[j], xs[j + 1], a.from, a.to) >= 0.6
+            })
+        };
+        let at = |i: usize, j: usize| i * nc + j;
+        let mut parent: Vec<usize> = (0..nr * nc).collect();
+        fn root(p: &mut [usize], mut i: usize) -> usize {
+            while p[i] != i {
+                p[i] = p[p[i]];
+                i = p[i];
+            }
+            i
+        }
+        for i in 0..nr {
+            for j in 0..nc {
+                if j > 0 && !wall(j, i) {
+                    let (a, z) = (root(&mut parent, at(i, j - 1)), root(&mut parent, at(i, j)));
+                    parent[a] = z;
+                }
+                if i > 0 && !floor(i, j) {
+                    let (a, z) = (root(&mut parent, at(i - 1, j)), root(&mut parent, at(i, j)));
+                    parent[a] = z;
+                }
+            }
+        }
+        // Each merged cell a rectangle, named by its top-left grid cell.
+        let mut span: std::collections::HashMap<usize, (usize, usize, usize, usize, usize)> =
+            Default::default();
+        for i in 0..nr {
+            for j in 0..nc {
+                let r = root(&mut parent, at(i, j));
+                let e = span.entry(r).or_insert((i, i, j, j, 0));
+                *e = (e.0.min(i), e.1.max(i), e.2.min(j), e.3.max(j), e.4 + 1);
+            }
+        }
+        let mut cell = vec![0; nr * nc];
+        for i in 0..nr {
+            for j in 0..nc {
+                let (i0, i1, j0, j1, n) = span[&root(&mut parent, at(i, j))];
+                if (i1 - i0 + 1) * (j1 - j0 + 1) != n {
+                    return None;
+                }
+                cell[at(i, j)] = at(i1, j0); // rows count from the bottom: i1 is the top
+            }
+        }
+        if span.len() < 4 {
+            return None;
+        }
+        Some(Table {
+            text: vec![String::new(); nr * nc],
+            last_line: vec![None; nr * nc],
+            lines: vec![0; nr * nc],
+            xs,
+            ys,
+            cell,
+        })
     }
-    let layer = page.text().ok()?;
-    let grab = |bottom: f32, left: f32, top: f32, right: f32| {
-        layer
-            .inside_rect(PdfRect::new_from_values(bottom, left, top, right))
-            .replace("\r\n", "\n")
-            .replace(['\r', '\0'], "\n")
-    };
-    const FAR: f32 = 1.0e7;
-    // Only a page whose text is its plain text layer (no recovered font, no reordered
-    // right-to-left run, no form fields added).
-    if grab(-FAR, -FAR, FAR, FAR) != text {
-        return None;
+
+    fn bounds(&self) -> (f32, f32, f32, f32) {
+        (
+            self.xs[0],
+            self.ys[0],
+            self.xs[self.xs.len() - 1],
+            self.ys[self.ys.len() - 1],
+        )
     }
-    let (above, below) = (grab(y1, -FAR, FAR, FAR), grab(-FAR, -FAR, y0, FAR));
-    let (left, right) = (grab(y0, -FAR, y1, x0), grab(y0, x1, y1, FAR));
-    let ink = |s: &str| s.chars().filter(|c| !c.is_whitespace()).count();
-    if ink(&left) + ink(&right) > 0 {
-        return None;
+
+    /// Whether the two grids do not overlap.
+    fn apart(&self, o: &Table) -> bool {
+        let (l, b, r, t) = self.bounds();
+        let (ol, ob, or, ot) = o.bounds();
+        or <= l || ol >= r || ot <= b || ob >= t
     }
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    for i in (1..across.len()).rev() {
-        let (top, bottom) = (across[i].at, across[i - 1].at);
-        rows.push(
-            down.windows(2)
-                .map(|c| {
-                    let cell = grab(bottom, c[0].at, top, c[1].at);
-                    cell.split_whitespace().collect::<Vec<_>>().join(" ")
+
+    /// The grid cell a point falls in, if inside the grid.
+    fn cell_at(&self, x: f32, y: f32) -> Option<usize> {
+        let (l, b, r, t) = self.bounds();
+        if x < l || x > r || y < b || y > t {
+            return None;
+        }
+        let j = self.xs[1..]
+            .partition_point(|&e| e < x)
+            .min(self.xs.len() - 2);
+        let i = self.ys[1..]
+            .partition_point(|&e| e < y)
+            .min(self.ys.len() - 2);
+        Some(self.cell[i * (self.xs.len() - 1) + j])
+    }
+
+    /// A character of the page into grid cell `c`'s cell (a space first where its line
+    /// changed).
+    fn take(&mut self, c: usize, ch: char, line: usize) {
+        if self.last_line[c].is_some_and(|l| l != line) {
+            self.text[c].push(' ');
+            self.lines[c] += 1;
+        }
+        self.last_line[c] = Some(line);
+        self.text[c].push(if ch.is_whitespace() { ' ' } else { ch });
+    }
+
+    /// The table's rows, top first, without rows or columns that hold nothing; `None`
+    /// when that is no table: fewer than two rows and two columns, fewer than two rows
+    /// with two cells of text, or a cell of prose.
+    fn finish(self) -> Option<Grid> {
+        let nc = self.xs.len() - 1;
+        let nr = self.ys.len() - 1;
+        if self.lines.iter().any(|&n| n >= MAX_CELL_LINES) {
+            return None;
+        }
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        let mut spans: Vec<usize> = Vec::new();
+        for i in (0..nr).rev() {
+            let mut row = Vec::with_capacity(nc);
+            let mut span = 1;
+            for j in 0..nc {
+                let k = i * nc + j;
+                if self.cell[k] == k {
+                    row.push(
+                        self.text[k]
+                            .split_whitespace()
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    );
+                    // How many rows this cell spans down (grid cells below naming it).
+                    let down = (0..i)
+                        .rev()
+                        .take_while(|&b| self.cell[b * nc + j] == k)
+                        .count();
+                    span = span.max(down + 1);
+                } else {
+                    row.push(String::new());
+                }
+            }
+            rows.push(row);
+            spans.push(span);
+        }
+        let keep_col: Vec<bool> = (0..nc)
+            .map(|j| rows.iter().any(|r| !r[j].is_empty()))
+            .collect();
+        let mut header_rows = 0;
+        let mut out = Vec::new();
+        for (row, span) in rows.into_iter().zip(spans) {
+            if row.iter().all(String::is_empty) {
+                continue;
+            }
+            if out.is_empty() {
+                header_rows = span;
+            }
+            out.push(
+                row.into_iter()
+                    .zip(&keep_col)
+                    .filter(|(_, k)| **k)
+                    .map(|(c, _)| c)
+                    .collect::<Vec<_>>(),
+            );
+        }
+        let cols = keep_col.iter().filter(|k| **k).count();
+        let full = out
+            .iter()
+            .filter(|r| r.iter().filter(|c| !c.is_empty()).count() >= 2)
+            .count();
+        if out.len() < 2 || cols < 2 || full < 2 {
+            return None;
+        }
+        Some(Grid {
+            header_rows: header_rows.min(out.len() - 1).max(1) as u32,
+            rows: out,
+        })
+    }
+}
+
+/// Where each character of the page's lines goes: `(table, grid cell)`, or `None` for the
+/// text around the tables. A drawn character by the middle of its box; a blank (or a
+/// character without a box) goes with its neighbours on its line when they are one
+/// table's (the first's cell), else stays text.
+fn owners(read: &[Line], tables: &[Table]) -> Vec<Vec<Option<(usize, usize)>>> {
+    read.iter()
+        .map(|line| {
+            let drawn: Vec<Option<Option<(usize, usize)>>> = line
+                .iter()
+                .map(|g| {
+                    let shown = !g.ch.is_whitespace() && g.r > g.l && g.t > g.b;
+                    shown.then(|| {
+                        let (x, y) = ((g.l + g.r) / 2.0, (g.b + g.t) / 2.0);
+                        tables
+                            .iter()
+                            .enumerate()
+                            .find_map(|(t, tb)| tb.cell_at(x, y).map(|c| (t, c)))
+                    })
                 })
-                .collect(),
-        );
-    }
-    let cells: usize = rows.iter().flatten().map(|c| ink(c)).sum::<usize>();
-    // Every character of the page is above, in a cell, or below: nothing lost, nothing
-    // counted twice (a character on a boundary would be).
-    if ink(&above) + cells + ink(&below) != ink(text) || cells == 0 {
-        return None;
-    }
-    Some(Found { above, rows, below })
+                .collect();
+            // The nearest drawn character before and after each one (two passes, not a
+            // search for each blank).
+            let mut before = vec![None; line.len()];
+            let mut last = None;
+            for k in 0..line.len() {
+                before[k] = last;
+                if let Some(o) = drawn[k] {
+                    last = Some(o);
+                }
+            }
+            let mut after = vec![None; line.len()];
+            let mut next = None;
+            for k in (0..line.len()).rev() {
+                after[k] = next;
+                if let Some(o) = drawn[k] {
+                    next = Some(o);
+                }
+            }
+            (0..line.len())
+                .map(|k| match drawn[k] {
+                    Some(o) => o,
+                    None => match (before[k], after[k]) {
+                        (Some(Some(a)), Some(Some(z))) if a.0 == z.0 => Some(a),
+                        (Some(Some(a)), None) => Some(a),
+                        (None, Some(Some(z))) => Some(z),
+                        _ => None,
+                    },
+                })
+                .collect()
+        })
+        .collect()
 }
