@@ -120,6 +120,16 @@ pub struct Block {
     pub bbox: Option<[f32; 4]>,
 }
 
+/// A table cell over more than one row or column: its top-left place (0-based, in
+/// `rows`) and how many rows and columns it covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct CellSpan {
+    pub row: u32,
+    pub column: u32,
+    pub rows: u32,
+    pub columns: u32,
+}
+
 /// A block's kind and what that kind holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -142,10 +152,14 @@ pub enum Content {
         text: String,
     },
     /// A table: rows of cells as shown, the first `header_rows` of them its header (0
-    /// where the document marks none).
+    /// where the document marks none). A cell over several rows or columns has its text in
+    /// its top-left place (the places it covers are empty) and is listed in `spans`.
     Table {
         rows: Vec<Vec<String>>,
         header_rows: u32,
+        /// The cells over more than one row or column (absent when there are none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        spans: Vec<CellSpan>,
     },
     /// A picture: its description (alt text) and caption where the document gives them.
     Figure {

@@ -34,7 +34,7 @@ Tools, each file converted in a fresh process (`--timeout` seconds at most):
 Parsing (groundtruth and outputs alike): HTML comments, image links and docreader's page
 markers (`--- Page N ---`) are dropped; the Markdown is cut into blocks: headings (`#`..
 `######`: level, text), tables (GFM pipe rows, the separator row dropped, `<br>` a space; or
-an HTML `<table>`, colspans repeated), list items (one block each) and paragraphs (other
+an HTML `<table>`, colspans and rowspans repeated), list items (one block each) and paragraphs (other
 lines, joined until a blank line). Text is normalised for every comparison: NFKC, Markdown
 emphasis/code marks, HTML tags and backslash escapes removed, lower case, whitespace runs
 as one space.
@@ -368,15 +368,29 @@ def split_row(line):
 
 
 class _TableParser(html.parser.HTMLParser):
+    """An HTML table as a grid: a cell over several columns or rows is repeated in each place
+    it covers (as docling's groundtruth writes spanning cells)."""
+
     def __init__(self):
         super().__init__()
-        self.rows, self.cell, self.span = [], None, 1
+        self.rows, self.cell, self.span, self.down = [], None, 1, 1
+        self.pending = {}  # column -> (text, rows left) from a rowspan above
+
+    def _fill(self):
+        row = self.rows[-1]
+        while len(row) in self.pending:
+            c = len(row)
+            text, left = self.pending.pop(c)
+            row.append(text)
+            if left > 1:
+                self.pending[c] = (text, left - 1)
 
     def handle_starttag(self, tag, attrs):
         if tag == "tr":
             self.rows.append([])
         elif tag in ("td", "th"):
-            self.cell, self.span = [], int(dict(attrs).get("colspan") or 1)
+            a = dict(attrs)
+            self.cell, self.span, self.down = [], int(a.get("colspan") or 1), int(a.get("rowspan") or 1)
         elif tag == "br" and self.cell is not None:
             self.cell.append(" ")
 
@@ -384,8 +398,16 @@ class _TableParser(html.parser.HTMLParser):
         if tag in ("td", "th") and self.cell is not None:
             if not self.rows:
                 self.rows.append([])
-            self.rows[-1].extend(["".join(self.cell)] * max(1, min(self.span, 50)))
+            self._fill()
+            text = "".join(self.cell)
+            for _ in range(max(1, min(self.span, 50))):
+                if self.down > 1:
+                    self.pending[len(self.rows[-1])] = (text, min(self.down, 500) - 1)
+                self.rows[-1].append(text)
+                self._fill()
             self.cell = None
+        elif tag == "tr" and self.rows:
+            self._fill()
 
     def handle_data(self, data):
         if self.cell is not None:

@@ -231,6 +231,7 @@ pub fn to_model(blocks: &[Block], range: std::ops::Range<usize>) -> Vec<crate::m
                 rows: rows.clone(),
                 // Word's repeated header rows are not read yet: none marked.
                 header_rows: 0,
+                spans: Vec::new(),
             },
             Block::Chart(c) => C::Chart {
                 text: c.trim_end().to_string(),

@@ -301,7 +301,9 @@ impl Cutter<'_> {
                     self.push(&md, Join::Block, ui, at);
                 }
             }
-            Content::Table { rows, header_rows } => self.table(rows, *header_rows as usize, ui),
+            Content::Table {
+                rows, header_rows, ..
+            } => self.table(rows, *header_rows as usize, ui),
             // A file a message carries, named as its text names it.
             Content::ListItem { text, .. } if b.part.as_deref() == Some("attachments") => {
                 let at = self.locate(ui, &needles(text));

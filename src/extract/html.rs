@@ -1181,6 +1181,7 @@ impl Recorder {
                         let content = Content::Table {
                             header_rows: t.header_rows.min(t.rows.len() as u32),
                             rows: t.rows,
+                            spans: Vec::new(),
                         };
                         match self.tables.last_mut() {
                             // A table in a cell: its text is the cell's already.

@@ -37,3 +37,97 @@ pub(crate) fn pipe_row(r: &[String], cols: usize) -> String {
 pub(crate) fn separator(cols: usize) -> String {
     format!("|{}\n", "---|".repeat(cols.max(1)))
 }
+
+/// An HTML table, for a table whose cells span rows or columns (a pipe table cannot say
+/// so): the first `header_rows` rows as `<th>`, each spanning cell once with its
+/// `rowspan`/`colspan`, the places it covers left out; one row a line, text escaped.
+pub(crate) fn html_table(
+    rows: &[Vec<String>],
+    header_rows: usize,
+    spans: &[crate::model::CellSpan],
+) -> String {
+    // Which places a spanning cell covers (not its own), and where each one starts.
+    let mut covered: std::collections::HashSet<(usize, usize)> = Default::default();
+    let mut starts: std::collections::HashMap<(usize, usize), (u32, u32)> = Default::default();
+    for s in spans {
+        let (r0, c0) = (s.row as usize, s.column as usize);
+        starts.insert((r0, c0), (s.rows, s.columns));
+        for r in r0..(r0 + s.rows as usize).min(rows.len()) {
+            for c in c0..c0 + s.columns as usize {
+                if (r, c) != (r0, c0) {
+                    covered.insert((r, c));
+                }
+            }
+        }
+    }
+    let esc = |t: &str| {
+        t.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let mut out = String::from("<table>\n");
+    for (r, row) in rows.iter().enumerate() {
+        out.push_str("<tr>");
+        let tag = if r < header_rows { "th" } else { "td" };
+        for (c, text) in row.iter().enumerate() {
+            if covered.contains(&(r, c)) {
+                continue;
+            }
+            out.push('<');
+            out.push_str(tag);
+            if let Some(&(down, across)) = starts.get(&(r, c)) {
+                if down > 1 {
+                    out.push_str(&format!(" rowspan=\"{down}\""));
+                }
+                if across > 1 {
+                    out.push_str(&format!(" colspan=\"{across}\""));
+                }
+            }
+            out.push('>');
+            out.push_str(&esc(text));
+            out.push_str("</");
+            out.push_str(tag);
+            out.push('>');
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CellSpan;
+
+    #[test]
+    fn html_tables_span_and_escape() {
+        let rows = vec![
+            vec!["A <b>".to_string(), String::new()],
+            vec!["x & y".to_string(), "z".to_string()],
+            vec![String::new(), "w".to_string()],
+        ];
+        let spans = [
+            CellSpan {
+                row: 0,
+                column: 0,
+                rows: 1,
+                columns: 2,
+            },
+            CellSpan {
+                row: 1,
+                column: 0,
+                rows: 2,
+                columns: 1,
+            },
+        ];
+        assert_eq!(
+            html_table(&rows, 1, &spans),
+            "<table>\n<tr><th colspan=\"2\">A &lt;b&gt;</th></tr>\n\
+             <tr><td rowspan=\"2\">x &amp; y</td><td>z</td></tr>\n<tr><td>w</td></tr>\n</table>\n"
+        );
+    }
+}

@@ -295,6 +295,7 @@ fn shape_text(
                 t.push(Block::new(Content::Table {
                     rows: std::mem::take(&mut typed_rows),
                     header_rows: 0,
+                    spans: Vec::new(),
                 }));
             }
         }

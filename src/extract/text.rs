@@ -109,6 +109,7 @@ fn text_document(ex: &Extraction, table: Option<TextKind>, from_start: bool) -> 
                 blocks.push(Block::new(Content::Table {
                     header_rows: u32::from(from_start && rows.len() > 1),
                     rows,
+                    spans: Vec::new(),
                 }));
             }
         }

@@ -492,6 +492,19 @@ try {
     assert.ok(!listed.includes("report.docx"), `still listed: ${listed}`);
   });
 
+  await step("a PDF table with spanning cells as Markdown: rendered with its spans, its text as text", async () => {
+    await page.setInputFiles("#pick", [fixture("pdf/ruled_tables.pdf")]);
+    await page.waitForSelector("#messages li:has-text('ruled_tables.pdf uploaded')");
+    await page.click("#files button:has-text('ruled_tables.pdf')");
+    await page.selectOption("#opt-output", "markdown");
+    await page.click("#read");
+    await page.waitForSelector("#text .md th[colspan='2']");
+    assert.equal(await page.textContent("#text .md th[colspan='2']"), "Sales");
+    assert.equal(await page.locator("#text .md th[rowspan='2']").count(), 2);
+    assert.equal(await page.locator("#text .md table").count(), 2);
+    assert.doesNotMatch(await page.textContent("#text"), /<tr>|<table>/);
+  });
+
   await step("1280 px wide: axe; screenshot", async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.fill("#key", KEY);

@@ -412,8 +412,10 @@ async fn bold_and_italic_lines_of_their_own_are_headings() {
 }
 
 /// Ruled tables as documents draw them (#44 item 5): no rules down the outer sides, a
-/// header over two columns and two headers over two rows (the text in the merged cell's
-/// top-left cell, the others empty), a note beside the table, a second table on the page;
+/// header over two columns and two headers over two rows (in Markdown an HTML table with
+/// `colspan`/`rowspan`, as a pipe table cannot span; in `json` the text in the merged
+/// cell's top-left place, the others empty, and `spans`), a note beside the table, a
+/// second table on the page (a pipe table: no spans);
 /// each stands where its text did, with the text around it in order and nothing lost. A
 /// framed paragraph (one box) and two text columns between three rules (one row) stay
 /// lines. The same tables are `table` blocks in `json` (two header rows for the first).
@@ -428,8 +430,9 @@ async fn ruled_tables_with_spans_and_open_sides_are_tables() {
     assert_eq!(
         r.json["text"],
         "--- Page 1 ---\n## Quarterly results by region\n\n\
-         | Region | Sales |  | Staff |\n|---|---|---|---|\n|  | Q1 | Q2 |  |\n\
-         | North | 120 | 135 | 14 |\n| South | 98 | 101 | 9 |\n\n\
+         <table>\n<tr><th rowspan=\"2\">Region</th><th colspan=\"2\">Sales</th><th rowspan=\"2\">Staff</th></tr>\n\
+         <tr><th>Q1</th><th>Q2</th></tr>\n<tr><td>North</td><td>120</td><td>135</td><td>14</td></tr>\n\
+         <tr><td>South</td><td>98</td><td>101</td><td>9</td></tr>\n</table>\n\n\
          Figures in thousands.\n\nStaff counts are at year end.\n\n\
          | Term | Meaning |\n|---|---|\n| Q1 | January to March |\n| Q2 | April to June |\n\n\
          End of the report.\n\
@@ -459,7 +462,12 @@ async fn ruled_tables_with_spans_and_open_sides_are_tables() {
             ["South", "98", "101", "9"]
         ])
     );
+    assert_eq!(
+        tables[0]["spans"],
+        json!([{"row": 0, "column": 0, "rows": 2, "columns": 1}, {"row": 0, "column": 1, "rows": 1, "columns": 2}, {"row": 0, "column": 3, "rows": 2, "columns": 1}])
+    );
     assert_eq!(tables[1]["header_rows"], 1);
+    assert!(tables[1].get("spans").is_none(), "{}", tables[1]);
     assert_eq!(tables[1]["rows"][2], json!(["Q2", "April to June"]));
     // Plain text keeps the page's lines.
     let r = app

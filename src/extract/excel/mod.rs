@@ -754,6 +754,7 @@ fn read_sheets(
                         blocks.push(Block::new(Content::Table {
                             rows,
                             header_rows: 0,
+                            spans: Vec::new(),
                         }));
                     }
                     for (_, l) in &sheet_notes[..notes_shown] {

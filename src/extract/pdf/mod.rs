@@ -511,6 +511,7 @@ fn page_blocks(
                     tables::Piece::Table(g) => out.push(Block::new(Content::Table {
                         header_rows: g.header_rows,
                         rows: g.rows,
+                        spans: g.spans,
                     })),
                 }
             }

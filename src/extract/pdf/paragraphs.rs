@@ -427,7 +427,7 @@ pub(super) fn group(
 }
 
 /// A page's Markdown with the lines of each paragraph joined, paragraphs apart by a blank
-/// line; headings, table rows and blank lines stay as they are.
+/// line; headings, table rows (pipe or HTML) and blank lines stay as they are.
 pub(super) fn markdown(geometry: &Geometry, text: &str) -> String {
     if geometry.lines.is_empty() {
         return text.to_string();
@@ -457,7 +457,10 @@ pub(super) fn markdown(geometry: &Geometry, text: &str) -> String {
     };
     for line in text.split_inclusive('\n') {
         let t = line.trim_end_matches(['\n', '\r']);
-        if t.trim().is_empty() || t.starts_with('#') || t.starts_with('|') {
+        let html = ["<table>", "<tr>", "</table>"]
+            .iter()
+            .any(|h| t.starts_with(h));
+        if t.trim().is_empty() || t.starts_with('#') || t.starts_with('|') || html {
             flush(&mut run, &mut out);
             if !t.trim().is_empty() {
                 out.push_str(line);

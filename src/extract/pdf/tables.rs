@@ -12,6 +12,7 @@
 use pdfium_render::prelude::*;
 
 use super::lines::{self, Line};
+use crate::extract::markdown;
 
 /// How far apart two rules' positions may be and still be one (points).
 const SNAP: f32 = 2.0;
@@ -43,6 +44,8 @@ struct Rule {
 pub(super) struct Grid {
     pub rows: Vec<Vec<String>>,
     pub header_rows: u32,
+    /// The cells over more than one row or column.
+    pub spans: Vec<crate::model::CellSpan>,
 }
 
 /// A page's text cut at its tables.
@@ -64,18 +67,20 @@ pub(super) fn mark(page: &PdfPage<'_>, text: &str) -> Option<String> {
                 if !out.is_empty() && !out.ends_with("\n\n") {
                     out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
                 }
-                let cols = g.rows.iter().map(Vec::len).max().unwrap_or(1);
-                for (k, row) in g.rows.iter().enumerate() {
-                    out.push('|');
-                    for c in row {
-                        out.push(' ');
-                        out.push_str(&c.replace('|', "\\|"));
-                        out.push_str(" |");
-                    }
-                    out.push('\n');
-                    if k == 0 {
-                        out.push_str(&crate::extract::markdown::separator(cols));
-                    }
+                if g.spans.is_empty() {
+                    let rows: Vec<Vec<String>> = g
+                        .rows
+                        .iter()
+                        .map(|r| r.iter().map(|c| markdown::cell_text(c)).collect())
+                        .collect();
+                    out.push_str(&markdown::pipe_table(&rows));
+                } else {
+                    // Cells over rows or columns: a pipe table cannot say so.
+                    out.push_str(&markdown::html_table(
+                        &g.rows,
+                        g.header_rows as usize,
+                        &g.spans,
+                    ));
                 }
                 out.push('\n');
             }
@@ -154,6 +159,7 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
                         pieces.push(Piece::Table(Grid {
                             rows: Vec::new(),
                             header_rows: 0,
+                            spans: Vec::new(),
                         }));
                     }
                     tables[t].take(c, g.ch, li);
@@ -404,6 +410,9 @@ struct Table {
     text: Vec<String>,
     last_line: Vec<Option<usize>>,
     lines: Vec<usize>,
+    /// Each merged cell's grid rows (from the bottom) and columns, first to last, at its
+    /// top-left grid cell.
+    extent: Vec<(usize, usize, usize, usize)>,
 }
 
 impl Table {
@@ -490,6 +499,7 @@ impl Table {
             }
         }
         let mut cell = vec![0; nr * nc];
+        let mut extent = vec![(0, 0, 0, 0); nr * nc];
         for i in 0..nr {
             for j in 0..nc {
                 let (i0, i1, j0, j1, n) = span[&root(&mut parent, at(i, j))];
@@ -497,6 +507,7 @@ impl Table {
                     return None;
                 }
                 cell[at(i, j)] = at(i1, j0); // rows count from the bottom: i1 is the top
+                extent[at(i1, j0)] = (i0, i1, j0, j1);
             }
         }
         if span.len() < 4 {
@@ -506,6 +517,7 @@ impl Table {
             text: vec![String::new(); nr * nc],
             last_line: vec![None; nr * nc],
             lines: vec![0; nr * nc],
+            extent,
             xs,
             ys,
             cell,
@@ -563,53 +575,63 @@ impl Table {
         if self.lines.iter().any(|&n| n >= MAX_CELL_LINES) {
             return None;
         }
-        let mut rows: Vec<Vec<String>> = Vec::new();
-        let mut spans: Vec<usize> = Vec::new();
-        for i in (0..nr).rev() {
-            let mut row = Vec::with_capacity(nc);
-            let mut span = 1;
-            for j in 0..nc {
-                let k = i * nc + j;
-                if self.cell[k] == k {
-                    row.push(
-                        self.text[k]
-                            .split_whitespace()
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                    );
-                    // How many rows this cell spans down (grid cells below naming it).
-                    let down = (0..i)
-                        .rev()
-                        .take_while(|&b| self.cell[b * nc + j] == k)
-                        .count();
-                    span = span.max(down + 1);
-                } else {
-                    row.push(String::new());
-                }
+        let text = |k: usize| {
+            if self.cell[k] == k {
+                self.text[k]
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            } else {
+                String::new()
             }
-            rows.push(row);
-            spans.push(span);
-        }
-        let keep_col: Vec<bool> = (0..nc)
-            .map(|j| rows.iter().any(|r| !r[j].is_empty()))
+        };
+        // Grid rows top first; rows and columns where no cell has text are left out.
+        let grid: Vec<Vec<String>> = (0..nr)
+            .rev()
+            .map(|i| (0..nc).map(|j| text(i * nc + j)).collect())
             .collect();
-        let mut header_rows = 0;
-        let mut out = Vec::new();
-        for (row, span) in rows.into_iter().zip(spans) {
-            if row.iter().all(String::is_empty) {
+        let keep_row: Vec<bool> = grid
+            .iter()
+            .map(|r| r.iter().any(|c| !c.is_empty()))
+            .collect();
+        let keep_col: Vec<bool> = (0..nc)
+            .map(|j| grid.iter().any(|r| !r[j].is_empty()))
+            .collect();
+        let kept_before = |keep: &[bool], k: usize| keep[..k].iter().filter(|x| **x).count();
+        let mut spans = Vec::new();
+        for (k, &(i0, i1, j0, j1)) in self.extent.iter().enumerate() {
+            if self.cell[k] != k || (i0 == i1 && j0 == j1) {
                 continue;
             }
-            if out.is_empty() {
-                header_rows = span;
+            // Grid rows from the top: the top row `i1` is `nr - 1 - i1`.
+            let (top, bottom) = (nr - 1 - i1, nr - 1 - i0);
+            if !keep_row[top] || !keep_col[j0] {
+                continue;
             }
-            out.push(
+            let rows = keep_row[top..=bottom].iter().filter(|x| **x).count() as u32;
+            let columns = keep_col[j0..=j1].iter().filter(|x| **x).count() as u32;
+            if rows > 1 || columns > 1 {
+                spans.push(crate::model::CellSpan {
+                    row: kept_before(&keep_row, top) as u32,
+                    column: kept_before(&keep_col, j0) as u32,
+                    rows,
+                    columns,
+                });
+            }
+        }
+        spans.sort_by_key(|s| (s.row, s.column));
+        let out: Vec<Vec<String>> = grid
+            .into_iter()
+            .zip(&keep_row)
+            .filter(|(_, k)| **k)
+            .map(|(row, _)| {
                 row.into_iter()
                     .zip(&keep_col)
                     .filter(|(_, k)| **k)
                     .map(|(c, _)| c)
-                    .collect::<Vec<_>>(),
-            );
-        }
+                    .collect()
+            })
+            .collect();
         let cols = keep_col.iter().filter(|k| **k).count();
         let full = out
             .iter()
@@ -618,9 +640,19 @@ impl Table {
         if out.len() < 2 || cols < 2 || full < 2 {
             return None;
         }
+        // The header: the top row, and the rows its cells reach down over.
+        let header_rows = spans
+            .iter()
+            .filter(|s| s.row == 0)
+            .map(|s| s.rows)
+            .max()
+            .unwrap_or(1)
+            .min(out.len() as u32 - 1)
+            .max(1);
         Some(Grid {
-            header_rows: header_rows.min(out.len() - 1).max(1) as u32,
+            header_rows,
             rows: out,
+            spans,
         })
     }
 }

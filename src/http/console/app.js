@@ -858,9 +858,9 @@ function highlight(i) {
 
 // ---------------------------------------------------------------- Markdown
 
-// What the service writes: headings, paragraphs, lists, GFM pipe tables, `--- X ---`
-// markers, **bold**, *italic* and [links](href). Built as DOM nodes from text: nothing in
-// a document becomes markup.
+// What the service writes: headings, paragraphs, lists, GFM pipe tables (HTML tables where
+// cells span), `--- X ---` markers, **bold**, *italic* and [links](href). Built as DOM
+// nodes from text: nothing in a document becomes markup.
 function renderMarkdown(md) {
   const root = el("div", { class: "md" });
   const lines = md.split("\n");
@@ -891,6 +891,36 @@ function renderMarkdown(md) {
       table.append(tbody);
       root.append(el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Table" }, table));
       continue;
+    }
+    // A table whose cells span rows or columns, as the service writes it (one row a line:
+    // `<tr><th rowspan="2">…</th>…</tr>`): rebuilt cell by cell, its text as text.
+    if (line === "<table>") {
+      let j = i + 1;
+      const rows = [];
+      while (j < lines.length && /^<tr>.*<\/tr>$/.test(lines[j])) rows.push(lines[j++]);
+      if (rows.length && lines[j] === "</table>") {
+        flush(); list = null;
+        const table = el("table");
+        const thead = el("thead");
+        const tbody = el("tbody");
+        for (const row of rows) {
+          const tr = el("tr");
+          let head = false;
+          for (const c of row.matchAll(/<(th|td)(?: rowspan="(\d+)")?(?: colspan="(\d+)")?>(.*?)<\/\1>/g)) {
+            const text = c[4].replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+            const cell = inline(el(c[1], c[1] === "th" ? { scope: "col" } : {}), text);
+            if (c[2]) cell.rowSpan = Math.min(1000, Number(c[2]));
+            if (c[3]) cell.colSpan = Math.min(1000, Number(c[3]));
+            head = c[1] === "th";
+            tr.append(cell);
+          }
+          (head ? thead : tbody).append(tr);
+        }
+        table.append(thead, tbody);
+        root.append(el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Table" }, table));
+        i = j;
+        continue;
+      }
     }
     let m;
     if ((m = /^(#{1,6}) (.*)$/.exec(line))) {
