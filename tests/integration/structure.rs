@@ -476,3 +476,36 @@ async fn ruled_tables_with_spans_and_open_sides_are_tables() {
     let t = r.json["text"].as_str().unwrap();
     assert!(!t.contains('|') && t.contains("North 120 135 14"), "{t}");
 }
+
+/// Subheads in another typeface a little larger than the body (#44 item 6): a sans line of
+/// its own over a serif body is a heading, a numbered one right under a section heading
+/// too; a line as large in the body's own typeface, and a sans sentence, stay text.
+#[tokio::test]
+async fn subheads_in_another_typeface_are_headings() {
+    let app = TestApp::new().await;
+    let r = app
+        .upload_and_read(
+            "typeface.pdf",
+            &fixture("pdf/typeface_headings.pdf"),
+            json!({"output": "markdown"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let m = r.json["text"].as_str().unwrap();
+    let heads: Vec<&str> = m.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(
+        heads,
+        [
+            "## 2 Methods",
+            "### (1) Scope of the survey",
+            "### Field Procedure"
+        ],
+        "{m}"
+    );
+    for text in [
+        "A Larger Line In The Body Font",
+        "Sans lines that are sentences end with a stop.",
+    ] {
+        assert!(m.lines().any(|l| l == text), "{text:?} is text: {m}");
+    }
+}

@@ -78,10 +78,10 @@ const ITALIC: usize = 20;
 
 /// Whether a text object is drawn in a bold font, and whether in an italic one: by its
 /// name (`-Bold`, `Black`, `Heavy`, `Demi`; `Italic`, `Oblique`), or for a font without a
-/// name, its weight. One name read per object (this runs on every body-size object).
-fn style(t: &PdfPageTextObject<'_>) -> (bool, bool) {
-    let font = t.font();
-    let name = font.name().to_ascii_lowercase();
+/// name, its weight. One name read per object (this runs on every body-size object): the
+/// caller reads it.
+fn style(font: &PdfFont<'_>, name: &str) -> (bool, bool) {
+    let name = name.to_ascii_lowercase();
     if name.is_empty() {
         let heavy = font.weight().is_ok_and(|w| {
             matches!(
@@ -119,7 +119,7 @@ fn large_runs(page: &PdfPage<'_>) -> Vec<(String, usize)> {
         *width_by_size
             .entry((size * 2.0).round() as i32)
             .or_default() += width;
-        texts.push((i, size));
+        texts.push((i, size, width));
     }
     let Some(body) = width_by_size
         .iter()
@@ -132,7 +132,12 @@ fn large_runs(page: &PdfPage<'_>) -> Vec<(String, usize)> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for (i, size) in texts {
+    // The body's typeface (the name covering the most width at the body's size), and the
+    // runs a little larger than the body in a plain font, by name: headings only when
+    // that font is not the body's (a sans subhead over a serif body).
+    let mut width_by_font: HashMap<String, f32> = HashMap::new();
+    let mut other_font: Vec<(usize, String)> = Vec::new();
+    for (i, size, width) in texts {
         let ratio = size / body;
         let Ok(o) = objects.get(i) else { continue };
         let Some(t) = o.as_text_object() else {
@@ -145,17 +150,52 @@ fn large_runs(page: &PdfPage<'_>) -> Vec<(String, usize)> {
             // Bold, a little larger than the body or its size, or italic in its size: a
             // heading when it is a line of its own (`pieces` decides; a bold phrase in a
             // line is not one).
-            r if r >= 0.97 => match (style(t), r >= 1.05) {
-                ((true, _), true) => BOLD_LARGER,
-                ((true, _), false) => BOLD_BODY,
-                ((false, true), _) => ITALIC_BODY,
-                _ => continue,
-            },
+            r if r >= 0.97 => {
+                let font = t.font();
+                let name = font.name();
+                let larger = r >= 1.05;
+                let style = style(&font, &name);
+                if !larger {
+                    *width_by_font.entry(name.clone()).or_default() += width;
+                }
+                match (style, larger) {
+                    ((true, _), true) => BOLD_LARGER,
+                    ((true, _), false) => BOLD_BODY,
+                    ((false, true), _) => ITALIC_BODY,
+                    (_, true) if !name.is_empty() => {
+                        other_font.push((out.len(), name));
+                        BOLD_LARGER
+                    }
+                    _ => continue,
+                }
+            }
             _ => continue,
         };
         let text = squash(&text_page.for_object(t));
         if !text.is_empty() {
             out.push((text, level));
+        } else if other_font.last().is_some_and(|(k, _)| *k == out.len()) {
+            other_font.pop();
+        }
+    }
+    if !other_font.is_empty() {
+        let body_font = width_by_font
+            .into_iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(n, _)| n);
+        // In the body's own typeface, only a little larger: no heading.
+        let drop: std::collections::HashSet<usize> = other_font
+            .into_iter()
+            .filter(|(_, n)| body_font.as_ref().is_none_or(|b| b == n))
+            .map(|(k, _)| k)
+            .collect();
+        if !drop.is_empty() {
+            out = out
+                .into_iter()
+                .enumerate()
+                .filter(|(k, _)| !drop.contains(k))
+                .map(|(_, r)| r)
+                .collect();
         }
     }
     out
@@ -216,7 +256,8 @@ pub(super) fn pieces<'a>(
                 }
                 Some(l) if l > BOLD => {
                     bold_lines.push((out.len(), nonblank, l, line));
-                    let alone = bold_heading(line) && open_title.is_none();
+                    // A numbered one (`(1) Scope`) right under a heading is one too.
+                    let alone = bold_heading(line) && (open_title.is_none() || numbered(line));
                     (alone.then_some(l - BOLD), false)
                 }
                 level => (level, true),
@@ -354,6 +395,13 @@ fn numbered(line: &str) -> bool {
                 .chars()
                 .all(|c| matches!(c, 'I' | 'V' | 'X' | 'A'..='H')))
         || matches!(lower.as_str(), "chapter" | "part" | "section" | "appendix")
+        || {
+            // `(1)`, `(12)`, `1)`
+            let inner = first.strip_prefix('(').unwrap_or(first);
+            inner.strip_suffix(')').is_some_and(|n| {
+                !n.is_empty() && n.len() <= 3 && n.chars().all(|c| c.is_ascii_digit())
+            })
+        }
 }
 
 /// Whether a line reads like a byline or a date rather than a heading: a date (`January
