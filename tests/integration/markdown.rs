@@ -274,16 +274,16 @@ async fn pdf_headings_from_font_sizes_and_bookmarks() {
 }
 
 /// PDF tables where ruling lines draw them: a grid of rules becomes a pipe table between
-/// the text above and below (pipes in cells escaped); the same table without its vertical
-/// rules stays lines (no table without rulings). A real one: the
-/// corpus's tiny.pdf.
+/// the text above and below (pipes in cells escaped); the same table with its rules across
+/// only is one too (its columns from the gaps every row leaves). A real one: the corpus's
+/// tiny.pdf; tables without any rule stay lines (structure::ruled_tables_…).
 #[tokio::test]
 async fn pdf_tables_from_ruling_lines_only() {
     let app = TestApp::new().await;
     let (_, r) = markdown(&app, "table.pdf", &fixture("pdf/table.pdf"), json!({})).await;
     assert_eq!(
         text(&r),
-        "--- Page 1 ---\nPrice list for the week\n\n| Item | Qty | Price |\n|---|---|---|\n| Apples | 3 | 1.20 |\n| Pears \\| ripe | 12 | 0.80 |\n\nPrices include tax.\n--- Page 2 ---\nPrice list for the week\n\nItem Qty Price\n\nApples 3 1.20\n\nPears | ripe 12 0.80\n\nPrices include tax.\n"
+        "--- Page 1 ---\nPrice list for the week\n\n| Item | Qty | Price |\n|---|---|---|\n| Apples | 3 | 1.20 |\n| Pears \\| ripe | 12 | 0.80 |\n\nPrices include tax.\n--- Page 2 ---\nPrice list for the week\n\n| Item | Qty | Price |\n|---|---|---|\n| Apples | 3 | 1.20 |\n| Pears \\| ripe | 12 | 0.80 |\n\nPrices include tax.\n"
     );
     let (_, r) = markdown(
         &app,

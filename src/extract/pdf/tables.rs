@@ -29,6 +29,8 @@ const MAX_ROWS: usize = 1_000;
 const MAX_CELL_LINES: usize = 16;
 /// Across × down rules tried on a page, and grid cells × rules in a group, at most.
 const MAX_PAIRS: usize = 4_000_000;
+/// Rules across only that may bound tables on one page, at most (`paired`).
+const MAX_PAIRED: usize = 200;
 
 /// A rule: its position across, and the span along it.
 #[derive(Debug, Clone, Copy)]
@@ -100,8 +102,9 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
         return None;
     }
     let (across, down) = rules(page)?;
-    let groups = groups(across, down);
-    if groups.is_empty() {
+    let (groups, lone) = groups(across, down);
+    let lone = paired(lone, page.height().value);
+    if groups.is_empty() && lone.is_empty() {
         return None;
     }
     let layer = page.text().ok()?;
@@ -124,6 +127,11 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
             if tables.iter().all(|o| o.apart(&t)) {
                 tables.push(t);
             }
+        }
+    }
+    for t in rows_between_rules(lone, &read, page.height().value) {
+        if tables.iter().all(|o| o.apart(&t)) {
+            tables.push(t);
         }
     }
     if tables.is_empty() {
@@ -295,7 +303,7 @@ fn rules(page: &PdfPage<'_>) -> Option<(Vec<Rule>, Vec<Rule>)> {
             }
         }
     }
-    (paths >= 3 && across.len() >= 2 && !down.is_empty()).then_some((across, down))
+    (paths >= 2 && across.len() >= 2).then_some((across, down))
 }
 
 /// Rules at one position joined where they touch or overlap (a row's rule is often drawn
@@ -327,14 +335,14 @@ struct Group {
     down: Vec<Rule>,
 }
 
-/// The rules joined, then grouped where an across rule and a down rule meet; only groups
-/// with two rules each way or more.
-fn groups(across: Vec<Rule>, down: Vec<Rule>) -> Vec<Group> {
+/// The rules joined, then grouped where an across rule and a down rule meet: the groups
+/// with two across rules or more and a down rule, and the across rules no down rule meets.
+fn groups(across: Vec<Rule>, down: Vec<Rule>) -> (Vec<Group>, Vec<Rule>) {
     let (across, down) = (join(across), join(down));
     let n = across.len() + down.len();
     // Every across rule is tried against every down rule: a page of hatching is no table.
-    if across.len() * down.len() > MAX_PAIRS {
-        return Vec::new();
+    if across.len() * down.len() > MAX_PAIRS || across.len() > MAX_SEGMENTS / 4 {
+        return (Vec::new(), Vec::new());
     }
     let mut parent: Vec<usize> = (0..n).collect();
     fn root(p: &mut [usize], mut i: usize) -> usize {
@@ -374,10 +382,96 @@ fn groups(across: Vec<Rule>, down: Vec<Rule>) -> Vec<Group> {
             g.down.push(*d);
         }
     }
-    by_root
-        .into_values()
-        .filter(|g| g.across.len() >= 2 && !g.down.is_empty())
-        .collect()
+    let mut lone = Vec::new();
+    let mut out = Vec::new();
+    for g in by_root.into_values() {
+        if g.down.is_empty() {
+            lone.extend(g.across);
+        } else if g.across.len() >= 2 {
+            out.push(g);
+        }
+    }
+    (out, lone)
+}
+
+/// The across rules no down rule meets that could bound a table (`rows_between_rules`),
+/// top first: at least 60 points wide, with another of their width below them within 70 %
+/// of the page's height (a page's header and footer rules are not). Checked before the
+/// page's characters are read, so that most pages read none.
+fn paired(mut lone: Vec<Rule>, page_height: f32) -> Vec<Rule> {
+    lone.retain(|r| r.to - r.from >= 60.0);
+    lone.sort_by(|a, b| b.at.total_cmp(&a.at));
+    let near = |a: &Rule, b: &Rule| {
+        (a.from - b.from).abs() <= 3.0
+            && (a.to - b.to).abs() <= 3.0
+            && (a.at - b.at).abs() <= 0.7 * page_height
+            && (a.at - b.at).abs() > SNAP
+    };
+    let keep: Vec<bool> = lone
+        .iter()
+        .map(|a| lone.iter().any(|b| near(a, b)))
+        .collect();
+    let out: Vec<Rule> = lone
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(r, _)| r)
+        .collect();
+    // Each window reads the page's characters: a page of hundreds of long rules (lined
+    // paper, a form) is not read this way.
+    if out.len() > MAX_PAIRED {
+        return Vec::new();
+    }
+    out
+}
+
+/// Tables ruled only across, as papers draw them (a rule above, one under the header, one
+/// below; no rule down): rules of one width (at least 60 points) taken two to four at a
+/// time, top first (the window with the most columns); between the outer two, the characters' rows (a row a line, or more
+/// where the lines below the first have nothing in the first column; the rows
+/// above the first inner rule are one header row) and columns where every row of the body
+/// leaves a gap (at least 6 points, and 0.8 of the text's height). Only where that reads
+/// as a table: two columns or more, two body rows or more with two cells of text, at most
+/// 60 rows, short cells (half of them at most 40 characters), no taller than 70 % of the
+/// page. Otherwise nothing (prose between two rules stays prose).
+fn rows_between_rules(lone: Vec<Rule>, read: &[Line], page_height: f32) -> Vec<Table> {
+    let mut out: Vec<Table> = Vec::new();
+    let mut used = vec![false; lone.len()];
+    for k in 0..lone.len() {
+        if used[k] {
+            continue;
+        }
+        let a = lone[k];
+        // The rules of this one's width below it, in order.
+        let same: Vec<usize> = (k..lone.len())
+            .filter(|&j| {
+                !used[j] && (lone[j].from - a.from).abs() <= 3.0 && (lone[j].to - a.to).abs() <= 3.0
+            })
+            .collect();
+        // Of the windows of two to four rules from this one, the one with the most
+        // columns (a line of prose taken in closes the gaps between them), the smallest of
+        // those.
+        let mut best: Option<(usize, Table)> = None;
+        for n in 2..=same.len().min(4) {
+            let window: Vec<Rule> = same[..n].iter().map(|&j| lone[j]).collect();
+            if a.at - window[n - 1].at > 0.7 * page_height {
+                break;
+            }
+            if let Some(t) = Table::between(&window, read) {
+                let more = best.as_ref().is_none_or(|(_, b)| t.xs.len() > b.xs.len());
+                if more && out.iter().all(|o| o.apart(&t)) {
+                    best = Some((n, t));
+                }
+            }
+        }
+        if let Some((n, t)) = best {
+            out.push(t);
+            for &j in &same[..n] {
+                used[j] = true;
+            }
+        }
+    }
+    out
 }
 
 /// Positions within `SNAP` of each other made one (sorted, ascending).
@@ -521,6 +615,180 @@ impl Table {
             xs,
             ys,
             cell,
+        })
+    }
+
+    /// A table between rules across only (`rows_between_rules`, top rule first), or
+    /// `None` when the characters between them do not read as one.
+    fn between(rules: &[Rule], read: &[Line]) -> Option<Table> {
+        let (top, bottom) = (rules[0].at, rules[rules.len() - 1].at);
+        let (l, r) = (
+            rules.iter().map(|x| x.from).fold(f32::MAX, f32::min) - SNAP,
+            rules.iter().map(|x| x.to).fold(f32::MIN, f32::max) + SNAP,
+        );
+        // The drawn characters between the rules: (left, right, middle y, height).
+        let mut glyphs: Vec<(f32, f32, f32, f32, char)> = Vec::new();
+        for line in read {
+            for g in line {
+                if g.ch.is_whitespace() || g.r <= g.l || g.t <= g.b {
+                    continue;
+                }
+                let (x, y) = ((g.l + g.r) / 2.0, (g.b + g.t) / 2.0);
+                if x > l && x < r && y < top && y > bottom {
+                    glyphs.push((g.l, g.r, y, g.t - g.b, g.ch));
+                }
+            }
+        }
+        if glyphs.len() < 4 || glyphs.len() > 20_000 {
+            return None;
+        }
+        let mut heights: Vec<f32> = glyphs.iter().map(|g| g.3).collect();
+        heights.sort_by(f32::total_cmp);
+        let height = heights[heights.len() / 2];
+        // Rows: characters whose middles are within half a text height, top first.
+        glyphs.sort_by(|a, b| b.2.total_cmp(&a.2));
+        let mut rows: Vec<(f32, f32)> = Vec::new(); // (top middle, bottom middle)
+        for g in &glyphs {
+            match rows.last_mut() {
+                Some(row) if row.1 - g.2 <= 0.5 * height => row.1 = row.1.min(g.2),
+                _ => rows.push((g.2, g.2)),
+            }
+        }
+        if rows.len() > 60 {
+            return None;
+        }
+        // The header: rows above the first inner rule (or the first row).
+        let head_end = match rules.get(1) {
+            Some(mid) if rules.len() > 2 => mid.at,
+            _ => rows.first().map_or(top, |h| h.1 - 0.5 * height),
+        };
+        let body: Vec<&(f32, f32, f32, f32, char)> =
+            glyphs.iter().filter(|g| g.2 < head_end).collect();
+        // Columns: gaps every body row leaves, wide enough.
+        let gap = (0.8 * height).max(6.0);
+        let mut spans: Vec<(f32, f32)> = body.iter().map(|g| (g.0, g.1)).collect();
+        spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // The header's words (characters less than a third of the text's height apart),
+        // which an edge should not cut where the gap leaves room.
+        let mut head: Vec<(f32, f32, f32)> = glyphs
+            .iter()
+            .filter(|g| g.2 >= head_end)
+            .map(|g| (g.0, g.1, g.2))
+            .collect();
+        head.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.total_cmp(&b.0)));
+        let mut words: Vec<(f32, f32, f32)> = Vec::new();
+        for g in head {
+            match words.last_mut() {
+                Some(w) if (w.2 - g.2).abs() <= 0.5 * height && g.0 - w.1 <= height / 3.0 => {
+                    w.1 = w.1.max(g.1)
+                }
+                _ => words.push(g),
+            }
+        }
+        let inside = |x: f32| words.iter().any(|w| x > w.0 && x < w.1);
+        let mut edges = vec![l];
+        let mut reach = f32::MIN;
+        for (a, z) in spans {
+            if reach > f32::MIN && a - reach >= gap {
+                let mid = (a + reach) / 2.0;
+                // The middle of the gap, or else a point in it between header words.
+                let at = if inside(mid) {
+                    words
+                        .iter()
+                        .flat_map(|w| [w.0 - 0.5, w.1 + 0.5])
+                        .filter(|&x| x > reach && x < a && !inside(x))
+                        .min_by(|p, q| (p - mid).abs().total_cmp(&(q - mid).abs()))
+                        .unwrap_or(mid)
+                } else {
+                    mid
+                };
+                edges.push(at);
+            }
+            reach = reach.max(z);
+        }
+        edges.push(r);
+        let nc = edges.len() - 1;
+        if !(2..=MAX_COLUMNS).contains(&nc) {
+            return None;
+        }
+        // Row edges, bottom to top: the bottom rule, between body rows, the header's
+        // bottom, the top rule.
+        let mut ys = vec![bottom];
+        let mut body_rows: Vec<&(f32, f32)> = rows.iter().filter(|row| row.0 < head_end).collect();
+        // A row with nothing in the first column and text in at most half the columns goes
+        // on the row above (a cell's text wrapped onto a second line; a statement's
+        // continuation in a listing); a row of a group, whose first column is left blank
+        // under the group's name, has its other cells and stays a row.
+        let filled = |row: &(f32, f32)| {
+            let mut cols = vec![false; nc];
+            for g in &body {
+                if g.2 <= row.0 + 0.5 * height && g.2 >= row.1 - 0.5 * height {
+                    let j = edges[1..]
+                        .partition_point(|&e| e < (g.0 + g.1) / 2.0)
+                        .min(nc - 1);
+                    cols[j] = true;
+                }
+            }
+            cols
+        };
+        let goes_on = |row: &(f32, f32)| {
+            let cols = filled(row);
+            !cols[0] && cols.iter().filter(|c| **c).count() <= nc / 2
+        };
+        // Without a rule under the header, the header's own wrapped lines are its own.
+        let mut head_end = head_end;
+        if rules.len() <= 2 {
+            while body_rows.first().is_some_and(|row| goes_on(row)) {
+                head_end = body_rows[0].1 - 0.5 * height;
+                body_rows.remove(0);
+            }
+        }
+        let cont: Vec<bool> = body_rows
+            .iter()
+            .enumerate()
+            .map(|(i, row)| i > 0 && goes_on(row))
+            .collect();
+        for (i, w) in body_rows.windows(2).enumerate().rev() {
+            if !cont[i + 1] {
+                ys.push((w[0].1 + w[1].0) / 2.0);
+            }
+        }
+        if body_rows.len() < 2 || body_rows.len() == rows.len() && rules.len() > 2 {
+            return None;
+        }
+        if body_rows.len() < rows.len() {
+            ys.push(head_end);
+        }
+        ys.push(top);
+        let nr = ys.len() - 1;
+        // Each cell's text, to judge it: short cells, two of them in most body rows.
+        let mut cells = vec![0usize; nr * nc];
+        for g in &glyphs {
+            let j = edges[1..]
+                .partition_point(|&e| e < (g.0 + g.1) / 2.0)
+                .min(nc - 1);
+            let i = ys[1..].partition_point(|&e| e < g.2).min(nr - 1);
+            cells[i * nc + j] += 1;
+        }
+        let body_n = cont.iter().filter(|c| !**c).count();
+        let full = (0..body_n)
+            .filter(|&i| (0..nc).filter(|&j| cells[i * nc + j] > 0).count() >= 2)
+            .count();
+        let mut lens: Vec<usize> = cells.iter().copied().filter(|&n| n > 0).collect();
+        lens.sort_unstable();
+        if full < 2 || 2 * full < body_n || lens.is_empty() || lens[lens.len() / 2] > 40 {
+            return None;
+        }
+        Some(Table {
+            text: vec![String::new(); nr * nc],
+            last_line: vec![None; nr * nc],
+            lines: vec![0; nr * nc],
+            extent: (0..nr * nc)
+                .map(|k| (k / nc, k / nc, k % nc, k % nc))
+                .collect(),
+            cell: (0..nr * nc).collect(),
+            xs: edges,
+            ys,
         })
     }
 
@@ -677,6 +945,28 @@ fn owners(read: &[Line], tables: &[Table]) -> Vec<Vec<Option<(usize, usize)>>> {
                     })
                 })
                 .collect();
+            // A word is not cut between cells: the characters of a run without a blank or
+            // a gap (half the text's height) go where its middle character goes.
+            let mut drawn = drawn;
+            let mut k = 0;
+            while k < line.len() {
+                let Some(Some((t, _))) = drawn[k] else {
+                    k += 1;
+                    continue;
+                };
+                let mut z = k + 1;
+                while z < line.len()
+                    && matches!(drawn[z], Some(Some((u, _))) if u == t)
+                    && line[z].l - line[z - 1].r <= 0.5 * (line[z - 1].t - line[z - 1].b)
+                {
+                    z += 1;
+                }
+                let mid = drawn[(k + z - 1) / 2];
+                for d in &mut drawn[k..z] {
+                    *d = mid;
+                }
+                k = z;
+            }
             // The nearest drawn character before and after each one (two passes, not a
             // search for each blank).
             let mut before = vec![None; line.len()];
