@@ -477,6 +477,17 @@ async fn ruled_tables_with_spans_and_open_sides_are_tables() {
     );
     assert_eq!(tables[1]["header_rows"], 1);
     assert!(tables[1].get("spans").is_none(), "{}", tables[1]);
+    // Where each table stands: points from the page's top-left (an A4 page, 842 high: the
+    // first table's rules run from x 50 to 410 and y 700 down to 620).
+    let bbox: Vec<f64> = tables[0]["bbox"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    for (got, want) in bbox.iter().zip([50.0, 142.0, 410.0, 222.0]) {
+        assert!((got - want).abs() <= 1.0, "{bbox:?}");
+    }
     assert_eq!(tables[2]["header_rows"], 1);
     assert_eq!(
         tables[2]["rows"][3],

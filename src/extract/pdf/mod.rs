@@ -433,7 +433,7 @@ fn read_page(
     // (rare): OCR may find it was text after all (`Page::set_ocr`).
     let layered = matches!(need, None | Some(OcrReason::GarbledText));
     let blocks = if settings.json && layered {
-        page_blocks(page, number, &text, &job.outline)
+        page_blocks(page, number, &text, &job.outline, frame)
     } else {
         Vec::new()
     };
@@ -474,13 +474,15 @@ fn read_page(
     })
 }
 
-/// A page's text layer as typed blocks: its clear headings, its ruled table as cells, its
+/// A page's text layer as typed blocks: its clear headings, its ruled tables as cells (each
+/// with its `bbox` where the page's frame is known), its
 /// other lines as lines, and its filled-in form fields as fields.
 fn page_blocks(
     page: &PdfPage<'_>,
     number: u64,
     text: &str,
     outline: &headings::Outline,
+    frame: Option<paragraphs::Frame>,
 ) -> Vec<crate::model::Block> {
     use crate::model::{Block, Content};
     let clean = |s: &str| text::without_controls(s.trim()).into_owned();
@@ -508,11 +510,14 @@ fn page_blocks(
             for p in pieces {
                 match p {
                     tables::Piece::Text(t) => lines(&t, &mut out),
-                    tables::Piece::Table(g) => out.push(Block::new(Content::Table {
-                        header_rows: g.header_rows,
-                        rows: g.rows,
-                        spans: g.spans,
-                    })),
+                    tables::Piece::Table(g) => out.push(
+                        Block::new(Content::Table {
+                            header_rows: g.header_rows,
+                            rows: g.rows,
+                            spans: g.spans,
+                        })
+                        .at(frame.map(|f| f.bbox(g.bounds))),
+                    ),
                 }
             }
         }

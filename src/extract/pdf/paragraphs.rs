@@ -76,6 +76,21 @@ impl Frame {
     }
 }
 
+impl Frame {
+    /// A box of the page's own space (left, bottom, right, top) as blocks give it: from the
+    /// top-left of the page as shown, `[left, top, right, bottom]`, to a tenth of a point.
+    pub(super) fn bbox(&self, (l, bottom, r, top): (f32, f32, f32, f32)) -> [f32; 4] {
+        let (p, q) = (self.shown(l, bottom), self.shown(r, top));
+        let tenth = |v: f32| (v * 10.0).round() / 10.0;
+        [
+            tenth(p.0.min(q.0)),
+            tenth(p.1.min(q.1)),
+            tenth(p.0.max(q.0)),
+            tenth(p.1.max(q.1)),
+        ]
+    }
+}
+
 /// How far past the cursor a heading, header or footer's own line may be found.
 const NEAR: usize = 8;
 
@@ -168,14 +183,7 @@ impl Geometry {
             bottom = bottom.min(line.bottom);
             top = top.max(line.bottom + line.height);
         }
-        let (p, q) = (self.frame.shown(l, bottom), self.frame.shown(r, top));
-        let tenth = |v: f32| (v * 10.0).round() / 10.0;
-        [
-            tenth(p.0.min(q.0)),
-            tenth(p.1.min(q.1)),
-            tenth(p.0.max(q.0)),
-            tenth(p.1.max(q.1)),
-        ]
+        self.frame.bbox((l, bottom, r, top))
     }
 
     /// The boxes of a text line's first and last physical lines, looked for from `cursor`

@@ -48,6 +48,8 @@ pub(super) struct Grid {
     pub header_rows: u32,
     /// The cells over more than one row or column.
     pub spans: Vec<crate::model::CellSpan>,
+    /// Where the table stands, in the page's own space: left, bottom, right, top.
+    pub bounds: (f32, f32, f32, f32),
 }
 
 /// A page's text cut at its tables.
@@ -168,6 +170,7 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
                             rows: Vec::new(),
                             header_rows: 0,
                             spans: Vec::new(),
+                            bounds: (0.0, 0.0, 0.0, 0.0),
                         }));
                     }
                     tables[t].take(c, g.ch, li);
@@ -921,6 +924,7 @@ impl Table {
             header_rows,
             rows: out,
             spans,
+            bounds: self.bounds(),
         })
     }
 }
