@@ -153,17 +153,27 @@ fn large_runs(page: &PdfPage<'_>) -> Vec<(String, usize)> {
             r if r >= 0.97 => {
                 let font = t.font();
                 let name = font.name();
+                // The typeface without a subset's `ABCDEF+` prefix (two subsets of one face
+                // are one face).
+                let face = match name.split_once('+') {
+                    Some((tag, rest))
+                        if tag.len() == 6 && tag.bytes().all(|b| b.is_ascii_uppercase()) =>
+                    {
+                        rest.to_string()
+                    }
+                    _ => name.clone(),
+                };
                 let larger = r >= 1.05;
                 let style = style(&font, &name);
                 if !larger {
-                    *width_by_font.entry(name.clone()).or_default() += width;
+                    *width_by_font.entry(face.clone()).or_default() += width;
                 }
                 match (style, larger) {
                     ((true, _), true) => BOLD_LARGER,
                     ((true, _), false) => BOLD_BODY,
                     ((false, true), _) => ITALIC_BODY,
-                    (_, true) if !name.is_empty() => {
-                        other_font.push((out.len(), name));
+                    (_, true) if !face.is_empty() => {
+                        other_font.push((out.len(), face));
                         BOLD_LARGER
                     }
                     _ => continue,

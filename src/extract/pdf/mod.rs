@@ -513,7 +513,11 @@ fn page_blocks(
                     tables::Piece::Table(g) => out.push(
                         Block::new(Content::Table {
                             header_rows: g.header_rows,
-                            rows: g.rows,
+                            rows: g
+                                .rows
+                                .iter()
+                                .map(|r| r.iter().map(|c| clean(c)).collect())
+                                .collect(),
                             spans: g.spans,
                         })
                         .at(frame.map(|f| f.bbox(g.bounds))),

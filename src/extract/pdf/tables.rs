@@ -139,20 +139,74 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
     if tables.is_empty() {
         return None;
     }
-    let owner = owners(&read, &tables);
-    // Fill the cells, and the text around the tables.
+    // Place the tables; one whose text says it is no table after all is left out and the
+    // others placed again (its characters go back to the text).
+    let mut pieces = loop {
+        match place(&read, &mut tables) {
+            Ok(pieces) => break pieces,
+            Err(failed) => {
+                for i in failed.into_iter().rev() {
+                    tables.remove(i);
+                }
+                if tables.is_empty() {
+                    return None;
+                }
+            }
+        }
+    };
+    if !pieces.iter().any(|p| matches!(p, Piece::Table(_))) {
+        return None;
+    }
+    // Text pieces start on a line of their own, and nothing but blank lines is lost.
+    for p in pieces.iter_mut() {
+        if let Piece::Text(t) = p {
+            let trimmed = t.trim_start_matches([' ', '\t', '\n']);
+            if trimmed.len() != t.len() {
+                *t = trimmed.to_string();
+            }
+        }
+    }
+    pieces.retain(|p| !matches!(p, Piece::Text(t) if t.trim().is_empty()));
+    // Ink: what is drawn (a control character, as a soft hyphen's U+0002, is a blank in a
+    // cell and is taken out of text later).
+    let ink = |s: &str| {
+        s.chars()
+            .filter(|c| !c.is_whitespace() && !c.is_control())
+            .count()
+    };
+    let held: usize = pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Text(t) => ink(t),
+            Piece::Table(g) => g.rows.iter().flatten().map(|c| ink(c)).sum(),
+        })
+        .sum();
+    (held == ink(text)).then_some(pieces)
+}
+
+/// The page's lines cut at the tables: the text around them in order, each table where
+/// its first character stands; `Err` with the tables that are none after all (`finish`).
+fn place(read: &[Line], tables: &mut [Table]) -> Result<Vec<Piece>, Vec<usize>> {
+    for t in tables.iter_mut() {
+        t.clear();
+    }
+    let owner = owners(read, tables);
     let mut pieces: Vec<Piece> = Vec::new();
     let mut cur = String::new();
     let mut placed = vec![None; tables.len()];
+    // Whether the last line gave the text around the tables anything.
+    let mut gave = false;
     for (li, line) in read.iter().enumerate() {
         if li > 0 {
-            // A line break stays in the text unless both sides are one table's.
+            // A line break stays in the text unless both sides are one table's and the
+            // line before gave the text nothing (side text on two lines stays two lines).
             let before = owner[li - 1].last().copied().flatten().map(|o| o.0);
             let after = owner[li].first().copied().flatten().map(|o| o.0);
-            if !(before.is_some() && before == after) {
+            if !(before.is_some() && before == after) || gave {
                 cur.push('\n');
             }
         }
+        gave = owner[li].iter().any(Option::is_none);
         for (gi, g) in line.iter().enumerate() {
             match owner[li][gi] {
                 None => cur.push(if g.ch == '\r' || g.ch == '\0' {
@@ -166,12 +220,7 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
                         cur.truncate(keep);
                         pieces.push(Piece::Text(std::mem::take(&mut cur)));
                         placed[t] = Some(pieces.len());
-                        pieces.push(Piece::Table(Grid {
-                            rows: Vec::new(),
-                            header_rows: 0,
-                            spans: Vec::new(),
-                            bounds: (0.0, 0.0, 0.0, 0.0),
-                        }));
+                        pieces.push(Piece::Text(String::new()));
                     }
                     tables[t].take(c, g.ch, li);
                 }
@@ -179,40 +228,19 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
         }
     }
     pieces.push(Piece::Text(cur));
-    let mut kept = 0;
-    for (t, at) in tables.into_iter().zip(placed) {
+    let mut failed = Vec::new();
+    for (i, (t, at)) in tables.iter().zip(placed).enumerate() {
         let Some(at) = at else { continue };
         match t.finish() {
-            Some(grid) => {
-                pieces[at] = Piece::Table(grid);
-                kept += 1;
-            }
-            // Not a table after all (its text says so): the page stays as it reads.
-            None => return None,
+            Some(grid) => pieces[at] = Piece::Table(grid),
+            None => failed.push(i),
         }
     }
-    if kept == 0 {
-        return None;
+    if failed.is_empty() {
+        Ok(pieces)
+    } else {
+        Err(failed)
     }
-    // Text pieces start on a line of their own, and nothing but blank lines is lost.
-    for p in pieces.iter_mut() {
-        if let Piece::Text(t) = p {
-            let trimmed = t.trim_start_matches([' ', '\t', '\n']);
-            if trimmed.len() != t.len() {
-                *t = trimmed.to_string();
-            }
-        }
-    }
-    pieces.retain(|p| !matches!(p, Piece::Text(t) if t.trim().is_empty()));
-    let ink = |s: &str| s.chars().filter(|c| !c.is_whitespace()).count();
-    let held: usize = pieces
-        .iter()
-        .map(|p| match p {
-            Piece::Text(t) => ink(t),
-            Piece::Table(g) => g.rows.iter().flatten().map(|c| ink(c)).sum(),
-        })
-        .sum();
-    (held == ink(text)).then_some(pieces)
 }
 
 /// Text with `\n` line breaks only, as the page's text is.
@@ -251,6 +279,12 @@ fn rules(page: &PdfPage<'_>) -> Option<(Vec<Rule>, Vec<Rule>)> {
             continue;
         }
         paths += 1;
+        // Every rule counts against the page's budget, its box's as much as a segment's:
+        // a page of a million dashes is no table.
+        if budget == 0 {
+            return None;
+        }
+        budget -= 1;
         let Ok(b) = o.bounds() else { continue };
         let (l, bo, r, t) = (
             b.left().value,
@@ -315,8 +349,9 @@ fn join(mut rules: Vec<Rule>) -> Vec<Rule> {
     rules.sort_by(|a, b| a.at.total_cmp(&b.at).then(a.from.total_cmp(&b.from)));
     let mut out: Vec<Rule> = Vec::new();
     'next: for r in rules {
-        // Among the rules at this position (the last few pushed), one this one meets.
-        for last in out.iter_mut().rev() {
+        // Among the rules at this position (the last few pushed), one this one meets; at
+        // most 64 looked at (dashes at one height that never meet would make it quadratic).
+        for last in out.iter_mut().rev().take(64) {
             if r.at - last.at > SNAP {
                 break;
             }
@@ -510,6 +545,8 @@ struct Table {
     /// Each merged cell's grid rows (from the bottom) and columns, first to last, at its
     /// top-left grid cell.
     extent: Vec<(usize, usize, usize, usize)>,
+    /// Its columns come from gaps in the text, not rules: a word goes whole to one cell.
+    by_gaps: bool,
 }
 
 impl Table {
@@ -615,6 +652,7 @@ impl Table {
             last_line: vec![None; nr * nc],
             lines: vec![0; nr * nc],
             extent,
+            by_gaps: false,
             xs,
             ys,
             cell,
@@ -688,7 +726,24 @@ impl Table {
                 _ => words.push(g),
             }
         }
-        let inside = |x: f32| words.iter().any(|w| x > w.0 && x < w.1);
+        if words.len() > 2_000 {
+            return None;
+        }
+        // Sorted by left edge and merged where they overlap: a point is looked up by a
+        // binary search.
+        let mut spans_h: Vec<(f32, f32)> = words.iter().map(|w| (w.0, w.1)).collect();
+        spans_h.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut merged: Vec<(f32, f32)> = Vec::new();
+        for (a, z) in spans_h {
+            match merged.last_mut() {
+                Some(m) if a <= m.1 => m.1 = m.1.max(z),
+                _ => merged.push((a, z)),
+            }
+        }
+        let inside = |x: f32| {
+            let k = merged.partition_point(|m| m.0 < x);
+            k > 0 && x < merged[k - 1].1
+        };
         let mut edges = vec![l];
         let mut reach = f32::MIN;
         for (a, z) in spans {
@@ -696,7 +751,7 @@ impl Table {
                 let mid = (a + reach) / 2.0;
                 // The middle of the gap, or else a point in it between header words.
                 let at = if inside(mid) {
-                    words
+                    merged
                         .iter()
                         .flat_map(|w| [w.0 - 0.5, w.1 + 0.5])
                         .filter(|&x| x > reach && x < a && !inside(x))
@@ -706,6 +761,9 @@ impl Table {
                     mid
                 };
                 edges.push(at);
+                if edges.len() > MAX_COLUMNS + 1 {
+                    return None;
+                }
             }
             reach = reach.max(z);
         }
@@ -790,6 +848,7 @@ impl Table {
                 .map(|k| (k / nc, k / nc, k % nc, k % nc))
                 .collect(),
             cell: (0..nr * nc).collect(),
+            by_gaps: true,
             xs: edges,
             ys,
         })
@@ -826,6 +885,13 @@ impl Table {
         Some(self.cell[i * (self.xs.len() - 1) + j])
     }
 
+    /// Its cells emptied, to be filled again.
+    fn clear(&mut self) {
+        self.text.iter_mut().for_each(String::clear);
+        self.last_line.iter_mut().for_each(|l| *l = None);
+        self.lines.iter_mut().for_each(|n| *n = 0);
+    }
+
     /// A character of the page into grid cell `c`'s cell (a space first where its line
     /// changed).
     fn take(&mut self, c: usize, ch: char, line: usize) {
@@ -834,13 +900,15 @@ impl Table {
             self.lines[c] += 1;
         }
         self.last_line[c] = Some(line);
+        // A control character stays (a soft hyphen's U+0002 or a bullet PDFium gives so is
+        // turned into text with the rest of the page's, `text::without_controls`).
         self.text[c].push(if ch.is_whitespace() { ' ' } else { ch });
     }
 
     /// The table's rows, top first, without rows or columns that hold nothing; `None`
     /// when that is no table: fewer than two rows and two columns, fewer than two rows
     /// with two cells of text, or a cell of prose.
-    fn finish(self) -> Option<Grid> {
+    fn finish(&self) -> Option<Grid> {
         let nc = self.xs.len() - 1;
         let nr = self.ys.len() - 1;
         if self.lines.iter().any(|&n| n >= MAX_CELL_LINES) {
@@ -911,15 +979,22 @@ impl Table {
         if out.len() < 2 || cols < 2 || full < 2 {
             return None;
         }
-        // The header: the top row, and the rows its cells reach down over.
-        let header_rows = spans
-            .iter()
-            .filter(|s| s.row == 0)
-            .map(|s| s.rows)
-            .max()
-            .unwrap_or(1)
-            .min(out.len() as u32 - 1)
-            .max(1);
+        // The header: the top row, and the rows its cells reach down over where it is a
+        // grouped header (a cell over several columns in it); a label down the first
+        // column of a table without one heads nothing.
+        let grouped = spans.iter().any(|s| s.row == 0 && s.columns > 1);
+        let header_rows = if grouped {
+            spans
+                .iter()
+                .filter(|s| s.row == 0)
+                .map(|s| s.rows)
+                .max()
+                .unwrap_or(1)
+                .min(out.len() as u32 - 1)
+                .max(1)
+        } else {
+            1
+        };
         Some(Grid {
             header_rows,
             rows: out,
@@ -949,8 +1024,10 @@ fn owners(read: &[Line], tables: &[Table]) -> Vec<Vec<Option<(usize, usize)>>> {
                     })
                 })
                 .collect();
-            // A word is not cut between cells: the characters of a run without a blank or
-            // a gap (half the text's height) go where its middle character goes.
+            // In a table whose columns are gaps in the text, a word is not cut between
+            // cells: the characters of a run without a blank or a gap (half the text's
+            // height) go where its middle character goes. (A drawn rule between two
+            // characters is evidence enough: ruled tables keep each where it is.)
             let mut drawn = drawn;
             let mut k = 0;
             while k < line.len() {
@@ -958,6 +1035,10 @@ fn owners(read: &[Line], tables: &[Table]) -> Vec<Vec<Option<(usize, usize)>>> {
                     k += 1;
                     continue;
                 };
+                if !tables[t].by_gaps {
+                    k += 1;
+                    continue;
+                }
                 let mut z = k + 1;
                 while z < line.len()
                     && matches!(drawn[z], Some(Some((u, _))) if u == t)

@@ -893,7 +893,8 @@ function renderMarkdown(md) {
       continue;
     }
     // A table whose cells span rows or columns, as the service writes it (one row a line:
-    // `<tr><th rowspan="2">…</th>…</tr>`): rebuilt cell by cell, its text as text.
+    // `<tr><th rowspan="2">…</th>…</tr>`; cell text never holds `<`, escaped): rebuilt cell
+    // by cell, its text as text.
     if (line === "<table>") {
       let j = i + 1;
       const rows = [];
@@ -906,7 +907,7 @@ function renderMarkdown(md) {
         for (const row of rows) {
           const tr = el("tr");
           let head = false;
-          for (const c of row.matchAll(/<(th|td)(?: rowspan="(\d+)")?(?: colspan="(\d+)")?>(.*?)<\/\1>/g)) {
+          for (const c of row.matchAll(/<(th|td)(?: rowspan="(\d+)")?(?: colspan="(\d+)")?>([^<]*)<\/\1>/g)) {
             const text = c[4].replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
             const cell = inline(el(c[1], c[1] === "th" ? { scope: "col" } : {}), text);
             if (c[2]) cell.rowSpan = Math.min(1000, Number(c[2]));
