@@ -70,7 +70,8 @@ pub(crate) fn check_page(
         )
         .with_hint("Scale the image down (300 dpi is plenty for OCR), or ask the operator to raise DOCREADER_MAX_IMAGE_PIXELS."));
     }
-    let bytes = pixels.saturating_mul(bytes_per_pixel.max(1));
+    // At least three bytes a pixel: a grey or 1-bit page is made RGB for recognition.
+    let bytes = pixels.saturating_mul(bytes_per_pixel.max(3));
     if bytes > caps.max_image_decode_bytes {
         return Err(ApiError::new(
             ErrorCode::TooLarge,

@@ -15,6 +15,9 @@ pub(super) fn send(reply: &Reply) -> std::io::Result<()> {
     out.flush()
 }
 
+/// The worker's memory cap (MB; 0 = none), as its address-space limit says.
+static WORKER_CAP_MB: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// `docreader worker --spool DIR`: answer jobs until stdin closes. With `test_hooks` (a
 /// hidden flag the test suite passes), files of three magic names crash the worker or print
 /// on stdout, so the isolation tests have their own way in; without it, names mean nothing.
@@ -51,6 +54,7 @@ pub fn serve_jobs(spool: &Path, test_hooks: bool) -> std::io::Result<()> {
         let _ = OOM_FRAME.set(frame);
     }
     super::allocator::report_aborts_at_the_cap(cap_mb);
+    WORKER_CAP_MB.store(cap_mb, Ordering::Relaxed);
     let _ = FRAMES.set(std::sync::Mutex::new(frames));
     let mut stdin = std::io::stdin().lock();
     loop {
@@ -111,6 +115,16 @@ pub(super) fn run_job(job: Job, spool: &Path, test_hooks: bool) -> Reply {
             println!("docreader test: noise on stdout, which must not reach the server");
         }
     }
+    // An image decodes in this process, under its memory cap: one that would take more than
+    // half of the cap decoded is refused before it is decoded (trying it dies at the cap,
+    // sometimes inside glibc or a native library that cannot say why).
+    let mut job = job;
+    let cap_mb = WORKER_CAP_MB.load(Ordering::Relaxed);
+    let room = (cap_mb << 20) / 2;
+    let clamped = cap_mb > 0 && job.limits.max_image_decode_bytes > room;
+    if clamped {
+        job.limits.max_image_decode_bytes = room;
+    }
     let span = tracing::info_span!(
         "worker",
         request_id = job.request_id.as_deref().unwrap_or(""),
@@ -161,9 +175,19 @@ pub(super) fn run_job(job: Job, spool: &Path, test_hooks: bool) -> Reply {
                 spans,
             }
         }
-        Err(e) => {
+        Err(mut e) => {
             if let Some(cause) = &e.cause {
                 tracing::error!(code = e.code.as_str(), cause = %cause, "read failed");
+            }
+            if clamped
+                && e.code == crate::error::ErrorCode::TooLarge
+                && e.message.contains("decode cap")
+            {
+                e.message
+                    .push_str(&format!(" (half the worker's memory cap of {cap_mb} MB)"));
+                e.hint = "Scale the image down, or ask the operator to raise \
+                          DOCREADER_WORKER_MEMORY_MB."
+                    .to_string();
             }
             Reply::Err(e)
         }
