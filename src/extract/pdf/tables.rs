@@ -114,11 +114,11 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
     // the text was).
     let read = lines::read(&layer)?;
     let body = text.trim_end_matches('\n');
-    let read = if lf_only(&lines::text(&read)).trim_end_matches('\n') == body {
+    let read = if super::text::lf_only(&lines::text(&read)).trim_end_matches('\n') == body {
         read
     } else {
         let (mended, changed) = lines::mend(read);
-        if !changed || lf_only(&lines::text(&mended)).trim_end_matches('\n') != body {
+        if !changed || super::text::lf_only(&lines::text(&mended)).trim_end_matches('\n') != body {
             return None;
         }
         mended
@@ -241,11 +241,6 @@ fn place(read: &[Line], tables: &mut [Table]) -> Result<Vec<Piece>, Vec<usize>> 
     } else {
         Err(failed)
     }
-}
-
-/// Text with `\n` line breaks only, as the page's text is.
-fn lf_only(text: &str) -> String {
-    text.replace("\r\n", "\n").replace(['\r', '\0'], "\n")
 }
 
 /// The page's rules: every straight, upright piece of its paths at least `MIN_LEN` long,
@@ -383,13 +378,6 @@ fn groups(across: Vec<Rule>, down: Vec<Rule>) -> (Vec<Group>, Vec<Rule>) {
         return (Vec::new(), Vec::new());
     }
     let mut parent: Vec<usize> = (0..n).collect();
-    fn root(p: &mut [usize], mut i: usize) -> usize {
-        while p[i] != i {
-            p[i] = p[p[i]];
-            i = p[i];
-        }
-        i
-    }
     for (i, a) in across.iter().enumerate() {
         for (j, d) in down.iter().enumerate() {
             let meet = d.at >= a.from - MEET
@@ -512,6 +500,15 @@ fn rows_between_rules(lone: Vec<Rule>, read: &[Line], page_height: f32) -> Vec<T
     out
 }
 
+/// The set `i` belongs to in a union-find forest (paths halved on the way).
+fn root(p: &mut [usize], mut i: usize) -> usize {
+    while p[i] != i {
+        p[i] = p[p[i]];
+        i = p[i];
+    }
+    i
+}
+
 /// Positions within `SNAP` of each other made one (sorted, ascending).
 fn positions(mut at: Vec<f32>) -> Vec<f32> {
     at.sort_by(f32::total_cmp);
@@ -603,13 +600,6 @@ impl Table {
         };
         let at = |i: usize, j: usize| i * nc + j;
         let mut parent: Vec<usize> = (0..nr * nc).collect();
-        fn root(p: &mut [usize], mut i: usize) -> usize {
-            while p[i] != i {
-                p[i] = p[p[i]];
-                i = p[i];
-            }
-            i
-        }
         for i in 0..nr {
             for j in 0..nc {
                 if j > 0 && !wall(j, i) {

@@ -303,7 +303,7 @@ fn page_text(layer: &PdfPageText<'_>) -> (String, Option<Vec<lines::Line>>) {
 }
 
 /// Text with `\n` line breaks only (PDFium writes `\r\n`; NULs come from broken fonts).
-fn lf_only(text: &str) -> String {
+pub(super) fn lf_only(text: &str) -> String {
     text.replace("\r\n", "\n").replace(['\r', '\0'], "\n")
 }
 
