@@ -166,6 +166,11 @@ pub struct ServeArgs {
     /// `forbidden`).
     #[arg(long, env = "DOCREADER_INDEX_READS", value_enum, default_value_t = IndexReads::All)]
     pub index_reads: IndexReads,
+    /// The most text, in MiB, one read adds to the search index by itself (its first
+    /// units, a unit cut at a line); `POST /files/{id}/index` indexes the whole document
+    /// whatever its size. 0: no cap.
+    #[arg(long, env = "DOCREADER_INDEX_MAX_MB", default_value_t = 8)]
+    pub index_max_mb: u64,
     /// Worker processes that run extraction (0: in the server process, no isolation).
     #[arg(long, env = "DOCREADER_WORKERS", default_value_t = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))]
     pub workers: usize,
@@ -550,6 +555,7 @@ impl ServeArgs {
             metrics_public: false,
             allow_unauthenticated: false,
             index_reads: IndexReads::All,
+            index_max_mb: 8,
             no_store_attachments: false,
             workers: 0,
             worker_memory_mb: 4096,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """HTTP load benchmark (issue #6): docreader serve on loopback, driven by an asyncio client
-(aiohttp), in four parts measured side by side in one run:
+(aiohttp), in five parts measured side by side in one run:
 
 1. scaling: pages/s reading a 200-page text PDF whole, 1 worker process vs N (= nproc);
    goal: N workers >= 0.9 x N x the 1-worker pages/s;
@@ -9,7 +9,10 @@
 3. upload: server RSS (server + worker processes) while 16 clients upload 50 MB files at
    once; goal: growth < 50 MB;
 4. scan: first vs repeated read of the same scanned PDF (OCR, then the document memory);
-   goal: repeated >= 20x faster.
+   goal: repeated >= 20x faster;
+5. index: what the search index costs after a read whole of a 52 MB CSV (server CPU, peak
+   RSS, index bytes per MB read, 1-page reads while it runs) and on request, side by side
+   with --baseline.
 
 Run it through bench/load/run.sh (which installs aiohttp); see bench/README.md. Each part
 starts its own `docreader serve` (a free loopback port, a temp data dir) and stops it at the
@@ -847,10 +850,140 @@ def render_scan(res):
     return "\n".join(out)
 
 
+
+# --------------------------------------------------------------------------- 5. index
+
+
+def dir_bytes(path, prefix):
+    """Bytes of the files in `path` whose names start with `prefix` (search.db, -wal, -shm)."""
+    try:
+        return sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path) if f.startswith(prefix))
+    except OSError:
+        return 0
+
+
+async def small_reads(sess, base, file_id, n):
+    """Wall seconds of n reads, one after another, of an already-read upload."""
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        await read(sess, base, {"file_id": file_id, "pages": "1"})
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+async def index_runs(server, path, small_pdf, probes):
+    """What the search index costs after a read whole of a big file, and on request."""
+    base = server.base
+    res = {}
+    async with session(4) as sess:
+        small = (await upload(sess, base, "small.pdf", small_pdf, "application/pdf"))["file_id"]
+        await small_reads(sess, base, small, 3)  # warm: the worker, the page cache
+        res["idle_small_s"] = statistics.median(await small_reads(sess, base, small, probes))
+        await asyncio.sleep(0.3)
+        with open(path, "rb") as f:
+            rec = await upload(sess, base, os.path.basename(path), f, "text/csv")
+        await asyncio.sleep(0.3)
+        rss0 = server.rss_kib()[0]
+        db0 = dir_bytes(server.data_dir, "search.db")
+        cpu0 = server.cpu_s()
+        sampler = Sampler(server, 0.01)
+        sampler.start()
+        t0 = time.perf_counter()
+        env = await read(sess, base, {"file_id": rec["file_id"], "max_chars": HUGE})
+        res["read_s"] = time.perf_counter() - t0
+        res["text_bytes"] = len(env["text"].encode())
+        del env
+        # Small reads while the big read's indexing runs (it starts when the read answers).
+        during = await small_reads(sess, base, small, probes)
+        res["during_small_s"] = statistics.median(during)
+        # A search waits for the indexing under way: then it is all written.
+        status, js, raw = await request(sess, "POST", base + "/search", json={"query": "shipped"})
+        if status != 200:
+            raise Failed(f"POST /search: {describe(status, js, raw)}")
+        res["settled_s"] = time.perf_counter() - t0
+        sampler.stop()
+        res["cpu_s"] = server.cpu_s() - cpu0
+        res["peak_rss"] = max(x[1] for x in sampler.samples) * 1024
+        res["rss_before"] = rss0 * 1024
+        await asyncio.sleep(1.0)
+        res["rss_after"] = server.rss_kib()[0] * 1024
+        res["index_bytes"] = dir_bytes(server.data_dir, "search.db") - db0
+        hits = (js or {}).get("hits") or []
+        res["coverage"] = hits[0].get("coverage") if hits else None
+        # The whole file on request (`POST /files/{id}/index`).
+        cpu0 = server.cpu_s()
+        sampler = Sampler(server, 0.01)
+        sampler.start()
+        t0 = time.perf_counter()
+        status, js, raw = await request(sess, "POST", f"{base}/files/{rec['file_id']}/index")
+        if status != 200:
+            raise Failed(f"POST /files/{{id}}/index: {describe(status, js, raw)}")
+        res["whole_s"] = time.perf_counter() - t0
+        sampler.stop()
+        res["whole_cpu_s"] = server.cpu_s() - cpu0
+        res["whole_peak_rss"] = max(x[1] for x in sampler.samples) * 1024
+        res["whole_index_bytes"] = dir_bytes(server.data_dir, "search.db") - db0
+    return res
+
+
+def part_index(args, binary, workdir):
+    size = int(args.index_mb * MB)
+    path = make_big_files(workdir, 1, size)[0]
+    small_pdf = make_pdf([prose_page(1)])
+    rows = []
+    for label, b in [("this", binary)] + ([("baseline", args.baseline)] if args.baseline else []):
+        for run in range(args.index_runs):
+            server = Server(b, workdir, f"index-{label}-{run}", args.workers).start()
+            try:
+                log(f"5. index: {label} run {run + 1}: read whole of a {args.index_mb:g} MB CSV, then its indexing …")
+                r = asyncio.run(index_runs(server, path, small_pdf, args.index_probes))
+            except Failed as e:
+                r = {"error": str(e)}
+            finally:
+                server.stop()
+            r.update({"binary": label, "run": run + 1})
+            rows.append(r)
+    return {"file_bytes": size, "rows": rows, "probes": args.index_probes}
+
+
+def render_index(res):
+    size = res["file_bytes"]
+    out = [f"### 5. The search index after a read whole of a {size / MB:g} MB CSV (issue #46 item 1)", "",
+           "| binary | read s | read + indexing settled s | server CPU s | server peak RSS MB (before → peak → 1 s after) "
+           "| index MB (per MB read) | 1-page reads during indexing, median ms (idle) | hits' coverage "
+           "| on request: s, CPU s, peak RSS MB, index MB |",
+           "|---|--:|--:|--:|---|---|---|---|---|"]
+    for r in res["rows"]:
+        if "error" in r:
+            out.append(f"| {r['binary']} #{r['run']} | failed: {r['error']} | | | | | | | |")
+            continue
+        mb_read = r["text_bytes"] / MB
+        cov = r.get("coverage") or {}
+        out.append(
+            f"| {r['binary']} #{r['run']} | {r['read_s']:.2f} | {r['settled_s']:.2f} | {r['cpu_s']:.1f} "
+            f"| {r['rss_before'] / MB:.0f} → {r['peak_rss'] / MB:.0f} → {r['rss_after'] / MB:.0f} "
+            f"| {r['index_bytes'] / MB:.1f} ({r['index_bytes'] / MB / mb_read:.2f}) "
+            f"| {r['during_small_s'] * 1000:.0f} ({r['idle_small_s'] * 1000:.0f}) "
+            f"| {'whole' if cov.get('whole') else 'not whole'} "
+            f"| {r['whole_s']:.1f}, {r['whole_cpu_s']:.1f}, {r['whole_peak_rss'] / MB:.0f}, "
+            f"{r['whole_index_bytes'] / MB:.1f} |")
+    out += ["",
+            "Each run is a fresh server (default settings, `DOCREADER_INDEX_READS=all`). The CSV is "
+            "uploaded, then read whole (`max_chars` 50,000,000); as soon as the read answers, "
+            f"{res['probes']} reads of page 1 of an already-read 1-page PDF run one after another "
+            "(their median, beside the same reads on the idle server before), then a search, which "
+            "waits for the indexing under way. Server CPU counts from the read's start to the "
+            "search's answer (server and workers); RSS is the server process's `VmRSS` sampled every "
+            "10 ms (the workers extract; the server indexes). Index MB is the growth of "
+            "`search.db` with its WAL. Then `POST /files/{id}/index` indexes the file whole."]
+    return "\n".join(out)
+
+
 # --------------------------------------------------------------------------- main
 
 
-PARTS = ["scaling", "latency", "upload", "scan"]
+PARTS = ["scaling", "latency", "upload", "scan", "index"]
 
 
 def main():
@@ -872,14 +1005,17 @@ def main():
                     help="2. the HTTP client: lean (requests written by hand on blocking sockets, a "
                          "thread a client; the default) or aiohttp (the client of the runs before "
                          "2026-12-03 18:14 UTC)")
-    ap.add_argument("--baseline", help="2. another docreader binary (e.g. an earlier build) measured "
-                                       "side by side in the latency part")
+    ap.add_argument("--baseline", help="2. and 5. another docreader binary (e.g. an earlier build) "
+                                       "measured side by side in the latency and index parts")
     ap.add_argument("--big-files", type=int, help="3. concurrent uploads (default 16; quick 4)")
     ap.add_argument("--big-mb", type=float, help="3. MB per file (default 50; quick 5)")
     ap.add_argument("--scan", help="4. the scanned PDF (default: the corpus's pdf/testOCR.pdf)")
     ap.add_argument("--scan-runs", type=int, help="4. fresh uploads, each read first then repeatedly "
                                                   "(default 3; quick 1)")
     ap.add_argument("--repeats", type=int, help="4. repeated reads per upload (default 5; quick 3)")
+    ap.add_argument("--index-mb", type=float, help="5. MB of the CSV read whole (default 52; quick 5)")
+    ap.add_argument("--index-runs", type=int, help="5. runs per binary (default 2; quick 1)")
+    ap.add_argument("--index-probes", type=int, help="5. 1-page reads timed during the indexing (default 20)")
     ap.add_argument("--out", help="keep the inputs, server logs and data dirs here (default: a temp dir, removed)")
     ap.add_argument("--json", help="also write the results as JSON to this path")
     args = ap.parse_args()
@@ -888,7 +1024,8 @@ def main():
     defaults = {"pages": 200, "clients": 2 * args.workers, "duration": 3 if quick else 20,
                 "rounds": 1 if quick else 4,
                 "concurrency": "1,8,32", "ops": 40 if quick else 1000, "big_files": 4 if quick else 16,
-                "big_mb": 5 if quick else 50, "scan_runs": 1 if quick else 3, "repeats": 3 if quick else 5}
+                "big_mb": 5 if quick else 50, "scan_runs": 1 if quick else 3, "repeats": 3 if quick else 5,
+                "index_mb": 5 if quick else 52, "index_runs": 1 if quick else 2, "index_probes": 20}
     for k, v in defaults.items():
         if getattr(args, k) is None:
             setattr(args, k, v)
@@ -944,7 +1081,8 @@ def main():
         for part, fn, render in [("scaling", part_scaling, lambda r: render_scaling(r, args.workers)),
                                  ("latency", part_latency, lambda r: render_latency(r, cpus)),
                                  ("upload", part_upload, render_upload),
-                                 ("scan", part_scan, render_scan)]:
+                                 ("scan", part_scan, render_scan),
+                                 ("index", part_index, render_index)]:
             if part not in parts:
                 continue
             try:

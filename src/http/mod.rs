@@ -111,11 +111,18 @@ impl AppState {
                 }
             });
         }
+        let metrics = Arc::new(Metrics::default());
         let files = Files {
             db: db.clone(),
             store: store.clone(),
             limits: args.limits.clone(),
-            indexing: Arc::new(crate::search::Pending::new(derived)),
+            indexing: Arc::new(crate::search::Pending::new(
+                derived,
+                crate::search::IndexPolicy {
+                    max_bytes: args.index_max_mb.saturating_mul(1024 * 1024) as usize,
+                    reads: Some(metrics.clone()),
+                },
+            )),
             rows: crate::files::RowQueue::new(
                 db.clone(),
                 store.clone(),
@@ -170,7 +177,6 @@ impl AppState {
                 Executor::with_workers(pool, max_reads, per_tenant)
             }
         };
-        let metrics = Arc::new(Metrics::default());
         let reader = ReadService {
             executor,
             limits: args.limits.clone(),

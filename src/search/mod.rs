@@ -314,7 +314,11 @@ mod tests {
         .unwrap();
         assert_eq!(find("hotel").fetch_all(&mut c).await.unwrap().len(), 2_500);
         assert_eq!(find("word2345").fetch_all(&mut c).await.unwrap().len(), 1);
-        assert_eq!(find("lima").fetch_all(&mut c).await.unwrap().len(), 1);
+        // 300,000 bytes on one line: five parts of at most PART_BYTES (issue #46 item 1).
+        let lima = find("lima").fetch_all(&mut c).await.unwrap();
+        assert_eq!(lima.len(), 300_000usize.div_ceil(PART_BYTES));
+        assert!(lima.iter().all(|(_, _, t)| t.len() <= PART_BYTES));
+        assert_eq!(lima.iter().map(|(_, _, t)| t.len()).sum::<usize>(), 300_001);
         let mike = find("mike").fetch_all(&mut c).await.unwrap();
         assert_eq!(mike.len(), 1);
         assert_eq!(mike[0].2, "word1 hotel mike\n");
@@ -342,6 +346,76 @@ mod tests {
         assert_eq!(parse_query(&q).words().len(), MAX_TERMS);
         let quoted = format!("\"{q}\"");
         assert_eq!(parse_query(&quoted).words().len(), MAX_TERMS);
+    }
+
+    #[test]
+    fn a_long_unit_is_indexed_in_parts_that_know_their_lines() {
+        // Issue #46 item 1: parts of at most PART_BYTES, cut after a line break, each
+        // knowing the line of its unit it starts on.
+        let text: String = (1..=20_000)
+            .map(|i| format!("row {i} of the file\n"))
+            .collect();
+        let ps = parts(&text);
+        assert!(ps.len() > 1);
+        assert_eq!(ps.iter().map(|p| p.2).collect::<String>(), text);
+        for (offset, line, part) in &ps {
+            assert!(part.len() <= PART_BYTES && part.ends_with('\n'));
+            let first = part.lines().next().unwrap();
+            assert_eq!(first, format!("row {line} of the file"), "at {offset}");
+            let key = part_key("7", *line, *offset);
+            assert_eq!(
+                unit_of_part(&key),
+                ("7", if *offset == 0 { 1 } else { *line })
+            );
+        }
+        // A sheet's name stays its name, separators and all, when it is no part's key.
+        assert_eq!(unit_of_part("Q1\u{1f}x"), ("Q1\u{1f}x", 1));
+        assert_eq!(parts("").len(), 0);
+        // Multi-byte text cut inside a line longer than a part: on a character.
+        let long = "é".repeat(PART_BYTES);
+        let ps = parts(&long);
+        assert_eq!(ps.len(), 2);
+        assert_eq!(ps[0].2.len() + ps[1].2.len(), long.len());
+        // A part's end falling inside a character, with line breaks before it.
+        let odd: String = "é\n".repeat(PART_BYTES); // byte PART_BYTES is inside an é
+        let ps = parts(&odd);
+        assert_eq!(ps.iter().map(|p| p.2).collect::<String>(), odd);
+        assert!(ps
+            .iter()
+            .all(|p| p.2.ends_with('\n') || p.0 + p.2.len() == odd.len()));
+    }
+
+    #[test]
+    fn a_read_adds_at_most_its_cap_cut_at_a_line() {
+        use crate::model::{Span, Unit, UnitKind};
+        let mut text = String::new();
+        let mut spans = Vec::new();
+        for p in 1..=3u64 {
+            let head = text.len();
+            text.push_str(&format!("--- Page {p} ---\n"));
+            let body = text.len();
+            text.push_str("line one\nline two\n");
+            spans.push(Span {
+                unit: Unit::numbered(UnitKind::Page, p),
+                head,
+                body,
+                end: text.len(),
+            });
+        }
+        let all = within(&text, &spans, usize::MAX);
+        assert_eq!(
+            (all.units.len(), all.copied, all.cut),
+            (3, text.len(), false)
+        );
+        // Room for page 1 and the first line of page 2.
+        let w = within(&text, &spans, 18 + 9 + 3);
+        assert!(w.cut);
+        assert_eq!(w.units.len(), 2);
+        assert_eq!(&text[w.units[1].body..w.units[1].end], "line one\n");
+        assert_eq!(w.copied, w.units[1].end);
+        // Not even one line of page 1.
+        let w = within(&text, &spans, 4);
+        assert!(w.cut && w.units.is_empty() && w.copied == 0);
     }
 
     #[test]

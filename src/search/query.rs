@@ -172,7 +172,7 @@ pub(super) async fn add_coverage(
     let rows: Vec<(String, i64, Option<i64>, bool)> = match db {
         Db::Sqlite(p) => {
             sqlx::query_as(
-                "SELECT u.file_id, COUNT(*), c.total_units, coalesce(c.whole, 0) \
+                "SELECT u.file_id, SUM(instr(u.unit_key, char(31)) = 0), c.total_units, coalesce(c.whole, 0) \
                  FROM search_units u LEFT JOIN search_coverage c \
                  ON c.tenant = u.tenant AND c.file_id = u.file_id \
                  WHERE u.tenant = ? AND u.file_id IN (SELECT value FROM json_each(?)) \
@@ -184,7 +184,7 @@ pub(super) async fn add_coverage(
             .await?
         }
         Db::Postgres(p) => sqlx::query_as(
-            "SELECT u.file_id, COUNT(*), MAX(c.total_units), COALESCE(BOOL_OR(c.whole), FALSE) \
+            "SELECT u.file_id, COUNT(*) FILTER (WHERE strpos(u.unit_key, chr(31)) = 0), MAX(c.total_units), COALESCE(BOOL_OR(c.whole), FALSE) \
                  FROM search_units u LEFT JOIN search_coverage c \
                  ON c.tenant = u.tenant AND c.file_id = u.file_id \
                  WHERE u.tenant = $1 AND u.file_id = ANY($2::text[]) \
@@ -237,12 +237,15 @@ pub(super) fn hits_of(
         }
         seen.insert((sha, unit.clone(), key.clone()), hits.len());
         let (line, snippet) = best_line(&text, words);
+        // A part of a long unit (`writer::parts`): its place is its unit's, its lines count
+        // on from where it starts.
+        let (unit_key, first_line) = unit_of_part(&key);
         hits.push(Hit {
             file_ids: vec![file_id.clone()],
             file_id,
             name,
-            place: crate::model::Place::of(&crate::model::Unit::stored(&unit, &key)),
-            line,
+            place: crate::model::Place::of(&crate::model::Unit::stored(&unit, unit_key)),
+            line: first_line + line - 1,
             snippet,
             score: (score * 1000.0).round() / 1000.0,
             coverage: HitCoverage::default(),

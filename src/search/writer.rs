@@ -23,6 +23,60 @@ pub struct Pending {
     /// Searches and deletes waiting for the indexing under way (`settled`): the writer
     /// stops gathering for them (`GATHER`).
     hurry: std::sync::Arc<Hurry>,
+    /// Text queued for indexing, in KiB, at most `QUEUED_KIB` at once (with `slots`, what
+    /// indexing may hold whatever the files' sizes).
+    queued: std::sync::Arc<tokio::sync::Semaphore>,
+    /// The most text one read adds by itself (`IndexPolicy::max_bytes`).
+    max_bytes: usize,
+}
+
+/// What indexing may cost (issue #46 item 1).
+#[derive(Clone, Default)]
+pub struct IndexPolicy {
+    /// The most bytes of text one read adds to the index by itself (0: no cap): its first
+    /// units, the one that crosses the cap cut at a line. A read on request
+    /// (`POST /files/{id}/index`) indexes all it returned.
+    pub max_bytes: usize,
+    /// The service's reads in flight: a long indexing gives way to them (`GiveWay`).
+    pub reads: Option<std::sync::Arc<crate::metrics::Metrics>>,
+}
+
+/// The most text, in KiB, waiting in the index's queue or being written at once: a read
+/// whose text would pass it waits before it answers (as for `SLOTS`), so indexing never
+/// holds more than this of reads' texts, whatever their number and size. A larger text
+/// (a read on request, uncapped) takes all of it, alone.
+pub(super) const QUEUED_KIB: usize = 64 * 1024;
+
+/// How long SQLite's writer waits, between two trips of a long group (`run_trips`), while
+/// reads are in flight: a 50 MB text's ~200 trips go in between reads rather than taking
+/// the CPU they need (on two cores the 52 MB CSV's 6.7 CPU-seconds of indexing, all at
+/// once, made the next reads slower). Bounded, so indexing is never starved; never while a
+/// search or delete waits for it (`settled`).
+pub(super) const GIVE_WAY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Indexing gives way to reads (`GIVE_WAY`).
+#[derive(Clone, Default)]
+pub(super) struct GiveWay {
+    reads: Option<std::sync::Arc<crate::metrics::Metrics>>,
+    hurry: std::sync::Arc<Hurry>,
+}
+
+impl GiveWay {
+    fn reads_in_flight(&self) -> bool {
+        self.reads
+            .as_ref()
+            .is_some_and(|m| m.in_flight.load(std::sync::atomic::Ordering::Relaxed) > 0)
+    }
+
+    async fn wait(&self) {
+        let until = tokio::time::Instant::now() + GIVE_WAY;
+        while self.reads_in_flight()
+            && self.hurry.waiting.load(std::sync::atomic::Ordering::SeqCst) == 0
+            && tokio::time::Instant::now() < until
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
 }
 
 /// How long SQLite's index writer gathers reads' texts before it writes them in one
@@ -74,19 +128,24 @@ pub(super) struct IndexJob {
     _held: (
         tokio::sync::OwnedRwLockReadGuard<()>,
         tokio::sync::OwnedSemaphorePermit,
+        tokio::sync::OwnedSemaphorePermit,
     ),
 }
 
 pub(super) const SLOTS: usize = 16;
 
 impl Pending {
-    pub fn new(db: Db) -> Self {
+    pub fn new(db: Db, policy: IndexPolicy) -> Self {
         let turn = std::sync::Arc::new(tokio::sync::Mutex::new(()));
         let hurry = std::sync::Arc::new(Hurry::default());
+        let give_way = GiveWay {
+            reads: policy.reads,
+            hurry: hurry.clone(),
+        };
         let queue = match &db {
             Db::Sqlite(pool) => {
                 let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-                tokio::spawn(write_index(pool.clone(), turn.clone(), hurry.clone(), rx));
+                tokio::spawn(write_index(pool.clone(), turn.clone(), give_way, rx));
                 Some(tx)
             }
             Db::Postgres(_) => None,
@@ -98,18 +157,37 @@ impl Pending {
             gate: Default::default(),
             slots: std::sync::Arc::new(tokio::sync::Semaphore::new(SLOTS)),
             hurry,
+            queued: std::sync::Arc::new(tokio::sync::Semaphore::new(QUEUED_KIB)),
+            max_bytes: policy.max_bytes,
         }
     }
 
-    /// Index `text` (what a read of the upload returned) in the background.
+    /// Index `text` (what a read of the upload returned) in the background: all of it when
+    /// the read was asked for the index (`whole_on_request`), else at most the policy's
+    /// `max_bytes` of it (a read that passes it is not the file's whole in the index).
     pub async fn index(
         &self,
         tenant: &str,
         file_id: &str,
         text: &str,
         units: &[crate::model::Span],
-        coverage: Coverage,
+        mut coverage: Coverage,
+        whole_on_request: bool,
     ) {
+        let cap = match whole_on_request || self.max_bytes == 0 {
+            true => usize::MAX,
+            false => self.max_bytes,
+        };
+        let Within { units, copied, cut } = within(text, units, cap);
+        if cut {
+            // What the read returned past the cap is not searchable until the file is
+            // indexed whole (the hits say `whole: false`).
+            coverage.whole = false;
+        }
+        let kib = (copied / 1024 + 1).min(QUEUED_KIB) as u32;
+        let Ok(bytes) = self.queued.clone().acquire_many_owned(kib).await else {
+            return;
+        };
         let Ok(slot) = self.slots.clone().acquire_owned().await else {
             return;
         };
@@ -118,11 +196,11 @@ impl Pending {
             read: Indexed {
                 tenant: tenant.to_string(),
                 file_id: file_id.to_string(),
-                text: text.to_string(),
-                units: units.to_vec(),
+                text: text[..copied].to_string(),
+                units,
                 coverage,
             },
-            _held: (share, slot),
+            _held: (share, slot, bytes),
         };
         if let Some(queue) = &self.queue {
             // The writer ends only with the service; a job it never takes is dropped, and
@@ -222,9 +300,10 @@ pub(super) const MAX_GROUP: usize = 32;
 pub(super) async fn write_index(
     pool: sqlx::SqlitePool,
     turn: std::sync::Arc<tokio::sync::Mutex<()>>,
-    hurry: std::sync::Arc<Hurry>,
+    give_way: GiveWay,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<IndexJob>,
 ) {
+    let hurry = give_way.hurry.clone();
     // A connection of its own, out of the pool: a pool's connection is pinged on its way
     // out and again on its way back, each a round trip to the connection's thread.
     let mut conn = None;
@@ -256,14 +335,15 @@ pub(super) async fn write_index(
                 .map(|j| std::mem::take(&mut j.read))
                 .collect(),
         );
-        match index_texts_on(&pool, &mut conn, texts.clone(), None).await {
+        match index_texts_on(&pool, &mut conn, texts.clone(), None, &give_way).await {
             Ok(()) => cover_on(&mut conn, &texts).await,
             Err(e) if texts.len() == 1 => {
                 tracing::warn!(error = %e, "could not index the read for search");
             }
             Err(_) => {
                 for (k, one) in texts.iter().enumerate() {
-                    match index_texts_on(&pool, &mut conn, texts.clone(), Some(k)).await {
+                    match index_texts_on(&pool, &mut conn, texts.clone(), Some(k), &give_way).await
+                    {
                         Ok(()) => cover_on(&mut conn, &texts[k..=k]).await,
                         Err(e) => {
                             tracing::warn!(error = %e, file_id = one.file_id, "could not index the read for search")
@@ -334,11 +414,113 @@ impl Coverage {
     }
 }
 
-/// A unit of the index: its kind, key (number or sheet name) and text.
+/// What one read adds to the index by itself (`Pending::index`).
+#[derive(Debug)]
+pub(super) struct Within {
+    /// Its units, the last one cut at a line when it crossed the cap.
+    pub(super) units: Vec<crate::model::Span>,
+    /// The bytes of the read's text they stand in (copied for the index).
+    pub(super) copied: usize,
+    /// Whether anything of the read's units was left out.
+    pub(super) cut: bool,
+}
+
+/// A read's units up to `max` bytes of their text: the first ones whole, the one that
+/// crosses `max` up to its last line break within it (left out when its first line alone
+/// passes), the rest left out.
+pub(super) fn within(text: &str, units: &[crate::model::Span], max: usize) -> Within {
+    let mut kept = Vec::with_capacity(units.len());
+    let mut room = max;
+    let mut cut = false;
+    for u in units {
+        let Some(body) = text.get(u.body..u.end) else {
+            continue;
+        };
+        if body.len() <= room {
+            room -= body.len();
+            kept.push(u.clone());
+            continue;
+        }
+        cut = true;
+        let mut end = room.min(body.len());
+        while !body.is_char_boundary(end) {
+            end -= 1;
+        }
+        if let Some(nl) = body[..end].rfind('\n') {
+            let mut part = u.clone();
+            part.end = u.body + nl + 1;
+            kept.push(part);
+        }
+        break;
+    }
+    let copied = kept.iter().map(|u| u.end).max().unwrap_or(0);
+    Within {
+        units: kept,
+        copied,
+        cut,
+    }
+}
+
+/// A unit of the index: its kind, key (number or sheet name; a part's key also says where
+/// it starts: `part_key`) and text.
 pub(super) struct SearchUnit<'a> {
     kind: &'static str,
     key: String,
     text: &'a str,
+}
+
+/// The most bytes of a unit's text one row of the index holds: a longer unit (a 50 MB CSV
+/// is one, a 100,000-row sheet another) is indexed in parts cut at line breaks, so what one
+/// row, one FTS5 document and one trip cost is bounded whatever the file's size (one
+/// 52 MB row took the server from 182 MB to 1.44 GB while it was indexed), and each hit's
+/// line is found in its part (a snippet is looked for in a row's first `SNIPPET_SCAN`
+/// characters).
+pub(super) const PART_BYTES: usize = 64 * 1024;
+
+/// Between a unit's key and where its part starts (`part_key`).
+pub(super) const PART_SEP: char = '\u{1f}';
+
+/// The key of a unit's part that starts at byte `offset` of its text, on its line `line`
+/// (1-based): the unit's key for its first part, `key␟line␟offset` for the others.
+pub(super) fn part_key(key: &str, line: u64, offset: usize) -> String {
+    match offset {
+        0 => key.to_string(),
+        _ => format!("{key}{PART_SEP}{line}{PART_SEP}{offset}"),
+    }
+}
+
+/// A stored key as (the unit's key, the line of the unit its part starts on).
+pub(crate) fn unit_of_part(key: &str) -> (&str, u64) {
+    let mut it = key.rsplitn(3, PART_SEP);
+    if let (Some(offset), Some(line), Some(unit)) = (it.next(), it.next(), it.next()) {
+        if let (Ok(_), Ok(line)) = (offset.parse::<usize>(), line.parse::<u64>()) {
+            return (unit, line);
+        }
+    }
+    (key, 1)
+}
+
+/// A unit's text in parts of at most `PART_BYTES`, cut after a line break (within a line
+/// longer than that, at a character): (byte offset, 1-based line it starts on, text).
+pub(super) fn parts(text: &str) -> Vec<(usize, u64, &str)> {
+    let mut out = Vec::with_capacity(text.len() / PART_BYTES + 1);
+    let (mut start, mut line) = (0usize, 1u64);
+    while start < text.len() {
+        let mut end = (start + PART_BYTES).min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        if end < text.len() {
+            if let Some(nl) = text[start..end].rfind('\n') {
+                end = start + nl + 1;
+            }
+        }
+        let part = &text[start..end];
+        out.push((start, line, part));
+        line += part.bytes().filter(|&b| b == b'\n').count() as u64;
+        start = end;
+    }
+    out
 }
 
 impl Indexed {
@@ -354,8 +536,16 @@ impl Indexed {
                     self.text.get(s.body..s.end)?,
                 ))
             })
-            .filter(|(_, _, t)| !t.trim().is_empty())
-            .map(|(kind, key, text)| SearchUnit { kind, key, text })
+            .flat_map(|(kind, key, text)| {
+                parts(text)
+                    .into_iter()
+                    .filter(|(_, _, t)| !t.trim().is_empty())
+                    .map(move |(offset, line, text)| SearchUnit {
+                        kind,
+                        key: part_key(&key, line, offset),
+                        text,
+                    })
+            })
             .collect()
     }
 }
@@ -456,13 +646,14 @@ pub(super) async fn index_texts_on(
     conn: &mut Option<sqlx::SqliteConnection>,
     texts: Texts,
     only: Option<usize>,
+    give_way: &GiveWay,
 ) -> Result<(), sqlx::Error> {
     let mut trips = trips_off_runtime(texts, only);
     let c = match conn {
         Some(c) => c,
         None => conn.insert(pool.acquire().await?.detach()),
     };
-    let done = run_trips(c, &mut trips).await;
+    let done = run_trips(c, &mut trips, give_way).await;
     if done.is_err() {
         *conn = None;
     }
@@ -487,7 +678,12 @@ pub(super) async fn index_texts_sqlite(
             .map(|(t, f, pages)| paged(t, f, pages))
             .collect(),
     );
-    run_trips(conn, &mut trips_off_runtime(texts, None)).await
+    run_trips(
+        conn,
+        &mut trips_off_runtime(texts, None),
+        &GiveWay::default(),
+    )
+    .await
 }
 
 /// A text of pages as an extractor makes it (each page its marker line, then its text),
@@ -595,9 +791,14 @@ pub(super) fn sqlite_trips(texts: &[Indexed], mut send: impl FnMut(Trip) -> bool
 pub(super) async fn run_trips(
     conn: &mut sqlx::SqliteConnection,
     trips: &mut tokio::sync::mpsc::Receiver<Trip>,
+    give_way: &GiveWay,
 ) -> Result<(), sqlx::Error> {
     let mut begun = false;
     loop {
+        if begun {
+            // A long group (more than one trip) lets reads in flight go first.
+            give_way.wait().await;
+        }
         let (i, count, rows) = match trips.recv().await {
             Some(Ok(trip)) => trip,
             failed => {

@@ -360,3 +360,47 @@ async fn hits_say_how_much_of_their_file_is_indexed() {
         json!({"indexed_units": 1, "total_units": 30, "whole": false})
     );
 }
+
+#[tokio::test]
+async fn a_read_indexes_up_to_its_cap_and_an_index_request_the_rest() {
+    // Issue #46 item 1: a read adds at most DOCREADER_INDEX_MAX_MB of text to the index by
+    // itself (a unit cut at a line), in parts whose hits still name their unit's line;
+    // `POST /files/{id}/index` adds the rest.
+    let app = TestApp::with(|a| a.index_max_mb = 1).await;
+    let text: String = (1..=60_000)
+        .map(|i| format!("row {i} tok{i}x value\n"))
+        .collect();
+    assert!(text.len() > 1_400_000);
+    let id = app.upload_id("rows.txt", text.as_bytes()).await;
+    let r = app
+        .read(json!({"file_id": id, "max_chars": 2_000_000}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["text"].as_str().unwrap().len(), text.len());
+
+    let find = |h: &[Value], line: u64| {
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert_eq!(h[0]["file_id"], id.as_str());
+        assert_eq!(h[0]["line"], line, "{h:?}");
+        assert_eq!(h[0]["snippet"], format!("row {line} tok{line}x value"));
+    };
+    // Line 30,000 stands in the index's ~14th part: its line is the document's.
+    let h = hits(&search(&app, json!({"query": "tok30000x"})).await);
+    find(&h, 30_000);
+    assert_eq!(
+        h[0]["coverage"],
+        json!({"indexed_units": 1, "total_units": 1, "whole": false}),
+        "past the cap, the file is not whole in the index"
+    );
+    assert!(hits(&search(&app, json!({"query": "tok59999x"})).await).is_empty());
+
+    let r = index(&app, &id).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let h = hits(&search(&app, json!({"query": "tok59999x"})).await);
+    find(&h, 59_999);
+    assert_eq!(
+        h[0]["coverage"],
+        json!({"indexed_units": 1, "total_units": 1, "whole": true})
+    );
+    find(&hits(&search(&app, json!({"query": "tok1x"})).await), 1);
+}

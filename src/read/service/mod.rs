@@ -351,6 +351,7 @@ impl ReadService {
                         &env.text,
                         &env.spans,
                         crate::search::Coverage::of(&env),
+                        index,
                     )
                     .await;
             }
