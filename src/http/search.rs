@@ -150,7 +150,11 @@ pub async fn index_whole(st: &AppState, tenant: &str, id: &str) -> Result<(u64, 
         prepared.index_on_demand();
         let env = st.reader.run(prepared, ProgressSink::default()).await?;
         reads += 1;
-        chars += env.text.chars().count() as u64;
+        // (A text that went into the index left `char_count` saying what it held.)
+        chars += match env.text.is_empty() {
+            true => env.char_count,
+            false => env.text.chars().count() as u64,
+        };
         // (A read cut by its deadline is `partial`: its `next` reads the rest, indexed too.)
         all_indexed &= env
             .report

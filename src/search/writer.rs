@@ -169,7 +169,7 @@ impl Pending {
         &self,
         tenant: &str,
         file_id: &str,
-        text: &str,
+        text: std::borrow::Cow<'_, str>,
         units: &[crate::model::Span],
         mut coverage: Coverage,
         whole_on_request: bool,
@@ -178,7 +178,7 @@ impl Pending {
             true => usize::MAX,
             false => self.max_bytes,
         };
-        let Within { units, copied, cut } = within(text, units, cap);
+        let Within { units, copied, cut } = within(&text, units, cap);
         if cut {
             // What the read returned past the cap is not searchable until the file is
             // indexed whole (the hits say `whole: false`).
@@ -196,7 +196,13 @@ impl Pending {
             read: Indexed {
                 tenant: tenant.to_string(),
                 file_id: file_id.to_string(),
-                text: text[..copied].to_string(),
+                text: match text {
+                    std::borrow::Cow::Owned(mut t) => {
+                        t.truncate(copied);
+                        t
+                    }
+                    std::borrow::Cow::Borrowed(t) => t[..copied].to_string(),
+                },
                 units,
                 coverage,
             },

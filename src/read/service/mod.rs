@@ -79,7 +79,9 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Index what this read returns even where reads are indexed only on demand.
+    /// Index what this read returns even where reads are indexed only on demand, all of
+    /// it (no `DOCREADER_INDEX_MAX_MB`). Its text is moved into the index, not copied: the
+    /// envelope comes back with an empty `text` and `char_count` the characters it held.
     pub fn index_on_demand(&mut self) {
         self.index = true;
     }
@@ -343,16 +345,20 @@ impl ReadService {
                 &upload,
                 wanted && crate::search::indexable(plan.opts.request()),
             ) {
+                let coverage = crate::search::Coverage::of(&env);
+                let text = match index {
+                    // A read on request (`index_whole`) is for the index alone: its text
+                    // (up to 50 million characters) moves there rather than being copied.
+                    true => {
+                        let text = std::mem::take(&mut env.text);
+                        env.char_count = text.chars().count() as u64;
+                        std::borrow::Cow::Owned(text)
+                    }
+                    false => std::borrow::Cow::Borrowed(env.text.as_str()),
+                };
                 st.files
                     .indexing
-                    .index(
-                        tenant,
-                        id,
-                        &env.text,
-                        &env.spans,
-                        crate::search::Coverage::of(&env),
-                        index,
-                    )
+                    .index(tenant, id, text, &env.spans, coverage, index)
                     .await;
             }
             store_attachments(st, &self.limits, tenant, &mut env).await;
