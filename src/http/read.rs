@@ -19,6 +19,69 @@ use crate::error::ApiError;
 use crate::extract::ProgressSink;
 use crate::options::ReadRequest;
 
+/// An envelope of at most this much text is answered as one JSON body; a longer one is
+/// written into the body as it is serialised (`envelope_response`).
+const STREAM_TEXT_BYTES: usize = 1024 * 1024;
+
+/// The bytes a streamed envelope's body goes out in.
+const STREAM_CHUNK: usize = 256 * 1024;
+
+/// The envelope as the answer's JSON body. A long text is serialised straight into the
+/// body, a chunk at a time, on the blocking pool: never a second whole copy of it beside
+/// the envelope (a 52 MB read whole held its text twice more in the server, as a JSON
+/// buffer, before the first byte went out). The status and headers are a JSON answer's;
+/// its length is unknown (chunked).
+pub(super) fn envelope_response(env: Envelope) -> Response {
+    if env.text.len() <= STREAM_TEXT_BYTES {
+        return Json(env).into_response();
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<axum::body::Bytes, std::io::Error>>(2);
+    tokio::task::spawn_blocking(move || {
+        let mut out = Chunks {
+            buf: Vec::with_capacity(STREAM_CHUNK),
+            tx,
+        };
+        // A client gone away ends the writing at its next chunk (the send fails).
+        if serde_json::to_writer(&mut out, &env).is_ok() {
+            let _ = std::io::Write::flush(&mut out);
+        }
+    });
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    });
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        axum::body::Body::from_stream(body),
+    )
+        .into_response()
+}
+
+/// A writer that hands what is written to a body, `STREAM_CHUNK` bytes at a time.
+struct Chunks {
+    buf: Vec<u8>,
+    tx: tokio::sync::mpsc::Sender<Result<axum::body::Bytes, std::io::Error>>,
+}
+
+impl std::io::Write for Chunks {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= STREAM_CHUNK {
+            self.flush()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(STREAM_CHUNK));
+        self.tx
+            .blocking_send(Ok(axum::body::Bytes::from(chunk)))
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client gone"))
+    }
+}
+
 pub fn router(max_request_bytes: u64) -> Router<AppState> {
     Router::new().route(
         "/read",
@@ -141,7 +204,7 @@ pub async fn read(
     };
     if !streamed {
         return match st.reader.run(prepared, ProgressSink::default()).await {
-            Ok(env) => Json(env).into_response(),
+            Ok(env) => envelope_response(env),
             Err(e) => e.into_response(),
         };
     }
@@ -315,7 +378,7 @@ async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipa
                 guard.drop_attachments(&mut env);
             }
             guard.forget().await;
-            Json(env).into_response()
+            envelope_response(env)
         }
         Err(e) => {
             guard.forget().await;

@@ -3,6 +3,12 @@
 use super::*;
 
 pub(super) fn send(reply: &Reply) -> std::io::Result<()> {
+    send_with(reply, None)
+}
+
+/// Send a reply, and after it (under the same lock, so no progress frame comes between)
+/// a read's text as a frame of raw UTF-8 (`Reply::Ok::text_follows`).
+fn send_with(reply: &Reply, text: Option<&str>) -> std::io::Result<()> {
     use std::io::Write;
     let frame = frame(reply).map_err(std::io::Error::other)?;
     let frames = FRAMES
@@ -12,6 +18,14 @@ pub(super) fn send(reply: &Reply) -> std::io::Result<()> {
         .lock()
         .map_err(|_| std::io::Error::other("frame lock poisoned"))?;
     out.write_all(&frame)?;
+    if let Some(text) = text {
+        let len = u32::try_from(text.len())
+            .ok()
+            .filter(|&n| n as usize <= MAX_FRAME)
+            .ok_or_else(|| std::io::Error::other("a text too large for one frame"))?;
+        out.write_all(&len.to_le_bytes())?;
+        out.write_all(text.as_bytes())?;
+    }
     out.flush()
 }
 
@@ -71,12 +85,24 @@ pub fn serve_jobs(spool: &Path, test_hooks: bool) -> std::io::Result<()> {
         }
         let mut body = vec![0u8; n];
         stdin.read_exact(&mut body)?;
-        let reply = match serde_json::from_slice::<Job>(&body) {
+        let mut reply = match serde_json::from_slice::<Job>(&body) {
             Ok(job) => run_job(job, spool, test_hooks),
             Err(e) => Reply::Err(ApiError::internal(format!("bad job: {e}"))),
         };
-        send(&reply)?;
-        drop(reply);
+        // A long text goes in a frame of its own, after the reply (`TEXT_APART`).
+        let text = match &mut reply {
+            Reply::Ok {
+                envelope,
+                text_follows,
+                ..
+            } if envelope.text.len() > super::protocol::TEXT_APART => {
+                *text_follows = true;
+                Some(std::mem::take(&mut envelope.text))
+            }
+            _ => None,
+        };
+        send_with(&reply, text.as_deref())?;
+        drop((reply, text));
         // Give the memory of a heavy read back to the system between jobs, so an idle
         // worker's footprint is its baseline (and at most `KEEP_FREE`), not its largest read
         // so far. Not after light reads: trimming every time made each next read fault its
@@ -173,6 +199,7 @@ pub(super) fn run_job(job: Job, spool: &Path, test_hooks: bool) -> Reply {
                 attachments,
                 fresh_ocr,
                 spans,
+                text_follows: false,
             }
         }
         Err(mut e) => {

@@ -197,6 +197,28 @@ impl Pool {
                 };
                 match reply {
                     Ok(Reply::Progress(p)) => progress.report(p.done, p.total, p.stage),
+                    Ok(Reply::Ok {
+                        mut envelope,
+                        attachments,
+                        fresh_ocr,
+                        spans,
+                        text_follows: true,
+                    }) => {
+                        // The text, in the next frame as its bytes: checked, not copied.
+                        let raw = read_frame(&mut worker.stdout).await?;
+                        let text = tokio::task::spawn_blocking(move || String::from_utf8(raw))
+                            .await
+                            .map_err(std::io::Error::other)?
+                            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+                        envelope.text = text;
+                        return Ok(Ok(Reply::Ok {
+                            envelope,
+                            attachments,
+                            fresh_ocr,
+                            spans,
+                            text_follows: false,
+                        }));
+                    }
                     other => return Ok::<_, std::io::Error>(other),
                 }
             }
@@ -249,6 +271,7 @@ impl Pool {
                         attachments,
                         fresh_ocr,
                         spans,
+                        ..
                     }) => {
                         envelope.fresh_ocr = fresh_ocr;
                         envelope.spans = spans;

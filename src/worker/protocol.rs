@@ -56,6 +56,11 @@ pub enum Reply {
         /// Where the text's units stand (the envelope does not serialize them).
         #[serde(default)]
         spans: Vec<crate::model::Span>,
+        /// The envelope's text is not in this frame but the next one, as its UTF-8 bytes
+        /// (`TEXT_APART`): the server takes it as it comes, not a JSON string to parse and
+        /// copy while the frame is still held.
+        #[serde(default)]
+        text_follows: bool,
     },
     /// A drawn page, its bytes in a spool file.
     Picture {
@@ -70,6 +75,11 @@ pub enum Reply {
         cap_mb: u64,
     },
 }
+
+/// A read's text of more bytes than this goes to the server in a frame of its own
+/// (`Reply::Ok::text_follows`): a 50 MB text was held twice in the server (the frame, and
+/// the string parsed out of it) before its answer was even made.
+pub(super) const TEXT_APART: usize = 64 * 1024;
 
 /// A message as one frame: its length (4 bytes, little-endian), then its JSON. Built whole
 /// so it goes out in one write: written in two, the reader may wake for the length alone

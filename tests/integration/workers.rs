@@ -311,3 +311,39 @@ async fn a_read_past_the_memory_cap_fails_as_too_large_and_only_it() {
         "{metrics}"
     );
 }
+
+#[tokio::test]
+async fn a_long_text_comes_from_the_worker_apart_and_goes_out_as_it_is_written() {
+    // Issue #46 item 5: a worker sends a long text in a frame of its own (raw UTF-8, not a
+    // JSON string), and the answer is written into the body as it is serialised (chunked,
+    // no whole copy first). Every kind of character JSON must escape, multi-byte text, and
+    // a text longer than one frame's chunk of the body.
+    let app = pool(1).await;
+    let line = "ünïcödé 中文 \"quoted\" back\\slash\ttab €\n";
+    let text = line.repeat(3_000_000 / line.len());
+    let id = app.upload_id("long.txt", text.as_bytes()).await;
+    let r = app
+        .read(json!({"file_id": id, "max_chars": 5_000_000}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["status"], "ok");
+    assert_eq!(r.json["text"].as_str().unwrap(), text);
+    assert_eq!(r.json["truncated"], false);
+    assert_eq!(r.headers["content-type"], "application/json");
+    assert!(
+        !r.headers.contains_key("content-length"),
+        "a long envelope is streamed: {:?}",
+        r.headers
+    );
+    // A short one is one body, as before; both through the same worker.
+    let small = app.upload_id("short.txt", line.as_bytes()).await;
+    let r = app.read(json!({"file_id": small})).await;
+    assert_eq!(r.json["text"].as_str().unwrap(), line);
+    assert!(r.headers.contains_key("content-length"));
+    // Markdown and json outputs of the long text too (their text is long as well).
+    let r = app
+        .read(json!({"file_id": id, "max_chars": 5_000_000, "output": "markdown"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(r.json["text"].as_str().unwrap().len() >= text.len());
+}
