@@ -751,10 +751,14 @@ impl Docreader {
                 Err(e) => tool_error(e),
             };
         }
-        let prepared = match self.st.reader.prepare(tenant, req).await {
+        let mut prepared = match self.st.reader.prepare(tenant, req).await {
             Ok(p) => p,
             Err(e) => return tool_error(e),
         };
+        // A file carried in the call and not kept is forgotten after it: not indexed.
+        if inline.as_ref().is_some_and(|g| !g.ids.is_empty()) {
+            prepared.not_indexed();
+        }
         match self.st.reader.run(prepared, progress).await {
             Ok(mut env) => {
                 // A file carried in the call and not kept: no file_id to read it by again.

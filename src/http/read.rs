@@ -366,7 +366,12 @@ async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipa
         },
     };
     let answer = match st.reader.prepare(&tenant, req).await {
-        Ok(prepared) => st.reader.run(prepared, ProgressSink::default()).await,
+        Ok(mut prepared) => {
+            if !keep {
+                prepared.not_indexed();
+            }
+            st.reader.run(prepared, ProgressSink::default()).await
+        }
         Err(e) => Err(e),
     };
     match answer {

@@ -76,6 +76,9 @@ pub struct Prepared {
     tenant: String,
     /// Indexed for search whatever `index_reads` says (a read on request: `index_whole`).
     index: bool,
+    /// Never indexed: its file is forgotten after the answer (a one-shot read not kept),
+    /// so indexing it would only be undone.
+    unindexed: bool,
 }
 
 impl Prepared {
@@ -84,6 +87,12 @@ impl Prepared {
     /// envelope comes back with an empty `text` and `char_count` the characters it held.
     pub fn index_on_demand(&mut self) {
         self.index = true;
+    }
+
+    /// Leave this read out of the search index whatever `index_reads` says: its file is
+    /// not kept (a one-shot read), and its indexing would be written only to be deleted.
+    pub fn not_indexed(&mut self) {
+        self.unindexed = true;
     }
 
     /// The read's options, to change its budget (a several-file read shares one).
@@ -120,6 +129,7 @@ impl ReadService {
             plan,
             tenant: tenant.to_string(),
             index: false,
+            unindexed: false,
         })
     }
 
@@ -231,6 +241,7 @@ impl ReadService {
             plan,
             tenant: String::new(),
             index: false,
+            unindexed: false,
         };
         self.run(prepared, progress).await
     }
@@ -251,6 +262,7 @@ impl ReadService {
             plan,
             tenant,
             index,
+            unindexed,
         } = prepared;
         let tenant = tenant.as_str();
         let format = plan.format.family().as_str();
@@ -336,11 +348,12 @@ impl ReadService {
             ));
         }
         if let Some(st) = &self.storage {
-            let wanted = match st.index_reads {
-                crate::config::IndexReads::All => true,
-                crate::config::IndexReads::OnDemand => index,
-                crate::config::IndexReads::Off => false,
-            };
+            let wanted = !unindexed
+                && match st.index_reads {
+                    crate::config::IndexReads::All => true,
+                    crate::config::IndexReads::OnDemand => index,
+                    crate::config::IndexReads::Off => false,
+                };
             if let (Some((id, _)), true) = (
                 &upload,
                 wanted && crate::search::indexable(plan.opts.request()),
