@@ -10,6 +10,17 @@ pub(super) fn send(reply: &Reply) -> std::io::Result<()> {
 /// a read's text as a frame of raw UTF-8 (`Reply::Ok::text_follows`).
 fn send_with(reply: &Reply, text: Option<&str>) -> std::io::Result<()> {
     use std::io::Write;
+    // The text's length is checked before anything is written: a reply that says a text
+    // follows is never left without it.
+    let text_len = match text {
+        Some(t) => Some(
+            u32::try_from(t.len())
+                .ok()
+                .filter(|&n| n as usize <= MAX_FRAME)
+                .ok_or_else(|| std::io::Error::other("a text too large for one frame"))?,
+        ),
+        None => None,
+    };
     let frame = frame(reply).map_err(std::io::Error::other)?;
     let frames = FRAMES
         .get()
@@ -18,11 +29,7 @@ fn send_with(reply: &Reply, text: Option<&str>) -> std::io::Result<()> {
         .lock()
         .map_err(|_| std::io::Error::other("frame lock poisoned"))?;
     out.write_all(&frame)?;
-    if let Some(text) = text {
-        let len = u32::try_from(text.len())
-            .ok()
-            .filter(|&n| n as usize <= MAX_FRAME)
-            .ok_or_else(|| std::io::Error::other("a text too large for one frame"))?;
+    if let (Some(text), Some(len)) = (text, text_len) {
         out.write_all(&len.to_le_bytes())?;
         out.write_all(text.as_bytes())?;
     }
