@@ -29,6 +29,16 @@ pub struct Files {
     /// Which bytes may have document memory, so a read of bytes that have none does not
     /// ask for it (SQLite only, like `recent`).
     pub memory_keys: Option<Arc<MemoryKeys>>,
+    /// Forgettings that run after their answer (a one-shot read's file): a stopping
+    /// service waits for them (`forgotten`), so none is left kept by a stop.
+    pub forgetting: Arc<Forgetting>,
+}
+
+/// Forgettings under way in tasks of their own (`Files::forget_later`).
+#[derive(Debug, Default)]
+pub struct Forgetting {
+    running: std::sync::atomic::AtomicUsize,
+    done: tokio::sync::Notify,
 }
 
 /// The sha256s that may have rows in the document memory: loaded at start, added to before
@@ -288,6 +298,40 @@ impl Files {
     }
 
     /// Delete a row and, when no upload references the bytes any more, the bytes.
+    /// Forget uploads in a task of its own (after an answer that does not wait for it),
+    /// counted until it ends so a stopping service waits for it (`forgotten`).
+    pub fn forget_later(&self, tenant: String, ids: Vec<String>) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let files = self.clone();
+        files
+            .forgetting
+            .running
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        rt.spawn(async move {
+            for id in ids {
+                let _ = files.forget(&tenant, &id).await;
+            }
+            let f = &files.forgetting;
+            if f.running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) == 1 {
+                f.done.notify_waiters();
+            }
+        });
+    }
+
+    /// Wait until no forgetting started by `forget_later` is still running.
+    pub async fn forgotten(&self) {
+        loop {
+            let f = &self.forgetting;
+            let done = f.done.notified();
+            if f.running.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                return;
+            }
+            done.await;
+        }
+    }
+
     pub async fn forget(&self, tenant: &str, id: &str) -> Result<bool, ApiError> {
         self.indexing.settled().await;
         // The bytes' hash decides the lock: look the row up first (a delete racing this

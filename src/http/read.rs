@@ -41,9 +41,16 @@ pub(super) fn envelope_response(env: Envelope) -> Response {
             buf: Vec::with_capacity(STREAM_CHUNK),
             tx,
         };
-        // A client gone away ends the writing at its next chunk (the send fails).
-        if serde_json::to_writer(&mut out, &env).is_ok() {
-            let _ = std::io::Write::flush(&mut out);
+        // A client gone away ends the writing at its next chunk (the send fails); a
+        // serialisation that fails part way aborts the body rather than ending it as if
+        // it were whole.
+        match serde_json::to_writer(&mut out, &env) {
+            Ok(()) => {
+                let _ = std::io::Write::flush(&mut out);
+            }
+            Err(e) => {
+                let _ = out.tx.blocking_send(Err(std::io::Error::other(e)));
+            }
         }
     });
     let body = futures_util::stream::unfold(rx, |mut rx| async move {
@@ -458,13 +465,7 @@ impl Drop for ForgetOnDrop {
             std::mem::take(&mut self.tenant),
             std::mem::take(&mut self.ids),
         );
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                for id in ids {
-                    let _ = st.files.forget(&tenant, &id).await;
-                }
-            });
-        }
+        st.files.forget_later(tenant, ids);
     }
 }
 

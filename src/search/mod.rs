@@ -209,6 +209,55 @@ mod tests {
         assert_eq!(ts_query("a b").unwrap(), "'a' | 'b'");
     }
 
+    /// Issue #46 item 1: an index written before units went in parts loses its rows longer
+    /// than a part (they would stay beside the parts a later read adds), and their files
+    /// are no longer indexed whole; shorter rows stay as they are.
+    #[tokio::test]
+    async fn units_indexed_whole_before_parts_leave_the_index() {
+        use sqlx::{Connection, Executor};
+        let mut c = sqlx::SqliteConnection::connect("sqlite::memory:")
+            .await
+            .unwrap();
+        let migrations = sqlx::migrate!("./migrations/sqlite_search");
+        let (before, parts): (Vec<_>, Vec<_>) = migrations.iter().partition(|m| m.version < 3);
+        for m in before {
+            c.execute(&*m.sql).await.unwrap();
+        }
+        let long = "word ".repeat(20_000);
+        for (id, file, text) in [(1, "big", long.as_str()), (2, "small", "a short page")] {
+            sqlx::query("INSERT INTO search_units (id, tenant, file_id, unit, unit_key, text) VALUES (?, 't', ?, 'page', '1', ?)")
+                .bind(id).bind(file).bind(text).execute(&mut c).await.unwrap();
+            sqlx::query("INSERT INTO search_fts (rowid, terms) VALUES (?, ?)")
+                .bind(id)
+                .bind(text)
+                .execute(&mut c)
+                .await
+                .unwrap();
+            sqlx::query("INSERT INTO search_coverage (tenant, file_id, total_units, whole) VALUES ('t', ?, 1, 1)")
+                .bind(file).execute(&mut c).await.unwrap();
+        }
+        for m in parts {
+            c.execute(&*m.sql).await.unwrap();
+        }
+        let units: Vec<(String,)> = sqlx::query_as("SELECT file_id FROM search_units")
+            .fetch_all(&mut c)
+            .await
+            .unwrap();
+        assert_eq!(units, [("small".to_string(),)]);
+        let words: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM search_fts WHERE search_fts MATCH 'word'")
+                .fetch_one(&mut c)
+                .await
+                .unwrap();
+        assert_eq!(words, 0);
+        let whole: Vec<(String, bool)> =
+            sqlx::query_as("SELECT file_id, whole FROM search_coverage ORDER BY file_id")
+                .fetch_all(&mut c)
+                .await
+                .unwrap();
+        assert_eq!(whole, [("big".into(), false), ("small".into(), true)]);
+    }
+
     /// One group, one round trip: deleted files left out, a unit read twice kept at its
     /// longest, an indexed unit replaced only by a longer text (its words with it), words in
     /// the FTS index exactly once a unit; a group of more units than one INSERT takes.

@@ -28,6 +28,8 @@ pub struct Pending {
     queued: std::sync::Arc<tokio::sync::Semaphore>,
     /// The most text one read adds by itself (`IndexPolicy::max_bytes`).
     max_bytes: usize,
+    /// Reads waiting for `queued` or `slots` (see `GiveWay`).
+    queue_waiters: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// What indexing may cost (issue #46 item 1).
@@ -59,6 +61,9 @@ pub(super) const GIVE_WAY: std::time::Duration = std::time::Duration::from_milli
 pub(super) struct GiveWay {
     reads: Option<std::sync::Arc<crate::metrics::Metrics>>,
     hurry: std::sync::Arc<Hurry>,
+    /// Reads waiting for room in the index's queue (`Pending::index`): the writer never
+    /// pauses while one waits for it, or the reads it gives way to would wait on it.
+    queue_waiters: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl GiveWay {
@@ -72,6 +77,7 @@ impl GiveWay {
         let until = tokio::time::Instant::now() + GIVE_WAY;
         while self.reads_in_flight()
             && self.hurry.waiting.load(std::sync::atomic::Ordering::SeqCst) == 0
+            && self.queue_waiters.load(std::sync::atomic::Ordering::SeqCst) == 0
             && tokio::time::Instant::now() < until
         {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
@@ -97,6 +103,22 @@ pub(super) const GATHER_AT: usize = SLOTS / 2;
 pub(super) struct Hurry {
     waiting: std::sync::atomic::AtomicUsize,
     now: tokio::sync::Notify,
+}
+
+/// A read waiting for room in the index's queue, counted until it has it (or is dropped).
+struct QueueWaiter<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> QueueWaiter<'a> {
+    fn start(n: &'a std::sync::atomic::AtomicUsize) -> Self {
+        n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(n)
+    }
+}
+
+impl Drop for QueueWaiter<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// One `settled` waiting, counted until it ends however it ends.
@@ -138,9 +160,11 @@ impl Pending {
     pub fn new(db: Db, policy: IndexPolicy) -> Self {
         let turn = std::sync::Arc::new(tokio::sync::Mutex::new(()));
         let hurry = std::sync::Arc::new(Hurry::default());
+        let queue_waiters = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let give_way = GiveWay {
             reads: policy.reads,
             hurry: hurry.clone(),
+            queue_waiters: queue_waiters.clone(),
         };
         let queue = match &db {
             Db::Sqlite(pool) => {
@@ -159,6 +183,7 @@ impl Pending {
             hurry,
             queued: std::sync::Arc::new(tokio::sync::Semaphore::new(QUEUED_KIB)),
             max_bytes: policy.max_bytes,
+            queue_waiters,
         }
     }
 
@@ -185,11 +210,15 @@ impl Pending {
             coverage.whole = false;
         }
         let kib = (copied / 1024 + 1).min(QUEUED_KIB) as u32;
-        let Ok(bytes) = self.queued.clone().acquire_many_owned(kib).await else {
-            return;
-        };
-        let Ok(slot) = self.slots.clone().acquire_owned().await else {
-            return;
+        let (bytes, slot) = {
+            let _waiting = QueueWaiter::start(&self.queue_waiters);
+            let Ok(bytes) = self.queued.clone().acquire_many_owned(kib).await else {
+                return;
+            };
+            let Ok(slot) = self.slots.clone().acquire_owned().await else {
+                return;
+            };
+            (bytes, slot)
         };
         let share = self.gate.clone().read_owned().await;
         let job = IndexJob {
@@ -543,9 +572,13 @@ impl Indexed {
                 ))
             })
             .flat_map(|(kind, key, text)| {
-                parts(text)
+                let parts = parts(text);
+                // A unit's first part is kept when later ones are, blank or not: it is the
+                // one `indexed_units` counts.
+                let more = parts.len() > 1;
+                parts
                     .into_iter()
-                    .filter(|(_, _, t)| !t.trim().is_empty())
+                    .filter(move |(offset, _, t)| !t.trim().is_empty() || (*offset == 0 && more))
                     .map(move |(offset, line, text)| SearchUnit {
                         kind,
                         key: part_key(&key, line, offset),

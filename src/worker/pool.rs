@@ -219,6 +219,9 @@ impl Pool {
                             text_follows: false,
                         }));
                     }
+                    // A reply that does not parse leaves the exchange out of step (a text
+                    // frame may follow it): the worker is discarded, not reused.
+                    Err(e) => return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
                     other => return Ok::<_, std::io::Error>(other),
                 }
             }
