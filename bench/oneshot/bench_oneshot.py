@@ -17,8 +17,6 @@ import io
 import json
 import os
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,15 +26,11 @@ import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "fixtures"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/: benchlib
 from pdfgen import make_pdf, prose_page  # noqa: E402
+import benchlib  # noqa: E402
 
 MB = 1_000_000
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def make_pptx(slides):
@@ -55,28 +49,18 @@ def make_pptx(slides):
     return out.getvalue()
 
 
-class Server:
+class Server(benchlib.Server):
+    """`docreader serve` (benchlib's: a free loopback port, a fresh data dir, ready when
+    /readyz says so) with one keep-alive connection for the timed requests."""
+
     def __init__(self, binary, workdir):
-        self.dir = os.path.join(workdir, "serve")
-        os.makedirs(self.dir, exist_ok=True)
-        self.port = free_port()
-        self.log = open(os.path.join(self.dir, "serve.log"), "wb")
-        self.proc = subprocess.Popen([binary, "serve", "--addr", f"127.0.0.1:{self.port}",
-                                      "--data-dir", os.path.join(self.dir, "data")],
-                                     stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-                c.request("GET", "/readyz")
-                if c.getresponse().status == 200:
-                    c.close()
-                    break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            raise SystemExit("bench-oneshot: docreader serve did not become ready")
+        d = os.path.join(workdir, "serve")
+        super().__init__(binary, os.path.join(d, "data"), os.path.join(d, "serve.log"), benchlib.ncpu())
+
+    def start(self):
+        super().start()
         self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        return self
 
     def call(self, method, path, body=b"", ctype=None):
         self.conn.request(method, path, body, {"Content-Type": ctype} if ctype else {})
@@ -84,13 +68,9 @@ class Server:
         return r.status, r.read()
 
     def stop(self):
-        self.conn.close()
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.log.close()
+        if getattr(self, "conn", None):
+            self.conn.close()
+        super().stop()
 
 
 def form(name, data, options=None):
@@ -175,7 +155,10 @@ def main():
     print(f"- inputs: a 1-page PDF ({len(pdf):,} bytes, fixtures/pdfgen.py), a {args.slides}-slide "
           f"PPTX ({len(pptx):,} bytes, python-pptx); {args.runs} timed runs each (median) after 3 warm-up\n")
     rows = []
-    server = Server(binary, workdir)
+    try:
+        server = Server(binary, workdir).start()
+    except benchlib.Failed as e:
+        raise SystemExit(f"bench-oneshot: {e}")
     try:
         for label, name, data in [("1-page PDF", "one.pdf", pdf), (f"{args.slides}-slide PPTX", "deck.pptx", pptx)]:
             w, env = timed(lambda: one_shot(server, name, data), args.runs)
