@@ -105,40 +105,27 @@ pub(super) struct Hurry {
     now: tokio::sync::Notify,
 }
 
-/// A read waiting for room in the index's queue, counted until it has it (or is dropped).
-struct QueueWaiter<'a>(&'a std::sync::atomic::AtomicUsize);
-
-impl<'a> QueueWaiter<'a> {
-    fn start(n: &'a std::sync::atomic::AtomicUsize) -> Self {
-        n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Self(n)
-    }
-}
-
-impl Drop for QueueWaiter<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
-/// One `settled` waiting, counted until it ends however it ends.
-pub(super) struct Waiting<'a>(&'a Hurry);
+/// One waiting, counted in its counter until it ends however it ends: a `settled` (in
+/// `Hurry::waiting`, which also wakes a gathering writer) or a read waiting for room in the
+/// index's queue (`Pending::queue_waiters`).
+pub(super) struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
 
 impl<'a> Waiting<'a> {
-    fn start(hurry: &'a Hurry) -> Self {
-        hurry
-            .waiting
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    fn start(count: &'a std::sync::atomic::AtomicUsize) -> Self {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(count)
+    }
+
+    fn hurrying(hurry: &'a Hurry) -> Self {
+        let waiting = Self::start(&hurry.waiting);
         hurry.now.notify_one();
-        Self(hurry)
+        waiting
     }
 }
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        self.0
-            .waiting
-            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -211,7 +198,7 @@ impl Pending {
         }
         let kib = (copied / 1024 + 1).min(QUEUED_KIB) as u32;
         let (bytes, slot) = {
-            let _waiting = QueueWaiter::start(&self.queue_waiters);
+            let _waiting = Waiting::start(&self.queue_waiters);
             let Ok(bytes) = self.queued.clone().acquire_many_owned(kib).await else {
                 return;
             };
@@ -260,7 +247,7 @@ impl Pending {
     /// Wait until the indexing started before this call is written (the writer stops
     /// gathering meanwhile).
     pub async fn settled(&self) {
-        let _waiting = Waiting::start(&self.hurry);
+        let _waiting = Waiting::hurrying(&self.hurry);
         drop(self.gate.write().await);
     }
 

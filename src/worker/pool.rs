@@ -195,15 +195,19 @@ impl Pool {
                         .await
                         .map_err(std::io::Error::other)?
                 };
+                // A reply that does not parse leaves the exchange out of step (a text frame
+                // may follow it): the worker is discarded, not reused.
+                let reply =
+                    reply.map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
                 match reply {
-                    Ok(Reply::Progress(p)) => progress.report(p.done, p.total, p.stage),
-                    Ok(Reply::Ok {
+                    Reply::Progress(p) => progress.report(p.done, p.total, p.stage),
+                    Reply::Ok {
                         mut envelope,
                         attachments,
                         fresh_ocr,
                         spans,
                         text_follows: true,
-                    }) => {
+                    } => {
                         // The text, in the next frame as its bytes: checked, not copied.
                         let raw = read_frame(&mut worker.stdout).await?;
                         let text = tokio::task::spawn_blocking(move || String::from_utf8(raw))
@@ -211,17 +215,14 @@ impl Pool {
                             .map_err(std::io::Error::other)?
                             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
                         envelope.text = text;
-                        return Ok(Ok(Reply::Ok {
+                        return Ok(Reply::Ok {
                             envelope,
                             attachments,
                             fresh_ocr,
                             spans,
                             text_follows: false,
-                        }));
+                        });
                     }
-                    // A reply that does not parse leaves the exchange out of step (a text
-                    // frame may follow it): the worker is discarded, not reused.
-                    Err(e) => return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
                     other => return Ok::<_, std::io::Error>(other),
                 }
             }
@@ -238,26 +239,23 @@ impl Pool {
                 Err(Failure::Overran)
             }
             Ok(Err(_)) => Err(Failure::Died(self.discard(worker, "died").await)),
-            Ok(Ok(Ok(Reply::OutOfMemory { cap_mb }))) => {
+            Ok(Ok(Reply::OutOfMemory { cap_mb })) => {
                 self.discard(worker, "ran out of memory").await;
                 Err(Failure::OutOfMemory(cap_mb))
             }
             Ok(Ok(reply)) => {
                 self.idle.lock().await.push(worker);
                 Ok(match reply {
-                    Err(e) => Err(ApiError::internal(format!(
-                        "a worker reply did not parse: {e}"
-                    ))),
-                    Ok(Reply::OutOfMemory { .. }) | Ok(Reply::Progress(_)) => {
+                    Reply::OutOfMemory { .. } | Reply::Progress(_) => {
                         unreachable!("handled above")
                     }
-                    Ok(Reply::Err(e)) => Err(e),
-                    Ok(Reply::Picture {
+                    Reply::Err(e) => Err(e),
+                    Reply::Picture {
                         path,
                         format,
                         width,
                         height,
-                    }) => {
+                    } => {
                         let bytes = tokio::fs::read(&path).await.map_err(ApiError::internal);
                         let _ = tokio::fs::remove_file(&path).await;
                         bytes.map(|bytes| {
@@ -269,13 +267,13 @@ impl Pool {
                             })
                         })
                     }
-                    Ok(Reply::Ok {
+                    Reply::Ok {
                         mut envelope,
                         attachments,
                         fresh_ocr,
                         spans,
                         ..
-                    }) => {
+                    } => {
                         envelope.fresh_ocr = fresh_ocr;
                         envelope.spans = spans;
                         for (name, path) in attachments {
