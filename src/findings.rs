@@ -212,23 +212,27 @@ fn suspect(c: char) -> bool {
             || (('\u{0370}'..='\u{052F}').contains(&c) && LOOKS_LATIN.contains(c)))
 }
 
-/// Whether `text` holds a `suspect` character: ASCII bytes are stepped over without
-/// decoding (most of any text, and none of them is suspect).
+/// The UTF-8 lead bytes of every `suspect` character, three to a `memchr3` pass: 0xCD–0xD4
+/// (U+0340–U+053F: Greek and Cyrillic), 0xE1 (U+180E), 0xE2 (U+2000–U+2FFF: zero-width and
+/// bidi controls), 0xEF (U+FEFF) and 0xF3 (U+E0000–U+E007F, tag characters).
+const SUSPECT_LEADS: [[u8; 3]; 4] = [
+    [0xCD, 0xCE, 0xCF],
+    [0xD0, 0xD1, 0xD2],
+    [0xD3, 0xD4, 0xE1],
+    [0xE2, 0xEF, 0xF3],
+];
+
+/// Whether `text` holds a `suspect` character: only a character whose lead byte could start
+/// one is decoded and looked at, found by `memchr3` (ASCII and CJK text, whose leads are
+/// 0xE3–0xED, are stepped over many bytes at a time).
 fn any_suspect(text: &str) -> bool {
     let b = text.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] < 0x80 {
-            i += 1;
-            continue;
-        }
-        let c = text[i..].chars().next().expect("i is at a character");
-        if suspect(c) {
-            return true;
-        }
-        i += c.len_utf8();
-    }
-    false
+    SUSPECT_LEADS.iter().any(|&[x, y, z]| {
+        // A lead byte (continuation bytes are 0x80–0xBF, none of these): a character
+        // starts there.
+        memchr::memchr3_iter(x, y, z, b)
+            .any(|i| suspect(text[i..].chars().next().expect("i is at a character")))
+    })
 }
 
 fn visible(s: &str) -> String {
@@ -729,6 +733,22 @@ fn snippet_around(chars: &[char], at: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_lead_byte_table_lets_every_suspect_character_through() {
+        // Every character of Unicode, alone and after CJK text: found exactly when suspect.
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            let s = super::suspect(c);
+            assert_eq!(super::any_suspect(&c.to_string()), s, "{:04X}", c as u32);
+            if s {
+                assert!(
+                    super::any_suspect(&format!("中文 ab{c}")),
+                    "{:04X}",
+                    c as u32
+                );
+            }
+        }
+    }
+
     #[test]
     fn every_kind_is_named_as_serde_writes_it() {
         for k in super::ALL_KINDS {

@@ -127,11 +127,12 @@ def served(bins, sizes, runs):
     print("|---|--:|" + "---|" * len(names) + "--:|---|")
     for i, (kind, mb, data) in enumerate(files):
         size = len(data) / 1e6
-        cells, last = [], None
+        cells, first = [], None
         for n in names:
             t, enc = results[(n, i)]
-            last = size / t if t else float("inf")
-            cells.append(f"{enc}, {t * 1000:.2f}, {last:.0f}")
+            rate = size / t if t else float("inf")
+            first = rate if first is None else first  # the verdict is docreader's, not the baseline's
+            cells.append(f"{enc}, {t * 1000:.2f}, {rate:.0f}")
         cn = ""
         if from_bytes:
             ts = []
@@ -143,7 +144,7 @@ def served(bins, sizes, runs):
             t = statistics.median(ts)
             cn = f"{t * 1000:.1f} ({size / t:.0f})"
         print(f"| {kind} | {len(data) / 1e3:.0f} KB | " + " | ".join(cells)
-              + f" | {cn} | {'met' if last >= 100 else 'not met'} |")
+              + f" | {cn} | {'met' if first >= 100 else 'not met'} |")
 
 
 def main():

@@ -509,69 +509,115 @@ fn iso2022(bytes: &[u8]) -> Option<Detected> {
 
 /// Decide the encoding of a whole file. `markup` says whether to honour HTML/XML declarations.
 pub fn detect(bytes: &[u8], markup: bool) -> Detected {
+    detect_keeping(bytes, markup, false).0
+}
+
+/// Files up to this size keep the text detection decoded (`detect_decoded`).
+const KEEP_MAX: usize = 32 * 1024 * 1024;
+
+/// `detect`, and the whole file's text when detection decoded all of it anyway (a
+/// multi-byte legacy guess is confirmed by a strict decode of every byte): a read that
+/// shows the whole file takes it instead of decoding the bytes a second time. Up to
+/// 32 MiB; `None` otherwise (and for every other kind of file).
+pub fn detect_decoded(bytes: &[u8], markup: bool) -> (Detected, Option<String>) {
+    detect_keeping(bytes, markup, bytes.len() <= KEEP_MAX)
+}
+
+fn detect_keeping(bytes: &[u8], markup: bool, keep: bool) -> (Detected, Option<String>) {
+    let (d, text) = detect_inner(bytes, markup, keep);
+    // The text is the final encoding's (the refinements below never follow a multi-byte
+    // guess, but the check is cheap).
+    (d, text.filter(|_| d.bom_len == 0))
+}
+
+fn detect_inner(bytes: &[u8], markup: bool, keep: bool) -> (Detected, Option<String>) {
     let det = |encoding, confidence, bom_len| Detected {
         encoding,
         confidence,
         bom_len,
     };
     if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        return det(TextEncoding::Rs(encoding_rs::UTF_8), Confidence::Bom, 3);
+        return (
+            det(TextEncoding::Rs(encoding_rs::UTF_8), Confidence::Bom, 3),
+            None,
+        );
     }
     // Before UTF-16's: UTF-32LE's BOM starts with UTF-16LE's.
     if bytes.starts_with(&[0xFF, 0xFE, 0, 0]) {
-        return det(TextEncoding::Utf32 { be: false }, Confidence::Bom, 4);
+        return (
+            det(TextEncoding::Utf32 { be: false }, Confidence::Bom, 4),
+            None,
+        );
     }
     if bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
-        return det(TextEncoding::Utf32 { be: true }, Confidence::Bom, 4);
+        return (
+            det(TextEncoding::Utf32 { be: true }, Confidence::Bom, 4),
+            None,
+        );
     }
     if bytes.starts_with(&[0xFF, 0xFE]) {
-        return det(TextEncoding::Rs(encoding_rs::UTF_16LE), Confidence::Bom, 2);
+        return (
+            det(TextEncoding::Rs(encoding_rs::UTF_16LE), Confidence::Bom, 2),
+            None,
+        );
     }
     if bytes.starts_with(&[0xFE, 0xFF]) {
-        return det(TextEncoding::Rs(encoding_rs::UTF_16BE), Confidence::Bom, 2);
+        return (
+            det(TextEncoding::Rs(encoding_rs::UTF_16BE), Confidence::Bom, 2),
+            None,
+        );
     }
     if let Some(be) = utf32_kind(bytes) {
-        return det(TextEncoding::Utf32 { be }, Confidence::Certain, 0);
+        return (
+            det(TextEncoding::Utf32 { be }, Confidence::Certain, 0),
+            None,
+        );
     }
     if let Some(enc) = utf16_kind(bytes) {
-        return det(TextEncoding::Rs(enc), Confidence::Certain, 0);
+        return (det(TextEncoding::Rs(enc), Confidence::Certain, 0), None);
     }
     if let Some(d) = iso2022(bytes) {
-        return d;
+        return (d, None);
     }
     if std::str::from_utf8(bytes).is_ok() {
-        return det(TextEncoding::Rs(encoding_rs::UTF_8), Confidence::Certain, 0);
+        return (
+            det(TextEncoding::Rs(encoding_rs::UTF_8), Confidence::Certain, 0),
+            None,
+        );
     }
     if markup || looks_like_markup(bytes) {
         if let Some(te) = declared_charset(bytes) {
             // Honoured unless the bytes contradict it.
             if te != TextEncoding::Rs(encoding_rs::UTF_8) && te.decode_strict(bytes).is_some() {
-                return det(te, Confidence::Declared, 0);
+                return (det(te, Confidence::Declared, 0), None);
             }
         }
     }
     if let Some(e) = ebcdic(bytes) {
-        return det(TextEncoding::Ebcdic(e), Confidence::High, 0);
+        return (det(TextEncoding::Ebcdic(e), Confidence::High, 0), None);
     }
     // Before chardetng, which has neither (it reads them as windows-125x or GBK): each is
     // malformed in other encodings' text within a few characters, so this costs little.
     if cjk::is_johab(bytes) {
-        return det(TextEncoding::Johab, Confidence::High, 0);
+        return (det(TextEncoding::Johab, Confidence::High, 0), None);
     }
     if cjk::is_euc_tw(bytes) {
-        return det(TextEncoding::EucTw, Confidence::High, 0);
+        return (det(TextEncoding::EucTw, Confidence::High, 0), None);
     }
-    let (guess, sure) = guess_legacy(bytes);
-    let guess = refine_cyrillic(bytes, guess);
-    let guess = refine_mac_roman(bytes, guess);
-    det(
-        guess,
-        if sure {
-            Confidence::High
-        } else {
-            Confidence::Low
-        },
-        0,
+    let (guess, sure, text) = guess_legacy(bytes, keep);
+    let refined = refine_mac_roman(bytes, refine_cyrillic(bytes, guess));
+    let text = text.filter(|_| refined == TextEncoding::Rs(guess));
+    (
+        det(
+            refined,
+            if sure {
+                Confidence::High
+            } else {
+                Confidence::Low
+            },
+            0,
+        ),
+        text,
     )
 }
 
@@ -589,11 +635,15 @@ const WHOLE_FEED: usize = 8 * 1024;
 /// split. A multi-byte guess (GBK, Big5, Shift_JIS, EUC-*) must then decode the *whole* file
 /// without an error, or the whole file is fed after all: the fast path only stands when the
 /// complete bytes agree with it.
-fn guess_legacy(bytes: &[u8]) -> (&'static Encoding, bool) {
+///
+/// `keep`: a multi-byte guess's strict decode is kept and returned as the file's text (else
+/// it is decoded in pieces into a small buffer, and `None`).
+fn guess_legacy(bytes: &[u8], keep: bool) -> (&'static Encoding, bool, Option<String>) {
     let whole = |bytes: &[u8]| {
         let mut d = chardetng::EncodingDetector::new();
         d.feed(bytes, true);
-        d.guess_assess(None, false)
+        let (guess, sure) = d.guess_assess(None, false);
+        (guess, sure, None)
     };
     if bytes.len() <= WHOLE_FEED {
         return whole(bytes);
@@ -659,10 +709,19 @@ fn guess_legacy(bytes: &[u8]) -> (&'static Encoding, bool) {
         encoding_rs::EUC_JP,
         encoding_rs::EUC_KR,
     ];
-    if multi_byte.contains(&guess) && !decodes_cleanly(guess, bytes) {
+    if !multi_byte.contains(&guess) {
+        return (guess, sure, None);
+    }
+    if keep {
+        return match guess.decode_without_bom_handling_and_without_replacement(bytes) {
+            Some(text) => (guess, sure, Some(text.into_owned())),
+            None => whole(bytes),
+        };
+    }
+    if !decodes_cleanly(guess, bytes) {
         return whole(bytes);
     }
-    (guess, sure)
+    (guess, sure, None)
 }
 
 /// How far a window's edge may move to reach a clean place to cut.
@@ -794,15 +853,16 @@ fn ebcdic(bytes: &[u8]) -> Option<Ebcdic> {
         t
     };
     let (mut spaces, mut ascii_letters, mut texty) = (0usize, 0usize, 0usize);
-    for (i, chunk) in bytes.chunks(64 * 1024).enumerate() {
+    const PIECE: usize = 4 * 1024;
+    for (i, chunk) in bytes.chunks(PIECE).enumerate() {
         for &b in chunk {
             spaces += (b == 0x40) as usize;
             ascii_letters += b.is_ascii_alphabetic() as usize;
             texty += TEXTY[b as usize] as usize;
         }
         // The counts only grow: once too many bytes are not EBCDIC text, no rest can
-        // make up for it (most files are ruled out in their first piece).
-        let read = (i * 64 * 1024 + chunk.len()).min(n);
+        // make up for it (most files are ruled out in their first pieces).
+        let read = (i * PIECE + chunk.len()).min(n);
         if (read - texty) * 10 > n || ascii_letters * 5 > n {
             return None;
         }
@@ -1288,7 +1348,7 @@ mod large_file_tests {
         while bytes.len() < 2 * 1024 * 1024 {
             bytes.extend_from_slice(&gbk);
         }
-        assert_eq!(guess_legacy(&bytes).0, encoding_rs::GBK);
+        assert_eq!(guess_legacy(&bytes, false).0, encoding_rs::GBK);
         assert!(decodes_cleanly(encoding_rs::GBK, &bytes));
         // Bytes no GBK decoder accepts (a lone lead byte before a newline), deep inside.
         let mut broken = bytes.clone();
@@ -1301,10 +1361,22 @@ mod large_file_tests {
             d.guess_assess(None, false)
         };
         assert_eq!(
-            guess_legacy(&broken).0,
+            guess_legacy(&broken, false).0,
             whole,
             "falls back to the whole feed"
         );
+        // Kept, the strict decode is the file's text; a file it fails on has none.
+        let (enc, _, text) = guess_legacy(&bytes, true);
+        assert_eq!(enc, encoding_rs::GBK);
+        assert_eq!(text.as_deref(), Some(&*encoding_rs::GBK.decode(&bytes).0));
+        let (enc, _, text) = guess_legacy(&broken, true);
+        assert_eq!(enc, whole);
+        assert!(text.is_none());
+        assert_eq!(detect_decoded(&bytes, false).1, text_of(&bytes));
+    }
+
+    fn text_of(bytes: &[u8]) -> Option<String> {
+        Some(encoding_rs::GBK.decode(bytes).0.into_owned())
     }
 
     #[test]

@@ -406,7 +406,13 @@ pub fn extract_bytes(
         .with_hint("Use query with offset/limit, or drop the query."));
     }
 
-    let det = encoding::detect(bytes, markup);
+    // A read of the whole file may take the text detection decoded anyway.
+    let whole_read = !byte_mode && offset.unwrap_or(0) == 0 && limit.is_none();
+    let (det, mut decoded) = if whole_read {
+        encoding::detect_decoded(bytes, markup)
+    } else {
+        (encoding::detect(bytes, markup), None)
+    };
     let mut extra = Report {
         encoding: Some(det.encoding.name().to_string()),
         encoding_confidence: Some(det.confidence.as_str().to_string()),
@@ -452,8 +458,10 @@ pub fn extract_bytes(
     };
 
     // A query and a profile need the whole text; a plain read decodes only what it shows.
-    let whole =
-        (query.is_some() || (profile && table.is_some())).then(|| det.encoding.decode(body));
+    let whole = (query.is_some() || (profile && table.is_some())).then(|| match decoded.take() {
+        Some(text) => std::borrow::Cow::Owned(text),
+        None => det.encoding.decode(body),
+    });
     if let (true, Some(kind), Some(text)) = (profile, table, &whole) {
         // The whole table, whatever part of it is shown (a Markdown read's caller profiles
         // the source itself).
@@ -472,6 +480,16 @@ pub fn extract_bytes(
         ex.report = extra;
         return Ok(ex);
     }
+    if start == 0 && end == total as usize {
+        if let Some((text, chars)) = whole_text(body, det, decoded, max_chars) {
+            return Ok(Extraction {
+                text,
+                char_count: chars as u64,
+                report: extra,
+                ..Default::default()
+            });
+        }
+    }
     let window = Window {
         start,
         end,
@@ -483,6 +501,32 @@ pub fn extract_bytes(
     let mut ex = window.read_text(body, det);
     ex.report = extra;
     Ok(ex)
+}
+
+/// The whole text of `body` and its characters, when all of it fits in `max_chars`: the
+/// text detection decoded (`decoded`), else the bytes decoded at once when there are no more
+/// of them than the budget (in every ASCII-compatible encoding a byte makes at most one
+/// character). The same text as `Window::read` gives line by line, since lines end in an
+/// ASCII byte that no character spans; `None` sends the read there.
+fn whole_text(
+    body: &[u8],
+    det: Detected,
+    decoded: Option<String>,
+    max_chars: usize,
+) -> Option<(String, usize)> {
+    let TextEncoding::Rs(enc) = det.encoding else {
+        return None;
+    };
+    if !enc.is_ascii_compatible() {
+        return None;
+    }
+    let text = match decoded {
+        Some(text) => text,
+        None if body.len() <= max_chars => enc.decode_without_bom_handling(body).0.into_owned(),
+        None => return None,
+    };
+    let chars = text.chars().count();
+    (chars <= max_chars).then_some((text, chars))
 }
 
 /// Lines `start..end` of a text (of `total`), as many whole lines as `max_chars` shows.

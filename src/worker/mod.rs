@@ -37,6 +37,17 @@ pub use protocol::*;
 #[cfg(test)]
 mod tests {
     #[test]
+    fn a_text_frame_must_be_utf8() {
+        let text = "中文 text, ελληνικά\n".repeat(1000);
+        assert_eq!(super::pool::utf8(text.clone().into_bytes()), Some(text));
+        let mut bad = "中文".repeat(100).into_bytes();
+        bad.insert(101, 0xFF);
+        assert_eq!(super::pool::utf8(bad), None);
+        // A character cut at the end.
+        assert_eq!(super::pool::utf8("中文".as_bytes()[..5].to_vec()), None);
+    }
+
+    #[test]
     fn secrets_stay_out_of_workers() {
         use super::is_secret_var;
         for secret in [
