@@ -1017,6 +1017,57 @@ fn snap(bytes: &[u8], enc: TextEncoding, start: usize, end: usize) -> (usize, us
 mod tests {
     use super::*;
 
+    /// The whole text at once is the text line by line: every line end (`\n`, `\r\n`, a lone
+    /// `\r`), malformed bytes (a lone lead byte before a line end, at the very end), a BOM's
+    /// UTF-8, single-byte and multi-byte encodings, with and without detection's own text.
+    #[test]
+    fn the_whole_text_at_once_is_the_text_line_by_line() {
+        let mut gbk = encoding_rs::GBK
+            .encode("代码,名称\r\n600519,贵州茅台\r1700.00\n")
+            .0
+            .into_owned();
+        let clean_gbk = gbk.repeat(400);
+        gbk.extend_from_slice(b"\x81\nlast \x81");
+        let sjis = encoding_rs::SHIFT_JIS
+            .encode("日本語のテキスト\n東京都\n")
+            .0
+            .repeat(500);
+        let cases: Vec<Vec<u8>> = vec![
+            gbk,
+            clean_gbk,
+            sjis,
+            b"caf\xe9 cr\xe8me\r\nna\xefve\rend".to_vec(),
+            b"\xef\xbb\xbfUTF-8 \xe4\xb8\xad\n\xff bad\r\n\xe4\xb8 tail".to_vec(),
+            b"".to_vec(),
+        ];
+        let mut kept = 0;
+        for bytes in cases {
+            let (det, decoded) = encoding::detect_decoded(&bytes, false);
+            kept += usize::from(decoded.is_some());
+            let body = &bytes[det.bom_len..];
+            let total = line_count(body, det.encoding);
+            let window = Window {
+                start: 0,
+                end: total,
+                total,
+                max_chars: usize::MAX,
+                line_window: false,
+                by_lines: false,
+            };
+            let by_lines = window.read_text(body, det);
+            for decoded in [decoded.clone(), None] {
+                let (text, chars) =
+                    whole_text(body, det, decoded, usize::MAX).expect("it all fits");
+                assert_eq!(text, by_lines.text, "{:?}", det.encoding.name());
+                assert_eq!(chars as u64, by_lines.char_count);
+            }
+        }
+        assert_eq!(
+            kept, 2,
+            "the two clean multi-byte files past 8 KiB keep their text"
+        );
+    }
+
     /// A byte offset inside a two-byte character moves to a whole character, found from
     /// the line's start: the second byte alone may decode cleanly (an ASCII letter in
     /// Johab and GBK, a first byte in EUC-TW and EUC-KR).
