@@ -605,7 +605,10 @@ fn detect_inner(bytes: &[u8], markup: bool, keep: bool) -> (Detected, Option<Str
         return (det(TextEncoding::EucTw, Confidence::High, 0), None);
     }
     let (guess, sure, text) = guess_legacy(bytes, keep);
-    let refined = refine_mac_roman(bytes, refine_cyrillic(bytes, guess));
+    let refined = refine_currency(
+        bytes,
+        refine_mac_roman(bytes, refine_cyrillic(bytes, guess)),
+    );
     let text = text.filter(|_| refined == TextEncoding::Rs(guess));
     (
         det(
@@ -965,6 +968,44 @@ fn refine_cyrillic(bytes: &[u8], guess: &'static Encoding) -> TextEncoding {
 /// letters counts against its encoding; Mac Roman is taken only when it has fewer such
 /// readings than windows-1252 and half as many at most. Real windows-1252 text read as
 /// Mac Roman does the same the other way (`été` → `ÈtÈ`), so it stays.
+/// English (or any Latin-script) text whose only bytes above 0x7F are currency signs before
+/// amounts (`£825`, `¥300`): with that little evidence chardetng may pick a Central European
+/// or Baltic encoding, where the same byte is a letter (0xA3 is `Ł` in windows-1250), and a
+/// letter glued to a number is no word. When every such byte reads as a currency sign in
+/// windows-1252, and as none in the guess, right before a digit, the file is windows-1252.
+/// A file with one byte elsewhere (a real `Łódź`) keeps its guess.
+fn refine_currency(bytes: &[u8], guess: TextEncoding) -> TextEncoding {
+    use encoding_rs::WINDOWS_1252;
+    let TextEncoding::Rs(enc) = guess else {
+        return guess;
+    };
+    if enc == WINDOWS_1252 || !enc.is_single_byte() {
+        return guess;
+    }
+    let currency = |enc: &'static Encoding, b: u8| {
+        let byte = [b];
+        let (text, _) = enc.decode_without_bom_handling(&byte);
+        matches!(text.chars().next(), Some('£' | '¥' | '¢' | '€' | '¤'))
+    };
+    let sample = &bytes[..bytes.len().min(256 * 1024)];
+    let mut amounts = 0usize;
+    for (i, &b) in sample.iter().enumerate() {
+        if b < 0x80 {
+            continue;
+        }
+        let before_digit = sample.get(i + 1).is_some_and(u8::is_ascii_digit);
+        if !before_digit || !currency(WINDOWS_1252, b) || currency(enc, b) {
+            return guess;
+        }
+        amounts += 1;
+    }
+    if amounts > 0 {
+        TextEncoding::Rs(WINDOWS_1252)
+    } else {
+        guess
+    }
+}
+
 fn refine_mac_roman(bytes: &[u8], guess: TextEncoding) -> TextEncoding {
     use encoding_rs::{MACINTOSH, WINDOWS_1252};
     if guess != TextEncoding::Rs(WINDOWS_1252) {
@@ -1377,6 +1418,35 @@ mod large_file_tests {
 
     fn text_of(bytes: &[u8]) -> Option<String> {
         Some(encoding_rs::GBK.decode(bytes).0.into_owned())
+    }
+
+    /// Pounds before amounts in an English page (chardet's test suite has such a BBC forum
+    /// page, read as windows-1250 by chardetng: `Ł825`), and a Polish page that keeps its
+    /// encoding though one of its `Ł`s comes before a number.
+    #[test]
+    fn currency_signs_before_amounts_are_windows_1252() {
+        let page = b"<!DOCTYPE html>\n<html><head><meta http-equiv=\"Content-Type\" \
+            content=\"text/html\"><title>Weekend results</title></head>\n<body><p>If the \
+            home sides all win I take home \xa3825, not bad for a \xa32 stake.<br>Three draws \
+            at 50p each, three away wins too.</p></body></html>\n";
+        assert_eq!(detect(page, true).encoding.name(), "windows-1252");
+        assert_eq!(
+            refine_currency(page, TextEncoding::Rs(encoding_rs::WINDOWS_1250)).name(),
+            "windows-1252"
+        );
+        let polish = encoding_rs::WINDOWS_1250
+            .encode("Łódź, ulica Piotrkowska 104. Ł5 to numer lokalu; zażółć gęślą jaźń.\n")
+            .0
+            .into_owned();
+        assert_eq!(
+            refine_currency(&polish, TextEncoding::Rs(encoding_rs::WINDOWS_1250)).name(),
+            "windows-1250"
+        );
+        // No byte above 0x7F: nothing to go on.
+        assert_eq!(
+            refine_currency(b"plain", TextEncoding::Rs(encoding_rs::WINDOWS_1250)).name(),
+            "windows-1250"
+        );
     }
 
     #[test]

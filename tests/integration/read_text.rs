@@ -502,3 +502,23 @@ async fn cyrillic_in_ascii_markup_is_not_latin() {
         "{text}"
     );
 }
+
+/// An English forum page whose only bytes above 0x7F are two pound signs before amounts
+/// (chardet's own test file) was read as windows-1250: `Ł825` (#43). It reads as
+/// windows-1252, as a file and as HTML.
+#[tokio::test]
+async fn pounds_before_amounts_are_not_polish() {
+    let app = TestApp::new().await;
+    let bytes = fixture("text/chardet/windows_1252_pounds.html");
+    for name in ["page.html", "page.txt"] {
+        let id = app.upload_id(name, &bytes).await;
+        let r = app.read(json!({"file_id": id})).await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        assert_eq!(r.json["encoding"], "windows-1252", "{name}: {}", r.json);
+        let text = r.json["text"].as_str().unwrap();
+        assert!(
+            text.contains("lift £825. not bad for a £2 bet"),
+            "{name}: {text}"
+        );
+    }
+}
