@@ -302,7 +302,8 @@ pub fn app(state: AppState) -> Router {
         .merge(upload_url::router(state.limits.max_file_bytes))
         .merge(mcp::router(state.clone(), &state.mcp_hosts))
         .merge(console::router())
-        .merge(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", openapi()))
+        .merge(SwaggerUi::new("/docs").config(utoipa_swagger_ui::Config::from("/openapi.json")))
+        .route("/openapi.json", axum::routing::get(openapi_document))
         .fallback(|| async {
             ApiError::new(ErrorCode::NotFound, "no such endpoint")
                 .with_hint("See /docs for the endpoints.")
@@ -452,6 +453,25 @@ impl Modify for BearerAuth {
             SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
         );
     }
+}
+
+/// `GET /openapi.json`: the description, made on its first request and kept (made while
+/// the router was built, it cost every start ~3 ms).
+async fn openapi_document() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    static BODY: std::sync::OnceLock<axum::body::Bytes> = std::sync::OnceLock::new();
+    let body = BODY
+        .get_or_init(|| {
+            serde_json::to_vec(&openapi())
+                .expect("the OpenAPI description serializes")
+                .into()
+        })
+        .clone();
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
 }
 
 /// The OpenAPI description: what utoipa derives from the code, plus the rules between

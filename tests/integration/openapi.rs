@@ -39,6 +39,11 @@ async fn served_description_and_docs_page() {
     // The page's script is served by us, not a CDN.
     let r = app.get("/docs/swagger-ui-bundle.js").await;
     assert_eq!(r.status, 200);
+    // And it loads the description from /openapi.json (made on its first request).
+    let r = app.get("/docs/swagger-initializer.js").await;
+    assert_eq!(r.status, 200);
+    let script = r.json.as_str().unwrap_or_default().to_string();
+    assert!(script.contains("\"/openapi.json\""), "{script}");
 }
 
 #[tokio::test]

@@ -30,15 +30,14 @@ pub fn assess(
     min_chars: usize,
     has_images: impl FnOnce() -> bool,
 ) -> Option<OcrReason> {
-    let visible: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let n = visible.len();
-    if n == 0 {
+    let counts = Counts::of(text);
+    if counts.visible == 0 {
         return has_images().then_some(OcrReason::NoTextLayer);
     }
-    if is_garbled(&visible) || implausible_cjk(text) {
+    if is_garbled(text, &counts) || implausible_cjk(text) {
         return Some(OcrReason::GarbledText);
     }
-    (n < min_chars && has_images()).then_some(OcrReason::SparseText)
+    (counts.visible < min_chars && has_images()).then_some(OcrReason::SparseText)
 }
 
 /// A character no font's Unicode map gives: private use, U+FFFD, a control code (not a
@@ -48,42 +47,70 @@ fn unmappable(c: char) -> bool {
         || (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
 }
 
+/// What `is_garbled` weighs, counted over a page's characters other than whitespace in one
+/// pass (every page's text pays it; nothing is allocated).
+struct Counts {
+    visible: usize,
+    unmappable: usize,
+    /// Control characters other than tab, line ends and U+0002.
+    controls: usize,
+    letters: usize,
+    vowels: usize,
+    symbols: usize,
+}
+
+impl Counts {
+    fn of(text: &str) -> Self {
+        let mut k = Counts {
+            visible: 0,
+            unmappable: 0,
+            controls: 0,
+            letters: 0,
+            vowels: 0,
+            symbols: 0,
+        };
+        for c in text.chars().filter(|c| !c.is_whitespace()) {
+            k.visible += 1;
+            if c.is_ascii() {
+                if c.is_ascii_alphabetic() {
+                    k.letters += 1;
+                    k.vowels += usize::from(matches!(
+                        c,
+                        'a' | 'e' | 'i' | 'o' | 'u' | 'y' | 'A' | 'E' | 'I' | 'O' | 'U' | 'Y'
+                    ));
+                } else if c.is_ascii_punctuation() {
+                    k.symbols += 1;
+                }
+            }
+            if unmappable(c) {
+                k.unmappable += 1;
+                k.controls += usize::from(c.is_control() && c != '\u{2}');
+            }
+        }
+        k
+    }
+}
+
 /// A text layer that is mostly unmappable: private-use code points, U+FFFD, control
 /// characters, or Latin "glyph soup" (shifted glyph codes) with no vowels to make words.
-fn is_garbled(visible: &[char]) -> bool {
-    let n = visible.len();
-    let bad = visible.iter().filter(|&&c| unmappable(c)).count();
-    if bad * 10 >= n * 3 {
+fn is_garbled(text: &str, k: &Counts) -> bool {
+    let n = k.visible;
+    if k.unmappable * 10 >= n * 3 {
         return true;
     }
     // Control characters do not occur in real text layers; a few percent of them are
     // small codes read as characters (a simple TrueType font without a Unicode map).
-    let controls = visible
-        .iter()
-        .filter(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{2}'))
-        .count();
-    if n >= 20 && controls * 100 >= n * 5 {
+    if n >= 20 && k.controls * 100 >= n * 5 {
         return true;
     }
-
-    let letters: Vec<char> = visible
-        .iter()
-        .copied()
-        .filter(|c| c.is_ascii_alphabetic())
-        .collect();
-    if letters.len() >= 40 && letters.len() * 2 >= n {
-        let vowels = letters
-            .iter()
-            .filter(|c| "aeiouyAEIOUY".contains(**c))
-            .count();
-        if vowels * 100 < letters.len() * 12 {
-            return true;
-        }
+    if k.letters >= 40 && k.letters * 2 >= n && k.vowels * 100 < k.letters * 12 {
+        return true;
     }
-    let symbols = visible.iter().filter(|c| c.is_ascii_punctuation()).count();
+    let symbols = k.symbols;
     if n < 40 || symbols * 100 <= n * 55 {
         return false; // (leaders below only lower the share: not worth counting)
     }
+    let visible: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
     // Leaders and rules (`Introduction . . . . . 17`, `-----`, `_____`): the same mark
     // three times or more in a row is layout, not glyph soup; they are left out of the count.
     // (`…` and `·` leaders leave the count of characters only: they are not symbols.)
@@ -117,6 +144,9 @@ fn is_garbled(visible: &[char]) -> bool {
 /// CID font without a Unicode map), while real Chinese or Japanese text stays in the
 /// common blocks.
 pub fn implausible_cjk(text: &str) -> bool {
+    if text.is_ascii() {
+        return false; // no CJK (most pages: one fast pass)
+    }
     let is_cjk = |c: char| matches!(c, '\u{3040}'..='\u{30FF}' | '\u{4E00}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7AF}');
     let is_rtl = |c: char| matches!(c, '\u{0590}'..='\u{08FF}');
     let (mut cjk, mut odd, mut non_ascii) = (0usize, 0usize, 0usize);
