@@ -406,8 +406,14 @@ pub fn extract_bytes(
         .with_hint("Use query with offset/limit, or drop the query."));
     }
 
-    // A read of the whole file may take the text detection decoded anyway.
-    let whole_read = !byte_mode && offset.unwrap_or(0) == 0 && limit.is_none();
+    // A read of the whole file may take the text detection decoded anyway: kept only when
+    // the text may fit the budget (GBK, Big5, Shift_JIS and EUC-KR write a character in at
+    // most two bytes: a file of more than twice the budget's bytes does not fit, and its
+    // decoded text would be made only to be dropped).
+    let whole_read = !byte_mode
+        && offset.unwrap_or(0) == 0
+        && limit.is_none()
+        && bytes.len() <= max_chars.saturating_mul(2);
     let (det, mut decoded) = if whole_read {
         encoding::detect_decoded(bytes, markup)
     } else {
