@@ -171,6 +171,24 @@ pub async fn forget(db: &Db, tenant: &str, file_id: &str) -> Result<(), sqlx::Er
 mod tests {
     use super::*;
 
+    /// The index's CPU work runs on a thread of its own, niced by `INDEX_NICENESS` (up to the
+    /// lowest, 19), and its result comes back; the caller's priority is left as it was.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_index_work_runs_at_a_lower_priority() {
+        let nice =
+            || unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) };
+        let before = nice();
+        let (name, during) = writer::off_runtime(move || {
+            Ok((std::thread::current().name().map(str::to_string), nice()))
+        })
+        .await
+        .unwrap();
+        assert_eq!(name.as_deref(), Some("docreader-index"));
+        assert_eq!(during, (before + 10).min(19));
+        assert_eq!(nice(), before);
+    }
+
     #[test]
     fn cjk_runs_become_bigrams() {
         assert_eq!(
