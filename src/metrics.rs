@@ -11,7 +11,7 @@ use std::sync::Mutex;
 /// Latency buckets, seconds.
 const BUCKETS: [f64; 10] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 15.0, 60.0];
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Metrics {
     /// (format, outcome code) → count.
     reads: Mutex<BTreeMap<(String, String), u64>>,
@@ -22,6 +22,9 @@ pub struct Metrics {
     requests: Mutex<BTreeMap<(String, String, u16), u64>>,
     pub in_flight: AtomicI64,
     pub cache_hits: AtomicU64,
+    /// Reads whose text was left out of the search index because it was busy
+    /// (`search::writer::READ_WAITS_AT_MOST`).
+    pub index_skipped: AtomicU64,
 }
 
 impl Metrics {
@@ -124,6 +127,7 @@ impl Metrics {
         let _ = writeln!(out, "# HELP docreader_reads_in_flight Reads being extracted or waiting for a slot.\n# TYPE docreader_reads_in_flight gauge\ndocreader_reads_in_flight {}", self.in_flight.load(Ordering::Relaxed));
         let _ = writeln!(out, "# HELP docreader_worker_restarts_total Worker processes killed or found dead, and replaced.\n# TYPE docreader_worker_restarts_total counter\ndocreader_worker_restarts_total {restarts}");
         let _ = writeln!(out, "# HELP docreader_cache_hits_total Pages served from the document memory.\n# TYPE docreader_cache_hits_total counter\ndocreader_cache_hits_total {}", self.cache_hits.load(Ordering::Relaxed));
+        let _ = writeln!(out, "# HELP docreader_index_skipped_total Reads whose text was left out of the search index because it was busy (POST /files/{{id}}/index adds such a file).\n# TYPE docreader_index_skipped_total counter\ndocreader_index_skipped_total {}", self.index_skipped.load(Ordering::Relaxed));
         out
     }
 }

@@ -33,6 +33,8 @@ pub struct Pending {
     /// Whether the last read that waited for room gave up (`READ_WAITS_AT_MOST`): until a
     /// read finds room at once, the next ones do not wait.
     busy: std::sync::atomic::AtomicBool,
+    /// Where reads left out of the index are counted (`docreader_index_skipped_total`).
+    metrics: Option<std::sync::Arc<crate::metrics::Metrics>>,
 }
 
 /// What indexing may cost (issue #46 item 1).
@@ -160,7 +162,7 @@ impl Pending {
         let hurry = std::sync::Arc::new(Hurry::default());
         let queue_waiters = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let give_way = GiveWay {
-            reads: policy.reads,
+            reads: policy.reads.clone(),
             hurry: hurry.clone(),
             queue_waiters: queue_waiters.clone(),
         };
@@ -183,6 +185,7 @@ impl Pending {
             max_bytes: policy.max_bytes,
             queue_waiters,
             busy: Default::default(),
+            metrics: policy.reads,
         }
     }
 
@@ -226,6 +229,12 @@ impl Pending {
             Some((bytes, slot, share))
         })();
         let busy = &self.busy;
+        let skipped = || {
+            if let Some(m) = &self.metrics {
+                m.index_skipped
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        };
         let held = match at_once {
             Some(held) => {
                 busy.store(false, std::sync::atomic::Ordering::Relaxed);
@@ -240,6 +249,7 @@ impl Pending {
                     file_id,
                     "the search index is busy: this read is not indexed"
                 );
+                skipped();
                 return;
             }
             None => match tokio::time::timeout(READ_WAITS_AT_MOST, room).await {
@@ -249,6 +259,7 @@ impl Pending {
                 }
                 Err(_) => {
                     busy.store(true, std::sync::atomic::Ordering::Relaxed);
+                    skipped();
                     tracing::warn!(
                         file_id,
                         "the search index is busy: reads are not indexed until it has room \
@@ -1038,11 +1049,12 @@ mod read_waits {
         let dir = tempfile::tempdir().unwrap();
         let db = crate::db::open(dir.path(), None).await.unwrap();
         let derived = crate::db::open_derived(dir.path(), &db).await.unwrap();
+        let metrics = std::sync::Arc::new(crate::metrics::Metrics::default());
         let pending = Pending::new(
             derived,
             IndexPolicy {
                 max_bytes: 0,
-                reads: None,
+                reads: Some(metrics.clone()),
             },
         );
         // The queue full: every slot held, as by 16 texts waiting for a long group.
@@ -1063,8 +1075,20 @@ mod read_waits {
         )
         .await
         .expect("a read does not wait for room in the index");
-        // The next reads do not wait at all while there is no room.
+        // The next reads do not wait at all while there is no room; both are counted.
         assert!(pending.busy.load(std::sync::atomic::Ordering::Relaxed));
+        pending
+            .index("t", "f", "a second read".into(), &[], coverage(), false)
+            .await;
+        let skipped = || {
+            metrics
+                .index_skipped
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        assert_eq!(skipped(), 2);
+        assert!(metrics
+            .render(0, None)
+            .contains("docreader_index_skipped_total 2"));
         let request = pending.index("t", "f", "the file's text".into(), &[], coverage(), true);
         tokio::pin!(request);
         assert!(
@@ -1082,5 +1106,6 @@ mod read_waits {
             .index("t", "g", "another read".into(), &[], coverage(), false)
             .await;
         assert!(!pending.busy.load(std::sync::atomic::Ordering::Relaxed));
+        assert_eq!(skipped(), 2);
     }
 }
