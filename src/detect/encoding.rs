@@ -509,7 +509,7 @@ fn iso2022(bytes: &[u8]) -> Option<Detected> {
 
 /// Decide the encoding of a whole file. `markup` says whether to honour HTML/XML declarations.
 pub fn detect(bytes: &[u8], markup: bool) -> Detected {
-    detect_keeping(bytes, markup, false).0
+    detect_inner(bytes, markup, false).0
 }
 
 /// Files up to this size keep the text detection decoded (`detect_decoded`).
@@ -520,16 +520,11 @@ const KEEP_MAX: usize = 32 * 1024 * 1024;
 /// shows the whole file takes it instead of decoding the bytes a second time. Up to
 /// 32 MiB; `None` otherwise (and for every other kind of file).
 pub fn detect_decoded(bytes: &[u8], markup: bool) -> (Detected, Option<String>) {
-    detect_keeping(bytes, markup, bytes.len() <= KEEP_MAX)
+    detect_inner(bytes, markup, bytes.len() <= KEEP_MAX)
 }
 
-fn detect_keeping(bytes: &[u8], markup: bool, keep: bool) -> (Detected, Option<String>) {
-    let (d, text) = detect_inner(bytes, markup, keep);
-    // The text is the final encoding's (the refinements below never follow a multi-byte
-    // guess, but the check is cheap).
-    (d, text.filter(|_| d.bom_len == 0))
-}
-
+/// `detect`, keeping a legacy guess's strict decode as the text when `keep` (only a
+/// multi-byte guess has one; no BOM comes before it).
 fn detect_inner(bytes: &[u8], markup: bool, keep: bool) -> (Detected, Option<String>) {
     let det = |encoding, confidence, bom_len| Detected {
         encoding,
@@ -609,6 +604,8 @@ fn detect_inner(bytes: &[u8], markup: bool, keep: bool) -> (Detected, Option<Str
         bytes,
         refine_mac_roman(bytes, refine_cyrillic(bytes, guess)),
     );
+    // The text is the final encoding's: the refinements never change a multi-byte guess,
+    // and should one ever, its text is dropped.
     let text = text.filter(|_| refined == TextEncoding::Rs(guess));
     (
         det(
