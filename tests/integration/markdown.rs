@@ -218,7 +218,7 @@ async fn pdf_headings_from_font_sizes_and_bookmarks() {
         r.json["warnings"].as_array().unwrap().iter().any(|w| w
             .as_str()
             .unwrap()
-            .contains("tables without rulings come as plain lines")),
+            .contains("other tables without rulings come as plain lines")),
         "{}",
         r.json
     );

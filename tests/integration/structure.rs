@@ -502,6 +502,62 @@ async fn ruled_tables_with_spans_and_open_sides_are_tables() {
     assert!(!t.contains('|') && t.contains("North 120 135 14"), "{t}");
 }
 
+/// Tables without any rule (#44 item 5), found where three lines or more stand in clear
+/// columns: a sparse table (rows filling some columns, as inventory reports set them) keeps
+/// each value in its column, a wrapped cell at its own line spacing stays in its row; a
+/// bulleted list, a fixed-width listing with comments set apart, a form's lines with dot
+/// leaders and the labels of a drawn figure stay lines. The same tables are `table`
+/// blocks in `json`; plain text keeps the page's lines.
+#[tokio::test]
+async fn tables_without_rules_are_tables_where_their_columns_are_clear() {
+    let app = TestApp::new().await;
+    let pdf = fixture("pdf/borderless_tables.pdf");
+    let r = app
+        .upload_and_read("borderless.pdf", &pdf, json!({"output": "markdown"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(
+        r.json["text"],
+        "--- Page 1 ---\n## Inventory variance\n\n\
+         | Product Code | Location | Expected | Actual | Status |\n|---|---|---|---|---|\n\
+         | SKU-8847 | A-12 | 450 |  |  |\n|  | B-07 |  | 289 |  |\n\
+         | SKU-9201 |  | 780 | 778 | OK |\n|  | C-15 |  |  | CHECK |\n\
+         | SKU-4563 | D-22 |  | 156 | CRITICAL |\n\n\
+         Counted on the morning of the audit.\n\n\
+         | Step | What is done | Owner |\n|---|---|---|\n\
+         | 1 | Count every shelf twice over | Team A |\n| 2 | Compare with stock | Team B |\n\
+         | 3 | Report the variance | Auditor |\n\n\
+         The checks that follow:\n\n\
+         \u{2022} Shelves\n\u{2022} Loading bays\n\u{2022} Returns cage\n\u{2022} Office\n\
+         --- Page 2 ---\n\
+         mov ecx, ebx ; keep the count\n\nadd esp, 8 ; drop two words\n\n\
+         call set_item ; store the item\n\njmp done ; leave the loop\n\n\
+         7 Wages and salaries . . . . . . . . . 7 8a Taxable interest . . . . . . . . . 8a 9 Dividends . . . . . . . . . 9\n\n\
+         a0 b1 c2\n\na0 b1 c2\n\na0 b1 c2\n"
+    );
+    let r = app
+        .upload_and_read("borderless.pdf", &pdf, json!({"output": "json"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let tables: Vec<&Value> = r.json["document"]["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|u| u["blocks"].as_array().unwrap())
+        .filter(|b| b["kind"] == "table")
+        .collect();
+    assert_eq!(tables.len(), 2, "{}", r.json["document"]);
+    assert_eq!(tables[0]["header_rows"], 1);
+    assert_eq!(tables[0]["rows"][2], json!(["", "B-07", "", "289", ""]));
+    assert_eq!(
+        tables[1]["rows"][1],
+        json!(["1", "Count every shelf twice over", "Team A"])
+    );
+    let r = app.upload_and_read("borderless.pdf", &pdf, json!({})).await;
+    let t = r.json["text"].as_str().unwrap();
+    assert!(!t.contains('|') && t.contains("SKU-9201 780 778 OK"), "{t}");
+}
+
 /// Subheads in another typeface a little larger than the body (#44 item 6): a sans line of
 /// its own over a serif body is a heading, a numbered one right under a section heading
 /// too; a line as large in the body's own typeface, and a sans sentence, stay text.

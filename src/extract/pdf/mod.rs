@@ -95,7 +95,7 @@ impl Extractor for PdfExtractor {
         let mut ex = report::make_report(&doc, job, read)?;
         if markdown {
             ex.warnings.push(
-                "Markdown of a PDF: headings only where font size or bookmarks make them clear, tables only where ruling lines draw their cells; tables without rulings come as plain lines"
+                "Markdown of a PDF: headings only where font size or bookmarks make them clear, tables where ruling lines draw their cells or where three lines or more stand in clear columns; other tables without rulings come as plain lines"
                     .to_string(),
             );
         }

@@ -32,6 +32,15 @@ const MAX_PAIRS: usize = 4_000_000;
 /// Rules across only that may bound tables on one page, at most (`paired`).
 const MAX_PAIRED: usize = 200;
 
+/// Pictures and drawings kept per page at most, to tell a figure's labels from a table.
+const MAX_ART: usize = 1_000;
+
+/// Text objects' boxes kept per page at most.
+const MAX_TEXTS: usize = 20_000;
+
+/// A box on the page: left, bottom, right, top (points).
+type Bounds = (f32, f32, f32, f32);
+
 /// A rule: its position across, and the span along it.
 #[derive(Debug, Clone, Copy)]
 struct Rule {
@@ -103,10 +112,20 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
     if page.rotation().ok()? != PdfPageRenderRotation::None {
         return None;
     }
-    let (across, down) = rules(page)?;
-    let (groups, lone) = groups(across, down);
+    let (across, down, art, texts) = rules(page)?;
+    let ruled = across.len() >= 2;
+    let (groups, lone) = if ruled {
+        groups(across, down)
+    } else {
+        Default::default()
+    };
     let lone = paired(lone, page.height().value);
-    if groups.is_empty() && lone.is_empty() {
+    // Tables without rules are looked for only where the page's text objects already
+    // stand apart in columns on three lines, or three lines are mostly figures (a look at
+    // their boxes and at the text: reading every character's place costs a third of a
+    // Markdown read).
+    let apart = columns_likely(&texts, page.width().value) || figures(text);
+    if groups.is_empty() && lone.is_empty() && !apart {
         return None;
     }
     let layer = page.text().ok()?;
@@ -134,6 +153,13 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
     for t in rows_between_rules(lone, &read, page.height().value) {
         if tables.iter().all(|o| o.apart(&t)) {
             tables.push(t);
+        }
+    }
+    if apart {
+        for t in without_rules(&read, page.width().value, &tables, &art) {
+            if tables.iter().all(|o| o.apart(&t)) {
+                tables.push(t);
+            }
         }
     }
     if tables.is_empty() {
@@ -244,10 +270,16 @@ fn place(read: &[Line], tables: &mut [Table]) -> Result<Vec<Piece>, Vec<usize>> 
 }
 
 /// The page's rules: every straight, upright piece of its paths at least `MIN_LEN` long,
-/// across and down; `None` when it has too few to make a table.
-fn rules(page: &PdfPage<'_>) -> Option<(Vec<Rule>, Vec<Rule>)> {
+/// across and down (none when it has too few to make a table); `None` when the page has
+/// more path pieces than `MAX_SEGMENTS` (a page of vector art holds no table).
+#[allow(clippy::type_complexity)]
+fn rules(page: &PdfPage<'_>) -> Option<(Vec<Rule>, Vec<Rule>, Vec<Bounds>, Vec<Bounds>)> {
     let (pw, ph) = (page.width().value, page.height().value);
     let (mut across, mut down) = (Vec::new(), Vec::new());
+    // The text objects' boxes, for `columns_likely`.
+    let mut texts: Vec<Bounds> = Vec::new();
+    // Pictures, and drawings with a curve or a slanted line: labels over them are no table.
+    let mut art: Vec<Bounds> = Vec::new();
     let mut budget = MAX_SEGMENTS;
     let mut add = |(x0, y0): (f32, f32), (x1, y1): (f32, f32)| {
         let (w, h) = ((x1 - x0).abs(), (y1 - y0).abs());
@@ -270,6 +302,33 @@ fn rules(page: &PdfPage<'_>) -> Option<(Vec<Rule>, Vec<Rule>)> {
     };
     let mut paths = 0;
     for o in page.objects().iter() {
+        if o.object_type() == PdfPageObjectType::Image && art.len() < MAX_ART {
+            if let Ok(b) = o.bounds() {
+                let (l, bo, r, t) = (
+                    b.left().value,
+                    b.bottom().value,
+                    b.right().value,
+                    b.top().value,
+                );
+                // Not a page's background (a scan under its text layer).
+                if (r - l) * (t - bo) <= 0.5 * pw * ph {
+                    art.push((l, bo, r, t));
+                }
+            }
+        }
+        if o.object_type() == PdfPageObjectType::Text {
+            if texts.len() < MAX_TEXTS {
+                if let Ok(b) = o.bounds() {
+                    texts.push((
+                        b.left().value,
+                        b.bottom().value,
+                        b.right().value,
+                        b.top().value,
+                    ));
+                }
+            }
+            continue;
+        }
         if o.object_type() != PdfPageObjectType::Path {
             continue;
         }
@@ -321,12 +380,17 @@ fn rules(page: &PdfPage<'_>) -> Option<(Vec<Rule>, Vec<Rule>)> {
             (m.a() * x + m.c() * y + m.e(), m.b() * x + m.d() * y + m.f())
         };
         let (mut start, mut cur) = ((0.0, 0.0), (0.0, 0.0));
+        let mut drawing = false;
         for s in segments.raw().iter() {
             let to = place(&s);
             match s.segment_type() {
                 PdfPathSegmentType::MoveTo => start = to,
-                PdfPathSegmentType::LineTo => add(cur, to),
-                _ => {}
+                PdfPathSegmentType::LineTo => {
+                    let (dx, dy) = ((to.0 - cur.0).abs(), (to.1 - cur.1).abs());
+                    drawing |= dx > 0.5 && dy > 0.5;
+                    add(cur, to)
+                }
+                _ => drawing = true,
             }
             cur = to;
             if s.is_close() {
@@ -334,8 +398,94 @@ fn rules(page: &PdfPage<'_>) -> Option<(Vec<Rule>, Vec<Rule>)> {
                 cur = start;
             }
         }
+        if drawing && art.len() < MAX_ART {
+            art.push((l, bo, r, t));
+        }
     }
-    (paths >= 2 && across.len() >= 2).then_some((across, down))
+    if paths < 2 || across.len() < 2 {
+        across.clear();
+        down.clear();
+    }
+    Some((across, down, art, texts))
+}
+
+/// Whether three lines of the text or more are mostly figures: three words or more, half
+/// of them with a digit or a lone sign (`-`, `–`, `%`) — a table's row set as one text
+/// object, which `columns_likely` cannot see into.
+fn figures(text: &str) -> bool {
+    let mut n = 0;
+    for line in text.lines() {
+        let (mut words, mut numbers) = (0, 0);
+        for w in line.split_whitespace() {
+            words += 1;
+            if w.bytes().any(|b| b.is_ascii_digit()) || matches!(w, "-" | "–" | "—" | "%" | "*")
+            {
+                numbers += 1;
+            }
+        }
+        if words >= 3 && 2 * numbers >= words {
+            n += 1;
+            if n >= 3 {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Whether three lines of the page or more have text objects standing apart in columns:
+/// boxes on one band, in pieces a text height apart, none wider than 30 % of the page
+/// (the cheap look before `without_rules` reads the characters).
+fn columns_likely(texts: &[Bounds], page_width: f32) -> bool {
+    let mut boxes: Vec<&Bounds> = texts
+        .iter()
+        .filter(|b| b.3 > b.1 && b.2 > b.0 && (b.2 - b.0).is_finite())
+        .collect();
+    boxes.sort_by(|a, b| b.3.total_cmp(&a.3));
+    let narrow = 0.3 * page_width;
+    let mut lines = 0;
+    let mut used = vec![false; boxes.len()];
+    for k in 0..boxes.len() {
+        if used[k] {
+            continue;
+        }
+        // A band: the boxes below whose middles lie within this one's height (the next
+        // 200 at most: a hostile page of stacked boxes costs no more).
+        let (b0, t0) = (boxes[k].1, boxes[k].3);
+        let mut band: Vec<&Bounds> = vec![boxes[k]];
+        for z in k + 1..boxes.len().min(k + 200) {
+            if boxes[z].3 <= b0 {
+                break;
+            }
+            let mid = (boxes[z].1 + boxes[z].3) / 2.0;
+            if !used[z] && mid > b0 && mid < t0 {
+                used[z] = true;
+                band.push(boxes[z]);
+            }
+        }
+        if band.len() < 2 {
+            continue;
+        }
+        band.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let h = (t0 - b0).max(6.0);
+        let (mut pieces, mut widest, mut start, mut reach) = (1, 0.0f32, band[0].0, band[0].2);
+        for b in &band[1..] {
+            if b.0 - reach >= h {
+                widest = widest.max(reach - start);
+                pieces += 1;
+                start = b.0;
+            }
+            reach = reach.max(b.2);
+        }
+        widest = widest.max(reach - start);
+        if pieces >= 2 && widest <= narrow {
+            lines += 1;
+            if lines >= 3 {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Rules at one position joined where they touch or overlap (a row's rule is often drawn
@@ -498,6 +648,226 @@ fn rows_between_rules(lone: Vec<Rule>, read: &[Line], page_height: f32) -> Vec<T
         }
     }
     out
+}
+
+/// Tables without rules (issue #44 item 5): runs of at least three lines, one below the
+/// other, whose words stand apart in columns — each line's drawn characters fall into
+/// two or more pieces at least a text height apart, none of them wider than `NARROW` of
+/// the page (prose, and a column of prose beside another, has long pieces). A line of one
+/// short piece between two such lines stays in the run (a sparse row). Each run's box
+/// is then read as the table between two rules would be (`Table::between`): columns
+/// where every body row leaves a gap, and only where that reads as a table (short cells,
+/// two filled cells in most rows).
+fn without_rules(read: &[Line], page_width: f32, taken: &[Table], art: &[Bounds]) -> Vec<Table> {
+    /// A piece of a tabular line is at most this share of the page's width.
+    const NARROW: f32 = 0.3;
+    // Each line: its drawn characters' box, text height and pieces (`None`: nothing
+    // drawn).
+    struct Row {
+        l: f32,
+        r: f32,
+        b: f32,
+        t: f32,
+        h: f32,
+        pieces: usize,
+        widest: f32,
+        /// A piece of dots only (a leader: a form's or a contents' line, not a cell), or
+        /// text of two sizes: no row of a table.
+        leader: bool,
+        /// Its characters all of one width (a listing in a fixed-width font).
+        fixed: bool,
+    }
+    let rows: Vec<Option<Row>> = read
+        .iter()
+        .map(|line| {
+            let mut g: Vec<(f32, f32, f32, f32, char)> = line
+                .iter()
+                .filter(|g| !g.ch.is_whitespace() && g.r > g.l && g.t > g.b)
+                .map(|g| (g.l, g.r, g.b, g.t, g.ch))
+                .collect();
+            if g.is_empty() {
+                return None;
+            }
+            let mut hs: Vec<f32> = g.iter().map(|g| g.3 - g.2).collect();
+            hs.sort_by(f32::total_cmp);
+            let h = hs[hs.len() / 2];
+            // Text of two sizes (a title with a note beside it) is no row.
+            let mixed = hs[hs.len() * 9 / 10] > 1.5 * h;
+            g.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let (mut pieces, mut widest, mut start, mut reach) = (1, 0.0f32, g[0].0, g[0].1);
+            // A gap is a text height wide at least, of the larger text beside it (a
+            // title's word space is no column).
+            let mut prev_h = g[0].3 - g[0].2;
+            let mut leader = false;
+            let is_dot = |c: char| matches!(c, '.' | '…' | '·' | '_');
+            let mut dots = is_dot(g[0].4);
+            for x in &g[1..] {
+                let gap = h.max(6.0).max(prev_h).max(x.3 - x.2);
+                prev_h = x.3 - x.2;
+                if x.0 - reach >= gap {
+                    leader |= dots;
+                    dots = true;
+                    // The first piece's characters: a list's marker is no column.
+                    if pieces == 1 {
+                        let first: String =
+                            g.iter().take_while(|y| y.0 < x.0).map(|y| y.4).collect();
+                        if list_marker(&first) {
+                            pieces -= 1;
+                        }
+                    }
+                    widest = widest.max(reach - start);
+                    pieces += 1;
+                    start = x.0;
+                }
+                dots &= is_dot(x.4);
+                reach = reach.max(x.1);
+            }
+            widest = widest.max(reach - start);
+            let mut widths: Vec<f32> = g.iter().map(|x| x.1 - x.0).collect();
+            widths.sort_by(f32::total_cmp);
+            let w = widths[widths.len() / 2];
+            let fixed = widths.len() >= 8
+                && widths
+                    .iter()
+                    .filter(|&&x| (x - w).abs() <= 0.03 * w)
+                    .count()
+                    * 20
+                    >= widths.len() * 17;
+            Some(Row {
+                leader: leader || (pieces > 1 && dots) || mixed,
+                fixed,
+                l: g[0].0,
+                r: reach,
+                b: g.iter().map(|x| x.2).fold(f32::MAX, f32::min),
+                t: g.iter().map(|x| x.3).fold(f32::MIN, f32::max),
+                h,
+                pieces,
+                widest,
+            })
+        })
+        .collect();
+    let narrow = NARROW * page_width;
+    let tabular = |r: &Row| r.pieces >= 2 && r.widest <= narrow && !r.leader;
+    let lone = |r: &Row| r.pieces == 1 && r.widest <= narrow;
+    let mut out: Vec<Table> = Vec::new();
+    let drawn: Vec<(usize, &Row)> = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.as_ref().map(|r| (i, r)))
+        .collect();
+    let mut k = 0;
+    while k < drawn.len() {
+        if !tabular(drawn[k].1) {
+            k += 1;
+            continue;
+        }
+        // The run from here: each next line below the one before, not far below.
+        let mut end = k + 1;
+        let mut last_tabular = k;
+        let mut left = drawn[k].1.l;
+        while end < drawn.len() {
+            let (prev, next) = (drawn[end - 1].1, drawn[end].1);
+            // A line of one piece at the run's left edge is a heading between two tables
+            // (or under one), not a sparse row.
+            let lone = |r: &Row| lone(r) && r.l > left + prev.h;
+            // ... in text of about one size (a title above a table is no row of it).
+            let below = next.t <= prev.b + 0.5 * prev.h
+                && prev.b - next.t <= 3.0 * prev.h
+                && next.h <= 1.4 * prev.h
+                && prev.h <= 1.4 * next.h;
+            if !below || !(tabular(next) || lone(next)) {
+                break;
+            }
+            if tabular(next) {
+                last_tabular = end;
+                left = left.min(next.l);
+            }
+            end += 1;
+        }
+        let run = &drawn[k..=last_tabular];
+        k = last_tabular + 1;
+        // Three lines at least; a run of two pieces a line (a term and its value, code
+        // with a keyword apart) four.
+        let lines = run.iter().filter(|(_, r)| tabular(r)).count();
+        let wide = run.iter().any(|(_, r)| r.pieces >= 3);
+        if lines < 3 || (!wide && lines < 4) {
+            continue;
+        }
+        // A listing in a fixed-width font lines up as it was typed: no table.
+        if run.iter().filter(|(_, r)| r.fixed).count() * 2 > run.len() {
+            continue;
+        }
+        let l = run.iter().map(|(_, r)| r.l).fold(f32::MAX, f32::min);
+        let r = run.iter().map(|(_, r)| r.r).fold(f32::MIN, f32::max);
+        let t = run.iter().map(|(_, r)| r.t).fold(f32::MIN, f32::max) + 0.5;
+        let b = run.iter().map(|(_, r)| r.b).fold(f32::MAX, f32::min) - 0.5;
+        // Over a picture or a drawing (a tenth of its box or more), the labels of a figure.
+        let area = (r - l) * (t - b);
+        let under: f32 = art
+            .iter()
+            .map(|a| ((a.2.min(r) - a.0.max(l)).max(0.0)) * ((a.3.min(t) - a.1.max(b)).max(0.0)))
+            .sum();
+        if under >= 0.1 * area {
+            continue;
+        }
+        let edges = [
+            Rule {
+                at: t,
+                from: l,
+                to: r,
+            },
+            Rule {
+                at: b,
+                from: l,
+                to: r,
+            },
+        ];
+        if let Some(table) = Table::between(&edges, read) {
+            if taken.iter().chain(&out).all(|o| o.apart(&table)) {
+                out.push(table);
+            }
+        }
+    }
+    out
+}
+
+/// A list item's marker: a bullet, a dash, or a number or letter of up to three
+/// characters with its `.` or `)` (`3.`, `b)`, `iv.`).
+fn list_marker(s: &str) -> bool {
+    let mut c = s.chars();
+    match (c.next(), c.next()) {
+        (Some(ch), None) => {
+            matches!(
+                ch,
+                '•' | '◦'
+                    | '▪'
+                    | '‣'
+                    | '∙'
+                    | '·'
+                    | '-'
+                    | '–'
+                    | '—'
+                    | '*'
+                    | '○'
+                    | '●'
+                    | '■'
+                    | '□'
+                    | '➢'
+                    | '►'
+                    | '✓'
+                    | '\u{f0b7}'
+                    | '\u{f0a7}'
+                    | '\u{f0d8}'
+                    | '\u{f076}'
+            ) || ('\u{e000}'..='\u{f8ff}').contains(&ch)
+        }
+        _ => {
+            let n = s.chars().count();
+            (2..=4).contains(&n)
+                && (s.ends_with('.') || s.ends_with(')'))
+                && s[..s.len() - 1].chars().all(|c| c.is_ascii_alphanumeric())
+        }
+    }
 }
 
 /// The set `i` belongs to in a union-find forest (paths halved on the way).
@@ -789,15 +1159,23 @@ impl Table {
         // Without a rule under the header, the header's own wrapped lines are its own.
         let mut head_end = head_end;
         if rules.len() <= 2 {
-            while body_rows.first().is_some_and(|row| goes_on(row)) {
+            while body_rows.first().is_some_and(|row| {
+                goes_on(row)
+                    && rows
+                        .iter()
+                        .any(|r| r.1 > row.0 && r.1 - row.0 <= 1.7 * height)
+            }) {
                 head_end = body_rows[0].1 - 0.5 * height;
                 body_rows.remove(0);
             }
         }
+        // ... and only at a cell's own line spacing: a row further below the one before
+        // (1.7 text heights, middle to middle) is a row of a sparse table, not a
+        // wrapped line.
         let cont: Vec<bool> = body_rows
             .iter()
             .enumerate()
-            .map(|(i, row)| i > 0 && goes_on(row))
+            .map(|(i, row)| i > 0 && body_rows[i - 1].1 - row.0 <= 1.7 * height && goes_on(row))
             .collect();
         for (i, w) in body_rows.windows(2).enumerate().rev() {
             if !cont[i + 1] {
