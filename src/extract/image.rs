@@ -317,7 +317,15 @@ impl Extractor for ImageExtractor {
         );
         let (mut lines, warning) = ocr_image(engine, img, limits.max_ocr_pixels, &input.deadline)?;
         let mut warnings: Vec<String> = warning.into_iter().collect();
-        let mut text = ocr::lines_to_text(&lines);
+        // Markdown: the lines as they are, rows read in parts as pipe tables.
+        let as_text = |l: &[ocr::OcrLine]| {
+            if req.markdown() {
+                crate::extract::markdown::ocr_lines(l)
+            } else {
+                ocr::lines_to_text(l)
+            }
+        };
+        let mut text = as_text(&lines);
         let mut pages = 1;
         let mut units = Vec::new();
         // With `output: "json"`: each page's lines as blocks.
@@ -355,7 +363,7 @@ impl Extractor for ImageExtractor {
                 // Numbered as the TIFF numbers its pages (a skipped page keeps its number).
                 let (head, marker) = (text.len(), format!("--- Page {number} ---\n"));
                 text.push_str(&marker);
-                text.push_str(&ocr::lines_to_text(&l));
+                text.push_str(&as_text(&l));
                 units.push(page_span(number as u64, head, marker.len(), text.len()));
                 if req.json() {
                     page_blocks.push((number as u64, ocr::blocks(&l)));

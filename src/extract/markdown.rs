@@ -131,3 +131,34 @@ mod tests {
         );
     }
 }
+
+/// OCR'd lines as Markdown: each line as it is, each table (`ocr::tables::find`) a pipe
+/// table apart by blank lines.
+pub(crate) fn ocr_lines(lines: &[crate::ocr::OcrLine]) -> String {
+    use crate::ocr::tables::{find, Piece};
+    let mut s = String::new();
+    for p in find(lines) {
+        match p {
+            Piece::Line(i) if !lines[i].is_unread() => {
+                s.push_str(&lines[i].text);
+                s.push('\n');
+            }
+            Piece::Line(_) => {}
+            Piece::Table { rows, .. } => {
+                if !s.is_empty() && !s.ends_with("\n\n") {
+                    s.push('\n');
+                }
+                let rows: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|r| r.iter().map(|c| cell_text(c)).collect())
+                    .collect();
+                s.push_str(&pipe_table(&rows));
+                if !s.ends_with('\n') {
+                    s.push('\n');
+                }
+                s.push('\n');
+            }
+        }
+    }
+    s
+}

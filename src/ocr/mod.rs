@@ -5,6 +5,7 @@
 mod named;
 pub mod ppocr;
 pub mod script;
+pub mod tables;
 pub mod tesseract;
 
 use image::{DynamicImage, RgbImage};
@@ -14,8 +15,9 @@ use utoipa::ToSchema;
 use crate::error::{ApiError, ErrorCode};
 
 /// What a remembered OCR result depends on: engine, models and rendering. Change it when
-/// any of them changes, so old results are not reused (6: see-through images over white).
-pub const MEMORY_VARIANT: &str = "ppocr/det-v4/rec-v6-tiny/300dpi/6";
+/// any of them changes, so old results are not reused (6: see-through images over white;
+/// 7: a line's regions kept as its `parts`, for tables).
+pub const MEMORY_VARIANT: &str = "ppocr/det-v4/rec-v6-tiny/300dpi/7";
 
 /// An image as 8-bit RGB, as a viewer shows it: see-through pixels composited onto white
 /// (a PNG whose text is drawn only in its alpha channel — black everywhere, the glyphs
@@ -89,6 +91,12 @@ pub struct OcrLine {
     /// (`tesseract:kor+eng`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
+    /// The regions the line was read from, where it was more than one (a table's row is
+    /// one a cell): each `[left, right, end]` — its edges in image pixels and where its
+    /// text ends in `text` (bytes). Absent for a line read as one region.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<Vec<u32>>)]
+    pub parts: Vec<[u32; 3]>,
 }
 
 impl OcrLine {
@@ -571,15 +579,26 @@ mod tests {
 /// read: left, top, right, bottom) and confidence; a line of a script no engine reads
 /// (no text) is left out, as it is of the text.
 pub fn blocks(lines: &[OcrLine]) -> Vec<crate::model::Block> {
-    lines
-        .iter()
-        .filter(|l| !l.text.trim().is_empty())
-        .map(|l| {
-            crate::model::Block::new(crate::model::Content::Line {
-                text: l.text.clone(),
-                bbox: Some(l.bbox.map(|v| v as f32)),
-                confidence: Some(l.confidence),
-            })
+    tables::find(lines)
+        .into_iter()
+        .filter_map(|p| match p {
+            tables::Piece::Line(i) => {
+                let l = &lines[i];
+                (!l.text.trim().is_empty()).then(|| {
+                    crate::model::Block::new(crate::model::Content::Line {
+                        text: l.text.clone(),
+                        bbox: Some(l.bbox.map(|v| v as f32)),
+                        confidence: Some(l.confidence),
+                    })
+                })
+            }
+            tables::Piece::Table { rows, .. } => {
+                Some(crate::model::Block::new(crate::model::Content::Table {
+                    rows,
+                    header_rows: 1,
+                    spans: Vec::new(),
+                }))
+            }
         })
         .collect()
 }

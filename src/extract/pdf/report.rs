@@ -66,6 +66,15 @@ pub(super) fn make_report(
             },
         ));
     }
+    // An OCR'd page's Markdown: its lines as they are, its tables (rows read in parts)
+    // as pipe tables; made before its furniture is found and left out.
+    if settings.markdown {
+        for p in pages.iter_mut() {
+            if let Some(o) = &p.ocr {
+                p.text = crate::extract::markdown::ocr_lines(&o.lines);
+            }
+        }
+    }
     // Running headers, footers and page numbers across the pages read: header/footer
     // blocks in the document, left out of Markdown (plain text keeps them).
     let furniture = if (settings.markdown || settings.json) && settings.query.is_none() {

@@ -44,6 +44,7 @@ pub(super) fn reading_order(boxes: Vec<(OcrLine, f32)>, slant: f32) -> Vec<OcrLi
     rows.into_iter()
         .map(|row| {
             let mut text = String::new();
+            let mut parts = Vec::new();
             for b in &row {
                 let joins_cjk = text.chars().last().is_some_and(is_cjk)
                     && b.text.chars().next().is_some_and(is_cjk);
@@ -51,6 +52,11 @@ pub(super) fn reading_order(boxes: Vec<(OcrLine, f32)>, slant: f32) -> Vec<OcrLi
                     text.push(' ');
                 }
                 text.push_str(&b.text);
+                parts.push([b.bbox[0], b.bbox[2], text.len() as u32]);
+            }
+            // The regions of a row, where it is more than one (a table's cells).
+            if parts.len() < 2 {
+                parts.clear();
             }
             let n: usize = row
                 .iter()
@@ -73,6 +79,7 @@ pub(super) fn reading_order(boxes: Vec<(OcrLine, f32)>, slant: f32) -> Vec<OcrLi
                 bbox,
                 confidence: conf,
                 reread: row.iter().any(|b| b.reread),
+                parts,
                 ..Default::default()
             }
         })

@@ -377,7 +377,7 @@ impl PpOcr {
         // taller than the text by the slant, and overlap their neighbours'.
         let slant = skew.filter(|a| a.abs() < MAX_SKEW).unwrap_or(0.0);
         Ok(Pass {
-            lines: reading_order(lines, slant),
+            lines: crate::ocr::tables::columns_in_order(reading_order(lines, slant)),
             weak,
             regions: regions.len(),
             tall: regions.iter().filter(|r| r.h() > 1.5 * r.w()).count(),
