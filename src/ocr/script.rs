@@ -310,6 +310,8 @@ pub fn route(
             page_script = Some(r);
             let l = &mut lines[i];
             l.text = text;
+            // Its regions' ends were in the text PP-OCR read.
+            l.parts.clear();
             l.confidence = conf;
             l.script = Some(SCRIPTS[routes[r].0].name.to_string());
             l.engine = Some(format!("{}:{}", tesseract::NAME, routes[r].1));

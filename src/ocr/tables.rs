@@ -30,7 +30,17 @@ fn pieces(l: &OcrLine) -> Vec<(u32, u32, String)> {
 fn joined(l: &OcrLine, h: u32) -> Vec<(u32, u32, String)> {
     let mut out: Vec<(u32, u32, String)> = Vec::new();
     let mut start = 0;
-    let parts: Vec<[u32; 3]> = if l.parts.len() >= 2 {
+    // The parts as recorded, where they still fit the text (each end on a character
+    // boundary, the last at the text's end); else the line as one part.
+    let fits = l.parts.len() >= 2
+        && l.parts
+            .last()
+            .is_some_and(|p| p[2] as usize == l.text.len())
+        && l.parts
+            .iter()
+            .all(|p| l.text.is_char_boundary(p[2] as usize))
+        && l.parts.windows(2).all(|w| w[0][2] <= w[1][2]);
+    let parts: Vec<[u32; 3]> = if fits {
         l.parts.clone()
     } else {
         vec![[l.bbox[0], l.bbox[2], l.text.len() as u32]]
@@ -140,13 +150,36 @@ pub fn columns_in_order(lines: Vec<OcrLine>) -> Vec<OcrLine> {
         }
         let run = &split[i..end];
         let cols = gutters(&lines[i..end], run);
-        let prose = {
-            let cells: Vec<&String> = run.iter().flatten().map(|p| &p.2).collect();
-            let mut lens: Vec<usize> = cells.iter().map(|c| c.chars().count()).collect();
-            lens.sort_unstable();
-            let median = lens.get(lens.len() / 2).copied().unwrap_or(0);
-            let broken = cells.iter().filter(|c| broken_word(c)).count();
-            (broken >= 2 && median >= 15) || median >= 30
+        // Each part's column: the one its middle falls in, else the nearest.
+        let column = |p: &(u32, u32, String)| {
+            let mid = (p.0 + p.1) / 2;
+            (0..cols.len())
+                .min_by_key(|&j| {
+                    let c = cols[j];
+                    if mid < c.0 {
+                        c.0 - mid
+                    } else {
+                        mid.saturating_sub(c.1)
+                    }
+                })
+                .unwrap_or(0)
+        };
+        // Prose in every column (a glossary's terms beside long descriptions is a table):
+        // each column's parts 15 characters long or more (the median), and words broken
+        // at the ends, or 30 characters or more.
+        let prose = !cols.is_empty() && {
+            let broken = run.iter().flatten().filter(|p| broken_word(&p.2)).count();
+            (0..cols.len()).all(|j| {
+                let mut lens: Vec<usize> = run
+                    .iter()
+                    .flatten()
+                    .filter(|p| column(p) == j)
+                    .map(|p| p.2.chars().count())
+                    .collect();
+                lens.sort_unstable();
+                let median = lens.get(lens.len() / 2).copied().unwrap_or(0);
+                (broken >= 2 && median >= 15) || median >= 30
+            })
         };
         if run.len() < 3 || !(2..=4).contains(&cols.len()) || !prose {
             out.extend(lines[i..end].iter().cloned());
@@ -154,12 +187,10 @@ pub fn columns_in_order(lines: Vec<OcrLine>) -> Vec<OcrLine> {
             continue;
         }
         // Each column's lines, top to bottom, column after column.
-        for c in &cols {
+        for j in 0..cols.len() {
             for (k, r) in run.iter().enumerate() {
-                let inside: Vec<&(u32, u32, String)> = r
-                    .iter()
-                    .filter(|p| (p.0 + p.1) / 2 >= c.0 && (p.0 + p.1) / 2 <= c.1)
-                    .collect();
+                let inside: Vec<&(u32, u32, String)> =
+                    r.iter().filter(|p| column(p) == j).collect();
                 if inside.is_empty() {
                     continue;
                 }
@@ -432,6 +463,34 @@ mod tests {
                 "travel companies"
             ]
         );
+    }
+
+    #[test]
+    fn a_glossary_with_long_descriptions_stays_rows() {
+        let lines: Vec<OcrLine> = [
+            ("Latency", "time from the request to the first byte"),
+            ("Throughput", "requests answered in one second, on average"),
+            ("Footprint", "memory held by one worker while it is idle"),
+            ("Warm-up", "the first read, which loads the models"),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(k, (a, b))| row(40 + 30 * k as u32, &[(100, a), (300, b)]))
+        .collect();
+        let texts: Vec<String> = columns_in_order(lines.clone())
+            .into_iter()
+            .map(|l| l.text)
+            .collect();
+        let want: Vec<String> = lines.into_iter().map(|l| l.text).collect();
+        assert_eq!(texts, want);
+    }
+
+    #[test]
+    fn parts_that_no_longer_fit_the_text_make_one_piece() {
+        // Another engine read the line again: the recorded ends are past its text.
+        let mut l = row(40, &[(100, "Glucose"), (400, "118 mg/dL"), (600, "HIGH")]);
+        l.text = "\u{d55c}\u{ad6d}".to_string();
+        assert_eq!(pieces(&l), vec![(100, 640, "\u{d55c}\u{ad6d}".to_string())]);
     }
 
     #[test]

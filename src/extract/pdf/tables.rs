@@ -6,8 +6,10 @@
 //! the rest of the page stays its lines in order, and the table stands where its first
 //! character did. Only where that is certain: the page's text is its plain text layer (its
 //! characters read one by one give it exactly), every cell is a rectangle, at least two
-//! rows and two columns hold text, no cell holds a page of prose. Anything else — a table
-//! without rules, a grid of boxes drawn apart — stays lines (the read's warnings say so).
+//! rows and two columns hold text, no cell holds a page of prose. Tables without any rule
+//! are found where three lines or more stand in clear columns (`without_rules`). Anything
+//! else — a grid of boxes drawn apart, a table of two lines — stays lines (the read's
+//! warnings say so).
 
 use pdfium_render::prelude::*;
 
@@ -34,6 +36,9 @@ const MAX_PAIRED: usize = 200;
 
 /// Pictures and drawings kept per page at most, to tell a figure's labels from a table.
 const MAX_ART: usize = 1_000;
+
+/// Runs of lines read as tables without rules on one page at most.
+const MAX_RUNS: usize = 64;
 
 /// Text objects' boxes kept per page at most.
 const MAX_TEXTS: usize = 20_000;
@@ -726,7 +731,9 @@ fn without_rules(read: &[Line], page_width: f32, taken: &[Table], art: &[Bounds]
             let mut widths: Vec<f32> = g.iter().map(|x| x.1 - x.0).collect();
             widths.sort_by(f32::total_cmp);
             let w = widths[widths.len() / 2];
+            // (Letters among them: figures are one width in most fonts.)
             let fixed = widths.len() >= 8
+                && g.iter().filter(|x| x.4.is_alphabetic()).count() >= 4
                 && widths
                     .iter()
                     .filter(|&&x| (x - w).abs() <= 0.03 * w)
@@ -756,7 +763,9 @@ fn without_rules(read: &[Line], page_width: f32, taken: &[Table], art: &[Bounds]
         .filter_map(|(i, r)| r.as_ref().map(|r| (i, r)))
         .collect();
     let mut k = 0;
-    while k < drawn.len() {
+    // Runs read as tables on one page at most (each reads the page's characters).
+    let mut tried = 0;
+    while k < drawn.len() && tried < MAX_RUNS {
         if !tabular(drawn[k].1) {
             k += 1;
             continue;
@@ -810,6 +819,7 @@ fn without_rules(read: &[Line], page_width: f32, taken: &[Table], art: &[Bounds]
         if under >= 0.1 * area {
             continue;
         }
+        tried += 1;
         let edges = [
             Rule {
                 at: t,
