@@ -46,6 +46,8 @@ fn joined(l: &OcrLine, h: u32) -> Vec<(u32, u32, String)> {
         vec![[l.bbox[0], l.bbox[2], l.text.len() as u32]]
     };
     for p in parts {
+        // Left before right, whatever was recorded.
+        let p = [p[0].min(p[1]), p[0].max(p[1]), p[2]];
         let end = (p[2] as usize).min(l.text.len());
         let text = l.text.get(start..end).unwrap_or("").trim().to_string();
         start = end;
@@ -230,7 +232,7 @@ fn gutters(lines: &[OcrLine], run: &[Vec<(u32, u32, String)>]) -> Vec<(u32, u32)
     ) else {
         return Vec::new();
     };
-    let n = ((r - l) / BIN + 1) as usize;
+    let n = (r.saturating_sub(l) / BIN + 1) as usize;
     if n > 100_000 {
         return Vec::new();
     }
@@ -238,7 +240,8 @@ fn gutters(lines: &[OcrLine], run: &[Vec<(u32, u32, String)>]) -> Vec<(u32, u32)
     for row in run {
         let mut seen = vec![false; n];
         for p in row {
-            for b in ((p.0 - l) / BIN) as usize..=((p.1 - l) / BIN) as usize {
+            for b in (p.0.saturating_sub(l) / BIN) as usize..=(p.1.saturating_sub(l) / BIN) as usize
+            {
                 seen[b.min(n - 1)] = true;
             }
         }
