@@ -147,11 +147,7 @@ pub fn render_markdown(blocks: &[Block], with_tables: bool) -> Vec<String> {
             Block::Marker(m) => format!("--- {m} ---{gap}"),
             Block::Chart(c) if with_tables => format!("{}{gap}", c.trim_end()),
             Block::Table(rows) if with_tables => {
-                let rows: Vec<Vec<String>> = rows
-                    .iter()
-                    .map(|r| r.iter().map(|c| super::markdown::cell_text(c)).collect())
-                    .collect();
-                format!("{}{gap}", super::markdown::pipe_table(&rows).trim_end())
+                format!("{}{gap}", super::markdown::pipe_table_of(rows).trim_end())
             }
             Block::Chart(_) | Block::Table(_) => String::new(),
         };

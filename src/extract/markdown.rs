@@ -21,6 +21,16 @@ pub(crate) fn pipe_table(rows: &[Vec<String>]) -> String {
     out
 }
 
+/// A GFM pipe table of cells as read: each cell on one line, its pipes escaped
+/// (`cell_text`).
+pub(crate) fn pipe_table_of(rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| cell_text(c)).collect())
+        .collect();
+    pipe_table(&rows)
+}
+
 /// One row of a pipe table `cols` wide, line end included.
 pub(crate) fn pipe_row(r: &[String], cols: usize) -> String {
     let mut out = String::from("|");
@@ -148,11 +158,7 @@ pub(crate) fn ocr_lines(lines: &[crate::ocr::OcrLine]) -> String {
                 if !s.is_empty() && !s.ends_with("\n\n") {
                     s.push('\n');
                 }
-                let rows: Vec<Vec<String>> = rows
-                    .iter()
-                    .map(|r| r.iter().map(|c| cell_text(c)).collect())
-                    .collect();
-                s.push_str(&pipe_table(&rows));
+                s.push_str(&pipe_table_of(&rows));
                 if !s.ends_with('\n') {
                     s.push('\n');
                 }

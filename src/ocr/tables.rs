@@ -387,6 +387,15 @@ mod tests {
         }
     }
 
+    fn texts(lines: &[OcrLine]) -> Vec<String> {
+        lines.iter().map(|l| l.text.clone()).collect()
+    }
+
+    /// The lines' texts once `columns_in_order` has put them in order.
+    fn texts_in_order(lines: Vec<OcrLine>) -> Vec<String> {
+        texts(&columns_in_order(lines))
+    }
+
     #[test]
     fn rows_in_parts_make_a_table_and_prose_stays_lines() {
         let lines = vec![
@@ -449,12 +458,8 @@ mod tests {
         .collect();
         assert!(find(&prose).iter().all(|p| matches!(p, Piece::Line(_))));
         // ... and read column after column.
-        let texts: Vec<String> = columns_in_order(prose)
-            .into_iter()
-            .map(|l| l.text)
-            .collect();
         assert_eq!(
-            texts,
+            texts_in_order(prose),
             [
                 "that historians igno-",
                 "rant of its origins.",
@@ -480,12 +485,7 @@ mod tests {
         .enumerate()
         .map(|(k, (a, b))| row(40 + 30 * k as u32, &[(100, a), (300, b)]))
         .collect();
-        let texts: Vec<String> = columns_in_order(lines.clone())
-            .into_iter()
-            .map(|l| l.text)
-            .collect();
-        let want: Vec<String> = lines.into_iter().map(|l| l.text).collect();
-        assert_eq!(texts, want);
+        assert_eq!(texts_in_order(lines.clone()), texts(&lines));
     }
 
     #[test]
@@ -507,11 +507,6 @@ mod tests {
                 &[(100, "Creatinine"), (400, "1.1 mg/dL"), (600, "LOW")],
             ),
         ];
-        let texts: Vec<String> = columns_in_order(lines.clone())
-            .into_iter()
-            .map(|l| l.text)
-            .collect();
-        let want: Vec<String> = lines.into_iter().map(|l| l.text).collect();
-        assert_eq!(texts, want);
+        assert_eq!(texts_in_order(lines.clone()), texts(&lines));
     }
 }

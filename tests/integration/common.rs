@@ -214,6 +214,18 @@ pub fn tool_env(script: &str, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
+/// Every block of an `output: "json"` answer's document, unit after unit, that `keep`
+/// keeps.
+pub fn document_blocks(json: &Value, keep: impl Fn(&Value) -> bool) -> Vec<&Value> {
+    json["document"]["units"]
+        .as_array()
+        .expect("a document's units")
+        .iter()
+        .flat_map(|u| u["blocks"].as_array().expect("a unit's blocks"))
+        .filter(|b| keep(b))
+        .collect()
+}
+
 pub fn fixture(rel: &str) -> Vec<u8> {
     let p = repo().join("fixtures").join(rel);
     std::fs::read(&p).unwrap_or_else(|e| panic!("missing fixture {}: {e}", p.display()))

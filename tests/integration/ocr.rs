@@ -1,7 +1,7 @@
 //! OCR with the real PP-OCR models: images made here from a PDF page rendered by PDFium,
 //! a blank image, EXIF-free PNGs from the fixtures, boxes.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::common::*;
 
@@ -145,13 +145,7 @@ async fn a_scanned_table_is_a_table_and_prose_columns_are_read_in_order() {
             .upload_and_read(name, &bytes, json!({"output": "json"}))
             .await;
         assert_eq!(r.status, 200, "{}", r.json);
-        let blocks: Vec<&Value> = r.json["document"]["units"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|u| u["blocks"].as_array().unwrap())
-            .collect();
-        let tables: Vec<&&Value> = blocks.iter().filter(|b| b["kind"] == "table").collect();
+        let tables = document_blocks(&r.json, |b| b["kind"] == "table");
         assert_eq!(tables.len(), 1, "{name}: {}", r.json["document"]);
         assert_eq!(tables[0]["header_rows"], 1);
         assert_eq!(

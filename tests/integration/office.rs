@@ -1264,13 +1264,7 @@ async fn ods_shapes_are_read_after_their_sheet() {
 
     let r = app.read(json!({"file_id": id, "output": "json"})).await;
     assert_eq!(r.status, 200, "{}", r.json);
-    let shapes: Vec<&Value> = r.json["document"]["units"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|u| u["blocks"].as_array().unwrap())
-        .filter(|b| b["part"] == "shapes")
-        .collect();
+    let shapes = document_blocks(&r.json, |b| b["part"] == "shapes");
     assert_eq!(shapes.len(), 1, "{}", r.json["document"]);
     assert!(
         shapes[0].to_string().contains("Figures are provisional"),

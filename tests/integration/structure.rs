@@ -453,13 +453,7 @@ async fn ruled_tables_with_spans_and_open_sides_are_tables() {
         .upload_and_read("ruled_tables.pdf", &pdf, json!({"output": "json"}))
         .await;
     assert_eq!(r.status, 200, "{}", r.json);
-    let tables: Vec<&Value> = r.json["document"]["units"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|u| u["blocks"].as_array().unwrap())
-        .filter(|b| b["kind"] == "table")
-        .collect();
+    let tables = document_blocks(&r.json, |b| b["kind"] == "table");
     assert_eq!(tables.len(), 3, "{}", r.json["document"]);
     assert_eq!(tables[0]["header_rows"], 2);
     assert_eq!(
@@ -539,13 +533,7 @@ async fn tables_without_rules_are_tables_where_their_columns_are_clear() {
         .upload_and_read("borderless.pdf", &pdf, json!({"output": "json"}))
         .await;
     assert_eq!(r.status, 200, "{}", r.json);
-    let tables: Vec<&Value> = r.json["document"]["units"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|u| u["blocks"].as_array().unwrap())
-        .filter(|b| b["kind"] == "table")
-        .collect();
+    let tables = document_blocks(&r.json, |b| b["kind"] == "table");
     assert_eq!(tables.len(), 2, "{}", r.json["document"]);
     assert_eq!(tables[0]["header_rows"], 1);
     assert_eq!(tables[0]["rows"][2], json!(["", "B-07", "", "289", ""]));

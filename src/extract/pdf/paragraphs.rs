@@ -329,7 +329,7 @@ fn median(mut v: Vec<f32>) -> f32 {
 }
 
 /// Whether a line starts a list item (a bullet, or a number or letter and `.` or `)`).
-fn list_item(line: &str) -> bool {
+pub(super) fn list_item(line: &str) -> bool {
     let t = line.trim_start();
     if t.starts_with(['•', '◦', '▪', '‣', '·', '●', '○', '■', '□']) {
         return true;

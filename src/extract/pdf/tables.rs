@@ -86,12 +86,7 @@ pub(super) fn mark(page: &PdfPage<'_>, text: &str) -> Option<String> {
                     out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
                 }
                 if g.spans.is_empty() {
-                    let rows: Vec<Vec<String>> = g
-                        .rows
-                        .iter()
-                        .map(|r| r.iter().map(|c| markdown::cell_text(c)).collect())
-                        .collect();
-                    out.push_str(&markdown::pipe_table(&rows));
+                    out.push_str(&markdown::pipe_table_of(&g.rows));
                 } else {
                     // Cells over rows or columns: a pipe table cannot say so.
                     out.push_str(&markdown::html_table(
@@ -117,13 +112,13 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
     if page.rotation().ok()? != PdfPageRenderRotation::None {
         return None;
     }
-    let (across, down, art, texts) = rules(page)?;
-    let ruled = across.len() >= 2;
-    let (groups, lone) = if ruled {
-        groups(across, down)
-    } else {
-        Default::default()
-    };
+    let Marks {
+        across,
+        down,
+        art,
+        texts,
+    } = marks(page)?;
+    let (groups, lone) = groups(across, down);
     let lone = paired(lone, page.height().value);
     // Tables without rules are looked for only where the page's text objects already
     // stand apart in columns on three lines, or three lines are mostly figures (a look at
@@ -274,16 +269,25 @@ fn place(read: &[Line], tables: &mut [Table]) -> Result<Vec<Piece>, Vec<usize>> 
     }
 }
 
-/// The page's rules: every straight, upright piece of its paths at least `MIN_LEN` long,
-/// across and down (none when it has too few to make a table); `None` when the page has
-/// more path pieces than `MAX_SEGMENTS` (a page of vector art holds no table).
-#[allow(clippy::type_complexity)]
-fn rules(page: &PdfPage<'_>) -> Option<(Vec<Rule>, Vec<Rule>, Vec<Bounds>, Vec<Bounds>)> {
+/// What a page draws that tells where its tables are (`marks`).
+struct Marks {
+    /// Every straight, upright piece of its paths at least `MIN_LEN` long, across and
+    /// down (none when it has too few to make a table).
+    across: Vec<Rule>,
+    down: Vec<Rule>,
+    /// Pictures, and drawings with a curve or a slanted line: labels over them are no
+    /// table.
+    art: Vec<Bounds>,
+    /// Its text objects' boxes (`columns_likely`).
+    texts: Vec<Bounds>,
+}
+
+/// The page's `Marks`, from one pass over its objects; `None` when the page has more path
+/// pieces than `MAX_SEGMENTS` (a page of vector art holds no table).
+fn marks(page: &PdfPage<'_>) -> Option<Marks> {
     let (pw, ph) = (page.width().value, page.height().value);
     let (mut across, mut down) = (Vec::new(), Vec::new());
-    // The text objects' boxes, for `columns_likely`.
     let mut texts: Vec<Bounds> = Vec::new();
-    // Pictures, and drawings with a curve or a slanted line: labels over them are no table.
     let mut art: Vec<Bounds> = Vec::new();
     let mut budget = MAX_SEGMENTS;
     let mut add = |(x0, y0): (f32, f32), (x1, y1): (f32, f32)| {
@@ -411,7 +415,12 @@ fn rules(page: &PdfPage<'_>) -> Option<(Vec<Rule>, Vec<Rule>, Vec<Bounds>, Vec<B
         across.clear();
         down.clear();
     }
-    Some((across, down, art, texts))
+    Some(Marks {
+        across,
+        down,
+        art,
+        texts,
+    })
 }
 
 /// Whether three lines of the text or more are mostly figures: three words or more, half
@@ -678,7 +687,7 @@ fn without_rules(read: &[Line], page_width: f32, taken: &[Table], art: &[Bounds]
         widest: f32,
         /// A piece of dots only (a leader: a form's or a contents' line, not a cell), or
         /// text of two sizes: no row of a table.
-        leader: bool,
+        no_row: bool,
         /// Its characters all of one width (a listing in a fixed-width font).
         fixed: bool,
     }
@@ -741,7 +750,7 @@ fn without_rules(read: &[Line], page_width: f32, taken: &[Table], art: &[Bounds]
                     * 20
                     >= widths.len() * 17;
             Some(Row {
-                leader: leader || (pieces > 1 && dots) || mixed,
+                no_row: leader || (pieces > 1 && dots) || mixed,
                 fixed,
                 l: g[0].0,
                 r: reach,
@@ -754,7 +763,7 @@ fn without_rules(read: &[Line], page_width: f32, taken: &[Table], art: &[Bounds]
         })
         .collect();
     let narrow = NARROW * page_width;
-    let tabular = |r: &Row| r.pieces >= 2 && r.widest <= narrow && !r.leader;
+    let tabular = |r: &Row| r.pieces >= 2 && r.widest <= narrow && !r.no_row;
     let lone = |r: &Row| r.pieces == 1 && r.widest <= narrow;
     let mut out: Vec<Table> = Vec::new();
     let drawn: Vec<(usize, &Row)> = rows
@@ -841,42 +850,14 @@ fn without_rules(read: &[Line], page_width: f32, taken: &[Table], art: &[Bounds]
     out
 }
 
-/// A list item's marker: a bullet, a dash, or a number or letter of up to three
-/// characters with its `.` or `)` (`3.`, `b)`, `iv.`).
+/// A list item's marker set apart from its text: what starts a list item in a paragraph
+/// (`paragraphs::list_item`: a bullet, a dash, `3.`, `b)`, `iv.`), or a symbol font's
+/// bullet PDFium gives as a private-use character.
 fn list_marker(s: &str) -> bool {
     let mut c = s.chars();
     match (c.next(), c.next()) {
-        (Some(ch), None) => {
-            matches!(
-                ch,
-                '•' | '◦'
-                    | '▪'
-                    | '‣'
-                    | '∙'
-                    | '·'
-                    | '-'
-                    | '–'
-                    | '—'
-                    | '*'
-                    | '○'
-                    | '●'
-                    | '■'
-                    | '□'
-                    | '➢'
-                    | '►'
-                    | '✓'
-                    | '\u{f0b7}'
-                    | '\u{f0a7}'
-                    | '\u{f0d8}'
-                    | '\u{f076}'
-            ) || ('\u{e000}'..='\u{f8ff}').contains(&ch)
-        }
-        _ => {
-            let n = s.chars().count();
-            (2..=4).contains(&n)
-                && (s.ends_with('.') || s.ends_with(')'))
-                && s[..s.len() - 1].chars().all(|c| c.is_ascii_alphanumeric())
-        }
+        (Some(ch), None) if ('\u{e000}'..='\u{f8ff}').contains(&ch) => true,
+        _ => super::paragraphs::list_item(&format!("{s} x")),
     }
 }
 
