@@ -411,6 +411,59 @@ async fn bold_and_italic_lines_of_their_own_are_headings() {
     );
 }
 
+/// Headings as other projects' PDFs set them (#44 item 6): a section heading in TeX's bold
+/// face (`SFBX1000`, named by its letter code, not `Bold`); a chapter's title with a small
+/// `Chapter 1.` label first on its line (one heading over two lines, the label text); an
+/// issue number in a large size (no heading); a kicker and a title in two sizes (two
+/// headings, not one); a syntax diagram's boxes, each with its note above and beside it
+/// (labels, no headings), while a résumé's headings over one line of body each stay
+/// headings. In `json` the same headings are heading blocks.
+#[tokio::test]
+async fn headings_in_tex_faces_after_labels_and_not_of_numbers_or_diagrams() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("classes.pdf", &fixture("pdf/heading_classes.pdf"))
+        .await;
+    let md = app.read(json!({"file_id": id, "output": "markdown"})).await;
+    assert_eq!(md.status, 200, "{}", md.json);
+    let m = md.json["text"].as_str().unwrap();
+    let heads: Vec<&str> = m.lines().filter(|l| l.starts_with('#')).collect();
+    let want = [
+        "#### 5.1 Hyper Parameter Optimization",
+        "# Securing and protecting your data",
+        "# Issues and Points",
+        "# Insurance Claims in a Pandemic",
+        "## Experience",
+        "## Education",
+        "## Languages",
+    ];
+    assert_eq!(heads, want, "{m}");
+    for text in [
+        "Chapter 1.",
+        "No. 1695",
+        "CREATE PERMISSION <name>",
+        "ON <table name>",
+        "AS <correlation name>",
+        "FOR ROWS",
+        "Names the row permission for access control",
+    ] {
+        assert!(m.lines().any(|l| l == text), "{text:?} is text: {m}");
+    }
+    let js = app.read(json!({"file_id": id, "output": "json"})).await;
+    assert_eq!(js.status, 200, "{}", js.json);
+    let titles: Vec<String> = document_blocks(&js.json, |b| b["kind"] == "heading")
+        .iter()
+        .map(|b| {
+            format!(
+                "{} {}",
+                "#".repeat(b["level"].as_u64().unwrap() as usize),
+                b["text"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(titles, want, "{titles:?}");
+}
+
 /// Ruled tables as documents draw them (#44 item 5): no rules down the outer sides, a
 /// header over two columns and two headers over two rows (in Markdown an HTML table with
 /// `colspan`/`rowspan`, as a pipe table cannot span; in `json` the text in the merged

@@ -293,7 +293,7 @@ impl Builder {
 
     /// One character of the line and its loose box (left, right, bottom, top).
     fn add(&mut self, ch: char, (l, r, bt, t): (f32, f32, f32, f32)) {
-        if ch.is_whitespace() {
+        if !super::headings::keyed(ch) {
             return;
         }
         // PDFium marks a hyphen at a line's end it joins as U+0002.
