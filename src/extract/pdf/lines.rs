@@ -54,6 +54,23 @@ impl Glyph {
     }
 }
 
+#[cfg(test)]
+impl Glyph {
+    /// A drawn glyph with its box (left, right, bottom, top), for tests.
+    pub(super) fn test(ch: char, l: f32, r: f32, b: f32, t: f32) -> Self {
+        Glyph {
+            ch,
+            generated: false,
+            x: l,
+            y: b,
+            l,
+            r,
+            b,
+            t,
+        }
+    }
+}
+
 /// A line of the text layer: its glyphs, spaces included, without its line break.
 pub(super) type Line = Vec<Glyph>;
 

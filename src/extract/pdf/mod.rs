@@ -7,6 +7,7 @@
 //! text and the typed report from what was read (`report`).
 
 mod annotations;
+mod columns;
 mod fonts;
 mod furniture;
 mod geometry;
@@ -432,14 +433,19 @@ fn read_page(
     // The native text's blocks; OCR, when it runs, replaces them. A garbled layer's too
     // (rare): OCR may find it was text after all (`Page::set_ocr`).
     let layered = matches!(need, None | Some(OcrReason::GarbledText));
+    // Lines read column after column (`columns`) are the lines the paragraphs measure.
+    let mut mended = mended;
     let blocks = if settings.json && layered {
-        page_blocks(page, number, &text, &job.outline, frame)
+        let (blocks, columns) = page_blocks(page, number, &text, &job.outline, frame);
+        mended = columns.or(mended);
+        blocks
     } else {
         Vec::new()
     };
     if settings.markdown && layered {
-        if let Some(t) = tables::mark(page, &text) {
+        if let Some((t, columns)) = tables::mark(page, &text) {
             text = t;
+            mended = columns.or(mended);
         }
         text = headings::mark(page, number, &text, &job.outline);
     }
@@ -476,14 +482,15 @@ fn read_page(
 
 /// A page's text layer as typed blocks: its clear headings, its ruled tables as cells (each
 /// with its `bbox` where the page's frame is known), its
-/// other lines as lines, and its filled-in form fields as fields.
+/// other lines as lines, and its filled-in form fields as fields; and its lines when two
+/// prose columns drawn row by row were read column after column (`tables::Found`).
 fn page_blocks(
     page: &PdfPage<'_>,
     number: u64,
     text: &str,
     outline: &headings::Outline,
     frame: Option<paragraphs::Frame>,
-) -> Vec<crate::model::Block> {
+) -> (Vec<crate::model::Block>, Option<Vec<lines::Line>>) {
     use crate::model::{Block, Content};
     let clean = |s: &str| text::without_controls(s.trim()).into_owned();
     let mut out = Vec::new();
@@ -505,9 +512,11 @@ fn page_blocks(
         Some(at) if !fields.is_empty() => &text[..at],
         _ => text,
     };
+    let mut columns = None;
     match tables::find(page, body) {
-        Some(pieces) => {
-            for p in pieces {
+        Some(found) => {
+            columns = found.lines;
+            for p in found.pieces {
                 match p {
                     tables::Piece::Text(t) => lines(&t, &mut out),
                     tables::Piece::Table(g) => out.push(
@@ -537,7 +546,7 @@ fn page_blocks(
             Some("form_fields"),
         ));
     }
-    out
+    (out, columns)
 }
 
 /// The hidden text of the pages read as findings (a query read searched every page it

@@ -28,7 +28,7 @@ pub(super) struct Geometry {
     /// Each line's index by its letters, in order (where a text line is looked for).
     by_key: std::collections::HashMap<String, Vec<usize>>,
     /// Each line's column's right edge: the furthest right any line starting where it
-    /// starts (within its height) reaches.
+    /// starts (within its height) reaches, or its block's own where that is far short.
     column_right: Vec<f32>,
     /// The page as it is shown (boxes are given from its top-left).
     frame: Frame,
@@ -155,7 +155,7 @@ impl Geometry {
             let r = right_by_left.entry(bucket(l.left)).or_insert(l.right);
             *r = r.max(l.right);
         }
-        let column_right = lines
+        let mut column_right: Vec<f32> = lines
             .iter()
             .map(|l| {
                 let reach = l.height.clamp(0.0, 40.0);
@@ -164,6 +164,38 @@ impl Geometry {
                     .fold(l.right, |a, &r| a.max(r))
             })
             .collect();
+        // But a block of four lines or more (one after another right under each other in
+        // one size), most ending at one edge far short of that edge, is a column of its own: a column
+        // of a two-column page whose title or closing line runs across the page from the
+        // same left edge. Its edge is the furthest right its own lines reach.
+        let mut start = 0;
+        for i in 0..=lines.len() {
+            let ends = i == lines.len() || i > start && !Self::under(&lines[i - 1], &lines[i]);
+            if !ends {
+                continue;
+            }
+            let block = &lines[start..i];
+            let right = block.iter().fold(f32::NEG_INFINITY, |a, l| a.max(l.right));
+            // Set as a column is (most lines but the last end at its edge), not a listing
+            // or a form's labels (ragged ends).
+            let at_edge = block[..block.len().saturating_sub(1)]
+                .iter()
+                .filter(|l| l.right >= right - l.height)
+                .count();
+            let left = block.iter().fold(f32::INFINITY, |a, l| a.min(l.left));
+            if block.len() >= 4 && at_edge >= 3 && 3 * at_edge >= 2 * (block.len() - 1) {
+                for (k, l) in block.iter().enumerate() {
+                    // A column of prose is some thirty characters wide at least (a form's
+                    // labels, an index, key-value lines of one length are not).
+                    if column_right[start + k] - right > 8.0 * l.height
+                        && right - left >= 15.0 * l.height
+                    {
+                        column_right[start + k] = right;
+                    }
+                }
+            }
+            start = i;
+        }
         Self {
             lines,
             by_key,
@@ -184,6 +216,17 @@ impl Geometry {
             top = top.max(line.bottom + line.height);
         }
         self.frame.bbox((l, bottom, r, top))
+    }
+
+    /// Whether `next` is right under `prev` in its size: no more than ordinary line
+    /// spacing below it (not a gap, not another column or place).
+    fn under(prev: &LineBox, next: &LineBox) -> bool {
+        let h = prev.height.max(next.height);
+        if h <= 0.0 || (prev.height - next.height).abs() > 0.15 * h {
+            return false;
+        }
+        let pitch = prev.bottom - next.bottom;
+        pitch > 0.3 * h && pitch <= 1.45 * h
     }
 
     /// The boxes of a text line's first and last physical lines, looked for from `cursor`
@@ -232,14 +275,10 @@ impl Geometry {
         next_text: &str,
     ) -> bool {
         let (prev, next) = (&self.lines[prev_index], &self.lines[next]);
+        if !Self::under(prev, next) {
+            return false; // another size, or not right under it: a gap, another column
+        }
         let h = prev.height.max(next.height);
-        if h <= 0.0 || (prev.height - next.height).abs() > 0.15 * h {
-            return false; // another size
-        }
-        let pitch = prev.bottom - next.bottom;
-        if !(pitch > 0.3 * h && pitch <= 1.45 * h) {
-            return false; // not right under it: a gap, or another column or place
-        }
         // Where the paragraph's lines start: its second line's left (its first may be
         // indented).
         let body_left = if first == prev_index {
@@ -368,6 +407,25 @@ fn label(p: &str) -> Option<(&str, &str)> {
     Some((&t[..end], t[end..].trim_start()))
 }
 
+/// Whether a line holds a leader: dots spaced (`. . .`) or four in a row, as forms and
+/// tables of contents lead from an entry to its number.
+fn leader(line: &str) -> bool {
+    line.contains(". . .") || line.contains("....")
+}
+
+/// Whether a line ends in a short number and the next starts with one (`… here ▶ 13`
+/// over `14 Other gains …`, `… 8a` over `b Tax-exempt …` is not: letters).
+fn numbered_rows(prev: &str, next: &str) -> bool {
+    let number = |w: Option<&str>| {
+        w.is_some_and(|w| {
+            w.len() <= 4
+                && w.starts_with(|c: char| c.is_ascii_digit())
+                && w.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+    };
+    number(prev.split_whitespace().next_back()) && number(next.split_whitespace().next())
+}
+
 /// Join the next line of a paragraph: a word broken by a hyphen at the line's end is one
 /// word again; otherwise a space between.
 fn join(para: &mut String, next: &str) {
@@ -411,7 +469,14 @@ pub(super) fn group(
         // The line before's last physical line, and this one's first.
         let prev = i.checked_sub(1).and_then(|p| boxes[p]).map(|b| b.1);
         let goes_on = match (first, prev, boxes[i]) {
-            (Some(f), Some(prev), Some((next, _))) if !out.is_empty() => {
+            // A line with a leader (a form's or a contents' entry), or a line ending in a
+            // number before one starting with one (a form's numbered lines: `… 13` over
+            // `14 Other gains …`), ends where it ends.
+            (Some(f), Some(prev), Some((next, _)))
+                if !out.is_empty()
+                    && !leader(lines[i - 1])
+                    && !numbered_rows(lines[i - 1], text) =>
+            {
                 geometry.continues(f, item, prev, next, text)
             }
             _ => false,
@@ -557,6 +622,27 @@ pub(super) fn blocks(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leaders_and_numbered_rows_end_their_lines() {
+        assert!(leader("1.1 Topologische Räume . . . . . . . 2"));
+        assert!(leader("Preface.......... xi"));
+        assert!(!leader("It ends here... and goes on."));
+        assert!(numbered_rows(
+            "check here ▶ 13",
+            "14 Other gains or (losses)"
+        ));
+        assert!(numbered_rows(
+            "Form 2106-EZ 24",
+            "25 Health savings account"
+        ));
+        assert!(!numbered_rows("grew by 15 percent", "over the year"));
+        assert!(!numbered_rows("the year 2019 and", "2020 after it"));
+        assert!(!numbered_rows(
+            "Attach Schedule B . . 8a",
+            "b Tax-exempt interest"
+        ));
+    }
 
     /// A point of the page's space from the top-left of the page as shown, for each
     /// rotation, through a crop box away from the origin (x 30–565, y 40–822).

@@ -73,10 +73,19 @@ pub(super) enum Piece {
     Table(Grid),
 }
 
-/// The page's text with its ruled tables as GFM pipe tables, or `None` when the page has
-/// none that is certain. `text` is the page's text as read.
-pub(super) fn mark(page: &PdfPage<'_>, text: &str) -> Option<String> {
-    let pieces = find(page, text)?;
+/// What `find` makes of a page: its text cut at its tables, and its lines when two prose
+/// columns drawn row by row were read column after column (`columns`; the paragraphs
+/// measure these lines, not the layer's).
+pub(super) struct Found {
+    pub pieces: Vec<Piece>,
+    pub lines: Option<Vec<Line>>,
+}
+
+/// The page's text with its ruled tables as GFM pipe tables (and two prose columns drawn
+/// row by row read in order), with the lines it was cut from when columns were; `None`
+/// when the page has neither. `text` is the page's text as read.
+pub(super) fn mark(page: &PdfPage<'_>, text: &str) -> Option<(String, Option<Vec<Line>>)> {
+    let Found { pieces, lines } = find(page, text)?;
     let mut out = String::new();
     for p in pieces {
         match p {
@@ -102,13 +111,13 @@ pub(super) fn mark(page: &PdfPage<'_>, text: &str) -> Option<String> {
     if text.ends_with('\n') && !out.ends_with('\n') {
         out.push('\n');
     }
-    Some(out)
+    Some((out, lines))
 }
 
-/// The page's text cut at its ruled tables, or `None` when it has none that is certain.
-/// Every character of `text` is in a piece exactly once (the text pieces and the cells
-/// together hold all of its ink).
-pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
+/// The page's text cut at its tables, or `None` when it has none that is certain and no
+/// prose columns drawn row by row. Every character of `text` is in a piece exactly once
+/// (the text pieces and the cells together hold all of its ink).
+pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Found> {
     if page.rotation().ok()? != PdfPageRenderRotation::None {
         return None;
     }
@@ -124,8 +133,9 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
     // stand apart in columns on three lines, or three lines are mostly figures (a look at
     // their boxes and at the text: reading every character's place costs a third of a
     // Markdown read).
-    let apart = columns_likely(&texts, page.width().value) || figures(text);
-    if groups.is_empty() && lone.is_empty() && !apart {
+    let (table_like, prose_columns) = columns_likely(&texts, page.width().value);
+    let apart = table_like || figures(text);
+    if groups.is_empty() && lone.is_empty() && !apart && !prose_columns {
         return None;
     }
     let layer = page.text().ok()?;
@@ -141,6 +151,17 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
             return None;
         }
         mended
+    };
+    // Two prose columns drawn row by row, read column after column (never where rules
+    // may make a table: a ruled table's long cells are not columns of prose).
+    let reordered = if groups.is_empty() && lone.is_empty() && prose_columns {
+        super::columns::in_order(&read, page.width().value)
+    } else {
+        None
+    };
+    let read = match &reordered {
+        Some(lines) => lines.clone(),
+        None => read,
     };
     let mut tables: Vec<Table> = Vec::new();
     for g in groups {
@@ -162,7 +183,7 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
             }
         }
     }
-    if tables.is_empty() {
+    if tables.is_empty() && reordered.is_none() {
         return None;
     }
     // Place the tables; one whose text says it is no table after all is left out and the
@@ -174,13 +195,13 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
                 for i in failed.into_iter().rev() {
                     tables.remove(i);
                 }
-                if tables.is_empty() {
+                if tables.is_empty() && reordered.is_none() {
                     return None;
                 }
             }
         }
     };
-    if !pieces.iter().any(|p| matches!(p, Piece::Table(_))) {
+    if reordered.is_none() && !pieces.iter().any(|p| matches!(p, Piece::Table(_))) {
         return None;
     }
     // Text pieces start on a line of their own, and nothing but blank lines is lost.
@@ -207,7 +228,10 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Vec<Piece>> {
             Piece::Table(g) => g.rows.iter().flatten().map(|c| ink(c)).sum(),
         })
         .sum();
-    (held == ink(text)).then_some(pieces)
+    (held == ink(text)).then_some(Found {
+        pieces,
+        lines: reordered,
+    })
 }
 
 /// The page's lines cut at the tables: the text around them in order, each table where
@@ -449,15 +473,18 @@ fn figures(text: &str) -> bool {
 
 /// Whether three lines of the page or more have text objects standing apart in columns:
 /// boxes on one band, in pieces a text height apart, none wider than 30 % of the page
-/// (the cheap look before `without_rules` reads the characters).
-fn columns_likely(texts: &[Bounds], page_width: f32) -> bool {
+/// (the cheap look before `without_rules` reads the characters); and whether three lines
+/// or more stand in two wide pieces (prose columns drawn row by row may, the cheap look
+/// before `columns::in_order`).
+fn columns_likely(texts: &[Bounds], page_width: f32) -> (bool, bool) {
     let mut boxes: Vec<&Bounds> = texts
         .iter()
         .filter(|b| b.3 > b.1 && b.2 > b.0 && (b.2 - b.0).is_finite())
         .collect();
     boxes.sort_by(|a, b| b.3.total_cmp(&a.3));
     let narrow = 0.3 * page_width;
-    let mut lines = 0;
+    let wide = super::columns::WIDE * page_width;
+    let (mut lines, mut prose) = (0, 0);
     let mut used = vec![false; boxes.len()];
     for k in 0..boxes.len() {
         if used[k] {
@@ -483,23 +510,29 @@ fn columns_likely(texts: &[Bounds], page_width: f32) -> bool {
         band.sort_by(|a, b| a.0.total_cmp(&b.0));
         let h = (t0 - b0).max(6.0);
         let (mut pieces, mut widest, mut start, mut reach) = (1, 0.0f32, band[0].0, band[0].2);
+        let mut narrowest = f32::INFINITY;
         for b in &band[1..] {
             if b.0 - reach >= h {
                 widest = widest.max(reach - start);
+                narrowest = narrowest.min(reach - start);
                 pieces += 1;
                 start = b.0;
             }
             reach = reach.max(b.2);
         }
         widest = widest.max(reach - start);
+        narrowest = narrowest.min(reach - start);
         if pieces >= 2 && widest <= narrow {
             lines += 1;
-            if lines >= 3 {
-                return true;
-            }
+        }
+        if pieces == 2 && narrowest >= wide {
+            prose += 1;
+        }
+        if lines >= 3 && prose >= 3 {
+            break;
         }
     }
-    false
+    (lines >= 3, prose >= 3)
 }
 
 /// Rules at one position joined where they touch or overlap (a row's rule is often drawn

@@ -1,0 +1,276 @@
+//! Two columns of prose that a content stream draws row by row (a line of the left column,
+//! then the line beside it in the right one): PDFium's text reads them across, each line of
+//! the page holding a line of each column. Markdown and `json` read such a run column after
+//! column (#44 item 3); plain text stays line-faithful, as PDFium gives it.
+//!
+//! Only certain runs are taken apart: three lines or more split by one gap of the same
+//! gutter, each side at least a quarter of the page wide and mostly letters (prose, not a
+//! table's figures), lines of one column alone beside a blank in the other continuing the
+//! run; no glyph crossing the gutter.
+
+use super::lines::{Glyph, Line};
+
+/// A column of prose is at least this share of the page's width.
+pub(super) const WIDE: f32 = 0.25;
+/// Lines split by the gutter, both sides prose, to make a run.
+const MIN_LINES: usize = 3;
+/// A gutter is at least this many text heights wide (a word space is a third of one).
+const GUTTER: f32 = 1.2;
+
+/// How one line stands against a gutter.
+enum Split {
+    /// One gap of `GUTTER` or more: its left and right edges, and whether both sides are
+    /// wide prose.
+    Gap { l: f32, r: f32, prose: bool },
+    /// No such gap: the line's drawn extent.
+    Whole { l: f32, r: f32 },
+    /// Nothing drawn.
+    Empty,
+}
+
+fn drawn(g: &Glyph) -> bool {
+    !g.ch.is_whitespace() && g.r > g.l && g.t > g.b
+}
+
+fn split(line: &Line, page_width: f32) -> Split {
+    let glyphs: Vec<&Glyph> = line.iter().filter(|g| drawn(g)).collect();
+    let (Some(first), Some(last)) = (glyphs.first(), glyphs.last()) else {
+        return Split::Empty;
+    };
+    let mut heights: Vec<f32> = glyphs.iter().map(|g| g.t - g.b).collect();
+    heights.sort_by(f32::total_cmp);
+    let h = heights[heights.len() / 2];
+    let mut gaps = glyphs
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| w[1].l - w[0].r >= GUTTER * h);
+    let Some((at, w)) = gaps.next() else {
+        return Split::Whole {
+            l: first.l,
+            r: last.r,
+        };
+    };
+    if gaps.next().is_some() || glyphs.windows(2).any(|w| w[1].l < w[0].l - h) {
+        // Three pieces or more (a table, a form), or glyphs out of order: no two columns.
+        return Split::Whole {
+            l: first.l,
+            r: last.r,
+        };
+    }
+    let (left, right) = glyphs.split_at(at + 1);
+    let prose = |side: &[&Glyph]| {
+        let width = side.last().map_or(0.0, |g| g.r) - side.first().map_or(0.0, |g| g.l);
+        let letters = side.iter().filter(|g| g.ch.is_alphabetic()).count();
+        width >= WIDE * page_width && side.len() >= 20 && letters * 4 >= side.len() * 3
+    };
+    Split::Gap {
+        l: w[0].r,
+        r: w[1].l,
+        prose: prose(left) && prose(right),
+    }
+}
+
+/// The page's lines with each run of two prose columns read column after column (its
+/// lines cut at the gutter, the left column's first); `None` when the page has no such
+/// run.
+pub(super) fn in_order(read: &[Line], page_width: f32) -> Option<Vec<Line>> {
+    let splits: Vec<Split> = read.iter().map(|l| split(l, page_width)).collect();
+    // Runs: (first line, last line, gutter's left and right edges).
+    let mut runs: Vec<(usize, usize, f32, f32)> = Vec::new();
+    let mut i = 0;
+    while i < read.len() {
+        let Split::Gap {
+            l: mut gl,
+            r: mut gr,
+            prose: true,
+        } = splits[i]
+        else {
+            i += 1;
+            continue;
+        };
+        let (start, mut end, mut prose_lines) = (i, i, 1);
+        for (j, s) in splits.iter().enumerate().skip(i + 1) {
+            match *s {
+                // The same gutter (the gaps overlap).
+                Split::Gap { l, r, prose } if l.max(gl) < r.min(gr) => {
+                    (gl, gr) = (l.max(gl), r.min(gr));
+                    prose_lines += usize::from(prose);
+                }
+                // One column's line beside a blank in the other.
+                Split::Whole { l, r } if r <= gl || l >= gr => {}
+                _ => break,
+            }
+            end = j;
+        }
+        if prose_lines >= MIN_LINES {
+            runs.push((start, end, gl, gr));
+        }
+        i = end + 1;
+    }
+    if runs.is_empty() {
+        return None;
+    }
+    let mut out: Vec<Line> = Vec::with_capacity(read.len() + 16);
+    let mut next = 0;
+    for (start, end, gl, gr) in runs {
+        out.extend(read[next..start].iter().cloned());
+        let mid = (gl + gr) / 2.0;
+        let (mut left, mut right): (Vec<Line>, Vec<Line>) = (Vec::new(), Vec::new());
+        for line in &read[start..=end] {
+            // Each glyph to the side its middle is on; a space goes with the glyph before.
+            let mut side_right = false;
+            let (mut l, mut r): (Line, Line) = (Vec::new(), Vec::new());
+            for g in line {
+                if drawn(g) {
+                    side_right = (g.l + g.r) / 2.0 > mid;
+                }
+                if side_right {
+                    r.push(*g);
+                } else {
+                    l.push(*g);
+                }
+            }
+            for (part, to) in [(l, &mut left), (r, &mut right)] {
+                let part = trimmed(part);
+                if !part.is_empty() {
+                    to.push(part);
+                }
+            }
+        }
+        out.extend(left);
+        out.extend(right);
+        next = end + 1;
+    }
+    out.extend(read[next..].iter().cloned());
+    Some(out)
+}
+
+/// A line part without whitespace at either end (the space PDFium put between the two
+/// columns' lines).
+fn trimmed(mut part: Line) -> Line {
+    while part.last().is_some_and(|g| g.ch.is_whitespace()) {
+        part.pop();
+    }
+    let lead = part.iter().take_while(|g| g.ch.is_whitespace()).count();
+    part.drain(..lead);
+    part
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line of text set at `x` on baseline `y`, 5 pt a character at 10 pt.
+    fn set(out: &mut Line, text: &str, x: f32, y: f32) {
+        for (i, ch) in text.chars().enumerate() {
+            let l = x + 5.0 * i as f32;
+            out.push(Glyph::test(ch, l, l + 5.0, y, y + 10.0));
+        }
+    }
+
+    fn row(left: &str, right: &str, y: f32) -> Line {
+        let mut line = Vec::new();
+        set(&mut line, left, 50.0, y);
+        if !right.is_empty() {
+            if !left.is_empty() {
+                line.push(Glyph::test(' ', 0.0, 0.0, 0.0, 0.0));
+            }
+            set(&mut line, right, 320.0, y);
+        }
+        line
+    }
+
+    fn texts(lines: &[Line]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.iter().map(|g| g.ch).collect())
+            .collect()
+    }
+
+    #[test]
+    fn prose_columns_drawn_row_by_row_are_read_column_after_column() {
+        let read = vec![
+            row("A title across the whole page of the report", "", 800.0),
+            row(
+                "The left column starts here and it",
+                "The right column begins at the top",
+                780.0,
+            ),
+            row(
+                "runs down the left side of the page",
+                "and continues down the right side",
+                766.0,
+            ),
+            row(
+                "and keeps going for a line or two",
+                "of the page in the same manner as",
+                752.0,
+            ),
+            row(
+                "until it ends.",
+                "the first one, and then it ends too.",
+                738.0,
+            ),
+            row("", "A last line of the right column only", 724.0),
+            row(
+                "A line across the page at its foot, below both of them",
+                "",
+                700.0,
+            ),
+        ];
+        let out = in_order(&read, 612.0).expect("a run of two columns");
+        assert_eq!(
+            texts(&out),
+            [
+                "A title across the whole page of the report",
+                "The left column starts here and it",
+                "runs down the left side of the page",
+                "and keeps going for a line or two",
+                "until it ends.",
+                "The right column begins at the top",
+                "and continues down the right side",
+                "of the page in the same manner as",
+                "the first one, and then it ends too.",
+                "A last line of the right column only",
+                "A line across the page at its foot, below both of them",
+            ]
+        );
+    }
+
+    #[test]
+    fn tables_and_short_pieces_are_no_columns() {
+        // Figures in two columns: not prose.
+        let figures: Vec<Line> = (0..5)
+            .map(|i| {
+                row(
+                    "1,234.56 2,345.67 3,456.78 4,567.89 5,678.90",
+                    "9,876.54 8,765.43 7,654.32 6,543.21 5,432.10",
+                    780.0 - 14.0 * i as f32,
+                )
+            })
+            .collect();
+        assert!(in_order(&figures, 612.0).is_none());
+        // Two lines only.
+        let two: Vec<Line> = (0..2)
+            .map(|i| {
+                row(
+                    "The left column starts here and it",
+                    "The right column begins at the top",
+                    780.0 - 14.0 * i as f32,
+                )
+            })
+            .collect();
+        assert!(in_order(&two, 612.0).is_none());
+        // A term and its long description: the term's side is narrow.
+        let glossary: Vec<Line> = (0..4)
+            .map(|i| {
+                row(
+                    "Term",
+                    "a description of the term that runs long",
+                    780.0 - 14.0 * i as f32,
+                )
+            })
+            .collect();
+        assert!(in_order(&glossary, 612.0).is_none());
+    }
+}
