@@ -681,12 +681,15 @@ fn kicker(key: &str, runs: &[Run], cursor: &mut usize) -> Option<(usize, (u16, u
     {
         return None;
     }
-    let limit = key.len() / 3;
+    // At most a third of the line and 32 bytes (`Chapter 12.`, `Part IV`), each offset
+    // tried against the runs in drawing order only: a hostile page of many runs costs a
+    // few passes over them a line, not the search for pieces drawn apart.
+    let limit = (key.len() / 3).min(32);
     for (at, _) in key.char_indices().skip(1) {
         if at > limit {
             break;
         }
-        if let Some((l, size)) = covered(&key[at..], runs, cursor).filter(|f| f.0 <= 6) {
+        if let Some((l, size)) = in_drawing_order(&key[at..], runs, cursor).filter(|f| f.0 <= 6) {
             return Some((l, (size, at)));
         }
     }
@@ -712,6 +715,14 @@ fn line_offset(line: &str, at: usize) -> usize {
 /// Whether `key` is exactly a run of consecutive large pieces, from `cursor` on; the
 /// level of the largest of them and its size. Each piece heads one line at most.
 fn covered(key: &str, runs: &[Run], cursor: &mut usize) -> Option<(usize, u16)> {
+    if let Some(found) = in_drawing_order(key, runs, cursor) {
+        return Some(found);
+    }
+    drawn_apart(key, runs)
+}
+
+/// `covered`'s first look: `key` made of consecutive runs from `cursor` on.
+fn in_drawing_order(key: &str, runs: &[Run], cursor: &mut usize) -> Option<(usize, u16)> {
     for start in *cursor..runs.len() {
         if !key.starts_with(runs[start].0.as_str()) {
             continue;
@@ -734,6 +745,11 @@ fn covered(key: &str, runs: &[Run], cursor: &mut usize) -> Option<(usize, u16)> 
             }
         }
     }
+    None
+}
+
+/// `covered`'s second look: `key` made of runs drawn anywhere on the page.
+fn drawn_apart(key: &str, runs: &[Run]) -> Option<(usize, u16)> {
     // Bounded: a page drawn glyph by glyph is not searched piece by piece for every line.
     if key.len() > 400 || runs.len() > 2_000 {
         return None;
