@@ -165,9 +165,10 @@ impl Geometry {
             })
             .collect();
         // But a block of four lines or more (one after another right under each other in
-        // one size), most ending at one edge far short of that edge, is a column of its own: a column
-        // of a two-column page whose title or closing line runs across the page from the
-        // same left edge. Its edge is the furthest right its own lines reach.
+        // one size) whose lines mostly end at one edge, far left of the edge found above,
+        // is a column of its own: a column of a two-column page whose title or closing
+        // line runs across the page from the same left edge. Its edge is the furthest
+        // right its own lines reach.
         let mut start = 0;
         for i in 0..=lines.len() {
             let ends = i == lines.len() || i > start && !Self::under(&lines[i - 1], &lines[i]);
