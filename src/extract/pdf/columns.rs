@@ -237,40 +237,39 @@ mod tests {
         );
     }
 
+    /// `n` lines of the same two sides, one under another.
+    fn rows(left: &str, right: &str, n: usize) -> Vec<Line> {
+        (0..n)
+            .map(|i| row(left, right, 780.0 - 14.0 * i as f32))
+            .collect()
+    }
+
     #[test]
     fn tables_and_short_pieces_are_no_columns() {
         // Figures in two columns: not prose.
-        let figures: Vec<Line> = (0..5)
-            .map(|i| {
-                row(
-                    "1,234.56 2,345.67 3,456.78 4,567.89 5,678.90",
-                    "9,876.54 8,765.43 7,654.32 6,543.21 5,432.10",
-                    780.0 - 14.0 * i as f32,
-                )
-            })
-            .collect();
+        let figures = rows(
+            "1,234.56 2,345.67 3,456.78 4,567.89 5,678.90",
+            "9,876.54 8,765.43 7,654.32 6,543.21 5,432.10",
+            5,
+        );
         assert!(in_order(&figures, 612.0).is_none());
         // Two lines only.
-        let two: Vec<Line> = (0..2)
-            .map(|i| {
-                row(
-                    "The left column starts here and it",
-                    "The right column begins at the top",
-                    780.0 - 14.0 * i as f32,
-                )
-            })
-            .collect();
+        let two = rows(
+            "The left column starts here and it",
+            "The right column begins at the top",
+            2,
+        );
         assert!(in_order(&two, 612.0).is_none());
         // A term and its long description: the term's side is narrow.
-        let glossary: Vec<Line> = (0..4)
-            .map(|i| {
-                row(
-                    "Term",
-                    "a description of the term that runs long",
-                    780.0 - 14.0 * i as f32,
-                )
-            })
-            .collect();
+        let glossary = rows("Term", "a description of the term that runs long", 4);
         assert!(in_order(&glossary, 612.0).is_none());
+        // The same two sides on three lines are columns (the cases above fail for the
+        // reason they say, not for another).
+        let prose = rows(
+            "The left column starts here and it runs on",
+            "The right column begins at the top and goes",
+            3,
+        );
+        assert!(in_order(&prose, 612.0).is_some());
     }
 }

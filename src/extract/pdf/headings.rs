@@ -105,6 +105,15 @@ fn style(font: &PdfFont<'_>, name: &str) -> (bool, bool) {
     style_by_name(&name)
 }
 
+/// A font's typeface: its name without a subset's `ABCDEF+` prefix (two subsets of one
+/// face are one face; lowercased names too).
+fn face(name: &str) -> &str {
+    match name.split_once('+') {
+        Some((tag, rest)) if tag.len() == 6 && tag.bytes().all(|b| b.is_ascii_alphabetic()) => rest,
+        _ => name,
+    }
+}
+
 /// A font's (bold, italic) by its lowercased name.
 fn style_by_name(name: &str) -> (bool, bool) {
     let bold = ["bold", "black", "heavy", "demi", "-medi"]
@@ -114,7 +123,7 @@ fn style_by_name(name: &str) -> (bool, bool) {
     // TeX's own faces name their weight and shape in a letter code before the design
     // size: `CMBX10`, `SFBX1000` (bold extended), `CMTI10`, `SFTI1000`, `CMSL10` (italic,
     // slanted), `CMBXTI10` (both). Every arXiv paper set in Computer Modern has them.
-    let face = name.rsplit('+').next().unwrap_or(name);
+    let face = face(name);
     let code = face.trim_end_matches(|c: char| c.is_ascii_digit());
     let tex = code.len() < face.len()
         && code.len() <= 8
@@ -179,16 +188,7 @@ fn large_runs(page: &PdfPage<'_>) -> Vec<Run> {
             r if r >= 0.97 => {
                 let font = t.font();
                 let name = font.name();
-                // The typeface without a subset's `ABCDEF+` prefix (two subsets of one face
-                // are one face).
-                let face = match name.split_once('+') {
-                    Some((tag, rest))
-                        if tag.len() == 6 && tag.bytes().all(|b| b.is_ascii_uppercase()) =>
-                    {
-                        rest.to_string()
-                    }
-                    _ => name.clone(),
-                };
+                let face = face(&name).to_string();
                 let larger = r >= 1.05;
                 let style = style(&font, &name);
                 if !larger {

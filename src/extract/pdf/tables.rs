@@ -154,15 +154,11 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Found> {
     };
     // Two prose columns drawn row by row, read column after column (never where rules
     // may make a table: a ruled table's long cells are not columns of prose).
-    let reordered = if groups.is_empty() && lone.is_empty() && prose_columns {
-        super::columns::in_order(&read, page.width().value)
-    } else {
-        None
-    };
-    let read = match &reordered {
-        Some(lines) => lines.clone(),
-        None => read,
-    };
+    let in_order = (groups.is_empty() && lone.is_empty() && prose_columns)
+        .then(|| super::columns::in_order(&read, page.width().value))
+        .flatten();
+    let reordered = in_order.is_some();
+    let read = in_order.unwrap_or(read);
     let mut tables: Vec<Table> = Vec::new();
     for g in groups {
         if let Some(t) = Table::new(g) {
@@ -183,7 +179,7 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Found> {
             }
         }
     }
-    if tables.is_empty() && reordered.is_none() {
+    if tables.is_empty() && !reordered {
         return None;
     }
     // Place the tables; one whose text says it is no table after all is left out and the
@@ -195,13 +191,13 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Found> {
                 for i in failed.into_iter().rev() {
                     tables.remove(i);
                 }
-                if tables.is_empty() && reordered.is_none() {
+                if tables.is_empty() && !reordered {
                     return None;
                 }
             }
         }
     };
-    if reordered.is_none() && !pieces.iter().any(|p| matches!(p, Piece::Table(_))) {
+    if !reordered && !pieces.iter().any(|p| matches!(p, Piece::Table(_))) {
         return None;
     }
     // Text pieces start on a line of their own, and nothing but blank lines is lost.
@@ -230,7 +226,7 @@ pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Found> {
         .sum();
     (held == ink(text)).then_some(Found {
         pieces,
-        lines: reordered,
+        lines: reordered.then_some(read),
     })
 }
 
