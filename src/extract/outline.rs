@@ -171,8 +171,14 @@ pub fn resolve(outline: &[Located], asked: &str) -> Result<usize, ApiError> {
             .map(|(i, _)| i)
             .collect()
     };
-    let mut found = by(&|e| e.id.eq_ignore_ascii_case(asked.trim()));
-    if found.is_empty() {
+    // Blank names nothing (a title of punctuation alone loosens to the same nothing).
+    let blank = asked.trim().is_empty();
+    let mut found = if blank {
+        Vec::new()
+    } else {
+        by(&|e| e.id.eq_ignore_ascii_case(asked.trim()))
+    };
+    if found.is_empty() && !blank {
         let parts: Vec<String> = asked.split('>').map(loose).collect();
         found = by(&|e| {
             parts.len() <= e.path.len()
@@ -198,7 +204,7 @@ pub fn resolve(outline: &[Located], asked: &str) -> Result<usize, ApiError> {
             })
         });
     }
-    if found.is_empty() {
+    if found.is_empty() && !blank {
         // A title without its numbering: `Results` names `2. Results` (when only one).
         found = by(&|e| loose(unnumbered(&e.title)) == want);
     }

@@ -271,11 +271,23 @@ async fn a_section_that_is_not_there_or_beside_a_range_is_an_error() {
         .await;
     assert_error(&r, 400, "unsupported_option");
     let r = app.read(json!({"file_id": id, "section_block": 2})).await;
-    assert_error(&r, 400, "invalid_option");
-    for bad in [" ".to_string(), ">".repeat(2001)] {
+    assert_error(&r, 400, "unsupported_option");
+    for bad in [String::new(), ">".repeat(2001)] {
         let r = app.read(json!({"file_id": id, "section": bad})).await;
         assert_error(&r, 400, "invalid_option");
     }
+    // Blank is a name the schema allows; it names no entry (not one whose title is all
+    // punctuation), and the answer lists the outline.
+    let r = app.read(json!({"file_id": id, "section": "  "})).await;
+    assert_error(&r, 416, "out_of_range");
+    assert!(
+        r.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("s1.1 \"1 Scope\""),
+        "{}",
+        r.json
+    );
     let r = app
         .read(json!({"file_id": id, "section": "s1.1.2", "section_block": 40}))
         .await;
