@@ -1,5 +1,6 @@
 //! Office charts (DrawingML `c:chartSpace` parts, as PowerPoint, Word and Excel embed
-//! them): the title, the series' names, the categories and the values cached in the part
+//! them; a legacy .xls's BIFF chart substreams are read in `excel::biff` into the same
+//! `Chart`): the title, the series' names, the categories and the values cached in the part
 //! (what the chart shows, without its workbook). Written where the chart stands as
 //! `[Chart: TITLE]`, then tab-separated rows: a header (the category axis title, or
 //! `Category`, then the series names) and one row per category.
@@ -7,11 +8,21 @@
 use super::xml::{walk, Node};
 use crate::error::ApiError;
 
+/// One series: its name and its points' categories and values, by point index.
 #[derive(Debug, Default)]
-struct Series {
-    name: String,
-    cats: Vec<(usize, String)>,
-    vals: Vec<(usize, String)>,
+pub(crate) struct Series {
+    pub name: String,
+    pub cats: Vec<(usize, String)>,
+    pub vals: Vec<(usize, String)>,
+}
+
+/// What a chart shows, whatever file it came from.
+#[derive(Debug, Default)]
+pub(crate) struct Chart {
+    pub title: String,
+    /// The category axis's title.
+    pub cat_title: String,
+    pub series: Vec<Series>,
 }
 
 /// A chart's text, or `None` when the part holds no chart.
@@ -88,15 +99,29 @@ pub fn read(xml: &[u8], depth: usize) -> Result<Option<String>, ApiError> {
     if !any_chart {
         return Ok(None);
     }
+    Ok(Some(render(&Chart {
+        title,
+        cat_title,
+        series,
+    })))
+}
+
+/// A chart as text: `[Chart: TITLE]`, then its header and one row per category.
+pub(crate) fn render(chart: &Chart) -> String {
+    let Chart {
+        title,
+        cat_title,
+        series,
+    } = chart;
     let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let title = one_line(&title);
+    let title = one_line(title);
     let mut out = if title.is_empty() {
         "[Chart]\n".to_string()
     } else {
         format!("[Chart: {title}]\n")
     };
     if series.is_empty() {
-        return Ok(Some(out));
+        return out;
     }
     let n = series
         .iter()
@@ -121,7 +146,7 @@ pub fn read(xml: &[u8], depth: usize) -> Result<Option<String>, ApiError> {
         .map(|s| by_index(&s.cats, n))
         .unwrap_or_else(|| vec![None; n]);
     let vals: Vec<Vec<Option<&str>>> = series.iter().map(|s| by_index(&s.vals, n)).collect();
-    let cat_title = one_line(&cat_title);
+    let cat_title = one_line(cat_title);
     let mut header = vec![if cat_title.is_empty() {
         "Category".to_string()
     } else {
@@ -150,7 +175,7 @@ pub fn read(xml: &[u8], depth: usize) -> Result<Option<String>, ApiError> {
         out.push_str(&row.join("\t"));
         out.push('\n');
     }
-    Ok(Some(out))
+    out
 }
 
 #[cfg(test)]

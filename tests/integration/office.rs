@@ -728,11 +728,14 @@ async fn xlsx_comments_follow_the_rows_they_belong_to() {
 /// Charts where they stand: `[Chart: TITLE]`, then the category and series as
 /// tab-separated rows, in a slide, in a Word body (a block, like a table) and in a
 /// workbook (after a worksheet's last row; a chart sheet listed as `kind: chart` and read
-/// as its chart). Before, none of it was read and a chart sheet was not listed.
+/// as its chart). Before, none of it was read and a chart sheet was not listed. A legacy
+/// workbook's charts (BIFF chart substreams) the same: charts.xls, as LibreOffice writes
+/// it, caches none of its series, which are read from the cells they refer to (a pie's
+/// on another sheet than the one it is drawn on).
 #[tokio::test]
 async fn charts_are_read_where_they_stand() {
     let app = TestApp::new().await;
-    for name in ["charts.pptx", "charts.docx", "charts.xlsx"] {
+    for name in ["charts.pptx", "charts.docx", "charts.xlsx", "charts.xls"] {
         let r = app
             .upload_and_read(name, &fixture(&format!("office/{name}")), json!({}))
             .await;

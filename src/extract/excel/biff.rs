@@ -1,9 +1,12 @@
-//! Number formats of a legacy .xls (BIFF8). calamine reads the cells but keeps of a
-//! format only whether it is a date; here one pass over the workbook stream reads the
-//! format codes (FORMAT), each cell format's code (XF) and which cells use which (NUMBER,
-//! RK, MULRK, FORMULA), for the cells whose format shows numbers other than General does
-//! (`1,599.99`, `($1,599.99)`, `2.50%`). Best effort: a stream this cannot follow gives no
-//! formats, and calamine's reading (and its errors) stands.
+//! Number formats and charts of a legacy .xls (BIFF8). calamine reads the cells but keeps
+//! of a format only whether it is a date, and reads no charts; here one pass over the
+//! workbook stream reads the format codes (FORMAT), each cell format's code (XF) and which
+//! cells use which (NUMBER, RK, MULRK, FORMULA), for the cells whose format shows numbers
+//! other than General does (`1,599.99`, `($1,599.99)`, `2.50%`); and each chart substream
+//! (a chart sheet's, or one embedded in a worksheet) into what `chart::render` writes, as
+//! an xlsx chart reads: its title, the category axis's title, the series' names and the
+//! categories and values the chart caches. Best effort: a stream this cannot follow gives
+//! no formats and no charts, and calamine's reading (and its errors) stands.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -11,6 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::numfmt;
+use crate::extract::chart;
 
 /// The number format of each formatted number cell of a sheet, by (row, col).
 pub(super) type CellFormats = HashMap<(u32, u32), Arc<numfmt::NumFmt>>;
@@ -21,16 +25,249 @@ pub(super) type Formats = HashMap<String, Arc<CellFormats>>;
 /// Formatted cells kept at most, across the workbook (a cell costs about 40 bytes).
 pub(super) const MAX_CELLS: usize = 1_000_000;
 
-/// The formatted number cells of an .xls, by sheet.
-pub(super) fn cell_formats(path: &Path) -> Formats {
-    read(path).unwrap_or_default()
+/// Chart points (a category or a value) kept at most, across the workbook, and series a
+/// chart (Excel's own limit is 255).
+pub(super) const MAX_POINTS: usize = 1_000_000;
+const MAX_SERIES: usize = 1_024;
+
+/// What an .xls holds besides its cells.
+#[derive(Default)]
+pub(super) struct Legacy {
+    /// By sheet, its formatted number cells.
+    pub formats: Formats,
+    /// By sheet name, each of its charts, in the stream's order.
+    pub charts: HashMap<String, Vec<Pending>>,
 }
 
-fn read(path: &Path) -> Option<Formats> {
-    read_cells(path).map(|m| m.into_iter().map(|(k, v)| (k, Arc::new(v))).collect())
+/// A chart as its substream holds it: what it caches, and where its series' names,
+/// values and categories stand in the workbook (a writer may cache none of them:
+/// LibreOffice does not), read from the cells by `Pending::text`.
+pub(super) struct Pending {
+    pub chart: chart::Chart,
+    pub refs: Vec<Ref>,
 }
 
-fn read_cells(path: &Path) -> Option<HashMap<String, CellFormats>> {
+/// What a series takes from the workbook's cells.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Field {
+    Name,
+    Values,
+    Categories,
+}
+
+/// A series' field and the cells it comes from: a sheet's block of cells, its points in
+/// row-major order.
+#[derive(Debug)]
+pub(super) struct Ref {
+    pub series: usize,
+    pub field: Field,
+    pub sheet: String,
+    pub rows: (u32, u32),
+    pub cols: (u32, u32),
+}
+
+impl Pending {
+    /// The chart's text, a field the chart does not cache taken from the cells `cell`
+    /// gives (sheet, row, column: the cell's text, or `None`), at most `budget` cells
+    /// looked at (shared by a workbook's charts: a hostile one may refer to every cell of
+    /// every sheet from each of its series).
+    pub(super) fn text(
+        mut self,
+        budget: &mut usize,
+        mut cell: impl FnMut(&str, u32, u32) -> Option<String>,
+    ) -> String {
+        for r in &self.refs {
+            let Some(s) = self.chart.series.get_mut(r.series) else {
+                continue;
+            };
+            let cached = match r.field {
+                Field::Name => !s.name.is_empty(),
+                Field::Values => !s.vals.is_empty(),
+                Field::Categories => !s.cats.is_empty(),
+            };
+            if cached {
+                continue;
+            }
+            let width = (r.cols.1 - r.cols.0 + 1) as usize;
+            let mut k = 0usize;
+            'cells: for row in r.rows.0..=r.rows.1 {
+                for col in r.cols.0..=r.cols.1 {
+                    // A name is one cell's text (or a row's, joined); points stop at
+                    // the renderer's own bound.
+                    if k >= 100_000 || *budget == 0 {
+                        break 'cells;
+                    }
+                    *budget -= 1;
+                    let i = (row - r.rows.0) as usize * width + (col - r.cols.0) as usize;
+                    k += 1;
+                    let Some(t) = cell(&r.sheet, row, col) else {
+                        continue;
+                    };
+                    match r.field {
+                        Field::Name => {
+                            if !s.name.is_empty() {
+                                s.name.push(' ');
+                            }
+                            s.name.push_str(&t);
+                        }
+                        Field::Values => s.vals.push((i, t)),
+                        Field::Categories => s.cats.push((i, t)),
+                    }
+                }
+            }
+        }
+        chart::render(&self.chart)
+    }
+}
+
+/// A BRAI's formula when it names one block of cells of a sheet (PtgRef3d or PtgArea3d):
+/// the sheet's index into EXTERNSHEET, its rows and its columns.
+fn area(formula: &[u8]) -> Option<(u16, (u32, u32), (u32, u32))> {
+    let cce = u16::from_le_bytes([*formula.first()?, *formula.get(1)?]) as usize;
+    let rgce = formula.get(2..2 + cce)?;
+    let at = |i: usize| rgce.get(i..i + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    match *rgce.first()? {
+        0x3A | 0x5A | 0x7A if cce == 7 => {
+            let (row, col) = (at(3)? as u32, (at(5)? & 0x3FFF) as u32);
+            Some((at(1)?, (row, row), (col, col)))
+        }
+        0x3B | 0x5B | 0x7B if cce == 11 => {
+            let rows = (at(3)? as u32, at(5)? as u32);
+            let cols = ((at(7)? & 0x3FFF) as u32, (at(9)? & 0x3FFF) as u32);
+            (rows.0 <= rows.1 && cols.0 <= cols.1).then_some((at(1)?, rows, cols))
+        }
+        _ => None,
+    }
+}
+
+/// The formatted number cells and the charts of an .xls, by sheet.
+pub(super) fn read(path: &Path) -> Legacy {
+    read_stream(path)
+        .map(|(cells, charts)| Legacy {
+            formats: cells.into_iter().map(|(k, v)| (k, Arc::new(v))).collect(),
+            charts,
+        })
+        .unwrap_or_default()
+}
+
+/// A chart substream being read.
+struct ChartRead {
+    /// The BOF depth of its substream.
+    depth: u32,
+    /// The sheet it shows on (a chart sheet's own name, or the worksheet it is drawn on).
+    owner: Option<String>,
+    chart: chart::Chart,
+    /// Series' fields by reference: (series, field, EXTERNSHEET index, rows, columns).
+    refs: Vec<(usize, Field, u16, (u32, u32), (u32, u32))>,
+    /// BEGIN/END nesting inside the substream.
+    level: u32,
+    /// The level a SERIES's group opened at, while inside it.
+    series_at: Option<u32>,
+    /// A TEXT's group (a title or a label): its level and the text its SERIESTEXT gave.
+    label: Option<(u32, String)>,
+    /// The last BRAI's id (0: a name or a title's text, 1: values, 2: categories).
+    brai: u8,
+    /// The last SIINDEX's kind (1: values, 2: categories) for the cache that follows it.
+    cache: u16,
+}
+
+impl ChartRead {
+    /// One of its records (BOF and EOF aside).
+    fn record(&mut self, kind: u16, rec: &[u8], points: &mut usize) {
+        let u16_at = |i: usize| rec.get(i..i + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+        match kind {
+            // BEGIN, END.
+            0x1033 => self.level += 1,
+            0x1034 => {
+                self.level = self.level.saturating_sub(1);
+                if self.series_at == Some(self.level) {
+                    self.series_at = None;
+                }
+                if self.label.as_ref().is_some_and(|(at, _)| *at == self.level) {
+                    self.label = None;
+                }
+            }
+            // SERIES: a series group opens (its index is its order).
+            0x1003 if self.chart.series.len() < MAX_SERIES => {
+                self.chart.series.push(chart::Series::default());
+                self.series_at = Some(self.level);
+            }
+            // TEXT: a label's group (a title once an OBJECTLINK says whose).
+            0x1025 => self.label = Some((self.level, String::new())),
+            // BRAI: which of a series' fields (or a label's text) comes next, and from
+            // where (`rt` 2: a reference to cells).
+            0x1051 => {
+                self.brai = rec.first().copied().unwrap_or(0xFF);
+                let field = match self.brai {
+                    0 => Field::Name,
+                    1 => Field::Values,
+                    2 => Field::Categories,
+                    _ => return,
+                };
+                if self.series_at.is_some() && self.label.is_none() && rec.get(1) == Some(&2) {
+                    if let Some((ixti, rows, cols)) = rec.get(6..).and_then(area) {
+                        let series = self.chart.series.len().saturating_sub(1);
+                        self.refs.push((series, field, ixti, rows, cols));
+                    }
+                }
+            }
+            // SERIESTEXT: a label's text, or the series' name (its BRAI id 0).
+            0x100D => {
+                let Some(text) = rec.get(2..).and_then(|b| unicode_string(b, false)) else {
+                    return;
+                };
+                if let Some((_, t)) = self.label.as_mut() {
+                    *t = text;
+                } else if self.series_at.is_some() && self.brai == 0 {
+                    if let Some(s) = self.chart.series.last_mut() {
+                        s.name = text;
+                    }
+                }
+            }
+            // OBJECTLINK: whose label this is (1: the chart's title, 3: the category axis's).
+            0x1027 => {
+                if let (Some((_, text)), Some(to)) = (self.label.as_ref(), u16_at(0)) {
+                    match to {
+                        1 => self.chart.title = text.clone(),
+                        3 => self.chart.cat_title = text.clone(),
+                        _ => {}
+                    }
+                }
+            }
+            0x1065 => self.cache = u16_at(0).unwrap_or(0),
+            // The cache after SIINDEX: NUMBER and LABEL, a point's index and its series'.
+            0x0203 | 0x0204 if matches!(self.cache, 1 | 2) && *points < MAX_POINTS => {
+                let (Some(point), Some(col)) = (u16_at(0), u16_at(2)) else {
+                    return;
+                };
+                let value = if kind == 0x0203 {
+                    rec.get(6..14)
+                        .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
+                        .filter(|f| f.is_finite())
+                        .map(crate::extract::cell::fmt_num)
+                } else {
+                    rec.get(6..).and_then(|b| unicode_string(b, true))
+                };
+                let (Some(value), Some(s)) = (value, self.chart.series.get_mut(col as usize))
+                else {
+                    return;
+                };
+                *points += 1;
+                let to = if self.cache == 1 {
+                    &mut s.vals
+                } else {
+                    &mut s.cats
+                };
+                to.push((point as usize, value));
+            }
+            _ => {}
+        }
+    }
+}
+
+type Stream = (HashMap<String, CellFormats>, HashMap<String, Vec<Pending>>);
+
+fn read_stream(path: &Path) -> Option<Stream> {
     let mut cf = cfb::open(path).ok()?;
     let name = cf
         .read_root_storage()
@@ -39,6 +276,11 @@ fn read_cells(path: &Path) -> Option<HashMap<String, CellFormats>> {
     let stream = cf.open_stream(format!("/{name}")).ok()?;
     let mut r = std::io::BufReader::with_capacity(64 * 1024, stream);
     let mut out: HashMap<String, CellFormats> = HashMap::new();
+    let mut charts: HashMap<String, Vec<Pending>> = HashMap::new();
+    // Sheets in BOUNDSHEET order, and EXTERNSHEET's sheet index of each reference.
+    let (mut order, mut externs): (Vec<String>, Vec<Option<u16>>) = (Vec::new(), Vec::new());
+    let mut chart: Option<ChartRead> = None;
+    let mut points = 0usize;
     let mut custom: HashMap<u16, String> = HashMap::new();
     let mut xf_fmt: Vec<u16> = Vec::new();
     // Sheet substreams' offsets (their BOF record) → name.
@@ -63,13 +305,38 @@ fn read_cells(path: &Path) -> Option<HashMap<String, CellFormats>> {
         let at = offset;
         offset += 4 + len as u64;
         let u16_at = |i: usize| rec.get(i..i + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+        if let Some(c) = chart.as_mut().filter(|c| c.depth == depth) {
+            if kind != 0x0809 && kind != 0x000A {
+                c.record(kind, rec, &mut points);
+                continue;
+            }
+        }
         match kind {
-            // BOF: the globals first (BIFF8 only), then each sheet's substream.
+            // BOF: the globals first (BIFF8 only), then each sheet's substream; a chart's
+            // substream is a sheet's own (a chart sheet) or inside a worksheet's.
             0x0809 => {
                 depth += 1;
                 let (version, dt) = (u16_at(0)?, u16_at(2)?);
                 if at == 0 && version != 0x0600 {
                     return None;
+                }
+                if dt == 0x0020 && chart.is_none() {
+                    let owner = if depth == 1 {
+                        sheets.get(&(at as u32)).cloned()
+                    } else {
+                        current.clone()
+                    };
+                    chart = Some(ChartRead {
+                        depth,
+                        owner,
+                        chart: chart::Chart::default(),
+                        refs: Vec::new(),
+                        level: 0,
+                        series_at: None,
+                        label: None,
+                        brai: 0xFF,
+                        cache: 0,
+                    });
                 }
                 if depth == 1 && dt == 0x0010 {
                     if by_xf.is_empty() {
@@ -92,15 +359,35 @@ fn read_cells(path: &Path) -> Option<HashMap<String, CellFormats>> {
                                     .clone()
                             })
                             .collect();
-                        if by_xf.iter().all(Option::is_none) {
-                            return Some(out);
-                        }
                     }
                     current = sheets.get(&(at as u32)).cloned();
                 }
             }
             // EOF
             0x000A => {
+                if let Some(c) = chart.take_if(|c| c.depth == depth) {
+                    let shown = !c.chart.title.is_empty() || !c.chart.series.is_empty();
+                    if let (Some(owner), true) = (c.owner, shown) {
+                        let refs = c
+                            .refs
+                            .into_iter()
+                            .filter_map(|(series, field, ixti, rows, cols)| {
+                                let tab = (*externs.get(ixti as usize)?)?;
+                                Some(Ref {
+                                    series,
+                                    field,
+                                    sheet: order.get(tab as usize)?.clone(),
+                                    rows,
+                                    cols,
+                                })
+                            })
+                            .collect();
+                        charts.entry(owner).or_default().push(Pending {
+                            chart: c.chart,
+                            refs,
+                        });
+                    }
+                }
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
                     current = None;
@@ -113,9 +400,17 @@ fn read_cells(path: &Path) -> Option<HashMap<String, CellFormats>> {
             0x00E0 if current.is_none() => xf_fmt.push(u16_at(2)?),
             0x0085 => {
                 let pos = u32::from_le_bytes(rec.get(0..4)?.try_into().ok()?);
-                if let Some(name) = unicode_string(rec.get(6..)?, false) {
-                    sheets.insert(pos, name);
-                }
+                let name = unicode_string(rec.get(6..)?, false).unwrap_or_default();
+                order.push(name.clone());
+                sheets.insert(pos, name);
+            }
+            // EXTERNSHEET: each reference's sheet (this workbook's when its SUPBOOK is
+            // the first, as Excel writes it; a sheet index, the first of a range).
+            0x0017 if current.is_none() && depth == 1 => {
+                let n = u16_at(0)? as usize;
+                externs = (0..n)
+                    .map(|k| u16_at(2 + k * 6 + 2).filter(|t| *t < 0xFFFE))
+                    .collect();
             }
             // NUMBER, RK, FORMULA (a number only when its cached value is one).
             0x0203 | 0x027E | 0x0006 if depth == 1 => {
@@ -157,7 +452,7 @@ fn read_cells(path: &Path) -> Option<HashMap<String, CellFormats>> {
             _ => {}
         }
     }
-    Some(out)
+    Some((out, charts))
 }
 
 /// An XLUnicodeString (`wide_len`: a 16-bit character count) or ShortXLUnicodeString
@@ -192,5 +487,227 @@ fn unicode_string(b: &[u8], wide_len: bool) -> Option<String> {
         )
     } else {
         Some(b.get(i..i + cch)?.iter().map(|&c| c as char).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn rec(kind: u16, body: &[u8]) -> Vec<u8> {
+        let mut r = kind.to_le_bytes().to_vec();
+        r.extend((body.len() as u16).to_le_bytes());
+        r.extend(body);
+        r
+    }
+
+    fn bof(dt: u16) -> Vec<u8> {
+        let mut b = 0x0600u16.to_le_bytes().to_vec();
+        b.extend(dt.to_le_bytes());
+        b.extend([0u8; 12]);
+        rec(0x0809, &b)
+    }
+
+    /// A ShortXLUnicodeString after SERIESTEXT's reserved id.
+    fn series_text(s: &str) -> Vec<u8> {
+        let mut b = vec![0, 0, s.len() as u8, 0];
+        b.extend(s.as_bytes());
+        rec(0x100D, &b)
+    }
+
+    fn number(point: u16, series: u16, v: f64) -> Vec<u8> {
+        let mut b = point.to_le_bytes().to_vec();
+        b.extend(series.to_le_bytes());
+        b.extend([0, 0]);
+        b.extend(v.to_le_bytes());
+        rec(0x0203, &b)
+    }
+
+    fn label(point: u16, series: u16, s: &str) -> Vec<u8> {
+        let mut b = point.to_le_bytes().to_vec();
+        b.extend(series.to_le_bytes());
+        b.extend([0, 0]);
+        b.extend((s.len() as u16).to_le_bytes());
+        b.push(0);
+        b.extend(s.as_bytes());
+        rec(0x0204, &b)
+    }
+
+    /// A BRAI: its id, literal (rt 1) or by reference to nothing here (rt 2, no formula).
+    fn brai(id: u8, rt: u8) -> Vec<u8> {
+        rec(0x1051, &[id, rt, 0, 0, 0, 0, 0, 0])
+    }
+
+    /// A workbook stream of one worksheet `Data` with `chart`'s records drawn on it.
+    fn workbook(chart: &[Vec<u8>]) -> tempfile::NamedTempFile {
+        let sheet_name = b"Data";
+        let mut boundsheet = vec![0u8; 6];
+        boundsheet.extend([sheet_name.len() as u8, 0]);
+        boundsheet.extend(sheet_name);
+        let mut globals = bof(0x0005);
+        let bs_len = 4 + boundsheet.len();
+        let eof = rec(0x000A, &[]);
+        let sheet_at = (globals.len() + bs_len + eof.len()) as u32;
+        boundsheet[..4].copy_from_slice(&sheet_at.to_le_bytes());
+        globals.extend(rec(0x0085, &boundsheet));
+        globals.extend(&eof);
+        globals.extend(bof(0x0010));
+        globals.extend(bof(0x0020));
+        for r in chart {
+            globals.extend(r);
+        }
+        globals.extend(&eof);
+        globals.extend(&eof);
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let mut cf = cfb::create(file.path()).unwrap();
+        cf.create_stream("/Workbook")
+            .unwrap()
+            .write_all(&globals)
+            .unwrap();
+        cf.flush().unwrap();
+        file
+    }
+
+    #[test]
+    fn an_excel_chart_reads_its_cached_title_names_categories_and_values() {
+        let (begin, end) = (rec(0x1033, &[]), rec(0x1034, &[]));
+        let mut records = vec![rec(0x1002, &[0; 16]), begin.clone()];
+        for name in ["North", "South"] {
+            records.extend([rec(0x1003, &[0; 12]), begin.clone()]);
+            records.extend([brai(0, 1), series_text(name), brai(1, 2), brai(2, 2)]);
+            records.push(end.clone());
+        }
+        // The chart's title and the category axis's, each a TEXT group with its link.
+        for (text, link) in [("Units sold", 1u16), ("Quarter", 3), ("Units", 2)] {
+            records.extend([rec(0x1025, &[0; 32]), begin.clone(), brai(0, 1)]);
+            records.push(series_text(text));
+            records.push(rec(0x1027, &[link as u8, 0, 0, 0, 0, 0]));
+            records.push(end.clone());
+        }
+        // A data label of the first series: not the chart's title.
+        records.extend([rec(0x1025, &[0; 32]), begin.clone(), brai(0, 1)]);
+        records.extend([
+            series_text("10!"),
+            rec(0x1027, &[4, 0, 0, 0, 0, 0]),
+            end.clone(),
+        ]);
+        records.push(end.clone());
+        // The cache: values (1), then categories (2).
+        records.push(rec(0x1065, &[1, 0]));
+        records.extend([number(0, 0, 10.0), number(1, 0, 12.5), number(1, 1, 0.3)]);
+        records.push(rec(0x1065, &[2, 0]));
+        records.extend([label(0, 0, "Q1"), label(1, 0, "Q2")]);
+        let file = workbook(&records);
+        let mut legacy = read(file.path());
+        let mut charts = legacy.charts.remove("Data").unwrap();
+        assert_eq!(charts.len(), 1);
+        let text = charts
+            .remove(0)
+            .text(&mut 10, |_, _, _| unreachable!("all cached"));
+        assert_eq!(
+            text,
+            "[Chart: Units sold]\nQuarter\tNorth\tSouth\nQ1\t10\t\nQ2\t12.5\t0.3\n"
+        );
+    }
+
+    #[test]
+    fn a_chart_of_references_reads_its_cells_and_a_hostile_one_stays_bounded() {
+        // Values by reference (PtgArea3d, Sheet index 0 through EXTERNSHEET): B2:B3.
+        let mut area = vec![0x3B, 0, 0];
+        for v in [1u16, 2, 1, 1] {
+            area.extend(v.to_le_bytes());
+        }
+        let mut b = vec![1, 2, 0, 0, 0, 0];
+        b.extend((area.len() as u16).to_le_bytes());
+        b.extend(&area);
+        let (begin, end) = (rec(0x1033, &[]), rec(0x1034, &[]));
+        let records = vec![
+            rec(0x1003, &[0; 12]),
+            begin.clone(),
+            rec(0x1051, &b),
+            end.clone(),
+        ];
+        let pending = {
+            // EXTERNSHEET is in the globals: read through `record` and the stream alike.
+            let file = workbook(&records);
+            let mut legacy = read(file.path());
+            legacy.charts.remove("Data").unwrap().remove(0)
+        };
+        // No EXTERNSHEET in this stream: the reference has no sheet, nothing is made up.
+        assert!(pending.refs.is_empty());
+        let mut c = ChartRead {
+            depth: 1,
+            owner: None,
+            chart: chart::Chart::default(),
+            refs: Vec::new(),
+            level: 0,
+            series_at: None,
+            label: None,
+            brai: 0xFF,
+            cache: 0,
+        };
+        let mut points = MAX_POINTS - 1;
+        for r in &records {
+            let kind = u16::from_le_bytes([r[0], r[1]]);
+            c.record(kind, &r[4..], &mut points);
+        }
+        assert_eq!(c.refs, vec![(0, Field::Values, 0, (1, 2), (1, 1))]);
+        // The cache stops at the workbook's bound of points.
+        c.record(0x1065, &[1, 0], &mut points);
+        for k in 0..5u16 {
+            let r = number(k, 0, 1.0);
+            c.record(0x0203, &r[4..], &mut points);
+        }
+        assert_eq!(c.chart.series[0].vals.len(), 1);
+        let p = Pending {
+            chart: c.chart,
+            refs: vec![Ref {
+                series: 0,
+                field: Field::Categories,
+                sheet: "Data".into(),
+                rows: (0, 65535),
+                cols: (0, 255),
+            }],
+        };
+        // A block of 16 million cells is asked for its first 100,000 at most, and never
+        // for more than the workbook's budget.
+        let mut asked = 0;
+        let mut budget = MAX_POINTS;
+        let p2 = Pending {
+            chart: chart::Chart::default(),
+            refs: vec![],
+        };
+        let text = p.text(&mut budget, |_, _, _| {
+            asked += 1;
+            None
+        });
+        assert_eq!(asked, 100_000);
+        assert_eq!(budget, MAX_POINTS - 100_000);
+        let mut budget = 3;
+        let mut asked = 0;
+        let _ = Pending {
+            refs: vec![Ref {
+                series: 0,
+                field: Field::Values,
+                sheet: "Data".into(),
+                rows: (0, 9),
+                cols: (0, 0),
+            }],
+            chart: chart::Chart {
+                series: vec![chart::Series::default()],
+                ..Default::default()
+            },
+        }
+        .text(&mut budget, |_, _, _| {
+            asked += 1;
+            None
+        });
+        assert_eq!((asked, budget), (3, 0));
+        assert_eq!(p2.text(&mut 0, |_, _, _| None), "[Chart]\n");
+        assert!(
+            text.starts_with("[Chart]\nCategory\tSeries 1\n1\t1\n"),
+            "{text}"
+        );
     }
 }

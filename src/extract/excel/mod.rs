@@ -152,10 +152,36 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
             }
         }
     }
-    // Numbers in formats of their own (`1,599.99`, `2.50%`): .xls from its BIFF records,
-    // xlsx from the cells' styles (found while the package check inflated the sheets).
+    // Numbers in formats of their own (`1,599.99`, `2.50%`): .xls from its BIFF records
+    // (with its charts, read in the same pass), xlsx from the cells' styles (found while the
+    // package check inflated the sheets).
     let formats: biff::Formats = match input.format {
-        crate::detect::Format::Xls => biff::cell_formats(&input.path),
+        crate::detect::Format::Xls => {
+            let legacy = biff::read(&input.path);
+            // A chart's series by reference (LibreOffice caches none of them) read from
+            // the cells, each sheet's cells fetched once.
+            let mut ranges: std::collections::HashMap<
+                String,
+                Option<calamine::Range<calamine::Data>>,
+            > = std::collections::HashMap::new();
+            let mut budget = biff::MAX_POINTS;
+            for (name, pending) in legacy.charts {
+                for p in pending {
+                    let text = p.text(&mut budget, |sheet, row, col| {
+                        let range = ranges
+                            .entry(sheet.to_string())
+                            .or_insert_with(|| wb.range(sheet))
+                            .as_ref()?;
+                        let d = range.get_value((row, col))?;
+                        let mut out = String::new();
+                        cells::push_data(&mut out, d);
+                        (!out.is_empty()).then_some(out)
+                    });
+                    charts.entry(name.clone()).or_default().push(text);
+                }
+            }
+            legacy.formats
+        }
         _ => parts
             .iter()
             .filter_map(|(name, part)| numbers.get(part).map(|n| (name.clone(), n.clone())))

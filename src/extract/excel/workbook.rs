@@ -226,6 +226,15 @@ impl Workbook {
             .collect()
     }
 
+    /// A legacy workbook's sheet as calamine holds it (its cells, for what a chart
+    /// refers to); `None` for other kinds or a sheet that cannot be read.
+    pub(super) fn range(&mut self, name: &str) -> Option<calamine::Range<Data>> {
+        match self {
+            Self::Xls(w) => w.worksheet_range(name).ok(),
+            _ => None,
+        }
+    }
+
     /// Stream one sheet's cells into `sheet`. xlsx cells come straight from the XML
     /// (no grid, shared strings borrowed); xls and ods are parsed whole by calamine.
     pub(super) fn read(&mut self, sheet: &mut Sheet) -> Result<(), ApiError> {
