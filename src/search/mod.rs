@@ -189,6 +189,50 @@ mod tests {
         assert_eq!(nice(), before);
     }
 
+    /// The index writer's connection thread, where SQLite builds FTS5's segments, runs
+    /// niced by `INDEX_NICENESS` once `lower_connection` has run on it (once: twice does
+    /// not lower it further); another connection of the pool is left as it was.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_index_writers_sqlite_thread_runs_at_a_lower_priority() {
+        use sqlx::Connection;
+        let nice =
+            || unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) };
+        let before = nice();
+        // The nice value of the thread a connection's statements run on.
+        async fn probe(conn: &mut sqlx::SqliteConnection) -> i32 {
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+            let s = seen.clone();
+            conn.lock_handle()
+                .await
+                .unwrap()
+                .create_collation("probe", move |_, _| {
+                    *s.lock().unwrap() = Some(unsafe {
+                        libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t)
+                    });
+                    std::cmp::Ordering::Equal
+                })
+                .unwrap();
+            sqlx::query("SELECT 'a' = 'b' COLLATE probe")
+                .execute(&mut *conn)
+                .await
+                .unwrap();
+            let n = seen.lock().unwrap().take().unwrap();
+            n
+        }
+        let mut writer = sqlx::SqliteConnection::connect("sqlite::memory:")
+            .await
+            .unwrap();
+        let mut other = sqlx::SqliteConnection::connect("sqlite::memory:")
+            .await
+            .unwrap();
+        writer::lower_connection(&mut writer).await.unwrap();
+        writer::lower_connection(&mut writer).await.unwrap();
+        assert_eq!(probe(&mut writer).await, (before + 10).min(19));
+        assert_eq!(probe(&mut other).await, before);
+        assert_eq!(nice(), before);
+    }
+
     #[test]
     fn cjk_runs_become_bigrams() {
         assert_eq!(

@@ -668,8 +668,8 @@ const INDEX_NICENESS: i32 = 10;
 /// answer them) first. A thread per job, not a pool: a job is a read's indexing or a
 /// group's trips (one at a time, each waiting for the writer to take the one before), and
 /// a lowered thread cannot be raised again without privilege, so none is reused for reads.
-/// The SQLite side of indexing (FTS5 writing its index) stays on sqlx's connection thread,
-/// at the server's priority; `GiveWay` paces it between trips.
+/// The SQLite side of indexing (FTS5 writing its index) runs on the writer connection's own
+/// thread, lowered the same (`lower_connection`); `GiveWay` paces it between trips.
 pub(super) fn low_priority(work: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("docreader-index".into())
@@ -677,6 +677,28 @@ pub(super) fn low_priority(work: impl FnOnce() + Send + 'static) -> std::io::Res
             lower_this_thread(INDEX_NICENESS);
             work();
         })
+        .map(drop)
+}
+
+/// Lower the OS priority of the thread behind `conn` (sqlx runs each SQLite connection on
+/// a thread of its own), as `low_priority` does the index's CPU work: the index writer's
+/// connection is detached from the pool (never used for a search or a read's lookup), so
+/// SQLite's share of indexing (FTS5 building and merging its segments) gives the CPU to
+/// reads too. Done on that thread by a collation whose comparison lowers the thread it
+/// runs on, once.
+pub(super) async fn lower_connection(conn: &mut sqlx::SqliteConnection) -> Result<(), sqlx::Error> {
+    conn.lock_handle()
+        .await?
+        .create_collation("docreader_lower_priority", |_, _| {
+            thread_local!(static LOWERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+            if !LOWERED.replace(true) {
+                lower_this_thread(INDEX_NICENESS);
+            }
+            std::cmp::Ordering::Equal
+        })?;
+    sqlx::query("SELECT 'a' = 'b' COLLATE docreader_lower_priority")
+        .execute(&mut *conn)
+        .await
         .map(drop)
 }
 
@@ -784,7 +806,11 @@ pub(super) async fn index_texts_on(
     let mut trips = trips_off_runtime(texts, only);
     let c = match conn {
         Some(c) => c,
-        None => conn.insert(pool.acquire().await?.detach()),
+        None => {
+            let mut c = pool.acquire().await?.detach();
+            lower_connection(&mut c).await?;
+            conn.insert(c)
+        }
     };
     let done = run_trips(c, &mut trips, give_way).await;
     if done.is_err() {
