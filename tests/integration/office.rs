@@ -743,6 +743,26 @@ async fn charts_are_read_where_they_stand() {
         let want = String::from_utf8(fixture(&format!("office/{name}.txt"))).unwrap();
         assert_eq!(r.json["text"], want, "{name}");
     }
+    // In Markdown a chart is a block of its own: one blank line after the table, or after
+    // the heading of a sheet without rows (a chart sheet), never two.
+    for name in ["charts.xlsx", "charts.xls"] {
+        let r = app
+            .upload_and_read(
+                name,
+                &fixture(&format!("office/{name}")),
+                json!({"output": "markdown"}),
+            )
+            .await;
+        let text = r.json["text"].as_str().unwrap();
+        assert!(
+            text.contains("|\n\n[Chart: Units sold]\n"),
+            "{name}: {text}"
+        );
+        assert!(
+            text.contains("---\n\n[Chart") && !text.contains("\n\n\n"),
+            "{name}: {text}"
+        );
+    }
     let id = app
         .upload_id("charts.xlsx", &fixture("office/charts.xlsx"))
         .await;

@@ -594,7 +594,9 @@ fn read_sheets(
         } else {
             0
         };
-        let after_table = usize::from(scope.markdown);
+        // A blank line between the table and its charts (none without a table: the
+        // heading ends in one).
+        let after_table = usize::from(scope.markdown && s.rows > 0);
         // Its charts, shown with the end of what is read of it (its last row, or its
         // heading when it has no rows), so reading on with `next` shows them once. They
         // cost their data cells, but never more than the budget leaves beside a row: a
@@ -755,7 +757,7 @@ fn read_sheets(
                     }
                 }
                 if shown == s.rows {
-                    if scope.markdown && !charts.is_empty() {
+                    if after_table > 0 && !charts.is_empty() {
                         text.push('\n');
                     }
                     text.push_str(&charts);
