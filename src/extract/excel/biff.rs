@@ -187,10 +187,15 @@ impl ChartRead {
                     self.label = None;
                 }
             }
-            // SERIES: a series group opens (its index is its order).
-            0x1003 if self.chart.series.len() < MAX_SERIES => {
-                self.chart.series.push(chart::Series::default());
-                self.series_at = Some(self.level);
+            // SERIES: a series group opens (its index is its order); one past the cap
+            // is not read (its name and references given to none).
+            0x1003 => {
+                if self.chart.series.len() < MAX_SERIES {
+                    self.chart.series.push(chart::Series::default());
+                    self.series_at = Some(self.level);
+                } else {
+                    self.series_at = None;
+                }
             }
             // TEXT: a label's group (a title once an OBJECTLINK says whose).
             0x1025 => self.label = Some((self.level, String::new())),
@@ -277,8 +282,10 @@ fn read_stream(path: &Path) -> Option<Stream> {
     let mut r = std::io::BufReader::with_capacity(64 * 1024, stream);
     let mut out: HashMap<String, CellFormats> = HashMap::new();
     let mut charts: HashMap<String, Vec<Pending>> = HashMap::new();
-    // Sheets in BOUNDSHEET order, and EXTERNSHEET's sheet index of each reference.
+    // Sheets in BOUNDSHEET order; EXTERNSHEET's sheet index of each reference (to a
+    // sheet of this workbook); which SUPBOOKs are this workbook's own.
     let (mut order, mut externs): (Vec<String>, Vec<Option<u16>>) = (Vec::new(), Vec::new());
+    let mut own_books: Vec<bool> = Vec::new();
     let mut chart: Option<ChartRead> = None;
     let mut points = 0usize;
     let mut custom: HashMap<u16, String> = HashMap::new();
@@ -404,12 +411,21 @@ fn read_stream(path: &Path) -> Option<Stream> {
                 order.push(name.clone());
                 sheets.insert(pos, name);
             }
-            // EXTERNSHEET: each reference's sheet (this workbook's when its SUPBOOK is
-            // the first, as Excel writes it; a sheet index, the first of a range).
+            // SUPBOOK: a workbook references point into; this one's own says so with
+            // 0x0401 after its sheet count.
+            0x01AE if current.is_none() && depth == 1 => {
+                own_books.push(u16_at(2) == Some(0x0401));
+            }
+            // EXTERNSHEET: each reference's book and sheet (a sheet index, the first of a
+            // range); only a sheet of this workbook is read, never another file's.
             0x0017 if current.is_none() && depth == 1 => {
                 let n = u16_at(0)? as usize;
                 externs = (0..n)
-                    .map(|k| u16_at(2 + k * 6 + 2).filter(|t| *t < 0xFFFE))
+                    .map(|k| {
+                        let book = u16_at(2 + k * 6)? as usize;
+                        let own = own_books.get(book).copied().unwrap_or(false);
+                        u16_at(2 + k * 6 + 2).filter(|t| own && *t < 0xFFFE)
+                    })
                     .collect();
             }
             // NUMBER, RK, FORMULA (a number only when its cached value is one).
@@ -541,6 +557,11 @@ mod tests {
 
     /// A workbook stream of one worksheet `Data` with `chart`'s records drawn on it.
     fn workbook(chart: &[Vec<u8>]) -> tempfile::NamedTempFile {
+        workbook_with(&[], chart)
+    }
+
+    /// The same, with `extra` records in the globals (after BOUNDSHEET).
+    fn workbook_with(extra: &[Vec<u8>], chart: &[Vec<u8>]) -> tempfile::NamedTempFile {
         let sheet_name = b"Data";
         let mut boundsheet = vec![0u8; 6];
         boundsheet.extend([sheet_name.len() as u8, 0]);
@@ -548,9 +569,13 @@ mod tests {
         let mut globals = bof(0x0005);
         let bs_len = 4 + boundsheet.len();
         let eof = rec(0x000A, &[]);
-        let sheet_at = (globals.len() + bs_len + eof.len()) as u32;
+        let extra_len: usize = extra.iter().map(Vec::len).sum();
+        let sheet_at = (globals.len() + bs_len + extra_len + eof.len()) as u32;
         boundsheet[..4].copy_from_slice(&sheet_at.to_le_bytes());
         globals.extend(rec(0x0085, &boundsheet));
+        for r in extra {
+            globals.extend(r);
+        }
         globals.extend(&eof);
         globals.extend(bof(0x0010));
         globals.extend(bof(0x0020));
@@ -636,6 +661,15 @@ mod tests {
         };
         // No EXTERNSHEET in this stream: the reference has no sheet, nothing is made up.
         assert!(pending.refs.is_empty());
+        // This workbook's own SUPBOOK (0x0401 after the sheet count): reference 0 is its
+        // first sheet. Another file's SUPBOOK (its path instead): never read here.
+        let externsheet = rec(0x0017, &[1, 0, 0, 0, 0, 0, 0, 0]);
+        for (book, own) in [([1u8, 0, 1, 4], true), ([1, 0, 3, 0], false)] {
+            let file = workbook_with(&[rec(0x01AE, &book), externsheet.clone()], &records);
+            let p = read(file.path()).charts.remove("Data").unwrap().remove(0);
+            let sheets: Vec<&str> = p.refs.iter().map(|r| r.sheet.as_str()).collect();
+            assert_eq!(sheets, if own { vec!["Data"] } else { vec![] }, "{book:?}");
+        }
         let mut c = ChartRead {
             depth: 1,
             owner: None,
@@ -660,6 +694,19 @@ mod tests {
             c.record(0x0203, &r[4..], &mut points);
         }
         assert_eq!(c.chart.series[0].vals.len(), 1);
+        // Series past the cap are not read, nor given to the last one kept.
+        while c.chart.series.len() < MAX_SERIES {
+            c.record(0x1003, &[0; 12], &mut points);
+        }
+        c.chart.series[MAX_SERIES - 1].name = "kept".into();
+        let refs = c.refs.len();
+        c.record(0x1003, &[0; 12], &mut points);
+        c.record(0x1051, &b, &mut points);
+        c.record(0x100D, &series_text("past the cap")[4..], &mut points);
+        assert_eq!(c.chart.series.len(), MAX_SERIES);
+        assert_eq!(c.chart.series[MAX_SERIES - 1].name, "kept");
+        assert_eq!(c.refs.len(), refs);
+        c.chart.series.truncate(1);
         let p = Pending {
             chart: c.chart,
             refs: vec![Ref {
