@@ -743,6 +743,39 @@ async fn charts_are_read_where_they_stand() {
         let want = String::from_utf8(fixture(&format!("office/{name}.txt"))).unwrap();
         assert_eq!(r.json["text"], want, "{name}");
     }
+    // Workbooks Excel wrote (calamine's test suite): a chart whose series stand on
+    // another sheet, read from Excel's cache after the rows of the sheet it is drawn on;
+    // a chart sheet, listed as one and read as its chart.
+    let r = app
+        .upload_and_read(
+            "cross.xls",
+            &fixture("office/calamine/xls_cross_sheet_chart.xls"),
+            json!({}),
+        )
+        .await;
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("VALUE C8\n[Chart]\nCategory\tSeries 1\tSeries 2\n1\t1\t1.75\n")
+            && text.contains("8\t8\t12.25\n--- Sheet: Data "),
+        "{text}"
+    );
+    let r = app
+        .upload_and_read(
+            "any.xls",
+            &fixture("office/calamine/any_sheets.xls"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(r.json["sheets"][3]["name"], "Chart", "{}", r.json);
+    assert_eq!(r.json["sheets"][3]["kind"], "chart", "{}", r.json);
+    assert!(
+        r.json["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("--- Chart sheet: Chart ---\n[Chart]\nCategory\tSeries 1\tSeries 2\n1\t1\t2\n2\t3\t4\n3\t5\t6\n"),
+        "{}",
+        r.json
+    );
     // In Markdown a chart is a block of its own: one blank line after the table, or after
     // the heading of a sheet without rows (a chart sheet), never two.
     for name in ["charts.xlsx", "charts.xls"] {

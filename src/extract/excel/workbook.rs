@@ -204,14 +204,14 @@ impl Workbook {
         }
     }
 
-    /// Worksheets, and an xlsx's chart sheets, in workbook order: (name, hidden).
+    /// Worksheets, and an xlsx's or xls's chart sheets, in workbook order: (name, hidden).
     pub(super) fn sheets(&self) -> Vec<(String, bool)> {
-        let xlsx = matches!(self, Self::Xlsx(_));
+        let charts = matches!(self, Self::Xlsx(_) | Self::Xls(_));
         self.metadata()
             .iter()
             .filter(|s| {
                 s.typ == calamine::SheetType::WorkSheet
-                    || (xlsx && s.typ == calamine::SheetType::ChartSheet)
+                    || (charts && s.typ == calamine::SheetType::ChartSheet)
             })
             .map(|s| (s.name.clone(), s.visible != SheetVisible::Visible))
             .collect()
