@@ -106,6 +106,151 @@ pub fn read(xml: &[u8], depth: usize) -> Result<Option<String>, ApiError> {
     })))
 }
 
+/// An OpenDocument chart object's text (its `content.xml`: `chart:chart`, as an
+/// OpenDocument spreadsheet embeds it), or `None` when the part holds no chart: the
+/// chart's title, the category (x) axis's title, and the series from the chart's own
+/// table of data (`local-table`: its header row the series' names, its header column the
+/// categories), at most 100,000 rows of 1,024 columns and 1,000,000 cells (a repeat
+/// count costs its cells).
+pub fn read_odf(xml: &[u8], depth: usize) -> Result<Option<String>, ApiError> {
+    const MAX_ROWS: usize = 100_000;
+    const MAX_COLS: usize = 1_024;
+    const MAX_CELLS: usize = 1_000_000;
+    let mut cells = 0usize;
+    let mut path: Vec<String> = Vec::new();
+    let (mut title, mut cat_title) = (String::new(), String::new());
+    let mut any_chart = false;
+    // The data table: rows of cells, whether its first row and column are headers.
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let (mut header_row, mut header_col) = (false, false);
+    // The x axis's title is the category axis's; other axes' titles are not read.
+    let mut axis_x: Option<bool> = None;
+    // The cell being read: its value when a number, its paragraphs' text, its repeat.
+    let mut cell: Option<(Option<String>, String, usize)> = None;
+    walk(xml, depth, |n| match n {
+        Node::Open(tag, a) => {
+            match tag {
+                "chart" if path.last().map(String::as_str) == Some("chart") => any_chart = true,
+                "axis" => axis_x = Some(super::xml::attr(a, "dimension") == Some("x")),
+                "table-header-rows" => header_row = true,
+                "table-header-columns" => header_col = true,
+                "table-row" if path.iter().any(|p| p == "table") && rows.len() < MAX_ROWS => {
+                    rows.push(Vec::new())
+                }
+                "table-cell" => {
+                    let number = matches!(
+                        super::xml::attr(a, "value-type"),
+                        Some("float" | "percentage" | "currency")
+                    );
+                    let value = super::xml::attr(a, "value")
+                        .filter(|_| number)
+                        .and_then(|v| v.trim().parse::<f64>().ok())
+                        .filter(|f| f.is_finite())
+                        .map(super::cell::fmt_num);
+                    let repeat = super::xml::attr(a, "number-columns-repeated")
+                        .and_then(|v| v.parse::<usize>().ok())
+                        .unwrap_or(1)
+                        .clamp(1, MAX_COLS);
+                    cell = Some((value, String::new(), repeat));
+                }
+                _ => {}
+            }
+            path.push(tag.to_string());
+        }
+        Node::Close(tag) => {
+            path.pop();
+            match tag {
+                "axis" => axis_x = None,
+                "p" if path.iter().any(|p| p == "title") => {
+                    let t = match axis_x {
+                        Some(true) => &mut cat_title,
+                        Some(false) => return,
+                        None => &mut title,
+                    };
+                    if !t.is_empty() && !t.ends_with(' ') {
+                        t.push(' ');
+                    }
+                }
+                "p" => {
+                    if let Some((_, text, _)) = cell.as_mut() {
+                        if !text.is_empty() {
+                            text.push(' ');
+                        }
+                    }
+                }
+                "table-cell" => {
+                    if let (Some((value, text, repeat)), Some(row)) = (cell.take(), rows.last_mut())
+                    {
+                        let v = value.unwrap_or_else(|| text.trim().to_string());
+                        let n = repeat
+                            .min(MAX_COLS.saturating_sub(row.len()))
+                            .min(MAX_CELLS.saturating_sub(cells));
+                        cells += n;
+                        row.extend(std::iter::repeat_n(v, n));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Node::Text(t) => {
+            // A cell's range note (`draw:g`/`svg:desc`) is no text of the chart.
+            if path.iter().any(|p| p == "desc") {
+                return;
+            }
+            if path.iter().any(|p| p == "title") && path.last().map(String::as_str) != Some("title")
+            {
+                match axis_x {
+                    Some(true) => cat_title.push_str(t),
+                    Some(false) => {}
+                    None => title.push_str(t),
+                }
+            } else if let Some((_, text, _)) = cell.as_mut() {
+                text.push_str(t);
+            }
+        }
+    })?;
+    if !any_chart {
+        return Ok(None);
+    }
+    let names: Vec<String> = if header_row && !rows.is_empty() {
+        rows.remove(0)
+    } else {
+        Vec::new()
+    };
+    let first = usize::from(header_col);
+    let width = rows
+        .iter()
+        .map(Vec::len)
+        .max()
+        .unwrap_or(0)
+        .max(names.len());
+    let series = (first..width)
+        .map(|c| Series {
+            name: names.get(c).cloned().unwrap_or_default(),
+            cats: if header_col {
+                rows.iter()
+                    .enumerate()
+                    .filter_map(|(i, r)| Some((i, r.first()?.clone())))
+                    .filter(|(_, v)| !v.is_empty())
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            vals: rows
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| Some((i, r.get(c)?.clone())))
+                .filter(|(_, v)| !v.is_empty())
+                .collect(),
+        })
+        .collect();
+    Ok(Some(render(&Chart {
+        title,
+        cat_title,
+        series,
+    })))
+}
+
 /// A chart as text: `[Chart: TITLE]`, then its header and one row per category.
 pub(crate) fn render(chart: &Chart) -> String {
     let Chart {
@@ -181,6 +326,60 @@ pub(crate) fn render(chart: &Chart) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An OpenDocument chart object: its title, the x axis's title (not the y axis's),
+    /// names and categories from its table's header row and column, numbers from
+    /// `office:value`, a cell's range note left out; a hostile repeat stays bounded.
+    #[test]
+    fn an_opendocument_chart_with_its_own_table() {
+        let xml = br#"<office:document-content xmlns:office="o" xmlns:chart="c" xmlns:table="t" xmlns:text="x" xmlns:draw="d" xmlns:svg="s"><office:body><office:chart><chart:chart>
+          <chart:title><text:p>Units</text:p><text:p>sold</text:p></chart:title>
+          <chart:plot-area>
+            <chart:axis chart:dimension="x"><chart:title><text:p>Quarter</text:p></chart:title></chart:axis>
+            <chart:axis chart:dimension="y"><chart:title><text:p>EUR</text:p></chart:title></chart:axis>
+          </chart:plot-area>
+          <table:table table:name="local-table">
+            <table:table-header-columns><table:table-column/></table:table-header-columns>
+            <table:table-header-rows><table:table-row><table:table-cell><text:p/></table:table-cell>
+              <table:table-cell office:value-type="string"><text:p>North</text:p><draw:g><svg:desc>Sales.B1</svg:desc></draw:g></table:table-cell></table:table-row></table:table-header-rows>
+            <table:table-rows>
+              <table:table-row><table:table-cell office:value-type="string"><text:p>Q1</text:p></table:table-cell>
+                <table:table-cell office:value-type="float" office:value="0.30000000000000004"><text:p>0.3</text:p></table:table-cell></table:table-row>
+              <table:table-row><table:table-cell office:value-type="string"><text:p>Q2</text:p></table:table-cell>
+                <table:table-cell office:value-type="float" office:value="12.5" table:number-columns-repeated="1000000000"><text:p>12.5</text:p></table:table-cell></table:table-row>
+            </table:table-rows></table:table></chart:chart></office:chart></office:body></office:document-content>"#;
+        let text = read_odf(xml, 64).unwrap().unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("[Chart: Units sold]"));
+        assert_eq!(lines.next().map(|l| l.split('\t').count()), Some(1024));
+        assert!(text.contains("Quarter\tNorth\tSeries 2\t"), "{text}");
+        assert!(text.contains("\nQ1\t0.3\t\t"), "{text}");
+        assert!(text.contains("\nQ2\t12.5\t12.5\t"), "{text}");
+        assert!(
+            !text.contains("EUR") && !text.contains("Sales.B1"),
+            "{text}"
+        );
+        // Rows of repeated cells stop at the table's bound of cells.
+        let row = r#"<table:table-row><table:table-cell office:value-type="float" office:value="1" table:number-columns-repeated="1000000000"/></table:table-row>"#;
+        let many = format!(
+            r#"<office:document-content xmlns:office="o" xmlns:chart="c" xmlns:table="t"><office:body><office:chart><chart:chart><table:table>{}</table:table></chart:chart></office:chart></office:body></office:document-content>"#,
+            row.repeat(2_000)
+        );
+        let text = read_odf(many.as_bytes(), 64).unwrap().unwrap();
+        let cells: usize = text
+            .lines()
+            .skip(2)
+            .map(|l| l.split('\t').skip(1).filter(|v| !v.is_empty()).count())
+            .sum();
+        assert_eq!(cells, 1_000_000);
+        assert_eq!(
+            text.lines().count(),
+            2 + 977,
+            "rows of 1,024 up to 1,000,000 cells"
+        );
+        // A text document's part is no chart.
+        assert_eq!(read_odf(b"<office:document-content><office:body><office:text/></office:body></office:document-content>", 64).unwrap(), None);
+    }
 
     #[test]
     fn a_bar_chart_with_two_series() {

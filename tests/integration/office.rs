@@ -731,11 +731,18 @@ async fn xlsx_comments_follow_the_rows_they_belong_to() {
 /// as its chart). Before, none of it was read and a chart sheet was not listed. A legacy
 /// workbook's charts (BIFF chart substreams) the same: charts.xls, as LibreOffice writes
 /// it, caches none of its series, which are read from the cells they refer to (a pie's
-/// on another sheet than the one it is drawn on).
+/// on another sheet than the one it is drawn on). An OpenDocument spreadsheet's charts
+/// (embedded chart objects, from their own table of data) the same.
 #[tokio::test]
 async fn charts_are_read_where_they_stand() {
     let app = TestApp::new().await;
-    for name in ["charts.pptx", "charts.docx", "charts.xlsx", "charts.xls"] {
+    for name in [
+        "charts.pptx",
+        "charts.docx",
+        "charts.xlsx",
+        "charts.xls",
+        "charts.ods",
+    ] {
         let r = app
             .upload_and_read(name, &fixture(&format!("office/{name}")), json!({}))
             .await;
@@ -778,7 +785,7 @@ async fn charts_are_read_where_they_stand() {
     );
     // In Markdown a chart is a block of its own: one blank line after the table, or after
     // the heading of a sheet without rows (a chart sheet), never two.
-    for name in ["charts.xlsx", "charts.xls"] {
+    for name in ["charts.xlsx", "charts.xls", "charts.ods"] {
         let r = app
             .upload_and_read(
                 name,

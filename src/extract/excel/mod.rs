@@ -98,15 +98,19 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
         }
         None => Default::default(),
     };
-    // An OpenDocument spreadsheet's shapes: calamine reads its cells only.
-    // An OpenDocument spreadsheet's shapes, and its print headers and footers on request
+    // An OpenDocument spreadsheet's charts and shapes, and its print headers and footers on request
     // (after its charts and shapes, of the sheets in scope): calamine reads its cells only.
     if input.format == crate::detect::Format::Ods {
         let mut ods_pkg = super::package::Package::open(&input.path, limits.package)?;
         let ods::Extras {
+            charts: drawn,
             shapes,
             mut printed,
         } = ods::extras(&mut ods_pkg, req.include_headers_footers == Some(true))?;
+        // Its charts first, then its shapes (as an xlsx's drawing reads).
+        for (name, texts) in drawn {
+            charts.entry(name).or_default().extend(texts);
+        }
         for (name, text) in shapes {
             charts.entry(name).or_default().push(text);
         }

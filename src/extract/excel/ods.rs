@@ -15,19 +15,26 @@ use crate::error::ApiError;
 const TABLE: &[u8] = b"<table:table ";
 
 /// What an ODS has besides its cells, from one read of its `content.xml`: by sheet name,
-/// its shapes' text as `[Shapes]` blocks, and (`headers`) its print headers and footers.
+/// its charts' text (`chart::read_odf`, in document order), its shapes' text as
+/// `[Shapes]` blocks, and (`headers`) its print headers and footers.
 pub(super) struct Extras {
+    pub(super) charts: HashMap<String, Vec<String>>,
     pub(super) shapes: HashMap<String, String>,
     pub(super) printed: HashMap<String, String>,
 }
 
+/// At most this many chart objects are read from one workbook.
+const MAX_CHARTS: usize = 64;
+
 pub(super) fn extras(pkg: &mut Package, headers: bool) -> Result<Extras, ApiError> {
     let Some(content) = pkg.read("content.xml")? else {
         return Ok(Extras {
+            charts: HashMap::new(),
             shapes: HashMap::new(),
             printed: HashMap::new(),
         });
     };
+    let charts = charts(pkg, &content)?;
     let shapes = shapes(&content, pkg.limits().max_xml_depth)
         .into_iter()
         .map(|(sheet, lines)| {
@@ -44,7 +51,54 @@ pub(super) fn extras(pkg: &mut Package, headers: bool) -> Result<Extras, ApiErro
     } else {
         HashMap::new()
     };
-    Ok(Extras { shapes, printed })
+    Ok(Extras {
+        charts,
+        shapes,
+        printed,
+    })
+}
+
+/// By sheet name, the text of each chart drawn on it: an embedded object (`draw:object`,
+/// its own `content.xml` in the package) that is a chart. An object outside the package
+/// (an address, a path up) or whose part is not a chart, or cannot be read, is left out:
+/// it costs its own text, never the workbook's.
+fn charts(pkg: &mut Package, xml: &[u8]) -> Result<HashMap<String, Vec<String>>, ApiError> {
+    let depth = pkg.limits().max_xml_depth;
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    let mut pos = 0;
+    let mut read = 0;
+    while let Some(off) = memchr::memmem::find(&xml[pos..], b"<draw:object ") {
+        let at = pos + off;
+        pos = at + 1;
+        let Some(table) = memchr::memmem::rfind(&xml[..at], TABLE) else {
+            continue;
+        };
+        let (Some(sheet), Some(href)) = (
+            attr_value(&xml[table..at], b"table:name=\""),
+            attr_value(&xml[at..], b"xlink:href=\""),
+        ) else {
+            continue;
+        };
+        let folder = href.trim_start_matches("./").trim_end_matches('/');
+        if folder.is_empty()
+            || folder.contains(':')
+            || folder.starts_with('/')
+            || folder.split('/').any(|p| p == "..")
+        {
+            continue;
+        }
+        if read == MAX_CHARTS {
+            break;
+        }
+        read += 1;
+        let Ok(Some(part)) = pkg.read(&format!("{folder}/content.xml")) else {
+            continue;
+        };
+        if let Ok(Some(text)) = super::super::chart::read_odf(&part, depth) {
+            out.entry(sheet).or_default().push(text);
+        }
+    }
+    Ok(out)
 }
 
 /// At most this many lines are read from one sheet's shapes.
