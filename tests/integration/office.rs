@@ -732,7 +732,8 @@ async fn xlsx_comments_follow_the_rows_they_belong_to() {
 /// workbook's charts (BIFF chart substreams) the same: charts.xls, as LibreOffice writes
 /// it, caches none of its series, which are read from the cells they refer to (a pie's
 /// on another sheet than the one it is drawn on). An OpenDocument spreadsheet's charts
-/// (embedded chart objects, from their own table of data) the same.
+/// (embedded chart objects, from their own table of data) the same, and an OpenDocument
+/// text's (a chart block where its frame stands, not its table of data as a table).
 #[tokio::test]
 async fn charts_are_read_where_they_stand() {
     let app = TestApp::new().await;
@@ -742,6 +743,7 @@ async fn charts_are_read_where_they_stand() {
         "charts.xlsx",
         "charts.xls",
         "charts.ods",
+        "charts.odt",
     ] {
         let r = app
             .upload_and_read(name, &fixture(&format!("office/{name}")), json!({}))
@@ -829,6 +831,21 @@ async fn charts_are_read_where_they_stand() {
         .as_str()
         .unwrap()
         .contains("[Chart]\nCategory\tShare\nAlpha\t60\n"));
+    // In an OpenDocument text a chart is one `chart` block, as in Word.
+    let r = app
+        .upload_and_read(
+            "charts.odt",
+            &fixture("office/charts.odt"),
+            json!({"output": "json"}),
+        )
+        .await;
+    let kinds: Vec<&str> = r.json["document"]["units"][0]["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["paragraph", "chart", "paragraph"], "{}", r.json);
     // In Word a chart is a block: `mode: text` leaves it out, as it does tables.
     let id = app
         .upload_id("charts.docx", &fixture("office/charts.docx"))

@@ -49,7 +49,7 @@ fn read_content(
 const MAX_OBJECTS: usize = 64;
 
 /// Embedded objects' text where they stand (`draw:object`: a spreadsheet's tables, a
-/// chart's data), read from their own `content.xml` in the package with their own styles,
+/// chart as a chart block), read from their own `content.xml` in the package with their own styles,
 /// one level deep (objects inside objects are not opened). An object outside the package
 /// (an address, a path up), or whose parts cannot be read, is left out: it costs its own
 /// text, never the document's.
@@ -74,6 +74,17 @@ fn embed_objects(
         let Ok(Some(xml)) = pkg.read(&format!("{folder}/content.xml")) else {
             continue;
         };
+        // A chart: one chart block, as Word's and PowerPoint's charts are (its title and
+        // its own table of data, not that table as a table of the document).
+        if let Ok(Some(text)) = super::chart::read_odf(&xml, depth) {
+            let at = at.min(c.body.len());
+            for h in c.hidden.iter_mut().filter(|h| h.0 >= at) {
+                h.0 += 1;
+            }
+            c.body
+                .insert(at, (slide, notes, super::blocks::Block::Chart(text)));
+            continue;
+        }
         // Automatic style names (`T1`, `P1`) are the object's own, not the document's.
         let mut styles = Styles::default();
         if let Ok(Some(x)) = pkg.read(&format!("{folder}/styles.xml")) {
