@@ -733,7 +733,8 @@ async fn xlsx_comments_follow_the_rows_they_belong_to() {
 /// it, caches none of its series, which are read from the cells they refer to (a pie's
 /// on another sheet than the one it is drawn on). An OpenDocument spreadsheet's charts
 /// (embedded chart objects, from their own table of data) the same, and an OpenDocument
-/// text's (a chart block where its frame stands, not its table of data as a table).
+/// text's or presentation's (a chart block where its frame stands, not its table of data
+/// as a table).
 #[tokio::test]
 async fn charts_are_read_where_they_stand() {
     let app = TestApp::new().await;
@@ -744,6 +745,7 @@ async fn charts_are_read_where_they_stand() {
         "charts.xls",
         "charts.ods",
         "charts.odt",
+        "charts.odp",
     ] {
         let r = app
             .upload_and_read(name, &fixture(&format!("office/{name}")), json!({}))
