@@ -224,10 +224,11 @@ pub fn read_odf(xml: &[u8], depth: usize) -> Result<Option<String>, ApiError> {
         .max()
         .unwrap_or(0)
         .max(names.len());
+    // The categories once, on the first series (`render` takes them from there).
     let series = (first..width)
         .map(|c| Series {
             name: names.get(c).cloned().unwrap_or_default(),
-            cats: if header_col {
+            cats: if header_col && c == first {
                 rows.iter()
                     .enumerate()
                     .filter_map(|(i, r)| Some((i, r.first()?.clone())))

@@ -172,6 +172,21 @@ struct ChartRead {
 }
 
 impl ChartRead {
+    /// A chart substream opened at BOF `depth`, shown on `owner`'s sheet.
+    fn new(depth: u32, owner: Option<String>) -> Self {
+        Self {
+            depth,
+            owner,
+            chart: chart::Chart::default(),
+            refs: Vec::new(),
+            level: 0,
+            series_at: None,
+            label: None,
+            brai: 0xFF,
+            cache: 0,
+        }
+    }
+
     /// One of its records (BOF and EOF aside).
     fn record(&mut self, kind: u16, rec: &[u8], points: &mut usize) {
         let u16_at = |i: usize| rec.get(i..i + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
@@ -333,17 +348,7 @@ fn read_stream(path: &Path) -> Option<Stream> {
                     } else {
                         current.clone()
                     };
-                    chart = Some(ChartRead {
-                        depth,
-                        owner,
-                        chart: chart::Chart::default(),
-                        refs: Vec::new(),
-                        level: 0,
-                        series_at: None,
-                        label: None,
-                        brai: 0xFF,
-                        cache: 0,
-                    });
+                    chart = Some(ChartRead::new(depth, owner));
                 }
                 if depth == 1 && dt == 0x0010 {
                     if by_xf.is_empty() {
@@ -670,17 +675,7 @@ mod tests {
             let sheets: Vec<&str> = p.refs.iter().map(|r| r.sheet.as_str()).collect();
             assert_eq!(sheets, if own { vec!["Data"] } else { vec![] }, "{book:?}");
         }
-        let mut c = ChartRead {
-            depth: 1,
-            owner: None,
-            chart: chart::Chart::default(),
-            refs: Vec::new(),
-            level: 0,
-            series_at: None,
-            label: None,
-            brai: 0xFF,
-            cache: 0,
-        };
+        let mut c = ChartRead::new(1, None);
         let mut points = MAX_POINTS - 1;
         for r in &records {
             let kind = u16::from_le_bytes([r[0], r[1]]);

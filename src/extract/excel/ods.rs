@@ -79,14 +79,9 @@ fn charts(pkg: &mut Package, xml: &[u8]) -> Result<HashMap<String, Vec<String>>,
         ) else {
             continue;
         };
-        let folder = href.trim_start_matches("./").trim_end_matches('/');
-        if folder.is_empty()
-            || folder.contains(':')
-            || folder.starts_with('/')
-            || folder.split('/').any(|p| p == "..")
-        {
+        let Some(folder) = super::super::odf::object_folder(&href) else {
             continue;
-        }
+        };
         if read == MAX_CHARTS {
             break;
         }
