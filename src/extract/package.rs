@@ -251,3 +251,15 @@ pub fn resolve(base_dir: &str, target: &str) -> String {
     }
     parts.join("/")
 }
+
+/// The package folder an embedded object's `xlink:href` names (OpenDocument: `./Object 1`
+/// → `Object 1`), or `None` for one outside the package: an address, an absolute path, a
+/// path up.
+pub fn object_folder(href: &str) -> Option<&str> {
+    let folder = href.trim_start_matches("./").trim_end_matches('/');
+    let outside = folder.is_empty()
+        || folder.contains(':')
+        || folder.starts_with('/')
+        || folder.split('/').any(|p| p == "..");
+    (!outside).then_some(folder)
+}

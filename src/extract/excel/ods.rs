@@ -79,7 +79,7 @@ fn charts(pkg: &mut Package, xml: &[u8]) -> Result<HashMap<String, Vec<String>>,
         ) else {
             continue;
         };
-        let Some(folder) = super::super::odf::object_folder(&href) else {
+        let Some(folder) = super::super::package::object_folder(&href) else {
             continue;
         };
         if read == MAX_CHARTS {

@@ -45,18 +45,6 @@ fn read_content(
     Ok((parsed, styles_xml))
 }
 
-/// The package folder an embedded object's `xlink:href` names (`./Object 1` →
-/// `Object 1`), or `None` for one outside the package: an address, an absolute path, a
-/// path up.
-pub(crate) fn object_folder(href: &str) -> Option<&str> {
-    let folder = href.trim_start_matches("./").trim_end_matches('/');
-    let outside = folder.is_empty()
-        || folder.contains(':')
-        || folder.starts_with('/')
-        || folder.split('/').any(|p| p == "..");
-    (!outside).then_some(folder)
-}
-
 /// At most this many embedded objects are read into a document.
 const MAX_OBJECTS: usize = 64;
 
@@ -75,7 +63,7 @@ fn embed_objects(
     let mut sides: Vec<(Vec<_>, Vec<_>, Vec<_>)> = Vec::new();
     // From the last: an object's blocks do not move the places of those before it.
     for (at, slide, notes, href) in objects.into_iter().take(MAX_OBJECTS).rev() {
-        let Some(folder) = object_folder(&href) else {
+        let Some(folder) = super::package::object_folder(&href) else {
             continue;
         };
         let Ok(Some(xml)) = pkg.read(&format!("{folder}/content.xml")) else {
