@@ -544,6 +544,43 @@ async fn fonts_that_cannot_be_recovered_go_to_ocr() {
     }
 }
 
+/// Issue #43: a Type3 font without a Unicode map (its codes given in order of use, names
+/// in `/Encoding /Differences`) reads through its glyph names: the Adobe Glyph List,
+/// `uniXXXX`, ligature components, a suffix; code 32 named `H` is an H. Two fonts on one
+/// page with the same codes are told apart (by their widths), a third is drawn in a form,
+/// and every font dictionary is in an object stream. From the text layer, no OCR, in
+/// every output and with hidden text marked. Before: PDFium's codes (`\u{1}+1%8#…`),
+/// judged garbled, and OCR of the glyphs (`“ quot ed" … caf é A`).
+#[tokio::test]
+async fn type3_fonts_read_through_their_glyph_names() {
+    let app = TestApp::new().await;
+    let want = String::from_utf8(fixture("pdf/type3_differences.txt")).unwrap();
+    let pages: Vec<&str> = want.trim_end().split("\n\n").collect();
+    let expected = format!("--- Page 1 ---\n{}\n--- Page 2 ---\n{}\n", pages[0], pages[1]);
+    for opts in [
+        json!({}),
+        json!({"ocr": "none"}),
+        json!({"hidden_text": "mark"}),
+    ] {
+        let r = read_fixture(&app, "type3_differences.pdf", opts.clone()).await;
+        assert_eq!(r.status, 200, "{opts}: {}", r.json);
+        assert_eq!(r.json["text"], expected, "{opts}");
+        assert_eq!(r.json["pages_ocr"], json!([]), "{opts}: {}", r.json);
+    }
+    for output in ["markdown", "json"] {
+        let r = read_fixture(&app, "type3_differences.pdf", json!({"output": output})).await;
+        assert_eq!(r.status, 200, "{output}: {}", r.json);
+        let text = r.json["text"].as_str().unwrap();
+        for line in pages.iter().flat_map(|p| p.lines()) {
+            assert!(text.contains(line), "{output}: {line:?} in {text}");
+        }
+    }
+    // A query finds the words, on their page.
+    let r = read_fixture(&app, "type3_differences.pdf", json!({"query": "café"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(r.json["text"].as_str().unwrap().contains("café"), "{}", r.json);
+}
+
 /// Issue #43: PDFium's U+0002 line-end hyphen never reaches a reader; the word it split is
 /// whole again, a real hyphen stays, in the text, Markdown and a query alike.
 #[tokio::test]

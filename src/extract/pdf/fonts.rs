@@ -19,6 +19,7 @@ use std::collections::HashMap;
 
 use pdfium_render::prelude::*;
 
+use super::differences::{CodeMap, PageFonts};
 use super::text::Owner;
 
 /// Whether a page's text might come from codes read as characters: C0 control characters
@@ -47,6 +48,11 @@ struct Char {
     x: f32,
     /// Which font (index into the fonts found), none for generated characters.
     font: Option<usize>,
+    /// Its text object's box (by its bits), for the characters of a Type3 font: one text
+    /// object draws with one font.
+    object: Option<[u32; 4]>,
+    /// Its advance for a font size of 1 (PDFium's loose box), for a Type3 font's.
+    advance: Option<f32>,
     /// Tight box width and height, in points.
     size: Option<(f32, f32)>,
     font_size: f32,
@@ -114,16 +120,26 @@ fn is_private_or_compat(c: char) -> bool {
 /// The page's text with the codes of fonts that have no Unicode map turned back into
 /// characters through each font's own `cmap`; `None` when no font needed it or none could
 /// be recovered with confidence.
-pub(super) fn recover(layer: &PdfPageText<'_>) -> Option<String> {
-    recover_with(layer, &|_| None).map(|chars| chars.into_iter().map(|c| c.0).collect())
+pub(super) fn recover(layer: &PdfPageText<'_>, type3: PageFonts<'_>) -> Option<String> {
+    recover_with(layer, &|_| None, type3).map(|chars| chars.into_iter().map(|c| c.0).collect())
 }
 
-/// `recover`, each character with its `owner` (the hidden finding it belongs to).
+/// A font of the page, as far as recovery goes.
+struct Font {
+    /// Its embedded program's `cmap`, inverted.
+    inverse: Option<Inverse>,
+    /// Embedded without a program: a Type3 font (its glyphs are drawings in the PDF).
+    type3: bool,
+}
+
+/// `recover`, each character with its `owner` (the hidden finding it belongs to); the
+/// codes of Type3 fonts through the glyph names of the page's Type3 fonts (`type3`).
 pub(super) fn recover_with(
     layer: &PdfPageText<'_>,
     owner: &dyn Fn(&PdfPageTextChar<'_>) -> Owner,
+    type3: PageFonts<'_>,
 ) -> Option<Vec<(char, Owner)>> {
-    let mut fonts: Vec<Option<Inverse>> = Vec::new();
+    let mut fonts: Vec<Font> = Vec::new();
     let mut font_index: HashMap<String, usize> = HashMap::new();
     let mut chars = Vec::new();
     for c in layer.chars().iter() {
@@ -136,12 +152,19 @@ pub(super) fn recover_with(
             let i = match font_index.get(&name) {
                 Some(&i) => i,
                 None => {
-                    let inv = c
+                    let (data, embedded) = c
                         .text_object()
                         .ok()
-                        .and_then(|o| o.font().data().ok())
-                        .and_then(|d| Inverse::of(&d));
-                    fonts.push(inv);
+                        .map(|o| {
+                            let font = o.font();
+                            (font.data().ok(), font.is_embedded().unwrap_or(false))
+                        })
+                        .unwrap_or((None, false));
+                    let program = data.filter(|d| !d.is_empty());
+                    fonts.push(Font {
+                        type3: embedded && program.is_none(),
+                        inverse: program.and_then(|d| Inverse::of(&d)),
+                    });
                     font_index.insert(name, fonts.len() - 1);
                     fonts.len() - 1
                 }
@@ -153,27 +176,63 @@ pub(super) fn recover_with(
             .ok()
             .map(|r| (r.width().value, r.height().value))
             .filter(|(w, h)| *w > 0.0 && *h > 0.0);
+        let font_size = c.scaled_font_size().value;
+        let (object, advance) = match font {
+            Some(f) if fonts[f].type3 => (
+                c.text_object()
+                    .ok()
+                    .and_then(|o| o.bounds().ok())
+                    .map(|q| [q.left(), q.bottom(), q.right(), q.top()].map(|v| v.value.to_bits())),
+                c.loose_bounds()
+                    .ok()
+                    .filter(|_| font_size > 0.0)
+                    .map(|r| r.width().value / font_size),
+            ),
+            _ => (None, None),
+        };
         chars.push(Char {
             owner: owner(&c),
             code: c.unicode_value(),
             generated,
             x,
             font,
+            object,
+            advance,
             size,
-            font_size: c.scaled_font_size().value,
+            font_size,
         });
     }
+    let maps = if fonts.iter().any(|f| f.type3) {
+        type3.type3()
+    } else {
+        Vec::new()
+    };
+    let named = named_codes(&chars, &maps);
     let recovered: Vec<bool> = (0..fonts.len())
-        .map(|f| font_needs_and_allows_recovery(&chars, f, fonts[f].as_ref()))
+        .map(|f| {
+            if fonts[f].type3 {
+                type3_recovered(&chars, f, &named)
+            } else {
+                font_needs_and_allows_recovery(&chars, f, fonts[f].inverse.as_ref())
+            }
+        })
         .collect();
     if !recovered.iter().any(|r| *r) {
         return None;
     }
     // Characters, and whether each came from a recovered font.
     let mut out: Vec<(char, f32, bool, Owner)> = Vec::with_capacity(chars.len());
-    for c in &chars {
+    for (k, c) in chars.iter().enumerate() {
         let from = c.font.filter(|f| recovered[*f]);
-        let ch = match (from, c.font.and_then(|f| fonts[f].as_ref())) {
+        if from.is_some_and(|f| fonts[f].type3) {
+            // A glyph name's text (one or more characters), kept in PDFium's order.
+            match named.get(k).copied().flatten() {
+                Some(text) => out.extend(text.chars().map(|ch| (ch, c.x, false, c.owner))),
+                None => out.push(('\u{FFFD}', c.x, false, c.owner)),
+            }
+            continue;
+        }
+        let ch = match (from, c.font.and_then(|f| fonts[f].inverse.as_ref())) {
             (Some(_), Some(inv)) => u16::try_from(c.code)
                 .ok()
                 .and_then(|g| inv.by_glyph.get(&g).copied())
@@ -188,6 +247,61 @@ pub(super) fn recover_with(
         out.push((ch, x, from.is_some(), c.owner));
     }
     Some(in_reading_order(out))
+}
+
+/// Each character's text through the glyph names of the Type3 font its text object draws
+/// with (indexed as `chars`): for each text object, of the page's Type3 fonts, the one
+/// whose names give text for most of its codes and whose advances agree with the ones
+/// PDFium measured for most of them.
+fn named_codes<'m>(chars: &[Char], maps: &'m [CodeMap]) -> Vec<Option<&'m str>> {
+    let mut named = vec![None; chars.len()];
+    if maps.is_empty() {
+        return named;
+    }
+    let mut objects: HashMap<[u32; 4], Vec<usize>> = HashMap::new();
+    for (k, c) in chars.iter().enumerate() {
+        if let Some(o) = c.object {
+            objects.entry(o).or_default().push(k);
+        }
+    }
+    for members in objects.values() {
+        let score = |m: &CodeMap| {
+            members
+                .iter()
+                .map(|&k| {
+                    let c = &chars[k];
+                    let text = usize::from(m.text(c.code).is_some());
+                    let width = match (m.width(c.code), c.advance) {
+                        (Some(w), Some(a)) => usize::from((w - a).abs() <= 0.02 * w.max(0.05)),
+                        _ => 0,
+                    };
+                    2 * text + width
+                })
+                .sum::<usize>()
+        };
+        let Some(best) = maps.iter().max_by_key(|m| score(m)) else {
+            continue;
+        };
+        for &k in members {
+            named[k] = best.text(chars[k].code);
+        }
+    }
+    named
+}
+
+/// Whether a Type3 font's characters read through glyph names: at least 80 % of them
+/// have a name that gives text.
+fn type3_recovered(chars: &[Char], font: usize, named: &[Option<&str>]) -> bool {
+    let (mut all, mut read) = (0usize, 0usize);
+    for (k, _) in chars
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.font == Some(font))
+    {
+        all += 1;
+        read += usize::from(named.get(k).copied().flatten().is_some());
+    }
+    all > 0 && read * 10 >= all * 8
 }
 
 /// Whether a font's characters are codes, not text, and the font's `cmap` inverted turns

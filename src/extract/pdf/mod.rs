@@ -8,13 +8,16 @@
 
 mod annotations;
 mod columns;
+mod differences;
 mod fonts;
 mod furniture;
 mod geometry;
+mod glyph_names;
 mod headings;
 mod hidden;
 mod layers;
 mod lines;
+mod objects;
 mod paragraphs;
 mod pdfium;
 mod render;
@@ -83,6 +86,7 @@ impl Extractor for PdfExtractor {
             outline,
             layers,
             scan_layer: scan_layer::LayerCheck::new(settings_ocr_on),
+            type3: differences::Lazy::new(&input.path),
         };
         let mut read = read_pages(&doc, &job)?;
         let hidden: Vec<(u64, Vec<hidden::PageHidden>)> = read
@@ -180,6 +184,8 @@ struct Job<'a> {
     layers: Option<layers::Layers>,
     /// What checking scans' text layers against their images may do in this read.
     scan_layer: scan_layer::LayerCheck,
+    /// The document's Type3 fonts, read from its file when a page needs them.
+    type3: differences::Lazy,
 }
 
 impl Job<'_> {
@@ -414,27 +420,47 @@ fn read_page(
     if let Some(layers) = &job.layers {
         hidden.extend(layers.hidden((number - 1) as i32));
     }
-    text::repair_hidden_texts(&layer, &mut hidden);
+    let type3 = differences::PageFonts::new(&job.type3, (number - 1) as usize);
+    text::repair_hidden_texts(&layer, &mut hidden, type3);
     hidden.extend(text::hidden_form_fields(page));
     // Marked or dropped on request: the characters of the text objects no one sees.
     let unseen = text::HiddenBoxes::new(&hidden, hidden::PageHidden::unseen);
-    let (mut text, mended) = match settings.hidden_text {
-        options::HiddenText::Keep => text::native_text(page, &layer),
-        _ if unseen.is_empty() => text::native_text(page, &layer),
+    let native = |type3: differences::PageFonts<'_>| match settings.hidden_text {
+        options::HiddenText::Keep => text::native_text(page, &layer, type3),
+        _ if unseen.is_empty() => text::native_text(page, &layer, type3),
         mode => (
-            text::native_text_hiding(page, &layer, &unseen, mode == options::HiddenText::Mark),
+            text::native_text_hiding(
+                page,
+                &layer,
+                &unseen,
+                mode == options::HiddenText::Mark,
+                type3,
+            ),
             None,
         ),
     };
-    let need = match settings.choice {
+    let (mut text, mut mended) = native(type3);
+    let judge = |text: &str| match settings.choice {
         OcrChoice::Force => Some(OcrReason::Forced),
-        _ => assess(&text, settings.min_text, || text::has_images(page)),
+        _ => assess(text, settings.min_text, || text::has_images(page)),
     };
+    let mut need = judge(&text);
+    if need == Some(OcrReason::GarbledText) {
+        // Codes that look like text (a Type3 font's codes from 32 up) pass the cheap check
+        // `fonts` makes on every page; once the page is judged garbled, its fonts are
+        // looked at whatever the text looks like, and their reading kept when it is not.
+        let forced = type3.forced();
+        let (again, again_mended) = native(forced);
+        let verdict = judge(&again);
+        if verdict != Some(OcrReason::GarbledText) {
+            text::repair_hidden_texts(&layer, &mut hidden, forced);
+            (text, mended, need) = (again, again_mended, verdict);
+        }
+    }
     // The native text's blocks; OCR, when it runs, replaces them. A garbled layer's too
     // (rare): OCR may find it was text after all (`Page::set_ocr`).
     let layered = matches!(need, None | Some(OcrReason::GarbledText));
     // Lines read column after column (`columns`) are the lines the paragraphs measure.
-    let mut mended = mended;
     let blocks = if settings.json && layered {
         let (blocks, columns) = page_blocks(page, number, &text, &job.outline, frame);
         mended = columns.or(mended);

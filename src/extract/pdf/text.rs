@@ -4,6 +4,7 @@
 
 use pdfium_render::prelude::*;
 
+use super::differences::PageFonts;
 use super::hidden::PageHidden;
 use super::{fonts, lines};
 use crate::error::{ApiError, ErrorCode};
@@ -20,8 +21,9 @@ pub(super) fn layer<'a>(page: &'a PdfPage<'_>) -> Result<PdfPageText<'a>, ApiErr
 pub(super) fn native_text(
     page: &PdfPage<'_>,
     layer: &PdfPageText<'_>,
+    type3: PageFonts<'_>,
 ) -> (String, Option<Vec<lines::Line>>) {
-    let (text, mended) = page_text(layer);
+    let (text, mended) = page_text(layer, type3);
     (with_fields(page, text), mended)
 }
 
@@ -78,11 +80,15 @@ impl HiddenBoxes {
 /// The page's characters, each with its hidden finding, repaired as `page_text` repairs
 /// the text (a font without a Unicode map read through its cmap, right-to-left runs put
 /// in logical order).
-fn owned_chars(layer: &PdfPageText<'_>, boxes: &HiddenBoxes) -> Vec<(char, Owner)> {
+fn owned_chars(
+    layer: &PdfPageText<'_>,
+    boxes: &HiddenBoxes,
+    type3: PageFonts<'_>,
+) -> Vec<(char, Owner)> {
     let owner = |c: &PdfPageTextChar<'_>| boxes.of(c);
     let plain = layer.inside_rect(everywhere());
-    if fonts::suspect(&plain) {
-        if let Some(chars) = fonts::recover_with(layer, &owner) {
+    if fonts::suspect(&plain) || type3.is_forced() {
+        if let Some(chars) = fonts::recover_with(layer, &owner, type3) {
             return chars;
         }
     }
@@ -118,13 +124,18 @@ fn owned_chars(layer: &PdfPageText<'_>, boxes: &HiddenBoxes) -> Vec<(char, Owner
 /// On a page whose font has no Unicode map, the findings' text as the cmap repair reads
 /// it (PDFium's text of their objects is the font's codes): each finding's characters, a
 /// space between runs.
-pub(super) fn repair_hidden_texts(layer: &PdfPageText<'_>, found: &mut [PageHidden]) {
+pub(super) fn repair_hidden_texts(
+    layer: &PdfPageText<'_>,
+    found: &mut [PageHidden],
+    type3: PageFonts<'_>,
+) {
     // Two texts on one spot are listed as `a | b`; the others are runs of characters.
     let boxes = HiddenBoxes::new(found, PageHidden::unseen);
-    if boxes.is_empty() || !fonts::suspect(&layer.inside_rect(everywhere())) {
+    if boxes.is_empty() || !(type3.is_forced() || fonts::suspect(&layer.inside_rect(everywhere())))
+    {
         return;
     }
-    let Some(chars) = fonts::recover_with(layer, &|c| boxes.of(c)) else {
+    let Some(chars) = fonts::recover_with(layer, &|c| boxes.of(c), type3) else {
         return;
     };
     let mut texts = vec![String::new(); found.len()];
@@ -155,8 +166,9 @@ pub(super) fn native_text_hiding(
     layer: &PdfPageText<'_>,
     hidden: &HiddenBoxes,
     mark: bool,
+    type3: PageFonts<'_>,
 ) -> String {
-    let chars = owned_chars(layer, hidden)
+    let chars = owned_chars(layer, hidden, type3)
         .into_iter()
         .map(|(c, owner)| (c, owner.is_some()));
     let mut out = String::with_capacity(chars.len());
@@ -266,7 +278,7 @@ fn everywhere() -> PdfRect {
 
 /// The page's text layer, all of it, with `\n` line breaks; and its lines as
 /// `lines::mend` mended them (none where nothing needed mending: PDFium's text is it).
-fn page_text(layer: &PdfPageText<'_>) -> (String, Option<Vec<lines::Line>>) {
+fn page_text(layer: &PdfPageText<'_>, type3: PageFonts<'_>) -> (String, Option<Vec<lines::Line>>) {
     // `all()` keeps only text inside the page-size rectangle anchored at the origin, which
     // drops whole pages whose MediaBox starts elsewhere; ask for everything instead.
     let mut text = layer.inside_rect(everywhere());
@@ -275,8 +287,8 @@ fn page_text(layer: &PdfPageText<'_>) -> (String, Option<Vec<lines::Line>>) {
         // surrogate; rebuild it character by character instead.
         text = char_by_char(layer);
     }
-    if fonts::suspect(&text) {
-        if let Some(recovered) = fonts::recover(layer) {
+    if type3.is_forced() || fonts::suspect(&text) {
+        if let Some(recovered) = fonts::recover(layer, type3) {
             tracing::debug!("text of a font without a Unicode map recovered from its cmap");
             return (recovered.replace('\0', "\n"), None);
         }
