@@ -556,7 +556,10 @@ async fn type3_fonts_read_through_their_glyph_names() {
     let app = TestApp::new().await;
     let want = String::from_utf8(fixture("pdf/type3_differences.txt")).unwrap();
     let pages: Vec<&str> = want.trim_end().split("\n\n").collect();
-    let expected = format!("--- Page 1 ---\n{}\n--- Page 2 ---\n{}\n", pages[0], pages[1]);
+    let expected = format!(
+        "--- Page 1 ---\n{}\n--- Page 2 ---\n{}\n",
+        pages[0], pages[1]
+    );
     for opts in [
         json!({}),
         json!({"ocr": "none"}),
@@ -578,7 +581,11 @@ async fn type3_fonts_read_through_their_glyph_names() {
     // A query finds the words, on their page.
     let r = read_fixture(&app, "type3_differences.pdf", json!({"query": "café"})).await;
     assert_eq!(r.status, 200, "{}", r.json);
-    assert!(r.json["text"].as_str().unwrap().contains("café"), "{}", r.json);
+    assert!(
+        r.json["text"].as_str().unwrap().contains("café"),
+        "{}",
+        r.json
+    );
 }
 
 /// Issue #43: PDFium's U+0002 line-end hyphen never reaches a reader; the word it split is

@@ -140,25 +140,39 @@ struct Document {
     objects: Objects,
     /// Each page's resources (its own or inherited), in page order.
     resources: Vec<Obj>,
+    /// The tree gave as many pages as PDFium counts: page `k` here is PDFium's page `k`.
+    aligned: bool,
 }
 
 impl Document {
-    fn open(path: &std::path::Path) -> Option<Self> {
+    fn open(path: &std::path::Path, pages: usize) -> Option<Self> {
         let objects = Objects::open(path)?;
         let catalog = objects.resolve(&Obj::Ref(objects.root()?));
         let tree = catalog.as_dict()?.get(b"Pages")?.clone();
         let mut resources = Vec::new();
         let mut seen = HashSet::new();
         walk(&objects, &tree, None, 0, &mut seen, &mut resources);
-        Some(Self { objects, resources })
+        Some(Self {
+            aligned: resources.len() == pages,
+            objects,
+            resources,
+        })
     }
 
-    /// The Type3 fonts (with glyph names) a page draws with, directly or in its forms.
+    /// The Type3 fonts (with glyph names) a page draws with, directly or in its forms;
+    /// every page's when the tree read here does not match PDFium's (a damaged tree PDFium
+    /// repaired its own way): the names and widths still pick each text object's font.
     fn page(&self, index: usize) -> Vec<CodeMap> {
         let mut maps = Vec::new();
         let mut seen = HashSet::new();
-        if let Some(r) = self.resources.get(index) {
-            self.fonts_of(r, 0, &mut seen, &mut maps);
+        if self.aligned {
+            if let Some(r) = self.resources.get(index) {
+                self.fonts_of(r, 0, &mut seen, &mut maps);
+            }
+        } else {
+            for r in &self.resources {
+                self.fonts_of(r, 0, &mut seen, &mut maps);
+            }
         }
         maps
     }
@@ -248,13 +262,16 @@ fn walk(
 /// A document's Type3 fonts, read from its file the first time a page asks.
 pub(super) struct Lazy {
     path: PathBuf,
+    /// Pages PDFium counts.
+    pages: usize,
     doc: OnceLock<Option<Document>>,
 }
 
 impl Lazy {
-    pub(super) fn new(path: &std::path::Path) -> Self {
+    pub(super) fn new(path: &std::path::Path, pages: usize) -> Self {
         Self {
             path: path.to_path_buf(),
+            pages,
             doc: OnceLock::new(),
         }
     }
@@ -295,7 +312,7 @@ impl<'a> PageFonts<'a> {
     pub(super) fn type3(&self) -> Vec<CodeMap> {
         self.doc
             .doc
-            .get_or_init(|| Document::open(&self.doc.path))
+            .get_or_init(|| Document::open(&self.doc.path, self.doc.pages))
             .as_ref()
             .map(|d| d.page(self.index))
             .unwrap_or_default()
@@ -327,7 +344,11 @@ trailer << /Root 1 0 R >>";
             &mut HashSet::new(),
             &mut resources,
         );
-        let doc = Document { objects, resources };
+        let doc = Document {
+            objects,
+            resources,
+            aligned: true,
+        };
         // The font with a ToUnicode map is PDFium's to read; the other one's names.
         let maps = doc.page(0);
         assert_eq!(maps.len(), 1, "{maps:?}");
@@ -337,6 +358,12 @@ trailer << /Root 1 0 R >>";
         assert_eq!(maps[0].width(1), Some(0.5));
         assert_eq!(maps[0].width(2), Some(0.25));
         assert!(doc.page(1).is_empty());
+        // A tree that does not match PDFium's page count: every page's fonts.
+        let doc = Document {
+            aligned: false,
+            ..doc
+        };
+        assert_eq!(doc.page(7), maps);
     }
 
     #[test]

@@ -86,7 +86,7 @@ impl Extractor for PdfExtractor {
             outline,
             layers,
             scan_layer: scan_layer::LayerCheck::new(settings_ocr_on),
-            type3: differences::Lazy::new(&input.path),
+            type3: differences::Lazy::new(&input.path, total as usize),
         };
         let mut read = read_pages(&doc, &job)?;
         let hidden: Vec<(u64, Vec<hidden::PageHidden>)> = read
