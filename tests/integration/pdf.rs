@@ -544,6 +544,82 @@ async fn fonts_that_cannot_be_recovered_go_to_ocr() {
     }
 }
 
+/// Issue #44 item 3: a page's pictures are `figure` blocks in `json`, where they stand in
+/// the reading order (in their column), with the caption under or over them taken in; a
+/// small icon and a page-sized background are no figures, and plain text is as it was.
+/// Page 3's one line over a background went to OCR as sparse text and OCR read nothing:
+/// the layer's line is kept (before: the page came back empty).
+#[tokio::test]
+async fn figures_stand_in_the_reading_order_with_their_captions() {
+    let app = TestApp::new().await;
+    let r = read_fixture(&app, "figures.pdf", json!({"output": "json"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let units = r.json["document"]["units"].as_array().unwrap();
+    let shown: Vec<Vec<String>> = units
+        .iter()
+        .map(|u| {
+            u["blocks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| match b["kind"].as_str().unwrap() {
+                    "figure" => format!("[figure: {}]", b["caption"].as_str().unwrap_or("")),
+                    _ => b["text"].as_str().unwrap().to_string(),
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            vec![
+                "Field Notes",
+                "The survey team reached the northern ridge early in the morning and set up their instruments before the wind picked up.",
+                "[figure: Figure 1: Wind speed over the ridge, by hour.]",
+                "The readings were copied into the log book at the camp.",
+                "[figure: Chart 2. Readings against the archive.]",
+                "After the chart the notes go on to the next day.",
+            ],
+            vec![
+                "Left column first line of the notes and its second line, read before the right column starts at the top.",
+                "Right column first line of text above the picture of the cores.",
+                "[figure: Fig. 3. Soil cores by depth.]",
+                "Below the picture the right column goes on to its end.",
+            ],
+            vec!["Text over a background that fills the page."],
+        ],
+        "{}",
+        r.json["document"]
+    );
+    // The image's box, from the page's top-left corner (drawn at 50,590 240×140 on A4).
+    let figure = &units[0]["blocks"][2];
+    assert_eq!(figure["bbox"], json!([50.0, 112.0, 290.0, 252.0]));
+    // Plain text keeps every line, captions included, where they stand.
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("set up\ntheir instruments before the wind picked up.\nFigure 1: Wind"),
+        "{text}"
+    );
+    assert!(text.ends_with("--- Page 3 ---\nText over a background that fills the page.\n"));
+    assert_eq!(r.json["pages_ocr"], json!([]), "{}", r.json);
+    assert!(r.json["warnings"]
+        .to_string()
+        .contains("page 3: little text over pictures went to OCR"));
+    // Chunks carry the figure by its caption, once.
+    let r = read_fixture(&app, "figures.pdf", json!({"output": "chunks"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let chunks = r.json["chunks"].to_string();
+    assert_eq!(
+        chunks.matches("Figure 1: Wind speed").count(),
+        1,
+        "{chunks}"
+    );
+    assert!(
+        chunks.contains("[Figure: Fig. 3. Soil cores by depth.]"),
+        "{chunks}"
+    );
+}
+
 /// Issue #43: a Type3 font without a Unicode map (its codes given in order of use, names
 /// in `/Encoding /Differences`) reads through its glyph names: the Adobe Glyph List,
 /// `uniXXXX`, ligature components, a suffix; code 32 named `H` is an H. Two fonts on one

@@ -9,6 +9,7 @@
 mod annotations;
 mod columns;
 mod differences;
+mod figures;
 mod fonts;
 mod furniture;
 mod geometry;
@@ -234,8 +235,9 @@ struct Page {
     /// The annotations' sections, after the page's text whether it was read or OCR'd.
     notes: String,
     need: Option<OcrReason>,
-    /// The layer was judged garbled, but OCR read the same words: its text is kept.
-    layer_kept: bool,
+    /// The layer went to OCR, but was kept: judged garbled, OCR read the same words; or
+    /// sparse (a line over a picture), OCR read less than it holds.
+    layer_kept: Option<OcrReason>,
     /// Text objects a person does not see.
     hidden: Vec<hidden::PageHidden>,
     /// With `output: "json"`: the blocks of the page's native text (its headings, lines,
@@ -245,17 +247,26 @@ struct Page {
     /// With Markdown or `output: "json"`: its text layer's lines with their boxes, for
     /// paragraphs (made once the page furniture of every page read is known).
     geometry: paragraphs::Geometry,
+    /// With `output: "json"`: its figures' boxes (`figures::find`).
+    figures: Vec<[f32; 4]>,
 }
 
 impl Page {
     /// Put OCR's reading in place of the page's text, unless the page went to OCR only for
-    /// a layer that looked garbled and OCR read the same words (`verdict::ocr_confirms`):
-    /// the layer is then kept, exact where OCR errs, and the page counts as not OCR'd.
+    /// a layer that looked garbled and OCR read the same words (`verdict::ocr_confirms`),
+    /// or for a sparse layer and OCR read fewer characters than it holds (a line of text
+    /// over a picture with none): the layer is then kept (exact where OCR errs; nothing of
+    /// it lost), and the page counts as not OCR'd.
     fn set_ocr(&mut self, lines: Vec<ocr::OcrLine>) {
         let read = ocr::lines_to_text(&lines);
-        if self.need == Some(OcrReason::GarbledText) && verdict::ocr_confirms(&self.text, &read) {
-            self.need = None;
-            self.layer_kept = true;
+        let visible = |t: &str| t.chars().filter(|c| !c.is_whitespace()).count();
+        let keep = match self.need {
+            Some(OcrReason::GarbledText) => verdict::ocr_confirms(&self.text, &read),
+            Some(OcrReason::SparseText) => visible(&read) < visible(&self.text),
+            _ => false,
+        };
+        if keep {
+            self.layer_kept = self.need.take();
             return;
         }
         self.text = read;
@@ -361,18 +372,29 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
             "the deadline passed before any page was read",
         ));
     }
-    let kept: Vec<String> = out
-        .pages
-        .iter()
-        .filter(|p| p.layer_kept)
-        .map(|p| p.number.to_string())
-        .collect();
-    if !kept.is_empty() {
+    let kept = |why: OcrReason| -> Vec<String> {
+        out.pages
+            .iter()
+            .filter(|p| p.layer_kept == Some(why))
+            .map(|p| p.number.to_string())
+            .collect()
+    };
+    let (garbled, sparse) = (kept(OcrReason::GarbledText), kept(OcrReason::SparseText));
+    let plural = |k: &[String]| if k.len() == 1 { "" } else { "s" };
+    if !garbled.is_empty() {
         out.warnings.push(format!(
             "page{} {}: the text layer looked garbled, but OCR read the same words, so the \
              layer's own text is given (exact where OCR errs)",
-            if kept.len() == 1 { "" } else { "s" },
-            kept.join(", ")
+            plural(&garbled),
+            garbled.join(", ")
+        ));
+    }
+    if !sparse.is_empty() {
+        out.warnings.push(format!(
+            "page{} {}: little text over pictures went to OCR, which read less than the text \
+             layer holds, so the layer's own text is given",
+            plural(&sparse),
+            sparse.join(", ")
         ));
     }
     Ok(out)
@@ -457,9 +479,13 @@ fn read_page(
             (text, mended, need) = (again, again_mended, verdict);
         }
     }
-    // The native text's blocks; OCR, when it runs, replaces them. A garbled layer's too
-    // (rare): OCR may find it was text after all (`Page::set_ocr`).
-    let layered = matches!(need, None | Some(OcrReason::GarbledText));
+    // The native text's blocks; OCR, when it runs, replaces them. A garbled or sparse
+    // layer's too: OCR may find it was text after all, or read less than it holds
+    // (`Page::set_ocr`).
+    let layered = matches!(
+        need,
+        None | Some(OcrReason::GarbledText) | Some(OcrReason::SparseText)
+    );
     // Lines read column after column (`columns`) are the lines the paragraphs measure.
     let blocks = if settings.json && layered {
         let (blocks, columns) = page_blocks(page, number, &text, &job.outline, frame);
@@ -492,17 +518,22 @@ fn read_page(
         Some(frame) if layered => paragraphs::Geometry::read(&layer, frame, mended),
         _ => Default::default(),
     };
+    let figures = match frame {
+        Some(frame) if layered && settings.json => figures::find(page, frame),
+        _ => Vec::new(),
+    };
     Ok(Page {
         number,
         text,
         notes,
         need,
-        layer_kept: false,
+        layer_kept: None,
         ocr: None,
         hidden,
         blocks,
         note_blocks,
         geometry,
+        figures,
     })
 }
 

@@ -47,6 +47,11 @@ pub(super) struct Frame {
 }
 
 impl Frame {
+    /// The crop box's area, in square points.
+    pub(super) fn area(&self) -> f32 {
+        (self.r - self.l).abs() * (self.t - self.b).abs()
+    }
+
     pub(super) fn of(page: &PdfPage<'_>) -> Self {
         let quarters = match page.rotation() {
             Ok(PdfPageRenderRotation::Degrees90) => 1,

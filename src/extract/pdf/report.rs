@@ -110,10 +110,18 @@ pub(super) fn make_report(
             p.text = super::paragraphs::markdown(&p.geometry, &p.text);
         }
     }
+    // Figures, less the decorations repeated page after page.
+    let figures = if settings.json {
+        let found: Vec<&[[f32; 4]]> = pages.iter().map(|p| p.figures.as_slice()).collect();
+        super::figures::without_decorations(&found)
+    } else {
+        Vec::new()
+    };
     let document = settings.json.then(|| crate::model::Document {
         units: pages
             .iter()
-            .map(|p| {
+            .zip(figures.iter())
+            .map(|(p, figures)| {
                 let mut blocks = match &p.ocr {
                     Some(o) => ocr::blocks(&o.lines),
                     None if p.need == Some(OcrReason::GarbledText) => Vec::new(),
@@ -122,6 +130,10 @@ pub(super) fn make_report(
                 furniture.mark(&mut blocks);
                 if p.ocr.is_none() {
                     blocks = super::paragraphs::blocks(&p.geometry, blocks);
+                    // Not on a garbled layer left unread: what is text there is unknown.
+                    if p.need != Some(OcrReason::GarbledText) {
+                        blocks = super::figures::place(blocks, figures);
+                    }
                 }
                 blocks.extend(p.note_blocks.iter().cloned());
                 crate::model::UnitBlocks::new(
