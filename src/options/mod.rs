@@ -394,7 +394,7 @@ pub enum Output {
     Markdown,
     /// The typed document: `text` as plain text, and `document` with the units it shows,
     /// each with its blocks (headings, paragraphs, list items, tables with their cells,
-    /// notes, lines with their boxes).
+    /// figures with their captions, notes, lines with their boxes).
     Json,
     /// The typed document cut into chunks for retrieval: `text` as plain text, and in
     /// `chunks` pieces of at most `chunk_tokens` that follow headings, each with its heading
