@@ -293,8 +293,14 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Steps over `n` bytes, never past the end.
+    fn advance(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.b.len());
+    }
+
     /// A regular token's bytes (a number or keyword).
     fn token(&mut self) -> &'a [u8] {
+        self.pos = self.pos.min(self.b.len());
         let start = self.pos;
         while self
             .peek()
@@ -324,8 +330,8 @@ impl<'a> Lexer<'a> {
                 loop {
                     self.skip_space();
                     match self.peek()? {
-                        b'>' => {
-                            self.pos += 2;
+                        b'>' if self.b.get(self.pos + 1) == Some(&b'>') => {
+                            self.advance(2);
                             return Some(Obj::Dict(Dict(d)));
                         }
                         b'/' => {
@@ -349,7 +355,7 @@ impl<'a> Lexer<'a> {
                     .copied()
                     .filter(u8::is_ascii_hexdigit)
                     .collect();
-                self.pos += 1;
+                self.advance(1);
                 let digit = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
                 Some(Obj::Str(
                     hex.chunks(2)
@@ -553,6 +559,25 @@ mod tests {
             o.get(6),
             Obj::Array(vec![Obj::Name(b"Y".to_vec()), Obj::Str(b"z".to_vec())])
         );
+    }
+
+    #[test]
+    fn truncated_objects_end_without_reading_past_the_end() {
+        for pdf in [
+            &b"1 0 obj << /Type /ObjStm /N 1 /First 2 >"[..],
+            b"1 0 obj << /Type /ObjStm /N 1 /First 2 >>",
+            b"1 0 obj << /Type /ObjStm /N 1 /First 2 >> stream",
+            b"1 0 obj <41",
+            b"1 0 obj (unclosed \\",
+            b"1 0 obj /Name#4",
+            b"1 0 obj [1 0",
+        ] {
+            let o = Objects::parse(pdf.to_vec());
+            let _ = o.get(1);
+            let mut lx = Lexer::new(pdf, pdf.len() + 5);
+            assert_eq!(lx.value(0), None);
+            assert_eq!(lx.stream_data(None), None);
+        }
     }
 
     #[test]
