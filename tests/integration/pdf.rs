@@ -545,10 +545,12 @@ async fn fonts_that_cannot_be_recovered_go_to_ocr() {
 }
 
 /// Issue #44 item 3: a page's pictures are `figure` blocks in `json`, where they stand in
-/// the reading order (in their column), with the caption under or over them taken in; a
-/// small icon and a page-sized background are no figures, and plain text is as it was.
-/// Page 3's one line over a background went to OCR as sparse text and OCR read nothing:
-/// the layer's line is kept (before: the page came back empty).
+/// the reading order (in their column), with their caption taken in: a figure's under it
+/// (after the labels inside it), a table's over it. An image, a drawing in a form, a
+/// drawing made on the page itself; a small icon and a page-sized background are no
+/// figures, and plain text is as it was. Page 3's one line over a background went to OCR
+/// as sparse text and OCR read nothing: the layer's line is kept (before: the page came
+/// back empty).
 #[tokio::test]
 async fn figures_stand_in_the_reading_order_with_their_captions() {
     let app = TestApp::new().await;
@@ -577,11 +579,14 @@ async fn figures_stand_in_the_reading_order_with_their_captions() {
                 "The survey team reached the northern ridge early in the morning and set up their instruments before the wind picked up.",
                 "[figure: Figure 1: Wind speed over the ridge, by hour.]",
                 "The readings were copied into the log book at the camp.",
-                "[figure: Chart 2. Readings against the archive.]",
+                "[figure: Figure 2. Readings against the archive.]",
+                "km/h",
                 "After the chart the notes go on to the next day.",
             ],
             vec![
                 "Left column first line of the notes and its second line, read before the right column starts at the top.",
+                "[figure: Table 4. Cores kept at the camp.]",
+                "[figure: Figure 5. Drawn on the page itself.]",
                 "Right column first line of text above the picture of the cores.",
                 "[figure: Fig. 3. Soil cores by depth.]",
                 "Below the picture the right column goes on to its end.",

@@ -2,15 +2,17 @@
 //! a `figure` block where it stands in the reading order, with its caption (`Figure 2: …`,
 //! `Fig. 3.`, `Table 1`, `Abbildung 4`, `图 5` …) when one sits right under or over it.
 //!
-//! A picture is an image object, or a form XObject holding an image or a drawing (eight
-//! paths or more), at least `MIN_SIDE` points on each side and `MIN_SHARE` of the page;
-//! pictures that touch are one figure. One covering most of the page (`MAX_SHARE`: a
+//! A picture is an image object, a form XObject holding an image or a drawing (eight paths
+//! or more), or four paths or more with a curve or a slanted line drawn on the page that
+//! touch (a chart's lines and markers), at least `MIN_SIDE` points on each side and
+//! `MIN_SHARE` of the page; pictures that touch are one figure. One covering most of the page (`MAX_SHARE`: a
 //! scan under its own text layer, a background) is no figure. The caption moves into the
 //! figure (it is no paragraph of its own then); plain text and Markdown are as they were.
 
 use pdfium_render::prelude::*;
 
 use super::paragraphs::Frame;
+use super::tables::Bounds;
 use crate::model::{Block, Content};
 
 /// A figure is at least this many points wide and high (not a bullet, an icon, a rule).
@@ -21,25 +23,34 @@ const MIN_SHARE: f32 = 0.005;
 const MAX_SHARE: f32 = 0.85;
 /// A form XObject with this many paths is a drawing.
 const DRAWING_PATHS: usize = 8;
+/// Drawn straight on the page, this many paths with a curve or a slanted line that touch
+/// make a drawing (a chart's lines and markers; not a formula's radical or brace).
+const DRAWING_PIECES: usize = 4;
+/// … standing no more than this many points apart.
+const PIECES_APART: f32 = 8.0;
 /// Figures looked at on one page.
 const MAX_FIGURES: usize = 64;
 /// How far a caption may stand from its figure, in points.
 const CAPTION_GAP: f32 = 24.0;
-/// A picture under more text than this (characters of the blocks standing inside it) is
-/// a background or a frame, no figure (a chart's labels are short).
-const TEXT_INSIDE: usize = 200;
+/// A picture under a block of prose (this many characters or more), or under this much
+/// text in all, is a background or a frame, no figure (a diagram's labels are short).
+const PROSE_INSIDE: usize = 150;
+const TEXT_INSIDE: usize = 1_000;
 /// A picture in the same place (within this many points) on at least half the pages read,
 /// and three at least, is a decoration (a logo, a tab, a band), no figure.
 const SAME_PLACE: f32 = 4.0;
 
 /// The page's figures, as boxes of the page as shown (`[left, top, right, bottom]` from
-/// its top-left corner), top to bottom.
-pub(super) fn find(page: &PdfPage<'_>, frame: Frame) -> Vec<[f32; 4]> {
+/// its top-left corner), top to bottom. `drawn`: the page's pictures and its paths with a
+/// curve or a slanted line, in the page's space (`tables::find_with_art`).
+pub(super) fn find(page: &PdfPage<'_>, frame: Frame, drawn: &[Bounds]) -> Vec<[f32; 4]> {
     let area = frame.area();
     if area <= 0.0 {
         return Vec::new();
     }
-    let mut boxes: Vec<[f32; 4]> = Vec::new();
+    let shown = |(l, b, r, t): Bounds| frame.bbox((l, b, r, t));
+    // Each box with its weight: a picture makes a figure by itself, a drawn piece counts 1.
+    let mut boxes: Vec<([f32; 4], usize)> = Vec::new();
     for o in page.objects().iter() {
         if boxes.len() >= 4 * MAX_FIGURES {
             break;
@@ -63,17 +74,33 @@ pub(super) fn find(page: &PdfPage<'_>, frame: Frame) -> Vec<[f32; 4]> {
             continue;
         }
         let Ok(q) = o.bounds() else { continue };
-        let b = frame.bbox((
-            q.left().value,
-            q.bottom().value,
-            q.right().value,
-            q.top().value,
+        boxes.push((
+            shown((
+                q.left().value,
+                q.bottom().value,
+                q.right().value,
+                q.top().value,
+            )),
+            DRAWING_PIECES,
         ));
-        if b.iter().all(|v| v.is_finite()) {
-            boxes.push(b);
-        }
     }
-    let mut figures = merge(boxes);
+    // A drawing's pieces (a chart's lines and markers) stand apart by a few points; the
+    // pictures among `drawn` are the ones above, not pieces (images side by side stay
+    // figures of their own).
+    let same = |a: &[f32; 4], b: &[f32; 4]| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 0.5);
+    let pieces: Vec<([f32; 4], usize)> = drawn
+        .iter()
+        .map(|b| (shown(*b), 1))
+        .filter(|(b, _)| b.iter().all(|v| v.is_finite()))
+        .filter(|(b, _)| !boxes.iter().any(|(p, _)| same(p, b)))
+        .collect();
+    boxes.extend(merge(pieces, PIECES_APART));
+    boxes.retain(|(b, _)| b.iter().all(|v| v.is_finite()));
+    let mut figures: Vec<[f32; 4]> = merge(boxes, 2.0)
+        .into_iter()
+        .filter(|(_, weight)| *weight >= DRAWING_PIECES)
+        .map(|(b, _)| b)
+        .collect();
     figures.retain(|b| {
         let (w, h) = (b[2] - b[0], b[3] - b[1]);
         w >= MIN_SIDE && h >= MIN_SIDE && w * h >= MIN_SHARE * area && w * h <= MAX_SHARE * area
@@ -83,24 +110,26 @@ pub(super) fn find(page: &PdfPage<'_>, frame: Frame) -> Vec<[f32; 4]> {
     figures
 }
 
-/// Boxes that overlap or touch (within 2 points), joined.
-fn merge(mut boxes: Vec<[f32; 4]>) -> Vec<[f32; 4]> {
+/// Boxes that overlap or stand within `gap` points of each other, joined, their weights
+/// added.
+fn merge(mut boxes: Vec<([f32; 4], usize)>, gap: f32) -> Vec<([f32; 4], usize)> {
     let touch = |a: &[f32; 4], b: &[f32; 4]| {
-        a[0] <= b[2] + 2.0 && b[0] <= a[2] + 2.0 && a[1] <= b[3] + 2.0 && b[1] <= a[3] + 2.0
+        a[0] <= b[2] + gap && b[0] <= a[2] + gap && a[1] <= b[3] + gap && b[1] <= a[3] + gap
     };
-    let mut out: Vec<[f32; 4]> = Vec::new();
-    while let Some(mut b) = boxes.pop() {
+    let mut out: Vec<([f32; 4], usize)> = Vec::new();
+    while let Some((mut b, mut w)) = boxes.pop() {
         // Joining may make it touch one already out: take those back in.
-        while let Some(k) = out.iter().position(|o| touch(o, &b)) {
-            let o = out.swap_remove(k);
+        while let Some(k) = out.iter().position(|o| touch(&o.0, &b)) {
+            let (o, ow) = out.swap_remove(k);
             b = [
                 b[0].min(o[0]),
                 b[1].min(o[1]),
                 b[2].max(o[2]),
                 b[3].max(o[3]),
             ];
+            w += ow;
         }
-        out.push(b);
+        out.push((b, w));
     }
     out
 }
@@ -124,16 +153,20 @@ pub(super) fn without_decorations(pages: &[&[[f32; 4]]]) -> Vec<Vec<[f32; 4]>> {
         .collect()
 }
 
-/// Whether a paragraph is a caption by its start: a figure or table word and a number.
-fn caption(text: &str) -> bool {
+/// What a paragraph's start says it captions: `Some(true)` a table (`Table 1`, `Tabelle 2`,
+/// `表 3`: captions that stand over what they caption as often as under), `Some(false)` a
+/// figure (`Figure 2:`, `Fig. 3.`, `Abbildung 4`, `图 5`), `None` when it is no caption.
+fn caption(text: &str) -> Option<bool> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        regex::Regex::new(
-            r"^(?:(?i:figure|fig\.?|chart|diagram|graph|image|illustration|photo|plate|exhibit|map|scheme|table|abbildung|abb\.|tabelle|grafik|figura|tabla|tableau|рис\.?|рисунок|таблица)\s*(?:[0-9]+|[IVXLC]+)(?:[.:)\-–—]|\s|$)|(?:图|表|図)\s*[0-9０-９一二三四五六七八九十])",
-        )
-        .expect("a valid pattern")
-    })
-    .is_match(text.trim_start())
+    let m = RE
+        .get_or_init(|| {
+            regex::Regex::new(
+                r"^(?:(?i:(?P<table>table|tabelle|tabla|tableau|tabella|таблица|exhibit)|figure|fig\.?|chart|diagram|graph|image|illustration|photo|plate|map|scheme|abbildung|abb\.|grafik|figura|рис\.?|рисунок)\s*(?:[0-9]+|[IVXLC]+)(?:[.:)\-–—]|\s|$)|(?:(?P<cjk_table>表)|图|図)\s*[0-9０-９一二三四五六七八九十])",
+            )
+            .expect("a valid pattern")
+        })
+        .captures(text.trim_start())?;
+    Some(m.name("table").is_some() || m.name("cjk_table").is_some())
 }
 
 /// Characters of a main-flow block's text.
@@ -176,7 +209,7 @@ fn in_flow(b: &Block) -> Option<[f32; 4]> {
 /// caption right under it (or else right over it) taken in.
 pub(super) fn place(mut blocks: Vec<Block>, figures: &[[f32; 4]]) -> Vec<Block> {
     for f in figures {
-        let inside: usize = blocks
+        let inside: Vec<usize> = blocks
             .iter()
             .filter(|b| {
                 in_flow(b).is_some_and(|bb| {
@@ -185,8 +218,8 @@ pub(super) fn place(mut blocks: Vec<Block>, figures: &[[f32; 4]]) -> Vec<Block> 
                 })
             })
             .map(|b| text_length(&b.content))
-            .sum();
-        if inside > TEXT_INSIDE {
+            .collect();
+        if inside.iter().any(|n| *n >= PROSE_INSIDE) || inside.iter().sum::<usize>() > TEXT_INSIDE {
             continue;
         }
         let column = |b: &[f32; 4]| side_by_side_overlap(b, f);
@@ -206,17 +239,27 @@ pub(super) fn place(mut blocks: Vec<Block>, figures: &[[f32; 4]]) -> Vec<Block> 
                     .map(|k| k + 1)
             })
             .unwrap_or(0);
+        // Under the figure: the first block of its column that starts below the figure's
+        // bottom (its labels, inside it, come before). Over it: only a table's caption
+        // (a figure's stands under it; the one over it is the figure's before).
         let is_caption = |b: &Block, below: bool| {
             let Content::Paragraph { text } = &b.content else {
                 return false;
             };
             let Some(bb) = in_flow(b) else { return false };
             let gap = if below { bb[1] - f[3] } else { f[1] - bb[3] };
-            column(&bb) && (-2.0..=CAPTION_GAP).contains(&gap) && caption(text)
+            column(&bb)
+                && (-2.0..=CAPTION_GAP).contains(&gap)
+                && caption(text).is_some_and(|table| below || table)
         };
+        let under = blocks[at..]
+            .iter()
+            .position(|b| in_flow(b).is_some_and(|bb| column(&bb) && bb[1] >= f[3] - 2.0))
+            .map(|k| at + k)
+            .filter(|&k| is_caption(&blocks[k], true));
         let mut figure_at = at;
-        let caption_text = if blocks.get(at).is_some_and(|b| is_caption(b, true)) {
-            Some(blocks.remove(at))
+        let caption_text = if let Some(k) = under {
+            Some(blocks.remove(k))
         } else if at > 0 && is_caption(&blocks[at - 1], false) {
             figure_at = at - 1;
             Some(blocks.remove(at - 1))
@@ -245,6 +288,9 @@ mod tests {
 
     #[test]
     fn captions_by_their_start() {
+        assert_eq!(caption("Table 2. Counts"), Some(true));
+        assert_eq!(caption("表 3 数据"), Some(true));
+        assert_eq!(caption("Figure 2: Map"), Some(false));
         for t in [
             "Figure 1: Readings",
             "Fig. 2. Soil",
@@ -254,7 +300,7 @@ mod tests {
             "图 5 流程",
             "Рис. 6. Схема",
         ] {
-            assert!(caption(t), "{t}");
+            assert!(caption(t).is_some(), "{t}");
         }
         for t in [
             "Figures show the trend",
@@ -262,7 +308,7 @@ mod tests {
             "The figure 3 shows",
             "Mapping 2 fields",
         ] {
-            assert!(!caption(t), "{t}");
+            assert!(caption(t).is_none(), "{t}");
         }
     }
 
@@ -297,13 +343,18 @@ mod tests {
 
     #[test]
     fn touching_pictures_are_one_figure() {
-        let m = merge(vec![
-            [0.0, 0.0, 10.0, 10.0],
-            [50.0, 50.0, 60.0, 60.0],
-            [11.0, 0.0, 30.0, 10.0],
-            [29.0, 9.0, 49.0, 49.0],
-        ]);
-        assert_eq!(m, vec![[0.0, 0.0, 60.0, 60.0]]);
+        let m = merge(
+            vec![
+                ([0.0, 0.0, 10.0, 10.0], 1),
+                ([50.0, 50.0, 60.0, 60.0], 1),
+                ([11.0, 0.0, 30.0, 10.0], 4),
+                ([29.0, 9.0, 49.0, 49.0], 1),
+                ([200.0, 200.0, 300.0, 300.0], 1),
+            ],
+            2.0,
+        );
+        assert_eq!(m.len(), 2);
+        assert!(m.contains(&([0.0, 0.0, 60.0, 60.0], 7)), "{m:?}");
     }
 
     #[test]

@@ -487,9 +487,12 @@ fn read_page(
         None | Some(OcrReason::GarbledText) | Some(OcrReason::SparseText)
     );
     // Lines read column after column (`columns`) are the lines the paragraphs measure.
+    // Pictures and drawings (`tables::find_with_art`), for the figures.
+    let mut art = Vec::new();
     let blocks = if settings.json && layered {
-        let (blocks, columns) = page_blocks(page, number, &text, &job.outline, frame);
+        let (blocks, columns, drawn) = page_blocks(page, number, &text, &job.outline, frame);
         mended = columns.or(mended);
+        art = drawn;
         blocks
     } else {
         Vec::new()
@@ -519,7 +522,7 @@ fn read_page(
         _ => Default::default(),
     };
     let figures = match frame {
-        Some(frame) if layered && settings.json => figures::find(page, frame),
+        Some(frame) if layered && settings.json => figures::find(page, frame, &art),
         _ => Vec::new(),
     };
     Ok(Page {
@@ -547,7 +550,11 @@ fn page_blocks(
     text: &str,
     outline: &headings::Outline,
     frame: Option<paragraphs::Frame>,
-) -> (Vec<crate::model::Block>, Option<Vec<lines::Line>>) {
+) -> (
+    Vec<crate::model::Block>,
+    Option<Vec<lines::Line>>,
+    Vec<tables::Bounds>,
+) {
     use crate::model::{Block, Content};
     let clean = |s: &str| text::without_controls(s.trim()).into_owned();
     let mut out = Vec::new();
@@ -570,7 +577,8 @@ fn page_blocks(
         _ => text,
     };
     let mut columns = None;
-    match tables::find(page, body) {
+    let (found, art) = tables::find_with_art(page, body);
+    match found {
         Some(found) => {
             columns = found.lines;
             for p in found.pieces {
@@ -603,7 +611,7 @@ fn page_blocks(
             Some("form_fields"),
         ));
     }
-    (out, columns)
+    (out, columns, art)
 }
 
 /// The hidden text of the pages read as findings (a query read searched every page it

@@ -44,7 +44,7 @@ const MAX_RUNS: usize = 64;
 const MAX_TEXTS: usize = 20_000;
 
 /// A box on the page: left, bottom, right, top (points).
-type Bounds = (f32, f32, f32, f32);
+pub(super) type Bounds = (f32, f32, f32, f32);
 
 /// A rule: its position across, and the span along it.
 #[derive(Debug, Clone, Copy)]
@@ -118,15 +118,30 @@ pub(super) fn mark(page: &PdfPage<'_>, text: &str) -> Option<(String, Option<Vec
 /// prose columns drawn row by row. Every character of `text` is in a piece exactly once
 /// (the text pieces and the cells together hold all of its ink).
 pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Found> {
-    if page.rotation().ok()? != PdfPageRenderRotation::None {
-        return None;
+    find_with_art(page, text).0
+}
+
+/// `find`, and the page's pictures and drawings with a curve or a slanted line (in the
+/// page's space: the figures of `json` are made of them), from the same pass over the
+/// page's objects; none for a turned page or one of more path pieces than `MAX_SEGMENTS`.
+pub(super) fn find_with_art(page: &PdfPage<'_>, text: &str) -> (Option<Found>, Vec<Bounds>) {
+    if page.rotation().ok() != Some(PdfPageRenderRotation::None) {
+        return (None, Vec::new());
     }
+    let Some(marks) = marks(page) else {
+        return (None, Vec::new());
+    };
+    let art = marks.art.clone();
+    (find_in(page, text, marks), art)
+}
+
+fn find_in(page: &PdfPage<'_>, text: &str, marks: Marks) -> Option<Found> {
     let Marks {
         across,
         down,
         art,
         texts,
-    } = marks(page)?;
+    } = marks;
     let (groups, lone) = groups(across, down);
     let lone = paired(lone, page.height().value);
     // Tables without rules are looked for only where the page's text objects already
