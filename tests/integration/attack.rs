@@ -955,3 +955,57 @@ async fn page_image_etags_need_the_password() {
         .await;
     assert_eq!(again.status, 304);
 }
+
+/// An OpenDocument spreadsheet of a few KB holding hundreds of thousands of empty drawings
+/// (before any sheet, or inside a string cell): each drawing's sheet and cell are found by
+/// one forward pass over the part. A search back from every drawing made the 8 KB file
+/// below hold a worker for minutes, until the read's deadline passed.
+#[tokio::test]
+async fn a_sheet_of_empty_drawings_is_read_in_one_pass() {
+    fn ods(body: &str) -> Vec<u8> {
+        let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let stored = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        z.start_file("mimetype", stored).unwrap();
+        z.write_all(b"application/vnd.oasis.opendocument.spreadsheet")
+            .unwrap();
+        z.start_file("content.xml", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        z.write_all(format!(
+            r#"<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"><office:body><office:spreadsheet>{body}</office:spreadsheet></office:body></office:document-content>"#
+        ).as_bytes())
+        .unwrap();
+        z.start_file(
+            "META-INF/manifest.xml",
+            zip::write::SimpleFileOptions::default(),
+        )
+        .unwrap();
+        z.write_all(br#"<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/></manifest:manifest>"#)
+            .unwrap();
+        z.finish().unwrap().into_inner()
+    }
+    let app = TestApp::new().await;
+    let before_any_sheet = ods(&format!(
+        r#"{}<table:table table:name="S"><table:table-row><table:table-cell office:value-type="string"><text:p>kept</text:p></table:table-cell></table:table-row></table:table>"#,
+        "<draw:object/>".repeat(300_000)
+    ));
+    let in_a_string_cell = ods(&format!(
+        r#"<table:table table:name="S"><table:table-row><table:table-cell office:value-type="string"><text:p>kept</text:p>{}</table:table-cell></table:table-row></table:table>"#,
+        "<draw:frame/>".repeat(300_000)
+    ));
+    for (name, bytes) in [
+        ("objects.ods", before_any_sheet),
+        ("frames.ods", in_a_string_cell),
+    ] {
+        assert!(bytes.len() < 64 << 10, "{name}: {}", bytes.len());
+        let r = app
+            .upload_and_read(name, &bytes, json!({"deadline_ms": 20000}))
+            .await;
+        assert_eq!(r.status, 200, "{name}: {}", r.json);
+        assert!(
+            r.json["text"].as_str().unwrap().contains("kept"),
+            "{name}: {}",
+            r.json
+        );
+    }
+}

@@ -67,10 +67,11 @@ fn charts(pkg: &mut Package, xml: &[u8]) -> Result<HashMap<String, Vec<String>>,
     let mut out: HashMap<String, Vec<String>> = HashMap::new();
     let mut pos = 0;
     let mut read = 0;
+    let mut sheets = LastBefore::new(xml, TABLE);
     while let Some(off) = memchr::memmem::find(&xml[pos..], b"<draw:object ") {
         let at = pos + off;
         pos = at + 1;
-        let Some(table) = memchr::memmem::rfind(&xml[..at], TABLE) else {
+        let Some(table) = sheets.before(at) else {
             continue;
         };
         let (Some(sheet), Some(href)) = (
@@ -106,18 +107,24 @@ const MAX_LINES: usize = 1000;
 fn shapes(xml: &[u8], depth: usize) -> HashMap<String, Vec<String>> {
     let mut out: HashMap<String, Vec<String>> = HashMap::new();
     let mut pos = 0;
+    let (mut sheets, mut cells, mut cell_ends) = (
+        LastBefore::new(xml, TABLE),
+        LastBefore::new(xml, b"<table:table-cell"),
+        LastBefore::new(xml, b"</table:table-cell>"),
+    );
     while let Some(off) = memchr::memmem::find(&xml[pos..], b"<draw:") {
         let at = pos + off;
         let end = element_end(&xml, at);
         pos = end.max(at + 1);
-        let Some(table) = memchr::memmem::rfind(&xml[..at], TABLE) else {
+        let Some(table) = sheets.before(at) else {
             continue;
         };
         let Some(sheet) = attr_value(&xml[table..at], b"table:name=\"") else {
             continue;
         };
         // A string cell's shapes are in its text already (calamine reads them there).
-        if in_string_cell(&xml[table..at]) {
+        let cell = cells.before(at).filter(|c| *c > table);
+        if cell.is_some_and(|c| in_string_cell(&xml[c..at], cell_ends.before(at) < Some(c))) {
             continue;
         }
         let lines = out.entry(sheet).or_default();
@@ -165,18 +172,49 @@ fn attr_value(xml: &[u8], name: &[u8]) -> Option<String> {
     )
 }
 
-/// Whether the end of `xml` (a sheet from its start tag on) stands inside a cell whose
-/// value is a string.
-fn in_string_cell(xml: &[u8]) -> bool {
-    let Some(cell) = memchr::memmem::rfind(xml, b"<table:table-cell") else {
+/// Whether a cell whose start tag `xml` begins with (up to a drawing in the same sheet),
+/// still `open` there (no end tag since), holds a string value.
+fn in_string_cell(xml: &[u8], open: bool) -> bool {
+    let Some(tag_end) = memchr::memchr(b'>', xml) else {
         return false;
     };
-    let Some(tag_end) = memchr::memchr(b'>', &xml[cell..]).map(|e| cell + e) else {
-        return false;
-    };
-    xml[tag_end - 1] != b'/'
-        && memchr::memmem::find(&xml[cell..tag_end], b"value-type=\"string\"").is_some()
-        && memchr::memmem::find(&xml[tag_end..], b"</table:table-cell>").is_none()
+    open && xml[tag_end - 1] != b'/'
+        && memchr::memmem::find(&xml[..tag_end], b"value-type=\"string\"").is_some()
+}
+
+/// Where a pattern last starts before places asked in increasing order, from one forward
+/// search over the part: a search back from each drawing to its sheet's start tag (or its
+/// cell's) made a workbook of 8 KB with 300,000 empty objects hold a worker for minutes.
+struct LastBefore<'a> {
+    xml: &'a [u8],
+    pattern: &'static [u8],
+    /// Searched up to here.
+    scanned: usize,
+    last: Option<usize>,
+}
+
+impl<'a> LastBefore<'a> {
+    fn new(xml: &'a [u8], pattern: &'static [u8]) -> Self {
+        Self {
+            xml,
+            pattern,
+            scanned: 0,
+            last: None,
+        }
+    }
+
+    /// The last start of the pattern wholly before `at` (`at` no smaller than last time).
+    fn before(&mut self, at: usize) -> Option<usize> {
+        let at = at.min(self.xml.len());
+        if at > self.scanned {
+            for off in memchr::memmem::find_iter(&self.xml[self.scanned..at], self.pattern) {
+                self.last = Some(self.scanned + off);
+            }
+            // A match may straddle `at`: search its first bytes again next time.
+            self.scanned = at.saturating_sub(self.pattern.len() - 1).max(self.scanned);
+        }
+        self.last
+    }
 }
 
 /// The paragraphs of one drawing (`xml` is its element), not its alt text.
