@@ -14,7 +14,7 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use super::glyph_names;
 use super::objects::{Dict, Obj, Objects};
@@ -138,8 +138,9 @@ fn base_encoding(name: &[u8], code: u8) -> Option<String> {
 /// A document's page tree, read once.
 struct Document {
     objects: Objects,
-    /// Each page's resources (its own or inherited), in page order.
-    resources: Vec<Obj>,
+    /// Each page's resources (its own or inherited: shared, never copied a page), in page
+    /// order.
+    resources: Vec<Option<Arc<Obj>>>,
     /// The tree gave as many pages as PDFium counts: page `k` here is PDFium's page `k`.
     aligned: bool,
 }
@@ -166,11 +167,11 @@ impl Document {
         let mut maps = Vec::new();
         let mut seen = HashSet::new();
         if self.aligned {
-            if let Some(r) = self.resources.get(index) {
+            if let Some(Some(r)) = self.resources.get(index) {
                 self.fonts_of(r, 0, &mut seen, &mut maps);
             }
         } else {
-            for r in &self.resources {
+            for r in self.resources.iter().flatten() {
                 self.fonts_of(r, 0, &mut seen, &mut maps);
             }
         }
@@ -229,14 +230,15 @@ impl Document {
     }
 }
 
-/// The page tree's leaves in order, each with its resources (inherited where it has none).
+/// The page tree's leaves in order, each with its resources (inherited where it has none:
+/// the same resources for a million pages are held once).
 fn walk(
     objects: &Objects,
     node: &Obj,
-    inherited: Option<&Obj>,
+    inherited: Option<&Arc<Obj>>,
     depth: usize,
     seen: &mut HashSet<u32>,
-    pages: &mut Vec<Obj>,
+    pages: &mut Vec<Option<Arc<Obj>>>,
 ) {
     if depth > 64 || pages.len() >= MAX_PAGES {
         return;
@@ -248,14 +250,15 @@ fn walk(
     }
     let node = objects.resolve(node);
     let Some(d) = node.as_dict() else { return };
-    let resources = d.get(b"Resources").or(inherited);
+    let own = d.get(b"Resources").map(|r| Arc::new(r.clone()));
+    let resources = own.as_ref().or(inherited);
     match d.get(b"Kids").map(|k| objects.resolve(k)) {
         Some(Obj::Array(kids)) if d.get(b"Type").and_then(Obj::as_name) != Some(b"Page") => {
             for kid in &kids {
                 walk(objects, kid, resources, depth + 1, seen, pages);
             }
         }
-        _ => pages.push(resources.cloned().unwrap_or(Obj::Null)),
+        _ => pages.push(resources.cloned()),
     }
 }
 
@@ -364,6 +367,37 @@ trailer << /Root 1 0 R >>";
             ..doc
         };
         assert_eq!(doc.page(7), maps);
+    }
+
+    #[test]
+    fn inherited_resources_are_held_once_for_every_page() {
+        let mut pdf = b"1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Resources << /Font << /F1 << /Subtype /Type3 >> >> >> /Kids [".to_vec();
+        for k in 0..1000 {
+            pdf.extend_from_slice(format!("{} 0 R ", 10 + k).as_bytes());
+        }
+        pdf.extend_from_slice(b"] >> endobj\n");
+        for k in 0..1000 {
+            pdf.extend_from_slice(
+                format!("{} 0 obj << /Type /Page >> endobj\n", 10 + k).as_bytes(),
+            );
+        }
+        pdf.extend_from_slice(b"trailer << /Root 1 0 R >>");
+        let objects = Objects::parse(pdf);
+        let catalog = objects.resolve(&Obj::Ref(1));
+        let mut pages = Vec::new();
+        walk(
+            &objects,
+            catalog.as_dict().unwrap().get(b"Pages").unwrap(),
+            None,
+            0,
+            &mut HashSet::new(),
+            &mut pages,
+        );
+        assert_eq!(pages.len(), 1000);
+        let first = pages[0].as_ref().unwrap();
+        assert!(pages
+            .iter()
+            .all(|p| Arc::ptr_eq(p.as_ref().unwrap(), first)));
     }
 
     #[test]
