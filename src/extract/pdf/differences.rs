@@ -12,6 +12,7 @@
 //! Read only for pages whose text already looks like codes (`fonts::suspect`), and then
 //! once a document.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -26,7 +27,7 @@ const MAX_FORM_DEPTH: usize = 4;
 const MAX_FONTS: usize = 256;
 
 /// A Type3 font's codes.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct CodeMap {
     /// Code → the text its glyph name gives.
     text: Vec<Option<Box<str>>>,
@@ -143,6 +144,8 @@ struct Document {
     resources: Vec<Option<Arc<Obj>>>,
     /// The tree gave as many pages as PDFium counts: page `k` here is PDFium's page `k`.
     aligned: bool,
+    /// Where it did not: every page's Type3 fonts, gathered once.
+    all: OnceLock<Vec<CodeMap>>,
 }
 
 impl Document {
@@ -155,6 +158,7 @@ impl Document {
         walk(&objects, &tree, None, 0, &mut seen, &mut resources);
         Some(Self {
             aligned: resources.len() == pages,
+            all: OnceLock::new(),
             objects,
             resources,
         })
@@ -163,19 +167,21 @@ impl Document {
     /// The Type3 fonts (with glyph names) a page draws with, directly or in its forms;
     /// every page's when the tree read here does not match PDFium's (a damaged tree PDFium
     /// repaired its own way): the names and widths still pick each text object's font.
-    fn page(&self, index: usize) -> Vec<CodeMap> {
-        let mut maps = Vec::new();
-        let mut seen = HashSet::new();
-        if self.aligned {
-            if let Some(Some(r)) = self.resources.get(index) {
-                self.fonts_of(r, 0, &mut seen, &mut maps);
-            }
-        } else {
-            for r in self.resources.iter().flatten() {
-                self.fonts_of(r, 0, &mut seen, &mut maps);
-            }
+    fn page(&self, index: usize) -> Cow<'_, [CodeMap]> {
+        if !self.aligned {
+            return Cow::Borrowed(self.all.get_or_init(|| {
+                let (mut maps, mut seen) = (Vec::new(), HashSet::new());
+                for r in self.resources.iter().flatten() {
+                    self.fonts_of(r, 0, &mut seen, &mut maps);
+                }
+                maps
+            }));
         }
-        maps
+        let (mut maps, mut seen) = (Vec::new(), HashSet::new());
+        if let Some(Some(r)) = self.resources.get(index) {
+            self.fonts_of(r, 0, &mut seen, &mut maps);
+        }
+        Cow::Owned(maps)
     }
 
     fn fonts_of(
@@ -312,7 +318,7 @@ impl<'a> PageFonts<'a> {
     }
 
     /// The page's Type3 fonts with glyph names (reading the file on the first call).
-    pub(super) fn type3(&self) -> Vec<CodeMap> {
+    pub(super) fn type3(&self) -> Cow<'a, [CodeMap]> {
         self.doc
             .doc
             .get_or_init(|| Document::open(&self.doc.path, self.doc.pages))
@@ -351,9 +357,10 @@ trailer << /Root 1 0 R >>";
             objects,
             resources,
             aligned: true,
+            all: OnceLock::new(),
         };
         // The font with a ToUnicode map is PDFium's to read; the other one's names.
-        let maps = doc.page(0);
+        let maps = doc.page(0).into_owned();
         assert_eq!(maps.len(), 1, "{maps:?}");
         assert_eq!(maps[0].text(1), Some("H"));
         assert_eq!(maps[0].text(2), None, "g33 is the producer's numbering");
@@ -366,7 +373,8 @@ trailer << /Root 1 0 R >>";
             aligned: false,
             ..doc
         };
-        assert_eq!(doc.page(7), maps);
+        assert_eq!(doc.page(7).as_ref(), maps.as_slice());
+        assert!(matches!(doc.page(0), Cow::Borrowed(_)), "gathered once");
     }
 
     #[test]

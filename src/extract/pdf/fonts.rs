@@ -205,7 +205,7 @@ pub(super) fn recover_with(
     let maps = if fonts.iter().any(|f| f.type3) {
         type3.type3()
     } else {
-        Vec::new()
+        Default::default()
     };
     let named = named_codes(&chars, &maps);
     let recovered: Vec<bool> = (0..fonts.len())
