@@ -31,7 +31,9 @@ cd "$(dirname "$0")/../.."
 source docker/podman.sh
 need_tools podman runc curl openssl:openssl
 started=$(date +%s)
-fail() { echo "compose: FAIL: $*" >&2; exit 1; }
+# The reason is said again after the logs the cleanup prints, so that it ends the output (CI
+# shows the output's tail).
+fail() { failed="$*"; echo "compose: FAIL: $*" >&2; exit 1; }
 
 image=${IMAGE:-localhost/docreader:latest}
 $PODMAN image exists "$image" || fail "no image $image: build it first (make image)"
@@ -95,6 +97,7 @@ cleanup() {
     $PODMAN network rm -f "${project}_default" >/dev/null 2>&1
     for s in postgres seaweedfs nginx; do $PODMAN rmi -f "$standin-$s:test" >/dev/null 2>&1; done
     rm -rf "$work"
+    [ -z "${failed:-}" ] || echo "compose: FAIL: $failed" >&2
 }
 trap cleanup EXIT
 
@@ -133,16 +136,24 @@ healthy() {  # healthy SERVICE SECONDS: the compose file's health check passes
 
 t0=$(date +%s)
 compose up -d --no-build postgres seaweedfs >"$work/up1.log" 2>&1 || { cat "$work/up1.log" >&2; fail "up postgres seaweedfs"; }
-healthy postgres 60
-healthy seaweedfs 60
-$PODMAN logs "$(container seaweedfs)" 2>&1 | grep -q "bucket docreader: ready" \
+# Generous bounds for a loaded machine (each is healthy within seconds here).
+healthy postgres 180
+healthy seaweedfs 180
+# Not `podman logs | grep -q`: under pipefail, grep leaving at the first match makes podman
+# die of SIGPIPE and the pipeline fail once SeaweedFS has logged more than a pipe holds.
+bucket_said() { $PODMAN logs "$(container seaweedfs)" 2>&1 | grep -c "bucket docreader: ready" >/dev/null; }
+for _ in $(seq 1 50); do
+    bucket_said && break
+    sleep 0.2
+done
+bucket_said \
     || fail "seaweedfs is healthy but did not say the bucket is ready"
 echo "compose: postgres and seaweedfs (its bucket made) healthy $(($(date +%s) - t0)) s after \`up\`"
 
 t0=$(date +%s)
 compose up -d --no-build >"$work/up2.log" 2>&1 || { cat "$work/up2.log" >&2; fail "up"; }
-healthy docreader-1 90
-healthy docreader-2 90
+healthy docreader-1 180
+healthy docreader-2 180
 for _ in $(seq 1 50); do
     curl -sf -o /dev/null "http://127.0.0.1:$gw_port/readyz" && break
     sleep 0.2
