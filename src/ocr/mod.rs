@@ -3,6 +3,7 @@
 //! process, with nothing sent off the machine.
 
 mod named;
+pub mod page_layout;
 pub mod ppocr;
 pub mod script;
 pub mod tables;
@@ -16,8 +17,9 @@ use crate::error::{ApiError, ErrorCode};
 
 /// What a remembered OCR result depends on: engine, models and rendering. Change it when
 /// any of them changes, so old results are not reused (6: see-through images over white;
-/// 7: a line's regions kept as its `parts`, for tables).
-pub const MEMORY_VARIANT: &str = "ppocr/det-v4/rec-v6-tiny/300dpi/7";
+/// 7: a line's regions kept as its `parts`, for tables; 8: each line's `role` from the page
+/// layout model).
+pub const MEMORY_VARIANT: &str = "ppocr/det-v4/rec-v6-tiny/300dpi/layout-cdla/8";
 
 /// An image as 8-bit RGB, as a viewer shows it: see-through pixels composited onto white
 /// (a PNG whose text is drawn only in its alpha channel — black everywhere, the glyphs
@@ -97,6 +99,11 @@ pub struct OcrLine {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(value_type = Vec<Vec<u32>>)]
     pub parts: Vec<[u32; 3]>,
+    /// What the line is on its page where the page's layout says so (`title`, `header`,
+    /// `footer`, `figure`, `caption`, `table`, `reference`, `equation`); absent for body
+    /// text and where the layout model did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<page_layout::LineRole>,
 }
 
 impl OcrLine {
@@ -576,29 +583,35 @@ mod tests {
 }
 
 /// OCR's lines as typed blocks (`output: "json"`), each with its box (pixels of the image
-/// read: left, top, right, bottom) and confidence; a line of a script no engine reads
-/// (no text) is left out, as it is of the text.
+/// read: left, top, right, bottom) and confidence; a title the page's layout found a
+/// heading, its running headers and footers header and footer blocks, tables as tables; a
+/// line of a script no engine reads (no text) is left out, as it is of the text.
 pub fn blocks(lines: &[OcrLine]) -> Vec<crate::model::Block> {
-    tables::find(lines)
+    use crate::model::{Block, Content};
+    use page_layout::Laid;
+    page_layout::laid_out(lines)
         .into_iter()
-        .filter_map(|p| match p {
-            tables::Piece::Line(i) => {
+        .map(|p| match p {
+            Laid::Line(i) => {
                 let l = &lines[i];
-                (!l.text.trim().is_empty()).then(|| {
-                    crate::model::Block::new(crate::model::Content::Line {
-                        text: l.text.clone(),
-                        bbox: Some(l.bbox.map(|v| v as f32)),
-                        confidence: Some(l.confidence),
-                    })
+                Block::new(Content::Line {
+                    text: l.text.clone(),
+                    bbox: Some(l.bbox.map(|v| v as f32)),
+                    confidence: Some(l.confidence),
                 })
             }
-            tables::Piece::Table { rows, .. } => {
-                Some(crate::model::Block::new(crate::model::Content::Table {
-                    rows,
-                    header_rows: 1,
-                    spans: Vec::new(),
-                }))
-            }
+            Laid::Header(i) => Block::new(Content::Header {
+                text: lines[i].text.trim().to_string(),
+            }),
+            Laid::Footer(i) => Block::new(Content::Footer {
+                text: lines[i].text.trim().to_string(),
+            }),
+            Laid::Heading { level, text } => Block::new(Content::Heading { level, text }),
+            Laid::Table(rows) => Block::new(Content::Table {
+                rows,
+                header_rows: 1,
+                spans: Vec::new(),
+            }),
         })
         .collect()
 }

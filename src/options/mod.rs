@@ -289,8 +289,9 @@ pub struct ReadRequest {
     /// Running headers and footers in chunks and Markdown: `drop` (default) or `keep`.
     /// With `output: "chunks"` or `"markdown"`, `drop` leaves out Word's, OpenDocument's
     /// and RTF's headers and footers, and a PDF's lines that stand at the top or bottom of
-    /// its pages read again and again (numbers aside: `Page 3 of 9`); chunks also leave out
-    /// a sheet's print headers. `keep` keeps them (in chunks each in a chunk of its own).
+    /// its pages read again and again (numbers aside: `Page 3 of 9`), and on OCR'd pages
+    /// and images the running headers and footers the page layout model finds (with a
+    /// number); chunks also leave out a sheet's print headers. `keep` keeps them (in chunks each in a chunk of its own).
     /// `text` keeps them either way, and `json` gives them as `header`/`footer` blocks.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long)]

@@ -839,3 +839,170 @@ async fn see_through_images_are_read_over_white() {
         assert!(text.contains("Hello OCR world"), "{name}: {text:?}");
     }
 }
+
+/// The layout of OCR'd pages (issue #44 item 4): a scanned report's title over two lines is
+/// one heading, its numbered section heading another, its running header and page number
+/// are furniture — left out of Markdown (kept on request and in plain text), header and
+/// footer blocks in `json` — and the outline holds the two headings. The roles come back
+/// with each line's box and live in the document memory with the lines: a second read
+/// recognises nothing and has them all. One page of a single title-like line, or a title
+/// at an invoice's top, loses nothing.
+#[tokio::test]
+async fn scanned_pages_get_headings_and_furniture_from_their_layout() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("layout_scan.pdf", &fixture("pdf/layout_scan.pdf"))
+        .await;
+    let read = |opts: serde_json::Value| {
+        let mut body = json!({ "file_id": id });
+        body.as_object_mut()
+            .unwrap()
+            .extend(opts.as_object().unwrap().clone());
+        app.read(body)
+    };
+    let md = read(json!({"output": "markdown"})).await;
+    assert_eq!(md.status, 200, "{}", md.json);
+    assert_eq!(md.json["ocr_pages"], 2, "{}", md.json);
+    let text = md.json["text"].as_str().unwrap();
+    let headings: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(
+        headings,
+        [
+            "# Water Quality in the Northern Basin",
+            "## 2. How the water was sampled"
+        ],
+        "{text}"
+    );
+    assert!(
+        text.contains("The northern basin feeds three towns"),
+        "{text}"
+    );
+    for furniture in ["Basin Water Report 2024", "Page 1 of 2", "Page 2 of 2"] {
+        assert!(!text.contains(furniture), "{furniture:?} in {text}");
+    }
+    assert!(
+        md.json["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .contains("left out of the Markdown of 2 pages")),
+        "{}",
+        md.json["warnings"]
+    );
+
+    // Read again: from the document memory, with the roles.
+    let kept = read(json!({"output": "markdown", "furniture": "keep"})).await;
+    assert_eq!(kept.status, 200, "{}", kept.json);
+    assert_eq!(kept.json["ocr_pages_from_memory"], 2, "{}", kept.json);
+    let text = kept.json["text"].as_str().unwrap();
+    for furniture in [
+        "Basin Water Report 2024 · page 1",
+        "Page 1 of 2",
+        "Page 2 of 2",
+    ] {
+        assert!(text.contains(furniture), "{furniture:?} not in {text}");
+    }
+    assert!(
+        text.contains("# Water Quality in the Northern Basin\n"),
+        "{text}"
+    );
+
+    let plain = read(json!({"include_boxes": true})).await;
+    let text = plain.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("Page 2 of 2") && text.contains("Water Quality in the\nNorthern Basin"),
+        "plain text keeps every line as read: {text}"
+    );
+    let roles: Vec<(String, String)> = plain.json["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["lines"].as_array().unwrap().iter())
+        .filter_map(|l| {
+            Some((
+                l["role"].as_str()?.to_string(),
+                l["text"].as_str().unwrap().to_string(),
+            ))
+        })
+        .collect();
+    for (role, line) in [
+        ("title", "Northern Basin"),
+        ("header", "Basin Water Report 2024 · page 2"),
+        ("footer", "Page 1 of 2"),
+    ] {
+        assert!(
+            roles.iter().any(|(r, t)| r == role && t.contains(line)),
+            "no {role} {line:?} in {roles:?}"
+        );
+    }
+
+    let doc = read(json!({"output": "json"})).await;
+    assert_eq!(doc.status, 200, "{}", doc.json);
+    let first: Vec<(String, String)> = doc.json["document"]["units"][0]["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["kind"] != "line")
+        .map(|b| {
+            (
+                b["kind"].as_str().unwrap().to_string(),
+                b["text"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        first,
+        [
+            ("header".into(), "Basin Water Report 2024 · page 1".into()),
+            (
+                "heading".into(),
+                "Water Quality in the Northern Basin".into()
+            ),
+            ("footer".into(), "Page 1 of 2".into()),
+        ],
+        "{}",
+        doc.json["document"]["units"][0]
+    );
+    let outline: Vec<(u64, &str, u64)> = doc.json["outline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["level"].as_u64().unwrap(),
+                e["title"].as_str().unwrap(),
+                e["unit"]["number"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outline,
+        [
+            (1, "Water Quality in the Northern Basin", 1),
+            (2, "2. How the water was sampled", 2)
+        ]
+    );
+
+    // Images: a title at an invoice's top stays (no number: not a running header), and a
+    // line alone on its image is no heading.
+    let invoice = std::fs::read(corpus_dir().join("image/invoice_image.png")).unwrap();
+    let r = app
+        .upload_and_read("invoice.png", &invoice, json!({"output": "markdown"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(
+        r.json["text"].as_str().unwrap().contains("INVOICE"),
+        "{}",
+        r.json
+    );
+    let one = std::fs::read(corpus_dir().join("image/testOCR.png")).unwrap();
+    let r = app
+        .upload_and_read("one.png", &one, json!({"output": "markdown"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(
+        r.json["text"].as_str().unwrap().trim(),
+        "This file contains some words.",
+        "{}",
+        r.json
+    );
+}

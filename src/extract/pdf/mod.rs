@@ -340,7 +340,10 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
                         let deadline = job.input.deadline.clone();
                         pending = Some(PendingOcr {
                             index: out.pages.len(),
-                            handle: scope.spawn(move || engine.recognize_until(&rgb, &deadline)),
+                            handle: scope.spawn(move || {
+                                let lines = engine.recognize_until(&rgb, &deadline)?;
+                                Ok(ocr::page_layout::with_roles(&rgb, lines))
+                            }),
                         });
                     }
                 }

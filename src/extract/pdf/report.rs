@@ -68,10 +68,18 @@ pub(super) fn make_report(
     }
     // An OCR'd page's Markdown: its lines as they are, its tables (rows read in parts)
     // as pipe tables; made before its furniture is found and left out.
+    // The running headers and footers the page layout found on OCR'd pages are left out
+    // there (unless kept); counted with the pages the furniture across pages is left out of.
+    let mut laid_out_furniture = std::collections::BTreeSet::new();
     if settings.markdown {
         for p in pages.iter_mut() {
             if let Some(o) = &p.ocr {
-                p.text = crate::extract::markdown::ocr_lines(&o.lines);
+                let (text, left_out) =
+                    crate::extract::markdown::ocr_lines(&o.lines, settings.keep_furniture);
+                p.text = text;
+                if left_out {
+                    laid_out_furniture.insert(p.number);
+                }
             }
         }
     }
@@ -87,15 +95,18 @@ pub(super) fn make_report(
     } else {
         Default::default()
     };
-    if settings.markdown && !settings.keep_furniture && !furniture.is_empty() {
-        let mut left_out = 0;
-        for p in pages.iter_mut() {
-            let stripped = furniture.strip(&p.text);
-            if stripped.len() != p.text.len() {
-                left_out += 1;
-                p.text = stripped;
+    if settings.markdown && !settings.keep_furniture {
+        let mut left_out = laid_out_furniture;
+        if !furniture.is_empty() {
+            for p in pages.iter_mut() {
+                let stripped = furniture.strip(&p.text);
+                if stripped.len() != p.text.len() {
+                    left_out.insert(p.number);
+                    p.text = stripped;
+                }
             }
         }
+        let left_out = left_out.len();
         if left_out > 0 {
             warnings.push(format!(
                 "running headers, footers and page numbers left out of the Markdown of {left_out} page{}; furniture: \"keep\" keeps them",

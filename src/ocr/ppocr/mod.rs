@@ -43,6 +43,12 @@ const TINY_MAX_LONG: u32 = 4096;
 /// Skew (radians) past which lines are not text lines at an angle.
 const MAX_SKEW: f32 = 0.61; // 35°
 
+/// The page layout model's session (`ocr::page_layout`), beside the OCR models whatever
+/// engine read the page (they share one ONNX Runtime environment).
+pub(crate) fn layout_session() -> Result<&'static std::sync::Mutex<ort::session::Session>, String> {
+    engine().models().map_err(|e| e.to_string())?.layout()
+}
+
 pub struct PpOcr {
     models: OnceLock<Result<Models, String>>,
 }

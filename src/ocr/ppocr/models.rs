@@ -22,6 +22,8 @@ pub(super) struct Models {
     pub(super) cls: Mutex<Session>,
     /// Index 0 is the CTC blank; the last entry is a space.
     pub(super) dict: Vec<String>,
+    /// The page layout model (`ocr::page_layout`), opened on its first use.
+    pub(super) layout: std::sync::OnceLock<crate::ocr::page_layout::LayoutSession>,
 }
 
 /// A model or library from the native cache.
@@ -273,7 +275,20 @@ fn load() -> Result<Models, String> {
         rec,
         cls: Mutex::new(cls),
         dict,
+        layout: std::sync::OnceLock::new(),
     })
+}
+
+impl Models {
+    /// The page layout model's session, opened in these models' environment on first use.
+    pub(super) fn layout(&self) -> Result<&Mutex<Session>, String> {
+        self.layout
+            .get_or_init(|| {
+                open_session(&self.env, &part("layout_cdla.onnx")?, threads()).map(Mutex::new)
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
 }
 
 impl PpOcr {
