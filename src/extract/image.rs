@@ -124,18 +124,27 @@ pub(crate) fn check_pages_budget(path: &std::path::Path, caps: &Limits) -> Resul
 /// its own colour type (a 1-bit scan stays one byte a pixel) with an integer filter that
 /// allocates only the result, before it becomes RGB: a 50 KB PNG of 15000×15000 1-bit
 /// pixels once took a worker past 2 GB through an RGB copy and a float resize buffer.
+/// With `layout`, each line's role from the page's layout (`ocr::page_layout`).
 pub fn ocr_image(
     engine: &dyn ocr::OcrEngine,
     img: DynamicImage,
     budget: u64,
     deadline: &super::Deadline,
+    layout: bool,
 ) -> Result<(Vec<OcrLine>, Option<String>), ApiError> {
+    let laid = |rgb: &image::RgbImage, lines: Vec<OcrLine>| {
+        if layout {
+            ocr::page_layout::with_roles(rgb, lines)
+        } else {
+            lines
+        }
+    };
     let (w, h) = (img.width(), img.height());
     let pixels = w as u64 * h as u64;
     if pixels <= budget {
         let rgb = ocr::into_rgb(img);
         let lines = engine.recognize_until(&rgb, deadline)?;
-        return Ok((ocr::page_layout::with_roles(&rgb, lines), None));
+        return Ok((laid(&rgb, lines), None));
     }
     let f = (budget as f64 / pixels as f64).sqrt();
     let (sw, sh) = (
@@ -145,7 +154,7 @@ pub fn ocr_image(
     let small = ocr::into_rgb(img.thumbnail_exact(sw, sh));
     drop(img);
     let lines = engine.recognize_until(&small, deadline)?;
-    let mut lines = ocr::page_layout::with_roles(&small, lines);
+    let mut lines = laid(&small, lines);
     for l in &mut lines {
         for v in l.bbox.iter_mut() {
             *v = (*v as f64 / f).round() as u32;
@@ -318,7 +327,10 @@ impl Extractor for ImageExtractor {
             decode_ms = t0.elapsed().as_millis() as u64,
             "image decoded"
         );
-        let (mut lines, warning) = ocr_image(engine, img, limits.max_ocr_pixels, &input.deadline)?;
+        // The page's layout only where the output has structure (Markdown, json, chunks).
+        let layout = req.markdown() || req.json();
+        let (mut lines, warning) =
+            ocr_image(engine, img, limits.max_ocr_pixels, &input.deadline, layout)?;
         let mut warnings: Vec<String> = warning.into_iter().collect();
         // Markdown: the lines as they are, rows read in parts as pipe tables.
         // Running headers and footers the page layout found are left out of Markdown
@@ -366,6 +378,7 @@ impl Extractor for ImageExtractor {
                     DynamicImage::ImageRgb8(page),
                     limits.max_ocr_pixels,
                     &input.deadline,
+                    layout,
                 )?;
                 warnings.extend(w3);
                 // Numbered as the TIFF numbers its pages (a skipped page keeps its number).

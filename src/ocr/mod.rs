@@ -17,9 +17,9 @@ use crate::error::{ApiError, ErrorCode};
 
 /// What a remembered OCR result depends on: engine, models and rendering. Change it when
 /// any of them changes, so old results are not reused (6: see-through images over white;
-/// 7: a line's regions kept as its `parts`, for tables; 8: each line's `role` from the page
-/// layout model).
-pub const MEMORY_VARIANT: &str = "ppocr/det-v4/rec-v6-tiny/300dpi/layout-cdla/8";
+/// 7: a line's regions kept as its `parts`, for tables). Lines read with their page
+/// layout's roles are kept under the variant with `page_layout::LAYOUT_VARIANT` added.
+pub const MEMORY_VARIANT: &str = "ppocr/det-v4/rec-v6-tiny/300dpi/7";
 
 /// An image as 8-bit RGB, as a viewer shows it: see-through pixels composited onto white
 /// (a PNG whose text is drawn only in its alpha channel — black everywhere, the glyphs

@@ -4,10 +4,11 @@
 //! and each recognised line takes the role of the region that holds most of it.
 //!
 //! The model is run once a page, after recognition, on the image OCR read (scanned PDF pages
-//! and images): it is the only structure such a page has. Its labels are taken where they
+//! and images) when the read's output has structure (Markdown, `json`, chunks, sections):
+//! it is the only structure such a page has; a plain text read does not pay for it. Its labels are taken where they
 //! are plausible, not blindly (`assign`): a title is a few short lines over a page with
 //! body text, a header or footer stands at the page's edge. The roles are kept with the
-//! lines (the document memory holds them), and Markdown and `output: "json"` read them:
+//! lines (the document memory holds them, apart: `LAYOUT_VARIANT`), and Markdown and `output: "json"` read them:
 //! titles are headings, headers and footers are page furniture.
 
 use std::sync::Mutex;
@@ -94,6 +95,11 @@ pub enum LineRole {
     Equation,
 }
 
+/// What the document memory's variant gains for lines read with their layout (Markdown,
+/// `json`, chunks, sections): a plain text read runs no layout model, takes either kind of
+/// line from the memory, and its own are not taken for a structured read.
+pub const LAYOUT_VARIANT: &str = "+layout-cdla";
+
 /// The layout model's session, loaded once a process beside the OCR models (it shares
 /// their ONNX Runtime environment); an error when its file is not installed.
 pub(crate) type LayoutSession = Result<Mutex<Session>, String>;
@@ -129,7 +135,14 @@ pub fn regions(image: &RgbImage) -> Result<Vec<Region>, String> {
         .lock()
         .map_err(|_| "the layout session's lock was poisoned".to_string())?;
     let tensor = TensorRef::from_array_view(input.view()).map_err(|e| e.to_string())?;
-    let out = s.run(ort::inputs![tensor]).map_err(|e| e.to_string())?;
+    // The arena gives its chunks back after the run: the model's feature maps held ~100 MB
+    // of a worker between pages otherwise.
+    let mut opts = ort::session::RunOptions::new().map_err(|e| e.to_string())?;
+    opts.set("memory.enable_memory_arena_shrinkage", "cpu:0")
+        .map_err(|e| e.to_string())?;
+    let out = s
+        .run_with_options(ort::inputs![tensor], &opts)
+        .map_err(|e| e.to_string())?;
     if out.len() != 2 * STRIDES.len() {
         return Err(format!(
             "the layout model gave {} outputs, not {}",

@@ -226,7 +226,7 @@ impl OcrEngine for Tesseract {
 
     fn memory_variant(&self) -> String {
         format!(
-            "tesseract-{}/{}/layout-cdla/2",
+            "tesseract-{}/{}/1",
             version().unwrap_or_default(),
             self.langs
         )

@@ -57,3 +57,62 @@ async fn a_second_read_does_no_ocr() {
         assert_eq!(r.json["cached"], false, "{}", r.json);
     }
 }
+
+/// Lines OCR'd for a plain read carry no page layout (the model runs only for reads with
+/// structure): a Markdown read of those pages reads them again with their layout, once, and
+/// from then on both kinds of read take the lines with their roles from the memory.
+#[tokio::test]
+async fn a_structured_read_does_not_take_lines_read_without_their_layout() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("layout_scan.pdf", &fixture("pdf/layout_scan.pdf"))
+        .await;
+    let roles = |r: &Resp| -> usize {
+        r.json["boxes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|p| p["lines"].as_array().unwrap().iter())
+            .filter(|l| l.get("role").is_some())
+            .count()
+    };
+    let plain = app
+        .read(json!({"file_id": id, "include_boxes": true}))
+        .await;
+    assert_eq!(plain.status, 200, "{}", plain.json);
+    assert!(plain.json.get("ocr_pages_from_memory").is_none());
+    assert_eq!(
+        roles(&plain),
+        0,
+        "a plain read runs no layout: {}",
+        plain.json["boxes"]
+    );
+    let md = app.read(json!({"file_id": id, "output": "markdown"})).await;
+    assert_eq!(md.status, 200, "{}", md.json);
+    assert!(
+        md.json.get("ocr_pages_from_memory").is_none(),
+        "read again for its layout: {}",
+        md.json
+    );
+    assert!(
+        md.json["text"]
+            .as_str()
+            .unwrap()
+            .contains("# Water Quality in the Northern Basin\n"),
+        "{}",
+        md.json["text"]
+    );
+    let again = app.read(json!({"file_id": id, "output": "json"})).await;
+    assert_eq!(again.json["ocr_pages_from_memory"], 2, "{}", again.json);
+    assert_eq!(
+        again.json["outline"].as_array().unwrap().len(),
+        2,
+        "{}",
+        again.json
+    );
+    let plain = app
+        .read(json!({"file_id": id, "include_boxes": true}))
+        .await;
+    assert_eq!(plain.json["ocr_pages_from_memory"], 2, "{}", plain.json);
+    assert!(roles(&plain) >= 6, "{}", plain.json["boxes"]);
+}

@@ -906,7 +906,10 @@ async fn scanned_pages_get_headings_and_furniture_from_their_layout() {
         "{text}"
     );
 
+    // A plain read runs no layout model; it takes the lines the structured reads left in
+    // the memory, roles and all.
     let plain = read(json!({"include_boxes": true})).await;
+    assert_eq!(plain.json["ocr_pages_from_memory"], 2, "{}", plain.json);
     let text = plain.json["text"].as_str().unwrap();
     assert!(
         text.contains("Page 2 of 2") && text.contains("Water Quality in the\nNorthern Basin"),

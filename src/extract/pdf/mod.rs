@@ -338,11 +338,18 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
                         }
                         out.warnings.extend(warning);
                         let deadline = job.input.deadline.clone();
+                        // The page's layout where the output has structure (the document
+                        // memory keeps those lines apart: `ocr::page_layout`).
+                        let layout = settings.markdown || settings.json;
                         pending = Some(PendingOcr {
                             index: out.pages.len(),
                             handle: scope.spawn(move || {
                                 let lines = engine.recognize_until(&rgb, &deadline)?;
-                                Ok(ocr::page_layout::with_roles(&rgb, lines))
+                                Ok(if layout {
+                                    ocr::page_layout::with_roles(&rgb, lines)
+                                } else {
+                                    lines
+                                })
                             }),
                         });
                     }

@@ -283,8 +283,19 @@ impl ReadService {
                     .await
                     .map_err(ApiError::internal)?,
                 };
-                input.known_ocr = remembered(st, tenant, sha, &variant).await;
-                Some((sha.clone(), variant))
+                // Lines read for Markdown or json carry their page layout's roles and are
+                // kept apart (`ocr::page_layout::LAYOUT_VARIANT`); a plain read takes
+                // either.
+                let structured =
+                    plan.opts.markdown() || plan.opts.json() || plan.opts.section.is_some();
+                let laid = format!("{variant}{}", crate::ocr::page_layout::LAYOUT_VARIANT);
+                input.known_ocr = remembered(st, tenant, sha, &laid).await;
+                if !structured {
+                    for (page, lines) in remembered(st, tenant, sha, &variant).await {
+                        input.known_ocr.entry(page).or_insert(lines);
+                    }
+                }
+                Some((sha.clone(), if structured { laid } else { variant }))
             }
             _ => None,
         };
