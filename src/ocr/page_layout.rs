@@ -108,8 +108,14 @@ pub(crate) type LayoutSession = Result<Mutex<Session>, String>;
 /// or it fails) the lines come back as they are: the layout refines a read, it never fails
 /// one.
 pub fn with_roles(image: &RgbImage, mut lines: Vec<OcrLine>) -> Vec<OcrLine> {
-    // A page of one or two lines has no structure to find.
-    if lines.iter().filter(|l| !l.text.trim().is_empty()).count() < 3 {
+    // A page of one or two lines has no structure to find; an image unlike a page (a
+    // strip of text 449 × 110, stretched to the model's portrait page) gets regions of no
+    // meaning.
+    let (w, h) = (image.width() as f32, image.height() as f32);
+    if lines.iter().filter(|l| !l.text.trim().is_empty()).count() < 3
+        || w.min(h) < 300.0
+        || !(0.5..=2.5).contains(&(h / w))
+    {
         return lines;
     }
     match regions(image) {
@@ -390,10 +396,33 @@ pub fn assign(regions: &[Region], lines: &mut [OcrLine], page_height: f32) {
                     .enumerate()
                     .filter(|(i, l)| holder[*i] != Some(k) && !l.text.trim().is_empty())
                     .count();
+                // The line right under the title's last, if it goes on in lowercase, goes on
+                // with the title's sentence ("3. CC name@example.com so we can" / "keep
+                // track of …").
+                let end = inside
+                    .iter()
+                    .max_by_key(|&&i| lines[i].bbox[3])
+                    .map(|&i| lines[i].bbox)
+                    .unwrap_or_default();
+                let height = end[3].saturating_sub(end[1]) as i64;
+                let runs_on = lines.iter().enumerate().any(|(i, l)| {
+                    holder[i] != Some(k)
+                        && (l.bbox[1] as i64 - end[3] as i64) <= height
+                        && l.bbox[1] as i64 >= end[1] as i64 + height / 2
+                        && l.bbox[0] < end[2]
+                        && end[0] < l.bbox[2]
+                        && l.text.trim_start().starts_with(char::is_lowercase)
+                });
+                let text_of = |i: &usize| lines[*i].text.as_str();
                 (r.score >= MIN_TITLE_SCORE
                     && inside.len() <= 3
                     && chars <= 150
-                    && !last.ends_with([',', ':', ';'])
+                    && !last.ends_with([',', ':', ';', '，', '、'])
+                    && !inside
+                        .iter()
+                        .map(text_of)
+                        .any(|t| t.contains(['@', '，', '。']) || t.contains("://"))
+                    && !runs_on
                     && others >= 3)
                     .then_some(LineRole::Title)
             }
@@ -590,6 +619,27 @@ mod tests {
         ];
         assign(&regions, &mut lines, 1200.0);
         assert!(lines.iter().all(|l| l.role.is_none()), "{lines:?}");
+    }
+
+    #[test]
+    fn a_title_whose_sentence_runs_on_is_no_title() {
+        let mut lines = vec![
+            line("RULES AND INSTRUCTIONS", [10, 10, 500, 40]),
+            line("1. Template for day one, for day two", [10, 50, 600, 80]),
+            line(
+                "English for day three both English and Korean.",
+                [10, 90, 600, 120],
+            ),
+            line("3. Write to the team so we can", [10, 300, 600, 330]),
+            line("keep track of how many were sent", [10, 340, 600, 370]),
+        ];
+        let regions = [
+            region(Label::Title, 0.9, [5.0, 5.0, 505.0, 45.0]),
+            region(Label::Title, 0.8, [5.0, 295.0, 605.0, 335.0]),
+        ];
+        assign(&regions, &mut lines, 800.0);
+        assert_eq!(lines[0].role, Some(LineRole::Title));
+        assert_eq!(lines[3].role, None, "{lines:?}");
     }
 
     #[test]
