@@ -313,11 +313,14 @@ fn to_input(image: &RgbImage) -> Array4<f32> {
     t
 }
 
-/// Each line's role from the region holding most of it (half its box at least), where the
-/// label is plausible for the lines it holds:
-/// - a title: at most three lines of at most 150 characters together, not ending as prose
-///   does (a comma, a colon, a semicolon), on a page with three lines of other text;
-/// - a header in the page's top sixth, a footer in its bottom sixth, at most three lines;
+/// Each line's role from the regions spanning most of it (half its width across its
+/// middle at least, `holds`), where the label is plausible for the lines it holds:
+/// - a title (score ≥ 0.6): at most three lines of at most 150 characters together, not
+///   ending as prose does (a comma, a colon, a semicolon), without an e-mail address, a URL
+///   or a CJK sentence comma, not going on in lowercase on the line under it, on a page with
+///   three lines of other text;
+/// - a header in the page's top sixth, a footer in its bottom sixth: at most three lines of
+///   at most twelve words, one with a number;
 /// - a caption: at most four lines.
 ///
 /// Figures, tables, references and equations are taken as labelled.
