@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Assemble the container's root filesystem from what docreader actually loads: the binary
 # (stripped), the native parts `make native` fetched (PDFium, ONNX Runtime, the PP-OCR
-# models), libtesseract with its language data, and the shared-library closure of all of them
+# models and the page layout model), libtesseract with its language data, and the shared-library closure of all of them
 # (`ldd`), copied from the installed Debian packages without docs, man pages or locales. Plus a
 # shell-less user (uid 10001) and the data volume's mount point. No base image is needed: the
 # Containerfile is `FROM scratch`.
@@ -20,7 +20,7 @@ tessdata=${DOCREADER_TESSDATA:-/usr/share/tesseract-ocr/5/tessdata}
 
 [ -x "$bin" ] || { echo "mkroot: no binary at $bin (build it first)" >&2; exit 1; }
 for f in libpdfium.so libonnxruntime.so ppocr_det.onnx ppocr_det.fused.onnx ppocr_cls.onnx \
-    ppocr_rec_v6_tiny.onnx ppocr_rec_v6_tiny.txt; do
+    ppocr_rec_v6_tiny.onnx ppocr_rec_v6_tiny.txt layout_cdla.onnx; do
     [ -f "$native/$f" ] || { echo "mkroot: $native/$f missing: run \`make native\`" >&2; exit 1; }
 done
 [ -f "$tess_lib" ] || { echo "mkroot: $tess_lib missing: run \`make native\` (it installs Debian's libtesseract5)" >&2; exit 1; }
@@ -38,7 +38,7 @@ chmod 755 "$root/usr/local/bin/docreader"
 
 # Native parts: only what is loaded (not the wheels' markers, not a cache of optimised graphs).
 for f in libpdfium.so libonnxruntime.so ppocr_det.onnx ppocr_det.fused.onnx ppocr_cls.onnx \
-    ppocr_rec_v6_tiny.onnx ppocr_rec_v6_tiny.txt; do
+    ppocr_rec_v6_tiny.onnx ppocr_rec_v6_tiny.txt layout_cdla.onnx; do
     install -m 644 "$native/$f" "$root/opt/docreader/native/$f"
 done
 cp -L "$tess_lib" "$root$arch_dir/libtesseract.so.5"

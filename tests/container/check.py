@@ -213,6 +213,16 @@ def check_reads():
     say(f"a scanned PDF: OCR inside the container read {env['ocr_quality']['ocr_pages']} pages "
         f"({env['ocr_quality']['quality_flag']})")
 
+    # The page layout model (layout_cdla.onnx in the image): a scan's title is a heading.
+    fid = upload_id("layout_scan.pdf", fixture("pdf/layout_scan.pdf"))
+    r = read({"file_id": fid, "output": "markdown"})
+    env = r.json()
+    expect(r.status == 200, f"scanned report: {r.status} {r.body[:300]!r}")
+    expect("# Water Quality in the Northern Basin\n" in env["text"]
+           and "Page 1 of 2" not in env["text"], f"scan's layout: {env['text'][:600]!r}")
+    say("a scanned report as Markdown: its title a heading, its page numbers left out "
+        "(the layout model inside the container)")
+
     fid = upload_id("book.xlsx", fixture("office/book.xlsx"))
     env = read({"file_id": fid}).json()
     expect("Id\tValue\tLabel\tDate\n1\t1.5\titem\t2024-01-03\n" in env["text"], f"xlsx: {env}")
