@@ -185,7 +185,11 @@ pub fn regions(image: &RgbImage) -> Result<Vec<Region>, String> {
                 .enumerate()
                 .max_by(|a, b| a.1.total_cmp(b.1))
                 .expect("ten classes");
-            if score < MIN_SCORE {
+            // (A score or a box that is not a number is no region either.)
+            if score.is_nan()
+                || score < MIN_SCORE
+                || !dists_finite(&dists[cell * 4 * BINS..(cell + 1) * 4 * BINS])
+            {
                 continue;
             }
             // The box's four distances from the cell's centre: each the expectation of
@@ -218,6 +222,10 @@ pub fn regions(image: &RgbImage) -> Result<Vec<Region>, String> {
         }
     }
     Ok(suppress(candidates))
+}
+
+fn dists_finite(d: &[f32]) -> bool {
+    d.iter().all(|v| v.is_finite())
 }
 
 /// Non-maximum suppression within each label: the strongest region, less those over it.
