@@ -328,7 +328,7 @@ impl Extractor for ImageExtractor {
             "image decoded"
         );
         // The page's layout only where the output has structure (Markdown, json, chunks).
-        let layout = req.markdown() || req.json();
+        let layout = req.structured();
         let (mut lines, warning) =
             ocr_image(engine, img, limits.max_ocr_pixels, &input.deadline, layout)?;
         let mut warnings: Vec<String> = warning.into_iter().collect();

@@ -50,7 +50,7 @@ const MIN_TITLE_SCORE: f32 = 0.6;
 
 /// What a region of the page is, as the model labels it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Label {
+enum Label {
     Text,
     Title,
     Figure,
@@ -66,10 +66,10 @@ pub enum Label {
 /// A region the model found: its label, score and box in image pixels
 /// (`[left, top, right, bottom]`).
 #[derive(Debug, Clone, Copy)]
-pub struct Region {
-    pub label: Label,
-    pub score: f32,
-    pub bbox: [f32; 4],
+struct Region {
+    label: Label,
+    score: f32,
+    bbox: [f32; 4],
 }
 
 /// What an OCR'd line is on its page, where the layout model says so and it is plausible:
@@ -134,7 +134,7 @@ pub fn with_roles(image: &RgbImage, mut lines: Vec<OcrLine>) -> Vec<OcrLine> {
 }
 
 /// The regions the model finds on `image`, strongest first within each label.
-pub fn regions(image: &RgbImage) -> Result<Vec<Region>, String> {
+fn regions(image: &RgbImage) -> Result<Vec<Region>, String> {
     let session = super::ppocr::layout_session()?;
     let input = to_input(image);
     let mut s = session
@@ -332,7 +332,7 @@ fn to_input(image: &RgbImage) -> Array4<f32> {
 /// - a caption: at most four lines.
 ///
 /// Figures, tables, references and equations are taken as labelled.
-pub fn assign(regions: &[Region], lines: &mut [OcrLine], page_height: f32) {
+fn assign(regions: &[Region], lines: &mut [OcrLine], page_height: f32) {
     // Which region holds each line: of the labels whose regions hold half of it at least
     // together (a footer's page number and its title are two regions under one line), the
     // one holding most, and of its regions the one holding most of the line.
@@ -466,7 +466,7 @@ pub fn assign(regions: &[Region], lines: &mut [OcrLine], page_height: f32) {
 }
 
 /// The median height of the page's lines of body text (no role), for heading levels.
-pub fn body_height(lines: &[OcrLine]) -> Option<f32> {
+fn body_height(lines: &[OcrLine]) -> Option<f32> {
     let mut h: Vec<u32> = lines
         .iter()
         .filter(|l| l.role.is_none() && !l.text.trim().is_empty())

@@ -465,6 +465,13 @@ impl ReadRequest {
         matches!(self.output, Some(Output::Json | Output::Chunks))
     }
 
+    /// Whether the read's output has structure (Markdown, `json`, chunks, a `section`):
+    /// what OCR'd pages run their layout model for, and what the document memory keeps
+    /// such pages under (`ocr::page_layout::LAYOUT_VARIANT`).
+    pub fn structured(&self) -> bool {
+        self.markdown() || self.json() || self.section.is_some()
+    }
+
     /// Whether the read returns chunks.
     pub fn chunks(&self) -> bool {
         self.output == Some(Output::Chunks)

@@ -141,6 +141,8 @@ struct Settings {
     json: bool,
     /// `furniture: "keep"`: running headers and footers stay in Markdown.
     keep_furniture: bool,
+    /// OCR'd pages get their layout (`ReadRequest::structured`).
+    layout: bool,
 }
 
 impl Settings {
@@ -165,6 +167,7 @@ impl Settings {
             annotations: req.include_annotations != Some(false),
             json: req.json(),
             keep_furniture: req.keep_furniture(),
+            layout: req.structured(),
         })
     }
 }
@@ -340,7 +343,7 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
                         let deadline = job.input.deadline.clone();
                         // The page's layout where the output has structure (the document
                         // memory keeps those lines apart: `ocr::page_layout`).
-                        let layout = settings.markdown || settings.json;
+                        let layout = settings.layout;
                         pending = Some(PendingOcr {
                             index: out.pages.len(),
                             handle: scope.spawn(move || {

@@ -286,8 +286,7 @@ impl ReadService {
                 // Lines read for Markdown or json carry their page layout's roles and are
                 // kept apart (`ocr::page_layout::LAYOUT_VARIANT`); a plain read takes
                 // either.
-                let structured =
-                    plan.opts.markdown() || plan.opts.json() || plan.opts.section.is_some();
+                let structured = plan.opts.structured();
                 let laid = format!("{variant}{}", crate::ocr::page_layout::LAYOUT_VARIANT);
                 input.known_ocr = remembered(st, tenant, sha, &laid).await;
                 if !structured {
