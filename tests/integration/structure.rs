@@ -530,6 +530,63 @@ async fn two_prose_columns_drawn_row_by_row_are_read_column_after_column() {
     );
 }
 
+/// A page whose stream draws its two columns first and the title and abstract above them
+/// last (#44 item 3), its lines set wide (#44 item 1: 18 points apart at 10 points, as CJK
+/// text often is; paragraphs told apart by an indented first line): Markdown and `json`
+/// read the title, the abstract, the left column, the right one and the line below them,
+/// each paragraph's lines joined; plain text stays in the stream's order.
+#[tokio::test]
+async fn columns_drawn_before_the_title_above_them_are_read_as_they_stand() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("drawn_first.pdf", &fixture("pdf/columns_drawn_first.pdf"))
+        .await;
+    let paragraphs = [
+        "A short account of the move, written for the harbour's newsletter by its keeper of records.",
+        "The harbour office opened its new hall on a wet morning in spring, and the first ships \
+         were booked in before noon.",
+        "By the evening the old hall across the water was closed, its records carried over by \
+         boat and shelved in the new reading room.",
+        "The reading room keeps the records of every ship that called at the harbour since the \
+         first survey, open to anyone who asks.",
+        "A second room for maps is planned for the autumn, when the builders have finished the \
+         roof and the stairs to the upper floor.",
+        "Printed for the friends of the harbour office; copies are kept at the front desk.",
+    ];
+    let md = app.read(json!({"file_id": id, "output": "markdown"})).await;
+    assert_eq!(md.status, 200, "{}", md.json);
+    assert_eq!(
+        md.json["text"],
+        format!(
+            "--- Page 1 ---\n# The Harbour Office Moves House\n\n{}\n",
+            paragraphs.join("\n\n")
+        )
+    );
+    let js = app.read(json!({"file_id": id, "output": "json"})).await;
+    assert_eq!(js.status, 200, "{}", js.json);
+    let blocks = document_blocks(&js.json, |_| true);
+    let kinds: Vec<(&str, &str)> = blocks
+        .iter()
+        .map(|b| (b["kind"].as_str().unwrap(), b["text"].as_str().unwrap()))
+        .collect();
+    let mut want = vec![("heading", "The Harbour Office Moves House")];
+    want.extend(paragraphs.iter().map(|p| ("paragraph", *p)));
+    assert_eq!(kinds, want);
+    // Plain text: the stream's order, a line each.
+    let text = app.read(json!({"file_id": id})).await;
+    let text = text.json["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(
+            "--- Page 1 ---\nThe harbour office opened its new hall on a wet\nmorning in spring,"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("stairs to the upper floor.\nThe Harbour Office Moves House\n"),
+        "{text}"
+    );
+}
+
 /// Ruled tables as documents draw them (#44 item 5): no rules down the outer sides, a
 /// header over two columns and two headers over two rows (in Markdown an HTML table with
 /// `colspan`/`rowspan`, as a pipe table cannot span; in `json` the text in the merged

@@ -7,6 +7,13 @@
 //! gutter, each side at least a quarter of the page wide and mostly letters (prose, not a
 //! table's figures), lines of one column alone beside a blank in the other continuing the
 //! run; no glyph crossing the gutter.
+//!
+//! A page whose stream draws its columns first and what stands above them last (a
+//! newsletter's masthead, title and abstract drawn after its two columns) is read as it
+//! stands (`flows_in_order`): its lines are cut into flows where the stream goes up, sideways
+//! or down over a gap, and a flow drawn later is read just before the first earlier one that
+//! it stands wholly above with their widths overlapping; the stream's order holds everywhere
+//! else.
 
 use super::lines::{Glyph, Line};
 
@@ -145,6 +152,87 @@ pub(super) fn in_order(read: &[Line], page_width: f32) -> Option<Vec<Line>> {
     Some(out)
 }
 
+/// A flow at most this many times the line before's height below it goes on its flow.
+const FLOW_GAP: f32 = 2.0;
+/// A page cut into more flows than this keeps its order (a table drawn cell by cell, a
+/// hostile page: the order is quadratic in flows).
+const MAX_FLOWS: usize = 200;
+
+/// The page's lines with flows drawn out of their places' order put back in it (see the
+/// module's doc); `None` when the stream's order is already the page's.
+pub(super) fn flows_in_order(read: &[Line]) -> Option<Vec<Line>> {
+    // Each line's drawn extent (left, bottom, right, top).
+    let extent = |line: &Line| {
+        line.iter().filter(|g| drawn(g)).fold(None, |e, g| {
+            let (l, b, r, t) = e.unwrap_or((g.l, g.b, g.r, g.t));
+            Some((l.min(g.l), b.min(g.b), r.max(g.r), t.max(g.t)))
+        })
+    };
+    // Flows: (first line, extent); a line without ink goes with the flow it is in.
+    let mut flows: Vec<(usize, (f32, f32, f32, f32))> = Vec::new();
+    let mut last: Option<(f32, f32, f32, f32)> = None;
+    for (i, line) in read.iter().enumerate() {
+        let Some(e) = extent(line) else { continue };
+        let new = match last {
+            None => true,
+            Some(p) => {
+                let h = (p.3 - p.1).max(e.3 - e.1);
+                e.3 > p.3 + 0.5 * h || p.1 - e.3 > FLOW_GAP * h || e.2 < p.0 || e.0 > p.2
+            }
+        };
+        match flows.last_mut() {
+            Some((_, f)) if !new => *f = (f.0.min(e.0), f.1.min(e.1), f.2.max(e.2), f.3.max(e.3)),
+            _ => flows.push((if flows.is_empty() { 0 } else { i }, e)),
+        }
+        last = Some(e);
+        if flows.len() > MAX_FLOWS {
+            return None;
+        }
+    }
+    if flows.len() < 2 {
+        return None;
+    }
+    // `above[a][b]`: flow a stands wholly above flow b, their widths overlapping.
+    let n = flows.len();
+    let above = |a: usize, b: usize| {
+        let ((_, fa), (_, fb)) = (flows[a], flows[b]);
+        let h = (fa.3 - fa.1).min(fb.3 - fb.1).min(12.0);
+        fa.0.max(fb.0) < fa.2.min(fb.2) && fa.1 >= fb.3 - 0.25 * h
+    };
+    let before: Vec<Vec<usize>> = (0..n)
+        .map(|b| (0..n).filter(|&a| a != b && above(a, b)).collect())
+        .collect();
+    // In the stream's order, each flow after the flows above it (each of those after the
+    // ones above it first, in the stream's order); a cycle, which overlapping boxes can
+    // make, is broken where it closes.
+    fn place(f: usize, before: &[Vec<usize>], state: &mut [u8], order: &mut Vec<usize>) {
+        if state[f] != 0 {
+            return; // placed, or being placed (a cycle)
+        }
+        state[f] = 1;
+        for &a in &before[f] {
+            place(a, before, state, order);
+        }
+        state[f] = 2;
+        order.push(f);
+    }
+    let mut order = Vec::with_capacity(n);
+    let mut state = vec![0u8; n];
+    for f in 0..n {
+        place(f, &before, &mut state, &mut order);
+    }
+    if order.iter().enumerate().all(|(i, &f)| i == f) {
+        return None;
+    }
+    let end = |f: usize| flows.get(f + 1).map_or(read.len(), |g| g.0);
+    Some(
+        order
+            .into_iter()
+            .flat_map(|f| read[flows[f].0..end(f)].iter().cloned())
+            .collect(),
+    )
+}
+
 /// A line part without whitespace at either end (the space PDFium put between the two
 /// columns' lines).
 fn trimmed(mut part: Line) -> Line {
@@ -271,5 +359,59 @@ mod tests {
             3,
         );
         assert!(in_order(&prose, 612.0).is_some());
+    }
+
+    #[test]
+    fn what_stands_above_the_columns_but_is_drawn_after_them_is_read_first() {
+        let one = |text: &str, x: f32, y: f32| {
+            let mut l = Vec::new();
+            set(&mut l, text, x, y);
+            l
+        };
+        let mut read = Vec::new();
+        // The left column, then the right one, as the stream draws them.
+        for i in 0..4 {
+            read.push(one(
+                &format!("left column line {i} of its prose"),
+                50.0,
+                600.0 - 14.0 * i as f32,
+            ));
+        }
+        for i in 0..4 {
+            read.push(one(
+                &format!("right column line {i} of its prose"),
+                320.0,
+                600.0 - 14.0 * i as f32,
+            ));
+        }
+        // Then the title and abstract above both, and a footer below both.
+        read.push(one(
+            "A title drawn after the columns it stands over",
+            50.0,
+            700.0,
+        ));
+        read.push(one(
+            "its abstract, as wide as the page, under the title",
+            50.0,
+            680.0,
+        ));
+        read.push(one(
+            "a footer at the foot of the page, across it all",
+            50.0,
+            80.0,
+        ));
+        let out = flows_in_order(&read).expect("the title and abstract go first");
+        let t = texts(&out);
+        assert_eq!(t[0], "A title drawn after the columns it stands over");
+        assert_eq!(t[1], "its abstract, as wide as the page, under the title");
+        assert_eq!(t[2], "left column line 0 of its prose");
+        assert_eq!(t[6], "right column line 0 of its prose");
+        assert_eq!(t[10], "a footer at the foot of the page, across it all");
+        // Read in the order they stand already: nothing to change.
+        assert!(flows_in_order(&out).is_none());
+        // Two columns side by side, whatever the order they are drawn in, are not moved.
+        assert!(flows_in_order(&read[..8]).is_none());
+        let swapped: Vec<Line> = read[4..8].iter().chain(&read[..4]).cloned().collect();
+        assert!(flows_in_order(&swapped).is_none());
     }
 }

@@ -30,6 +30,9 @@ pub(super) struct Geometry {
     /// Each line's column's right edge: the furthest right any line starting where it
     /// starts (within its height) reaches, or its block's own where that is far short.
     column_right: Vec<f32>,
+    /// The most line pitch (baseline to baseline, in line heights) that is still one
+    /// paragraph's: ordinary spacing, or the page's own where it sets its lines wider.
+    spacing: f32,
     /// The page as it is shown (boxes are given from its top-left).
     frame: Frame,
 }
@@ -99,6 +102,16 @@ impl Frame {
 /// How far past the cursor a heading, header or footer's own line may be found.
 const NEAR: usize = 8;
 
+/// Ordinary line spacing at most, in line heights (a loose box's height is about the
+/// font's size and a fifth).
+const SPACING: f32 = 1.45;
+/// A page's own spacing is taken from this pitch on (a LaTeX page's ordinary 1.4 is not:
+/// its displayed formulas stand at 1.5 and are lines of their own).
+const WIDE_SPACING: f32 = 1.5;
+/// The widest spacing a page's own may make one paragraph's (CJK text is often set at
+/// 160–180 % of its size: 1.5–1.6 loose heights).
+const MAX_SPACING: f32 = 2.0;
+
 /// At most this many characters are measured on a page (a hostile page can hold millions).
 const MAX_CHARS: usize = 200_000;
 
@@ -148,6 +161,7 @@ impl Geometry {
             }
             cur.finish(&mut lines);
         }
+        let spacing = Self::spacing(&lines);
         let mut by_key: std::collections::HashMap<String, Vec<usize>> = Default::default();
         for (i, l) in lines.iter().enumerate() {
             by_key.entry(l.key.clone()).or_default().push(i);
@@ -176,7 +190,8 @@ impl Geometry {
         // right its own lines reach.
         let mut start = 0;
         for i in 0..=lines.len() {
-            let ends = i == lines.len() || i > start && !Self::under(&lines[i - 1], &lines[i]);
+            let ends =
+                i == lines.len() || i > start && !Self::under(&lines[i - 1], &lines[i], spacing);
             if !ends {
                 continue;
             }
@@ -206,7 +221,44 @@ impl Geometry {
             lines,
             by_key,
             column_right,
+            spacing,
             frame,
+        }
+    }
+
+    /// The page's line spacing where it sets its lines wider than `SPACING` (the pitch,
+    /// in line heights, that more than half of the pairs of lines one under the other in
+    /// one size keep, and a third of the page's lines) where it is `WIDE_SPACING` or more:
+    /// a tenth above it; else `SPACING`.
+    fn spacing(lines: &[LineBox]) -> f32 {
+        // Pitches in twentieths of a line height, from 1.0 to MAX_SPACING.
+        let mut counts = [0usize; 21];
+        let mut pairs = 0;
+        for w in lines.windows(2) {
+            let (prev, next) = (&w[0], &w[1]);
+            let h = prev.height.max(next.height);
+            if h <= 0.0 || (prev.height - next.height).abs() > 0.15 * h {
+                continue;
+            }
+            let pitch = (prev.bottom - next.bottom) / h;
+            if !(1.0..=MAX_SPACING).contains(&pitch) {
+                continue;
+            }
+            pairs += 1;
+            counts[((pitch - 1.0) * 20.0).round() as usize] += 1;
+        }
+        // The most common pitch, with its neighbours (a pitch on a bucket's edge).
+        let (best, held) = (1..counts.len() - 1)
+            .map(|i| (i, counts[i - 1] + counts[i] + counts[i + 1]))
+            .max_by_key(|&(i, n)| (n, std::cmp::Reverse(i)))
+            .unwrap_or((0, 0));
+        let pitch = 1.0 + best as f32 / 20.0;
+        // Most of the page is set so (a page with a few displayed formulas far apart is
+        // not).
+        if held >= 5 && 2 * held > pairs && 3 * held >= lines.len() && pitch >= WIDE_SPACING {
+            (pitch + 0.1).min(MAX_SPACING)
+        } else {
+            SPACING
         }
     }
 
@@ -226,13 +278,13 @@ impl Geometry {
 
     /// Whether `next` is right under `prev` in its size: no more than ordinary line
     /// spacing below it (not a gap, not another column or place).
-    fn under(prev: &LineBox, next: &LineBox) -> bool {
+    fn under(prev: &LineBox, next: &LineBox, spacing: f32) -> bool {
         let h = prev.height.max(next.height);
         if h <= 0.0 || (prev.height - next.height).abs() > 0.15 * h {
             return false;
         }
         let pitch = prev.bottom - next.bottom;
-        pitch > 0.3 * h && pitch <= 1.45 * h
+        pitch > 0.3 * h && pitch <= spacing * h
     }
 
     /// The boxes of a text line's first and last physical lines, looked for from `cursor`
@@ -281,7 +333,7 @@ impl Geometry {
         next_text: &str,
     ) -> bool {
         let (prev, next) = (&self.lines[prev_index], &self.lines[next]);
-        if !Self::under(prev, next) {
+        if !Self::under(prev, next, self.spacing) {
             return false; // another size, or not right under it: a gap, another column
         }
         let h = prev.height.max(next.height);
@@ -314,7 +366,8 @@ impl Geometry {
         if column_right - prev.right > (word + 0.45) * h {
             return false;
         }
-        !list_item(next_text)
+        // A formula's next step (`= …`, `≤ …`) is a line of its own.
+        !list_item(next_text) && !next_text.starts_with(['=', '≤', '≥', '≠', '≈', '≡'])
     }
 }
 

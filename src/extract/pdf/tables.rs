@@ -172,8 +172,8 @@ fn find_in(page: &PdfPage<'_>, text: &str, marks: Marks) -> Option<Found> {
     let in_order = (groups.is_empty() && lone.is_empty() && prose_columns)
         .then(|| super::columns::in_order(&read, page.width().value))
         .flatten();
-    let reordered = in_order.is_some();
-    let read = in_order.unwrap_or(read);
+    let mut reordered = in_order.is_some();
+    let mut read = in_order.unwrap_or(read);
     let mut tables: Vec<Table> = Vec::new();
     for g in groups {
         if let Some(t) = Table::new(g) {
@@ -192,6 +192,14 @@ fn find_in(page: &PdfPage<'_>, text: &str, marks: Marks) -> Option<Found> {
             if tables.iter().all(|o| o.apart(&t)) {
                 tables.push(t);
             }
+        }
+    }
+    // Columns drawn before what stands above them, read as they stand; only on a page
+    // without tables (tables are found in the stream's order: a figure's labels moved
+    // into their places' order may line up as a table's rows).
+    if tables.is_empty() && !reordered && prose_columns {
+        if let Some(flows) = super::columns::flows_in_order(&read) {
+            (read, reordered) = (flows, true);
         }
     }
     if tables.is_empty() && !reordered {
