@@ -392,6 +392,9 @@ impl Extractor for ImageExtractor {
                 lines.extend(l);
             }
         }
+        if layout && !ocr::page_layout::installed() {
+            warnings.push(ocr::page_layout::MISSING.to_string());
+        }
         if furniture_left_out.get() {
             warnings.push(
                 "running headers and footers the page layout found were left out of the Markdown; furniture: \"keep\" keeps them"

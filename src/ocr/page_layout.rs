@@ -100,6 +100,27 @@ pub enum LineRole {
 /// line from the memory, and its own are not taken for a structured read.
 pub const LAYOUT_VARIANT: &str = "+layout-cdla";
 
+/// The model's file, as `make native` installs it.
+pub(crate) const MODEL_FILE: &str = "layout_cdla.onnx";
+
+/// Whether the model is installed (a look at the disk; once found, found for good). A read
+/// with structure takes its lines' memory variant and its warning from it.
+pub fn installed() -> bool {
+    static FOUND: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if FOUND.load(std::sync::atomic::Ordering::Relaxed) {
+        return true;
+    }
+    let found = crate::native::find(MODEL_FILE, None).is_ok();
+    FOUND.store(found, std::sync::atomic::Ordering::Relaxed);
+    found
+}
+
+/// The warning of a read with structure whose OCR'd pages had no layout model to run: its
+/// text is whole, the headings and furniture its layout would give are missing.
+pub const MISSING: &str = "the page layout model (layout_cdla.onnx) is not installed, so OCR'd \
+     pages have no headings, running headers or footers found from their layout; their text \
+     is complete (`make native` installs the model)";
+
 /// The layout model's session, loaded once a process beside the OCR models (it shares
 /// their ONNX Runtime environment); an error when its file is not installed.
 pub(crate) type LayoutSession = Result<Mutex<Session>, String>;

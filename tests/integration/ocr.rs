@@ -1009,3 +1009,59 @@ async fn scanned_pages_get_headings_and_furniture_from_their_layout() {
         r.json
     );
 }
+
+/// Without the layout model installed (#44 item 4), a structured read of a scan still gives
+/// all its text, and says that its headings and furniture were not looked for; a plain
+/// read says nothing. Run through the real binary with a native dir that holds every part
+/// but the model.
+#[test]
+fn a_structured_read_without_the_layout_model_says_so() {
+    let real = docreader::native::dirs()
+        .into_iter()
+        .find(|d| d.join("layout_cdla.onnx").is_file())
+        .expect("the layout model is installed (`make native`)");
+    let home = tempfile::TempDir::new().unwrap();
+    let native = home.path().join("native");
+    std::fs::create_dir(&native).unwrap();
+    for entry in std::fs::read_dir(&real).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != "layout_cdla.onnx" {
+            std::os::unix::fs::symlink(entry.path(), native.join(entry.file_name())).unwrap();
+        }
+    }
+    let read = |args: &[&str]| -> serde_json::Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_docreader"))
+            .args(["read", "--json"])
+            .args(args)
+            .arg(repo().join("fixtures/pdf/layout_scan.pdf"))
+            .env("DOCREADER_NATIVE_DIR", &native)
+            .env("HOME", home.path())
+            .env("XDG_CACHE_HOME", home.path().join("cache"))
+            .output()
+            .expect("run docreader read");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let md = read(&["--output", "markdown", "--furniture", "keep"]);
+    let warnings = md["warnings"].to_string();
+    assert!(
+        warnings.contains("layout_cdla.onnx) is not installed"),
+        "{warnings}"
+    );
+    let text = md["text"].as_str().unwrap();
+    // The lines are all there (furniture kept), and no heading was made of them.
+    assert!(!text.contains("\n#"), "{text}");
+    let plain = read(&[]);
+    for line in plain["text"].as_str().unwrap().lines() {
+        assert!(text.contains(line.trim()), "{line:?} missing from {text}");
+    }
+    assert!(
+        !plain["warnings"].to_string().contains("layout"),
+        "{}",
+        plain["warnings"]
+    );
+}

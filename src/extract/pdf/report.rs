@@ -70,6 +70,9 @@ pub(super) fn make_report(
     // as pipe tables; made before its furniture is found and left out.
     // The running headers and footers the page layout found on OCR'd pages are left out
     // there (unless kept); counted with the pages the furniture across pages is left out of.
+    if settings.layout && pages.iter().any(|p| p.ocr.is_some()) && !ocr::page_layout::installed() {
+        warnings.push(ocr::page_layout::MISSING.to_string());
+    }
     let mut laid_out_furniture = std::collections::BTreeSet::new();
     if settings.markdown {
         for p in pages.iter_mut() {

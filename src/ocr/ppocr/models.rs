@@ -284,7 +284,12 @@ impl Models {
     pub(super) fn layout(&self) -> Result<&Mutex<Session>, String> {
         self.layout
             .get_or_init(|| {
-                open_session(&self.env, &part("layout_cdla.onnx")?, threads()).map(Mutex::new)
+                open_session(
+                    &self.env,
+                    &part(crate::ocr::page_layout::MODEL_FILE)?,
+                    threads(),
+                )
+                .map(Mutex::new)
             })
             .as_ref()
             .map_err(Clone::clone)

@@ -285,8 +285,9 @@ impl ReadService {
                 };
                 // Lines read for Markdown or json carry their page layout's roles and are
                 // kept apart (`ocr::page_layout::LAYOUT_VARIANT`); a plain read takes
-                // either.
-                let structured = plan.opts.structured();
+                // either. Without the model a structured read's lines have no roles: they
+                // are plain lines.
+                let structured = plan.opts.structured() && crate::ocr::page_layout::installed();
                 let laid = format!("{variant}{}", crate::ocr::page_layout::LAYOUT_VARIANT);
                 input.known_ocr = remembered(st, tenant, sha, &laid).await;
                 if !structured {
