@@ -137,7 +137,7 @@ fn style_by_name(name: &str) -> (bool, bool) {
 
 /// The text of a page drawn larger than its body text, or in bold, in drawing order:
 /// (squashed text, level, size in half points).
-fn large_runs(page: &PdfPage<'_>) -> Vec<Run> {
+fn large_runs(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<Run> {
     let objects = page.objects();
     // The body size: the one that covers the most width (rounded to half points).
     let mut width_by_size: HashMap<i32, f32> = HashMap::new();
@@ -161,9 +161,6 @@ fn large_runs(page: &PdfPage<'_>) -> Vec<Run> {
         .max_by(|a, b| a.1.total_cmp(b.1))
         .map(|(s, _)| *s as f32 / 2.0)
     else {
-        return Vec::new();
-    };
-    let Ok(text_page) = page.text() else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -243,10 +240,7 @@ fn large_runs(page: &PdfPage<'_>) -> Vec<Run> {
 
 /// The page's text objects: (squashed text, box as left, right, bottom, top), in drawing
 /// order.
-fn object_boxes(page: &PdfPage<'_>) -> Vec<(String, [f32; 4])> {
-    let Ok(text_page) = page.text() else {
-        return Vec::new();
-    };
+fn object_boxes(page: &PdfPage<'_>, text_page: &PdfPageText<'_>) -> Vec<(String, [f32; 4])> {
     let mut out = Vec::new();
     for o in page.objects().iter() {
         let Some(t) = o.as_text_object() else {
@@ -282,12 +276,13 @@ pub(super) enum Piece<'a> {
 /// The page's text as pieces: headings by bookmark or by font size, the rest its lines.
 pub(super) fn pieces<'a>(
     page: &PdfPage<'_>,
+    layer: &PdfPageText<'_>,
     number: u64,
     text: &'a str,
     outline: &Outline,
 ) -> Vec<Piece<'a>> {
     let marks = outline.on(number);
-    let runs = large_runs(page);
+    let runs = large_runs(page, layer);
     if marks.is_empty() && runs.is_empty() {
         return text.split_inclusive('\n').map(Piece::Line).collect();
     }
@@ -394,7 +389,7 @@ pub(super) fn pieces<'a>(
             }
         }
     }
-    labels_are_no_headings(page, &mut out, &by_size_line);
+    labels_are_no_headings(page, layer, &mut out, &by_size_line);
     // Bold (or italic) lines one after another in one size are a bold paragraph, not
     // headings.
     for w in bold_lines.windows(2) {
@@ -427,6 +422,7 @@ pub(super) fn pieces<'a>(
 /// over one line each keep theirs.
 fn labels_are_no_headings<'a>(
     page: &PdfPage<'_>,
+    layer: &PdfPageText<'_>,
     out: &mut [Piece<'a>],
     by_size_line: &[Option<(usize, &'a str)>],
 ) {
@@ -466,7 +462,7 @@ fn labels_are_no_headings<'a>(
     }
     // Only now the objects' boxes are read (few pages have such a run). A line's box:
     // its first object's.
-    let boxes = object_boxes(page);
+    let boxes = object_boxes(page, layer);
     let first_box = |line: &str| {
         let key = squash(line);
         boxes
@@ -502,8 +498,14 @@ fn labels_are_no_headings<'a>(
 }
 
 /// The page's text with its clear headings marked (`## Title`, a blank line around each).
-pub(super) fn mark(page: &PdfPage<'_>, number: u64, text: &str, outline: &Outline) -> String {
-    let pieces = pieces(page, number, text, outline);
+pub(super) fn mark(
+    page: &PdfPage<'_>,
+    layer: &PdfPageText<'_>,
+    number: u64,
+    text: &str,
+    outline: &Outline,
+) -> String {
+    let pieces = pieces(page, layer, number, text, outline);
     if pieces.iter().all(|p| matches!(p, Piece::Line(_))) {
         return text.to_string();
     }

@@ -503,7 +503,8 @@ fn read_page(
     // Pictures and drawings (`tables::find_with_art`), for the figures.
     let mut art = Vec::new();
     let blocks = if settings.json && layered {
-        let (blocks, columns, drawn) = page_blocks(page, number, &text, &job.outline, frame);
+        let (blocks, columns, drawn) =
+            page_blocks(page, &layer, number, &text, &job.outline, frame);
         mended = columns.or(mended);
         art = drawn;
         blocks
@@ -511,11 +512,11 @@ fn read_page(
         Vec::new()
     };
     if settings.markdown && layered {
-        if let Some((t, columns)) = tables::mark(page, &text) {
+        if let Some((t, columns)) = tables::mark(page, &layer, &text) {
             text = t;
             mended = columns.or(mended);
         }
-        text = headings::mark(page, number, &text, &job.outline);
+        text = headings::mark(page, &layer, number, &text, &job.outline);
     }
     if let std::borrow::Cow::Owned(t) = text::without_controls(&text) {
         text = t;
@@ -559,6 +560,7 @@ fn read_page(
 /// prose columns drawn row by row were read column after column (`tables::Found`).
 fn page_blocks(
     page: &PdfPage<'_>,
+    layer: &PdfPageText<'_>,
     number: u64,
     text: &str,
     outline: &headings::Outline,
@@ -572,7 +574,7 @@ fn page_blocks(
     let clean = |s: &str| text::without_controls(s.trim()).into_owned();
     let mut out = Vec::new();
     let lines = |s: &str, out: &mut Vec<Block>| {
-        for p in headings::pieces(page, number, s, outline) {
+        for p in headings::pieces(page, layer, number, s, outline) {
             match p {
                 headings::Piece::Heading(level, t) => out.push(Block::new(Content::Heading {
                     level: level.min(6) as u8,
@@ -590,7 +592,7 @@ fn page_blocks(
         _ => text,
     };
     let mut columns = None;
-    let (found, art) = tables::find_with_art(page, body);
+    let (found, art) = tables::find_with_art(page, layer, body);
     match found {
         Some(found) => {
             columns = found.lines;

@@ -84,8 +84,12 @@ pub(super) struct Found {
 /// The page's text with its ruled tables as GFM pipe tables (and two prose columns drawn
 /// row by row read in order), with the lines it was cut from when columns were; `None`
 /// when the page has neither. `text` is the page's text as read.
-pub(super) fn mark(page: &PdfPage<'_>, text: &str) -> Option<(String, Option<Vec<Line>>)> {
-    let Found { pieces, lines } = find(page, text)?;
+pub(super) fn mark(
+    page: &PdfPage<'_>,
+    layer: &PdfPageText<'_>,
+    text: &str,
+) -> Option<(String, Option<Vec<Line>>)> {
+    let Found { pieces, lines } = find(page, layer, text)?;
     let mut out = String::new();
     for p in pieces {
         match p {
@@ -117,14 +121,18 @@ pub(super) fn mark(page: &PdfPage<'_>, text: &str) -> Option<(String, Option<Vec
 /// The page's text cut at its tables, or `None` when it has none that is certain and no
 /// prose columns drawn row by row. Every character of `text` is in a piece exactly once
 /// (the text pieces and the cells together hold all of its ink).
-pub(super) fn find(page: &PdfPage<'_>, text: &str) -> Option<Found> {
-    find_with_art(page, text).0
+pub(super) fn find(page: &PdfPage<'_>, layer: &PdfPageText<'_>, text: &str) -> Option<Found> {
+    find_with_art(page, layer, text).0
 }
 
 /// `find`, and the page's pictures and drawings with a curve or a slanted line (in the
 /// page's space: the figures of `json` are made of them), from the same pass over the
 /// page's objects; none for a turned page or one of more path pieces than `MAX_SEGMENTS`.
-pub(super) fn find_with_art(page: &PdfPage<'_>, text: &str) -> (Option<Found>, Vec<Bounds>) {
+pub(super) fn find_with_art(
+    page: &PdfPage<'_>,
+    layer: &PdfPageText<'_>,
+    text: &str,
+) -> (Option<Found>, Vec<Bounds>) {
     if page.rotation().ok() != Some(PdfPageRenderRotation::None) {
         return (None, Vec::new());
     }
@@ -132,10 +140,10 @@ pub(super) fn find_with_art(page: &PdfPage<'_>, text: &str) -> (Option<Found>, V
         return (None, Vec::new());
     };
     let art = marks.art.clone();
-    (find_in(page, text, marks), art)
+    (find_in(page, layer, text, marks), art)
 }
 
-fn find_in(page: &PdfPage<'_>, text: &str, marks: Marks) -> Option<Found> {
+fn find_in(page: &PdfPage<'_>, layer: &PdfPageText<'_>, text: &str, marks: Marks) -> Option<Found> {
     let Marks {
         across,
         down,
@@ -153,10 +161,9 @@ fn find_in(page: &PdfPage<'_>, text: &str, marks: Marks) -> Option<Found> {
     if groups.is_empty() && lone.is_empty() && !apart && !prose_columns {
         return None;
     }
-    let layer = page.text().ok()?;
     // The page's lines, character by character, exactly as its text reads (mended where
     // the text was).
-    let read = lines::read(&layer)?;
+    let read = lines::read(layer)?;
     let body = text.trim_end_matches('\n');
     let read = if super::text::lf_only(&lines::text(&read)).trim_end_matches('\n') == body {
         read
