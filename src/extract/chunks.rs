@@ -255,13 +255,12 @@ impl Cutter<'_> {
             }
             let part = rest[..cut].trim();
             if !part.is_empty() {
-                // Looked for as the text has it (a heading's `#` is the rendering's); a part
-                // not found has no place (the block's whole place would overlap the
-                // others').
+                // Looked for as the text has it (a heading's `#` is the rendering's), whole;
+                // a part not found has no place (the block's whole place would overlap the
+                // others', and its first word alone, which `locate` falls back to for a
+                // heading, would be a place of a few characters for a chunk of many).
                 let probe = part.trim_start_matches('#').trim_start();
-                let part_at = self
-                    .locate_loosely(unit, probe)
-                    .or_else(|| self.locate(unit, &needles(probe)));
+                let part_at = self.locate_loosely(unit, probe);
                 self.push(part, join, unit, part_at);
                 self.open.body = true;
             }
@@ -442,9 +441,9 @@ impl Cutter<'_> {
         }
         let (start, head_len) = match hay.find(head) {
             Some(p) => (from + p, head.len()),
-            None => {
-                // A heading joined from two lines, a cell written otherwise: its first word,
-                // nearby.
+            // A heading joined from two lines, a cell written otherwise: its first word,
+            // nearby (not a paragraph's: a place of a few characters for a block of many).
+            None if first.chars().count() <= 150 => {
                 let word = head
                     .split_whitespace()
                     .next()
@@ -452,6 +451,7 @@ impl Cutter<'_> {
                 let near = &hay[..floor(hay, 2_000)];
                 (from + near.find(word)?, word.len())
             }
+            None => return None,
         };
         // Its end: each needle after the one before, near it (a table's last cell, "1",
         // may stand in an earlier row too), to the last one's end.
@@ -486,7 +486,7 @@ impl Cutter<'_> {
     /// Where a block's whole text stands in the read's text, whitespace aside (a
     /// paragraph's lines joined by spaces, a word broken by a hyphen at a line's end
     /// joined): from an occurrence of its first word, from the cursor on inside its unit's
-    /// span; the cursor moves past it.
+    /// span (else before the cursor in it); the cursor moves past it.
     fn locate_loosely(&mut self, ui: usize, block: &str) -> Option<(usize, usize)> {
         let first = block.split_whitespace().next()?;
         let (body, end_of_unit) = self.spans.get(ui).copied().flatten()?;
@@ -494,16 +494,32 @@ impl Cutter<'_> {
             return None;
         }
         self.misses += 1; // until found
-        let mut at = self.cursor.max(body);
-        let reach = floor(self.text, (at + LOOK_AHEAD).min(end_of_unit));
-        for _ in 0..20 {
-            let p = at + self.text.get(at..reach)?.find(first)?;
-            if let Some(len) = loose_match(self.text.get(p..end_of_unit)?, block) {
-                self.cursor = p + len;
-                self.misses = 0;
-                return Some((p, p + len));
+        let from = self.cursor.max(body);
+        // From the cursor on; then from the unit's start up to the cursor: a page whose
+        // blocks are in another order than its text (columns drawn row by row, a title
+        // drawn after the columns under it; `pdf::columns`).
+        let windows = [
+            (from, (from + LOOK_AHEAD).min(end_of_unit)),
+            (body, from.min(body + LOOK_AHEAD)),
+        ];
+        for (mut at, end) in windows {
+            let reach = floor(self.text, end);
+            for _ in 0..20 {
+                let Some(p) = self
+                    .text
+                    .get(at..reach)
+                    .and_then(|h| h.find(first))
+                    .map(|p| at + p)
+                else {
+                    break;
+                };
+                if let Some(len) = loose_match(self.text.get(p..end_of_unit)?, block) {
+                    self.cursor = p + len;
+                    self.misses = 0;
+                    return Some((p, p + len));
+                }
+                at = p + first.len();
             }
-            at = p + first.len();
         }
         None
     }

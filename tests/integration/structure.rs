@@ -572,6 +572,27 @@ async fn columns_drawn_before_the_title_above_them_are_read_as_they_stand() {
     let mut want = vec![("heading", "The Harbour Office Moves House")];
     want.extend(paragraphs.iter().map(|p| ("paragraph", *p)));
     assert_eq!(kinds, want);
+    // Chunks: each placed in the text, though the text has the blocks in another order
+    // (it placed none of the columns' chunks before, and one at its first word alone).
+    let ch = app
+        .read(json!({"file_id": id, "output": "chunks", "chunk_tokens": 40}))
+        .await;
+    assert_eq!(ch.status, 200, "{}", ch.json);
+    let all: Vec<char> = ch.json["text"].as_str().unwrap().chars().collect();
+    let squash = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !c.is_whitespace() && *c != '#')
+            .collect()
+    };
+    let chunks = ch.json["chunks"].as_array().unwrap();
+    assert!(chunks.len() >= 6, "{}", ch.json);
+    for c in chunks {
+        let (Some(a), Some(b)) = (c["start"].as_u64(), c["end"].as_u64()) else {
+            panic!("a chunk without its place: {c}");
+        };
+        let placed: String = all[a as usize..b as usize].iter().collect();
+        assert_eq!(squash(&placed), squash(c["text"].as_str().unwrap()), "{c}");
+    }
     // Plain text: the stream's order, a line each.
     let text = app.read(json!({"file_id": id})).await;
     let text = text.json["text"].as_str().unwrap();
