@@ -416,7 +416,8 @@ async fn bold_and_italic_lines_of_their_own_are_headings() {
 /// `Chapter 1.` label first on its line (one heading over two lines, the label text); an
 /// issue number in a large size (no heading); a kicker and a title in two sizes (two
 /// headings, not one); a syntax diagram's boxes, each with its note above and beside it
-/// (labels, no headings), while a résumé's headings over one line of body each stay
+/// (labels, no headings), a statement's last keyword set larger and ending in `;` (no
+/// heading: a line that goes on), while a résumé's headings over one line of body each stay
 /// headings. In `json` the same headings are heading blocks.
 #[tokio::test]
 async fn headings_in_tex_faces_after_labels_and_not_of_numbers_or_diagrams() {
@@ -445,6 +446,7 @@ async fn headings_in_tex_faces_after_labels_and_not_of_numbers_or_diagrams() {
         "ON <table name>",
         "AS <correlation name>",
         "FOR ROWS",
+        "ENABLE;",
         "Names the row permission for access control",
     ] {
         assert!(m.lines().any(|l| l == text), "{text:?} is text: {m}");

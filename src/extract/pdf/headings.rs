@@ -3,8 +3,8 @@
 //! the level), or a line drawn wholly in a font clearly larger than the page's body text
 //! (the level from how much larger), or a line of its own wholly in bold (a few words, not
 //! a sentence, not one of a bold paragraph) or in italic Title Case at about the body's
-//! size. Anything else stays a plain line: a bold phrase in a line, and OCR'd text, are
-//! never promoted.
+//! size. Anything else stays a plain line: a bold phrase in a line, a line ending in a
+//! comma or semicolon, and OCR'd text, are never promoted.
 
 use std::collections::HashMap;
 
@@ -411,6 +411,20 @@ pub(super) fn pieces<'a>(
         if line.split_whitespace().count() <= 6 && next.flatten().is_some_and(byline) {
             out[i] = Piece::Line(line);
         }
+    }
+    // A line ending in a comma or semicolon goes on (a clause, a statement of a listing
+    // set larger: `DISABLE;`): no heading.
+    let unfinished = |l: &str| l.trim_end().ends_with([',', ';', '，', '；']);
+    let single = sized
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| Some((i, (*l)?)))
+        .chain(bold_lines.iter().map(|&(i, _, _, l)| (i, l)));
+    let demote: Vec<(usize, &str)> = single
+        .filter(|&(i, l)| matches!(out[i], Piece::Heading(..)) && unfinished(l))
+        .collect();
+    for (i, line) in demote {
+        out[i] = Piece::Line(line);
     }
     out
 }
