@@ -66,13 +66,14 @@ pub(super) fn make_report(
             },
         ));
     }
+    // A read with structure whose OCR'd pages had no layout model to run says so.
+    if settings.layout && pages.iter().any(|p| p.ocr.is_some()) && !ocr::page_layout::installed() {
+        warnings.push(ocr::page_layout::MISSING.to_string());
+    }
     // An OCR'd page's Markdown: its lines as they are, its tables (rows read in parts)
     // as pipe tables; made before its furniture is found and left out.
     // The running headers and footers the page layout found on OCR'd pages are left out
     // there (unless kept); counted with the pages the furniture across pages is left out of.
-    if settings.layout && pages.iter().any(|p| p.ocr.is_some()) && !ocr::page_layout::installed() {
-        warnings.push(ocr::page_layout::MISSING.to_string());
-    }
     let mut laid_out_furniture = std::collections::BTreeSet::new();
     if settings.markdown {
         for p in pages.iter_mut() {
