@@ -411,7 +411,10 @@ fn respace(lines: &mut [OcrLine], text: &str) {
     }
 }
 
-fn is_cjk(c: char) -> bool {
+/// Whether `c` is written without spaces around it: Chinese and Japanese characters
+/// (Han, kana, CJK and fullwidth punctuation; Hangul is spaced). Also where a PDF paragraph's
+/// lines are joined (`extract::pdf::paragraphs`).
+pub(crate) fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3000..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF | 0x20000..=0x3FFFF)
 }

@@ -486,8 +486,10 @@ fn numbered_rows(prev: &str, next: &str) -> bool {
 }
 
 /// Join the next line of a paragraph: a word broken by a hyphen at the line's end is one
-/// word again; otherwise a space between.
+/// word again; Chinese or Japanese text going on from one line to the next gets no space
+/// (it is written without; Korean is spaced); otherwise a space between.
 fn join(para: &mut String, next: &str) {
+    use crate::ocr::tesseract::is_cjk;
     let next = next.trim();
     let broken = para.ends_with('-')
         && para[..para.len() - 1]
@@ -495,9 +497,11 @@ fn join(para: &mut String, next: &str) {
             .next_back()
             .is_some_and(char::is_alphabetic)
         && next.chars().next().is_some_and(char::is_lowercase);
+    let unspaced =
+        para.chars().next_back().is_some_and(is_cjk) && next.chars().next().is_some_and(is_cjk);
     if broken {
         para.pop();
-    } else {
+    } else if !unspaced {
         para.push(' ');
     }
     para.push_str(next);
@@ -735,6 +739,22 @@ mod tests {
         let mut p = "well-".to_string();
         join(&mut p, "Known");
         assert_eq!(p, "well- Known");
+        // Chinese and Japanese go on without a space; Korean, and CJK beside Latin, with one.
+        let mut p = "本报告讨论了新的".to_string();
+        join(&mut p, "保险条款。");
+        assert_eq!(p, "本报告讨论了新的保险条款。");
+        let mut p = "これは日本語の".to_string();
+        join(&mut p, "文章です。");
+        assert_eq!(p, "これは日本語の文章です。");
+        let mut p = "국내 확진자는".to_string();
+        join(&mut p, "9,661명으로");
+        assert_eq!(p, "국내 확진자는 9,661명으로");
+        let mut p = "코로나바이러스".to_string();
+        join(&mut p, "감염증");
+        assert_eq!(p, "코로나바이러스 감염증");
+        let mut p = "使用 PDFium 的".to_string();
+        join(&mut p, "text layer");
+        assert_eq!(p, "使用 PDFium 的 text layer");
         assert!(list_item("• one") && list_item("2. two") && list_item("(a) three"));
         assert!(!list_item("2025 was a year") && !list_item("Results.") && !list_item("e.g. this"));
         assert!(list_item("- item") && !list_item("--- Page 3 ---") && !list_item("-5 degrees"));
