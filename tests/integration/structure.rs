@@ -610,6 +610,39 @@ async fn columns_drawn_before_the_title_above_them_are_read_as_they_stand() {
     );
 }
 
+/// A Chinese paragraph over three lines (#44 item 1): Markdown and `json` join its lines
+/// without a space (Chinese is written without; a space at each line end was inserted
+/// before), plain text keeps its three lines.
+#[tokio::test]
+async fn chinese_lines_of_a_paragraph_are_joined_without_spaces() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("cjk.pdf", &fixture("pdf/cjk_paragraph.pdf"))
+        .await;
+    let lines = [
+        "我们在北方的山脊上进行了为期三天的测量工作，",
+        "每小时记录一次读数，直到天黑为止。随后所有的",
+        "读数都被抄写到日志中，并与前一天的记录核对。",
+    ];
+    let md = app.read(json!({"file_id": id, "output": "markdown"})).await;
+    assert_eq!(md.status, 200, "{}", md.json);
+    assert_eq!(
+        md.json["text"],
+        format!("--- Page 1 ---\n{}\n", lines.concat())
+    );
+    let js = app.read(json!({"file_id": id, "output": "json"})).await;
+    let paragraphs: Vec<&str> = document_blocks(&js.json, |b| b["kind"] == "paragraph")
+        .iter()
+        .map(|b| b["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(paragraphs, [lines.concat()]);
+    let text = app.read(json!({"file_id": id})).await;
+    assert_eq!(
+        text.json["text"],
+        format!("--- Page 1 ---\n{}\n", lines.join("\n"))
+    );
+}
+
 /// Ruled tables as documents draw them (#44 item 5): no rules down the outer sides, a
 /// header over two columns and two headers over two rows (in Markdown an HTML table with
 /// `colspan`/`rowspan`, as a pipe table cannot span; in `json` the text in the merged
