@@ -6,8 +6,9 @@
 //! or more), or four paths or more with a curve or a slanted line drawn on the page that
 //! touch (a chart's lines and markers), at least `MIN_SIDE` points on each side and
 //! `MIN_SHARE` of the page; pictures that touch are one figure. One covering most of the
-//! page (`MAX_SHARE`: a scan under its own text layer, a background) is no figure. The caption moves into the
-//! figure (it is no paragraph of its own then); plain text and Markdown are as they were.
+//! page (`MAX_SHARE`: a scan under its own text layer, a background) is no figure. The
+//! caption moves into the figure (it is no paragraph of its own then); plain text and
+//! Markdown are as they were.
 
 use pdfium_render::prelude::*;
 

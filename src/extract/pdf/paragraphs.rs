@@ -733,28 +733,25 @@ mod tests {
 
     #[test]
     fn hyphens_and_list_items() {
-        let mut p = "the infor-".to_string();
-        join(&mut p, "mation age");
-        assert_eq!(p, "the information age");
-        let mut p = "well-".to_string();
-        join(&mut p, "Known");
-        assert_eq!(p, "well- Known");
-        // Chinese and Japanese go on without a space; Korean, and CJK beside Latin, with one.
-        let mut p = "本报告讨论了新的".to_string();
-        join(&mut p, "保险条款。");
-        assert_eq!(p, "本报告讨论了新的保险条款。");
-        let mut p = "これは日本語の".to_string();
-        join(&mut p, "文章です。");
-        assert_eq!(p, "これは日本語の文章です。");
-        let mut p = "국내 확진자는".to_string();
-        join(&mut p, "9,661명으로");
-        assert_eq!(p, "국내 확진자는 9,661명으로");
-        let mut p = "코로나바이러스".to_string();
-        join(&mut p, "감염증");
-        assert_eq!(p, "코로나바이러스 감염증");
-        let mut p = "使用 PDFium 的".to_string();
-        join(&mut p, "text layer");
-        assert_eq!(p, "使用 PDFium 的 text layer");
+        // (line, next line, joined): a hyphen at a line's end joins a broken word; Chinese
+        // and Japanese go on without a space; Korean, and CJK beside Latin, with one.
+        for (line, next, joined) in [
+            ("the infor-", "mation age", "the information age"),
+            ("well-", "Known", "well- Known"),
+            (
+                "本报告讨论了新的",
+                "保险条款。",
+                "本报告讨论了新的保险条款。",
+            ),
+            ("これは日本語の", "文章です。", "これは日本語の文章です。"),
+            ("국내 확진자는", "9,661명으로", "국내 확진자는 9,661명으로"),
+            ("코로나바이러스", "감염증", "코로나바이러스 감염증"),
+            ("使用 PDFium 的", "text layer", "使用 PDFium 的 text layer"),
+        ] {
+            let mut p = line.to_string();
+            join(&mut p, next);
+            assert_eq!(p, joined);
+        }
         assert!(list_item("• one") && list_item("2. two") && list_item("(a) three"));
         assert!(!list_item("2025 was a year") && !list_item("Results.") && !list_item("e.g. this"));
         assert!(list_item("- item") && !list_item("--- Page 3 ---") && !list_item("-5 degrees"));
