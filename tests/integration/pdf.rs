@@ -610,6 +610,20 @@ async fn figures_stand_in_the_reading_order_with_their_captions() {
     assert!(r.json["warnings"]
         .to_string()
         .contains("page 3: little text over pictures went to OCR"));
+    // Markdown marks each figure where json places it (`<!-- image -->`, as docling
+    // writes it), its caption the paragraph beside it: under it, or over it for a table's.
+    let r = read_fixture(&app, "figures.pdf", json!({"output": "markdown"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let md = r.json["text"].as_str().unwrap();
+    for part in [
+        "picked up.\n\n<!-- image -->\n\nFigure 1: Wind speed over the ridge, by hour.\n\nThe readings",
+        "at the camp.\n\n<!-- image -->\n\nFigure 2. Readings against the archive.\n\nkm/h\n\n",
+        "right column starts at the top.\n\nTable 4. Cores kept at the camp.\n\n<!-- image -->\n\n<!-- image -->\n\nFigure 5. Drawn on the page itself.\n\nRight column",
+        "above the picture of the cores.\n\n<!-- image -->\n\nFig. 3. Soil cores by depth.\n\nBelow",
+    ] {
+        assert!(md.contains(part), "{part:?} in {md}");
+    }
+    assert_eq!(md.matches("<!-- image -->").count(), 5, "{md}");
     // Chunks carry the figure by its caption, once.
     let r = read_fixture(&app, "figures.pdf", json!({"output": "chunks"})).await;
     assert_eq!(r.status, 200, "{}", r.json);

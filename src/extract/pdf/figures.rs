@@ -1,4 +1,4 @@
-//! Figures of a PDF page in `output: "json"` (#44 item 3): the pictures a page draws, each
+//! Figures of a PDF page in `output: "json"` and Markdown (#44 item 3): the pictures a page draws, each
 //! a `figure` block where it stands in the reading order, with its caption (`Figure 2: …`,
 //! `Fig. 3.`, `Table 1`, `Abbildung 4`, `图 5` …) when one sits right under or over it.
 //!
@@ -7,8 +7,9 @@
 //! touch (a chart's lines and markers), at least `MIN_SIDE` points on each side and
 //! `MIN_SHARE` of the page; pictures that touch are one figure. One covering most of the
 //! page (`MAX_SHARE`: a scan under its own text layer, a background) is no figure. The
-//! caption moves into the figure (it is no paragraph of its own then); plain text and
-//! Markdown are as they were.
+//! caption moves into the figure (it is no paragraph of its own then). Markdown marks each
+//! figure `<!-- image -->` in the same place, its caption beside it; plain text is as it
+//! was.
 
 use pdfium_render::prelude::*;
 
@@ -170,6 +171,50 @@ fn caption(text: &str) -> Option<bool> {
     Some(m.name("table").is_some() || m.name("cjk_table").is_some())
 }
 
+/// What `place` needs of the things a page's figures are placed among: `Block`s of
+/// `output: "json"`, the pieces of a page's Markdown (`paragraphs::markdown`).
+pub(super) trait Placed: Sized {
+    /// Its box, when it is of the page's main flow and has one (not a header, footer,
+    /// note or field).
+    fn flow_box(&self) -> Option<[f32; 4]>;
+    /// Characters of its text, when it is of the main flow.
+    fn flow_chars(&self) -> usize;
+    /// Its text, when it is a paragraph (a caption is one).
+    fn paragraph(&self) -> Option<&str>;
+    /// A paragraph's text, taken.
+    fn into_paragraph(self) -> Option<String>;
+    /// A figure at `bbox` with its caption, which stood over it (`above`) or under it.
+    fn figure(bbox: [f32; 4], caption: Option<String>, above: bool) -> Self;
+}
+
+impl Placed for Block {
+    fn flow_box(&self) -> Option<[f32; 4]> {
+        in_flow(self)
+    }
+
+    fn flow_chars(&self) -> usize {
+        text_length(&self.content)
+    }
+
+    fn paragraph(&self) -> Option<&str> {
+        match &self.content {
+            Content::Paragraph { text } => Some(text),
+            _ => None,
+        }
+    }
+
+    fn into_paragraph(self) -> Option<String> {
+        match self.content {
+            Content::Paragraph { text } => Some(text),
+            _ => None,
+        }
+    }
+
+    fn figure(bbox: [f32; 4], caption: Option<String>, _above: bool) -> Self {
+        Block::new(Content::Figure { alt: None, caption }).at(Some(bbox))
+    }
+}
+
 /// Characters of a main-flow block's text.
 fn text_length(c: &Content) -> usize {
     match c {
@@ -208,17 +253,17 @@ fn in_flow(b: &Block) -> Option<[f32; 4]> {
 /// main flow in its column that starts below its top (after the last one above it in its
 /// column where none does; by height alone where none stands in its column), with the
 /// caption right under it (or else right over it) taken in.
-pub(super) fn place(mut blocks: Vec<Block>, figures: &[[f32; 4]]) -> Vec<Block> {
+pub(super) fn place<B: Placed>(mut blocks: Vec<B>, figures: &[[f32; 4]]) -> Vec<B> {
     for f in figures {
         let inside: Vec<usize> = blocks
             .iter()
             .filter(|b| {
-                in_flow(b).is_some_and(|bb| {
+                b.flow_box().is_some_and(|bb| {
                     let (x, y) = ((bb[0] + bb[2]) / 2.0, (bb[1] + bb[3]) / 2.0);
                     (f[0]..=f[2]).contains(&x) && (f[1]..=f[3]).contains(&y)
                 })
             })
-            .map(|b| text_length(&b.content))
+            .map(|b| b.flow_chars())
             .collect();
         if inside.iter().any(|n| *n >= PROSE_INSIDE) || inside.iter().sum::<usize>() > TEXT_INSIDE {
             continue;
@@ -226,28 +271,31 @@ pub(super) fn place(mut blocks: Vec<Block>, figures: &[[f32; 4]]) -> Vec<Block> 
         let column = |b: &[f32; 4]| side_by_side_overlap(b, f);
         let at = blocks
             .iter()
-            .position(|b| in_flow(b).is_some_and(|bb| column(&bb) && bb[1] >= f[1] - 1.0))
+            .position(|b| {
+                b.flow_box()
+                    .is_some_and(|bb| column(&bb) && bb[1] >= f[1] - 1.0)
+            })
             .or_else(|| {
                 blocks
                     .iter()
-                    .rposition(|b| in_flow(b).is_some_and(|bb| column(&bb) && bb[3] <= f[3]))
+                    .rposition(|b| b.flow_box().is_some_and(|bb| column(&bb) && bb[3] <= f[3]))
                     .map(|k| k + 1)
             })
             .or_else(|| {
                 blocks
                     .iter()
-                    .rposition(|b| in_flow(b).is_some_and(|bb| bb[1] < f[1]))
+                    .rposition(|b| b.flow_box().is_some_and(|bb| bb[1] < f[1]))
                     .map(|k| k + 1)
             })
             .unwrap_or(0);
         // Under the figure: the first block of its column that starts below the figure's
         // bottom (its labels, inside it, come before). Over it: only a table's caption
         // (a figure's stands under it; the one over it is the figure's before).
-        let is_caption = |b: &Block, below: bool| {
-            let Content::Paragraph { text } = &b.content else {
+        let is_caption = |b: &B, below: bool| {
+            let Some(text) = b.paragraph() else {
                 return false;
             };
-            let Some(bb) = in_flow(b) else { return false };
+            let Some(bb) = b.flow_box() else { return false };
             let gap = if below { bb[1] - f[3] } else { f[1] - bb[3] };
             column(&bb)
                 && (-2.0..=CAPTION_GAP).contains(&gap)
@@ -255,26 +303,25 @@ pub(super) fn place(mut blocks: Vec<Block>, figures: &[[f32; 4]]) -> Vec<Block> 
         };
         let under = blocks[at..]
             .iter()
-            .position(|b| in_flow(b).is_some_and(|bb| column(&bb) && bb[1] >= f[3] - 2.0))
+            .position(|b| {
+                b.flow_box()
+                    .is_some_and(|bb| column(&bb) && bb[1] >= f[3] - 2.0)
+            })
             .map(|k| at + k)
             .filter(|&k| is_caption(&blocks[k], true));
         let mut figure_at = at;
+        let mut above = false;
         let caption_text = if let Some(k) = under {
             Some(blocks.remove(k))
         } else if at > 0 && is_caption(&blocks[at - 1], false) {
             figure_at = at - 1;
+            above = true;
             Some(blocks.remove(at - 1))
         } else {
             None
         };
-        let caption = caption_text.and_then(|b| match b.content {
-            Content::Paragraph { text } => Some(text),
-            _ => None,
-        });
-        blocks.insert(
-            figure_at,
-            Block::new(Content::Figure { alt: None, caption }).at(Some(*f)),
-        );
+        let caption = caption_text.and_then(B::into_paragraph);
+        blocks.insert(figure_at, B::figure(*f, caption, above));
     }
     blocks
 }

@@ -27,16 +27,23 @@ use super::text::Owner;
 /// uses that often. U+0002 is PDFium's own mark for a hyphen at a line end, common in
 /// ordinary text (tracemonkey.pdf: a few a page), and does not count. Ordinary pages pay
 /// this one pass, not the walk over characters and fonts (which cost 25 % of reading them
-/// when one stray control character was enough).
+/// when one stray control character was enough). Also a page whose text is mostly ASCII
+/// punctuation a text seldom uses (`!"#$%&'()+/:;<>?@[]^{|}~`: a Type3 font's codes from
+/// 32 up read as characters, `! !` for `AA A`); dots, dashes, commas and the like fill
+/// contents pages and tables and do not count.
 pub(super) fn suspect(text: &str) -> bool {
-    let (mut visible, mut controls) = (0usize, 0usize);
+    let (mut visible, mut controls, mut codes) = (0usize, 0usize, 0usize);
     for c in text.chars().filter(|c| !c.is_whitespace()) {
         visible += 1;
         if c.is_control() && c != '\u{2}' {
             controls += 1;
+        } else if c.is_ascii_punctuation() && !matches!(c, '.' | ',' | '-' | '_' | '=' | '*') {
+            codes += 1;
         }
     }
-    (controls >= 3 && controls * 100 >= visible) || super::verdict::implausible_cjk(text)
+    (controls >= 3 && controls * 100 >= visible)
+        || (codes >= 2 && codes * 2 > visible)
+        || super::verdict::implausible_cjk(text)
 }
 
 /// One character of the page, as PDFium gave it.
@@ -222,9 +229,24 @@ pub(super) fn recover_with(
     }
     // Characters, and whether each came from a recovered font.
     let mut out: Vec<(char, f32, bool, Owner)> = Vec::with_capacity(chars.len());
+    // Where the Type3 glyph before ended on its line, and its font size: a gap after it of
+    // a quarter of that size or more is a space (a code 32 that is a letter, and the word
+    // spacing `Tw` adds after it: PDFium saw the space in the code, not in the gap).
+    let mut type3_end: Option<(f32, f32)> = None;
     for (k, c) in chars.iter().enumerate() {
         let from = c.font.filter(|f| recovered[*f]);
         if from.is_some_and(|f| fonts[f].type3) {
+            if let Some((end, size)) = type3_end {
+                let gap = c.x - end;
+                let spaced = out.last().is_some_and(|p| p.0.is_whitespace());
+                if !spaced && gap >= 0.25 * size && gap < 50.0 * size {
+                    out.push((' ', end, false, c.owner));
+                }
+            }
+            type3_end = c
+                .advance
+                .filter(|a| a.is_finite() && c.font_size > 0.0)
+                .map(|a| (c.x + a * c.font_size, c.font_size));
             // A glyph name's text (one or more characters), kept in PDFium's order.
             match named.get(k).copied().flatten() {
                 Some(text) => out.extend(text.chars().map(|ch| (ch, c.x, false, c.owner))),
@@ -232,6 +254,7 @@ pub(super) fn recover_with(
             }
             continue;
         }
+        type3_end = None;
         let ch = match (from, c.font.and_then(|f| fonts[f].inverse.as_ref())) {
             (Some(_), Some(inv)) => u16::try_from(c.code)
                 .ok()

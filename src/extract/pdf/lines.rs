@@ -2,9 +2,10 @@
 //! places: text after a superscript put on a line of its own (`mc²` / ` is`), spaces
 //! PDFium invents between the glyphs of letter-spaced text (`H e re i s`), and glyphs a
 //! content stream draws right to left in one line (a table row's cells in stream order,
-//! `SecondFirst`) put in order by x. Only pages whose text shows a sign of one of the
-//! three are read glyph by glyph (`suspect`, a scan of the text): the rest keep PDFium's
-//! text as it is, at no cost.
+//! `SecondFirst`) put in order by x, and glyphs drawn again over themselves (a bold faked
+//! by overprinting, `MMuunniicc`; a shadow, `LTD. LTD.`) shown once. Only pages whose text
+//! shows a sign of one of these are read glyph by glyph (`suspect`, a scan of the text):
+//! the rest keep PDFium's text as it is, at no cost.
 
 use pdfium_render::prelude::*;
 
@@ -83,8 +84,9 @@ const MAX_CHARS: usize = 200_000;
 /// letters are three words and a third of them at least, or two single letters in a row
 /// (invented spaces), or a word with a capital
 /// after a small letter, or with two capitals before two small ones (`SecondFirst`,
-/// `BRow`: a line's pieces in stream order). A scan of the text; a sign is no fault,
-/// `mend` decides.
+/// `BRow`: a line's pieces in stream order), or a word of each letter twice, a word of six
+/// characters or more twice in a row, a line that is one text twice (glyphs drawn over
+/// themselves). A scan of the text; a sign is no fault, `mend` decides.
 pub(super) fn suspect(text: &str) -> bool {
     // Every page's text pays this: one pass over its bytes, words cut at ASCII whitespace.
     let b = text.as_bytes();
@@ -92,15 +94,21 @@ pub(super) fn suspect(text: &str) -> bool {
     let (mut words, mut singles, mut last_single) = (0usize, 0usize, false);
     let mut i = 0;
     let mut line_start = false;
+    // Where the line began, and the word before (overprinted text: `LTD. LTD.`).
+    let (mut line_at, mut before) = (0usize, "");
     while i < b.len() {
         let c = b[i];
         if c == b'\n' {
             if singles >= 3 && singles * 3 >= words {
                 return true;
             }
-            (words, singles, last_single) = (0, 0, false);
+            if twice(&text[line_at..i]) {
+                return true;
+            }
+            (words, singles, last_single, before) = (0, 0, false, "");
             line_start = true;
             i += 1;
+            line_at = i;
             continue;
         }
         if std::mem::take(&mut line_start)
@@ -131,11 +139,41 @@ pub(super) fn suspect(text: &str) -> bool {
             singles += 1;
         }
         last_single = single;
-        if joined(w) {
+        if joined(w) || doubled(w) || (w == before && w.len() >= 6) {
             return true;
         }
+        before = w;
     }
-    singles >= 3 && singles * 3 >= words
+    (singles >= 3 && singles * 3 >= words) || twice(&text[line_at..])
+}
+
+/// A word of six characters or more with each one twice in a row (`MMuunniicc`: glyphs
+/// drawn twice over, a bold faked by overprinting).
+fn doubled(w: &str) -> bool {
+    if w.len() < 6 {
+        return false;
+    }
+    let mut cs = w.chars();
+    let mut n = 0;
+    while let Some(a) = cs.next() {
+        if cs.next() != Some(a) {
+            return false;
+        }
+        n += 2;
+    }
+    n >= 6
+}
+
+/// A line that is the same text twice, a space between (`CO.,LTD. CO.,LTD.`: a line drawn
+/// twice over, as a shadow).
+fn twice(line: &str) -> bool {
+    let line = line.trim_matches([' ', '\r']);
+    let half = line.len() / 2;
+    line.len() >= 13
+        && line.len() % 2 == 1
+        && line.is_char_boundary(half)
+        && line.as_bytes()[half] == b' '
+        && line[..half] == line[half + 1..]
 }
 
 /// A word that reads like two glued together: a capital after a small letter, or a
@@ -280,8 +318,8 @@ pub(super) fn text(lines: &[Line]) -> String {
 }
 
 /// The lines mended (see the module), and whether anything changed.
-pub(super) fn mend(lines: Vec<Line>) -> (Vec<Line>, bool) {
-    let mut changed = false;
+pub(super) fn mend(mut lines: Vec<Line>) -> (Vec<Line>, bool) {
+    let mut changed = without_overprints(&mut lines);
     let mut out: Vec<Line> = Vec::with_capacity(lines.len());
     for line in lines {
         if let Some(prev) = out.last_mut() {
@@ -399,6 +437,58 @@ fn in_order(line: &mut Line) -> bool {
     true
 }
 
+/// Takes out glyphs drawn again over themselves: the same character with its origin
+/// within a tenth of its height (a point at least) of one kept before it on the page — a
+/// bold faked by drawing each glyph twice a little apart (`MMuunniicc`), a line drawn twice
+/// as a shadow (`LTD. LTD.`). Spaces left doubled or at a line's end by that go too, and
+/// lines left empty. A glyph drawn twice in one place is ink on ink: it shows once.
+fn without_overprints(lines: &mut Vec<Line>) -> bool {
+    // Kept glyphs by character and a grid of cells as large as the tolerance.
+    let mut seen: std::collections::HashMap<(char, i32, i32), Vec<(f32, f32)>> =
+        std::collections::HashMap::new();
+    let mut changed = false;
+    for line in lines.iter_mut() {
+        let before = line.len();
+        line.retain(|g| {
+            if !g.measured() {
+                return true;
+            }
+            let tol = (0.1 * g.height()).max(1.0);
+            let (cx, cy) = ((g.x / tol).floor() as i32, (g.y / tol).floor() as i32);
+            let again = (-1..=1).any(|dx| {
+                (-1..=1).any(|dy| {
+                    seen.get(&(g.ch, cx + dx, cy + dy)).is_some_and(|v| {
+                        v.iter()
+                            .any(|(x, y)| (x - g.x).abs() <= tol && (y - g.y).abs() <= tol)
+                    })
+                })
+            });
+            if !again {
+                seen.entry((g.ch, cx, cy)).or_default().push((g.x, g.y));
+            }
+            !again
+        });
+        if line.len() != before {
+            changed = true;
+            // Spaces left side by side, or at the line's end, go.
+            let mut space_before = true;
+            line.retain(|g| {
+                let space = g.ch == ' ';
+                let keep = !(space && space_before);
+                space_before = space;
+                keep
+            });
+            while line.last().is_some_and(|g| g.ch == ' ') {
+                line.pop();
+            }
+        }
+    }
+    if changed {
+        lines.retain(|l| !l.is_empty());
+    }
+    changed
+}
+
 /// Takes out the spaces PDFium put between the letters of a letter-spaced line: where
 /// the glyphs of a line that PDFium left together (three pairs at least) stand apart by a
 /// typical gap of more than 6 % of their height (tracking, not kerning), a space PDFium
@@ -481,5 +571,49 @@ mod tests {
         assert!(!suspect("NASA and PDF are capitals; I have a dog"));
         assert!(!suspect("VMs and ISAs are plurals"));
         assert!(!suspect("Total\n\n12"));
+        // Overprinted: each glyph twice, a word twice, a line twice.
+        assert!(suspect("MMuunniicciippaalliittéé ddee"));
+        assert!(suspect("股票代码 ：300218 ：300218"));
+        assert!(suspect("ANHUI ANLI CO.,LTD. ANHUI ANLI CO.,LTD.\nnext"));
+        assert!(!suspect(
+            "Balloon committee: see the coffee.\nIt had had effects."
+        ));
+    }
+
+    #[test]
+    fn glyphs_drawn_again_over_themselves_show_once() {
+        let g = |ch, x: f32, y: f32| Glyph::test(ch, x, x + 6.0, y, y + 10.0);
+        let space = |x: f32, y: f32| Glyph {
+            ch: ' ',
+            generated: true,
+            ..Glyph::test(' ', x, x, y, y)
+        };
+        // A faked bold (each glyph twice, 0.3 pt apart), then a shadow line drawn again.
+        let mut lines = vec![
+            vec![
+                g('B', 0.0, 0.0),
+                g('B', 0.3, 0.0),
+                g('e', 6.0, 0.0),
+                g('e', 6.3, 0.0),
+            ],
+            vec![
+                g('L', 0.0, 20.0),
+                g('T', 6.0, 20.0),
+                space(12.0, 20.0),
+                g('L', 0.5, 20.2),
+                g('T', 6.5, 20.2),
+            ],
+            vec![g('L', 0.2, 20.1), g('T', 6.2, 20.1)],
+            // The same letters a line further down are text of their own.
+            vec![g('L', 0.0, 40.0), g('T', 6.0, 40.0)],
+        ];
+        assert!(without_overprints(&mut lines));
+        let texts: Vec<String> = lines
+            .iter()
+            .map(|l| l.iter().map(|g| g.ch).collect())
+            .collect();
+        assert_eq!(texts, ["Be", "LT", "LT"]);
+        let mut plain = vec![vec![g('a', 0.0, 0.0), g('a', 6.0, 0.0)]];
+        assert!(!without_overprints(&mut plain));
     }
 }

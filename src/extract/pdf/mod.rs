@@ -250,7 +250,7 @@ struct Page {
     /// With Markdown or `output: "json"`: its text layer's lines with their boxes, for
     /// paragraphs (made once the page furniture of every page read is known).
     geometry: paragraphs::Geometry,
-    /// With `output: "json"`: its figures' boxes (`figures::find`).
+    /// With `output: "json"` or `"markdown"`: its figures' boxes (`figures::find`).
     figures: Vec<[f32; 4]>,
 }
 
@@ -319,8 +319,8 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
                 let settings = &job.settings;
                 let frame = ((settings.markdown || settings.json) && settings.query.is_none())
                     .then(|| paragraphs::Frame::of(&page));
-                upright(&mut page);
-                let mut rec = read_page(&page, frame, n, job)?;
+                let turned = upright(&mut page);
+                let mut rec = read_page(&page, frame, n, job, turned)?;
                 if let (Some(_), Some(engine)) = (rec.need, engine) {
                     if let Some(known) = job.input.known_ocr.get(&n) {
                         out.from_memory += 1;
@@ -419,10 +419,11 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
 /// PDFium orders a turned page's text by the turned page, which runs such lines together
 /// out of order. Its text then reads in the order it is written, and renders upright for
 /// OCR and the hidden-text checks. A page whose text is drawn turned, for `/Rotate` to set
-/// upright (a landscape page from a word processor), stays as it is.
-fn upright(page: &mut PdfPage<'_>) {
+/// upright (a landscape page from a word processor), stays as it is, and `true` says so:
+/// its text is read as PDFium lays it out (`text::native_text`).
+fn upright(page: &mut PdfPage<'_>) -> bool {
     if matches!(page.rotation(), Ok(PdfPageRenderRotation::None) | Err(_)) {
-        return;
+        return false;
     }
     // The text objects' direction in the page's own space (the first 2,000 looked at).
     let (mut upright, mut turned) = (0usize, 0usize);
@@ -440,7 +441,9 @@ fn upright(page: &mut PdfPage<'_>) {
     }
     if upright > 0 && upright >= 4 * turned {
         page.set_rotation(PdfPageRenderRotation::None);
+        return false;
     }
+    turned > 0
 }
 
 fn read_page(
@@ -448,6 +451,7 @@ fn read_page(
     frame: Option<paragraphs::Frame>,
     number: u64,
     job: &Job<'_>,
+    turned: bool,
 ) -> Result<Page, ApiError> {
     let settings = &job.settings;
     let layer = text::layer(page)?;
@@ -461,8 +465,8 @@ fn read_page(
     // Marked or dropped on request: the characters of the text objects no one sees.
     let unseen = text::HiddenBoxes::new(&hidden, hidden::PageHidden::unseen);
     let native = |type3: differences::PageFonts<'_>| match settings.hidden_text {
-        options::HiddenText::Keep => text::native_text(page, &layer, type3),
-        _ if unseen.is_empty() => text::native_text(page, &layer, type3),
+        options::HiddenText::Keep => text::native_text(page, &layer, type3, turned),
+        _ if unseen.is_empty() => text::native_text(page, &layer, type3, turned),
         mode => (
             text::native_text_hiding(
                 page,
@@ -512,10 +516,12 @@ fn read_page(
         Vec::new()
     };
     if settings.markdown && layered {
-        if let Some((t, columns)) = tables::mark(page, &layer, &text) {
+        let (marked, drawn) = tables::mark(page, &layer, &text);
+        if let Some((t, columns)) = marked {
             text = t;
             mended = columns.or(mended);
         }
+        art = drawn;
         text = headings::mark(page, &layer, number, &text, &job.outline);
     }
     if let std::borrow::Cow::Owned(t) = text::without_controls(&text) {
@@ -536,7 +542,9 @@ fn read_page(
         _ => Default::default(),
     };
     let figures = match frame {
-        Some(frame) if layered && settings.json => figures::find(page, frame, &art),
+        Some(frame) if layered && (settings.json || settings.markdown) => {
+            figures::find(page, frame, &art)
+        }
         _ => Vec::new(),
     };
     Ok(Page {

@@ -562,52 +562,151 @@ pub(super) fn group(
         .collect()
 }
 
+/// A piece of a page's Markdown as `markdown` makes it: a paragraph (its lines joined)
+/// with the box of its lines, a heading line, another line kept as it is (a table's), a
+/// blank line, or a figure the page draws (with its caption, which stood over or under
+/// it).
+enum Piece<'a> {
+    Paragraph(String, Option<[f32; 4]>),
+    Heading(&'a str, Option<[f32; 4]>),
+    Kept(&'a str),
+    Blank,
+    Figure(Option<String>, bool),
+}
+
+impl super::figures::Placed for Piece<'_> {
+    fn flow_box(&self) -> Option<[f32; 4]> {
+        match self {
+            Piece::Paragraph(_, b) | Piece::Heading(_, b) => *b,
+            _ => None,
+        }
+    }
+
+    fn flow_chars(&self) -> usize {
+        match self {
+            Piece::Paragraph(t, _) => t.chars().count(),
+            Piece::Heading(t, _) => t.trim_start_matches('#').trim().chars().count(),
+            _ => 0,
+        }
+    }
+
+    fn paragraph(&self) -> Option<&str> {
+        match self {
+            Piece::Paragraph(t, _) => Some(t),
+            _ => None,
+        }
+    }
+
+    fn into_paragraph(self) -> Option<String> {
+        match self {
+            Piece::Paragraph(t, _) => Some(t),
+            _ => None,
+        }
+    }
+
+    fn figure(_bbox: [f32; 4], caption: Option<String>, above: bool) -> Self {
+        Piece::Figure(caption, above)
+    }
+}
+
+/// How a figure shows in Markdown (as docling writes it: a comment, its caption as the
+/// paragraph next to it).
+pub(super) const FIGURE_MARK: &str = "<!-- image -->";
+
 /// A page's Markdown with the lines of each paragraph joined, paragraphs apart by a blank
-/// line; headings, table rows (pipe or HTML) and blank lines stay as they are.
-pub(super) fn markdown(geometry: &Geometry, text: &str) -> String {
+/// line; headings, table rows (pipe or HTML) and blank lines stay as they are; each of
+/// `figures` (boxes of the page as shown) a `FIGURE_MARK` where `figures::place` puts it
+/// in `json`, with its caption beside it.
+pub(super) fn markdown(geometry: &Geometry, text: &str, figures: &[[f32; 4]]) -> String {
     if geometry.lines.is_empty() {
         return text.to_string();
     }
-    let mut out = String::with_capacity(text.len());
+    let mut pieces: Vec<Piece<'_>> = Vec::new();
     let mut run: Vec<&str> = Vec::new();
     // One cursor over the page's lines for all its runs of lines.
     let mut cursor = 0;
-    let mut flush = |run: &mut Vec<&str>, out: &mut String| {
-        if run.is_empty() {
-            return;
-        }
-        let mut item_before = false;
-        for (p, _) in group(geometry, run, &mut cursor) {
-            let item = list_item(&p);
-            if item && item_before && out.ends_with("\n\n") {
-                out.pop(); // a list's items one a line
-            }
-            if !out.is_empty() && !out.ends_with("\n\n") && !(item && item_before) {
-                out.push('\n');
-            }
-            out.push_str(&p);
-            out.push_str("\n\n");
-            item_before = item;
-        }
-        run.clear();
-    };
     for line in text.split_inclusive('\n') {
         let t = line.trim_end_matches(['\n', '\r']);
         let html = ["<table>", "<tr>", "</table>"]
             .iter()
             .any(|h| t.starts_with(h));
         if t.trim().is_empty() || t.starts_with('#') || t.starts_with('|') || html {
-            flush(&mut run, &mut out);
-            if !t.trim().is_empty() {
-                out.push_str(line);
-            } else if !out.is_empty() && !out.ends_with("\n\n") {
-                out.push('\n');
-            }
+            pieces.extend(
+                group(geometry, &run, &mut cursor)
+                    .into_iter()
+                    .map(|(p, bbox)| Piece::Paragraph(p, bbox)),
+            );
+            run.clear();
+            pieces.push(if t.trim().is_empty() {
+                Piece::Blank
+            } else if t.starts_with('#') && !figures.is_empty() {
+                // Placed by its own line when it is near (the cursor does not move: the
+                // paragraphs are found as they are without figures).
+                let mut near = cursor;
+                let words = t.trim_start_matches('#').trim();
+                let bbox = match geometry.find(words, &mut near) {
+                    Some((a, z)) if a < cursor + NEAR => Some(geometry.bbox(a, z)),
+                    _ => None,
+                };
+                Piece::Heading(line, bbox)
+            } else if t.starts_with('#') {
+                Piece::Heading(line, None)
+            } else {
+                Piece::Kept(line)
+            });
             continue;
         }
         run.push(t);
     }
-    flush(&mut run, &mut out);
+    pieces.extend(
+        group(geometry, &run, &mut cursor)
+            .into_iter()
+            .map(|(p, bbox)| Piece::Paragraph(p, bbox)),
+    );
+    if !figures.is_empty() {
+        pieces = super::figures::place(pieces, figures);
+    }
+    let mut out = String::with_capacity(text.len());
+    // Whether the paragraph before, in the same run of lines, was a list item.
+    let mut item_before = false;
+    fn paragraph(p: &str, out: &mut String, item_before: &mut bool) {
+        let item = list_item(p);
+        if item && *item_before && out.ends_with("\n\n") {
+            out.pop(); // a list's items one a line
+        }
+        if !out.is_empty() && !out.ends_with("\n\n") && !(item && *item_before) {
+            out.push('\n');
+        }
+        out.push_str(p);
+        out.push_str("\n\n");
+        *item_before = item;
+    }
+    for piece in pieces {
+        match piece {
+            Piece::Paragraph(p, _) => paragraph(&p, &mut out, &mut item_before),
+            Piece::Heading(line, _) | Piece::Kept(line) => {
+                out.push_str(line);
+                item_before = false;
+            }
+            Piece::Blank => {
+                if !out.is_empty() && !out.ends_with("\n\n") {
+                    out.push('\n');
+                }
+                item_before = false;
+            }
+            Piece::Figure(caption, above) => {
+                item_before = false;
+                if let (Some(c), true) = (&caption, above) {
+                    paragraph(c, &mut out, &mut item_before);
+                }
+                paragraph(FIGURE_MARK, &mut out, &mut item_before);
+                if let (Some(c), false) = (&caption, above) {
+                    paragraph(c, &mut out, &mut item_before);
+                }
+                item_before = false;
+            }
+        }
+    }
     if !text.ends_with('\n') {
         while out.ends_with('\n') {
             out.pop();

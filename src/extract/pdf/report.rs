@@ -118,20 +118,27 @@ pub(super) fn make_report(
             ));
         }
     }
-    // Paragraphs, from the lines' boxes (the furniture left out first): Markdown's lines
-    // of a paragraph joined (an OCR'd page's lines stay lines).
-    if settings.markdown {
-        for p in pages.iter_mut().filter(|p| p.ocr.is_none()) {
-            p.text = super::paragraphs::markdown(&p.geometry, &p.text);
-        }
-    }
     // Figures, less the decorations repeated page after page.
-    let figures = if settings.json {
+    let figures = if settings.json || settings.markdown {
         let found: Vec<&[[f32; 4]]> = pages.iter().map(|p| p.figures.as_slice()).collect();
         super::figures::without_decorations(&found)
     } else {
-        Vec::new()
+        vec![Vec::new(); pages.len()]
     };
+    // Paragraphs, from the lines' boxes (the furniture left out first): Markdown's lines
+    // of a paragraph joined (an OCR'd page's lines stay lines), its figures marked where
+    // they stand (not on a garbled layer left unread: what is text there is unknown).
+    if settings.markdown {
+        for (p, figures) in pages.iter_mut().zip(figures.iter()) {
+            if p.ocr.is_none() {
+                let figures = match p.need {
+                    Some(OcrReason::GarbledText) => &[][..],
+                    _ => figures.as_slice(),
+                };
+                p.text = super::paragraphs::markdown(&p.geometry, &p.text, figures);
+            }
+        }
+    }
     let document = settings.json.then(|| crate::model::Document {
         units: pages
             .iter()

@@ -83,13 +83,18 @@ pub(super) struct Found {
 
 /// The page's text with its ruled tables as GFM pipe tables (and two prose columns drawn
 /// row by row read in order), with the lines it was cut from when columns were; `None`
-/// when the page has neither. `text` is the page's text as read.
+/// when the page has neither. `text` is the page's text as read. Beside it, the page's
+/// pictures and drawings (`find_with_art`: its figures are made of them).
 pub(super) fn mark(
     page: &PdfPage<'_>,
     layer: &PdfPageText<'_>,
     text: &str,
-) -> Option<(String, Option<Vec<Line>>)> {
-    let Found { pieces, lines } = find(page, layer, text)?;
+) -> (Option<(String, Option<Vec<Line>>)>, Vec<Bounds>) {
+    let (found, art) = find_with_art(page, layer, text);
+    (found.map(|found| marked(found, text)), art)
+}
+
+fn marked(Found { pieces, lines }: Found, text: &str) -> (String, Option<Vec<Line>>) {
     let mut out = String::new();
     for p in pieces {
         match p {
@@ -115,19 +120,15 @@ pub(super) fn mark(
     if text.ends_with('\n') && !out.ends_with('\n') {
         out.push('\n');
     }
-    Some((out, lines))
+    (out, lines)
 }
 
 /// The page's text cut at its tables, or `None` when it has none that is certain and no
-/// prose columns drawn row by row. Every character of `text` is in a piece exactly once
-/// (the text pieces and the cells together hold all of its ink).
-pub(super) fn find(page: &PdfPage<'_>, layer: &PdfPageText<'_>, text: &str) -> Option<Found> {
-    find_with_art(page, layer, text).0
-}
-
-/// `find`, and the page's pictures and drawings with a curve or a slanted line (in the
-/// page's space: the figures of `json` are made of them), from the same pass over the
-/// page's objects; none for a turned page or one of more path pieces than `MAX_SEGMENTS`.
+/// prose columns drawn row by row (every character of `text` is in a piece exactly once:
+/// the text pieces and the cells together hold all of its ink); and the page's pictures
+/// and drawings with a curve or a slanted line (in the page's space: its figures are made
+/// of them), from the same pass over the page's objects. Neither for a turned page or one
+/// of more path pieces than `MAX_SEGMENTS`.
 pub(super) fn find_with_art(
     page: &PdfPage<'_>,
     layer: &PdfPageText<'_>,

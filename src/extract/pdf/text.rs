@@ -17,13 +17,15 @@ pub(super) fn layer<'a>(page: &'a PdfPage<'_>) -> Result<PdfPageText<'a>, ApiErr
 }
 
 /// A page's native text: its text layer, then its filled-in form fields under
-/// `[Form fields]`; and its lines as `lines::mend` mended them, where it did.
+/// `[Form fields]`; and its lines as `lines::mend` mended them, where it did. `turned`: the
+/// page's text is drawn turned for its `/Rotate` to set upright (`upright`).
 pub(super) fn native_text(
     page: &PdfPage<'_>,
     layer: &PdfPageText<'_>,
     type3: PageFonts<'_>,
+    turned: bool,
 ) -> (String, Option<Vec<lines::Line>>) {
-    let (text, mended) = page_text(layer, type3);
+    let (text, mended) = page_text(layer, type3, turned);
     (with_fields(page, text), mended)
 }
 
@@ -278,10 +280,22 @@ fn everywhere() -> PdfRect {
 
 /// The page's text layer, all of it, with `\n` line breaks; and its lines as
 /// `lines::mend` mended them (none where nothing needed mending: PDFium's text is it).
-fn page_text(layer: &PdfPageText<'_>, type3: PageFonts<'_>) -> (String, Option<Vec<lines::Line>>) {
+/// A page of `turned` text is read as PDFium lays out its characters (its line breaks
+/// where its lines are): the text of a rectangle breaks a line only where the baseline's
+/// height moved, and turned lines stand side by side at one height, so they ran together
+/// (`des Innern11014 Berlin`).
+fn page_text(
+    layer: &PdfPageText<'_>,
+    type3: PageFonts<'_>,
+    turned: bool,
+) -> (String, Option<Vec<lines::Line>>) {
     // `all()` keeps only text inside the page-size rectangle anchored at the origin, which
     // drops whole pages whose MediaBox starts elsewhere; ask for everything instead.
-    let mut text = layer.inside_rect(everywhere());
+    let mut text = if turned {
+        char_by_char(layer)
+    } else {
+        layer.inside_rect(everywhere())
+    };
     if text.is_empty() && layer.len() > 0 {
         // pdfium-render turns the whole page into "" when PDFium's UTF-16 holds one lone
         // surrogate; rebuild it character by character instead.

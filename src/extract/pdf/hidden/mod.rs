@@ -249,9 +249,11 @@ fn findings(
             continue;
         };
         let (sx, sy) = (squeeze(&x), squeeze(&y));
-        // Drawn twice to look bold, or a shadow: the same words; a letter under a word (an
-        // accent, a drop cap) is not a second text.
-        if sx == sy || letters(&sx) < 3 || letters(&sy) < 3 {
+        // Drawn twice to look bold, or a shadow: the same words, or a part of the line
+        // drawn again over itself (every letter of the one shows in the other); a letter
+        // under a word (an accent, a drop cap) is not a second text.
+        if sx == sy || sx.contains(&sy) || sy.contains(&sx) || letters(&sx) < 3 || letters(&sy) < 3
+        {
             continue;
         }
         add(
