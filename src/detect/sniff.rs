@@ -261,6 +261,8 @@ impl Refusal {
             )
             .with_hint(if what.contains("PowerPoint") {
                 "Open it in PowerPoint (or LibreOffice) and save it as .pptx, then upload that."
+            } else if what.contains("Excel") {
+                "Open it in Excel (or LibreOffice) and save it as .xlsx, then upload that."
             } else {
                 "Open it in Word (or LibreOffice) and save it as .docx, then upload that."
             }),
@@ -449,6 +451,13 @@ pub fn sniff<R: Read + Seek>(
         }
     }
 
+    // Excel 2.x–4.x saved a sheet as bare BIFF records (no compound file around them):
+    // a BOF record of BIFF2, 3 or 4 first.
+    if let [0x09, 0x00 | 0x02 | 0x04, len, 0x00, ..] = head {
+        if matches!(len, 4 | 6 | 8) {
+            return Err(Refusal::Legacy("Excel 2.x–4.x worksheet (.xls)"));
+        }
+    }
     // The text family: decided by the bytes, kind by the name.
     if looks_binary(head) {
         return Err(Refusal::Binary("unrecognised binary data".into()));
@@ -810,23 +819,41 @@ fn odf_encrypted<R: Read + Seek>(r: R) -> bool {
 }
 
 /// OLE2 compound files: Excel 97-2003 is read; Word/PowerPoint 97-2003 are legacy;
-/// Outlook messages are mail; an encrypted OOXML package is encrypted.
-fn sniff_ole<R: Read + Seek>(r: R) -> Result<Format, Refusal> {
-    let Ok(cf) = cfb::CompoundFile::open(r) else {
-        return Err(Refusal::Binary("damaged OLE2 compound file".into()));
+/// Outlook messages are mail; an encrypted OOXML package is encrypted. Decided by the
+/// streams at the file's root: a Word document holding an embedded workbook (its
+/// `ObjectPool`) is a Word document.
+fn sniff_ole<R: Read + Seek>(mut r: R) -> Result<Format, Refusal> {
+    let names = match cfb::CompoundFile::open(&mut r) {
+        Ok(cf) => cf
+            .read_root_storage()
+            .take(MAX_OLE_ENTRIES)
+            .map(|e| e.name().to_string())
+            .collect(),
+        // Files other writers make that the crate's checks refuse (siblings out of its
+        // order, as files written with names in another case have them): their root's
+        // names read without those checks.
+        Err(_) => ole_root_names(&mut r)
+            .ok_or_else(|| Refusal::Binary("damaged OLE2 compound file".into()))?,
     };
-    let mut names = Vec::new();
-    for e in cf.walk() {
-        names.push(e.name().to_string());
-        if names.len() > 10_000 {
-            break;
-        }
-    }
+    ole_kind(&names)
+}
+
+/// Entries of a compound file's directory looked at, at most.
+const MAX_OLE_ENTRIES: usize = 10_000;
+
+/// What a compound file is, by the names of the streams and storages at its root.
+fn ole_kind(names: &[String]) -> Result<Format, Refusal> {
     // Names compare as the compound file format compares them, without case (a workbook
     // whose stream is `WORKBOOK` is a workbook).
     let has = |n: &str| names.iter().any(|e| e.eq_ignore_ascii_case(n));
     if has("EncryptedPackage") && has("EncryptionInfo") {
         return Err(Refusal::EncryptedOffice);
+    }
+    if has("WordDocument") {
+        return Err(Refusal::Legacy("Word 97-2003 document (.doc)"));
+    }
+    if has("PowerPoint Document") {
+        return Err(Refusal::Legacy("PowerPoint 97-2003 presentation (.ppt)"));
     }
     if has("Workbook") || has("Book") {
         return Ok(Format::Xls);
@@ -838,15 +865,99 @@ fn sniff_ole<R: Read + Seek>(r: R) -> Result<Format, Refusal> {
     {
         return Ok(Format::Msg);
     }
-    if has("WordDocument") {
-        return Err(Refusal::Legacy("Word 97-2003 document (.doc)"));
-    }
-    if has("PowerPoint Document") {
-        return Err(Refusal::Legacy("PowerPoint 97-2003 presentation (.ppt)"));
-    }
     Err(Refusal::Binary(
         "OLE2 compound file that is no known document".into(),
     ))
+}
+
+/// The names at a compound file's root, read from its header, FAT and directory alone
+/// (no check of the directory tree's order); `None` when those do not hold together.
+/// Bounded: at most `MAX_OLE_ENTRIES` directory entries and 64 MiB of FAT are read.
+fn ole_root_names<R: Read + Seek>(r: &mut R) -> Option<Vec<String>> {
+    const FREE: u32 = 0xFFFF_FFFF;
+    const END: u32 = 0xFFFF_FFFE;
+    let mut header = [0u8; 512];
+    r.seek(std::io::SeekFrom::Start(0)).ok()?;
+    r.read_exact(&mut header).ok()?;
+    let u16_at = |b: &[u8], at: usize| u16::from_le_bytes([b[at], b[at + 1]]);
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    let shift = u16_at(&header, 30);
+    if !(9..=12).contains(&shift) {
+        return None;
+    }
+    let size = 1usize << shift;
+    let sector = |r: &mut R, n: u32| -> Option<Vec<u8>> {
+        let mut buf = vec![0u8; size];
+        r.seek(std::io::SeekFrom::Start((n as u64 + 1) * size as u64))
+            .ok()?;
+        r.read_exact(&mut buf).ok()?;
+        Some(buf)
+    };
+    // The FAT's sectors: 109 in the header, the rest in the DIFAT chain.
+    let fat_sectors = u32_at(&header, 44) as usize;
+    let max_fat = (64 << 20) / size;
+    if fat_sectors > max_fat {
+        return None;
+    }
+    let mut fat_at: Vec<u32> = (0..109).map(|i| u32_at(&header, 76 + 4 * i)).collect();
+    let mut difat = u32_at(&header, 68);
+    let mut seen = 0;
+    while difat != END && difat != FREE && fat_at.len() < fat_sectors + 109 && seen < max_fat {
+        let b = sector(r, difat)?;
+        let per = size / 4 - 1;
+        fat_at.extend((0..per).map(|i| u32_at(&b, 4 * i)));
+        difat = u32_at(&b, 4 * per);
+        seen += 1;
+    }
+    let mut fat: Vec<u32> = Vec::new();
+    for &s in fat_at.iter().take(fat_sectors) {
+        if s == FREE || s == END {
+            continue;
+        }
+        let b = sector(r, s)?;
+        fat.extend((0..size / 4).map(|i| u32_at(&b, 4 * i)));
+    }
+    // The directory's chain, each entry 128 bytes.
+    let mut entries: Vec<u8> = Vec::new();
+    let mut at = u32_at(&header, 48);
+    let mut visited = std::collections::HashSet::new();
+    while at != END && entries.len() / 128 < MAX_OLE_ENTRIES {
+        if !visited.insert(at) {
+            return None;
+        }
+        entries.extend(sector(r, at)?);
+        at = *fat.get(at as usize)?;
+    }
+    let count = entries.len() / 128;
+    let entry = |i: u32| -> Option<&[u8]> {
+        let i = i as usize;
+        (i < count).then(|| &entries[i * 128..(i + 1) * 128])
+    };
+    let name = |e: &[u8]| -> String {
+        let len = (u16_at(e, 64) as usize).min(64) / 2;
+        let units: Vec<u16> = (0..len.saturating_sub(1))
+            .map(|i| u16_at(e, 2 * i))
+            .collect();
+        String::from_utf16_lossy(&units)
+    };
+    let root = entry(0)?;
+    if root[66] != 5 {
+        return None;
+    }
+    // The root's children: its child and that one's siblings, every way.
+    let mut names = Vec::new();
+    let mut stack = vec![u32_at(root, 76)];
+    let mut visited = std::collections::HashSet::new();
+    while let Some(i) = stack.pop() {
+        if i == FREE || !visited.insert(i) || names.len() >= MAX_OLE_ENTRIES {
+            continue;
+        }
+        let e = entry(i)?;
+        names.push(name(e));
+        stack.push(u32_at(e, 68));
+        stack.push(u32_at(e, 72));
+    }
+    Some(names)
 }
 
 #[cfg(test)]

@@ -424,7 +424,7 @@ fn addresses(a: Option<&mail_parser::Address<'_>>) -> Option<String> {
 }
 
 fn parse_eml(input: &Input, how: BodyRead) -> Result<Mail, ApiError> {
-    let raw = std::fs::read(&input.path).map_err(ApiError::internal)?;
+    let raw = utf16_as_utf8(std::fs::read(&input.path).map_err(ApiError::internal)?);
     let msg = MessageParser::default()
         .parse(&raw)
         .ok_or_else(|| ApiError::new(ErrorCode::Corrupt, "the message has no readable headers"))?;
@@ -465,6 +465,32 @@ fn parse_eml(input: &Input, how: BodyRead) -> Result<Mail, ApiError> {
         m.blocks = Some(blocks);
     }
     Ok(m)
+}
+
+/// A message saved as UTF-16 (by its byte-order mark, or, without one, by its first
+/// characters all being ASCII with a zero byte beside each), as UTF-8: the headers a
+/// message starts with are ASCII, so nothing else looks like that. Anything else as it is.
+fn utf16_as_utf8(raw: Vec<u8>) -> Vec<u8> {
+    let (enc, bom) = match raw.get(..2) {
+        Some([0xFF, 0xFE]) => (encoding_rs::UTF_16LE, 2),
+        Some([0xFE, 0xFF]) => (encoding_rs::UTF_16BE, 2),
+        _ => {
+            let head = &raw[..raw.len().min(64) & !1];
+            let ascii = |c: u8| c == b'\t' || c == b'\n' || c == b'\r' || (0x20..0x7F).contains(&c);
+            let pairs = || head.chunks_exact(2);
+            if head.len() < 16 {
+                return raw;
+            } else if pairs().all(|p| ascii(p[0]) && p[1] == 0) {
+                (encoding_rs::UTF_16LE, 0)
+            } else if pairs().all(|p| p[0] == 0 && ascii(p[1])) {
+                (encoding_rs::UTF_16BE, 0)
+            } else {
+                return raw;
+            }
+        }
+    };
+    let (text, _) = enc.decode_without_bom_handling(&raw[bom..]);
+    text.into_owned().into_bytes()
 }
 
 /// A message's body: its text parts, or else its HTML parts as a browser shows them (hidden

@@ -654,7 +654,8 @@ const SKIPPED: &[&str] = &[
 ];
 
 /// `\*` destinations that are read: encapsulated HTML, `\upr`'s Unicode half, shapes'
-/// instructions (holding text boxes), text boxes, comments.
+/// instructions (holding text boxes), text boxes, comments, footnotes (pandoc and
+/// LibreOffice write `{\*\footnote …}`).
 /// (`\*\nesttableprops` holds no text as the specification writes it, but writers put a
 /// nested table's cells there, and readers show them.)
 const STARRED_KEPT: &[&str] = &[
@@ -663,6 +664,7 @@ const STARRED_KEPT: &[&str] = &[
     "shpinst",
     "shptxt",
     "annotation",
+    "footnote",
     "nesttableprops",
 ];
 
@@ -705,7 +707,10 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
         upr_dest: Dest::Skip,
         textbox: false,
     };
-    let mut starred = false; // the previous token was `\*`
+    let mut starred = false; // the previous token was `\*` opening its group
+                             // Nothing but line ends since the last `{`: only there does `\*` make the group a
+                             // destination to skip (StarWriter writes `\*\cs7` in the middle of a run of text).
+    let mut fresh = false;
     let mut i = 0;
     while i < rtf.len() {
         if p.units > MAX_UNITS {
@@ -729,12 +734,14 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
                 stack.push(s);
                 p.skip = 0;
                 starred = false;
+                fresh = true;
                 i += 1;
             }
             b'}' => {
                 p.flush(&s);
                 p.skip = 0;
                 starred = false;
+                fresh = false;
                 i += 1;
                 let Some(outer) = stack.pop() else { continue };
                 if s.textbox && !outer.textbox {
@@ -775,6 +782,7 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
             b'\\' => {
                 i += 1;
                 let Some(&c) = rtf.get(i) else { break };
+                let first = std::mem::take(&mut fresh);
                 if c.is_ascii_alphabetic() {
                     let start = i;
                     while i < rtf.len() && rtf[i].is_ascii_alphabetic() && i - start < 32 {
@@ -845,7 +853,7 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
                         continue;
                     }
                     b'*' => {
-                        starred = true;
+                        starred = first;
                         continue;
                     }
                     _ => {}
@@ -869,6 +877,7 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
             }
             b'\r' | b'\n' => i += 1,
             _ => {
+                fresh = false;
                 // A run of plain bytes, in the font's code page.
                 let start = i;
                 while i < rtf.len() && !matches!(rtf[i], b'{' | b'}' | b'\\' | b'\r' | b'\n') {
@@ -1182,5 +1191,17 @@ mod tests {
         let t = to_text(html).unwrap();
         assert!(t.contains("Hello world"), "{t:?}");
         assert!(!t.contains("only in RTF"), "{t:?}");
+    }
+
+    #[test]
+    fn starred_footnotes_and_stars_inside_a_run() {
+        // pandoc and LibreOffice write `{\*\footnote …}`; StarWriter puts `\*\cs7` in the
+        // middle of a group of text, where `\*` makes nothing a destination.
+        let rtf = br"{\rtf1\ansi {\pard Body A{\super\chftn}{\*\footnote\chftn\~\pard Note one.\par}.\par}{\loch\f2\*\cs7 The quick brown fox\par}{\*\unknowndest skipped\par}}";
+        let t = to_text(rtf).unwrap();
+        assert!(t.contains("Body A"), "{t:?}");
+        assert!(t.contains("Note one."), "{t:?}");
+        assert!(t.contains("The quick brown fox"), "{t:?}");
+        assert!(!t.contains("skipped"), "{t:?}");
     }
 }

@@ -38,17 +38,19 @@ fn read_document(
 ) -> Result<(Vec<Block>, usize, usize, HiddenRuns), ApiError> {
     let depth = pkg.limits().max_xml_depth;
     let mut numbering = read_numbering(pkg, depth)?;
-    let body = pkg.read("word/document.xml")?.ok_or_else(|| {
+    let main = main_part(pkg)?;
+    let body = pkg.read(&main)?.ok_or_else(|| {
         ApiError::new(
             crate::error::ErrorCode::Corrupt,
-            "the package has no word/document.xml",
+            format!("the package has no main document part ({main})"),
         )
+        .with_hint("The file is damaged: open it in Word and save it again.")
     })?;
     // A page colour (the body's `w:background`) is behind the headers and notes too.
     let mut page = false;
     let (mut blocks, mut hidden) =
         parse_story(&body, depth, &mut numbering, hidden_text, &mut page)?;
-    place_charts(pkg, &mut blocks, &mut hidden, depth)?;
+    place_charts(pkg, &mut blocks, &mut hidden, depth, &main)?;
     let body_paragraphs = blocks.iter().filter(|b| b.is_paragraph()).count();
     let tables = blocks
         .iter()
@@ -72,6 +74,20 @@ fn read_document(
     Ok((blocks, body_paragraphs, tables, hidden))
 }
 
+/// The main document part: `word/document.xml`, or where the package's relationships
+/// say it is (`_rels/.rels`: writers may name it otherwise, `word/document2.xml`).
+fn main_part(pkg: &mut Package) -> Result<String, ApiError> {
+    const USUAL: &str = "word/document.xml";
+    if pkg.has(USUAL) {
+        return Ok(USUAL.to_string());
+    }
+    Ok(super::package::relationship_list(pkg, "_rels/.rels", "")?
+        .into_iter()
+        .find(|(_, kind, _)| kind == "officeDocument")
+        .map(|(_, _, target)| target.trim_start_matches('/').to_string())
+        .unwrap_or_else(|| USUAL.to_string()))
+}
+
 /// The list definitions (numbering.xml) and paragraph styles (styles.xml), either absent.
 fn read_numbering(pkg: &mut Package, depth: usize) -> Result<Numbering, ApiError> {
     let mut numbering = match pkg.read("word/numbering.xml")? {
@@ -92,12 +108,20 @@ fn place_charts(
     blocks: &mut Vec<Block>,
     hidden: &mut HiddenRuns,
     depth: usize,
+    main: &str,
 ) -> Result<(), ApiError> {
     let placed = |b: &Block| matches!(b, Block::Para(p) if p.starts_with(CHART_MARK) || p.starts_with(DIAGRAM_MARK));
     if !blocks.iter().any(placed) {
         return Ok(());
     }
-    let rels = super::package::relationships(pkg, "word/_rels/document.xml.rels", "word")?;
+    // `word/document.xml`'s are `word/_rels/document.xml.rels`.
+    let (dir, file) = main.rsplit_once('/').unwrap_or(("", main));
+    let rels_path = if dir.is_empty() {
+        format!("_rels/{file}.rels")
+    } else {
+        format!("{dir}/_rels/{file}.rels")
+    };
+    let rels = super::package::relationships(pkg, &rels_path, dir)?;
     let mut read = |rid: &str| -> Result<Option<Vec<u8>>, ApiError> {
         match rels.get(rid) {
             Some((part, _)) => pkg.read(part),

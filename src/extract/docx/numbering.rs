@@ -288,7 +288,8 @@ impl Numbering {
                 }
             }
         }
-        let start = |l: &Level| l.start.unwrap_or(1);
+        // A level without `w:start` starts at 0 (ECMA-376 17.9.26; Word shows `0th`).
+        let start = |l: &Level| l.start.unwrap_or(0);
         let i = ilvl as usize;
         counters[i] = Some(counters[i].map_or(start(&level), |c| c.saturating_add(1)));
         // Deeper levels restart after this one, unless their lvlRestart says otherwise.
@@ -314,13 +315,25 @@ impl Numbering {
                 ('%', Some(d)) if (1..=LEVELS as u32).contains(&d) => {
                     chars.next();
                     let k = d as usize - 1;
-                    let n = counters[k].unwrap_or_else(|| start(&levels[k]));
-                    let f = if level.legal && k != i {
-                        "decimal"
-                    } else if k == i {
+                    // A level above that no item has used yet (an item a level or more
+                    // deeper than the one before) shows its start, and counts from there:
+                    // `2`, `2.a.I`, then `2.b` at the skipped level.
+                    let n = match counters[k] {
+                        Some(n) => n,
+                        None if k < i => *counters[k].insert(start(&levels[k])),
+                        None => start(&levels[k]),
+                    };
+                    let other = levels[k].fmt.as_deref().unwrap_or("decimal");
+                    let f = if k == i {
                         fmt
+                    } else if matches!(other, "bullet" | "none") {
+                        // A bullet or unnumbered level's place in a label is empty, legal
+                        // numbering or not (`1.1.1.1...1`).
+                        "none"
+                    } else if level.legal {
+                        "decimal"
                     } else {
-                        levels[k].fmt.as_deref().unwrap_or("decimal")
+                        other
                     };
                     label.push_str(&format_number(n, f));
                 }

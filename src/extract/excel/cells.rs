@@ -47,7 +47,7 @@ pub fn parse_range(s: &str) -> Result<((u32, u32), (u32, u32)), ApiError> {
 
 /// Append a cell's text as the sheet shows it: strings with tabs and line breaks as
 /// spaces (one cell per column, one row per line), whitespace-only strings as empty,
-/// numbers without float noise, dates as ISO dates.
+/// numbers without float noise, dates as ISO dates (a time without a date as `hh:mm:ss`).
 pub(super) fn push_data(out: &mut String, d: &Data) {
     use chrono::{Datelike, Timelike};
     use std::fmt::Write;
@@ -64,6 +64,15 @@ pub(super) fn push_data(out: &mut String, d: &Data) {
                 return;
             }
             match dt.as_datetime() {
+                // A time of day without a date (under one day from the epoch): the time
+                // alone, as the sheet shows it, not a date of 1899.
+                Some(t) if (0.0..1.0).contains(&dt.as_f64()) => {
+                    push_padded(out, t.hour(), 2);
+                    out.push(':');
+                    push_padded(out, t.minute(), 2);
+                    out.push(':');
+                    push_padded(out, t.second(), 2);
+                }
                 Some(t) if (0..=9999).contains(&t.year()) => {
                     push_padded(out, t.year() as u32, 4);
                     out.push('-');
