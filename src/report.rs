@@ -291,8 +291,10 @@ pub struct SheetInfo {
     pub styles: Option<SheetStyles>,
 }
 
-/// What a sheet's formatting says about the cells read (`include_styles`).
+/// What a sheet's formatting says about the cells read (`include_styles`). Its empty lists
+/// are left out, and read back as empty (a worker's envelope is read back by the server).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
 pub struct SheetStyles {
     /// Merged ranges that touch the cells read, `A1:D1`.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -140,11 +140,15 @@ fn read_opf(pkg: &mut Package) -> Result<Book, ApiError> {
         }
         _ => {}
     })?;
+    // Each document once: a spine that names one again (hostile, or broken) would read it
+    // again and again.
+    let mut listed = std::collections::HashSet::new();
     let spine = spine_ids
         .iter()
         .filter_map(|id| manifest.get(id))
         .filter(|(_, mt, _)| mt.contains("html") || mt.is_empty())
         .map(|(p, _, _)| p.clone())
+        .filter(|p| listed.insert(p.clone()))
         .collect();
     let nav = manifest
         .values()
@@ -308,7 +312,13 @@ impl Extractor for EpubExtractor {
         let mut blocks: Vec<(u64, String)> = Vec::with_capacity(selected.len());
         let mut units: Vec<(Unit, usize)> = Vec::with_capacity(selected.len());
         let mut typed_units: Vec<crate::model::UnitBlocks> = Vec::new();
-        for &n in &selected {
+        // Chapters the deadline left unread (`next` reads them).
+        let mut unread: Vec<u64> = Vec::new();
+        for (i, &n) in selected.iter().enumerate() {
+            if !blocks.is_empty() && input.deadline.passed() {
+                unread = selected[i..].to_vec();
+                break;
+            }
             let path = &book.spine[(n - 1) as usize];
             let Some(bytes) = pkg.read(path)? else {
                 warnings.push(format!("chapter {n} ({path}) is missing from the package"));
@@ -376,9 +386,21 @@ impl Extractor for EpubExtractor {
             "a reader does not show",
             "`hidden_text: \"keep\"` or `\"mark\"` brings them back",
         ));
+        if !unread.is_empty() {
+            warnings.push(format!(
+                "the deadline passed after {} of {} chapters; `next` reads the rest",
+                blocks.len(),
+                selected.len()
+            ));
+        }
         if let Some(q) = query {
             let all: String = blocks.iter().map(|(_, b)| b.as_str()).collect();
-            let mut ex = crate::envelope::query_answer(&all, &q, max_chars, report(&selected));
+            let read: Vec<u64> = blocks.iter().map(|(n, _)| *n).collect();
+            let mut ex = crate::envelope::query_answer(&all, &q, max_chars, report(&read));
+            if !unread.is_empty() {
+                ex.report.partial = Some(true);
+                ex.next.get_or_insert_with(Next::default).chapters = Some(format_pages(&unread));
+            }
             ex.warnings.splice(0..0, warnings);
             ex.findings = findings_of(&selected);
             return Ok(ex);
@@ -391,7 +413,9 @@ impl Extractor for EpubExtractor {
             oversize,
         } = take_blocks(&texts, max_chars, usize::MAX);
         let shown: Vec<u64> = blocks[..count].iter().map(|(n, _)| *n).collect();
-        let rest: Vec<u64> = blocks[count..].iter().map(|(n, _)| *n).collect();
+        let mut rest: Vec<u64> = blocks[count..].iter().map(|(n, _)| *n).collect();
+        let cut_by_time = rest.is_empty() && !unread.is_empty();
+        rest.extend(&unread);
         let mut ex = Extraction {
             char_count: char_count as u64,
             report: report(&shown),
@@ -410,7 +434,9 @@ impl Extractor for EpubExtractor {
         } else {
             let mut next = Next::default();
             next.chapters = Some(format_pages(&rest));
-            if let Some(needed) = oversize {
+            if cut_by_time {
+                ex.report.partial = Some(true);
+            } else if let Some(needed) = oversize {
                 next.max_chars = Some(needed as u64);
                 warnings.push(format!(
                     "chapter {} alone is longer than max_chars; `next` reads it whole",

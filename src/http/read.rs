@@ -26,24 +26,73 @@ const STREAM_TEXT_BYTES: usize = 1024 * 1024;
 /// The bytes a streamed envelope's body goes out in.
 const STREAM_CHUNK: usize = 256 * 1024;
 
+/// Reads of one tenant under way or answering at once, and of all tenants: each read
+/// holds a place from before it starts until its answer is written (a long one, or cut
+/// off for reading too slowly, `MIN_RATE`). Clients that ask for long answers and do not
+/// read them (the attack pass of 2026-12-07: 540 such connections held every thread of
+/// the blocking pool, `/readyz` with them, and 60 held 3.2 GB) hold at most these many
+/// answers, and not for long; one tenant's cannot keep another's reads waiting.
+const ANSWERS: usize = 32;
+const TENANT_ANSWERS: usize = 8;
+
+/// A long envelope's body goes out at least this fast (bytes a second, after
+/// `RATE_GRACE`), or its answer is cut off and its place freed.
+const MIN_RATE: f64 = 256.0 * 1024.0;
+const RATE_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+type Places = std::sync::Arc<tokio::sync::Semaphore>;
+
+/// A read's place among the answers held (`ANSWERS`, `TENANT_ANSWERS`).
+pub(super) struct Place {
+    _tenant: Option<tokio::sync::OwnedSemaphorePermit>,
+    _all: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+/// Waits until the tenant, and the server, have a place for another read and its answer.
+pub(super) async fn place_for_an_answer(tenant: &str) -> Place {
+    type Tenants = std::sync::Mutex<std::collections::HashMap<String, Places>>;
+    static ALL: std::sync::OnceLock<Places> = std::sync::OnceLock::new();
+    static TENANTS: std::sync::OnceLock<Tenants> = std::sync::OnceLock::new();
+    let all = ALL
+        .get_or_init(|| std::sync::Arc::new(tokio::sync::Semaphore::new(ANSWERS)))
+        .clone();
+    let mine = TENANTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(tenant.to_string())
+        .or_insert_with(|| std::sync::Arc::new(tokio::sync::Semaphore::new(TENANT_ANSWERS)))
+        .clone();
+    let own = mine.acquire_owned().await.ok();
+    Place {
+        _tenant: own,
+        _all: all.acquire_owned().await.ok(),
+    }
+}
+
 /// The envelope as the answer's JSON body. A long text is serialised straight into the
 /// body, a chunk at a time, on the blocking pool: never a second whole copy of it beside
 /// the envelope (a 52 MB read whole held its text twice more in the server, as a JSON
 /// buffer, before the first byte went out). The status and headers are a JSON answer's;
-/// its length is unknown (chunked).
-pub(super) fn envelope_response(env: Envelope) -> Response {
+/// its length is unknown (chunked). The read's `place` is held until the body is written.
+pub(super) fn envelope_response(env: Envelope, place: Place) -> Response {
     if env.text.len() <= STREAM_TEXT_BYTES {
         return Json(env).into_response();
     }
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<axum::body::Bytes, std::io::Error>>(2);
+    let handle = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
+        let _place = place;
         let mut out = Chunks {
             buf: Vec::with_capacity(STREAM_CHUNK),
             tx,
+            handle,
+            started: std::time::Instant::now(),
+            sent: 0,
         };
-        // A client gone away ends the writing at its next chunk (the send fails); a
-        // serialisation that fails part way aborts the body rather than ending it as if
-        // it were whole.
+        // A client gone away, or reading slower than `MIN_RATE`, ends the writing at its
+        // next chunk; a serialisation that fails part way aborts the body rather than
+        // ending it as if it were whole.
         match serde_json::to_writer(&mut out, &env) {
             Ok(()) => {
                 let _ = std::io::Write::flush(&mut out);
@@ -63,10 +112,14 @@ pub(super) fn envelope_response(env: Envelope) -> Response {
         .into_response()
 }
 
-/// A writer that hands what is written to a body, `STREAM_CHUNK` bytes at a time.
+/// A writer that hands what is written to a body, `STREAM_CHUNK` bytes at a time, each
+/// within the time `MIN_RATE` leaves it.
 struct Chunks {
     buf: Vec<u8>,
     tx: tokio::sync::mpsc::Sender<Result<axum::body::Bytes, std::io::Error>>,
+    handle: tokio::runtime::Handle,
+    started: std::time::Instant,
+    sent: usize,
 }
 
 impl std::io::Write for Chunks {
@@ -83,9 +136,29 @@ impl std::io::Write for Chunks {
             return Ok(());
         }
         let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(STREAM_CHUNK));
-        self.tx
-            .blocking_send(Ok(axum::body::Bytes::from(chunk)))
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client gone"))
+        let len = chunk.len();
+        let due = self.started
+            + RATE_GRACE
+            + std::time::Duration::from_secs_f64(self.sent as f64 / MIN_RATE);
+        let left = due.saturating_duration_since(std::time::Instant::now());
+        let sent = self.handle.block_on(tokio::time::timeout(
+            left,
+            self.tx.send(Ok(axum::body::Bytes::from(chunk))),
+        ));
+        match sent {
+            Ok(Ok(())) => {
+                self.sent += len;
+                Ok(())
+            }
+            Ok(Err(_)) => Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "client gone",
+            )),
+            Err(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client reads the answer too slowly",
+            )),
+        }
     }
 }
 
@@ -204,6 +277,7 @@ pub async fn read(
             Err(e) => e.into_response(),
         };
     }
+    let place = place_for_an_answer(&tenant).await;
     let prepared = st.reader.prepare(&tenant, req).await;
     let prepared = match prepared {
         Ok(p) => p,
@@ -211,7 +285,7 @@ pub async fn read(
     };
     if !streamed {
         return match st.reader.run(prepared, ProgressSink::default()).await {
-            Ok(env) => envelope_response(env),
+            Ok(env) => envelope_response(env, place),
             Err(e) => e.into_response(),
         };
     }
@@ -249,6 +323,7 @@ pub async fn read(
 /// forgotten after the answer unless the options say `"keep": true` (then the envelope's
 /// `file_id` is an upload like any other). One file a request.
 async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipart) -> Response {
+    let place = place_for_an_answer(&tenant).await;
     let mut options: Option<Value> = None;
     let mut options_seen = false;
     let mut stored: Option<crate::db::FileRecord> = None;
@@ -393,7 +468,7 @@ async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipa
                 // either.
                 guard.drop_attachments(&mut env);
             }
-            let response = envelope_response(env);
+            let response = envelope_response(env, place);
             drop(guard);
             response
         }

@@ -151,10 +151,19 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// As the client sees it: a blob store that cannot be reached is `unavailable` (503,
-    /// `Retry-After`); a local failure is `internal`.
+    /// As the client sees it: a blob store that cannot be reached, or a disk without room
+    /// for a job's result, is `unavailable` (503, `Retry-After`); a local failure is
+    /// `internal`.
     pub fn into_api(self) -> crate::error::ApiError {
         match self {
+            StoreError::Io(e) if e.kind() == std::io::ErrorKind::StorageFull => {
+                crate::error::ApiError::new(
+                    crate::error::ErrorCode::Unavailable,
+                    "the server's disk is nearly full: this result was not kept",
+                )
+                .with_hint("Read a smaller part (pages, max_chars), or try again later.")
+                .with_cause(e)
+            }
             StoreError::Io(e) => crate::error::ApiError::internal(e),
             StoreError::Remote(e) => crate::error::ApiError::new(
                 crate::error::ErrorCode::Unavailable,

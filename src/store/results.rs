@@ -12,6 +12,12 @@ impl Store {
         }
         let (dir, key) = (self.root.join("results"), key.to_string());
         blocking(move || {
+            if !room_for(&dir, bytes.len() as u64) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    "the data directory's disk is nearly full",
+                ));
+            }
             let tmp = dir.join(format!(".{key}.part"));
             std::fs::write(&tmp, &bytes)?;
             std::fs::rename(&tmp, dir.join(&key))
@@ -44,5 +50,36 @@ impl Store {
         if let Err(e) = gone {
             tracing::warn!(error = %e, "could not remove a job's result");
         }
+    }
+}
+
+/// Whether `len` more bytes leave the disk of `dir` its reserve: 1 GiB, or a twentieth of
+/// it if that is more. Jobs' results are kept a day; many large ones (the attack pass of
+/// 2026-12-07 wrote 954 MB in 23 s) must fail their own jobs, never fill the disk the
+/// uploads and the database need. True when the disk cannot be asked.
+pub(super) fn room_for(dir: &std::path::Path, len: u64) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return true;
+    };
+    // SAFETY: `statvfs` writes into the zeroed struct it is given; `path` is a valid C
+    // string for the call's length.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {
+        return true;
+    }
+    let unit = st.f_frsize as u64;
+    let (free, total) = (st.f_bavail as u64 * unit, st.f_blocks as u64 * unit);
+    let reserve = (1u64 << 30).max(total / 20);
+    free.saturating_sub(reserve) >= len
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_result_never_takes_the_disks_reserve() {
+        let dir = std::env::temp_dir();
+        assert!(super::room_for(&dir, 1));
+        assert!(!super::room_for(&dir, u64::MAX / 2));
     }
 }

@@ -1009,3 +1009,100 @@ async fn a_sheet_of_empty_drawings_is_read_in_one_pass() {
         );
     }
 }
+
+/// An EPUB whose spine names one chapter ten thousand times (the attack pass of
+/// 2026-12-07: a spine repeating a big document held a worker for 85 s and ran past its
+/// deadline): each document is read once, in its first place.
+#[tokio::test]
+async fn an_epub_spine_naming_one_chapter_again_reads_it_once() {
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    z.start_file("mimetype", stored).unwrap();
+    z.write_all(b"application/epub+zip").unwrap();
+    z.start_file("META-INF/container.xml", stored).unwrap();
+    z.write_all(br#"<container xmlns="urn:oasis:names:tc:opendocument:xmlns:container" version="1.0"><rootfiles><rootfile full-path="book.opf" media-type="application/oebps-package+xml"/></rootfiles></container>"#).unwrap();
+    z.start_file("book.opf", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    z.write_all(
+        format!(
+            r#"<package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata/><manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/><item id="c2" href="c2.xhtml" media-type="application/xhtml+xml"/></manifest><spine><itemref idref="c1"/>{}<itemref idref="c2"/></spine></package>"#,
+            r#"<itemref idref="c1"/>"#.repeat(10_000)
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    for (name, body) in [
+        ("c1.xhtml", "The first chapter."),
+        ("c2.xhtml", "The second chapter."),
+    ] {
+        z.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        z.write_all(format!("<html><body><p>{body}</p></body></html>").as_bytes())
+            .unwrap();
+    }
+    let bytes = z.finish().unwrap().into_inner();
+    let app = TestApp::new().await;
+    let r = app.upload_and_read("loop.epub", &bytes, json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    assert_eq!(text.matches("The first chapter.").count(), 1, "{text}");
+    assert!(text.contains("--- Chapter 2"), "{text}");
+    assert!(text.contains("The second chapter."), "{text}");
+    assert_eq!(r.json["total_chapters"], 2, "{}", r.json);
+}
+
+/// Clients that ask for long answers and never read them (the attack pass of 2026-12-07:
+/// 540 such connections held every thread of the blocking pool, `/readyz` and every read
+/// with them, and 60 held 3.2 GB): a read holds a place (eight a tenant, 32 in all) until
+/// its answer is written, each long answer must go out at a minimum rate after a grace,
+/// and while tenant A's clients stall, tenant B reads, `/readyz` answers, and the
+/// server's memory stays bounded.
+#[test]
+fn clients_that_do_not_read_long_answers_hold_neither_threads_nor_memory() {
+    raise_fd_limit();
+    let keys = format!("{ALICE}:alice,{BOB}:bob");
+    let srv = Server::start(&["--workers", "0", "--api-keys", &keys], &[]);
+    let addr = srv.addr.clone();
+    // 12 MB of text: an answer no socket buffer takes whole.
+    let line = "stalled answers must not hold the service hostage, line after line\n";
+    let big: Vec<u8> = line.repeat(12_000_000 / line.len()).into_bytes();
+    let big_id = upload(&addr, ALICE, "big.txt", &big);
+    let small_id = upload(&addr, BOB, "note.txt", b"a small note\n");
+    let body = serde_json::to_vec(&json!({"file_id": big_id, "max_chars": 20_000_000})).unwrap();
+    let mut stalled = Vec::new();
+    for _ in 0..120 {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        let head = format!(
+            "POST /read HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {ALICE}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        s.write_all(head.as_bytes()).unwrap();
+        s.write_all(&body).unwrap();
+        stalled.push(s); // never read
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let t = Instant::now();
+    let (status, _) = exchange(
+        &addr,
+        "GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        b"",
+        Duration::from_secs(10),
+    );
+    assert_eq!(status, 200);
+    assert!(
+        t.elapsed() < Duration::from_secs(2),
+        "readyz took {:?}",
+        t.elapsed()
+    );
+    let t = Instant::now();
+    let (status, answer) = call(&addr, BOB, "POST", "/read", &json!({"file_id": small_id}));
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer["text"].as_str().unwrap().contains("a small note"));
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    // At most A's eight answers, and the reads waiting for a place hold nothing: well
+    // under a gigabyte (before: 120 × 12 MB and more).
+    let peak = peak_rss(&srv);
+    assert!(peak < 900 << 20, "peak RSS {} MB", peak >> 20);
+    drop(stalled);
+}

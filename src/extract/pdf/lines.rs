@@ -84,9 +84,8 @@ const MAX_CHARS: usize = 200_000;
 /// letters are three words and a third of them at least, or two single letters in a row
 /// (invented spaces), or a word with a capital
 /// after a small letter, or with two capitals before two small ones (`SecondFirst`,
-/// `BRow`: a line's pieces in stream order), or a word of each letter twice, a word of six
-/// characters or more twice in a row, a line that is one text twice (glyphs drawn over
-/// themselves). A scan of the text; a sign is no fault, `mend` decides.
+/// `BRow`: a line's pieces in stream order). A scan of the text; a sign is no fault,
+/// `mend` decides. (Glyphs drawn over themselves have their own sign, `overprinted`.)
 pub(super) fn suspect(text: &str) -> bool {
     // Every page's text pays this: one pass over its bytes, words cut at ASCII whitespace.
     let b = text.as_bytes();
@@ -94,21 +93,15 @@ pub(super) fn suspect(text: &str) -> bool {
     let (mut words, mut singles, mut last_single) = (0usize, 0usize, false);
     let mut i = 0;
     let mut line_start = false;
-    // Where the line began, and the word before (overprinted text: `LTD. LTD.`).
-    let (mut line_at, mut before) = (0usize, "");
     while i < b.len() {
         let c = b[i];
         if c == b'\n' {
             if singles >= 3 && singles * 3 >= words {
                 return true;
             }
-            if twice(&text[line_at..i]) {
-                return true;
-            }
-            (words, singles, last_single, before) = (0, 0, false, "");
+            (words, singles, last_single) = (0, 0, false);
             line_start = true;
             i += 1;
-            line_at = i;
             continue;
         }
         if std::mem::take(&mut line_start)
@@ -139,12 +132,29 @@ pub(super) fn suspect(text: &str) -> bool {
             singles += 1;
         }
         last_single = single;
-        if joined(w) || doubled(w) || (w == before && w.len() >= 6) {
+        if joined(w) {
             return true;
         }
-        before = w;
     }
-    (singles >= 3 && singles * 3 >= words) || twice(&text[line_at..])
+    singles >= 3 && singles * 3 >= words
+}
+
+/// Whether a page's text shows a sign of glyphs drawn over themselves: a word of each
+/// letter twice (`MMuunniicc`), a word of six characters or more twice in a row, a line
+/// that is one text twice (`LTD. LTD.`). Such a page has only those mended
+/// (`mend(…, false)`): its other lines read as PDFium gives them.
+pub(super) fn overprinted(text: &str) -> bool {
+    text.lines().any(|line| {
+        if twice(line) {
+            return true;
+        }
+        let mut before = "";
+        line.split_ascii_whitespace().any(|w| {
+            let sign = doubled(w) || (w == before && w.len() >= 6);
+            before = w;
+            sign
+        })
+    })
 }
 
 /// A word of six characters or more with each one twice in a row (`MMuunniicc`: glyphs
@@ -317,9 +327,13 @@ pub(super) fn text(lines: &[Line]) -> String {
     out
 }
 
-/// The lines mended (see the module), and whether anything changed.
-pub(super) fn mend(mut lines: Vec<Line>) -> (Vec<Line>, bool) {
+/// The lines mended (see the module), and whether anything changed; with `all` false
+/// only the glyphs drawn over themselves (`overprinted`).
+pub(super) fn mend(mut lines: Vec<Line>, all: bool) -> (Vec<Line>, bool) {
     let mut changed = without_overprints(&mut lines);
+    if !all {
+        return (lines, changed);
+    }
     let mut out: Vec<Line> = Vec::with_capacity(lines.len());
     for line in lines {
         if let Some(prev) = out.last_mut() {
@@ -437,50 +451,86 @@ fn in_order(line: &mut Line) -> bool {
     true
 }
 
-/// Takes out glyphs drawn again over themselves: the same character with its origin
+/// Takes out glyphs drawn again over themselves: the same character whose box stands
 /// within a tenth of its height (a point at least) of one kept before it on the page — a
 /// bold faked by drawing each glyph twice a little apart (`MMuunniicc`), a line drawn twice
-/// as a shadow (`LTD. LTD.`). Spaces left doubled or at a line's end by that go too, and
-/// lines left empty. A glyph drawn twice in one place is ink on ink: it shows once.
+/// as a shadow (`LTD. LTD.`). Only on a line where such glyphs are three at least and a
+/// third of its glyphs: a ligature PDFium splits into letters in one box (`ﬀ` as `f`, `f`)
+/// is no overprint. Spaces left doubled or at a line's end by that go too, and lines left
+/// empty. A glyph drawn twice in one place is ink on ink: it shows once.
 fn without_overprints(lines: &mut Vec<Line>) -> bool {
     // Kept glyphs by character and a grid of cells as large as the tolerance.
     let mut seen: std::collections::HashMap<(char, i32, i32), Vec<(f32, f32)>> =
         std::collections::HashMap::new();
     let mut changed = false;
     for line in lines.iter_mut() {
-        let before = line.len();
-        line.retain(|g| {
-            if !g.measured() {
-                return true;
+        let mut again = vec![false; line.len()];
+        let mut measured = 0usize;
+        for (k, g) in line.iter().enumerate() {
+            if !g.measured() || g.r <= g.l {
+                continue;
             }
+            measured += 1;
             let tol = (0.1 * g.height()).max(1.0);
-            let (cx, cy) = ((g.x / tol).floor() as i32, (g.y / tol).floor() as i32);
-            let again = (-1..=1).any(|dx| {
+            let (cx, cy) = ((g.l / tol).floor() as i32, (g.b / tol).floor() as i32);
+            again[k] = (-1..=1).any(|dx| {
                 (-1..=1).any(|dy| {
                     seen.get(&(g.ch, cx + dx, cy + dy)).is_some_and(|v| {
                         v.iter()
-                            .any(|(x, y)| (x - g.x).abs() <= tol && (y - g.y).abs() <= tol)
+                            .any(|(x, y)| (x - g.l).abs() <= tol && (y - g.b).abs() <= tol)
                     })
                 })
             });
-            if !again {
-                seen.entry((g.ch, cx, cy)).or_default().push((g.x, g.y));
+            if !again[k] {
+                seen.entry((g.ch, cx, cy)).or_default().push((g.l, g.b));
             }
-            !again
+        }
+        // Only a pattern of overprinting goes: a glyph right after its own twin (a faked
+        // bold), or three glyphs again in a row (a shadow) — never letters here and there
+        // that happen to stand where the same letter stood (two texts over each other).
+        let mut drop = vec![false; line.len()];
+        let (mut run, mut last): (Vec<usize>, Option<usize>) = (Vec::new(), None);
+        for k in 0..line.len() {
+            if !line[k].measured() || line[k].r <= line[k].l {
+                continue;
+            }
+            if again[k] {
+                if last.is_some_and(|p| line[p].ch == line[k].ch && !again[p]) {
+                    drop[k] = true;
+                }
+                run.push(k);
+            } else {
+                if run.len() >= 3 {
+                    run.iter().for_each(|&r| drop[r] = true);
+                }
+                run.clear();
+            }
+            last = Some(k);
+        }
+        if run.len() >= 3 {
+            run.iter().for_each(|&r| drop[r] = true);
+        }
+        let again = drop;
+        let twice = again.iter().filter(|a| **a).count();
+        if twice < 3 || twice * 3 < measured {
+            continue;
+        }
+        changed = true;
+        let mut k = 0;
+        line.retain(|_| {
+            k += 1;
+            !again[k - 1]
         });
-        if line.len() != before {
-            changed = true;
-            // Spaces left side by side, or at the line's end, go.
-            let mut space_before = true;
-            line.retain(|g| {
-                let space = g.ch == ' ';
-                let keep = !(space && space_before);
-                space_before = space;
-                keep
-            });
-            while line.last().is_some_and(|g| g.ch == ' ') {
-                line.pop();
-            }
+        // Spaces left side by side, or at the line's end, go.
+        let mut space_before = true;
+        line.retain(|g| {
+            let space = g.ch == ' ';
+            let keep = !(space && space_before);
+            space_before = space;
+            keep
+        });
+        while line.last().is_some_and(|g| g.ch == ' ') {
+            line.pop();
         }
     }
     if changed {
@@ -572,10 +622,10 @@ mod tests {
         assert!(!suspect("VMs and ISAs are plurals"));
         assert!(!suspect("Total\n\n12"));
         // Overprinted: each glyph twice, a word twice, a line twice.
-        assert!(suspect("MMuunniicciippaalliittéé ddee"));
-        assert!(suspect("股票代码 ：300218 ：300218"));
-        assert!(suspect("ANHUI ANLI CO.,LTD. ANHUI ANLI CO.,LTD.\nnext"));
-        assert!(!suspect(
+        assert!(overprinted("MMuunniicciippaalliittéé ddee"));
+        assert!(overprinted("股票代码 ：300218 ：300218"));
+        assert!(overprinted("ANHUI ANLI CO.,LTD. ANHUI ANLI CO.,LTD.\nnext"));
+        assert!(!overprinted(
             "Balloon committee: see the coffee.\nIt had had effects."
         ));
     }
@@ -595,25 +645,40 @@ mod tests {
                 g('B', 0.3, 0.0),
                 g('e', 6.0, 0.0),
                 g('e', 6.3, 0.0),
+                g('d', 12.0, 0.0),
+                g('d', 12.3, 0.0),
             ],
             vec![
                 g('L', 0.0, 20.0),
                 g('T', 6.0, 20.0),
-                space(12.0, 20.0),
+                g('A', 12.0, 20.0),
+                space(18.0, 20.0),
                 g('L', 0.5, 20.2),
                 g('T', 6.5, 20.2),
+                g('A', 12.5, 20.2),
             ],
-            vec![g('L', 0.2, 20.1), g('T', 6.2, 20.1)],
+            vec![g('L', 0.2, 20.1), g('T', 6.2, 20.1), g('A', 12.2, 20.1)],
             // The same letters a line further down are text of their own.
-            vec![g('L', 0.0, 40.0), g('T', 6.0, 40.0)],
+            vec![g('L', 0.0, 40.0), g('T', 6.0, 40.0), g('A', 12.0, 40.0)],
         ];
         assert!(without_overprints(&mut lines));
         let texts: Vec<String> = lines
             .iter()
             .map(|l| l.iter().map(|g| g.ch).collect())
             .collect();
-        assert_eq!(texts, ["Be", "LT", "LT"]);
+        assert_eq!(texts, ["Bed", "LTA", "LTA"]);
         let mut plain = vec![vec![g('a', 0.0, 0.0), g('a', 6.0, 0.0)]];
         assert!(!without_overprints(&mut plain));
+        // A ligature split into letters in one box (`di` `f` `f` `icult`) stays.
+        let mut ligature = vec![vec![
+            g('d', 0.0, 0.0),
+            g('i', 6.0, 0.0),
+            g('f', 12.0, 0.0),
+            g('f', 12.0, 0.0),
+            g('i', 18.0, 0.0),
+            g('c', 24.0, 0.0),
+        ]];
+        assert!(!without_overprints(&mut ligature));
+        assert_eq!(ligature[0].len(), 6);
     }
 }

@@ -316,11 +316,12 @@ fn page_text(
     }
     // PDFium separates lines with CRLF; NULs can appear from broken fonts.
     let text = lf_only(&text);
-    if !rtl && lines::suspect(&text) {
+    let suspect = !rtl && lines::suspect(&text);
+    if suspect || (!rtl && lines::overprinted(&text)) {
         // Mended only where the characters read one by one give PDFium's text exactly:
         // a page whose lines need no mending reads as before, whatever its characters.
         if let Some(read) = lines::read(layer).filter(|l| lf_only(&lines::text(l)) == text) {
-            if let (mended, true) = lines::mend(read) {
+            if let (mended, true) = lines::mend(read, suspect) {
                 return (lf_only(&lines::text(&mended)), Some(mended));
             }
         }
