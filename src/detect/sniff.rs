@@ -882,7 +882,8 @@ fn ole_kind(names: &[String]) -> Result<Format, Refusal> {
 
 /// The names at a compound file's root, read from its header, FAT and directory alone
 /// (no check of the directory tree's order); `None` when those do not hold together.
-/// Bounded: at most `MAX_OLE_ENTRIES` directory entries and 64 MiB of FAT are read.
+/// Bounded: at most `MAX_OLE_ENTRIES` directory entries and 8 MiB of FAT (a file of 1 GiB
+/// in 512-byte sectors) are read: this runs in the server, at upload.
 fn ole_root_names<R: Read + Seek>(r: &mut R) -> Option<Vec<String>> {
     const FREE: u32 = 0xFFFF_FFFF;
     const END: u32 = 0xFFFF_FFFE;
@@ -905,7 +906,7 @@ fn ole_root_names<R: Read + Seek>(r: &mut R) -> Option<Vec<String>> {
     };
     // The FAT's sectors: 109 in the header, the rest in the DIFAT chain.
     let fat_sectors = u32_at(&header, 44) as usize;
-    let max_fat = (64 << 20) / size;
+    let max_fat = (8 << 20) / size;
     if fat_sectors > max_fat {
         return None;
     }
