@@ -26,13 +26,13 @@ const STREAM_TEXT_BYTES: usize = 1024 * 1024;
 /// The bytes a streamed envelope's body goes out in.
 const STREAM_CHUNK: usize = 256 * 1024;
 
-/// Reads of one tenant under way or answering at once, and of all tenants: each read
-/// holds a place from before it starts until its answer is written (a long one, or cut
-/// off for reading too slowly, `MIN_RATE`). Clients that ask for long answers and do not
-/// read them (the attack pass of 2026-12-07: 540 such connections held every thread of
-/// the blocking pool, `/readyz` with them, and 60 held 3.2 GB) hold at most these many
-/// answers, and not for long; one tenant's cannot keep another's reads waiting.
-const ANSWERS: usize = 32;
+/// Reads of one tenant under way or answering at once: each read holds a place from
+/// before it starts until its answer is written (a long one, or cut off for reading too
+/// slowly, `MIN_RATE`) — this many, or twice `max_concurrent_reads` where that is more,
+/// and four tenants' worth in all. Clients that ask for long answers and do not read them
+/// (the attack pass of 2026-12-07: 540 such connections held every thread of the blocking
+/// pool, `/readyz` with them, and 60 held 3.2 GB) hold at most these many answers, and not
+/// for long; one tenant's cannot keep another's reads waiting.
 const TENANT_ANSWERS: usize = 8;
 
 /// A long envelope's body goes out at least this fast (bytes a second, after
@@ -42,26 +42,28 @@ const RATE_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 type Places = std::sync::Arc<tokio::sync::Semaphore>;
 
-/// A read's place among the answers held (`ANSWERS`, `TENANT_ANSWERS`).
+/// A read's place among the answers held (`TENANT_ANSWERS`).
 pub(super) struct Place {
     _tenant: Option<tokio::sync::OwnedSemaphorePermit>,
     _all: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
-/// Waits until the tenant, and the server, have a place for another read and its answer.
-pub(super) async fn place_for_an_answer(tenant: &str) -> Place {
+/// Waits until the tenant, and the server, have a place for another read and its answer
+/// (`lanes`: the reads the server runs at once, `max_concurrent_reads`).
+pub(super) async fn place_for_an_answer(tenant: &str, lanes: usize) -> Place {
     type Tenants = std::sync::Mutex<std::collections::HashMap<String, Places>>;
     static ALL: std::sync::OnceLock<Places> = std::sync::OnceLock::new();
     static TENANTS: std::sync::OnceLock<Tenants> = std::sync::OnceLock::new();
+    let per_tenant = TENANT_ANSWERS.max(2 * lanes);
     let all = ALL
-        .get_or_init(|| std::sync::Arc::new(tokio::sync::Semaphore::new(ANSWERS)))
+        .get_or_init(|| std::sync::Arc::new(tokio::sync::Semaphore::new(4 * per_tenant)))
         .clone();
     let mine = TENANTS
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .entry(tenant.to_string())
-        .or_insert_with(|| std::sync::Arc::new(tokio::sync::Semaphore::new(TENANT_ANSWERS)))
+        .or_insert_with(|| std::sync::Arc::new(tokio::sync::Semaphore::new(per_tenant)))
         .clone();
     let own = mine.acquire_owned().await.ok();
     Place {
@@ -277,7 +279,7 @@ pub async fn read(
             Err(e) => e.into_response(),
         };
     }
-    let place = place_for_an_answer(&tenant).await;
+    let place = place_for_an_answer(&tenant, st.limits.max_concurrent_reads).await;
     let prepared = st.reader.prepare(&tenant, req).await;
     let prepared = match prepared {
         Ok(p) => p,
@@ -323,7 +325,7 @@ pub async fn read(
 /// forgotten after the answer unless the options say `"keep": true` (then the envelope's
 /// `file_id` is an upload like any other). One file a request.
 async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipart) -> Response {
-    let place = place_for_an_answer(&tenant).await;
+    let place = place_for_an_answer(&tenant, st.limits.max_concurrent_reads).await;
     let mut options: Option<Value> = None;
     let mut options_seen = false;
     let mut stored: Option<crate::db::FileRecord> = None;
