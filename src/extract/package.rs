@@ -234,6 +234,24 @@ pub fn relationship_list(
     Ok(out)
 }
 
+/// Where a part's relationships are, and the folder its targets resolve against:
+/// `word/document.xml` → (`word/_rels/document.xml.rels`, `word`).
+pub fn rels_of(part: &str) -> (String, &str) {
+    match part.rsplit_once('/') {
+        Some((dir, file)) => (format!("{dir}/_rels/{file}.rels"), dir),
+        None => (format!("_rels/{part}.rels"), ""),
+    }
+}
+
+/// A part's relationships (`relationships` of its `rels_of`).
+pub fn part_relationships(
+    pkg: &mut Package,
+    part: &str,
+) -> Result<std::collections::HashMap<String, (String, String)>, ApiError> {
+    let (rels, dir) = rels_of(part);
+    relationships(pkg, &rels, dir)
+}
+
 /// `ppt/slides` + `../notesSlides/n1.xml` → `ppt/notesSlides/n1.xml`.
 pub fn resolve(base_dir: &str, target: &str) -> String {
     if let Some(abs) = target.strip_prefix('/') {

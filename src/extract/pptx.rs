@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::package::{relationships, Package};
+use super::package::{part_relationships, Package};
 use super::slides::{hidden_slide_finding, hidden_slide_mark, serve_slides, slides_shown};
 use super::xml::{attr, walk, Node};
 use super::{Extractor, Input};
@@ -383,7 +383,7 @@ fn slide_order(pkg: &mut Package) -> Result<Vec<String>, ApiError> {
             "the package has no ppt/presentation.xml",
         )
     })?;
-    let rels = relationships(pkg, "ppt/_rels/presentation.xml.rels", "ppt")?;
+    let rels = part_relationships(pkg, "ppt/presentation.xml")?;
     let mut ids = Vec::new();
     walk(&pres, pkg.limits().max_xml_depth, |n| {
         if let Node::Open("sldId", a) = n {
@@ -453,8 +453,7 @@ impl Extractor for PptxExtractor {
                 }
                 continue;
             }
-            let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
-            let rels = relationships(&mut pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
+            let rels = part_relationships(&mut pkg, path)?;
             // White runs count only where nothing could show them: nothing drawn behind
             // on the slide, and the light default background (looked up only then; a
             // layout's and master's once per layout).
@@ -706,8 +705,7 @@ fn layout_texts<'c>(
         if let Some(lx) = pkg.read(layout)? {
             lines = shape_text(&lx, depth, &["*"], false, None, None)?;
             if !root_says_no(&lx, "sldLayout", "showMasterSp") {
-                let (dir, file) = layout.rsplit_once('/').unwrap_or(("", layout));
-                let lrels = relationships(pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
+                let lrels = part_relationships(pkg, layout)?;
                 if let Some((master, _)) = lrels.values().find(|(_, k)| k == "slideMaster") {
                     if let Some(mx) = pkg.read(master)? {
                         let mut own = shape_text(&mx, depth, &["*"], false, None, None)?;
@@ -988,8 +986,7 @@ fn light_background(
         return Ok(true);
     };
     let (layout_bg, _) = look(&lx)?;
-    let (dir, file) = layout.rsplit_once('/').unwrap_or(("", &layout));
-    let lrels = relationships(pkg, &format!("{dir}/_rels/{file}.rels"), dir)?;
+    let lrels = part_relationships(pkg, &layout)?;
     let master = match lrels.values().find(|(_, k)| k == "slideMaster") {
         Some((m, _)) => pkg.read(m)?,
         None => None,

@@ -114,14 +114,7 @@ fn place_charts(
     if !blocks.iter().any(placed) {
         return Ok(());
     }
-    // `word/document.xml`'s are `word/_rels/document.xml.rels`.
-    let (dir, file) = main.rsplit_once('/').unwrap_or(("", main));
-    let rels_path = if dir.is_empty() {
-        format!("_rels/{file}.rels")
-    } else {
-        format!("{dir}/_rels/{file}.rels")
-    };
-    let rels = super::package::relationships(pkg, &rels_path, dir)?;
+    let rels = super::package::part_relationships(pkg, main)?;
     let mut read = |rid: &str| -> Result<Option<Vec<u8>>, ApiError> {
         match rels.get(rid) {
             Some((part, _)) => pkg.read(part),

@@ -33,8 +33,8 @@ impl Note {
 
 /// A part's relationships in document order: (Id, kind, target).
 fn relationships(pkg: &mut Package, part: &str) -> Result<Vec<(String, String, String)>, ApiError> {
-    let (dir, file) = part.rsplit_once('/').unwrap_or(("", part));
-    super::super::package::relationship_list(pkg, &format!("{dir}/_rels/{file}.rels"), dir)
+    let (rels, dir) = super::super::package::rels_of(part);
+    super::super::package::relationship_list(pkg, &rels, dir)
 }
 
 fn one_line(s: &str) -> String {

@@ -466,8 +466,10 @@ fn without_overprints(lines: &mut Vec<Line>) -> bool {
     for line in lines.iter_mut() {
         let mut again = vec![false; line.len()];
         let mut measured = 0usize;
+        // A drawn glyph with a box of its own to compare.
+        let boxed = |g: &Glyph| g.measured() && g.r > g.l;
         for (k, g) in line.iter().enumerate() {
-            if !g.measured() || g.r <= g.l {
+            if !boxed(g) {
                 continue;
             }
             measured += 1;
@@ -491,7 +493,7 @@ fn without_overprints(lines: &mut Vec<Line>) -> bool {
         let mut drop = vec![false; line.len()];
         let (mut run, mut last): (Vec<usize>, Option<usize>) = (Vec::new(), None);
         for k in 0..line.len() {
-            if !line[k].measured() || line[k].r <= line[k].l {
+            if !boxed(&line[k]) {
                 continue;
             }
             if again[k] {
@@ -510,8 +512,7 @@ fn without_overprints(lines: &mut Vec<Line>) -> bool {
         if run.len() >= 3 {
             run.iter().for_each(|&r| drop[r] = true);
         }
-        let again = drop;
-        let twice = again.iter().filter(|a| **a).count();
+        let twice = drop.iter().filter(|d| **d).count();
         if twice < 3 || twice * 3 < measured {
             continue;
         }
@@ -519,7 +520,7 @@ fn without_overprints(lines: &mut Vec<Line>) -> bool {
         let mut k = 0;
         line.retain(|_| {
             k += 1;
-            !again[k - 1]
+            !drop[k - 1]
         });
         // Spaces left side by side, or at the line's end, go.
         let mut space_before = true;

@@ -287,6 +287,16 @@ impl Geometry {
         pitch > 0.3 * h && pitch <= spacing * h
     }
 
+    /// A line's box when its own line stands no more than `NEAR` lines past `cursor`, and
+    /// the cursor after it.
+    fn near(&self, line: &str, cursor: usize) -> Option<([f32; 4], usize)> {
+        let mut to = cursor;
+        match self.find(line, &mut to) {
+            Some((a, z)) if a < cursor + NEAR => Some((self.bbox(a, z), to)),
+            _ => None,
+        }
+    }
+
     /// The boxes of a text line's first and last physical lines, looked for from `cursor`
     /// on (a word broken at a line's end makes two lines of the layer one line of its
     /// text; a line the text writes otherwise, or a table's row, has none).
@@ -625,32 +635,30 @@ pub(super) fn markdown(geometry: &Geometry, text: &str, figures: &[[f32; 4]]) ->
     let mut run: Vec<&str> = Vec::new();
     // One cursor over the page's lines for all its runs of lines.
     let mut cursor = 0;
+    // The run of lines so far as paragraphs.
+    let paragraphs = |pieces: &mut Vec<Piece<'_>>, run: &mut Vec<&str>, cursor: &mut usize| {
+        let found = group(geometry, run, cursor);
+        pieces.extend(found.into_iter().map(|(p, bbox)| Piece::Paragraph(p, bbox)));
+        run.clear();
+    };
     for line in text.split_inclusive('\n') {
         let t = line.trim_end_matches(['\n', '\r']);
         let html = ["<table>", "<tr>", "</table>"]
             .iter()
             .any(|h| t.starts_with(h));
         if t.trim().is_empty() || t.starts_with('#') || t.starts_with('|') || html {
-            pieces.extend(
-                group(geometry, &run, &mut cursor)
-                    .into_iter()
-                    .map(|(p, bbox)| Piece::Paragraph(p, bbox)),
-            );
-            run.clear();
+            paragraphs(&mut pieces, &mut run, &mut cursor);
             pieces.push(if t.trim().is_empty() {
                 Piece::Blank
-            } else if t.starts_with('#') && !figures.is_empty() {
-                // Placed by its own line when it is near (the cursor does not move: the
-                // paragraphs are found as they are without figures).
-                let mut near = cursor;
-                let words = t.trim_start_matches('#').trim();
-                let bbox = match geometry.find(words, &mut near) {
-                    Some((a, z)) if a < cursor + NEAR => Some(geometry.bbox(a, z)),
-                    _ => None,
-                };
-                Piece::Heading(line, bbox)
             } else if t.starts_with('#') {
-                Piece::Heading(line, None)
+                // Placed by its own line when it is near, for the figures (the cursor does
+                // not move: the paragraphs are found as they are without figures).
+                let words = t.trim_start_matches('#').trim();
+                let bbox = (!figures.is_empty())
+                    .then(|| geometry.near(words, cursor))
+                    .flatten()
+                    .map(|(bbox, _)| bbox);
+                Piece::Heading(line, bbox)
             } else {
                 Piece::Kept(line)
             });
@@ -658,11 +666,7 @@ pub(super) fn markdown(geometry: &Geometry, text: &str, figures: &[[f32; 4]]) ->
         }
         run.push(t);
     }
-    pieces.extend(
-        group(geometry, &run, &mut cursor)
-            .into_iter()
-            .map(|(p, bbox)| Piece::Paragraph(p, bbox)),
-    );
+    paragraphs(&mut pieces, &mut run, &mut cursor);
     if !figures.is_empty() {
         pieces = super::figures::place(pieces, figures);
     }
@@ -761,14 +765,10 @@ pub(super) fn blocks(
                 // Only near the cursor: a heading whose own line is not found must not carry
                 // the cursor to the same words further down (the paragraphs between would
                 // lose their boxes).
-                let mut near = cursor;
-                let bbox = match geometry.find(text, &mut near) {
-                    Some((a, z)) if a < cursor + NEAR => {
-                        cursor = near;
-                        Some(geometry.bbox(a, z))
-                    }
-                    _ => None,
-                };
+                let bbox = geometry.near(text, cursor).map(|(bbox, to)| {
+                    cursor = to;
+                    bbox
+                });
                 out.push(b.at(bbox));
             }
             _ => {

@@ -169,18 +169,14 @@ fn find_in(page: &PdfPage<'_>, layer: &PdfPageText<'_>, text: &str, marks: Marks
     let read = if super::text::lf_only(&lines::text(&read)).trim_end_matches('\n') == body {
         read
     } else {
-        // As `text::page_text` mended them: all of it, or only glyphs drawn over
-        // themselves.
-        let same = |m: &[lines::Line]| {
-            super::text::lf_only(&lines::text(m)).trim_end_matches('\n') == body
-        };
-        match lines::mend(read.clone(), true) {
-            (mended, true) if same(&mended) => mended,
-            _ => match lines::mend(read, false) {
-                (mended, true) if same(&mended) => mended,
-                _ => return None,
-            },
+        // As `text::page_text` mended them: all of it where its text was suspect, else
+        // only glyphs drawn over themselves.
+        let all = lines::suspect(&super::text::lf_only(&lines::text(&read)));
+        let (mended, changed) = lines::mend(read, all);
+        if !changed || super::text::lf_only(&lines::text(&mended)).trim_end_matches('\n') != body {
+            return None;
         }
+        mended
     };
     // Two prose columns drawn row by row, read column after column (never where rules
     // may make a table: a ruled table's long cells are not columns of prose).
