@@ -214,6 +214,13 @@ pub(super) async fn paced<T>(
 }
 
 pub(super) fn multipart_error(e: axum::extract::multipart::MultipartError, limit: u64) -> ApiError {
+    if let Some(f) = super::framing::refused(&e) {
+        return ApiError::invalid_request(f.to_string()).with_hint(format!(
+            "Each part's headers (and any text before the first boundary) must end within {} KiB; \
+             send the form as a browser or curl -F does.",
+            super::framing::MAX_FRAMING >> 10
+        ));
+    }
     if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
         ApiError::new(
             ErrorCode::TooLarge,

@@ -56,7 +56,8 @@ fn streams_itself(method: &Method, path: &str, headers: &axum::http::HeaderMap) 
 pub async fn bodies(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
     if streams_itself(req.method(), path, req.headers()) {
-        return next.run(req).await;
+        // Uploads stream to disk; what multer would buffer of their framing is bounded.
+        return next.run(super::framing::guard(req)).await;
     }
     let mcp = path == "/mcp" || path.starts_with("/mcp/");
     let cap = if mcp { MAX_MCP_BODY } else { MAX_JSON_BODY };
@@ -65,12 +66,20 @@ pub async fn bodies(State(st): State<AppState>, req: Request, next: Next) -> Res
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    let chunked = req.headers().contains_key(header::TRANSFER_ENCODING);
-    if declared == Some(0) || (declared.is_none() && !chunked) {
+    // No body (hyper knows it: no Content-Length, no chunked transfer) is left as it is.
+    let empty = axum::body::HttpBody::size_hint(req.body()).exact() == Some(0);
+    if declared == Some(0) || empty {
         return next.run(req).await;
     }
     if declared.is_some_and(|n| n > cap) {
         return too_large(mcp, cap);
+    }
+    if mcp && req.method() == Method::POST && !is_json(req.headers()) {
+        return rpc_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            -32600,
+            "an MCP message is JSON: send it with Content-Type: application/json",
+        );
     }
     let (parts, body) = req.into_parts();
     let limited = http_body_util::Limited::new(body, cap as usize);
@@ -92,9 +101,28 @@ pub async fn bodies(State(st): State<AppState>, req: Request, next: Next) -> Res
                 &format!("the message holds more than {n} JSON values; a tool call needs a few"),
             );
         }
+        // JSON-RPC's parse error, not rmcp's plain-text 415.
+        if parts.method == Method::POST {
+            if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    -32700,
+                    &format!("parse error: the message is not JSON ({e})"),
+                );
+            }
+        }
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// Whether a request says its body is JSON (`application/json`, any parameters).
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
 }
 
 /// Count JSON values (scalars and containers) outside strings, up to `max`: `Err(max)` past

@@ -3,11 +3,13 @@
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
-use axum::response::sse::Event;
 use axum::response::Response;
 use axum::routing::get;
 use axum::{Json, Router};
 
+use super::answers::{
+    event_channel, event_stream, long_json, place_for_an_answer, sse_event, STREAM_TEXT_BYTES,
+};
 use super::auth::Tenant;
 use super::responses::error_responses;
 use super::AppState;
@@ -66,8 +68,16 @@ pub async fn show(
     State(st): State<AppState>,
     Tenant(tenant): Tenant,
     Path(id): Path<String>,
-) -> Result<Json<JobView>, ApiError> {
-    st.jobs.get(&tenant, &id).await.map(Json)
+) -> Result<Response, ApiError> {
+    // A done job's envelope may be long: its answer holds a place and goes out paced, as a
+    // read's does.
+    let place = place_for_an_answer(&tenant, st.limits.max_concurrent_reads).await;
+    let view = st.jobs.get(&tenant, &id).await?;
+    let long = view
+        .envelope
+        .as_ref()
+        .is_some_and(|e| e.get().len() > STREAM_TEXT_BYTES);
+    Ok(long_json(view, long, place))
 }
 
 /// Cancel a job: a queued one never runs, a running one stops within seconds (its state
@@ -134,53 +144,46 @@ pub async fn events(
     let mut after = last_event_id(&headers)?;
     // An unknown job is a plain 404, not a stream.
     st.jobs.get(&tenant, &id).await?;
-    let (tx, rx) = tokio::sync::mpsc::channel::<Event>(64);
+    let (mut events, body) = event_channel();
     let jobs = st.jobs.clone();
+    let lanes = st.limits.max_concurrent_reads;
     tokio::spawn(async move {
         loop {
             let (state, batch) = match jobs.events(&tenant, &id, after).await {
                 Ok(x) => x,
                 Err(e) => {
-                    let _ = tx.send(error_event(&e)).await;
+                    let _ = events.send(error_event(&e)).await;
                     return;
                 }
             };
             let full = batch.len() >= 500;
             for e in batch {
                 after = e.seq;
-                let ev = Event::default()
-                    .id(e.seq.to_string())
-                    .event("progress")
-                    .data(e.data);
-                if tx.send(ev).await.is_err() {
+                let ev = sse_event(Some(e.seq), "progress", &e.data);
+                if events.send(ev).await.is_err() {
                     return;
                 }
             }
             if state.ended() && !full {
-                let last = match jobs.final_event(&tenant, &id).await {
-                    Ok((kind, data)) => Event::default()
-                        .id((after + 1).to_string())
-                        .event(kind)
-                        .data(data),
-                    Err(e) => error_event(&e),
-                };
-                let _ = tx.send(last).await;
+                // The envelope is loaded, and goes out paced, while a place is held.
+                let place = place_for_an_answer(&tenant, lanes).await;
+                match jobs.final_event(&tenant, &id).await {
+                    Ok((kind, data)) => events.send_last(Some(after + 1), kind, data, place).await,
+                    Err(e) => {
+                        let _ = events.send(error_event(&e)).await;
+                    }
+                }
                 return;
             }
             if !full {
                 tokio::select! {
                     _ = tokio::time::sleep(std::time::Duration::from_millis(300)) => {}
-                    _ = tx.closed() => return,
+                    _ = events.closed() => return,
                 }
             }
         }
     });
-    let events = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv()
-            .await
-            .map(|ev| (Ok::<_, std::convert::Infallible>(ev), rx))
-    });
-    Ok(super::read::event_stream(events))
+    Ok(event_stream(body))
 }
 
 /// One server-sent event of a job's stream (the stream's schema, for clients and tests).
@@ -195,9 +198,7 @@ pub struct JobStreamEvent {
     pub data: String,
 }
 
-fn error_event(e: &ApiError) -> Event {
-    Event::default()
-        .event("error")
-        .json_data(super::error::body(e))
-        .unwrap_or_default()
+fn error_event(e: &ApiError) -> axum::body::Bytes {
+    let data = serde_json::to_string(&super::error::body(e)).unwrap_or_default();
+    sse_event(None, "error", &data)
 }

@@ -38,6 +38,10 @@ use crate::read::service::Drawn;
 /// to read on.
 pub const DEFAULT_MAX_TOKENS: u64 = 8_000;
 
+/// The most text one tool call over HTTP asks for (`max_chars`; `max_tokens` a quarter of
+/// it): more than any model's context, and a bound on what a stalled client holds.
+pub const MAX_HTTP_CHARS: u64 = 1_000_000;
+
 /// The tools' handler: the app's state; the tenant comes with each request (over
 /// stdio, the one local user: the tenant a server without keys has).
 #[derive(Clone)]
@@ -50,7 +54,7 @@ struct Docreader {
 
 const READ_DESCRIPTION: &str = "Read the text of a document uploaded to docreader (PDF, Word, PowerPoint, Excel, OpenDocument, EPUB, e-mail, images with OCR, text and CSV in any encoding). \
 Give `file_id` (from list_documents or an upload), or `file_ids` (up to 10, read in order within one budget), or `url` (an http(s) address on the operator's list; it becomes an upload whose file_id the answer gives), or a small file itself as `content_base64` with its `name` (read once and not kept, unless `keep`), and, if needed, options: `pages` (\"1-5\") for PDF and slides, `chapters` for EPUB, `sheet`/`range` for spreadsheets, `offset`/`limit` for lines of text, `section` for one heading's section (an outline id from document_info, or a title), `query` to get only matching lines, `ocr`/`ocr_lang` for scans. \
-The answer holds at most about 8000 tokens unless `max_tokens` (or `max_chars`) says otherwise. It starts with a header line (format, what was read, whether it was cut) and then the text. When the text was cut, the header gives `next`: call read_document again with the same file_id and those option values to read on. \
+The answer holds at most about 8000 tokens unless `max_tokens` (or `max_chars`) says otherwise (a call takes at most 250000 tokens, 1000000 characters). It starts with a header line (format, what was read, whether it was cut) and then the text. When the text was cut, the header gives `next`: call read_document again with the same file_id and those option values to read on. \
 An option that does not fit the format is an error that names the options that do.";
 
 const START_DESCRIPTION: &str = "Start a read that may take longer than one tool call can wait (OCR of many scanned pages, a large file): the same arguments as read_document (the same 8000-token budget unless `max_tokens` or `max_chars` says otherwise), answered at once with a job_id. \
@@ -799,6 +803,19 @@ impl Docreader {
         }
         if req.max_chars.is_none() && req.max_tokens.is_none() {
             req.max_tokens = Some(DEFAULT_MAX_TOKENS as i64);
+        }
+        // A tool answer carries its text twice (content and structured content) and is
+        // written whole: over HTTP it is held to what a model's context takes.
+        let over = req.max_chars.is_some_and(|n| n > MAX_HTTP_CHARS as i64)
+            || req
+                .max_tokens
+                .is_some_and(|n| n > MAX_HTTP_CHARS as i64 / 4);
+        if over && !self.stdio {
+            return Err(ApiError::invalid_option(format!(
+                "a tool call over HTTP answers at most {MAX_HTTP_CHARS} characters ({} tokens)",
+                MAX_HTTP_CHARS / 4
+            ))
+            .with_hint("Ask for less and read on with the `next` the answer gives, or read the whole text with POST /read."));
         }
         if wait && req.deadline_ms.is_none() && self.st.mcp_deadline_ms > 0 {
             req.deadline_ms = Some(self.st.mcp_deadline_ms.min(i64::MAX as u64) as i64);

@@ -1,10 +1,12 @@
 //! The HTTP service: `AppState`, `app(state) -> Router`, and the OpenAPI description.
 //! Each endpoint family lives in its own module with its own `router()`.
 
+mod answers;
 pub mod auth;
 pub mod console;
 pub mod error;
 pub mod files;
+pub mod framing;
 pub mod guard;
 pub mod health;
 pub mod jobs;

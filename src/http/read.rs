@@ -5,12 +5,15 @@ use axum::extract::rejection::JsonRejection;
 
 use axum::extract::State;
 use axum::http::{header, HeaderMap};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::Value;
 
+use super::answers::{
+    event_channel, event_stream, long_json, place_for_an_answer, sse_event, Place,
+    STREAM_TEXT_BYTES,
+};
 use super::auth::Tenant;
 use super::responses::error_responses;
 use super::AppState;
@@ -19,149 +22,10 @@ use crate::error::ApiError;
 use crate::extract::ProgressSink;
 use crate::options::ReadRequest;
 
-/// An envelope of at most this much text is answered as one JSON body; a longer one is
-/// written into the body as it is serialised (`envelope_response`).
-const STREAM_TEXT_BYTES: usize = 1024 * 1024;
-
-/// The bytes a streamed envelope's body goes out in.
-const STREAM_CHUNK: usize = 256 * 1024;
-
-/// Reads of one tenant under way or answering at once: each read holds a place from
-/// before it starts until its answer is written (a long one, or cut off for reading too
-/// slowly, `MIN_RATE`) — this many, or twice `max_concurrent_reads` where that is more,
-/// and four tenants' worth in all. Clients that ask for long answers and do not read them
-/// (the attack pass of 2026-12-07: 540 such connections held every thread of the blocking
-/// pool, `/readyz` with them, and 60 held 3.2 GB) hold at most these many answers, and not
-/// for long; one tenant's cannot keep another's reads waiting.
-const TENANT_ANSWERS: usize = 8;
-
-/// A long envelope's body goes out at least this fast (bytes a second, after
-/// `RATE_GRACE`), or its answer is cut off and its place freed.
-const MIN_RATE: f64 = 256.0 * 1024.0;
-const RATE_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
-
-type Places = std::sync::Arc<tokio::sync::Semaphore>;
-
-/// A read's place among the answers held (`TENANT_ANSWERS`).
-pub(super) struct Place {
-    _tenant: Option<tokio::sync::OwnedSemaphorePermit>,
-    _all: Option<tokio::sync::OwnedSemaphorePermit>,
-}
-
-/// Waits until the tenant, and the server, have a place for another read and its answer
-/// (`lanes`: the reads the server runs at once, `max_concurrent_reads`).
-pub(super) async fn place_for_an_answer(tenant: &str, lanes: usize) -> Place {
-    type Tenants = std::sync::Mutex<std::collections::HashMap<String, Places>>;
-    static ALL: std::sync::OnceLock<Places> = std::sync::OnceLock::new();
-    static TENANTS: std::sync::OnceLock<Tenants> = std::sync::OnceLock::new();
-    let per_tenant = TENANT_ANSWERS.max(2 * lanes);
-    let all = ALL
-        .get_or_init(|| std::sync::Arc::new(tokio::sync::Semaphore::new(4 * per_tenant)))
-        .clone();
-    let mine = TENANTS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(tenant.to_string())
-        .or_insert_with(|| std::sync::Arc::new(tokio::sync::Semaphore::new(per_tenant)))
-        .clone();
-    let own = mine.acquire_owned().await.ok();
-    Place {
-        _tenant: own,
-        _all: all.acquire_owned().await.ok(),
-    }
-}
-
-/// The envelope as the answer's JSON body. A long text is serialised straight into the
-/// body, a chunk at a time, on the blocking pool: never a second whole copy of it beside
-/// the envelope (a 52 MB read whole held its text twice more in the server, as a JSON
-/// buffer, before the first byte went out). The status and headers are a JSON answer's;
-/// its length is unknown (chunked). The read's `place` is held until the body is written.
+/// The envelope as the answer's JSON body (long ones written as they are serialised).
 pub(super) fn envelope_response(env: Envelope, place: Place) -> Response {
-    if env.text.len() <= STREAM_TEXT_BYTES {
-        return Json(env).into_response();
-    }
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<axum::body::Bytes, std::io::Error>>(2);
-    let handle = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        let _place = place;
-        let mut out = Chunks {
-            buf: Vec::with_capacity(STREAM_CHUNK),
-            tx,
-            handle,
-            started: std::time::Instant::now(),
-            sent: 0,
-        };
-        // A client gone away, or reading slower than `MIN_RATE`, ends the writing at its
-        // next chunk; a serialisation that fails part way aborts the body rather than
-        // ending it as if it were whole.
-        match serde_json::to_writer(&mut out, &env) {
-            Ok(()) => {
-                let _ = std::io::Write::flush(&mut out);
-            }
-            Err(e) => {
-                let _ = out.tx.blocking_send(Err(std::io::Error::other(e)));
-            }
-        }
-    });
-    let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|chunk| (chunk, rx))
-    });
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        axum::body::Body::from_stream(body),
-    )
-        .into_response()
-}
-
-/// A writer that hands what is written to a body, `STREAM_CHUNK` bytes at a time, each
-/// within the time `MIN_RATE` leaves it.
-struct Chunks {
-    buf: Vec<u8>,
-    tx: tokio::sync::mpsc::Sender<Result<axum::body::Bytes, std::io::Error>>,
-    handle: tokio::runtime::Handle,
-    started: std::time::Instant,
-    sent: usize,
-}
-
-impl std::io::Write for Chunks {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.buf.extend_from_slice(data);
-        if self.buf.len() >= STREAM_CHUNK {
-            self.flush()?;
-        }
-        Ok(data.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(STREAM_CHUNK));
-        let len = chunk.len();
-        let due = self.started
-            + RATE_GRACE
-            + std::time::Duration::from_secs_f64(self.sent as f64 / MIN_RATE);
-        let left = due.saturating_duration_since(std::time::Instant::now());
-        let sent = self.handle.block_on(tokio::time::timeout(
-            left,
-            self.tx.send(Ok(axum::body::Bytes::from(chunk))),
-        ));
-        match sent {
-            Ok(Ok(())) => {
-                self.sent += len;
-                Ok(())
-            }
-            Ok(Err(_)) => Err(std::io::Error::new(
-                std::io::ErrorKind::BrokenPipe,
-                "client gone",
-            )),
-            Err(_) => Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "the client reads the answer too slowly",
-            )),
-        }
-    }
+    let long = env.text.len() > STREAM_TEXT_BYTES;
+    long_json(env, long, place)
 }
 
 pub fn router(max_request_bytes: u64) -> Router<AppState> {
@@ -273,9 +137,13 @@ pub async fn read(
                 .with_hint("Send it without `Accept: text/event-stream`, or stream each file's read on its own.")
                 .into_response();
         }
+        let place = place_for_an_answer(&tenant, st.limits.max_concurrent_reads).await;
         let rid = super::request_id::current();
         return match st.reader.read_many(&tenant, req, rid).await {
-            Ok(results) => Json(results).into_response(),
+            Ok(results) => {
+                let long = results.text_bytes() > STREAM_TEXT_BYTES;
+                long_json(results, long, place)
+            }
             Err(e) => e.into_response(),
         };
     }
@@ -291,32 +159,23 @@ pub async fn read(
             Err(e) => e.into_response(),
         };
     }
-    // Progress as server-sent events, then the envelope (or the error) as the last event.
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
-    let progress_tx = tx.clone();
+    // Progress as server-sent events, then the envelope (or the error) as the last event,
+    // written a chunk at a time while the read's place is held.
+    let (events, body) = event_channel();
+    let progress_tx = events.progress();
     let progress = ProgressSink::new(move |p| {
-        if let Ok(ev) = Event::default().event("progress").json_data(&p) {
-            let _ = progress_tx.send(ev);
+        if let Ok(data) = serde_json::to_string(&p) {
+            let _ = progress_tx.send(sse_event(None, "progress", &data));
         }
     });
     let request_id = super::request_id::current().unwrap_or_default();
     tokio::spawn(super::request_id::scope(request_id, async move {
-        let last = match st.reader.run(prepared, progress).await {
-            Ok(env) => Event::default().event("envelope").json_data(&env),
-            Err(e) => Event::default()
-                .event("error")
-                .json_data(super::error::body(&e)),
-        };
-        if let Ok(ev) = last {
-            let _ = tx.send(ev);
+        match st.reader.run(prepared, progress).await {
+            Ok(env) => events.send_last_json("envelope", env, place),
+            Err(e) => events.send_last_json("error", super::error::body(&e), place),
         }
     }));
-    let events = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv()
-            .await
-            .map(|ev| (Ok::<_, std::convert::Infallible>(ev), rx))
-    });
-    event_stream(events)
+    event_stream(body)
 }
 
 /// A one-shot read (`POST /read` with a multipart body): the file part is received,
@@ -544,24 +403,6 @@ impl Drop for ForgetOnDrop {
         );
         st.files.forget_later(tenant, ids);
     }
-}
-
-/// Server-sent events as a response (a streamed read, a job's events). Gateways buffer
-/// responses by default; two headers ask nginx (and caches) to pass each event on as it
-/// comes.
-pub(super) fn event_stream(
-    events: impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>> + Send + 'static,
-) -> Response {
-    let mut res = Sse::new(events)
-        .keep_alive(KeepAlive::default())
-        .into_response();
-    let h = res.headers_mut();
-    h.insert("x-accel-buffering", header::HeaderValue::from_static("no"));
-    h.insert(
-        header::CACHE_CONTROL,
-        header::HeaderValue::from_static("no-cache"),
-    );
-    res
 }
 
 /// `"async": true`: queue the read as a job and answer 202 with it. What can be checked

@@ -232,7 +232,7 @@ async fn receive_body(
         .await
         .map_err(|e| ApiError::invalid_request(format!("malformed multipart body: {e}")))?;
     loop {
-        match form.next_field().await {
+        match super::files::paced(st, form.next_field()).await? {
             Ok(Some(field)) if field.file_name().is_some() => {
                 let chunks =
                     field.map(move |c| c.map_err(|e| super::files::multipart_error(e, limit)));

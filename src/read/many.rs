@@ -25,6 +25,19 @@ pub struct ReadResults {
     pub results: Vec<ReadResult>,
 }
 
+impl ReadResults {
+    /// The text the envelopes hold, in bytes (what decides whether the answer is long).
+    pub fn text_bytes(&self) -> usize {
+        self.results
+            .iter()
+            .map(|r| match r {
+                ReadResult::Read(env) => env.text.len(),
+                _ => 0,
+            })
+            .sum()
+    }
+}
+
 /// One file's outcome: its envelope, its error, or `not_read` when the budget was used up
 /// by the files before it.
 #[derive(Debug, Serialize, ToSchema)]

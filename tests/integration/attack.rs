@@ -1117,3 +1117,160 @@ fn clients_that_do_not_read_long_answers_hold_neither_threads_nor_memory() {
     assert!(peak < 900 << 20, "peak RSS {} MB", peak >> 20);
     drop(stalled);
 }
+
+#[test]
+fn multipart_framing_that_never_ends_is_refused_before_it_is_buffered() {
+    // Attack pass of 2026-12-07: multer keeps a part's headers (and the text before the first
+    // boundary) in memory until they end; four connections sending 512 MB of a header that
+    // never closed held 1.07 GB. Each is now refused once it runs past 16 KiB.
+    let srv = Server::start(&["--workers", "0"], &[]);
+    let addr = srv.addr.clone();
+    let before = peak_rss(&srv);
+    let cases: [(&str, &[u8]); 4] = [
+        ("/upload", b"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nX-Long: "),
+        ("/read", b"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nX-Long: "),
+        ("/upload", b"a preamble that never names the boundary "),
+        // The second part's headers, after a whole first part.
+        ("/upload", b"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nhello\r\n--B\r\nX-Long: "),
+    ];
+    let mut runs = Vec::new();
+    for (path, lead) in cases {
+        let addr = addr.clone();
+        let mut body = lead.to_vec();
+        body.extend(std::iter::repeat_n(b'a', 64 << 20));
+        runs.push(std::thread::spawn(move || {
+            let head = format!(
+                "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let t = Instant::now();
+            let (status, answer) = exchange(&addr, &head, &body, Duration::from_secs(30));
+            (path, status, answer, t.elapsed())
+        }));
+    }
+    for run in runs {
+        let (path, status, answer, took) = run.join().unwrap();
+        assert_eq!(status, 400, "{path}: {answer}");
+        let v: Value = serde_json::from_str(&answer).unwrap_or_else(|_| panic!("{answer}"));
+        assert_eq!(v["error"]["code"], "invalid_request", "{answer}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains("ran past 16 KiB"), "{message}");
+        assert!(v["error"]["hint"].as_str().is_some(), "{answer}");
+        assert!(took < Duration::from_secs(10), "{path} took {took:?}");
+    }
+    // Four 64 MB bodies, none of them kept: before, each was held whole.
+    let grew = peak_rss(&srv).saturating_sub(before);
+    assert!(grew < 100 << 20, "the server grew by {} MB", grew >> 20);
+    // An ordinary form still goes through, with a long file name in both spellings.
+    let name = format!("{}.txt", "n".repeat(200));
+    let mut form = format!(
+        "--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"; filename*=UTF-8''{name}\r\nContent-Type: text/plain\r\n\r\n"
+    )
+    .into_bytes();
+    form.extend_from_slice(b"an ordinary form\r\n--B--\r\n");
+    let head = format!(
+        "POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        form.len()
+    );
+    let (status, answer) = exchange(&addr, &head, &form, Duration::from_secs(30));
+    assert_eq!(status, 200, "{answer}");
+}
+
+#[test]
+fn long_answers_of_every_kind_hold_a_place_and_go_out_paced() {
+    // The JSON read was fixed first; a job's result (`GET /jobs/{id}`), its event stream
+    // and a read streamed as server-sent events each loaded and held a whole envelope per
+    // stalled client, without a place (40 of each: about 3 GB).
+    raise_fd_limit();
+    let keys = format!("{ALICE}:alice,{BOB}:bob");
+    let srv = Server::start(
+        &[
+            "--workers",
+            "0",
+            "--api-keys",
+            &keys,
+            "--max-concurrent-reads",
+            "2",
+        ],
+        &[],
+    );
+    let addr = srv.addr.clone();
+    let line = "stalled answers must not hold the service hostage, line after line\n";
+    let big: Vec<u8> = line.repeat(12_000_000 / line.len()).into_bytes();
+    let big_id = upload(&addr, ALICE, "big.txt", &big);
+    let small_id = upload(&addr, BOB, "note.txt", b"a small note\n");
+    let read = json!({"file_id": big_id, "max_chars": 20_000_000});
+    let mut job = read.clone();
+    job["async"] = json!(true);
+    let (status, submitted) = call(&addr, ALICE, "POST", "/read", &job);
+    assert_eq!(status, 202, "{submitted}");
+    let job_id = submitted["job_id"].as_str().unwrap().to_string();
+    let t = Instant::now();
+    loop {
+        let (status, view) = call(&addr, ALICE, "GET", &format!("/jobs/{job_id}"), &json!({}));
+        assert_eq!(status, 200);
+        if view["state"] == "done" {
+            assert!(view["envelope"]["text"].as_str().unwrap().len() > 11_000_000);
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(120), "{view}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let before = peak_rss(&srv);
+    let body = read.to_string();
+    let stall = |head: String, body: &str| {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.write_all(head.as_bytes()).unwrap();
+        s.write_all(body.as_bytes()).unwrap();
+        s
+    };
+    let mut stalled = Vec::new();
+    for _ in 0..40 {
+        stalled.push(stall(
+            format!("GET /jobs/{job_id} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {ALICE}\r\n\r\n"),
+            "",
+        ));
+        stalled.push(stall(
+            format!("GET /jobs/{job_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {ALICE}\r\n\r\n"),
+            "",
+        ));
+        stalled.push(stall(
+            format!(
+                "POST /read HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {ALICE}\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            ),
+            &body,
+        ));
+    }
+    std::thread::sleep(Duration::from_secs(5));
+    let t = Instant::now();
+    let (status, _) = exchange(
+        &addr,
+        "GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        b"",
+        Duration::from_secs(10),
+    );
+    assert_eq!(status, 200);
+    assert!(
+        t.elapsed() < Duration::from_secs(2),
+        "readyz took {:?}",
+        t.elapsed()
+    );
+    let (status, answer) = call(&addr, BOB, "POST", "/read", &json!({"file_id": small_id}));
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer["text"].as_str().unwrap().contains("a small note"));
+    // At most A's eight answers at once: well under a gigabyte more.
+    let grew = peak_rss(&srv).saturating_sub(before);
+    assert!(grew < 600 << 20, "the server grew by {} MB", grew >> 20);
+    drop(stalled);
+    // Once the stalled clients are gone their places are free: A is served again.
+    let t = Instant::now();
+    loop {
+        let (status, view) = call(&addr, ALICE, "GET", &format!("/jobs/{job_id}"), &json!({}));
+        if status == 200 && view["state"] == "done" {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(90), "{status}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}

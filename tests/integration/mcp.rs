@@ -220,3 +220,47 @@ async fn mcp_answers_only_the_hosts_it_is_told() {
         r.json
     );
 }
+
+#[tokio::test]
+async fn malformed_mcp_messages_get_json_rpc_errors() {
+    use axum::body::Body;
+    use axum::http::Request;
+    // Attack pass of 2026-12-07: rmcp answered these with plain text and 415.
+    let app = TestApp::new().await;
+    let post = |ct: &str, body: &str| {
+        Request::post("/mcp")
+            .header("host", "127.0.0.1")
+            .header("content-type", ct)
+            .header("accept", "application/json, text/event-stream")
+            .body(Body::from(body.to_string()))
+            .unwrap()
+    };
+    let r = app.send(post("application/json", "{not json")).await;
+    assert_eq!(r.status, 400, "{}", r.json);
+    assert_eq!(r.json["jsonrpc"], "2.0", "{}", r.json);
+    assert_eq!(r.json["error"]["code"], -32700, "{}", r.json);
+    let r = app
+        .send(post(
+            "text/plain",
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        ))
+        .await;
+    assert_eq!(r.status, 415, "{}", r.json);
+    assert_eq!(r.json["error"]["code"], -32600, "{}", r.json);
+    assert!(
+        r.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("application/json"),
+        "{}",
+        r.json
+    );
+    // A well-formed message with parameters on its type is still served.
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let r = app
+        .send(post("application/json; charset=utf-8", &init.to_string()))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+}

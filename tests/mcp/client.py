@@ -269,8 +269,13 @@ async def main():
             again = await http.put(url, content=b"again")
             check(again.status_code == 404, f"an upload_url works once: {again.status_code}")
         put_id = put.json()["files"][0]["file_id"]
-        r = await s.call_tool("read_document", {"file_id": put_id, "max_chars": 10000000})
+        r = await s.call_tool("read_document", {"file_id": put_id, "max_chars": 1000000})
         check(not r.is_error and r.structured_content["text"] == whole, "the PUT file reads as the uploaded one")
+        # A tool answer is written whole: over HTTP it is held to 1,000,000 characters.
+        big = await s.call_tool("read_document", {"file_id": put_id, "max_chars": 10000000})
+        check(big.is_error and "invalid_option" in text_of(big) and "1000000" in text_of(big), f"max_chars past the tool limit: {text_of(big)}")
+        big = await s.call_tool("read_document", {"file_id": put_id, "max_tokens": 300000})
+        check(big.is_error and "invalid_option" in text_of(big), f"max_tokens past the tool limit: {text_of(big)}")
 
         elf = base64.b64encode(b"\x7fELF\x02\x01\x01" + bytes(120)).decode()
         bad = await s.call_tool("upload_document", {"name": "notes.txt", "content_base64": elf})
