@@ -506,7 +506,7 @@ fn body_of(
     // mail-parser lists an HTML part among the text parts where there is no plain text
     // for it, and would make it text itself, hidden elements and all: such parts go
     // through the HTML reader instead, in their place.
-    let part = |id: &u32| msg.parts.get(*id as usize).map(|p| &p.body);
+    let part = |id: &u32| msg.parts.get(*id as usize);
     let (first, first_part, first_block) = (hidden.len(), blocks.parts.len(), blocks.blocks.len());
     let mut out = String::new();
     for id in &msg.text_body {
@@ -518,28 +518,76 @@ fn body_of(
         blocks.parts.truncate(first_part);
         blocks.blocks.truncate(first_block);
         for id in &msg.html_body {
-            if let Some(b @ mail_parser::PartType::Html(_)) = part(id) {
-                add_part(&mut out, Some(b), how, hidden, blocks, line0);
+            if let Some(p) = part(id).filter(|p| matches!(p.body, mail_parser::PartType::Html(_))) {
+                add_part(&mut out, Some(p), how, hidden, blocks, line0);
             }
         }
     }
     out
 }
 
+/// A part labelled Latin-1, Windows-1252 or ASCII (or not labelled) whose bytes are UTF-8:
+/// clients that label every message `iso-8859-1` send such parts, and read as labelled
+/// they come out `cafÃ©`. Put back into the labelled charset's bytes, such a text is valid
+/// UTF-8 with multi-byte sequences (which Latin-1 prose next to never is): that reading is
+/// the text.
+fn mislabelled_utf8<'a>(text: &'a str, charset: Option<&str>) -> std::borrow::Cow<'a, str> {
+    use std::borrow::Cow;
+    let latin = charset.is_none_or(|c| {
+        let c = c.trim().to_ascii_lowercase();
+        matches!(
+            c.as_str(),
+            "iso-8859-1"
+                | "iso8859-1"
+                | "latin1"
+                | "latin-1"
+                | "l1"
+                | "us-ascii"
+                | "ascii"
+                | "windows-1252"
+                | "cp1252"
+                | "iso-8859-15"
+                | "iso8859-15"
+        )
+    });
+    if !latin || text.is_ascii() {
+        return Cow::Borrowed(text);
+    }
+    let bytes: Vec<u8> = if text.chars().all(|c| (c as u32) < 0x100) {
+        text.chars().map(|c| c as u32 as u8).collect()
+    } else {
+        let (b, _, failed) = encoding_rs::WINDOWS_1252.encode(text);
+        if failed {
+            return Cow::Borrowed(text);
+        }
+        b.into_owned()
+    };
+    match String::from_utf8(bytes) {
+        Ok(utf8) => Cow::Owned(utf8),
+        Err(_) => Cow::Borrowed(text),
+    }
+}
+
 /// Add one text or HTML part to a body (a line apart), its hidden elements to `hidden` at
 /// their lines (counted from `line0`, the lines before the body).
 fn add_part(
     out: &mut String,
-    body: Option<&mail_parser::PartType<'_>>,
+    part: Option<&mail_parser::MessagePart<'_>>,
     how: BodyRead,
     hidden: &mut Vec<Hidden>,
     blocks: &mut HtmlBlocks,
     line0: usize,
 ) {
-    let (text, found, made) = match body {
-        Some(mail_parser::PartType::Text(t)) => (t.replace("\r\n", "\n"), Vec::new(), None),
-        Some(mail_parser::PartType::Html(h)) => {
-            let r = how.html(h);
+    let Some(part) = part else { return };
+    let charset = part.content_type().and_then(|ct| ct.attribute("charset"));
+    let (text, found, made) = match &part.body {
+        mail_parser::PartType::Text(t) => (
+            mislabelled_utf8(t, charset).replace("\r\n", "\n"),
+            Vec::new(),
+            None,
+        ),
+        mail_parser::PartType::Html(h) => {
+            let r = how.html(&mislabelled_utf8(h, charset));
             (r.text, r.hidden, Some(r.blocks))
         }
         _ => return,
@@ -766,5 +814,28 @@ fn mail_document(
             crate::model::Unit::document(),
             blocks,
         )],
+    }
+}
+
+#[cfg(test)]
+mod mislabelled {
+    use super::mislabelled_utf8;
+
+    #[test]
+    fn utf8_bytes_labelled_latin1_read_as_utf8() {
+        // `I’m café` sent as UTF-8, decoded as Latin-1 by its label.
+        let as_latin1: String = "I’m café".bytes().map(|b| b as char).collect();
+        assert_eq!(mislabelled_utf8(&as_latin1, Some("ISO-8859-1")), "I’m café");
+        assert_eq!(mislabelled_utf8(&as_latin1, None), "I’m café");
+        // Decoded as Windows-1252 (`â€™`).
+        let (cp1252, _, _) = encoding_rs::WINDOWS_1252.decode("I’m".as_bytes());
+        assert_eq!(mislabelled_utf8(&cp1252, Some("windows-1252")), "I’m");
+        // Real Latin-1 stays: its bytes are no UTF-8.
+        assert_eq!(
+            mislabelled_utf8("café über", Some("iso-8859-1")),
+            "café über"
+        );
+        // Another label is trusted.
+        assert_eq!(mislabelled_utf8(&as_latin1, Some("koi8-r")), as_latin1);
     }
 }

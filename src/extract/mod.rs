@@ -25,6 +25,7 @@ pub mod pptx;
 pub mod profile;
 pub mod rtf;
 pub mod slides;
+pub mod symbols;
 pub mod text;
 pub mod xml;
 

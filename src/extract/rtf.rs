@@ -15,6 +15,7 @@
 use encoding_rs::Encoding;
 
 use super::blocks::Block;
+use super::symbols::{symbol_char, SymbolFont};
 use super::{Extractor, Input};
 use crate::config::Limits;
 use crate::envelope::Extraction;
@@ -242,7 +243,7 @@ struct Story {
 struct Font {
     encoding: Option<&'static Encoding>,
     /// Symbol or Wingdings, by the font's name (decided once, when its entry ends).
-    symbol: Option<Symbol>,
+    symbol: Option<SymbolFont>,
 }
 
 struct Parser {
@@ -337,7 +338,7 @@ impl Parser {
         let text = if let Some(sym) = self.symbol_font(s) {
             bytes
                 .iter()
-                .map(|&b| symbol_char(sym, b))
+                .filter_map(|&b| symbol_char(sym, b))
                 .collect::<String>()
         } else {
             self.pending_encoding
@@ -351,7 +352,7 @@ impl Parser {
     }
 
     /// Symbol and Wingdings fonts (`\fcharset2`, named so) show their own glyphs for bytes.
-    fn symbol_font(&self, s: &State) -> Option<Symbol> {
+    fn symbol_font(&self, s: &State) -> Option<SymbolFont> {
         self.fonts.get(&s.font.or(self.default_font)?)?.symbol
     }
 
@@ -363,13 +364,11 @@ impl Parser {
             Dest::FontTable => {
                 let lower = name.to_ascii_lowercase();
                 self.fonts.entry(self.defining_font).or_default().symbol =
-                    if lower.starts_with("wingdings") {
-                        Some(Symbol::Wingdings)
-                    } else if lower.starts_with("symbol") {
-                        Some(Symbol::Symbol)
-                    } else {
-                        None
-                    };
+                    SymbolFont::by_name(&name).or_else(|| {
+                        // `Symbol;` or a name with a trailing qualifier (`Wingdings,Bold`).
+                        let head = lower.split([',', '(']).next().unwrap_or("").trim();
+                        SymbolFont::by_name(head)
+                    });
             }
             Dest::StyleSheet => {
                 self.styles.insert(self.defining_style, name);
@@ -536,32 +535,6 @@ fn style_heading(name: &str) -> Option<u8> {
     }
     let n: u8 = name.strip_prefix("heading")?.trim().parse().ok()?;
     (1..=9).contains(&n).then(|| (n + 1).min(6))
-}
-
-#[derive(Clone, Copy)]
-enum Symbol {
-    Symbol,
-    Wingdings,
-}
-
-/// The character a bullet font shows for a byte (the bullets lists use; other bytes as
-/// Latin-1, which is what they mostly are in these fonts' lower half).
-fn symbol_char(font: Symbol, b: u8) -> char {
-    match (font, b) {
-        (Symbol::Symbol, 0xB7) => '•',
-        (Symbol::Symbol, 0xA8) => '♦',
-        (Symbol::Symbol, 0xAE) => '→',
-        (Symbol::Symbol, 0xD7) => '⋅',
-        (Symbol::Wingdings, 0x6C) => '●',
-        (Symbol::Wingdings, 0x6E) => '■',
-        (Symbol::Wingdings, 0x71) => '❑',
-        (Symbol::Wingdings, 0x76) => '❖',
-        (Symbol::Wingdings, 0xA7) => '▪',
-        (Symbol::Wingdings, 0xD8) => '➢',
-        (Symbol::Wingdings, 0xFC) => '✓',
-        (Symbol::Wingdings, 0xFB) => '✗',
-        _ => b as char,
-    }
 }
 
 /// The encoding of a font's `\fcharsetN` (None: the document's code page).
@@ -900,7 +873,9 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
                     p.put(&s, "\u{FFFD}");
                 }
                 let text = if let Some(sym) = p.symbol_font(&s) {
-                    run.iter().map(|&b| symbol_char(sym, b)).collect::<String>()
+                    run.iter()
+                        .filter_map(|&b| symbol_char(sym, b))
+                        .collect::<String>()
                 } else {
                     p.encoding(&s)
                         .decode_without_bom_handling(run)

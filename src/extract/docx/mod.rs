@@ -8,6 +8,7 @@
 //! the runs that hide, how, and their findings.
 
 mod hiding;
+mod math;
 mod numbering;
 mod story;
 

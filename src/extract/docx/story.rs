@@ -60,6 +60,12 @@ struct StoryParser<'a> {
     run_white: bool,
     run_tiny: bool,
     run_shaded: bool,
+    /// The run's font is a symbol font: its private-use characters (`U+F0xx`) are that
+    /// font's glyphs.
+    run_symbol: Option<crate::extract::symbols::SymbolFont>,
+    /// The equation being read, and where it starts (paragraph, byte).
+    math: super::math::Math,
+    math_start: Option<(usize, usize)>,
     in_tcpr: bool,
     para_shaded: bool,
     cell_shaded: bool,
@@ -89,6 +95,9 @@ impl<'a> StoryParser<'a> {
             para_style_hidden: None,
             run_white: false,
             run_tiny: false,
+            run_symbol: None,
+            math: Default::default(),
+            math_start: None,
             run_shaded: false,
             in_tcpr: false,
             para_shaded: false,
@@ -108,6 +117,54 @@ impl<'a> StoryParser<'a> {
                 _ => {}
             }
             return;
+        }
+        match n {
+            Node::Open("oMathPara", _) => {
+                self.math.display(true);
+                return;
+            }
+            Node::Close("oMathPara") => {
+                self.math.display(false);
+                return;
+            }
+            Node::Open("oMath", _) => {
+                let outermost = !self.math.active();
+                let before = self.math.start();
+                if outermost {
+                    self.run_text(before);
+                    self.math_start = self.paras.last().map(|p| (self.paras.len() - 1, p.0.len()));
+                }
+                return;
+            }
+            Node::Close("oMath") => {
+                if let Some(mark) = self.math.end() {
+                    if let Some((i, start)) = self.math_start.take() {
+                        if let Some(p) = self.paras.get_mut(i).filter(|p| p.0.len() >= start) {
+                            let eq = super::math::resolve(&p.0[start..]);
+                            p.0.truncate(start);
+                            if !eq.trim().is_empty() {
+                                // Equations side by side stay apart (`$a=b$ $c=d$`).
+                                if p.0.ends_with('$') {
+                                    p.0.push(' ');
+                                }
+                                p.0.push_str(mark);
+                                p.0.push_str(eq.trim());
+                                p.0.push_str(mark);
+                            }
+                        }
+                    }
+                }
+                return;
+            }
+            _ if self.math.active() => {
+                if let Some(t) = self.math.node(&n) {
+                    if !t.is_empty() {
+                        self.run_text(&t);
+                    }
+                    return;
+                }
+            }
+            _ => {}
         }
         match n {
             Node::Open(
@@ -152,7 +209,24 @@ impl<'a> StoryParser<'a> {
             Node::Close("pPr") => self.in_ppr = false,
             Node::Open("r", _) => {
                 (self.run_hidden, self.run_style_hidden) = (None, None);
-                (self.run_white, self.run_tiny, self.run_shaded) = (false, false, false)
+                (self.run_white, self.run_tiny, self.run_shaded) = (false, false, false);
+                self.run_symbol = None;
+            }
+            Node::Open("rFonts", a) if !self.in_ppr => {
+                self.run_symbol = attr(a, "ascii")
+                    .or_else(|| attr(a, "hAnsi"))
+                    .and_then(crate::extract::symbols::SymbolFont::by_name);
+            }
+            Node::Text(t) if self.in_text && self.run_symbol.is_some() => {
+                let font = self.run_symbol.expect("checked");
+                let shown: String = t
+                    .chars()
+                    .filter_map(|c| match c as u32 {
+                        n @ 0xF020..=0xF0FF => crate::extract::symbols::symbol_char(font, n as u8),
+                        _ => Some(c),
+                    })
+                    .collect();
+                self.run_text(&shown);
             }
             Node::Open("tcPr", _) => self.in_tcpr = true,
             Node::Close("tcPr") => self.in_tcpr = false,
@@ -175,6 +249,14 @@ impl<'a> StoryParser<'a> {
             Node::Open("br" | "cr", _) => {
                 if let Some(p) = self.paras.last_mut() {
                     p.0.push('\n');
+                }
+            }
+            // A symbol font's character (`<w:sym w:font="Wingdings" w:char="F0FC"/>`: ✓).
+            Node::Open("sym", a) => {
+                if let Some(c) = attr(a, "char")
+                    .and_then(|code| crate::extract::symbols::sym(attr(a, "font"), code))
+                {
+                    self.run_text(c.encode_utf8(&mut [0u8; 4]));
                 }
             }
             Node::Open("noBreakHyphen", _) => {
