@@ -92,6 +92,11 @@ pub struct ServeArgs {
     /// Hours a job and its result are kept after it was submitted.
     #[arg(long, env = "DOCREADER_JOB_TTL_HOURS", default_value_t = 24)]
     pub job_ttl_hours: u64,
+    /// Bytes of job results one tenant may have kept at once (until they expire); a job
+    /// whose result would go past it fails as `too_large` (0: no cap but the disk's
+    /// reserve).
+    #[arg(long, env = "DOCREADER_MAX_JOB_RESULT_BYTES", default_value_t = 2 << 30)]
+    pub max_job_result_bytes: u64,
     /// Hosts a job's `callback_url` may name (`hooks.example.com,*.corp.example`), checked
     /// like URL inputs (the addresses too, `DOCREADER_URL_ALLOW_ADDRESSES`). Empty: no
     /// callbacks.
@@ -547,6 +552,7 @@ impl ServeArgs {
             job_runners: 2,
             job_deadline_ms: 3_600_000,
             job_ttl_hours: 24,
+            max_job_result_bytes: 2 << 30,
             callback_allowlist: None,
             callback_retry_ms: 5_000,
             max_jobs_per_tenant: 0,

@@ -217,16 +217,19 @@ impl AppState {
             metrics_public: args.metrics_public,
             body_timeout: std::time::Duration::from_millis(args.body_timeout_ms.max(1)),
             jobs: {
-                let jobs = Arc::new(crate::jobs::Jobs::new(
-                    db.clone(),
-                    store.clone(),
-                    reader.clone(),
-                    std::time::Duration::from_secs(args.job_ttl_hours.max(1) * 3600),
-                    args.job_runners,
-                    args.job_deadline_ms,
-                    jobs_per_tenant,
-                    callbacks,
-                ));
+                let jobs = Arc::new(
+                    crate::jobs::Jobs::new(
+                        db.clone(),
+                        store.clone(),
+                        reader.clone(),
+                        std::time::Duration::from_secs(args.job_ttl_hours.max(1) * 3600),
+                        args.job_runners,
+                        args.job_deadline_ms,
+                        jobs_per_tenant,
+                        callbacks,
+                    )
+                    .with_result_budget(args.max_job_result_bytes),
+                );
                 jobs.start();
                 jobs
             },

@@ -123,6 +123,8 @@ pub struct Jobs {
     deadline_ms: u64,
     /// Jobs one tenant may have running at once, across replicas.
     per_tenant: i64,
+    /// Bytes of results one tenant may have kept at once (0: no cap).
+    result_budget: u64,
     wake: tokio::sync::Notify,
     callbacks: Arc<crate::callbacks::Callbacks>,
     /// Set when the replica stops: runners claim nothing more.

@@ -22,10 +22,17 @@ impl Jobs {
             runners,
             deadline_ms,
             per_tenant,
+            result_budget: 0,
             wake: tokio::sync::Notify::new(),
             callbacks,
             stopping: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Hold each tenant's kept results to `bytes` (0: no cap).
+    pub fn with_result_budget(mut self, bytes: u64) -> Self {
+        self.result_budget = bytes;
+        self
     }
 
     pub fn callbacks(&self) -> &crate::callbacks::Callbacks {

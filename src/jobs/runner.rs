@@ -213,6 +213,42 @@ impl Jobs {
         self.finish(&id, fence, result).await;
     }
 
+    /// Whether the job's tenant may keep `len` more bytes of results: what its done jobs
+    /// not yet expired keep, and this, within `result_budget`. Concurrent jobs of one tenant
+    /// (at most `per_tenant`) may each pass before the others are counted.
+    async fn within_budget(&self, id: &str, len: i64) -> Result<(), ApiError> {
+        if self.result_budget == 0 {
+            return Ok(());
+        }
+        let q = "SELECT CAST(COALESCE(SUM(result_bytes), 0) AS BIGINT) FROM jobs \
+                 WHERE tenant = (SELECT tenant FROM jobs WHERE id = $1) AND state = 'done' \
+                 AND expires_at > $2";
+        let kept: i64 = on!(&self.db, p => sqlx::query_scalar(q)
+            .bind(id)
+            .bind(now_ms())
+            .fetch_one(p)
+            .await)
+        .map_err(crate::db::failure)?;
+        let budget = self.result_budget.min(i64::MAX as u64) as i64;
+        if kept.saturating_add(len) <= budget {
+            return Ok(());
+        }
+        let mib = |b: i64| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64);
+        Err(ApiError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "the result ({}) is not kept: this key's job results kept now take {} of the {} it may keep",
+                mib(len),
+                mib(kept),
+                mib(budget)
+            ),
+        )
+        .with_hint(format!(
+            "Results are kept for {} hours after their job was submitted. Read without `async` (an answer is not kept), read a part (`pages`, `max_chars`), or ask the operator to raise DOCREADER_MAX_JOB_RESULT_BYTES.",
+            self.ttl.as_secs() / 3600
+        )))
+    }
+
     /// Write the result under the run's fence: a run that lost its job writes nothing.
     pub(super) async fn finish(
         &self,
@@ -230,19 +266,24 @@ impl Jobs {
                         return Box::pin(self.finish(id, fence, Err(ApiError::internal(e)))).await
                     }
                 };
+                let len = bytes.len() as i64;
+                if let Err(e) = self.within_budget(id, len).await {
+                    return Box::pin(self.finish(id, fence, Err(e))).await;
+                }
                 if let Err(e) = self.store.put_result(&key, bytes).await {
                     tracing::warn!(job = %id, error = %e, "could not store a job's result");
                     return Box::pin(self.finish(id, fence, Err(e.into_api()))).await;
                 }
                 let q = format!(
                     "UPDATE jobs SET state = 'done', result_key = $1, progress = NULL, updated_at = $2, \
-                     {ENDED_CALLBACK} WHERE id = $3 AND fence = $4 AND state = 'running'"
+                     result_bytes = $5, {ENDED_CALLBACK} WHERE id = $3 AND fence = $4 AND state = 'running'"
                 );
                 let n = on!(&self.db, p => sqlx::query(&q)
                     .bind(&key)
                     .bind(now)
                     .bind(id)
                     .bind(fence)
+                    .bind(len)
                     .execute(p)
                     .await
                     .map(|r| r.rows_affected()));

@@ -547,3 +547,38 @@ async fn a_failed_callback_tells_the_tenant_nothing_about_the_port() {
     assert_eq!(errors[0], errors[1]);
     assert_eq!(errors[0], docreader::callbacks::GENERIC_FAILURE);
 }
+
+#[tokio::test]
+async fn a_tenants_kept_results_are_held_to_its_budget() {
+    // Attack pass of 2026-12-07: within the disk's reserve one tenant's job results could
+    // use up the room every tenant's jobs need. Each tenant keeps at most
+    // DOCREADER_MAX_JOB_RESULT_BYTES of them (a few KB here).
+    // A job's result size, with no budget.
+    let sizing = TestApp::with(|a| a.max_job_result_bytes = 0).await;
+    let id = sizing.upload_id("gbk.csv", &fixture("text/gbk.csv")).await;
+    let job = submit(&sizing, json!({"file_id": id, "async": true})).await;
+    let done = wait_until_ended(&sizing, &job).await;
+    let size = serde_json::to_vec(&done["envelope"]).unwrap().len();
+    // Room for one such result, not two.
+    let app = TestApp::with(|a| a.max_job_result_bytes = (size + size / 2) as u64).await;
+    let id = app.upload_id("gbk.csv", &fixture("text/gbk.csv")).await;
+    let first = submit(&app, json!({"file_id": id, "async": true})).await;
+    let done = wait_until_ended(&app, &first).await;
+    assert_eq!(done["state"], "done", "{done}");
+    // The second result would go past the budget: its job fails, typed, saying why.
+    let second = submit(&app, json!({"file_id": id, "async": true})).await;
+    let failed = wait_until_ended(&app, &second).await;
+    assert_eq!(failed["state"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], "too_large", "{failed}");
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(message.contains("is not kept"), "{message}");
+    assert!(failed["error"]["hint"]
+        .as_str()
+        .unwrap()
+        .contains("DOCREADER_MAX_JOB_RESULT_BYTES"));
+    // The first result is still there, and a read answered at once is not held to it.
+    let again = app.get(&format!("/jobs/{first}")).await;
+    assert_eq!(again.json["state"], "done");
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.json);
+}
