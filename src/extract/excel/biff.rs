@@ -37,6 +37,72 @@ pub(super) struct Legacy {
     pub formats: Formats,
     /// By sheet name, each of its charts, in the stream's order.
     pub charts: HashMap<String, Vec<Pending>>,
+    /// By sheet name, its cell comments (NOTE records and their objects' text), in the
+    /// stream's order.
+    pub notes: HashMap<String, Vec<super::comments::Note>>,
+    /// By sheet name, the text of its text boxes and other drawn objects with text (TXO).
+    pub shapes: HashMap<String, Vec<String>>,
+}
+
+/// A sheet's drawn objects being read: each object's type by its id, the text its TXO
+/// gives, the NOTE records naming them.
+#[derive(Default)]
+struct Objects {
+    kinds: HashMap<u16, u16>,
+    order: Vec<u16>,
+    texts: HashMap<u16, String>,
+    /// The object the records read belong to (the last OBJ).
+    last: Option<u16>,
+    /// A TXO's text being read from its CONTINUE records: (object, characters, so far).
+    txo: Option<(u16, usize, String)>,
+    /// NOTE records: row, column, object, author.
+    notes: Vec<(u32, u32, u16, String)>,
+}
+
+/// The most characters of one object's text (Excel's own limit is 32,767).
+const MAX_TXO_CHARS: usize = 32_767;
+
+impl Objects {
+    /// A sheet's comments and drawn texts, once its substream ends.
+    fn finish(
+        self,
+        sheet: &str,
+        notes: &mut HashMap<String, Vec<super::comments::Note>>,
+        shapes: &mut HashMap<String, Vec<String>>,
+    ) {
+        let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut noted = std::collections::HashSet::new();
+        for (row, col, id, author) in self.notes {
+            let Some(text) = self.texts.get(&id) else {
+                continue;
+            };
+            noted.insert(id);
+            notes
+                .entry(sheet.to_string())
+                .or_default()
+                .push(super::comments::Note {
+                    row,
+                    col,
+                    author,
+                    text: one_line(text),
+                });
+        }
+        for id in self.order {
+            // Comments (0x19) show with their cells; a chart's or a control's own text
+            // is not a text box's.
+            if noted.contains(&id) || self.kinds.get(&id) == Some(&0x19) {
+                continue;
+            }
+            if let Some(t) = self
+                .texts
+                .get(&id)
+                .map(|t| one_line(t))
+                .filter(|t| !t.is_empty())
+            {
+                shapes.entry(sheet.to_string()).or_default().push(t);
+            }
+        }
+    }
 }
 
 /// A chart as its substream holds it: what it caches, and where its series' names,
@@ -143,9 +209,11 @@ fn area(formula: &[u8]) -> Option<(u16, (u32, u32), (u32, u32))> {
 /// The formatted number cells and the charts of an .xls, by sheet.
 pub(super) fn read(path: &Path) -> Legacy {
     read_stream(path)
-        .map(|(cells, charts)| Legacy {
+        .map(|(cells, charts, (notes, shapes))| Legacy {
             formats: cells.into_iter().map(|(k, v)| (k, Arc::new(v))).collect(),
             charts,
+            notes,
+            shapes,
         })
         .unwrap_or_default()
 }
@@ -285,7 +353,14 @@ impl ChartRead {
     }
 }
 
-type Stream = (HashMap<String, CellFormats>, HashMap<String, Vec<Pending>>);
+type Stream = (
+    HashMap<String, CellFormats>,
+    HashMap<String, Vec<Pending>>,
+    (
+        HashMap<String, Vec<super::comments::Note>>,
+        HashMap<String, Vec<String>>,
+    ),
+);
 
 fn read_stream(path: &Path) -> Option<Stream> {
     let mut cf = cfb::open(path).ok()?;
@@ -311,6 +386,8 @@ fn read_stream(path: &Path) -> Option<Stream> {
     let mut by_xf: Vec<Option<Arc<numfmt::NumFmt>>> = Vec::new();
     let (mut offset, mut depth, mut kept) = (0u64, 0u32, 0usize);
     let mut current: Option<String> = None;
+    let mut objects = Objects::default();
+    let (mut notes, mut shapes) = (HashMap::new(), HashMap::new());
     let mut buf = vec![0u8; 8224];
     loop {
         let mut head = [0u8; 4];
@@ -402,7 +479,10 @@ fn read_stream(path: &Path) -> Option<Stream> {
                 }
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
-                    current = None;
+                    if let Some(sheet) = current.take() {
+                        std::mem::take(&mut objects).finish(&sheet, &mut notes, &mut shapes);
+                    }
+                    objects = Objects::default();
                 }
             }
             0x041E if current.is_none() => {
@@ -451,6 +531,61 @@ fn read_stream(path: &Path) -> Option<Stream> {
                     }
                 }
             }
+            // OBJ: a drawn object; its first subrecord (ftCmo) gives its type and id.
+            0x005D if depth == 1 && current.is_some() => {
+                if let (Some(0x0015), Some(kind), Some(id)) = (u16_at(0), u16_at(4), u16_at(6)) {
+                    if objects.kinds.len() < 65_536 && objects.kinds.insert(id, kind).is_none() {
+                        objects.order.push(id);
+                    }
+                    objects.last = Some(id);
+                }
+            }
+            // TXO: the last object's text, in the CONTINUE records that follow.
+            0x01B6 if depth == 1 && current.is_some() => {
+                let chars = u16_at(10).unwrap_or(0) as usize;
+                objects.txo = match objects.last {
+                    Some(id) if chars > 0 => Some((id, chars.min(MAX_TXO_CHARS), String::new())),
+                    _ => None,
+                };
+            }
+            // CONTINUE: a TXO's characters, each record with its own flag byte (1: UTF-16).
+            0x003C if depth == 1 && objects.txo.is_some() => {
+                let Some((id, want, mut text)) = objects.txo.take() else {
+                    continue;
+                };
+                let have = text.chars().count();
+                if let Some((&flag, chars)) = rec.split_first() {
+                    let left = want.saturating_sub(have);
+                    if flag & 1 == 1 {
+                        let units: Vec<u16> = chars
+                            .chunks_exact(2)
+                            .take(left)
+                            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+                            .collect();
+                        text.extend(char::decode_utf16(units).map(|c| c.unwrap_or('\u{FFFD}')));
+                    } else {
+                        text.extend(chars.iter().take(left).map(|&b| b as char));
+                    }
+                }
+                if text.chars().count() >= want || rec.is_empty() {
+                    objects.texts.insert(id, text);
+                } else {
+                    objects.txo = Some((id, want, text));
+                }
+            }
+            // NOTE: a cell comment, by its object, with its author.
+            0x001C if depth == 1 && current.is_some() => {
+                let (Some(row), Some(col), Some(id)) = (u16_at(0), u16_at(2), u16_at(6)) else {
+                    continue;
+                };
+                let author = rec
+                    .get(8..)
+                    .and_then(|b| unicode_string(b, true))
+                    .unwrap_or_default();
+                if objects.notes.len() < 65_536 {
+                    objects.notes.push((row as u32, col as u32, id, author));
+                }
+            }
             // MULRK: a row's run of RK cells, an XF each.
             0x00BD if depth == 1 => {
                 let Some(sheet) = current.as_ref() else {
@@ -473,7 +608,7 @@ fn read_stream(path: &Path) -> Option<Stream> {
             _ => {}
         }
     }
-    Some((out, charts))
+    Some((out, charts, (notes, shapes)))
 }
 
 /// An XLUnicodeString (`wide_len`: a 16-bit character count) or ShortXLUnicodeString

@@ -89,7 +89,7 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
         }
         _ => None,
     };
-    let (parts, notes, (mut charts, described)) = match pkg.as_mut() {
+    let (parts, mut notes, (mut charts, described)) = match pkg.as_mut() {
         Some(pkg) => {
             let parts = comments::sheet_parts(pkg)?;
             let notes = comments::read(pkg, &parts)?;
@@ -183,6 +183,17 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
                     });
                     charts.entry(name.clone()).or_default().push(text);
                 }
+            }
+            // Cell comments, and the text of text boxes after the sheet's charts (as an
+            // xlsx's drawing reads).
+            notes.extend(legacy.notes);
+            for (name, lines) in legacy.shapes {
+                let mut t = String::from(comments::SHAPES_HEAD);
+                for l in lines {
+                    t.push_str(&l);
+                    t.push('\n');
+                }
+                charts.entry(name).or_default().push(t);
             }
             legacy.formats
         }
