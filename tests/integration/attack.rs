@@ -1273,4 +1273,39 @@ fn long_answers_of_every_kind_hold_a_place_and_go_out_paced() {
         assert!(t.elapsed() < Duration::from_secs(90), "{status}");
         std::thread::sleep(Duration::from_millis(500));
     }
+    // And the memory of the peak goes back to the system (glibc kept it before).
+    let peak = peak_rss(&srv);
+    let t = Instant::now();
+    loop {
+        let now = rss(&srv);
+        eprintln!(
+            "RSS {} MB, peak {} MB, before {} MB",
+            now >> 20,
+            peak >> 20,
+            before >> 20
+        );
+        if now < before + (peak - before) / 3 {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "RSS {} MB after a peak of {} MB (before: {} MB)",
+            now >> 20,
+            peak >> 20,
+            before >> 20
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// The server process's resident memory now (`VmRSS`), in bytes.
+fn rss(srv: &Server) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", srv.child.id())).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|kb| kb.parse::<u64>().ok())
+        .expect("VmRSS in /proc/PID/status")
+        * 1024
 }
