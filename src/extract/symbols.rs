@@ -182,3 +182,94 @@ mod tests {
         assert_eq!(symbol(0xF0), None);
     }
 }
+
+/// The LaTeX command for a mathematical character an equation holds as itself (Word's
+/// OMML and LibreOffice's MathML keep `π`, `≤`, `⋅`): what a LaTeX renderer reads
+/// everywhere. `None`: the character stands for itself.
+pub fn latex_command(c: char) -> Option<&'static str> {
+    Some(match c {
+        'α' => "\\alpha",
+        'β' => "\\beta",
+        'γ' => "\\gamma",
+        'δ' => "\\delta",
+        'ε' => "\\epsilon",
+        'ζ' => "\\zeta",
+        'η' => "\\eta",
+        'θ' => "\\theta",
+        'ι' => "\\iota",
+        'κ' => "\\kappa",
+        'λ' => "\\lambda",
+        'μ' => "\\mu",
+        'ν' => "\\nu",
+        'ξ' => "\\xi",
+        'π' => "\\pi",
+        'ρ' => "\\rho",
+        'σ' => "\\sigma",
+        'τ' => "\\tau",
+        'υ' => "\\upsilon",
+        'φ' | 'ϕ' => "\\phi",
+        'χ' => "\\chi",
+        'ψ' => "\\psi",
+        'ω' => "\\omega",
+        'Γ' => "\\Gamma",
+        'Δ' => "\\Delta",
+        'Θ' => "\\Theta",
+        'Λ' => "\\Lambda",
+        'Ξ' => "\\Xi",
+        'Π' => "\\Pi",
+        'Σ' => "\\Sigma",
+        'Φ' => "\\Phi",
+        'Ψ' => "\\Psi",
+        'Ω' => "\\Omega",
+        '⋅' | '·' => "\\cdot",
+        '×' => "\\times",
+        '÷' => "\\div",
+        '±' => "\\pm",
+        '∓' => "\\mp",
+        '≤' => "\\leq",
+        '≥' => "\\geq",
+        '≠' => "\\neq",
+        '≈' => "\\approx",
+        '≡' => "\\equiv",
+        '∝' => "\\propto",
+        '∞' => "\\infty",
+        '→' => "\\to",
+        '←' => "\\leftarrow",
+        '⇒' => "\\Rightarrow",
+        '⇔' => "\\Leftrightarrow",
+        '∈' => "\\in",
+        '∉' => "\\notin",
+        '⊂' => "\\subset",
+        '⊆' => "\\subseteq",
+        '∪' => "\\cup",
+        '∩' => "\\cap",
+        '∂' => "\\partial",
+        '∇' => "\\nabla",
+        '∀' => "\\forall",
+        '∃' => "\\exists",
+        '∘' => "\\circ",
+        '…' => "\\ldots",
+        '⋯' => "\\cdots",
+        '′' => "'",
+        _ => return None,
+    })
+}
+
+/// A text with its mathematical characters as LaTeX commands (a space after a command
+/// that a letter follows, so the two stay apart).
+pub fn latex_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match latex_command(c) {
+            Some(cmd) => {
+                out.push_str(cmd);
+                if chars.peek().is_some_and(|n| n.is_ascii_alphabetic()) {
+                    out.push(' ');
+                }
+            }
+            None => out.push(c),
+        }
+    }
+    out
+}

@@ -386,8 +386,14 @@ pub fn resolve(text: &str) -> String {
                 }
                 continue;
             }
-            // A dash written for minus is the minus sign.
-            out.push(if matches!(c, '–' | '−') { '-' } else { c });
+            // A dash written for minus is the minus sign; `π`, `≤`, `⋅` their commands.
+            match crate::extract::symbols::latex_command(c) {
+                Some(cmd) => {
+                    out.push_str(cmd);
+                    out.push(' ');
+                }
+                None => out.push(if matches!(c, '–' | '−') { '-' } else { c }),
+            }
             continue;
         }
         let Some((kind, start)) = starts.pop() else {
@@ -510,7 +516,7 @@ mod tests {
         );
         assert_eq!(resolve(&f("erf", "x")), "\\operatorname{erf}(x)");
         // A name written as text before U+2061, and as a script's base.
-        assert_eq!(resolve("sin\u{2061}θ=a"), "\\sin θ=a");
+        assert_eq!(resolve("sin\u{2061}θ=a"), "\\sin \\theta =a");
         assert_eq!(
             resolve(&format!("{}^{}\u{2061}x", g("sin"), g("-1"))),
             "\\sin^{-1}x"

@@ -11,6 +11,7 @@
 //! `presentation.rs` a presentation served by slide.
 
 mod content;
+mod formula;
 mod presentation;
 mod styles;
 mod text;
@@ -69,6 +70,22 @@ fn embed_objects(
         let Ok(Some(xml)) = pkg.read(&format!("{folder}/content.xml")) else {
             continue;
         };
+        // A formula (LibreOffice Math's MathML): its LaTeX, as Word's equations are.
+        if let Some(tex) = formula::latex(&xml, depth) {
+            let at = at.min(c.body.len());
+            for h in c.hidden.iter_mut().filter(|h| h.0 >= at) {
+                h.0 += 1;
+            }
+            c.body.insert(
+                at,
+                (
+                    slide,
+                    notes,
+                    super::blocks::Block::Para(format!("$${tex}$$")),
+                ),
+            );
+            continue;
+        }
         // A chart: one chart block, as Word's and PowerPoint's charts are (its title and
         // its own table of data, not that table as a table of the document).
         if let Ok(Some(text)) = super::chart::read_odf(&xml, depth) {
