@@ -281,7 +281,13 @@ impl EventSender {
 
     /// The last event, whose `data` may be long (one line of JSON): written in chunks,
     /// within its pace, while `place` is held.
-    pub(super) async fn send_last(self, id: Option<i64>, kind: &str, data: String, place: Place) {
+    pub(super) async fn send_last(
+        self,
+        id: Option<i64>,
+        kind: &str,
+        data: String,
+        place: Option<Place>,
+    ) {
         let _place = place;
         let EventSender { progress, last } = self;
         drop(progress);
@@ -338,19 +344,35 @@ impl EventSender {
 /// send. Gateways buffer responses by default; two headers ask nginx (and caches) to pass
 /// each event on as it comes.
 pub(super) fn event_stream(events: EventReceiver) -> Response {
+    enum Got {
+        Progress(Bytes),
+        ProgressEnded,
+        Last(Option<Chunk>),
+    }
     let body = futures_util::stream::unfold(events, |mut ev| async move {
         loop {
             let next = async {
-                match ev.progress.as_mut() {
-                    Some(p) => p.recv().await.map(Ok).ok_or(()),
-                    None => ev.last.recv().await.ok_or(()),
+                let EventReceiver { progress, last } = &mut ev;
+                match progress.as_mut() {
+                    // Progress first, whatever is queued of it; the last event ends it
+                    // even if a progress sender is still about.
+                    Some(p) => tokio::select! {
+                        biased;
+                        m = p.recv() => m.map_or(Got::ProgressEnded, Got::Progress),
+                        l = last.recv() => Got::Last(l),
+                    },
+                    None => Got::Last(last.recv().await),
                 }
             };
             match tokio::time::timeout(KEEP_ALIVE, next).await {
                 Err(_) => return Some((Ok(Bytes::from_static(b":\n\n")), ev)),
-                Ok(Ok(chunk)) => return Some((chunk, ev)),
-                Ok(Err(())) if ev.progress.is_some() => ev.progress = None,
-                Ok(Err(())) => return None,
+                Ok(Got::Progress(b)) => return Some((Ok(b), ev)),
+                Ok(Got::ProgressEnded) => ev.progress = None,
+                Ok(Got::Last(Some(chunk))) => {
+                    ev.progress = None;
+                    return Some((chunk, ev));
+                }
+                Ok(Got::Last(None)) => return None,
             }
         }
     });

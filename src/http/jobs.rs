@@ -3,7 +3,7 @@
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 
@@ -69,15 +69,22 @@ pub async fn show(
     Tenant(tenant): Tenant,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    // A done job's envelope may be long: its answer holds a place and goes out paced, as a
-    // read's does.
-    let place = place_for_an_answer(&tenant, st.limits.max_concurrent_reads).await;
+    // A done job's long envelope: its answer holds a place from before the result is
+    // loaded and goes out paced, as a read's does. Polling a job that runs, or whose result
+    // is short, waits for no place.
+    let long = st
+        .jobs
+        .long_result(&tenant, &id, STREAM_TEXT_BYTES as i64)
+        .await?;
+    let place = match long {
+        true => Some(place_for_an_answer(&tenant, st.limits.max_concurrent_reads).await),
+        false => None,
+    };
     let view = st.jobs.get(&tenant, &id).await?;
-    let long = view
-        .envelope
-        .as_ref()
-        .is_some_and(|e| e.get().len() > STREAM_TEXT_BYTES);
-    Ok(long_json(view, long, place))
+    Ok(match place {
+        Some(place) => long_json(view, true, place),
+        None => Json(view).into_response(),
+    })
 }
 
 /// Cancel a job: a queued one never runs, a running one stops within seconds (its state
@@ -165,8 +172,16 @@ pub async fn events(
                 }
             }
             if state.ended() && !full {
-                // The envelope is loaded, and goes out paced, while a place is held.
-                let place = place_for_an_answer(&tenant, lanes).await;
+                // The envelope is loaded, and goes out paced, while a place is held (a
+                // short one goes out at once).
+                let long = jobs
+                    .long_result(&tenant, &id, STREAM_TEXT_BYTES as i64)
+                    .await
+                    .unwrap_or(true);
+                let place = match long {
+                    true => Some(place_for_an_answer(&tenant, lanes).await),
+                    false => None,
+                };
                 match jobs.final_event(&tenant, &id).await {
                     Ok((kind, data)) => events.send_last(Some(after + 1), kind, data, place).await,
                     Err(e) => {

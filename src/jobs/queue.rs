@@ -88,6 +88,20 @@ impl Jobs {
     }
 
     /// A tenant's job (another tenant's id is not found), with its envelope once done.
+    /// Whether the job is done with a result that may be long (over `long` bytes, or of a
+    /// size not recorded): its answer then holds a place before the result is loaded. An
+    /// unknown job is `false` (its 404 comes from `get`).
+    pub async fn long_result(&self, tenant: &str, id: &str, long: i64) -> Result<bool, ApiError> {
+        let q = "SELECT result_bytes FROM jobs WHERE id = $1 AND tenant = $2 AND state = 'done'";
+        let row: Option<(Option<i64>,)> = on!(&self.db, p => sqlx::query_as(q)
+            .bind(id)
+            .bind(tenant)
+            .fetch_optional(p)
+            .await)
+        .map_err(db::failure)?;
+        Ok(row.is_some_and(|(n,)| n.is_none_or(|n| n > long)))
+    }
+
     pub async fn get(&self, tenant: &str, id: &str) -> Result<JobView, ApiError> {
         let row = self.row(tenant, id).await?;
         let envelope = match (&*row.state, &row.result_key) {
