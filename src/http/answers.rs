@@ -43,10 +43,27 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 type Places = std::sync::Arc<tokio::sync::Semaphore>;
 
+/// Answers begun since the server started, and held now: the memory trimmer
+/// (`serve::trim_freed_memory`) waits for a quiet spell, never trimming under a read.
+static STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static HELD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// (answers begun so far, answers held now).
+pub(super) fn activity() -> (u64, usize) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (STARTED.load(Relaxed), HELD.load(Relaxed))
+}
+
 /// An answer's place among those held (`TENANT_ANSWERS`).
 pub(super) struct Place {
     _tenant: Option<tokio::sync::OwnedSemaphorePermit>,
     _all: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        HELD.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Waits until the tenant, and the server, have a place for another answer (`lanes`: the
@@ -67,9 +84,13 @@ pub(super) async fn place_for_an_answer(tenant: &str, lanes: usize) -> Place {
         .or_insert_with(|| std::sync::Arc::new(tokio::sync::Semaphore::new(per_tenant)))
         .clone();
     let own = mine.acquire_owned().await.ok();
+    let all = all.acquire_owned().await.ok();
+    // Counted once the place exists (a wait dropped with its request counts nothing).
+    STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    HELD.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Place {
         _tenant: own,
-        _all: all.acquire_owned().await.ok(),
+        _all: all,
     }
 }
 

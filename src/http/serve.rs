@@ -64,13 +64,22 @@ const KEEP_FREE: usize = 32 << 20;
 /// Give the heap's free pages back to the system once more than `KEEP_FREE` of it is free:
 /// glibc keeps what a peak (a long answer, a large read, many at once) freed in its arenas,
 /// and a server that served one 50 MB read stayed at its peak, idle (the attack pass of
-/// 2026-12-07). Checked every `TRIM_EVERY` on the blocking pool; a light load never trims.
+/// 2026-12-07). Only after a quiet spell (no answer begun or held for `TRIM_EVERY`): a trim
+/// holds the allocator's locks while it walks the heap, and the next read faults the pages
+/// back in, so one under load slowed reads by a third in bench/pdf. On the blocking pool.
 fn trim_freed_memory() -> tokio::task::JoinHandle<()> {
     tokio::spawn(async {
         let mut tick = tokio::time::interval(TRIM_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut seen = u64::MAX;
         loop {
             tick.tick().await;
+            let (started, held) = super::answers::activity();
+            let quiet = started == seen && held == 0;
+            seen = started;
+            if !quiet {
+                continue;
+            }
             #[cfg(all(target_os = "linux", target_env = "gnu"))]
             let _ = tokio::task::spawn_blocking(|| {
                 // SAFETY: mallinfo2 only reads the allocator's counters (all arenas);

@@ -1278,17 +1278,11 @@ fn long_answers_of_every_kind_hold_a_place_and_go_out_paced() {
     let t = Instant::now();
     loop {
         let now = rss(&srv);
-        eprintln!(
-            "RSS {} MB, peak {} MB, before {} MB",
-            now >> 20,
-            peak >> 20,
-            before >> 20
-        );
         if now < before + (peak - before) / 3 {
             break;
         }
         assert!(
-            t.elapsed() < Duration::from_secs(30),
+            t.elapsed() < Duration::from_secs(60),
             "RSS {} MB after a peak of {} MB (before: {} MB)",
             now >> 20,
             peak >> 20,
