@@ -555,6 +555,11 @@ def job_log(replicas):
                     ended[job] = ended.get(job, 0) + 1
                 elif ev.get("message") == "job started":
                     started.setdefault(job, []).append((ev.get("fence"), r.n))
+    # In the order the job was started (its fence grows with every claim), not in the
+    # order of the replicas whose logs were read: a job first run on replica 3 and taken
+    # over by replica 1 is [(1, 3), (2, 1)].
+    for runs in started.values():
+        runs.sort(key=lambda run: run[0] if run[0] is not None else -1)
     return started, ended
 
 
