@@ -149,8 +149,8 @@ pub async fn events(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let mut after = last_event_id(&headers)?;
-    // An unknown job is a plain 404, not a stream.
-    st.jobs.get(&tenant, &id).await?;
+    // An unknown job is a plain 404, not a stream (its result is not loaded for it).
+    st.jobs.exists(&tenant, &id).await?;
     let (mut events, body) = event_channel();
     let jobs = st.jobs.clone();
     let lanes = st.limits.max_concurrent_reads;

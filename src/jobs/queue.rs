@@ -88,6 +88,11 @@ impl Jobs {
     }
 
     /// A tenant's job (another tenant's id is not found), with its envelope once done.
+    /// The job exists for the tenant (`not_found` otherwise), without loading its result.
+    pub async fn exists(&self, tenant: &str, id: &str) -> Result<(), ApiError> {
+        self.row(tenant, id).await.map(|_| ())
+    }
+
     /// Whether the job is done with a result that may be long (over `long` bytes, or of a
     /// size not recorded): its answer then holds a place before the result is loaded. An
     /// unknown job is `false` (its 404 comes from `get`).
