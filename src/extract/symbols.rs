@@ -255,21 +255,27 @@ pub fn latex_command(c: char) -> Option<&'static str> {
     })
 }
 
-/// A text with its mathematical characters as LaTeX commands (a space after a command
-/// that a letter follows, so the two stay apart).
-pub fn latex_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match latex_command(c) {
-            Some(cmd) => {
-                out.push_str(cmd);
-                if chars.peek().is_some_and(|n| n.is_ascii_alphabetic()) {
-                    out.push(' ');
-                }
-            }
-            None => out.push(c),
-        }
+/// Function names LaTeX has a command for (`\sin`, `\log`): Word's `m:fName`, a MathML
+/// `mi`.
+pub const LATEX_FUNCTIONS: &[&str] = &[
+    "arccos", "arcsin", "arctan", "arg", "cos", "cosh", "cot", "coth", "csc", "deg", "det", "dim",
+    "exp", "gcd", "hom", "inf", "ker", "lg", "lim", "liminf", "limsup", "ln", "log", "max", "min",
+    "Pr", "sec", "sin", "sinh", "sup", "tan", "tanh",
+];
+
+/// A delimiter character as LaTeX writes it after `\left`/`\right` (none: `.`).
+pub fn latex_bracket(c: &str) -> String {
+    match c {
+        "" => ".".into(),
+        "{" => "\\{".into(),
+        "}" => "\\}".into(),
+        "〈" | "⟨" => "\\langle".into(),
+        "〉" | "⟩" => "\\rangle".into(),
+        "⌈" => "\\lceil".into(),
+        "⌉" => "\\rceil".into(),
+        "⌊" => "\\lfloor".into(),
+        "⌋" => "\\rfloor".into(),
+        "‖" => "\\|".into(),
+        other => other.into(),
     }
-    out
 }

@@ -1052,17 +1052,12 @@ async fn an_epub_spine_naming_one_chapter_again_reads_it_once() {
     assert_eq!(r.json["total_chapters"], 2, "{}", r.json);
 }
 
-/// Clients that ask for long answers and never read them (the attack pass of 2026-12-07:
-/// 540 such connections held every thread of the blocking pool, `/readyz` and every read
-/// with them, and 60 held 3.2 GB): a read holds a place (eight a tenant here) until
-/// its answer is written, each long answer must go out at a minimum rate after a grace,
-/// and while tenant A's clients stall, tenant B reads, `/readyz` answers, and the
-/// server's memory stays bounded.
-#[test]
-fn clients_that_do_not_read_long_answers_hold_neither_threads_nor_memory() {
+/// A server whose tenant A has a 12 MB text (an answer no socket buffer takes whole) and
+/// tenant B a small note; two reads at once, as on two cores: eight places a tenant
+/// whatever the machine. (server, address, A's file, B's file)
+fn stalled_answers_server() -> (Server, String, String, String) {
     raise_fd_limit();
     let keys = format!("{ALICE}:alice,{BOB}:bob");
-    // Two reads at once, as on two cores: eight places a tenant whatever the machine.
     let srv = Server::start(
         &[
             "--workers",
@@ -1075,11 +1070,44 @@ fn clients_that_do_not_read_long_answers_hold_neither_threads_nor_memory() {
         &[],
     );
     let addr = srv.addr.clone();
-    // 12 MB of text: an answer no socket buffer takes whole.
     let line = "stalled answers must not hold the service hostage, line after line\n";
     let big: Vec<u8> = line.repeat(12_000_000 / line.len()).into_bytes();
     let big_id = upload(&addr, ALICE, "big.txt", &big);
     let small_id = upload(&addr, BOB, "note.txt", b"a small note\n");
+    (srv, addr, big_id, small_id)
+}
+
+/// While A's clients stall: `/readyz` answers within 2 s, and B's read within 10 s.
+fn others_are_served(addr: &str, small_id: &str) {
+    let t = Instant::now();
+    let (status, _) = exchange(
+        addr,
+        "GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        b"",
+        Duration::from_secs(10),
+    );
+    assert_eq!(status, 200);
+    assert!(
+        t.elapsed() < Duration::from_secs(2),
+        "readyz took {:?}",
+        t.elapsed()
+    );
+    let t = Instant::now();
+    let (status, answer) = call(addr, BOB, "POST", "/read", &json!({"file_id": small_id}));
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer["text"].as_str().unwrap().contains("a small note"));
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+}
+
+/// Clients that ask for long answers and never read them (the attack pass of 2026-12-07:
+/// 540 such connections held every thread of the blocking pool, `/readyz` and every read
+/// with them, and 60 held 3.2 GB): a read holds a place (eight a tenant here) until
+/// its answer is written, each long answer must go out at a minimum rate after a grace,
+/// and while tenant A's clients stall, tenant B reads, `/readyz` answers, and the
+/// server's memory stays bounded.
+#[test]
+fn clients_that_do_not_read_long_answers_hold_neither_threads_nor_memory() {
+    let (srv, addr, big_id, small_id) = stalled_answers_server();
     let body = serde_json::to_vec(&json!({"file_id": big_id, "max_chars": 20_000_000})).unwrap();
     let mut stalled = Vec::new();
     for _ in 0..120 {
@@ -1093,24 +1121,7 @@ fn clients_that_do_not_read_long_answers_hold_neither_threads_nor_memory() {
         stalled.push(s); // never read
     }
     std::thread::sleep(Duration::from_secs(3));
-    let t = Instant::now();
-    let (status, _) = exchange(
-        &addr,
-        "GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
-        b"",
-        Duration::from_secs(10),
-    );
-    assert_eq!(status, 200);
-    assert!(
-        t.elapsed() < Duration::from_secs(2),
-        "readyz took {:?}",
-        t.elapsed()
-    );
-    let t = Instant::now();
-    let (status, answer) = call(&addr, BOB, "POST", "/read", &json!({"file_id": small_id}));
-    assert_eq!(status, 200, "{answer}");
-    assert!(answer["text"].as_str().unwrap().contains("a small note"));
-    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    others_are_served(&addr, &small_id);
     // At most A's eight answers, and the reads waiting for a place hold nothing: well
     // under a gigabyte (before: 120 × 12 MB and more).
     let peak = peak_rss(&srv);
@@ -1181,24 +1192,7 @@ fn long_answers_of_every_kind_hold_a_place_and_go_out_paced() {
     // The JSON read was fixed first; a job's result (`GET /jobs/{id}`), its event stream
     // and a read streamed as server-sent events each loaded and held a whole envelope per
     // stalled client, without a place (40 of each: about 3 GB).
-    raise_fd_limit();
-    let keys = format!("{ALICE}:alice,{BOB}:bob");
-    let srv = Server::start(
-        &[
-            "--workers",
-            "0",
-            "--api-keys",
-            &keys,
-            "--max-concurrent-reads",
-            "2",
-        ],
-        &[],
-    );
-    let addr = srv.addr.clone();
-    let line = "stalled answers must not hold the service hostage, line after line\n";
-    let big: Vec<u8> = line.repeat(12_000_000 / line.len()).into_bytes();
-    let big_id = upload(&addr, ALICE, "big.txt", &big);
-    let small_id = upload(&addr, BOB, "note.txt", b"a small note\n");
+    let (srv, addr, big_id, small_id) = stalled_answers_server();
     let read = json!({"file_id": big_id, "max_chars": 20_000_000});
     let mut job = read.clone();
     job["async"] = json!(true);
@@ -1243,22 +1237,7 @@ fn long_answers_of_every_kind_hold_a_place_and_go_out_paced() {
         ));
     }
     std::thread::sleep(Duration::from_secs(5));
-    let t = Instant::now();
-    let (status, _) = exchange(
-        &addr,
-        "GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
-        b"",
-        Duration::from_secs(10),
-    );
-    assert_eq!(status, 200);
-    assert!(
-        t.elapsed() < Duration::from_secs(2),
-        "readyz took {:?}",
-        t.elapsed()
-    );
-    let (status, answer) = call(&addr, BOB, "POST", "/read", &json!({"file_id": small_id}));
-    assert_eq!(status, 200, "{answer}");
-    assert!(answer["text"].as_str().unwrap().contains("a small note"));
+    others_are_served(&addr, &small_id);
     // At most A's eight answers at once: well under a gigabyte more.
     let grew = peak_rss(&srv).saturating_sub(before);
     assert!(grew < 600 << 20, "the server grew by {} MB", grew >> 20);

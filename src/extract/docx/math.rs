@@ -10,6 +10,7 @@
 //! (braces where a group needs them, an empty root degree dropped, a function's name as
 //! its command) once the equation ends.
 
+use crate::extract::symbols::{latex_bracket, LATEX_FUNCTIONS};
 use crate::extract::xml::{attr, Node};
 
 /// A group: bare when it is one character, else in braces.
@@ -203,7 +204,10 @@ impl Math {
                             *shown = true;
                             left(beg)
                         } else {
-                            format!(" {} ", bracket(sep))
+                            match sep.is_empty() {
+                                true => "  ".into(),
+                                false => format!(" {} ", latex_bracket(sep)),
+                            }
                         }
                     }
                     Some(Frame::Array { items }) => {
@@ -308,35 +312,12 @@ impl Math {
 }
 
 /// A delimiter character as LaTeX writes it.
-fn bracket(c: &str) -> String {
-    match c {
-        "{" => "\\{".into(),
-        "}" => "\\}".into(),
-        "〈" | "⟨" => "\\langle".into(),
-        "〉" | "⟩" => "\\rangle".into(),
-        "⌈" => "\\lceil".into(),
-        "⌉" => "\\rceil".into(),
-        "⌊" => "\\lfloor".into(),
-        "⌋" => "\\rfloor".into(),
-        "‖" => "\\|".into(),
-        other => other.into(),
-    }
-}
-
 fn left(c: &str) -> String {
-    if c.is_empty() {
-        "\\left.".into()
-    } else {
-        format!("\\left{}", bracket(c))
-    }
+    format!("\\left{}", latex_bracket(c))
 }
 
 fn right(c: &str) -> String {
-    if c.is_empty() {
-        "\\right.".into()
-    } else {
-        format!("\\right{}", bracket(c))
-    }
+    format!("\\right{}", latex_bracket(c))
 }
 
 /// An accent's command by its combining character (a hat when none is named).
@@ -355,13 +336,6 @@ fn accent(c: Option<&str>) -> &'static str {
     }
 }
 
-/// Function names LaTeX has a command for.
-const FUNCTIONS: &[&str] = &[
-    "arccos", "arcsin", "arctan", "arg", "cos", "cosh", "cot", "coth", "csc", "deg", "det", "dim",
-    "exp", "gcd", "hom", "inf", "ker", "lg", "lim", "liminf", "limsup", "ln", "log", "max", "min",
-    "Pr", "sec", "sin", "sinh", "sup", "tan", "tanh",
-];
-
 /// Settle an equation's marks (see the constants), innermost first.
 pub fn resolve(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
@@ -379,7 +353,7 @@ pub fn resolve(text: &str) -> String {
                     .rfind(|c: char| !c.is_ascii_alphabetic())
                     .map_or(0, |i| i + out[i..].chars().next().map_or(1, char::len_utf8));
                 let word = &out[word_start..];
-                if FUNCTIONS.contains(&word) && !out[..word_start].ends_with('\\') {
+                if LATEX_FUNCTIONS.contains(&word) && !out[..word_start].ends_with('\\') {
                     let word = word.to_string();
                     out.truncate(word_start);
                     out.push_str(&format!("\\{word} "));
@@ -410,7 +384,7 @@ pub fn resolve(text: &str) -> String {
                     }
                     continue;
                 }
-                if FUNCTIONS.contains(&inner.as_str()) {
+                if LATEX_FUNCTIONS.contains(&inner.as_str()) {
                     format!("\\{inner}")
                 } else if inner.chars().count() == 1 {
                     inner
@@ -433,7 +407,7 @@ pub fn resolve(text: &str) -> String {
                 }
             }
             k if k == NAME.0 => {
-                if FUNCTIONS.contains(&inner.as_str()) {
+                if LATEX_FUNCTIONS.contains(&inner.as_str()) {
                     format!("\\{inner}")
                 } else if inner.chars().all(char::is_alphabetic) && !inner.is_empty() {
                     format!("\\operatorname{{{inner}}}")

@@ -3,6 +3,7 @@
 //! `x^{2}`, `\sqrt[3]{x}`, `\sum_{i=1}^{n}`, `\left(…\right)`, matrices. Before, such an
 //! object was dropped, and a document's formulas were missing from its text.
 
+use crate::extract::symbols::{latex_bracket, LATEX_FUNCTIONS};
 use crate::extract::xml::{attr, walk, Node};
 
 #[derive(Debug, Default)]
@@ -124,24 +125,15 @@ fn render(el: &El) -> String {
         }
         "mi" => {
             let t = text(el);
-            if t.chars().count() > 1 && FUNCTIONS.contains(&t.as_str()) {
+            if t.chars().count() > 1 && LATEX_FUNCTIONS.contains(&t.as_str()) {
                 format!("\\{t} ")
             } else {
                 t
             }
         }
         "mn" => text(el),
-        "mo" => match text(el).as_str() {
-            "−" | "–" => "-".into(),
-            "∑" => "\\sum ".into(),
-            "∏" => "\\prod ".into(),
-            "∫" => "\\int ".into(),
-            "∞" => "\\infty ".into(),
-            "{" => "\\{".into(),
-            "}" => "\\}".into(),
-            "\u{2061}" | "\u{2062}" | "\u{2063}" => String::new(),
-            t => t.to_string(),
-        },
+        // An operator of several characters (`lim`, `mod`) as it is written.
+        "mo" => text(el),
         "mtext" => {
             let t = text(el);
             if t.trim().is_empty() {
@@ -177,9 +169,9 @@ fn render(el: &El) -> String {
             let items: Vec<String> = kids.iter().map(|e| render(e)).collect();
             format!(
                 "\\left{}{}\\right{}",
-                bracket(open),
+                latex_bracket(open),
                 items.join(sep),
-                bracket(close)
+                latex_bracket(close)
             )
         }
         "mtable" => {
@@ -211,22 +203,6 @@ fn base(el: Option<&&El>) -> String {
         format!("{{{trimmed}}}")
     }
 }
-
-fn bracket(c: &str) -> String {
-    match c {
-        "" => ".".into(),
-        "{" => "\\{".into(),
-        "}" => "\\}".into(),
-        "〈" | "⟨" => "\\langle".into(),
-        "〉" | "⟩" => "\\rangle".into(),
-        other => other.into(),
-    }
-}
-
-const FUNCTIONS: &[&str] = &[
-    "arccos", "arcsin", "arctan", "cos", "cosh", "cot", "coth", "csc", "det", "exp", "lim", "ln",
-    "log", "max", "min", "sec", "sin", "sinh", "tan", "tanh",
-];
 
 #[cfg(test)]
 mod tests {
