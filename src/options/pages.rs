@@ -85,14 +85,19 @@ pub fn resolve_pages(
     pages.sort_unstable();
     pages.dedup();
     if pages.is_empty() {
+        let asked = if spec.trim().parse::<u64>().is_ok() {
+            format!("{unit} {} is", spec.trim())
+        } else {
+            format!("{unit}s {spec} are")
+        };
         return Err(ApiError::out_of_range(format!(
-            "{unit}s {spec} are past the end: the {container} has {total} {unit}{}",
+            "{asked} past the end: the {container} has {total} {unit}{}",
             if total == 1 { "" } else { "s" }
         ))
-        .with_hint(if total == 0 {
-            format!("The {container} has no {unit}s to read.")
-        } else {
-            format!("Ask for {unit}s 1-{total}.")
+        .with_hint(match total {
+            0 => format!("The {container} has no {unit}s to read."),
+            1 => format!("Ask for {unit} 1."),
+            _ => format!("Ask for {unit}s 1-{total}."),
         }));
     }
     let warning = clipped

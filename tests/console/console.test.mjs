@@ -449,7 +449,7 @@ try {
     await page.waitForSelector("#read-error:not([hidden])");
     assert.match(await page.textContent("#summary"), /^Not read: thirty_pages\.pdf/);
     assert.equal(await page.textContent("#read-error code"), "out_of_range");
-    assert.match(await page.textContent("#read-error"), /pages 99 are past the end: the document has 30 pages/);
+    assert.match(await page.textContent("#read-error"), /page 99 is past the end: the document has 30 pages/);
     assert.equal(await page.textContent("#read-error .hint"), "Ask for pages 1-30.");
     assert.equal(await page.textContent("#text"), "");
     assert.equal(await page.locator("#details > *").count(), 0);

@@ -772,3 +772,76 @@ async fn the_text_layer_keeps_lines_whole_spaced_and_in_order() {
         assert!(b["bbox"].is_array(), "{b}");
     }
 }
+
+/// A PDF whose page tree claims `count` pages and holds one, then loops back on itself.
+fn looping_page_tree(count: u32) -> Vec<u8> {
+    let content = "BT /F1 12 Tf 72 720 Td (The only page there is) Tj ET";
+    let objs = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        format!("<< /Type /Pages /Kids [3 0 R 2 0 R] /Count {count} >>"),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>".into(),
+        format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len()),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".into(),
+    ];
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, o) in objs.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{o}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objs.len() + 1).as_bytes());
+    for o in offsets {
+        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objs.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
+
+/// A page tree that loops claims pages it does not hold. The read gives the pages that can
+/// be found and says what is missing; a page past them is past the end, and the message
+/// says why the count differs from the tree's claim. (Before, a whole read failed as
+/// `corrupt` on page 2, and `pages: "3"` was said to be inside a 5-page document.)
+#[tokio::test]
+async fn a_page_tree_that_loops_reads_the_pages_it_holds_and_says_so() {
+    let app = TestApp::new().await;
+    let id = app.upload_id("loop.pdf", &looping_page_tree(5)).await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["text"], "--- Page 1 ---\nThe only page there is\n");
+    assert_eq!(r.json["total_pages"], 1, "{}", r.json);
+    let warnings = r.json["warnings"].to_string();
+    assert!(
+        warnings.contains("claims 5 pages, but only 1 can be found")
+            && warnings.contains("pages 2-5 are missing"),
+        "{warnings}"
+    );
+    assert!(r.json["next"].is_null(), "{}", r.json["next"]);
+
+    let past = app.read(json!({"file_id": id, "pages": "3"})).await;
+    assert_error(&past, 416, "out_of_range");
+    let msg = past.json["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("page 3 is past the end: the document has 1 page;")
+            && msg.contains("claims 5 pages"),
+        "{msg}"
+    );
+    assert_eq!(past.json["error"]["hint"], "Ask for page 1.");
+
+    // The page pictures count the same way.
+    let ok = app.get(&format!("/files/{id}/pages/1?dpi=20")).await;
+    assert_eq!(ok.status, 200, "{}", ok.json);
+    let drawn = app.get(&format!("/files/{id}/pages/3")).await;
+    assert_error(&drawn, 416, "out_of_range");
+    let msg = drawn.json["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("the document has 1 page;") && msg.contains("claims 5 pages"),
+        "{msg}"
+    );
+}

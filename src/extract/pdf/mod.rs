@@ -62,7 +62,8 @@ impl Extractor for PdfExtractor {
             &input.path,
             &pdfium::passwords(req.password.as_deref()),
         );
-        let total = doc.pages().len() as u64;
+        let count = pdfium::PageCount::of(&doc);
+        let total = count.found;
         if total == 0 {
             return Err(ApiError::new(
                 ErrorCode::Corrupt,
@@ -70,7 +71,21 @@ impl Extractor for PdfExtractor {
             ));
         }
         let mut warnings = Vec::new();
-        let selected = req.select_pages(total, "page", "document", &mut warnings)?;
+        let selected = req
+            .select_pages(total, "page", "document", &mut warnings)
+            .map_err(|mut e| {
+                if let Some(why) = count.shortfall() {
+                    e.message = format!("{}; {why}", e.message);
+                }
+                e
+            })?;
+        warnings.extend(count.shortfall().map(|why| {
+            format!(
+                "{why}: pages {}-{} are missing, and the pages read are those found",
+                count.found + 1,
+                count.claimed
+            )
+        }));
         let outline = if settings.markdown || settings.json {
             headings::Outline::read(&doc)
         } else {
@@ -311,8 +326,15 @@ fn read_pages(doc: &PdfDocument<'_>, job: &Job<'_>) -> Result<PagesRead, ApiErro
                     break;
                 }
                 let mut page = doc.pages().get((n - 1) as i32).map_err(|e| {
-                    ApiError::new(ErrorCode::Corrupt, format!("page {n} cannot be read"))
-                        .with_cause(e)
+                    ApiError::new(
+                        ErrorCode::Corrupt,
+                        format!("page {n} cannot be read: the PDF's page tree is damaged there"),
+                    )
+                    .with_cause(e)
+                    .with_hint(format!(
+                        "Read the pages before it (`pages: \"1-{}\"`), or re-save the PDF from a viewer that repairs it.",
+                        n.saturating_sub(1).max(1)
+                    ))
                 })?;
                 // The page as shown, read before `upright` may unturn it (only where boxes
                 // are made: Markdown and json without a query).

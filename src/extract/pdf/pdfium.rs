@@ -77,6 +77,54 @@ pub(super) fn open<'a>(
     })
 }
 
+/// A PDF's pages as far as its page tree can be followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PageCount {
+    /// The pages that can be found: the first `found` of those the tree claims.
+    pub found: u64,
+    /// What the page tree claims (its `/Count`, which PDFium takes on trust).
+    pub claimed: u64,
+}
+
+impl PageCount {
+    /// Of `doc`. A tree whose `/Count` claims more pages than its kids hold (it loops back
+    /// on itself, or is cut short) has only its first pages: found by asking for each
+    /// page's size (the page dictionary is looked up; its content is not parsed), halving
+    /// the range, so a damaged tree costs a few lookups, a sound one one.
+    pub(crate) fn of(doc: &PdfDocument<'_>) -> Self {
+        let pages = doc.pages();
+        let claimed = pages.len().max(0) as u64;
+        let there = |n: u64| n == 0 || pages.page_size((n - 1) as PdfPageIndex).is_ok();
+        if there(claimed) {
+            return Self {
+                found: claimed,
+                claimed,
+            };
+        }
+        // `there(lo)` holds and `there(hi)` does not.
+        let (mut lo, mut hi) = (0, claimed);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if there(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Self { found: lo, claimed }
+    }
+
+    /// Said in a warning, or added to an error about the page count, when pages are missing.
+    pub(crate) fn shortfall(&self) -> Option<String> {
+        (self.found < self.claimed).then(|| {
+            format!(
+                "the PDF's page tree claims {} pages, but only {} can be found in it (it is damaged: it loops back on itself or is cut short)",
+                self.claimed, self.found
+            )
+        })
+    }
+}
+
 /// The passwords `open` tries, in its order (none: an empty list).
 pub(super) fn passwords(password: Option<&str>) -> Vec<String> {
     let Some(pw) = password else {

@@ -30,15 +30,24 @@ pub fn render_page(
 ) -> Result<image::DynamicImage, ApiError> {
     let pdfium = super::pdfium::pdfium()?;
     let doc = super::pdfium::open(pdfium, path, req.password.as_deref())?;
+    let count = super::pdfium::PageCount::of(&doc);
     let pages = doc.pages();
-    let p = pages
-        .get((req.page.clamp(1, i32::MAX as u64) - 1) as i32)
-        .map_err(|_| {
-            ApiError::out_of_range(format!(
-                "page {} but the document has {} pages",
+    let p = (1..=count.found)
+        .contains(&req.page)
+        .then(|| pages.get((req.page - 1) as i32).ok())
+        .flatten()
+        .ok_or_else(|| {
+            let mut message = format!(
+                "page {} but the document has {} page{}",
                 req.page,
-                pages.len()
-            ))
+                count.found,
+                if count.found == 1 { "" } else { "s" }
+            );
+            if let Some(why) = count.shortfall() {
+                message = format!("{message}; {why}");
+            }
+            ApiError::out_of_range(message)
+                .with_hint(format!("Ask for a page from 1 to {}.", count.found.max(1)))
         })?;
     let (wpt, hpt) = (f64::from(p.width().value), f64::from(p.height().value));
     if !(wpt.is_finite() && hpt.is_finite() && wpt > 0.0 && hpt > 0.0) {
