@@ -108,7 +108,8 @@ const XLSX: &[&str] = &[
     "profile",
     "hidden_text",
 ];
-const ODS: &[&str] = &[
+/// Workbooks whose print headers and footers are read (ods, xlsb), without xlsx's styles.
+const PRINTED_SHEETS: &[&str] = &[
     "sheet",
     "sheets_after",
     "range",
@@ -142,8 +143,8 @@ pub fn options_for(format: Format) -> &'static [&'static str] {
         Format::Odp => SLIDES,
         Format::Epub => EPUB,
         Format::Xlsx { .. } => XLSX,
-        Format::Xls | Format::Xlsb => SHEETS,
-        Format::Ods => ODS,
+        Format::Xls => SHEETS,
+        Format::Ods | Format::Xlsb => PRINTED_SHEETS,
         Format::Msg | Format::Eml => MAIL,
         Format::Image(_) => IMAGE,
         Format::Text(TextKind::Csv | TextKind::Tsv) => TABLE_TEXT,

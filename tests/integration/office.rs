@@ -1371,3 +1371,42 @@ async fn ods_shapes_are_read_after_their_sheet() {
     );
     assert!(!text.contains("Not printed"), "{text}");
 }
+
+/// A binary workbook (.xlsb) reads what an xlsx does besides its cells (#43 item 5): numbers
+/// in their cells' formats, comments, its drawing's chart and text boxes, and on request its
+/// print headers and footers (odd, even and first pages: Tika's testXLSBVarious). Before,
+/// numbers were General (`0.2`, `3.03`), and the rest was missing.
+#[tokio::test]
+async fn xlsb_numbers_comments_drawings_and_print_headers() {
+    let app = TestApp::new().await;
+    let bytes = std::fs::read(corpus_dir().join("xlsb/testEXCEL_various.xlsb")).unwrap();
+    let id = app.upload_id("various.xlsb", &bytes).await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["format"], "excel", "{}", r.json);
+    let t = r.json["text"].as_str().unwrap();
+    for line in [
+        "currency\t$3.03\n",
+        "percent\t20%\n",
+        "float 2\t13.12\n",
+        "fraction\t1/4\n",
+        "[Comments]\nC8 (Allison, Timothy B.): test comment2\n",
+        "C30 (Allison, Timothy B.): comment4 (end of row)\n",
+        "[Chart: myChartTitle]\nCategory\tmerchant1\tmerchant2\nMarch\t1\t2\n",
+        "[Shapes]\ntest textbox\ntest WordArt\n",
+    ] {
+        assert!(t.contains(line), "{line:?} in {t}");
+    }
+    assert!(!t.contains("[Headers]"), "{t}");
+    let r = app
+        .read(json!({"file_id": id, "include_headers_footers": true}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let t = r.json["text"].as_str().unwrap();
+    let heads = t
+        .find("[Headers]\nOddLeftHeader\nOddCenterHeader\nOddRightHeader\nEvenLeftHeader\n")
+        .expect(t);
+    let feet = t.find("[Footers]\nOddLeftFooter\n").expect(t);
+    assert!(t.find("[Shapes]").unwrap() < heads && heads < feet, "{t}");
+    assert!(t.contains("FirstPageRightFooter\n"), "{t}");
+}

@@ -148,7 +148,11 @@ pub(super) fn read(
         for (_, kind, target) in rels {
             if kind == "comments" {
                 if let Some(x) = pkg.read(&target)? {
-                    legacy.extend(notes(&x, depth)?);
+                    if target.ends_with(".bin") {
+                        legacy.extend(super::xlsb::notes(&x));
+                    } else {
+                        legacy.extend(notes(&x, depth)?);
+                    }
                 }
             } else if kind == "threadedComment" {
                 if people.is_none() {

@@ -16,6 +16,7 @@ mod print;
 mod sheet;
 mod styles;
 mod workbook;
+mod xlsb;
 
 pub use cells::{col_name, fmt_num, parse_range};
 
@@ -83,15 +84,20 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
     // Cell comments (xlsx): shown after each sheet's rows, for the rows shown. And charts:
     // a worksheet's after its last row, a chart sheet's as its content.
     // The package is opened once for what calamine does not read.
+    let xlsb = input.format == crate::detect::Format::Xlsb;
     let mut pkg = match input.format {
-        crate::detect::Format::Xlsx { .. } => {
+        crate::detect::Format::Xlsx { .. } | crate::detect::Format::Xlsb => {
             Some(super::package::Package::open(&input.path, limits.package)?)
         }
         _ => None,
     };
     let (parts, mut notes, (mut charts, described)) = match pkg.as_mut() {
         Some(pkg) => {
-            let parts = comments::sheet_parts(pkg)?;
+            let parts = if xlsb {
+                xlsb::sheet_parts(pkg)?
+            } else {
+                comments::sheet_parts(pkg)?
+            };
             let notes = comments::read(pkg, &parts)?;
             let drawn = comments::charts(pkg, &parts)?;
             (parts, notes, drawn)
@@ -128,7 +134,11 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
                 continue;
             }
             if let Some((_, part)) = parts.iter().find(|(n, _)| n == name) {
-                let text = print::read(pkg, part, name)?;
+                let text = if xlsb {
+                    xlsb::headers_footers(pkg, part, name)?
+                } else {
+                    print::read(pkg, part, name)?
+                };
                 if !text.is_empty() {
                     charts.entry(name.clone()).or_default().push(text);
                 }

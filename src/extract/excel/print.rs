@@ -27,8 +27,7 @@ pub(super) fn read(pkg: &mut Package, part: &str, sheet: &str) -> Result<String,
         .map(|e| at + e + "headerFooter>".len())
         .unwrap_or(xml.len());
     let depth = pkg.limits().max_xml_depth;
-    let (mut headers, mut footers) = (Vec::<String>::new(), Vec::<String>::new());
-    let mut seen: std::collections::HashSet<(bool, String)> = std::collections::HashSet::new();
+    let mut codes: Vec<(bool, String)> = Vec::new();
     let mut open: Option<(bool, String)> = None;
     walk(&xml[at..end], depth, |n| match n {
         Node::Open("oddHeader" | "evenHeader" | "firstHeader", _) => {
@@ -44,20 +43,27 @@ pub(super) fn read(pkg: &mut Package, part: &str, sheet: &str) -> Result<String,
         }
         Node::Close(
             "oddHeader" | "evenHeader" | "firstHeader" | "oddFooter" | "evenFooter" | "firstFooter",
-        ) => {
-            if let Some((header, s)) = open.take() {
-                let list = if header { &mut headers } else { &mut footers };
-                for line in sections(&s, sheet) {
-                    if seen.insert((header, line.clone())) {
-                        list.push(line);
-                    }
-                }
-            }
-        }
+        ) => codes.extend(open.take()),
         _ => {}
     })
     // A damaged tail is no reason to fail the sheet's read.
     .ok();
+    Ok(blocks(codes, sheet))
+}
+
+/// Headers and footers as `[Headers]`/`[Footers]` blocks (empty when there are none), from
+/// their codes in order (`true` for a header): each section a line, each line once.
+pub(super) fn blocks(codes: impl IntoIterator<Item = (bool, String)>, sheet: &str) -> String {
+    let (mut headers, mut footers) = (Vec::<String>::new(), Vec::<String>::new());
+    let mut seen: std::collections::HashSet<(bool, String)> = std::collections::HashSet::new();
+    for (header, code) in codes {
+        let list = if header { &mut headers } else { &mut footers };
+        for line in sections(&code, sheet) {
+            if seen.insert((header, line.clone())) {
+                list.push(line);
+            }
+        }
+    }
     let mut out = String::new();
     for (head, lines) in [(HEADERS_HEAD, headers), (FOOTERS_HEAD, footers)] {
         if lines.is_empty() {
@@ -70,7 +76,7 @@ pub(super) fn read(pkg: &mut Package, part: &str, sheet: &str) -> Result<String,
             out.push('\n');
         }
     }
-    Ok(out)
+    out
 }
 
 /// A header or footer's sections (`&L`, `&C`, `&R`), each a line, with Excel's codes read:

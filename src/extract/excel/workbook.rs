@@ -86,7 +86,7 @@ fn calamine_error(e: calamine::Error) -> ApiError {
     }
 }
 
-/// By worksheet part (xlsx): its cells in a number format of their own.
+/// By worksheet part (xlsx, xlsb): its cells in a number format of their own.
 pub(super) type Numbers = HashMap<String, std::sync::Arc<super::biff::CellFormats>>;
 
 /// An open workbook of any of the formats calamine reads.
@@ -113,13 +113,24 @@ impl Workbook {
                 Default::default(),
                 Default::default(),
             ),
-            Format::Ods | Format::Xlsb => {
+            Format::Ods => {
                 Package::open(&input.path, limits.package)?.check_all()?;
                 (
                     Self::open_unchecked(input)?,
                     Default::default(),
                     Default::default(),
                 )
+            }
+            Format::Xlsb => {
+                let mut pkg = Package::open(&input.path, limits.package)?;
+                pkg.check_all()?;
+                pkg.reset_count();
+                let parts = super::xlsb::sheet_parts(&mut pkg)?;
+                super::xlsb::refuse_output_bomb(&mut pkg, &parts, limits.max_expanded_text_bytes)?;
+                // Best effort, as for an xlsx: numbers stay General where the styles
+                // cannot be read.
+                let numbers = super::xlsb::numbers(&mut pkg, &parts).unwrap_or_default();
+                (Self::open_unchecked(input)?, Default::default(), numbers)
             }
             _ => {
                 let mut pkg = Package::open(&input.path, limits.package)?;
