@@ -341,9 +341,20 @@ impl Parser {
                 .filter_map(|&b| symbol_char(sym, b))
                 .collect::<String>()
         } else {
-            self.pending_encoding
-                .decode_without_bom_handling(&bytes)
-                .0
+            // Bytes that are malformed in the font's code page (a lone lead byte of a
+            // double-byte one, cut off by a control word: LibreOffice writes a list's
+            // bullet `\'96` so in a font it labels Shift-JIS) are read in the document's
+            // code page, then in Windows-1252, as Word shows them.
+            let strict = |e: &'static Encoding| {
+                e.decode_without_bom_handling_and_without_replacement(&bytes)
+            };
+            strict(self.pending_encoding)
+                .or_else(|| strict(self.ansi))
+                .unwrap_or_else(|| {
+                    encoding_rs::WINDOWS_1252
+                        .decode_without_bom_handling(&bytes)
+                        .0
+                })
                 .chars()
                 .filter(|c| !c.is_control() || *c == '\t')
                 .collect()
