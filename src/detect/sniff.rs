@@ -65,6 +65,9 @@ pub enum Format {
     Odt,
     Odp,
     Rtf,
+    /// Word 2003 XML (WordprocessingML 2003, `w:wordDocument`): one XML file, often named
+    /// `.xml` or `.doc`.
+    WordMl,
     Epub,
     Msg,
     Eml,
@@ -102,7 +105,7 @@ impl Format {
     pub fn family(self) -> Family {
         match self {
             Self::Pdf => Family::Pdf,
-            Self::Docx { .. } => Family::Docx,
+            Self::Docx { .. } | Self::WordMl => Family::Docx,
             Self::Pptx { .. } => Family::Pptx,
             Self::Odt => Family::Odt,
             Self::Odp => Family::Odp,
@@ -140,6 +143,7 @@ impl Format {
             Self::Odt => "application/vnd.oasis.opendocument.text",
             Self::Odp => "application/vnd.oasis.opendocument.presentation",
             Self::Rtf => "application/rtf",
+            Self::WordMl => "application/vnd.ms-wordml",
             Self::Epub => "application/epub+zip",
             Self::Msg => "application/vnd.ms-outlook",
             Self::Eml => "message/rfc822",
@@ -191,6 +195,7 @@ pub const ALL_FORMATS: &[Format] = &[
     Format::Odt,
     Format::Odp,
     Format::Rtf,
+    Format::WordMl,
     Format::Epub,
     Format::Msg,
     Format::Eml,
@@ -407,6 +412,13 @@ pub fn sniff<R: Read + Seek>(
             return Err(Refusal::Archive("zip archive (behind an RTF header)"));
         }
         return Ok(Format::Rtf);
+    }
+    // Word 2003 XML, by its processing instruction or its root element in its namespace.
+    if word_2003_xml(body) {
+        if zip_at_end(&mut open(), total_len) {
+            return Err(Refusal::Archive("zip archive (behind an XML header)"));
+        }
+        return Ok(Format::WordMl);
     }
 
     // Documents with signatures at offset 0, or a PDF's within its first KiB (PDF allows
@@ -969,6 +981,19 @@ fn ole_root_names<R: Read + Seek>(r: &mut R) -> Option<Vec<String>> {
         stack.push(u32_at(e, 72));
     }
     Some(names)
+}
+
+/// Whether a file's first bytes are Word 2003 XML: an XML document whose root element is
+/// WordprocessingML 2003's `wordDocument` (`<?mso-application progid="Word.Document"?>`
+/// says so too, and its namespace is `http://schemas.microsoft.com/office/word/2003/wordml`).
+fn word_2003_xml(head: &[u8]) -> bool {
+    if !head.starts_with(b"<") {
+        return false;
+    }
+    let head = &head[..head.len().min(8192)];
+    let root =
+        find(head, b"wordDocument").is_some_and(|at| at > 0 && matches!(head[at - 1], b'<' | b':'));
+    root && find(head, b"schemas.microsoft.com/office/word/2003/wordml").is_some()
 }
 
 #[cfg(test)]

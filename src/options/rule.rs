@@ -136,7 +136,7 @@ pub fn accepted(format: Format) -> Vec<&'static str> {
 pub fn options_for(format: Format) -> &'static [&'static str] {
     match format {
         Format::Pdf => PDF,
-        Format::Docx { .. } => WORD,
+        Format::Docx { .. } | Format::WordMl => WORD,
         Format::Odt => ODT,
         Format::Rtf => RTF,
         Format::Pptx { .. } => PPTX,

@@ -1410,3 +1410,50 @@ async fn xlsb_numbers_comments_drawings_and_print_headers() {
     assert!(t.find("[Shapes]").unwrap() < heads && heads < feet, "{t}");
     assert!(t.contains("FirstPageRightFooter\n"), "{t}");
 }
+
+/// Word 2003 XML (#43): one XML file, named .doc as Word offers it or .xml, read as Word is
+/// (fixtures/office/word2003.doc, from make_office_fixtures.py). Before, a .doc name was
+/// refused as "plain text", and an .xml name gave the raw XML with its base64 pictures.
+#[tokio::test]
+async fn word_2003_xml_is_read_as_word() {
+    let app = TestApp::new().await;
+    let bytes = fixture("office/word2003.doc");
+    let want = "Terms of the lease\nThe tenant pays nothing at all on the first day.\n\
+        1. Rent\n2. Deposit\n  a) Monthly\n• Keys\n• Parking\n\n\
+        --- Table 1 ---\nItem | Amount\nRent | 900\n\
+        --- Headers ---\nLease header\n--- Footnotes ---\nOr the next working day.\n";
+    for name in ["lease.doc", "lease.xml"] {
+        let id = app.upload_id(name, &bytes).await;
+        let r = app.read(json!({"file_id": id})).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.json);
+        assert_eq!(r.json["format"], "docx", "{name}");
+        assert_eq!(r.json["mime"], "application/vnd.ms-wordml", "{name}");
+        assert_eq!(r.json["text"], want, "{name}");
+        // The hidden run is a finding; dropped on request.
+        assert!(
+            r.json["security"]["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["kind"] == "hidden_run" && f["snippet"] == "nothing at all"),
+            "{}",
+            r.json["security"]
+        );
+        let r = app
+            .read(json!({"file_id": id, "hidden_text": "drop", "output": "markdown"}))
+            .await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        let md = r.json["text"].as_str().unwrap();
+        assert!(md.starts_with("## Terms of the lease\n\nThe tenant pays on the first day.\n\n1. Rent\n2. Deposit\n"), "{md}");
+        assert!(
+            md.contains("| Item | Amount |\n|---|---|\n| Rent | 900 |"),
+            "{md}"
+        );
+        // The picture's base64 never shows.
+        assert!(!md.contains("iVBOR"), "{md}");
+    }
+    // Word's options fit; a workbook's do not.
+    let id = app.upload_id("lease.doc", &bytes).await;
+    let r = app.read(json!({"file_id": id, "sheet": "A"})).await;
+    assert_error(&r, 400, "unsupported_option");
+}

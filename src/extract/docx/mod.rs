@@ -75,6 +75,59 @@ fn read_document(
     Ok((blocks, body_paragraphs, tables, hidden))
 }
 
+/// Word 2003 XML (`w:wordDocument`): one XML file with its styles and body inline, read as
+/// a docx's body (WordprocessingML 2003 names its paragraphs, runs, text, tables, fields
+/// and hidden runs as 2006 does). A list item takes the label Word wrote beside it (`wx:t`);
+/// headers, footers, notes and comments stand where Word put them (in the section's
+/// properties, in their runs). Pictures' base64 data is never text.
+fn read_word_2003(
+    path: &std::path::Path,
+    limits: &Limits,
+    hidden_text: HiddenText,
+) -> Result<(Vec<Block>, usize, usize, HiddenRuns), ApiError> {
+    let xml = std::fs::read(path).map_err(ApiError::internal)?;
+    super::xml::refuse_entities(&xml)?;
+    let depth = limits.package.max_xml_depth;
+    let mut numbering = Numbering::default();
+    numbering.parse_styles(&xml, depth)?;
+    let (mut blocks, mut hidden, sides) =
+        story::parse_word_2003(&xml, depth, &mut numbering, hidden_text)?;
+    let paragraphs = blocks.iter().filter(|b| b.is_paragraph()).count();
+    let tables = blocks
+        .iter()
+        .filter(|b| matches!(b, Block::Table(_)))
+        .count();
+    // The side stories after the body, in a docx's order, each block once (a header
+    // repeated for odd and even pages is one).
+    for marker in ["Headers", "Footers", "Footnotes", "Endnotes", "Comments"] {
+        let mut seen: Vec<Block> = Vec::new();
+        for b in sides
+            .iter()
+            .filter(|(m, _)| *m == marker)
+            .flat_map(|(_, b)| b)
+        {
+            if !(b.is_paragraph() && b.plain().trim().is_empty()) && !seen.contains(b) {
+                seen.push(b.clone());
+            }
+        }
+        if !seen.is_empty() {
+            blocks.push(Block::Marker(marker.to_string()));
+            for b in seen {
+                if marker == "Comments" {
+                    hidden.push((blocks.len(), Hiding::Comment, b.plain()));
+                }
+                blocks.push(b);
+            }
+        }
+    }
+    let last = blocks.len().saturating_sub(1);
+    for h in hidden.iter_mut() {
+        h.0 = h.0.min(last);
+    }
+    hidden.sort_by_key(|h| h.0);
+    Ok((blocks, paragraphs, tables, hidden))
+}
+
 /// The main document part: `word/document.xml`, or where the package's relationships
 /// say it is (`_rels/.rels`: writers may name it otherwise, `word/document2.xml`).
 fn main_part(pkg: &mut Package) -> Result<String, ApiError> {
@@ -238,9 +291,14 @@ impl Extractor for DocxExtractor {
         req: &Options,
         limits: &Limits,
     ) -> Result<Extraction, ApiError> {
-        let mut pkg = Package::open(&input.path, limits.package)?;
         let hidden_text = req.hidden_text.unwrap_or(HiddenText::Keep);
-        let (blocks, paragraphs, tables, hidden) = read_document(&mut pkg, hidden_text)?;
+        let (blocks, paragraphs, tables, hidden) = if input.format == crate::detect::Format::WordMl
+        {
+            read_word_2003(&input.path, limits, hidden_text)?
+        } else {
+            let mut pkg = Package::open(&input.path, limits.package)?;
+            read_document(&mut pkg, hidden_text)?
+        };
         let mut ex = serve_blocks(&blocks, paragraphs, tables, req)?;
         ex.findings = hidden_findings(blocks.len(), &hidden, req, ex.next.as_ref(), hidden_text)?;
         Ok(ex)

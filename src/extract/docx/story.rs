@@ -24,6 +24,22 @@ pub(super) fn parse_story(
     Ok((story.blocks, story.hidden))
 }
 
+/// Word 2003 XML's whole document (`w:wordDocument`) into blocks: its body, and apart, the
+/// side stories Word writes inline (`w:hdr` and `w:ftr` in the section's properties,
+/// `w:footnote`/`w:endnote` in their runs, comments as `aml:annotation`), each with its
+/// marker (`Headers`, `Footers`, `Footnotes`, `Endnotes`, `Comments`) and blocks.
+pub(super) fn parse_word_2003(
+    xml: &[u8],
+    depth: usize,
+    numbering: &mut Numbering,
+    hidden_text: HiddenText,
+) -> Result<(Vec<Block>, HiddenRuns, Vec<(&'static str, Vec<Block>)>), ApiError> {
+    let mut story = StoryParser::new(numbering, hidden_text, false);
+    story.word_2003 = true;
+    walk(xml, depth, |n| story.node(n))?;
+    Ok((story.blocks, story.hidden, story.diverted))
+}
+
 struct Cell {
     paras: Vec<String>,
 }
@@ -72,7 +88,22 @@ struct StoryParser<'a> {
     page_coloured: bool,
     hidden_here: Vec<(Hiding, String)>,
     hidden: HiddenRuns,
+    /// Word 2003 XML: inside a paragraph's `w:listPr`, and the label Word wrote there
+    /// (`wx:t`, in the font `wx:font` names).
+    in_list_pr: bool,
+    given_label: Option<String>,
+    given_font: Option<crate::extract::symbols::SymbolFont>,
+    /// Word 2003 XML: side stories stand inline, and their blocks are moved apart
+    /// (`parse_word_2003`): the open one (its marker, the element that ends it, the
+    /// number of blocks before it), and those done.
+    word_2003: bool,
+    side: Option<(&'static str, &'static str, usize)>,
+    diverted: Vec<(&'static str, Vec<Block>)>,
 }
+
+/// The list id a Word 2003 paragraph's given label is carried under (`listPr` has no
+/// numbering definitions to count: Word wrote each label beside its paragraph).
+const GIVEN: char = '\u{2}';
 
 impl<'a> StoryParser<'a> {
     /// `page`: whether a page colour is behind the story (the body's `w:background`).
@@ -105,6 +136,12 @@ impl<'a> StoryParser<'a> {
             page_coloured: page,
             hidden_here: Vec::new(),
             hidden: Vec::new(),
+            in_list_pr: false,
+            given_label: None,
+            given_font: None,
+            word_2003: false,
+            side: None,
+            diverted: Vec::new(),
         }
     }
 
@@ -172,6 +209,44 @@ impl<'a> StoryParser<'a> {
                 | "pPrChange" | "rPrChange",
                 _,
             ) => self.skip_depth = 1,
+            // The lines Word draws above notes (Word 2003 XML defines them in `w:docPr`).
+            Node::Open("footnote" | "endnote", a)
+                if attr(a, "type")
+                    .is_some_and(|t| t.contains("eparator") || t == "continuationNotice") =>
+            {
+                self.skip_depth = 1
+            }
+            Node::Open(tag @ ("hdr" | "ftr" | "footnote" | "endnote" | "annotation"), a)
+                if self.word_2003 && self.side.is_none() =>
+            {
+                let marker = match tag {
+                    "hdr" => Some("Headers"),
+                    "ftr" => Some("Footers"),
+                    "footnote" => Some("Footnotes"),
+                    "endnote" => Some("Endnotes"),
+                    _ => (attr(a, "type") == Some("Word.Comment")).then_some("Comments"),
+                };
+                if let Some(marker) = marker {
+                    let end = match tag {
+                        "hdr" => "hdr",
+                        "ftr" => "ftr",
+                        "footnote" => "footnote",
+                        "endnote" => "endnote",
+                        _ => "annotation",
+                    };
+                    self.side = Some((marker, end, self.blocks.len()));
+                }
+            }
+            Node::Close(tag) if self.side.is_some_and(|(_, end, _)| end == tag) => {
+                if let Some((marker, _, from)) = self.side.take() {
+                    let moved: Vec<Block> =
+                        self.blocks.drain(from.min(self.blocks.len())..).collect();
+                    match self.diverted.iter_mut().find(|(m, _)| *m == marker) {
+                        Some((_, b)) => b.extend(moved),
+                        None => self.diverted.push((marker, moved)),
+                    }
+                }
+            }
             Node::Open("p", _) => {
                 self.para_shaded = false;
                 self.para_style_hidden = None;
@@ -201,6 +276,31 @@ impl<'a> StoryParser<'a> {
             Node::Close("numPr") => {
                 if let (Some(p), Some((id, _))) = (self.paras.last_mut(), self.num.clone()) {
                     p.1 = Some((id, self.ilvl));
+                }
+            }
+            // Word 2003 XML's list paragraphs: the label Word shows, as it wrote it.
+            Node::Open("listPr", _) => {
+                self.in_list_pr = true;
+                (self.given_label, self.given_font) = (None, None);
+            }
+            Node::Open("t", a) if self.in_list_pr => {
+                self.given_label = attr(a, "val").map(str::to_string);
+            }
+            Node::Open("font", a) if self.in_list_pr => {
+                self.given_font =
+                    attr(a, "val").and_then(crate::extract::symbols::SymbolFont::by_name);
+            }
+            Node::Open("ilfo", a) if self.in_list_pr => {
+                // `ilfo` 0: no list.
+                if attr(a, "val").is_some_and(|v| v != "0") && self.given_label.is_none() {
+                    self.given_label = Some(String::new());
+                }
+            }
+            Node::Close("listPr") => {
+                self.in_list_pr = false;
+                if let (Some(p), Some(label)) = (self.paras.last_mut(), self.given_label.take()) {
+                    let label = shown_label(&label, self.given_font);
+                    p.1 = Some((format!("{GIVEN}{label}"), self.ilvl));
                 }
             }
             Node::Open("t", _) => self.in_text = true,
@@ -389,7 +489,13 @@ impl<'a> StoryParser<'a> {
             None => style.and_then(|s| self.numbering.for_style(&s)),
         };
         let label = match list {
-            Some((id, lvl)) if !text.trim().is_empty() => Some(self.numbering.prefix(&id, lvl)),
+            Some((id, lvl)) if !text.trim().is_empty() => Some(match id.strip_prefix(GIVEN) {
+                Some(given) => {
+                    let bullet = !given.chars().any(char::is_alphanumeric);
+                    (lvl, given.to_string(), bullet)
+                }
+                None => self.numbering.prefix(&id, lvl),
+            }),
             _ => None,
         };
         let in_cell = self
@@ -454,5 +560,31 @@ impl<'a> StoryParser<'a> {
             Some(cell) => cell.paras.extend(rows.iter().map(|r| r.join(" | "))),
             None => self.blocks.push(Block::Table(rows)),
         }
+    }
+}
+
+/// A Word 2003 list label as the page shows it: a symbol font's characters (`·` in Symbol,
+/// `§` in Wingdings) as that font draws them, a label Word left empty as a bullet.
+fn shown_label(label: &str, font: Option<crate::extract::symbols::SymbolFont>) -> String {
+    let label = label.trim();
+    if label.is_empty() {
+        return "•".to_string();
+    }
+    let Some(font) = font else {
+        return label.to_string();
+    };
+    let shown: String = label
+        .chars()
+        .filter_map(|c| match u32::from(c) {
+            u @ (0x20..=0xFF | 0xF020..=0xF0FF) => {
+                crate::extract::symbols::symbol_char(font, (u & 0xFF) as u8)
+            }
+            _ => Some(c),
+        })
+        .collect();
+    if shown.trim().is_empty() {
+        "•".to_string()
+    } else {
+        shown
     }
 }
