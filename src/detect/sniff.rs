@@ -61,6 +61,8 @@ pub enum Format {
     Xls,
     /// Excel's binary workbook (`xl/workbook.bin`).
     Xlsb,
+    /// Excel 2003 XML (SpreadsheetML 2003, `<Workbook>` in its namespace): one XML file.
+    SpreadsheetMl,
     Ods,
     Odt,
     Odp,
@@ -111,7 +113,9 @@ impl Format {
             Self::Odp => Family::Odp,
             Self::Rtf => Family::Rtf,
             Self::Epub => Family::Epub,
-            Self::Xlsx { .. } | Self::Xls | Self::Xlsb | Self::Ods => Family::Excel,
+            Self::Xlsx { .. } | Self::Xls | Self::Xlsb | Self::SpreadsheetMl | Self::Ods => {
+                Family::Excel
+            }
             Self::Msg | Self::Eml => Family::Email,
             Self::Image(_) => Family::Image,
             Self::Text(TextKind::Html) => Family::Html,
@@ -139,6 +143,7 @@ impl Format {
             Self::Xlsx { macros: true } => "application/vnd.ms-excel.sheet.macroEnabled.12",
             Self::Xls => "application/vnd.ms-excel",
             Self::Xlsb => "application/vnd.ms-excel.sheet.binary.macroEnabled.12",
+            Self::SpreadsheetMl => "application/vnd.ms-spreadsheetml",
             Self::Ods => "application/vnd.oasis.opendocument.spreadsheet",
             Self::Odt => "application/vnd.oasis.opendocument.text",
             Self::Odp => "application/vnd.oasis.opendocument.presentation",
@@ -191,6 +196,7 @@ pub const ALL_FORMATS: &[Format] = &[
     Format::Xlsx { macros: true },
     Format::Xls,
     Format::Xlsb,
+    Format::SpreadsheetMl,
     Format::Ods,
     Format::Odt,
     Format::Odp,
@@ -419,6 +425,12 @@ pub fn sniff<R: Read + Seek>(
             return Err(Refusal::Archive("zip archive (behind an XML header)"));
         }
         return Ok(Format::WordMl);
+    }
+    if excel_2003_xml(body) {
+        if zip_at_end(&mut open(), total_len) {
+            return Err(Refusal::Archive("zip archive (behind an XML header)"));
+        }
+        return Ok(Format::SpreadsheetMl);
     }
 
     // Documents with signatures at offset 0, or a PDF's within its first KiB (PDF allows
@@ -981,6 +993,21 @@ fn ole_root_names<R: Read + Seek>(r: &mut R) -> Option<Vec<String>> {
         stack.push(u32_at(e, 72));
     }
     Some(names)
+}
+
+/// Whether a file's first bytes are Excel 2003 XML: `<?mso-application progid="Excel.Sheet"?>`,
+/// or a root `Workbook` element in SpreadsheetML 2003's namespace
+/// (`urn:schemas-microsoft-com:office:spreadsheet`).
+fn excel_2003_xml(head: &[u8]) -> bool {
+    if !head.starts_with(b"<") {
+        return false;
+    }
+    let head = &head[..head.len().min(8192)];
+    let ns = find(head, b"urn:schemas-microsoft-com:office:spreadsheet").is_some();
+    let pi = find(head, b"progid=\"Excel.Sheet\"").is_some();
+    let root =
+        find(head, b"Workbook").is_some_and(|at| at > 0 && matches!(head[at - 1], b'<' | b':'));
+    ns && (pi || root)
 }
 
 /// Whether a file's first bytes are Word 2003 XML: an XML document whose root element is

@@ -143,7 +143,7 @@ pub fn options_for(format: Format) -> &'static [&'static str] {
         Format::Odp => SLIDES,
         Format::Epub => EPUB,
         Format::Xlsx { .. } => XLSX,
-        Format::Xls => SHEETS,
+        Format::Xls | Format::SpreadsheetMl => SHEETS,
         Format::Ods | Format::Xlsb => PRINTED_SHEETS,
         Format::Msg | Format::Eml => MAIL,
         Format::Image(_) => IMAGE,
@@ -174,6 +174,7 @@ impl ReadRequest {
         let family = match format {
             Format::Xls => "xls (Excel 97-2003)",
             Format::Xlsb => "xlsb (Excel binary workbook)",
+            Format::SpreadsheetMl => "Excel 2003 XML",
             Format::Ods => "ods",
             _ => format.family().as_str(),
         };

@@ -1457,3 +1457,31 @@ async fn word_2003_xml_is_read_as_word() {
     let r = app.read(json!({"file_id": id, "sheet": "A"})).await;
     assert_error(&r, 400, "unsupported_option");
 }
+
+/// Excel 2003 XML (#43): one XML file read as a workbook, with its sheets, budgets and
+/// options (Tika's testEXCEL2003.xml from the corpus). Before, it came back as raw XML.
+#[tokio::test]
+async fn excel_2003_xml_is_read_as_a_workbook() {
+    let app = TestApp::new().await;
+    let bytes = std::fs::read(corpus_dir().join("xml/testEXCEL2003.xml")).unwrap();
+    let id = app.upload_id("book.xml", &bytes).await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["format"], "excel");
+    assert_eq!(r.json["mime"], "application/vnd.ms-spreadsheetml");
+    assert_eq!(
+        r.json["text"],
+        "## Sheets\n- Sheet1 (6 rows × 6 cols): full\n--- Sheet: Sheet1 (6 rows × 6 cols) ---\n\
+         Col1\tCol2\tCol3\tCol4\nstring\t1\t1.1\t2016-04-27\n\t2\t2.2\n\t3\t3.3\t\t\ttika_hyperlink\n\
+         \t4\t4.4\n\t5\t5.5\n"
+    );
+    // A cell budget reads on with `next`.
+    let r = app.read(json!({"file_id": id, "max_cells": 12})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(r.json["next"].is_object(), "{}", r.json);
+    // An xlsx's styles option does not fit it.
+    let r = app
+        .read(json!({"file_id": id, "include_styles": true}))
+        .await;
+    assert_error(&r, 400, "unsupported_option");
+}

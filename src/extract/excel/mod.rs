@@ -17,6 +17,7 @@ mod sheet;
 mod styles;
 mod workbook;
 mod xlsb;
+mod xml2003;
 
 pub use cells::{col_name, fmt_num, parse_range};
 
@@ -126,6 +127,8 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
             }
         }
     }
+    // Excel 2003 XML's comments, read with its cells.
+    notes.extend(wb.notes());
     // `include_headers_footers`: each sheet's print headers and footers, after its charts
     // and shapes, of the sheets in scope.
     if let (Some(true), Some(pkg)) = (req.include_headers_footers, pkg.as_mut()) {
@@ -207,6 +210,7 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
             }
             legacy.formats
         }
+        crate::detect::Format::SpreadsheetMl => wb.sheet_formats(),
         _ => parts
             .iter()
             .filter_map(|(name, part)| numbers.get(part).map(|n| (name.clone(), n.clone())))

@@ -95,6 +95,9 @@ pub(super) enum Workbook {
     Xls(Xls<BufReader<File>>),
     Xlsb(Xlsb<BufReader<File>>),
     Ods(Ods<BufReader<File>>),
+    /// Excel 2003 XML, read whole (`xml2003`): its sheets as calamine lists them, and their
+    /// cells.
+    Xml2003(Vec<calamine::Sheet>, Vec<super::xml2003::XmlSheet>),
 }
 
 impl Workbook {
@@ -117,6 +120,27 @@ impl Workbook {
                 Package::open(&input.path, limits.package)?.check_all()?;
                 (
                     Self::open_unchecked(input)?,
+                    Default::default(),
+                    Default::default(),
+                )
+            }
+            Format::SpreadsheetMl => {
+                let xml = std::fs::read(&input.path).map_err(ApiError::internal)?;
+                let sheets = super::xml2003::read(&xml, limits.package.max_xml_depth)?;
+                let meta = sheets
+                    .iter()
+                    .map(|s| calamine::Sheet {
+                        name: s.name.clone(),
+                        typ: calamine::SheetType::WorkSheet,
+                        visible: if s.hidden {
+                            SheetVisible::Hidden
+                        } else {
+                            SheetVisible::Visible
+                        },
+                    })
+                    .collect();
+                (
+                    Self::Xml2003(meta, sheets),
                     Default::default(),
                     Default::default(),
                 )
@@ -212,6 +236,7 @@ impl Workbook {
             Self::Xls(w) => w.sheets_metadata(),
             Self::Xlsb(w) => w.sheets_metadata(),
             Self::Ods(w) => w.sheets_metadata(),
+            Self::Xml2003(meta, _) => meta,
         }
     }
 
@@ -235,6 +260,31 @@ impl Workbook {
             .filter(|s| s.typ == calamine::SheetType::ChartSheet)
             .map(|s| s.name.clone())
             .collect()
+    }
+
+    /// Excel 2003 XML's comments by sheet name (other kinds: none here).
+    pub(super) fn notes(&self) -> HashMap<String, Vec<super::comments::Note>> {
+        match self {
+            Self::Xml2003(_, sheets) => super::xml2003::notes(sheets),
+            _ => HashMap::new(),
+        }
+    }
+
+    /// Excel 2003 XML's number cells in formats of their own, by sheet name.
+    pub(super) fn sheet_formats(&mut self) -> super::biff::Formats {
+        match self {
+            Self::Xml2003(_, sheets) => sheets
+                .iter_mut()
+                .filter(|s| !s.formats.is_empty())
+                .map(|s| {
+                    (
+                        s.name.clone(),
+                        std::sync::Arc::new(std::mem::take(&mut s.formats)),
+                    )
+                })
+                .collect(),
+            _ => Default::default(),
+        }
     }
 
     /// A legacy workbook's sheet as calamine holds it (its cells, for what a chart
@@ -352,6 +402,15 @@ impl Workbook {
             Self::Ods(w) => w
                 .worksheet_range(&sheet.name)
                 .map_err(|e| calamine_error(e.into()))?,
+            Self::Xml2003(_, sheets) => {
+                let cells = sheets
+                    .iter_mut()
+                    .find(|s| s.name == sheet_name)
+                    .map(|s| std::mem::take(&mut s.cells))
+                    .unwrap_or_default();
+                feed_sorted(sheet, cells);
+                return Ok(());
+            }
         };
         feed_range(sheet, &range);
         Ok(())
