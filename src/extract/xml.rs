@@ -130,6 +130,22 @@ pub fn attr<'a>(attrs: &'a [(String, String)], local_name: &str) -> Option<&'a s
         .map(|(_, v)| v.as_str())
 }
 
+/// A document that is one XML file (Word and Excel 2003 XML), read whole: held to the cap
+/// of one package part (`--package-max-entry-bytes`), as a docx's body would be.
+pub fn read_whole(path: &std::path::Path, cap: u64, what: &str) -> Result<Vec<u8>, ApiError> {
+    let len = std::fs::metadata(path).map_err(ApiError::internal)?.len();
+    if len > cap {
+        return Err(ApiError::new(
+            ErrorCode::TooLarge,
+            format!("this {what} is {len} bytes: over the {cap} bytes one document part may hold"),
+        )
+        .with_hint("Save it as .docx or .xlsx (zipped, read part by part), or raise DOCREADER_PACKAGE_MAX_ENTRY_BYTES."));
+    }
+    let xml = std::fs::read(path).map_err(ApiError::internal)?;
+    refuse_entities(&xml)?;
+    Ok(xml)
+}
+
 /// Office parts never need a DTD; one that declares entities is an expansion bomb.
 pub fn refuse_entities(xml: &[u8]) -> Result<(), ApiError> {
     let head = &xml[..xml.len().min(64 * 1024)];

@@ -1456,6 +1456,18 @@ async fn word_2003_xml_is_read_as_word() {
     let id = app.upload_id("lease.doc", &bytes).await;
     let r = app.read(json!({"file_id": id, "sheet": "A"})).await;
     assert_error(&r, 400, "unsupported_option");
+    // One XML file is held to the cap of one package part, Word's and Excel's alike.
+    let small = TestApp::with(|a| a.limits.package.max_entry_bytes = 1000).await;
+    let book = std::fs::read(corpus_dir().join("xml/testEXCEL2003.xml")).unwrap();
+    for (name, bytes) in [("lease.doc", &bytes), ("book.xml", &book)] {
+        let r = small.upload_and_read(name, bytes, json!({})).await;
+        assert_error(&r, 413, "too_large");
+        let msg = r.json["error"]["message"].as_str().unwrap();
+        assert!(
+            msg.contains("over the 1000 bytes one document part may hold"),
+            "{msg}"
+        );
+    }
 }
 
 /// Excel 2003 XML (#43): one XML file read as a workbook, with its sheets, budgets and

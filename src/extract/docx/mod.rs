@@ -85,8 +85,7 @@ fn read_word_2003(
     limits: &Limits,
     hidden_text: HiddenText,
 ) -> Result<(Vec<Block>, usize, usize, HiddenRuns), ApiError> {
-    let xml = std::fs::read(path).map_err(ApiError::internal)?;
-    super::xml::refuse_entities(&xml)?;
+    let xml = super::xml::read_whole(path, limits.package.max_entry_bytes, "Word 2003 XML file")?;
     let depth = limits.package.max_xml_depth;
     let mut numbering = Numbering::default();
     numbering.parse_styles(&xml, depth)?;

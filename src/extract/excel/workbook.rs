@@ -125,7 +125,11 @@ impl Workbook {
                 )
             }
             Format::SpreadsheetMl => {
-                let xml = std::fs::read(&input.path).map_err(ApiError::internal)?;
+                let xml = crate::extract::xml::read_whole(
+                    &input.path,
+                    limits.package.max_entry_bytes,
+                    "Excel 2003 XML file",
+                )?;
                 let sheets = super::xml2003::read(&xml, limits.package.max_xml_depth)?;
                 let meta = sheets
                     .iter()
