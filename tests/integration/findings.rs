@@ -1918,3 +1918,39 @@ async fn every_format_keeps_marks_or_drops_what_it_hides() {
         );
     }
 }
+
+/// A binary workbook's hidden rows and columns are found as an xlsx's are (#43; the attack
+/// pass's class "hidden text that gets past the findings"): fixtures/office/hidden.xlsb is
+/// Tika's test-columnar.xlsb with row 4 and column C hidden. Before, an xlsb listed none.
+#[tokio::test]
+async fn hidden_rows_and_columns_of_an_xlsb_are_listed_and_dropped_on_request() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("hidden.xlsb", &fixture("office/hidden.xlsb"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let found: Vec<(String, String)> = findings(&r.json)
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["how"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("hidden_row".to_string(), "row 4 hidden".to_string()),
+            ("hidden_column".to_string(), "column C hidden".to_string())
+        ]
+    );
+    assert!(r.json["text"].as_str().unwrap().contains("This is row"));
+    let r = app
+        .read(json!({"file_id": id, "hidden_text": "drop"}))
+        .await;
+    let text = r.json["text"].as_str().unwrap();
+    assert!(!text.contains("This is row"), "{text}");
+    assert!(!text.contains("20.00%\t50.00%"), "{text}");
+    assert!(text.contains("30.00%\t66.67%"), "{text}");
+}

@@ -155,10 +155,8 @@ impl Workbook {
                 pkg.reset_count();
                 let parts = super::xlsb::sheet_parts(&mut pkg)?;
                 super::xlsb::refuse_output_bomb(&mut pkg, &parts, limits.max_expanded_text_bytes)?;
-                // Best effort, as for an xlsx: numbers stay General where the styles
-                // cannot be read.
-                let numbers = super::xlsb::numbers(&mut pkg, &parts).unwrap_or_default();
-                (Self::open_unchecked(input)?, Default::default(), numbers)
+                let (numbers, hidden) = super::xlsb::sheets(&mut pkg, &parts)?;
+                (Self::open_unchecked(input)?, hidden, numbers)
             }
             _ => {
                 let mut pkg = Package::open(&input.path, limits.package)?;

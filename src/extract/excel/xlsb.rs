@@ -1,6 +1,7 @@
 //! What calamine does not read of a binary workbook (.xlsb, MS-XLSB): the number format
 //! of each number cell (`$3.03`, `20%`, `1/4`: from `xl/styles.bin` and the cells' styles),
-//! cell comments (`xl/comments*.bin`), and print headers and footers. Its charts and
+//! hidden rows and columns (for the hidden-text findings, as an xlsx's), cell comments
+//! (`xl/comments*.bin`), and print headers and footers. Its charts and
 //! drawings are XML parts, read as an xlsx's are. Also the output-bomb check an xlsx gets:
 //! cells that repeat a long shared string.
 //!
@@ -87,6 +88,7 @@ const SST_ITEM: u32 = 0x0013;
 const FMT: u32 = 0x002C;
 const XF: u32 = 0x002F;
 const BUNDLE_SH: u32 = 0x009C;
+const COL_INFO: u32 = 0x003C;
 const HEADER_FOOTER: u32 = 0x01DF;
 const BEGIN_CELL_XFS: u32 = 0x0269;
 const END_CELL_XFS: u32 = 0x026A;
@@ -163,13 +165,35 @@ fn styles(bin: &[u8]) -> Vec<Option<Arc<NumFmt>>> {
     }
 }
 
-/// The number cells of a worksheet part in a format of their own: (row, column) → format.
-fn number_cells(sheet: &[u8], styles: &[Option<Arc<NumFmt>>]) -> CellFormats {
+/// A worksheet part's number cells in a format of their own ((row, column) → format), and
+/// its hidden rows (`BrtRowHdr`'s fDyZero) and columns (`BrtColInfo`'s fHidden), 1-based
+/// as an xlsx's are.
+fn scan_sheet(
+    sheet: &[u8],
+    styles: &[Option<Arc<NumFmt>>],
+) -> (CellFormats, super::hidden::HiddenLines) {
     let mut out = CellFormats::new();
+    let mut hidden = super::hidden::HiddenLines::default();
     let mut row = 0u32;
     for (kind, p) in Records::new(sheet) {
         match kind {
-            ROW_HDR => row = u32_at(p, 0).unwrap_or(row),
+            ROW_HDR => {
+                row = u32_at(p, 0).unwrap_or(row);
+                if p.get(11).is_some_and(|f| f & 0x10 != 0) && hidden.rows.len() < 100_000 {
+                    hidden.rows.push(row.saturating_add(1));
+                }
+            }
+            COL_INFO => {
+                if let (Some(first), Some(last), Some(flags)) =
+                    (u32_at(p, 0), u32_at(p, 4), p.get(16))
+                {
+                    if flags & 0x01 != 0 && first <= last && hidden.cols.len() < 16_384 {
+                        hidden
+                            .cols
+                            .push((first.saturating_add(1), last.saturating_add(1)));
+                    }
+                }
+            }
             CELL_RK | CELL_REAL | FMLA_NUM => {
                 let (Some(col), Some(style)) = (u32_at(p, 0), u32_at(p, 4)) else {
                     continue;
@@ -181,32 +205,34 @@ fn number_cells(sheet: &[u8], styles: &[Option<Arc<NumFmt>>]) -> CellFormats {
             _ => {}
         }
     }
-    out
+    (out, hidden)
 }
 
-/// By worksheet part: its number cells in a format of their own (none when no style has
-/// such a format).
-pub(super) fn numbers(
+/// By worksheet part: its number cells in a format of their own, and its hidden rows and
+/// columns.
+pub(super) fn sheets(
     pkg: &mut Package,
     parts: &[(String, String)],
-) -> Result<super::workbook::Numbers, ApiError> {
-    let mut out = super::workbook::Numbers::new();
-    let styles = match pkg.read("xl/styles.bin")? {
-        Some(bin) => styles(&bin),
-        None => return Ok(out),
+) -> Result<(super::workbook::Numbers, super::hidden::ByPart), ApiError> {
+    let mut numbers = super::workbook::Numbers::new();
+    let mut hidden = super::hidden::ByPart::new();
+    // Best effort, as for an xlsx: numbers stay General where the styles cannot be read.
+    let styles = match pkg.read("xl/styles.bin") {
+        Ok(Some(bin)) => styles(&bin),
+        _ => Vec::new(),
     };
-    if styles.is_empty() {
-        return Ok(out);
-    }
     for (_, part) in parts {
         if let Some(sheet) = pkg.read(part)? {
-            let cells = number_cells(&sheet, &styles);
+            let (cells, lines) = scan_sheet(&sheet, &styles);
             if !cells.is_empty() {
-                out.insert(part.clone(), Arc::new(cells));
+                numbers.insert(part.clone(), Arc::new(cells));
+            }
+            if !lines.rows.is_empty() || !lines.cols.is_empty() {
+                hidden.insert(part.clone(), lines);
             }
         }
     }
-    Ok(out)
+    Ok((numbers, hidden))
 }
 
 /// The notes of a comments part (`xl/comments1.bin`), in order: each at its range's first
@@ -356,7 +382,7 @@ mod tests {
     }
 
     #[test]
-    fn number_cells_take_their_styles_format() {
+    fn number_cells_take_their_styles_format_and_hidden_lines_are_found() {
         // Styles: xf 0 General, xf 1 percent (built-in 9), xf 2 a custom currency.
         let mut styles_bin = Vec::new();
         let mut fmt = 164u16.to_le_bytes().to_vec();
@@ -386,7 +412,19 @@ mod tests {
         sheet.extend(record(CELL_REAL, &cell(2, 0, &1.5f64.to_le_bytes())));
         sheet.extend(record(ROW_HDR, &7u32.to_le_bytes()));
         sheet.extend(record(FMLA_NUM, &cell(0, 2, &1599.99f64.to_le_bytes())));
-        let cells = number_cells(&sheet, &st);
+        // Row 7 hidden (fDyZero), columns B–C hidden (fHidden).
+        let mut hdr = 7u32.to_le_bytes().to_vec();
+        hdr.extend([0u8; 6]);
+        hdr.extend([0, 0x10]);
+        sheet.extend(record(ROW_HDR, &hdr));
+        let mut cols = 1u32.to_le_bytes().to_vec();
+        cols.extend(2u32.to_le_bytes());
+        cols.extend([0u8; 8]);
+        cols.extend([1, 0]);
+        sheet.extend(record(COL_INFO, &cols));
+        let (cells, hidden) = scan_sheet(&sheet, &st);
+        assert_eq!(hidden.rows, [8]);
+        assert_eq!(hidden.cols, [(2, 3)]);
         assert_eq!(cells.len(), 2);
         assert_eq!(cells[&(4, 1)].apply(0.2).as_deref(), Some("20%"));
         assert_eq!(cells[&(7, 0)].apply(1599.99).as_deref(), Some("$1,599.99"));
