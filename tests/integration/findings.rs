@@ -1954,3 +1954,39 @@ async fn hidden_rows_and_columns_of_an_xlsb_are_listed_and_dropped_on_request() 
     assert!(!text.contains("20.00%\t50.00%"), "{text}");
     assert!(text.contains("30.00%\t66.67%"), "{text}");
 }
+
+/// Excel 2003 XML's hidden sheet, row and column and its comment are findings as an xlsx's
+/// are, its number formats apply, and `hidden_text: "drop"` empties what hides
+/// (fixtures/office/excel2003.xml, from make_office_fixtures.py).
+#[tokio::test]
+async fn excel_2003_xml_hidden_lines_sheets_and_comments_are_found() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("budget.xml", &fixture("office/excel2003.xml"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("Rent\t$1,599.99\tmargin note\nBribe\t$500.00\n\nGrowth\t2.50%\n[Comments]\nA2 (Ann): Due monthly\n"),
+        "{text}"
+    );
+    let mut kinds: Vec<&str> = findings(&r.json)
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        ["comment", "hidden_column", "hidden_row", "hidden_sheet"],
+        "{}",
+        r.json["security"]
+    );
+    let r = app
+        .read(json!({"file_id": id, "hidden_text": "drop"}))
+        .await;
+    let text = r.json["text"].as_str().unwrap();
+    for gone in ["Bribe", "Internal", "margin note", "Archived"] {
+        assert!(!text.contains(gone), "{gone} in {text}");
+    }
+    assert!(text.contains("Growth\t2.50%"), "{text}");
+}

@@ -103,6 +103,12 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
             let drawn = comments::charts(pkg, &parts)?;
             (parts, notes, drawn)
         }
+        // Excel 2003 XML is one part: each sheet's name stands for its part.
+        None if input.format == crate::detect::Format::SpreadsheetMl => (
+            meta.iter().map(|(n, _)| (n.clone(), n.clone())).collect(),
+            Default::default(),
+            Default::default(),
+        ),
         None => Default::default(),
     };
     // An OpenDocument spreadsheet's charts and shapes, and its print headers and footers on request

@@ -143,11 +143,13 @@ impl Workbook {
                         },
                     })
                     .collect();
-                (
-                    Self::Xml2003(meta, sheets),
-                    Default::default(),
-                    Default::default(),
-                )
+                // Hidden lines by "part": a sheet's name stands for its part here.
+                let hidden = sheets
+                    .iter()
+                    .filter(|s| !s.lines.rows.is_empty() || !s.lines.cols.is_empty())
+                    .map(|s| (s.name.clone(), s.lines.clone()))
+                    .collect();
+                (Self::Xml2003(meta, sheets), hidden, Default::default())
             }
             Format::Xlsb => {
                 let mut pkg = Package::open(&input.path, limits.package)?;

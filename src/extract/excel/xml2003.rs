@@ -25,6 +25,9 @@ pub(super) struct XmlSheet {
     pub(super) notes: Vec<Note>,
     /// Its number cells in a format of their own (their style's, or their row's).
     pub(super) formats: super::biff::CellFormats,
+    /// Its hidden rows (`Row ss:Hidden="1"`) and columns (`Column ss:Hidden="1"`, with
+    /// `ss:Span` more), 1-based as an xlsx's.
+    pub(super) lines: super::hidden::HiddenLines,
 }
 
 /// A named number format of SpreadsheetML 2003 as a format code; other names (the date
@@ -51,6 +54,8 @@ pub(super) fn read(xml: &[u8], depth: usize) -> Result<Vec<XmlSheet>, ApiError> 
     // Where the walk stands: the row and column of the open cell (0-based; `None` before
     // the first), the open Data's type and text, the open comment's author and text.
     let (mut row, mut col): (Option<u32>, Option<u32>) = (None, None);
+    // The last column a `Column` element described (0-based).
+    let mut column: Option<u32> = None;
     let mut data: Option<(String, String)> = None;
     let mut comment: Option<(String, String)> = None;
     let mut visible: Option<String> = None;
@@ -74,8 +79,9 @@ pub(super) fn read(xml: &[u8], depth: usize) -> Result<Vec<XmlSheet>, ApiError> 
                 cells: Vec::new(),
                 notes: Vec::new(),
                 formats: Default::default(),
+                lines: Default::default(),
             });
-            (row, col) = (None, None);
+            (row, col, column) = (None, None, None);
         }
         Node::Open("Style", a) => style_id = attr(a, "ID").map(str::to_string),
         Node::Open("NumberFormat", a) => {
@@ -94,6 +100,31 @@ pub(super) fn read(xml: &[u8], depth: usize) -> Result<Vec<XmlSheet>, ApiError> 
             row_style = attr(a, "StyleID").map(str::to_string);
             row = Some(index(a).unwrap_or_else(|| row.map_or(0, |r| r.saturating_add(1))));
             col = None;
+            if let (Some(r), Some(sheet)) = (row, sheets.last_mut()) {
+                if attr(a, "Hidden") == Some("1")
+                    && r < MAX_ROWS
+                    && sheet.lines.rows.len() < 100_000
+                {
+                    sheet.lines.rows.push(r + 1);
+                }
+            }
+        }
+        Node::Open("Column", a) => {
+            let first = index(a).unwrap_or_else(|| column.map_or(0, |c| c.saturating_add(1)));
+            let span = attr(a, "Span")
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .unwrap_or(0)
+                .min(MAX_COLS);
+            let last = first.saturating_add(span).min(MAX_COLS - 1);
+            column = Some(last);
+            if let Some(sheet) = sheets.last_mut() {
+                if attr(a, "Hidden") == Some("1")
+                    && first <= last
+                    && sheet.lines.cols.len() < MAX_COLS as usize
+                {
+                    sheet.lines.cols.push((first + 1, last + 1));
+                }
+            }
         }
         Node::Open("Cell", a) => {
             cell_style = attr(a, "StyleID")
@@ -209,8 +240,9 @@ mod tests {
 <Workbook xmlns="urn:schemas-microsoft-com:office:spreadsheet" xmlns:ss="urn:schemas-microsoft-com:office:spreadsheet">
  <Styles><Style ss:ID="p"><NumberFormat ss:Format="Percent"/></Style><Style ss:ID="d"><NumberFormat ss:Format="Short Date"/></Style></Styles>
  <Worksheet ss:Name="Costs"><Table>
+  <Column ss:Width="40"/><Column ss:Hidden="1" ss:Span="1"/>
   <Row><Cell ss:MergeAcross="1"><Data ss:Type="String">Wide</Data></Cell><Cell ss:StyleID="p"><Data ss:Type="Number">0.055</Data></Cell></Row>
-  <Row ss:Index="4"><Cell ss:Index="2"><Data ss:Type="DateTime">2016-04-27T00:00:00.000</Data>
+  <Row ss:Index="4" ss:Hidden="1"><Cell ss:Index="2"><Data ss:Type="DateTime">2016-04-27T00:00:00.000</Data>
    <Comment ss:Author="Ann"><ss:Data xmlns="http://www.w3.org/TR/REC-html40"><B>Check</B> it</ss:Data></Comment></Cell>
    <Cell><Data ss:Type="Boolean">1</Data></Cell></Row>
  </Table></Worksheet>
@@ -239,6 +271,8 @@ mod tests {
         );
         assert!(!sheets[0].hidden && sheets[1].hidden);
         assert_eq!(sheets[0].formats.len(), 1);
+        assert_eq!(sheets[0].lines.rows, [4]);
+        assert_eq!(sheets[0].lines.cols, [(2, 3)]);
         assert_eq!(
             sheets[0].formats[&(0, 2)].apply(0.055).as_deref(),
             Some("5.50%")
