@@ -80,11 +80,12 @@ impl Extractor for PdfExtractor {
                 e
             })?;
         warnings.extend(count.shortfall().map(|why| {
-            format!(
-                "{why}: pages {}-{} are missing, and the pages read are those found",
-                count.found + 1,
-                count.claimed
-            )
+            let missing = if count.found + 1 == count.claimed {
+                format!("page {} is missing", count.claimed)
+            } else {
+                format!("pages {}-{} are missing", count.found + 1, count.claimed)
+            };
+            format!("{why}: {missing}, and the pages read are those found")
         }));
         let outline = if settings.markdown || settings.json {
             headings::Outline::read(&doc)

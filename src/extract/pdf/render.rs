@@ -32,23 +32,29 @@ pub fn render_page(
     let doc = super::pdfium::open(pdfium, path, req.password.as_deref())?;
     let count = super::pdfium::PageCount::of(&doc);
     let pages = doc.pages();
-    let p = (1..=count.found)
-        .contains(&req.page)
-        .then(|| pages.get((req.page - 1) as i32).ok())
-        .flatten()
-        .ok_or_else(|| {
-            let mut message = format!(
-                "page {} but the document has {} page{}",
-                req.page,
-                count.found,
-                if count.found == 1 { "" } else { "s" }
-            );
-            if let Some(why) = count.shortfall() {
-                message = format!("{message}; {why}");
-            }
-            ApiError::out_of_range(message)
-                .with_hint(format!("Ask for a page from 1 to {}.", count.found.max(1)))
-        })?;
+    if !(1..=count.found).contains(&req.page) {
+        let mut message = format!(
+            "page {} is past the end: the document has {} page{}",
+            req.page,
+            count.found,
+            if count.found == 1 { "" } else { "s" }
+        );
+        if let Some(why) = count.shortfall() {
+            message = format!("{message}; {why}");
+        }
+        return Err(ApiError::out_of_range(message)
+            .with_hint(format!("Ask for a page from 1 to {}.", count.found.max(1))));
+    }
+    let p = pages.get((req.page - 1) as i32).map_err(|e| {
+        ApiError::new(
+            ErrorCode::Corrupt,
+            format!(
+                "page {} cannot be read: the PDF's page tree is damaged there",
+                req.page
+            ),
+        )
+        .with_cause(e)
+    })?;
     let (wpt, hpt) = (f64::from(p.width().value), f64::from(p.height().value));
     if !(wpt.is_finite() && hpt.is_finite() && wpt > 0.0 && hpt > 0.0) {
         return Err(ApiError::new(
