@@ -1497,3 +1497,57 @@ async fn excel_2003_xml_is_read_as_a_workbook() {
         .await;
     assert_error(&r, 400, "unsupported_option");
 }
+
+/// An xlsb whose cells refer to a long shared string is refused as an output bomb before
+/// calamine copies it into each cell, as an xlsx is: Tika's test-columnar.xlsb with its
+/// shared strings replaced by one of 16 KB, read under a 100 KB cap on the text (its
+/// eleven string cells would make 180 KB).
+#[tokio::test]
+async fn xlsb_cells_repeating_a_long_shared_string_are_an_output_bomb() {
+    use std::io::{Read, Write};
+    let src = std::fs::read(corpus_dir().join("xlsb/test-columnar.xlsb")).unwrap();
+    let mut zin = zip::ZipArchive::new(std::io::Cursor::new(src)).unwrap();
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    // BrtBeginSst, one BrtSSTItem (a RichStr: flags, then 8,192 UTF-16 units), BrtEndSst.
+    let record = |kind: &[u8], payload: &[u8]| {
+        let mut out = kind.to_vec();
+        let mut n = payload.len() as u32;
+        loop {
+            let b = (n & 0x7F) as u8;
+            n >>= 7;
+            out.push(if n > 0 { b | 0x80 } else { b });
+            if n == 0 {
+                break;
+            }
+        }
+        out.extend_from_slice(payload);
+        out
+    };
+    let mut item = vec![0u8];
+    item.extend(8192u32.to_le_bytes());
+    item.extend("x".repeat(8192).encode_utf16().flat_map(u16::to_le_bytes));
+    let mut sst = record(&[0x9F, 0x01], &[1, 0, 0, 0, 1, 0, 0, 0]);
+    sst.extend(record(&[0x13], &item));
+    sst.extend(record(&[0xA0, 0x01], &[]));
+    for i in 0..zin.len() {
+        let mut f = zin.by_index(i).unwrap();
+        let name = f.name().unwrap().to_string();
+        let mut data = Vec::new();
+        f.read_to_end(&mut data).unwrap();
+        if name == "xl/sharedStrings.bin" {
+            data = sst.clone();
+        }
+        z.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        z.write_all(&data).unwrap();
+    }
+    let bytes = z.finish().unwrap().into_inner();
+    let app = TestApp::with(|a| a.limits.max_expanded_text_bytes = 100_000).await;
+    let r = app.upload_and_read("bomb.xlsb", &bytes, json!({})).await;
+    assert_error(&r, 413, "too_large");
+    let msg = r.json["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("cells reference a shared string of 16389 bytes"),
+        "{msg}"
+    );
+}

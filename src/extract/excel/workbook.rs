@@ -153,12 +153,12 @@ impl Workbook {
             }
             Format::Xlsb => {
                 let mut pkg = Package::open(&input.path, limits.package)?;
-                pkg.check_all()?;
-                pkg.reset_count();
-                let parts = super::xlsb::sheet_parts(&mut pkg)?;
-                super::xlsb::refuse_output_bomb(&mut pkg, &parts, limits.max_expanded_text_bytes)?;
-                let (numbers, hidden) = super::xlsb::sheets(&mut pkg, &parts)?;
-                (Self::open_unchecked(input)?, hidden, numbers)
+                let checked = super::xlsb::check(&mut pkg, limits.max_expanded_text_bytes)?;
+                (
+                    Self::open_unchecked(input)?,
+                    checked.hidden,
+                    checked.numbers,
+                )
             }
             _ => {
                 let mut pkg = Package::open(&input.path, limits.package)?;

@@ -45,12 +45,27 @@ impl<'a> Records<'a> {
 impl<'a> Iterator for Records<'a> {
     type Item = (u32, &'a [u8]);
 
+    /// The next whole record; at one cut short, `None`, and `consumed` stays before it.
     fn next(&mut self) -> Option<Self::Item> {
-        let kind = self.number(2)?;
-        let len = self.number(4)? as usize;
-        let payload = self.bytes.get(self.at..self.at.checked_add(len)?)?;
-        self.at += len;
-        Some((kind, payload))
+        let start = self.at;
+        let record = (|| {
+            let kind = self.number(2)?;
+            let len = self.number(4)? as usize;
+            let payload = self.bytes.get(self.at..self.at.checked_add(len)?)?;
+            self.at += len;
+            Some((kind, payload))
+        })();
+        if record.is_none() {
+            self.at = start;
+        }
+        record
+    }
+}
+
+impl Records<'_> {
+    /// The bytes of the whole records read so far.
+    fn consumed(&self) -> usize {
+        self.at
     }
 }
 
@@ -165,74 +180,121 @@ fn styles(bin: &[u8]) -> Vec<Option<Arc<NumFmt>>> {
     }
 }
 
-/// A worksheet part's number cells in a format of their own ((row, column) → format), and
-/// its hidden rows (`BrtRowHdr`'s fDyZero) and columns (`BrtColInfo`'s fHidden), 1-based
-/// as an xlsx's are.
-fn scan_sheet(
-    sheet: &[u8],
-    styles: &[Option<Arc<NumFmt>>],
-) -> (CellFormats, super::hidden::HiddenLines) {
-    let mut out = CellFormats::new();
-    let mut hidden = super::hidden::HiddenLines::default();
-    let mut row = 0u32;
-    for (kind, p) in Records::new(sheet) {
+/// One worksheet part scanned as it inflates (`Package::check_where_visiting`, so the
+/// sheet is not inflated again for this): its number cells in a format of their own
+/// ((row, column) → format), its hidden rows (`BrtRowHdr`'s fDyZero) and columns
+/// (`BrtColInfo`'s fHidden), 1-based as an xlsx's, and how many cells refer to a shared
+/// string. Only a record cut by the end of a piece is carried to the next.
+struct SheetScan {
+    styles: Arc<Vec<Option<Arc<NumFmt>>>>,
+    carry: Vec<u8>,
+    row: u32,
+    cells: CellFormats,
+    lines: super::hidden::HiddenLines,
+    shared_refs: u64,
+}
+
+impl SheetScan {
+    fn new(styles: Arc<Vec<Option<Arc<NumFmt>>>>) -> Self {
+        Self {
+            styles,
+            carry: Vec::new(),
+            row: 0,
+            cells: CellFormats::new(),
+            lines: Default::default(),
+            shared_refs: 0,
+        }
+    }
+
+    fn feed(&mut self, piece: &[u8]) {
+        let mut bytes = std::mem::take(&mut self.carry);
+        let whole: &[u8] = if bytes.is_empty() {
+            piece
+        } else {
+            bytes.extend_from_slice(piece);
+            &bytes
+        };
+        let mut records = Records::new(whole);
+        for (kind, p) in records.by_ref() {
+            self.record(kind, p);
+        }
+        let rest = whole[records.consumed()..].to_vec();
+        self.carry = rest;
+    }
+
+    fn record(&mut self, kind: u32, p: &[u8]) {
         match kind {
             ROW_HDR => {
-                row = u32_at(p, 0).unwrap_or(row);
-                if p.get(11).is_some_and(|f| f & 0x10 != 0) && hidden.rows.len() < 100_000 {
-                    hidden.rows.push(row.saturating_add(1));
+                self.row = u32_at(p, 0).unwrap_or(self.row);
+                if p.get(11).is_some_and(|f| f & 0x10 != 0) && self.lines.rows.len() < 100_000 {
+                    self.lines.rows.push(self.row.saturating_add(1));
                 }
             }
             COL_INFO => {
                 if let (Some(first), Some(last), Some(flags)) =
                     (u32_at(p, 0), u32_at(p, 4), p.get(16))
                 {
-                    if flags & 0x01 != 0 && first <= last && hidden.cols.len() < 16_384 {
-                        hidden
+                    if flags & 0x01 != 0 && first <= last && self.lines.cols.len() < 16_384 {
+                        self.lines
                             .cols
                             .push((first.saturating_add(1), last.saturating_add(1)));
                     }
                 }
             }
+            CELL_ISST => self.shared_refs += 1,
             CELL_RK | CELL_REAL | FMLA_NUM => {
                 let (Some(col), Some(style)) = (u32_at(p, 0), u32_at(p, 4)) else {
-                    continue;
+                    return;
                 };
-                if let Some(Some(f)) = styles.get((style & 0x00FF_FFFF) as usize) {
-                    out.insert((row, col), f.clone());
+                if let Some(Some(f)) = self.styles.get((style & 0x00FF_FFFF) as usize) {
+                    self.cells.insert((self.row, col), f.clone());
                 }
             }
             _ => {}
         }
     }
-    (out, hidden)
 }
 
-/// By worksheet part: its number cells in a format of their own, and its hidden rows and
-/// columns.
-pub(super) fn sheets(
-    pkg: &mut Package,
-    parts: &[(String, String)],
-) -> Result<(super::workbook::Numbers, super::hidden::ByPart), ApiError> {
-    let mut numbers = super::workbook::Numbers::new();
-    let mut hidden = super::hidden::ByPart::new();
+/// What the check of a binary workbook finds on its way: by worksheet part, its number
+/// cells in a format of their own and its hidden rows and columns.
+pub(super) struct Checked {
+    pub(super) numbers: super::workbook::Numbers,
+    pub(super) hidden: super::hidden::ByPart,
+}
+
+/// Prove the package within its caps (every part inflated once), scanning the worksheets
+/// as they inflate, and refuse an output bomb (`refuse_output_bomb`).
+pub(super) fn check(pkg: &mut Package, max_expanded: u64) -> Result<Checked, ApiError> {
+    let is_sheet = |n: &str| n.starts_with("xl/worksheets/") && n.ends_with(".bin");
+    pkg.check_where(|n| !is_sheet(n))?;
     // Best effort, as for an xlsx: numbers stay General where the styles cannot be read.
-    let styles = match pkg.read("xl/styles.bin") {
+    let styles = Arc::new(match pkg.read("xl/styles.bin") {
         Ok(Some(bin)) => styles(&bin),
         _ => Vec::new(),
-    };
-    for (_, part) in parts {
-        if let Some(sheet) = pkg.read(part)? {
-            let (cells, lines) = scan_sheet(&sheet, &styles);
-            if !cells.is_empty() {
-                numbers.insert(part.clone(), Arc::new(cells));
-            }
-            if !lines.rows.is_empty() || !lines.cols.is_empty() {
-                hidden.insert(part.clone(), lines);
-            }
+    });
+    let mut scans: HashMap<String, SheetScan> = HashMap::new();
+    pkg.check_where_visiting(is_sheet, |name, piece| {
+        scans
+            .entry(name.to_string())
+            .or_insert_with(|| SheetScan::new(styles.clone()))
+            .feed(piece)
+    })?;
+    pkg.reset_count();
+    let refs = scans.values().map(|s| s.shared_refs).sum();
+    refuse_output_bomb(pkg, refs, max_expanded)?;
+    let (mut numbers, mut hidden) = (
+        super::workbook::Numbers::new(),
+        super::hidden::ByPart::new(),
+    );
+    for (part, scan) in scans {
+        if !scan.cells.is_empty() {
+            numbers.insert(part.clone(), Arc::new(scan.cells));
+        }
+        if !scan.lines.rows.is_empty() || !scan.lines.cols.is_empty() {
+            hidden.insert(part, scan.lines);
         }
     }
-    Ok((numbers, hidden))
+    Ok(Checked { numbers, hidden })
 }
 
 /// The notes of a comments part (`xl/comments1.bin`), in order: each at its range's first
@@ -303,13 +365,9 @@ pub(super) fn headers_footers(
 }
 
 /// The check an xlsx gets against an output bomb (`workbook::refuse_output_bomb`): calamine
-/// copies a shared string into every cell that refers to it, so cells referring to a long
-/// one are counted against `max_expanded` before the workbook is read.
-pub(super) fn refuse_output_bomb(
-    pkg: &mut Package,
-    parts: &[(String, String)],
-    max_expanded: u64,
-) -> Result<(), ApiError> {
+/// copies a shared string into every cell that refers to it, so `refs` cells referring to
+/// the longest one are counted against `max_expanded` before the workbook is read.
+fn refuse_output_bomb(pkg: &mut Package, refs: u64, max_expanded: u64) -> Result<(), ApiError> {
     let Some(sst) = pkg.read("xl/sharedStrings.bin")? else {
         return Ok(());
     };
@@ -318,18 +376,7 @@ pub(super) fn refuse_output_bomb(
         .map(|(_, p)| p.len() as u64)
         .max()
         .unwrap_or(0);
-    if longest < 4096 {
-        return Ok(());
-    }
-    let mut refs = 0u64;
-    for (_, part) in parts {
-        if let Some(sheet) = pkg.read(part)? {
-            refs += Records::new(&sheet)
-                .filter(|(k, _)| *k == CELL_ISST)
-                .count() as u64;
-        }
-    }
-    if refs.saturating_mul(longest) > max_expanded {
+    if longest >= 4096 && refs.saturating_mul(longest) > max_expanded {
         return Err(ApiError::new(
             ErrorCode::TooLarge,
             format!("{refs} cells reference a shared string of {longest} bytes: the text would exceed {max_expanded} bytes (an output bomb)"),
@@ -422,9 +469,20 @@ mod tests {
         cols.extend([0u8; 8]);
         cols.extend([1, 0]);
         sheet.extend(record(COL_INFO, &cols));
-        let (cells, hidden) = scan_sheet(&sheet, &st);
-        assert_eq!(hidden.rows, [8]);
-        assert_eq!(hidden.cols, [(2, 3)]);
+        // Fed in pieces of every size: a record cut between pieces is carried.
+        for size in [1, 2, 3, 7, 1000] {
+            let mut scan = SheetScan::new(Arc::new(st.clone()));
+            for piece in sheet.chunks(size) {
+                scan.feed(piece);
+            }
+            assert!(scan.carry.is_empty());
+            assert_eq!(scan.lines.rows, [8]);
+            assert_eq!(scan.lines.cols, [(2, 3)]);
+            assert_eq!(scan.cells.len(), 2, "pieces of {size}");
+        }
+        let mut scan = SheetScan::new(Arc::new(st));
+        scan.feed(&sheet);
+        let cells = scan.cells;
         assert_eq!(cells.len(), 2);
         assert_eq!(cells[&(4, 1)].apply(0.2).as_deref(), Some("20%"));
         assert_eq!(cells[&(7, 0)].apply(1599.99).as_deref(), Some("$1,599.99"));
