@@ -1421,7 +1421,8 @@ async fn word_2003_xml_is_read_as_word() {
     let want = "Terms of the lease\nThe tenant pays nothing at all on the first day.\n\
         1. Rent\n2. Deposit\n  a) Monthly\n• Keys\n• Parking\n\n\
         --- Table 1 ---\nItem | Amount\nRent | 900\n\
-        --- Headers ---\nLease header\n--- Footnotes ---\nOr the next working day.\n";
+        --- Headers ---\nLease header\n--- Footnotes ---\nOr the next working day.\n\
+        --- Comments ---\nCheck the rent.\n";
     for name in ["lease.doc", "lease.xml"] {
         let id = app.upload_id(name, &bytes).await;
         let r = app.read(json!({"file_id": id})).await;

@@ -98,6 +98,9 @@ struct StoryParser<'a> {
     /// number of blocks before it), and those done.
     word_2003: bool,
     side: Option<(&'static str, &'static str, usize)>,
+    /// Elements named as the open side story's end, opened inside it (a bookmark's
+    /// `aml:annotation` in a comment): each closes before the story does.
+    side_nested: usize,
     diverted: Vec<(&'static str, Vec<Block>)>,
 }
 
@@ -141,6 +144,7 @@ impl<'a> StoryParser<'a> {
             given_font: None,
             word_2003: false,
             side: None,
+            side_nested: 0,
             diverted: Vec::new(),
         }
     }
@@ -236,6 +240,14 @@ impl<'a> StoryParser<'a> {
                     };
                     self.side = Some((marker, end, self.blocks.len()));
                 }
+            }
+            Node::Open(tag, _) if self.side.is_some_and(|(_, end, _)| end == tag) => {
+                self.side_nested += 1;
+            }
+            Node::Close(tag)
+                if self.side_nested > 0 && self.side.is_some_and(|(_, end, _)| end == tag) =>
+            {
+                self.side_nested -= 1;
             }
             Node::Close(tag) if self.side.is_some_and(|(_, end, _)| end == tag) => {
                 if let Some((marker, _, from)) = self.side.take() {
