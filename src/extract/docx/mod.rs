@@ -52,11 +52,7 @@ fn read_document(
     let (mut blocks, mut hidden) =
         parse_story(&body, depth, &mut numbering, hidden_text, &mut page)?;
     place_charts(pkg, &mut blocks, &mut hidden, depth, &main)?;
-    let body_paragraphs = blocks.iter().filter(|b| b.is_paragraph()).count();
-    let tables = blocks
-        .iter()
-        .filter(|b| matches!(b, Block::Table(_)))
-        .count();
+    let (body_paragraphs, tables) = body_counts(&blocks);
     side_stories(
         pkg,
         depth,
@@ -66,13 +62,57 @@ fn read_document(
         &mut blocks,
         &mut hidden,
     )?;
-    // What stands past the last block (a picture alone in the last stories) goes with it.
+    place_past_the_end(&blocks, &mut hidden);
+    Ok((blocks, body_paragraphs, tables, hidden))
+}
+
+/// The body's paragraphs and tables (before the side stories are added).
+fn body_counts(blocks: &[Block]) -> (usize, usize) {
+    let paragraphs = blocks.iter().filter(|b| b.is_paragraph()).count();
+    let tables = blocks
+        .iter()
+        .filter(|b| matches!(b, Block::Table(_)))
+        .count();
+    (paragraphs, tables)
+}
+
+/// What stands past the last block (a picture alone in the last stories) goes with it;
+/// the hidden runs in block order.
+fn place_past_the_end(blocks: &[Block], hidden: &mut HiddenRuns) {
     let last = blocks.len().saturating_sub(1);
     for h in hidden.iter_mut() {
         h.0 = h.0.min(last);
     }
     hidden.sort_by_key(|h| h.0);
-    Ok((blocks, body_paragraphs, tables, hidden))
+}
+
+/// The side stories' markers, in the order they follow the body, and a docx's parts of each.
+const SIDE_STORIES: [(&str, &str); 5] = [
+    ("Headers", "word/header"),
+    ("Footers", "word/footer"),
+    ("Footnotes", "word/footnotes"),
+    ("Endnotes", "word/endnotes"),
+    ("Comments", "word/comments"),
+];
+
+/// One kind of side story after the body: its marker, then its blocks (each block once);
+/// a comment's text is also a `comment` finding.
+fn push_side_story(
+    blocks: &mut Vec<Block>,
+    hidden: &mut HiddenRuns,
+    marker: &str,
+    seen: Vec<Block>,
+) {
+    if seen.is_empty() {
+        return;
+    }
+    blocks.push(Block::Marker(marker.to_string()));
+    for b in seen {
+        if marker == "Comments" {
+            hidden.push((blocks.len(), Hiding::Comment, b.plain()));
+        }
+        blocks.push(b);
+    }
 }
 
 /// Word 2003 XML (`w:wordDocument`): one XML file with its styles and body inline, read as
@@ -91,14 +131,10 @@ fn read_word_2003(
     numbering.parse_styles(&xml, depth)?;
     let (mut blocks, mut hidden, sides) =
         story::parse_word_2003(&xml, depth, &mut numbering, hidden_text)?;
-    let paragraphs = blocks.iter().filter(|b| b.is_paragraph()).count();
-    let tables = blocks
-        .iter()
-        .filter(|b| matches!(b, Block::Table(_)))
-        .count();
+    let (paragraphs, tables) = body_counts(&blocks);
     // The side stories after the body, in a docx's order, each block once (a header
     // repeated for odd and even pages is one).
-    for marker in ["Headers", "Footers", "Footnotes", "Endnotes", "Comments"] {
+    for (marker, _) in SIDE_STORIES {
         let mut seen: Vec<Block> = Vec::new();
         for b in sides
             .iter()
@@ -109,21 +145,9 @@ fn read_word_2003(
                 seen.push(b.clone());
             }
         }
-        if !seen.is_empty() {
-            blocks.push(Block::Marker(marker.to_string()));
-            for b in seen {
-                if marker == "Comments" {
-                    hidden.push((blocks.len(), Hiding::Comment, b.plain()));
-                }
-                blocks.push(b);
-            }
-        }
+        push_side_story(&mut blocks, &mut hidden, marker, seen);
     }
-    let last = blocks.len().saturating_sub(1);
-    for h in hidden.iter_mut() {
-        h.0 = h.0.min(last);
-    }
-    hidden.sort_by_key(|h| h.0);
+    place_past_the_end(&blocks, &mut hidden);
     Ok((blocks, paragraphs, tables, hidden))
 }
 
@@ -221,13 +245,7 @@ fn side_stories(
 ) -> Result<(), ApiError> {
     let mut names = pkg.names();
     names.sort();
-    for (marker, prefix) in [
-        ("Headers", "word/header"),
-        ("Footers", "word/footer"),
-        ("Footnotes", "word/footnotes"),
-        ("Endnotes", "word/endnotes"),
-        ("Comments", "word/comments"),
-    ] {
+    for (marker, prefix) in SIDE_STORIES {
         let mut seen: Vec<Block> = Vec::new();
         // Hidden runs and pictures' descriptions of these stories, by their block's place
         // in `seen` (a block repeated in another part is one block; a picture alone in an
@@ -270,15 +288,7 @@ fn side_stories(
             let at = at.map_or(base, |i| base + 1 + i);
             hidden.push((at, how, text));
         }
-        if !seen.is_empty() {
-            blocks.push(Block::Marker(marker.to_string()));
-            for b in seen {
-                if marker == "Comments" {
-                    hidden.push((blocks.len(), Hiding::Comment, b.plain()));
-                }
-                blocks.push(b);
-            }
-        }
+        push_side_story(blocks, hidden, marker, seen);
     }
     Ok(())
 }

@@ -20,6 +20,18 @@ pub(super) struct Note {
 }
 
 impl Note {
+    /// A note as Excel wrote it (xlsx, xlsb, Excel 2003 XML): its text without the leading
+    /// "Author:" Excel starts it with, author and text each on one line.
+    pub(super) fn new(row: u32, col: u32, author: &str, text: &str) -> Self {
+        let text = text.strip_prefix(&format!("{author}:")).unwrap_or(text);
+        Note {
+            row,
+            col,
+            author: one_line(author),
+            text: one_line(text),
+        }
+    }
+
     /// `B2 (Ann): text`.
     pub(super) fn line(&self) -> String {
         let cell = format!("{}{}", super::col_name(self.col), self.row + 1);
@@ -76,18 +88,8 @@ fn notes(xml: &[u8], depth: usize) -> Result<Vec<Note>, ApiError> {
         }
         Node::Close("comment") => {
             if let Some((Some((row, col)), who, text)) = cur.take() {
-                let author = authors.get(who).cloned().unwrap_or_default();
-                // Excel starts a note with its author's name and a colon: said once.
-                let text = text
-                    .strip_prefix(&format!("{author}:"))
-                    .unwrap_or(&text)
-                    .to_string();
-                out.push(Note {
-                    row,
-                    col,
-                    author: one_line(&author),
-                    text: one_line(&text),
-                });
+                let author = authors.get(who).map(String::as_str).unwrap_or_default();
+                out.push(Note::new(row, col, author, &text));
             }
         }
         _ => {}

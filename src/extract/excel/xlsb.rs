@@ -298,12 +298,11 @@ pub(super) fn check(pkg: &mut Package, max_expanded: u64) -> Result<Checked, Api
 }
 
 /// The notes of a comments part (`xl/comments1.bin`), in order: each at its range's first
-/// cell, with its author; Excel's leading "Author:" said once, as for an xlsx.
+/// cell, with its author (`Note::new`, as for an xlsx).
 pub(super) fn notes(bin: &[u8]) -> Vec<Note> {
     let mut authors: Vec<String> = Vec::new();
     let mut out = Vec::new();
     let mut at: Option<(u32, u32, String)> = None;
-    let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     for (kind, p) in Records::new(bin) {
         match kind {
             COMMENT_AUTHOR => authors.push(wide(p, 0).map(|(s, _)| s).unwrap_or_default()),
@@ -319,16 +318,7 @@ pub(super) fn notes(bin: &[u8]) -> Vec<Note> {
             // A RichStr: a flags byte, then the text.
             COMMENT_TEXT => {
                 if let (Some((row, col, author)), Some((text, _))) = (at.take(), wide(p, 1)) {
-                    let text = text
-                        .strip_prefix(&format!("{author}:"))
-                        .unwrap_or(&text)
-                        .to_string();
-                    out.push(Note {
-                        row,
-                        col,
-                        author: one_line(&author),
-                        text: one_line(&text),
-                    });
+                    out.push(Note::new(row, col, &author, &text));
                 }
             }
             _ => {}

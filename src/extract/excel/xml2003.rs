@@ -165,14 +165,8 @@ pub(super) fn read(xml: &[u8], depth: usize) -> Result<Vec<XmlSheet>, ApiError> 
             if let (Some((author, text)), Some(sheet), Some(r), Some(c)) =
                 (comment.take(), sheets.last_mut(), row, col)
             {
-                let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
                 if r < MAX_ROWS && c < MAX_COLS && !text.trim().is_empty() {
-                    sheet.notes.push(Note {
-                        row: r,
-                        col: c,
-                        author: one_line(&author),
-                        text: one_line(&text),
-                    });
+                    sheet.notes.push(Note::new(r, c, &author, &text));
                 }
             }
         }
