@@ -19,6 +19,8 @@ pub struct Package {
     zip: ZipArchive<File>,
     limits: PackageLimits,
     inflated: u64,
+    /// Entry indexes by lower-cased name, made at the first name not found as spelled.
+    folded: std::cell::OnceCell<std::collections::HashMap<String, usize>>,
 }
 
 fn bomb(msg: String) -> ApiError {
@@ -49,6 +51,7 @@ impl Package {
             zip,
             limits,
             inflated: 0,
+            folded: Default::default(),
         })
     }
 
@@ -61,15 +64,44 @@ impl Package {
     }
 
     pub fn has(&self, name: &str) -> bool {
-        self.zip.index_for_name(name).is_some()
+        self.index_of(name).is_some()
+    }
+
+    /// The entry of a part name. Part names compare without case (Office Open XML, ECMA-376
+    /// part 2, 9.1.1.1.2): a writer's `xl/SharedStrings.bin` is the part its workbook calls
+    /// `xl/sharedStrings.bin`. The name as spelled is tried first.
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.zip.index_for_name(name).or_else(|| {
+            let folded = self.folded.get_or_init(|| {
+                let mut by_name = std::collections::HashMap::new();
+                for i in 0..self.zip.len() {
+                    if let Some(Ok(n)) = self.zip.name_for_index(i) {
+                        by_name.entry(n.to_lowercase()).or_insert(i);
+                    }
+                }
+                by_name
+            });
+            folded.get(&name.to_lowercase()).copied()
+        })
     }
 
     /// Inflate one entry within the caps; `None` when it does not exist.
     pub fn read(&mut self, name: &str) -> Result<Option<Vec<u8>>, ApiError> {
-        let Some(i) = self.zip.index_for_name(name) else {
+        let Some(i) = self.index_of(name) else {
             return Ok(None);
         };
         self.read_index(i).map(Some)
+    }
+
+    /// Inflate one entry within the caps, showing `visit` each piece as it comes and
+    /// keeping none of it (a large part is read in 64 KiB, not whole); `false` when it does
+    /// not exist.
+    pub fn visit(&mut self, name: &str, mut visit: impl FnMut(&[u8])) -> Result<bool, ApiError> {
+        let Some(i) = self.index_of(name) else {
+            return Ok(false);
+        };
+        self.inflate_visiting(i, 0, &mut |_, piece| visit(piece))?;
+        Ok(true)
     }
 
     fn read_index(&mut self, i: usize) -> Result<Vec<u8>, ApiError> {

@@ -1033,6 +1033,76 @@ async fn binary_workbooks_and_encrypted_packages() {
     }
 }
 
+/// Binary workbooks are read by docreader itself (#43 item 5), not calamine, which
+/// panicked on writers' variations: Tika's testEXCEL.xlsb (four bytes more before a
+/// sheet's relationship id; it was `corrupt`) is a corpus row; here calamine's own test
+/// files. A part named in another case than its workbook names it is found (part names
+/// compare without case: `Hello` was missing), sheets keep their states, a chart sheet is
+/// read as its chart (it was left out), and the 1904 date system holds.
+#[tokio::test]
+async fn binary_workbooks_are_read_by_docreader_itself() {
+    let app = TestApp::new().await;
+    let read = |name: &'static str| {
+        let app = &app;
+        async move {
+            let r = app
+                .upload_and_read(
+                    name,
+                    &fixture(&format!("office/calamine/{name}")),
+                    json!({}),
+                )
+                .await;
+            assert_eq!(r.status, 200, "{name}: {}", r.json);
+            assert_eq!(r.json["format"], "excel", "{name}");
+            r.json
+        }
+    };
+    let j = read("issue_419.xlsb").await;
+    assert!(
+        j["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("--- Sheet: Sheet1 (1 rows × 1 cols) ---\nHello\n"),
+        "{j}"
+    );
+
+    let j = read("any_sheets.xlsb").await;
+    let sheets: Vec<(String, bool, Option<String>)> = j["sheets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["hidden"] == true,
+                s["kind"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sheets,
+        [
+            ("Visible".into(), false, None),
+            ("Hidden".into(), true, None),
+            ("VeryHidden".into(), true, None),
+            ("Chart".into(), false, Some("chart".into())),
+        ],
+        "{j}"
+    );
+    let t = j["text"].as_str().unwrap();
+    assert!(
+        t.ends_with("--- Chart sheet: Chart ---\n[Chart]\nCategory\tSeries 1\tSeries 2\n1\t1\t2\n2\t3\t4\n3\t5\t6\n"),
+        "{t}"
+    );
+
+    let j = read("date_1904.xlsb").await;
+    let t = j["text"].as_str().unwrap();
+    assert!(
+        t.contains("\n2021-01-01\t15\n2021-01-02\t16\n255.169444444445h\t17\n"),
+        "{t}"
+    );
+}
+
 /// Issue #43 item 6: a message's recipients come from its recipient table with their
 /// addresses (`Name <addr>`), To and Cc apart; the display strings had names only.
 /// Messages of Unstructured's and Tika's test suites (tests/corpus/msg).
@@ -1375,7 +1445,9 @@ async fn ods_shapes_are_read_after_their_sheet() {
 /// A binary workbook (.xlsb) reads what an xlsx does besides its cells (#43 item 5): numbers
 /// in their cells' formats, comments, its drawing's chart and text boxes, and on request its
 /// print headers and footers (odd, even and first pages: Tika's testXLSBVarious). Before,
-/// numbers were General (`0.2`, `3.03`), and the rest was missing.
+/// numbers were General (`0.2`, `3.03`), and the rest was missing. Its cells are read by
+/// docreader itself: a formula's error shows as Excel shows it (it read empty through
+/// calamine).
 #[tokio::test]
 async fn xlsb_numbers_comments_drawings_and_print_headers() {
     let app = TestApp::new().await;
@@ -1386,8 +1458,16 @@ async fn xlsb_numbers_comments_drawings_and_print_headers() {
     assert_eq!(r.json["format"], "excel", "{}", r.json);
     let t = r.json["text"].as_str().unwrap();
     for line in [
+        "String\tThis is a string\n",
+        "integer\t13\n",
+        "float\t13.1211231321\n",
         "currency\t$3.03\n",
         "percent\t20%\n",
+        "long int\t123456789012345\n",
+        "date\t2017-03-09\n",
+        "formula\t4\t2\n",
+        "formulaErr\t#NAME?\n",
+        "customFormat2\t  3/128\tmerchant2\t2\t4\n",
         "float 2\t13.12\n",
         "fraction\t1/4\n",
         "[Comments]\nC8 (Allison, Timothy B.): test comment2\n",

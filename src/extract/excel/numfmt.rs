@@ -62,6 +62,48 @@ pub fn is_numeric(code: &str) -> bool {
     }
 }
 
+/// Whether a format code makes a number a date (or a time) or a duration (`[h]:mm`), as
+/// calamine decides it for the workbooks it reads (its first section only): a date or time
+/// letter outside quotes, escapes and brackets, or an elapsed-time bracket.
+pub fn date_kind(code: &str) -> Option<calamine::ExcelDateTimeType> {
+    use calamine::ExcelDateTimeType::{DateTime, TimeDelta};
+    let (mut escaped, mut quoted, mut brackets) = (false, false, 0u8);
+    let (mut prev, mut elapsed, mut am) = (' ', false, false);
+    for ch in code.chars() {
+        match ch {
+            _ if escaped => escaped = false,
+            '_' | '\\' | '*' if !quoted => escaped = true,
+            '"' => quoted = !quoted,
+            _ if quoted => {}
+            ';' => return None,
+            '[' => brackets = brackets.saturating_add(1),
+            ']' if brackets == 1 && elapsed => return Some(TimeDelta),
+            ']' => brackets = brackets.saturating_sub(1),
+            'a' | 'A' if brackets == 0 && !am => am = true,
+            'p' | 'P' | 'm' | 'M' | '/' if brackets == 0 && am => return Some(DateTime),
+            'd' | 'D' | 'm' | 'M' | 'h' | 'H' | 'y' | 'Y' | 's' | 'S' if brackets == 0 && !am => {
+                return Some(DateTime)
+            }
+            _ => {
+                if !(elapsed && ch.eq_ignore_ascii_case(&prev)) {
+                    elapsed = prev == '[' && matches!(ch, 'h' | 'H' | 'm' | 'M' | 's' | 'S');
+                }
+            }
+        }
+        prev = ch;
+    }
+    None
+}
+
+/// `date_kind` of Excel's built-in formats by id.
+pub fn builtin_date_kind(id: u16) -> Option<calamine::ExcelDateTimeType> {
+    match id {
+        14..=22 | 27..=36 | 45 | 47 | 50..=58 => Some(calamine::ExcelDateTimeType::DateTime),
+        46 => Some(calamine::ExcelDateTimeType::TimeDelta),
+        _ => None,
+    }
+}
+
 /// A format code read once, to be applied to many cells.
 #[derive(Debug)]
 pub struct NumFmt {
@@ -681,7 +723,38 @@ fn fraction(v: f64, toks: &[Tok]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{builtin, is_numeric, NumFmt};
+    use super::{builtin, builtin_date_kind, date_kind, is_numeric, NumFmt};
+    use calamine::ExcelDateTimeType::{DateTime, TimeDelta};
+
+    #[test]
+    fn date_codes_are_told_from_number_codes_as_calamine_tells_them() {
+        for code in [
+            "m/d/yy",
+            "yyyy-mm-dd",
+            "h:mm AM/PM",
+            "[$-409]d-mmm-yy",
+            "mmm",
+        ] {
+            assert_eq!(date_kind(code), Some(DateTime), "{code}");
+        }
+        for code in ["[h]:mm:ss", "[mm]:ss", "[hh]"] {
+            assert_eq!(date_kind(code), Some(TimeDelta), "{code}");
+        }
+        for code in [
+            "0.00",
+            "\"$\"#,##0.00",
+            "0.0 \"days\"",
+            "General",
+            "# ?/?",
+            "0;[Red]-0",
+            "@",
+        ] {
+            assert_eq!(date_kind(code), None, "{code}");
+        }
+        assert_eq!(builtin_date_kind(14), Some(DateTime));
+        assert_eq!(builtin_date_kind(46), Some(TimeDelta));
+        assert_eq!(builtin_date_kind(9), None);
+    }
 
     fn format(v: f64, code: &str) -> Option<String> {
         NumFmt::new(code).apply(v)

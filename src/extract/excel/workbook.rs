@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufReader;
 
-use calamine::{open_workbook_from_rs, Data, DataRef, Ods, Reader, SheetVisible, Xls, Xlsb, Xlsx};
+use calamine::{open_workbook_from_rs, Data, DataRef, Ods, Reader, SheetVisible, Xls, Xlsx};
 
 use super::cells::push_ref;
 use super::sheet::{feed_range, Sheet};
@@ -93,7 +93,8 @@ pub(super) type Numbers = HashMap<String, std::sync::Arc<super::biff::CellFormat
 pub(super) enum Workbook {
     Xlsx(Xlsx<BufReader<File>>),
     Xls(Xls<BufReader<File>>),
-    Xlsb(Xlsb<BufReader<File>>),
+    /// Read here (`xlsb::Book`), not by calamine.
+    Xlsb(Box<super::xlsb::Book>),
     Ods(Ods<BufReader<File>>),
     /// Excel 2003 XML, read whole (`xml2003`): its sheets as calamine lists them, and their
     /// cells.
@@ -153,12 +154,9 @@ impl Workbook {
             }
             Format::Xlsb => {
                 let mut pkg = Package::open(&input.path, limits.package)?;
-                let checked = super::xlsb::check(&mut pkg, limits.max_expanded_text_bytes)?;
-                (
-                    Self::open_unchecked(input)?,
-                    checked.hidden,
-                    checked.numbers,
-                )
+                let mut checked = super::xlsb::check(&mut pkg, limits.max_expanded_text_bytes)?;
+                let book = super::xlsb::Book::open(pkg, &mut checked)?;
+                (Self::Xlsb(Box::new(book)), checked.hidden, checked.numbers)
             }
             _ => {
                 let mut pkg = Package::open(&input.path, limits.package)?;
@@ -225,9 +223,6 @@ impl Workbook {
             Format::Ods => {
                 Self::Ods(open_workbook_from_rs(f).map_err(|e: calamine::OdsError| err(e.into()))?)
             }
-            Format::Xlsb => Self::Xlsb(
-                open_workbook_from_rs(f).map_err(|e: calamine::XlsbError| err(e.into()))?,
-            ),
             _ => Self::Xlsx(
                 open_workbook_from_rs(f).map_err(|e: calamine::XlsxError| err(e.into()))?,
             ),
@@ -238,7 +233,7 @@ impl Workbook {
         match self {
             Self::Xlsx(w) => w.sheets_metadata(),
             Self::Xls(w) => w.sheets_metadata(),
-            Self::Xlsb(w) => w.sheets_metadata(),
+            Self::Xlsb(b) => b.metadata(),
             Self::Ods(w) => w.sheets_metadata(),
             Self::Xml2003(meta, _) => meta,
         }
@@ -246,7 +241,7 @@ impl Workbook {
 
     /// Worksheets, and an xlsx's or xls's chart sheets, in workbook order: (name, hidden).
     pub(super) fn sheets(&self) -> Vec<(String, bool)> {
-        let charts = matches!(self, Self::Xlsx(_) | Self::Xls(_));
+        let charts = matches!(self, Self::Xlsx(_) | Self::Xls(_) | Self::Xlsb(_));
         self.metadata()
             .iter()
             .filter(|s| {
@@ -390,17 +385,10 @@ impl Workbook {
             Self::Xls(w) => w
                 .worksheet_range(&sheet.name)
                 .map_err(|e| calamine_error(e.into()))?,
-            Self::Xlsb(w) => {
-                // The cells the sheet has, never calamine's grid of its used area (cells at
-                // A1 and XFD1048576 would allocate 17 billion): sorted, then fed in order.
-                let mut cells = w
-                    .worksheet_cells_reader(&sheet_name)
-                    .map_err(|e| calamine_error(e.into()))?;
-                let mut all: Vec<((u32, u32), Data)> = Vec::new();
-                while let Some(cell) = cells.next_cell().map_err(|e| calamine_error(e.into()))? {
-                    all.push((cell.get_position(), Data::from(cell.get_value().clone())));
-                }
-                feed_sorted(sheet, all);
+            Self::Xlsb(b) => {
+                // The cells the sheet has, never a grid of its used area (cells at A1 and
+                // XFD1048576 would make 17 billion): sorted, then fed in order.
+                feed_sorted(sheet, b.cells(&sheet_name)?);
                 return Ok(());
             }
             Self::Ods(w) => w

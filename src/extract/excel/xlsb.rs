@@ -1,15 +1,19 @@
-//! What calamine does not read of a binary workbook (.xlsb, MS-XLSB): the number format
-//! of each number cell (`$3.03`, `20%`, `1/4`: from `xl/styles.bin` and the cells' styles),
-//! hidden rows and columns (for the hidden-text findings, as an xlsx's), cell comments
-//! (`xl/comments*.bin`), and print headers and footers. Its charts and
-//! drawings are XML parts, read as an xlsx's are. Also the output-bomb check an xlsx gets:
-//! cells that repeat a long shared string.
+//! Binary workbooks (.xlsb, MS-XLSB), read here rather than by calamine, which panics on
+//! writers' variations (Tika's testEXCEL.xlsb puts four bytes more before a sheet's
+//! relationship id than the format says) and leaves out formula errors and rich-text
+//! cells. The sheets and their states, the shared strings and each cell's value (numbers
+//! in their cells' number formats, dates by their styles, errors as Excel shows them); cell
+//! comments (`xl/comments*.bin`), print headers and footers, hidden rows and columns (for
+//! the hidden-text findings, as an xlsx's), and the output-bomb check an xlsx gets. Its
+//! charts and drawings are XML parts, read as an xlsx's are.
 //!
 //! Every part is a run of records: a type and a size, each a little-endian base-128
 //! number (at most 2 and 4 bytes), then the payload. A record cut short ends the part.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+
+use calamine::{CellErrorType, Data, ExcelDateTime, ExcelDateTimeType, SheetType, SheetVisible};
 
 use super::biff::CellFormats;
 use super::comments::Note;
@@ -69,6 +73,30 @@ impl Records<'_> {
     }
 }
 
+/// The records of a part that comes in pieces (as it inflates): a record cut by the end of
+/// a piece is carried to the next.
+#[derive(Default)]
+struct Stream {
+    carry: Vec<u8>,
+}
+
+impl Stream {
+    fn feed(&mut self, piece: &[u8], mut each: impl FnMut(u32, &[u8])) {
+        let mut bytes = std::mem::take(&mut self.carry);
+        let whole: &[u8] = if bytes.is_empty() {
+            piece
+        } else {
+            bytes.extend_from_slice(piece);
+            &bytes
+        };
+        let mut records = Records::new(whole);
+        for (kind, p) in records.by_ref() {
+            each(kind, p);
+        }
+        self.carry = whole[records.consumed()..].to_vec();
+    }
+}
+
 fn u16_at(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
 }
@@ -96,10 +124,18 @@ fn wide(b: &[u8], at: usize) -> Option<(String, usize)> {
 // Record types (MS-XLSB 2.3).
 const ROW_HDR: u32 = 0x0000;
 const CELL_RK: u32 = 0x0002;
+const CELL_ERROR: u32 = 0x0003;
+const CELL_BOOL: u32 = 0x0004;
 const CELL_REAL: u32 = 0x0005;
+const CELL_ST: u32 = 0x0006;
 const CELL_ISST: u32 = 0x0007;
+const FMLA_STRING: u32 = 0x0008;
 const FMLA_NUM: u32 = 0x0009;
+const FMLA_BOOL: u32 = 0x000A;
+const FMLA_ERROR: u32 = 0x000B;
 const SST_ITEM: u32 = 0x0013;
+const CELL_RSTRING: u32 = 0x003E;
+const WB_PROP: u32 = 0x0099;
 const FMT: u32 = 0x002C;
 const XF: u32 = 0x002F;
 const BUNDLE_SH: u32 = 0x009C;
@@ -111,17 +147,31 @@ const COMMENT_AUTHOR: u32 = 0x0278;
 const BEGIN_COMMENT: u32 = 0x027B;
 const COMMENT_TEXT: u32 = 0x027D;
 
-/// Each worksheet's name and its part (`xl/worksheets/sheet1.bin`), in workbook order.
-/// A sheet whose relationship id names no part is left out. Some writers put four more
-/// bytes before the id than the format says (Tika's testEXCEL.xlsb): read there too.
-pub(super) fn sheet_parts(pkg: &mut Package) -> Result<Vec<(String, String)>, ApiError> {
+/// A sheet as the workbook lists it (`BrtBundleSh`): its name, its part, its state and
+/// kind.
+struct Bundle {
+    name: String,
+    part: String,
+    meta: calamine::Sheet,
+}
+
+/// The workbook part's sheets, in workbook order, and whether its dates count from 1904
+/// (`BrtWbProp`). A sheet whose relationship id names no part is left out. Some writers put
+/// four more bytes before the id than the format says (Tika's testEXCEL.xlsb): read there
+/// too.
+fn bundles(pkg: &mut Package) -> Result<Option<(Vec<Bundle>, bool)>, ApiError> {
     let Some(wb) = pkg.read("xl/workbook.bin")? else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     let (rels, dir) = package::rels_of("xl/workbook.bin");
     let rels = package::relationships(pkg, &rels, dir)?;
     let mut out = Vec::new();
+    let mut is_1904 = false;
     for (kind, p) in Records::new(&wb) {
+        if kind == WB_PROP {
+            is_1904 = p.first().is_some_and(|f| f & 0x01 != 0);
+            continue;
+        }
         if kind != BUNDLE_SH {
             continue;
         }
@@ -129,18 +179,55 @@ pub(super) fn sheet_parts(pkg: &mut Package) -> Result<Vec<(String, String)>, Ap
             let Some((id, end)) = wide(p, at) else {
                 continue;
             };
-            if let (Some((part, _)), Some((name, _))) = (rels.get(&id), wide(p, end)) {
-                out.push((name, part.clone()));
-                break;
-            }
+            let (Some((part, rel)), Some((name, _))) = (rels.get(&id), wide(p, end)) else {
+                continue;
+            };
+            let folder = part.split('/').nth(1).unwrap_or("");
+            let typ = match (rel.as_str(), folder) {
+                ("worksheet", _) | (_, "worksheets") => SheetType::WorkSheet,
+                ("chartsheet", _) | (_, "chartsheets") => SheetType::ChartSheet,
+                ("dialogsheet", _) | (_, "dialogsheets") => SheetType::DialogSheet,
+                _ => SheetType::MacroSheet,
+            };
+            let visible = match u32_at(p, 0) {
+                Some(0) => SheetVisible::Visible,
+                Some(2) => SheetVisible::VeryHidden,
+                _ => SheetVisible::Hidden,
+            };
+            out.push(Bundle {
+                meta: calamine::Sheet {
+                    name: name.clone(),
+                    typ,
+                    visible,
+                },
+                name,
+                part: part.clone(),
+            });
+            break;
         }
     }
-    Ok(out)
+    Ok(Some((out, is_1904)))
 }
 
-/// Each cell style's number format where it shows numbers other than General does
-/// (`numfmt::is_numeric`), by style index; empty when none does.
-fn styles(bin: &[u8]) -> Vec<Option<Arc<NumFmt>>> {
+/// Each sheet's name and its part (`xl/worksheets/sheet1.bin`), in workbook order.
+pub(super) fn sheet_parts(pkg: &mut Package) -> Result<Vec<(String, String)>, ApiError> {
+    Ok(bundles(pkg)?
+        .map(|(b, _)| b.into_iter().map(|b| (b.name, b.part)).collect())
+        .unwrap_or_default())
+}
+
+/// What a cell style does to a number: shown in a number format of its own
+/// (`numfmt::is_numeric`), or read as a date or a duration (as calamine decides for an
+/// xlsx: `numfmt::date_kind`), by style index.
+#[derive(Default)]
+struct Styles {
+    /// Empty when no style has a number format of its own.
+    numbers: Vec<Option<Arc<NumFmt>>>,
+    /// Empty when no style is a date's.
+    dates: Vec<Option<ExcelDateTimeType>>,
+}
+
+fn styles(bin: &[u8]) -> Styles {
     let mut custom: HashMap<u16, String> = HashMap::new();
     let mut xfs: Vec<u16> = Vec::new();
     let mut in_cell_xfs = false;
@@ -158,7 +245,7 @@ fn styles(bin: &[u8]) -> Vec<Option<Arc<NumFmt>>> {
         }
     }
     let mut compiled: HashMap<u16, Arc<NumFmt>> = HashMap::new();
-    let out: Vec<Option<Arc<NumFmt>>> = xfs
+    let numbers: Vec<Option<Arc<NumFmt>>> = xfs
         .iter()
         .map(|&id| {
             let code = custom
@@ -173,10 +260,24 @@ fn styles(bin: &[u8]) -> Vec<Option<Arc<NumFmt>>> {
             })
         })
         .collect();
-    if out.iter().all(Option::is_none) {
-        Vec::new()
-    } else {
-        out
+    let dates: Vec<Option<ExcelDateTimeType>> = xfs
+        .iter()
+        .map(|&id| match custom.get(&id) {
+            Some(code) => numfmt::date_kind(code),
+            None => numfmt::builtin_date_kind(id),
+        })
+        .collect();
+    Styles {
+        numbers: if numbers.iter().all(Option::is_none) {
+            Vec::new()
+        } else {
+            numbers
+        },
+        dates: if dates.iter().all(Option::is_none) {
+            Vec::new()
+        } else {
+            dates
+        },
     }
 }
 
@@ -187,7 +288,7 @@ fn styles(bin: &[u8]) -> Vec<Option<Arc<NumFmt>>> {
 /// string. Only a record cut by the end of a piece is carried to the next.
 struct SheetScan {
     styles: Arc<Vec<Option<Arc<NumFmt>>>>,
-    carry: Vec<u8>,
+    stream: Stream,
     row: u32,
     cells: CellFormats,
     lines: super::hidden::HiddenLines,
@@ -198,7 +299,7 @@ impl SheetScan {
     fn new(styles: Arc<Vec<Option<Arc<NumFmt>>>>) -> Self {
         Self {
             styles,
-            carry: Vec::new(),
+            stream: Stream::default(),
             row: 0,
             cells: CellFormats::new(),
             lines: Default::default(),
@@ -207,19 +308,9 @@ impl SheetScan {
     }
 
     fn feed(&mut self, piece: &[u8]) {
-        let mut bytes = std::mem::take(&mut self.carry);
-        let whole: &[u8] = if bytes.is_empty() {
-            piece
-        } else {
-            bytes.extend_from_slice(piece);
-            &bytes
-        };
-        let mut records = Records::new(whole);
-        for (kind, p) in records.by_ref() {
-            self.record(kind, p);
-        }
-        let rest = whole[records.consumed()..].to_vec();
-        self.carry = rest;
+        let mut stream = std::mem::take(&mut self.stream);
+        stream.feed(piece, |kind, p| self.record(kind, p));
+        self.stream = stream;
     }
 
     fn record(&mut self, kind: u32, p: &[u8]) {
@@ -260,6 +351,8 @@ impl SheetScan {
 pub(super) struct Checked {
     pub(super) numbers: super::workbook::Numbers,
     pub(super) hidden: super::hidden::ByPart,
+    /// By style index: the styles that make a number a date or a duration.
+    dates: Vec<Option<ExcelDateTimeType>>,
 }
 
 /// Prove the package within its caps (every part inflated once), scanning the worksheets
@@ -268,10 +361,11 @@ pub(super) fn check(pkg: &mut Package, max_expanded: u64) -> Result<Checked, Api
     let is_sheet = |n: &str| n.starts_with("xl/worksheets/") && n.ends_with(".bin");
     pkg.check_where(|n| !is_sheet(n))?;
     // Best effort, as for an xlsx: numbers stay General where the styles cannot be read.
-    let styles = Arc::new(match pkg.read("xl/styles.bin") {
+    let Styles { numbers, dates } = match pkg.read("xl/styles.bin") {
         Ok(Some(bin)) => styles(&bin),
-        _ => Vec::new(),
-    });
+        _ => Styles::default(),
+    };
+    let styles = Arc::new(numbers);
     let mut scans: HashMap<String, SheetScan> = HashMap::new();
     pkg.check_where_visiting(is_sheet, |name, piece| {
         scans
@@ -294,7 +388,160 @@ pub(super) fn check(pkg: &mut Package, max_expanded: u64) -> Result<Checked, Api
             hidden.insert(part, scan.lines);
         }
     }
-    Ok(Checked { numbers, hidden })
+    Ok(Checked {
+        numbers,
+        hidden,
+        dates,
+    })
+}
+
+/// A binary workbook opened once its package is proven within the caps (`check`): its
+/// sheets as the workbook lists them, its shared strings, and its cells read a sheet at a
+/// time as the part inflates.
+pub(super) struct Book {
+    pkg: Package,
+    sheets: Vec<Bundle>,
+    meta: Vec<calamine::Sheet>,
+    strings: Vec<String>,
+    dates: Vec<Option<ExcelDateTimeType>>,
+    is_1904: bool,
+}
+
+impl Book {
+    pub(super) fn open(mut pkg: Package, checked: &mut Checked) -> Result<Self, ApiError> {
+        pkg.reset_count();
+        let Some((sheets, is_1904)) = bundles(&mut pkg)? else {
+            return Err(ApiError::new(
+                ErrorCode::Corrupt,
+                "the workbook cannot be read: it has no workbook part (xl/workbook.bin)",
+            )
+            .with_hint(
+                "Open it in Excel and save it again (as .xlsb or .xlsx), then upload that.",
+            ));
+        };
+        let mut strings = Vec::new();
+        if let Some(sst) = pkg.read("xl/sharedStrings.bin")? {
+            for (kind, p) in Records::new(&sst) {
+                // A RichStr: a flags byte, then the text (its runs and phonetics after).
+                if kind == SST_ITEM {
+                    strings.push(wide(p, 1).map(|(s, _)| s).unwrap_or_default());
+                }
+            }
+        }
+        Ok(Self {
+            meta: sheets.iter().map(|b| b.meta.clone()).collect(),
+            sheets,
+            pkg,
+            strings,
+            dates: std::mem::take(&mut checked.dates),
+            is_1904,
+        })
+    }
+
+    pub(super) fn metadata(&self) -> &[calamine::Sheet] {
+        &self.meta
+    }
+
+    /// The cells of the sheet named `name` in the order its part holds them; none for a
+    /// sheet with no part. Formula cells give their last computed value.
+    pub(super) fn cells(&mut self, name: &str) -> Result<Vec<((u32, u32), Data)>, ApiError> {
+        let Some(part) = self
+            .sheets
+            .iter()
+            .find(|b| b.name == name)
+            .map(|b| b.part.clone())
+        else {
+            return Ok(Vec::new());
+        };
+        let values = Values {
+            strings: &self.strings,
+            dates: &self.dates,
+            is_1904: self.is_1904,
+        };
+        let mut out = Vec::new();
+        let mut row = 0u32;
+        let mut stream = Stream::default();
+        self.pkg.visit(&part, |piece| {
+            stream.feed(piece, |kind, p| {
+                if kind == ROW_HDR {
+                    row = u32_at(p, 0).unwrap_or(row);
+                } else if let Some((col, v)) = values.cell(kind, p) {
+                    // Past Excel's last row or column: not a cell any sheet shows.
+                    if row < 1 << 20 && col < 1 << 14 {
+                        out.push(((row, col), v));
+                    }
+                }
+            })
+        })?;
+        Ok(out)
+    }
+}
+
+/// What a cell record's value needs besides the record.
+struct Values<'a> {
+    strings: &'a [String],
+    dates: &'a [Option<ExcelDateTimeType>],
+    is_1904: bool,
+}
+
+impl Values<'_> {
+    /// A cell record's column and value (`None`: not a cell with a value, or cut short).
+    /// Every cell record starts with its column and its style (24 bits, then flags).
+    fn cell(&self, kind: u32, p: &[u8]) -> Option<(u32, Data)> {
+        let col = u32_at(p, 0)?;
+        let style = u32_at(p, 4)? & 0x00FF_FFFF;
+        let date = self.dates.get(style as usize).copied().flatten();
+        let number = |v: f64| match date {
+            Some(kind) => Data::DateTime(ExcelDateTime::new(v, kind, self.is_1904)),
+            None => Data::Float(v),
+        };
+        let value = match kind {
+            CELL_RK => match rk_value(u32_at(p, 8)?) {
+                (v, true) if date.is_none() => Data::Int(v as i64),
+                (v, _) => number(v),
+            },
+            CELL_REAL | FMLA_NUM => number(f64::from_le_bytes(p.get(8..16)?.try_into().ok()?)),
+            CELL_BOOL | FMLA_BOOL => Data::Bool(*p.get(8)? != 0),
+            CELL_ERROR | FMLA_ERROR => Data::Error(cell_error(*p.get(8)?)?),
+            CELL_ST | FMLA_STRING => Data::String(wide(p, 8)?.0),
+            // A RichStr: a flags byte, then the text.
+            CELL_RSTRING => Data::String(wide(p, 9)?.0),
+            CELL_ISST => Data::String(self.strings.get(u32_at(p, 8)? as usize)?.clone()),
+            _ => return None,
+        };
+        Some((col, value))
+    }
+}
+
+/// An `RkNumber`: the number, and whether it is a whole number stored as one (an integer
+/// not divided by 100).
+fn rk_value(rk: u32) -> (f64, bool) {
+    let (d100, int) = (rk & 0x01 != 0, rk & 0x02 != 0);
+    let v = if int {
+        f64::from((rk as i32) >> 2)
+    } else {
+        f64::from_bits(u64::from(rk & 0xFFFF_FFFC) << 32)
+    };
+    if d100 {
+        (v / 100.0, false)
+    } else {
+        (v, int)
+    }
+}
+
+/// An error cell's value as Excel shows it (`BErr`); an unknown code reads as no value.
+fn cell_error(code: u8) -> Option<CellErrorType> {
+    Some(match code {
+        0x00 => CellErrorType::Null,
+        0x07 => CellErrorType::Div0,
+        0x0F => CellErrorType::Value,
+        0x17 => CellErrorType::Ref,
+        0x1D => CellErrorType::Name,
+        0x24 => CellErrorType::Num,
+        0x2A => CellErrorType::NA,
+        0x2B => CellErrorType::GettingData,
+        _ => return None,
+    })
 }
 
 /// The notes of a comments part (`xl/comments1.bin`), in order: each at its range's first
@@ -408,6 +655,68 @@ mod tests {
     }
 
     #[test]
+    fn cell_records_give_their_values_and_a_record_cut_short_gives_none() {
+        let dates = [None, Some(ExcelDateTimeType::DateTime)];
+        let strings = ["shared".to_string()];
+        let values = Values {
+            strings: &strings,
+            dates: &dates,
+            is_1904: false,
+        };
+        let cell = |kind: u32, col: u32, style: u32, value: &[u8]| {
+            let mut p = col.to_le_bytes().to_vec();
+            p.extend(style.to_le_bytes());
+            p.extend_from_slice(value);
+            values.cell(kind, &p)
+        };
+        // RkNumbers: an integer, an integer divided by 100, the high half of a double.
+        assert_eq!(
+            cell(CELL_RK, 2, 0, &((13 << 2) | 2u32).to_le_bytes()),
+            Some((2, Data::Int(13)))
+        );
+        assert_eq!(
+            cell(CELL_RK, 0, 0, &((1234 << 2) | 3u32).to_le_bytes()),
+            Some((0, Data::Float(12.34)))
+        );
+        let half = (0.5f64.to_bits() >> 32) as u32;
+        assert_eq!(
+            cell(CELL_RK, 0, 0, &half.to_le_bytes()),
+            Some((0, Data::Float(0.5)))
+        );
+        // A number in a date's style is a date (2017-03-09 is 42803).
+        match cell(CELL_REAL, 1, 1, &42803f64.to_le_bytes()) {
+            Some((1, Data::DateTime(d))) => assert_eq!(d.as_f64(), 42803.0),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(cell(FMLA_BOOL, 0, 0, &[1]), Some((0, Data::Bool(true))));
+        assert_eq!(
+            cell(FMLA_ERROR, 0, 0, &[0x1D]),
+            Some((0, Data::Error(CellErrorType::Name)))
+        );
+        assert_eq!(cell(CELL_ERROR, 0, 0, &[0x99]), None);
+        assert_eq!(
+            cell(CELL_ST, 0, 0, &wide_bytes("inline")),
+            Some((0, Data::String("inline".into())))
+        );
+        let mut rich = vec![0u8];
+        rich.extend(wide_bytes("rich"));
+        assert_eq!(
+            cell(CELL_RSTRING, 0, 0, &rich),
+            Some((0, Data::String("rich".into())))
+        );
+        assert_eq!(
+            cell(CELL_ISST, 0, 0, &0u32.to_le_bytes()),
+            Some((0, Data::String("shared".into())))
+        );
+        // A shared string that does not exist, a record cut short, a string longer than
+        // its record: no value (calamine panicked on the first two).
+        assert_eq!(cell(CELL_ISST, 0, 0, &7u32.to_le_bytes()), None);
+        assert_eq!(cell(CELL_REAL, 0, 0, &[0, 0, 0]), None);
+        assert_eq!(cell(CELL_ST, 0, 0, &[200, 0, 0, 0, b'a', 0]), None);
+        assert_eq!(values.cell(CELL_REAL, &[1, 0]), None);
+    }
+
+    #[test]
     fn records_read_their_base_128_headers_and_stop_where_one_is_cut_short() {
         let mut bytes = record(0x0269, &[1, 2, 3]);
         bytes.extend(record(0x13, &[0; 200]));
@@ -434,7 +743,7 @@ mod tests {
             styles_bin.extend(record(XF, &xf));
         }
         styles_bin.extend(record(END_CELL_XFS, &[]));
-        let st = styles(&styles_bin);
+        let st = styles(&styles_bin).numbers;
         assert_eq!(st.len(), 3);
         assert!(st[0].is_none());
 
@@ -465,7 +774,7 @@ mod tests {
             for piece in sheet.chunks(size) {
                 scan.feed(piece);
             }
-            assert!(scan.carry.is_empty());
+            assert!(scan.stream.carry.is_empty());
             assert_eq!(scan.lines.rows, [8]);
             assert_eq!(scan.lines.cols, [(2, 3)]);
             assert_eq!(scan.cells.len(), 2, "pieces of {size}");
