@@ -1955,6 +1955,58 @@ async fn hidden_rows_and_columns_of_an_xlsb_are_listed_and_dropped_on_request() 
     assert!(text.contains("30.00%\t66.67%"), "{text}");
 }
 
+/// A binary workbook's white and tiny fonts are findings as an xlsx's are (#43, the attack
+/// pass's class "hidden text that gets past the findings"): fixtures/office/unseen.xlsb is
+/// Tika's testEXCEL_various.xlsb with the hyperlink cell's font white and the date's under
+/// 1.5 pt (make_office_fixtures.py). Before, an xlsb's styles.bin fonts were not looked at.
+#[tokio::test]
+async fn white_and_tiny_fonts_of_an_xlsb_are_found_and_dropped_on_request() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id("unseen.xlsb", &fixture("office/unseen.xlsb"))
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let found: Vec<(String, String, String)> = findings(&r.json)
+        .filter(|f| f["kind"] != "comment")
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["how"].as_str().unwrap().to_string(),
+                f["snippet"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "tiny_text".to_string(),
+                "cell B10: font under 1.5 pt".to_string(),
+                "2017-03-09".to_string()
+            ),
+            (
+                "white_text".to_string(),
+                "cell B12: white font on no fill".to_string(),
+                "tika_link".to_string()
+            ),
+        ],
+        "{}",
+        r.json["security"]
+    );
+    let text = r.json["text"].as_str().unwrap();
+    assert!(text.contains("date\t2017-03-09\n") && text.contains("hyperlink\ttika_link\n"));
+    let r = app
+        .read(json!({"file_id": id, "hidden_text": "drop"}))
+        .await;
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("\ndate\n") && text.contains("\nhyperlink\n"),
+        "{text}"
+    );
+    assert!(text.contains("percent\t20%\n"), "{text}");
+}
+
 /// Excel 2003 XML's hidden sheet, row and column and its comment are findings as an xlsx's
 /// are, its number formats apply, and `hidden_text: "drop"` empties what hides
 /// (fixtures/office/excel2003.xml, from make_office_fixtures.py).

@@ -163,14 +163,23 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
     // workbook has such a format at all).
     let mut unseen = std::collections::HashMap::new();
     if let Some(pkg) = pkg.as_mut() {
-        let formats = styles::unseen_formats(pkg)?;
+        let formats = if xlsb {
+            xlsb::unseen_formats(pkg)?
+        } else {
+            styles::unseen_formats(pkg)?
+        };
         if !formats.is_empty() {
             for (i, (name, _)) in meta.iter().enumerate() {
                 if !scope.includes(i) {
                     continue;
                 }
                 if let Some((_, part)) = parts.iter().find(|(n, _)| n == name) {
-                    unseen.insert(name.clone(), styles::unseen_cells(pkg, part, &formats)?);
+                    let cells = if xlsb {
+                        xlsb::unseen_cells(pkg, part, &formats)?
+                    } else {
+                        styles::unseen_cells(pkg, part, &formats)?
+                    };
+                    unseen.insert(name.clone(), cells);
                 }
             }
         }

@@ -407,7 +407,7 @@ pub(super) fn unseen_formats(
 /// The theme's colours in the order SpreadsheetML's `theme="N"` counts them: `lt1`, `dk1`,
 /// `lt2`, `dk2` (the first two pairs swapped from their order in the theme part), then the
 /// accents and the hyperlink colours; each as RGB.
-fn theme_colors(xml: &[u8], depth: usize) -> Result<Vec<[u8; 3]>, ApiError> {
+pub(super) fn theme_colors(xml: &[u8], depth: usize) -> Result<Vec<[u8; 3]>, ApiError> {
     let names = [
         "dk1", "lt1", "dk2", "lt2", "accent1", "accent2", "accent3", "accent4", "accent5",
         "accent6", "hlink", "folHlink",
@@ -477,6 +477,12 @@ fn color_is_white(a: &[(String, String)], theme: &[[u8; 3]]) -> bool {
     let tint = attr(a, "tint")
         .and_then(|t| t.parse::<f64>().ok())
         .unwrap_or(0.0);
+    is_white(rgb, tint)
+}
+
+/// Whether a colour is white once its tint is applied (a tint lightens towards white, a
+/// negative one darkens).
+pub(super) fn is_white(rgb: [u8; 3], tint: f64) -> bool {
     rgb.iter().all(|&c| {
         let c = c as f64;
         let tinted = if tint >= 0.0 {

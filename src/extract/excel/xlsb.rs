@@ -20,6 +20,7 @@ use super::comments::Note;
 use super::numfmt::{self, NumFmt};
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::package::{self, Package};
+use crate::findings::FindingKind;
 
 /// The records of a part: (type, payload), until the bytes end or a record is cut short.
 pub(super) struct Records<'a> {
@@ -135,8 +136,24 @@ const FMLA_BOOL: u32 = 0x000A;
 const FMLA_ERROR: u32 = 0x000B;
 const SST_ITEM: u32 = 0x0013;
 const CELL_RSTRING: u32 = 0x003E;
+/// The records of a cell with a value (not `BrtCellBlank`).
+const VALUE_CELLS: [u32; 11] = [
+    CELL_RK,
+    CELL_ERROR,
+    CELL_BOOL,
+    CELL_REAL,
+    CELL_ST,
+    CELL_ISST,
+    FMLA_STRING,
+    FMLA_NUM,
+    FMLA_BOOL,
+    FMLA_ERROR,
+    CELL_RSTRING,
+];
 const WB_PROP: u32 = 0x0099;
+const FONT: u32 = 0x002B;
 const FMT: u32 = 0x002C;
+const FILL: u32 = 0x002D;
 const XF: u32 = 0x002F;
 const BUNDLE_SH: u32 = 0x009C;
 const COL_INFO: u32 = 0x003C;
@@ -279,6 +296,100 @@ fn styles(bin: &[u8]) -> Styles {
             dates
         },
     }
+}
+
+/// Cell styles whose text no one sees (issue #21), by style index, as an xlsx's are found
+/// (`styles::unseen_formats`): a white font (RGB, the palette's whites, or a theme colour,
+/// with its tint) on no fill (`white_text`), or a font under 1.5 pt (`tiny_text`).
+pub(super) fn unseen_formats(pkg: &mut Package) -> Result<HashMap<usize, FindingKind>, ApiError> {
+    let Some(bin) = pkg.read("xl/styles.bin")? else {
+        return Ok(HashMap::new());
+    };
+    let theme = match pkg.read("xl/theme/theme1.xml")? {
+        Some(t) => super::styles::theme_colors(&t, pkg.limits().max_xml_depth)?,
+        None => Vec::new(),
+    };
+    let mut fonts: Vec<(bool, bool)> = Vec::new();
+    let mut fills: Vec<bool> = Vec::new();
+    let mut xfs: Vec<(usize, usize)> = Vec::new();
+    let mut in_cell_xfs = false;
+    for (kind, p) in Records::new(&bin) {
+        match kind {
+            // dyHeight in twips (a point is 20), then the font's colour (a BrtColor) at 12.
+            FONT => fonts.push((
+                p.get(12..20).is_some_and(|c| color_is_white(c, &theme)),
+                u16_at(p, 0).is_some_and(|h| h < 30),
+            )),
+            // Its pattern (`fls`): 0 paints nothing.
+            FILL => fills.push(u32_at(p, 0).is_some_and(|f| f != 0)),
+            BEGIN_CELL_XFS => in_cell_xfs = true,
+            END_CELL_XFS => in_cell_xfs = false,
+            XF if in_cell_xfs => xfs.push((
+                usize::from(u16_at(p, 4).unwrap_or(0)),
+                usize::from(u16_at(p, 6).unwrap_or(0)),
+            )),
+            _ => {}
+        }
+    }
+    Ok(xfs
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, (font, fill))| {
+            let (white, tiny) = fonts.get(font).copied().unwrap_or_default();
+            if tiny {
+                Some((i, FindingKind::TinyText))
+            } else if white && !fills.get(fill).copied().unwrap_or(false) {
+                Some((i, FindingKind::WhiteText))
+            } else {
+                None
+            }
+        })
+        .collect())
+}
+
+/// Whether a `BrtColor` draws white: its kind (bits 1-7 of the first byte: 1 the palette, 2
+/// RGB, 3 the theme), its index, its tint (a signed 16-bit fraction of 32767), then red,
+/// green and blue.
+fn color_is_white(c: &[u8], theme: &[[u8; 3]]) -> bool {
+    let index = usize::from(c[1]);
+    let base = match (c[0] >> 1) & 0x7F {
+        1 => matches!(index, 1 | 9).then_some([255, 255, 255]),
+        2 => Some([c[4], c[5], c[6]]),
+        // No theme part: Office's default theme, whose `lt1` (0) is white.
+        3 => theme
+            .get(index)
+            .copied()
+            .or((index == 0).then_some([255, 255, 255])),
+        _ => None,
+    };
+    let tint = f64::from(i16::from_le_bytes([c[2], c[3]])) / 32767.0;
+    base.is_some_and(|rgb| super::styles::is_white(rgb, tint))
+}
+
+/// The cells of a worksheet part in one of `unseen` styles, with a value: (row, column,
+/// kind), 0-based, at most 10,000.
+pub(super) fn unseen_cells(
+    pkg: &mut Package,
+    part: &str,
+    unseen: &HashMap<usize, FindingKind>,
+) -> Result<Vec<(u32, u32, FindingKind)>, ApiError> {
+    let mut out = Vec::new();
+    let mut row = 0u32;
+    let mut stream = Stream::default();
+    pkg.visit(part, |piece| {
+        stream.feed(piece, |kind, p| {
+            if kind == ROW_HDR {
+                row = u32_at(p, 0).unwrap_or(row);
+            } else if VALUE_CELLS.contains(&kind) && out.len() < 10_000 {
+                if let (Some(col), Some(style)) = (u32_at(p, 0), u32_at(p, 4)) {
+                    if let Some(found) = unseen.get(&((style & 0x00FF_FFFF) as usize)) {
+                        out.push((row, col, *found));
+                    }
+                }
+            }
+        })
+    })?;
+    Ok(out)
 }
 
 /// One worksheet part scanned as it inflates (`Package::check_where_visiting`, so the
