@@ -1103,6 +1103,63 @@ async fn binary_workbooks_are_read_by_docreader_itself() {
     );
 }
 
+/// Where a sheet's hyperlinks lead (#43, content outside the main flow): a cell shows only
+/// its text, so the addresses of links that leave the workbook are listed under `[Links]`
+/// after the sheet's rows and shapes (`B12: https://…`), for xlsx (Tika's
+/// testEXCEL_hyperlinks.xlsx: a web page, a mail address, a linked file) and xlsb (Tika's
+/// testEXCEL_various.xlsb). A `range` lists only the links inside it. Before, the
+/// addresses were nowhere in the answer.
+#[tokio::test]
+async fn where_a_sheets_links_lead() {
+    let app = TestApp::new().await;
+    let id = app
+        .upload_id(
+            "links.xlsx",
+            &fixture("office/tika/testEXCEL_hyperlinks.xlsx"),
+        )
+        .await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let t = r.json["text"].as_str().unwrap();
+    let links = &t[t.find("[Links]\n").expect(t)..];
+    for url in [
+        "http://tika.apache.org/\n",
+        "mailto:user@tika.apache.org?subject=help\n",
+        "linked_file.txt.htm\n",
+    ] {
+        assert!(links.contains(url), "{url:?} in {t}");
+    }
+    let first = links.lines().nth(1).unwrap();
+    let (cell, _) = first.split_once(": ").expect(first);
+    // Only the links inside a range.
+    let r = app
+        .read(json!({"file_id": id, "range": format!("{cell}:{cell}")}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let t = r.json["text"].as_str().unwrap();
+    assert!(t.ends_with(&format!("[Links]\n{first}\n")), "{t}");
+    // In `output: "json"`, a block of the `links` part.
+    let r = app.read(json!({"file_id": id, "output": "json"})).await;
+    let blocks = r.json["document"]["units"][0]["blocks"].as_array().unwrap();
+    assert!(
+        blocks.iter().any(|b| b["part"] == "links"
+            && b["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("http://tika.apache.org/"))),
+        "{}",
+        r.json["document"]
+    );
+
+    let bytes = std::fs::read(corpus_dir().join("xlsb/testEXCEL_various.xlsb")).unwrap();
+    let r = app.upload_and_read("various.xlsb", &bytes, json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let t = r.json["text"].as_str().unwrap();
+    assert!(
+        t.contains("test WordArt\n[Links]\nB12: http://tika.apache.org/\n"),
+        "{t}"
+    );
+}
+
 /// Issue #43 item 6: a message's recipients come from its recipient table with their
 /// addresses (`Name <addr>`), To and Cc apart; the display strings had names only.
 /// Messages of Unstructured's and Tika's test suites (tests/corpus/msg).

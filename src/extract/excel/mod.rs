@@ -10,6 +10,7 @@ mod biff;
 mod cells;
 mod comments;
 mod hidden;
+mod links;
 mod numfmt;
 mod ods;
 mod print;
@@ -135,25 +136,6 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
     }
     // Excel 2003 XML's comments, read with its cells.
     notes.extend(wb.notes());
-    // `include_headers_footers`: each sheet's print headers and footers, after its charts
-    // and shapes, of the sheets in scope.
-    if let (Some(true), Some(pkg)) = (req.include_headers_footers, pkg.as_mut()) {
-        for (i, (name, _)) in meta.iter().enumerate() {
-            if !scope.includes(i) {
-                continue;
-            }
-            if let Some((_, part)) = parts.iter().find(|(n, _)| n == name) {
-                let text = if xlsb {
-                    xlsb::headers_footers(pkg, part, name)?
-                } else {
-                    print::read(pkg, part, name)?
-                };
-                if !text.is_empty() {
-                    charts.entry(name.clone()).or_default().push(text);
-                }
-            }
-        }
-    }
     // Hidden rows and columns by sheet name.
     let hidden = parts
         .iter()
@@ -180,6 +162,55 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
                         styles::unseen_cells(pkg, part, &formats)?
                     };
                     unseen.insert(name.clone(), cells);
+                }
+            }
+        }
+    }
+    // Where each sheet's hyperlinks lead (xlsx, xlsb), after its charts and shapes, of the
+    // sheets in scope (inside `range` for the sheet it applies to).
+    if let Some(pkg) = pkg.as_mut() {
+        for (i, (name, _)) in meta.iter().enumerate() {
+            if !scope.includes(i) {
+                continue;
+            }
+            if let Some((_, part)) = parts.iter().find(|(n, _)| n == name) {
+                let window = if scope.windowed(i) {
+                    scope.window
+                } else {
+                    None
+                };
+                // `hidden_text: "drop"`: no link of a cell that hides (in a hidden row or
+                // column, or white or tiny).
+                let drop = scope.hidden_text == HiddenText::Drop;
+                let lines = hidden_lines.get(part).filter(|_| drop);
+                let faint = unseen.get(name).filter(|_| drop);
+                let text = links::read(pkg, part, window, |r, c| {
+                    lines.is_none_or(|h| {
+                        !h.rows.contains(&(r + 1))
+                            && !h.cols.iter().any(|&(a, b)| (a..=b).contains(&(c + 1)))
+                    }) && faint.is_none_or(|u| !u.iter().any(|&(ur, uc, _)| (ur, uc) == (r, c)))
+                })?;
+                if !text.is_empty() {
+                    charts.entry(name.clone()).or_default().push(text);
+                }
+            }
+        }
+    }
+    // `include_headers_footers`: each sheet's print headers and footers, after its charts,
+    // shapes and links, of the sheets in scope.
+    if let (Some(true), Some(pkg)) = (req.include_headers_footers, pkg.as_mut()) {
+        for (i, (name, _)) in meta.iter().enumerate() {
+            if !scope.includes(i) {
+                continue;
+            }
+            if let Some((_, part)) = parts.iter().find(|(n, _)| n == name) {
+                let text = if xlsb {
+                    xlsb::headers_footers(pkg, part, name)?
+                } else {
+                    print::read(pkg, part, name)?
+                };
+                if !text.is_empty() {
+                    charts.entry(name.clone()).or_default().push(text);
                 }
             }
         }
@@ -436,6 +467,7 @@ fn chart_cells(text: &str) -> u64 {
             !l.starts_with("[Chart")
                 && ![
                     comments::SHAPES_HEAD.trim_end(),
+                    links::LINKS_HEAD,
                     print::HEADERS_HEAD,
                     print::FOOTERS_HEAD,
                 ]
@@ -845,6 +877,8 @@ fn read_sheets(
                                 None
                             } else if text.starts_with(comments::SHAPES_HEAD.trim_end()) {
                                 Some("shapes")
+                            } else if text.starts_with(links::LINKS_HEAD) {
+                                Some("links")
                             } else {
                                 Some("print_headers_footers")
                             };

@@ -16,20 +16,13 @@ pub(super) fn read(pkg: &mut Package, part: &str, sheet: &str) -> Result<String,
     let Some(xml) = pkg.read(part)? else {
         return Ok(String::new());
     };
-    let Some(at) = memchr::memmem::rfind(&xml, b"<headerFooter")
-        .or_else(|| memchr::memmem::rfind(&xml, b":headerFooter"))
-        .map(|at| xml[..at].iter().rposition(|&c| c == b'<').unwrap_or(at))
-    else {
+    let Some(element) = last_element(&xml, "headerFooter") else {
         return Ok(String::new());
     };
-    // Its closing tag is the last `headerFooter>` of the part (a sheet has one).
-    let end = memchr::memmem::rfind(&xml[at..], b"headerFooter>")
-        .map(|e| at + e + "headerFooter>".len())
-        .unwrap_or(xml.len());
     let depth = pkg.limits().max_xml_depth;
     let mut codes: Vec<(bool, String)> = Vec::new();
     let mut open: Option<(bool, String)> = None;
-    walk(&xml[at..end], depth, |n| match n {
+    walk(element, depth, |n| match n {
         Node::Open("oddHeader" | "evenHeader" | "firstHeader", _) => {
             open = Some((true, String::new()))
         }
@@ -49,6 +42,35 @@ pub(super) fn read(pkg: &mut Package, part: &str, sheet: &str) -> Result<String,
     // A damaged tail is no reason to fail the sheet's read.
     .ok();
     Ok(blocks(codes, sheet))
+}
+
+/// The last element named `name` of a part (with any prefix), from its start tag to the
+/// last `name>` after it (its end tag, or the start tag itself when it is empty): found by
+/// a byte search, so that an element at a sheet's end is parsed without the sheet's cells.
+pub(super) fn last_element<'x>(xml: &'x [u8], name: &str) -> Option<&'x [u8]> {
+    // The last `<name` or `<prefix:name` followed by the end of the name.
+    let at = memchr::memmem::rfind_iter(xml, name.as_bytes()).find_map(|at| {
+        let after = xml.get(at + name.len())?;
+        if !matches!(after, b' ' | b'>' | b'/' | b'\t' | b'\r' | b'\n') {
+            return None;
+        }
+        match xml[..at].last()? {
+            b'<' => Some(at - 1),
+            b':' => {
+                let lt = xml[..at - 1].iter().rposition(|&c| c == b'<')?;
+                xml[lt + 1..at - 1]
+                    .iter()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+                    .then_some(lt)
+            }
+            _ => None,
+        }
+    })?;
+    let close = format!("{name}>");
+    let end = memchr::memmem::rfind(&xml[at..], close.as_bytes())
+        .map(|e| at + e + close.len())
+        .unwrap_or(xml.len());
+    Some(&xml[at..end])
 }
 
 /// Headers and footers as `[Headers]`/`[Footers]` blocks (empty when there are none), from
@@ -141,7 +163,30 @@ fn sections(code: &str, sheet: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::sections;
+    use super::{last_element, sections};
+
+    #[test]
+    fn the_last_element_of_a_name_with_or_without_a_prefix() {
+        let xml = br#"<worksheet><sheetData><row/></sheetData><hyperlinks><hyperlink ref="B1" r:id="rId1"/></hyperlinks><headerFooter/></worksheet>"#;
+        assert_eq!(
+            last_element(xml, "hyperlinks").unwrap(),
+            br#"<hyperlinks><hyperlink ref="B1" r:id="rId1"/></hyperlinks>"#
+        );
+        // `hyperlink` is not `hyperlinks`: the last `<hyperlink ` is found.
+        assert!(last_element(xml, "hyperlink")
+            .unwrap()
+            .starts_with(br#"<hyperlink ref="B1""#));
+        let xml = br#"<x:worksheet><x:sheetData/><x:hyperlinks><x:hyperlink ref="C3"/></x:hyperlinks></x:worksheet>"#;
+        assert_eq!(
+            last_element(xml, "hyperlinks").unwrap(),
+            br#"<x:hyperlinks><x:hyperlink ref="C3"/></x:hyperlinks>"#
+        );
+        assert!(last_element(
+            b"<a>text about hyperlinks and :hyperlinks </a>",
+            "hyperlinks"
+        )
+        .is_none());
+    }
 
     #[test]
     fn codes_as_the_page_shows_them() {

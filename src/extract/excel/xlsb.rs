@@ -158,6 +158,7 @@ const XF: u32 = 0x002F;
 const BUNDLE_SH: u32 = 0x009C;
 const COL_INFO: u32 = 0x003C;
 const HEADER_FOOTER: u32 = 0x01DF;
+const HLINK: u32 = 0x01EE;
 const BEGIN_CELL_XFS: u32 = 0x0269;
 const END_CELL_XFS: u32 = 0x026A;
 const COMMENT_AUTHOR: u32 = 0x0278;
@@ -710,6 +711,19 @@ pub(super) fn headers_footers(
         at = end;
     }
     Ok(super::print::blocks(codes, sheet))
+}
+
+/// A worksheet part's hyperlinks (`BrtHLink`): the first cell of each one's range, and its
+/// relationship id (none: a link inside the workbook, left out).
+pub(super) fn hyperlinks(bin: &[u8]) -> Vec<((u32, u32), String)> {
+    Records::new(bin)
+        .filter(|(k, _)| *k == HLINK)
+        .filter_map(|(_, p)| {
+            let (row, col) = (u32_at(p, 0)?, u32_at(p, 8)?);
+            let (id, _) = wide(p, 16)?;
+            (!id.is_empty()).then_some(((row, col), id))
+        })
+        .collect()
 }
 
 /// The check an xlsx gets against an output bomb (`workbook::refuse_output_bomb`): calamine
