@@ -3,9 +3,9 @@
 //! address. Shown as a `[Links]` block after the sheet's charts and shapes
 //! (`B12: https://…`), as a PDF's links are under `[Links]`.
 //!
-//! Only a sheet whose relationships hold a hyperlink is read again, and then only its
-//! `hyperlinks` element (found by a byte search at the part's end) or an xlsb's `BrtHLink`
-//! records. A link to a place inside the workbook (`location` only) is left out.
+//! Only a sheet whose relationships hold a hyperlink is read again, as it inflates and
+//! without holding its cells: its `hyperlinks` element (found by a byte search at the part's
+//! end) or an xlsb's `BrtHLink` records. A link to a place inside the workbook (`location` only) is left out.
 
 use std::collections::HashMap;
 
@@ -89,14 +89,11 @@ fn external_targets(pkg: &mut Package, part: &str) -> Result<HashMap<String, Str
 
 /// An xlsx sheet's `<hyperlink ref="B12" r:id="rId1"/>`s: (first cell of the range, Id).
 fn xlsx_links(pkg: &mut Package, part: &str) -> Result<Vec<((u32, u32), String)>, ApiError> {
-    let Some(xml) = pkg.read(part)? else {
-        return Ok(Vec::new());
-    };
-    let Some(element) = super::print::last_element(&xml, "hyperlinks") else {
+    let Some(element) = super::print::read_last_element(pkg, part, "hyperlinks")? else {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
-    walk(element, pkg.limits().max_xml_depth, |n| {
+    walk(&element, pkg.limits().max_xml_depth, |n| {
         if let Node::Open("hyperlink", a) = n {
             let cell = attr(a, "ref")
                 .and_then(|r| r.split(':').next())
@@ -116,11 +113,7 @@ fn xlsx_links(pkg: &mut Package, part: &str) -> Result<Vec<((u32, u32), String)>
 /// An xlsb sheet's `BrtHLink` records: a cell range (first and last row, first and last
 /// column), then the relationship id.
 fn xlsb_links(pkg: &mut Package, part: &str) -> Result<Vec<((u32, u32), String)>, ApiError> {
-    let Some(bin) = pkg.read(part)? else {
-        return Ok(Vec::new());
-    };
-    Ok(super::xlsb::hyperlinks(&bin)
-        .into_iter()
-        .take(MAX_LINKS * 4)
-        .collect())
+    let mut out = super::xlsb::hyperlinks(pkg, part)?;
+    out.truncate(MAX_LINKS * 4);
+    Ok(out)
 }

@@ -13,12 +13,10 @@ pub(super) const FOOTERS_HEAD: &str = "[Footers]";
 /// The sheet's headers and footers as `[Headers]`/`[Footers]` blocks (empty when it has
 /// none). Only the `headerFooter` element is parsed, found by a byte search.
 pub(super) fn read(pkg: &mut Package, part: &str, sheet: &str) -> Result<String, ApiError> {
-    let Some(xml) = pkg.read(part)? else {
+    let Some(element) = read_last_element(pkg, part, "headerFooter")? else {
         return Ok(String::new());
     };
-    let Some(element) = last_element(&xml, "headerFooter") else {
-        return Ok(String::new());
-    };
+    let element = &element[..];
     let depth = pkg.limits().max_xml_depth;
     let mut codes: Vec<(bool, String)> = Vec::new();
     let mut open: Option<(bool, String)> = None;
@@ -44,12 +42,10 @@ pub(super) fn read(pkg: &mut Package, part: &str, sheet: &str) -> Result<String,
     Ok(blocks(codes, sheet))
 }
 
-/// The last element named `name` of a part (with any prefix), from its start tag to the
-/// last `name>` after it (its end tag, or the start tag itself when it is empty): found by
-/// a byte search, so that an element at a sheet's end is parsed without the sheet's cells.
-pub(super) fn last_element<'x>(xml: &'x [u8], name: &str) -> Option<&'x [u8]> {
-    // The last `<name` or `<prefix:name` followed by the end of the name.
-    let at = memchr::memmem::rfind_iter(xml, name.as_bytes()).find_map(|at| {
+/// Where the last start tag of an element named `name` (with any prefix) begins: a `<name`
+/// or `<prefix:name` followed by the end of the name.
+fn last_start(xml: &[u8], name: &str) -> Option<usize> {
+    memchr::memmem::rfind_iter(xml, name.as_bytes()).find_map(|at| {
         let after = xml.get(at + name.len())?;
         if !matches!(after, b' ' | b'>' | b'/' | b'\t' | b'\r' | b'\n') {
             return None;
@@ -65,12 +61,47 @@ pub(super) fn last_element<'x>(xml: &'x [u8], name: &str) -> Option<&'x [u8]> {
             }
             _ => None,
         }
-    })?;
+    })
+}
+
+/// The last element named `name` of a part (with any prefix), from its start tag to the
+/// last `name>` after it (its end tag, or the start tag itself when it is empty): found by
+/// a byte search, so that an element at a sheet's end is parsed without the sheet's cells.
+pub(super) fn last_element<'x>(xml: &'x [u8], name: &str) -> Option<&'x [u8]> {
+    let at = last_start(xml, name)?;
     let close = format!("{name}>");
     let end = memchr::memmem::rfind(&xml[at..], close.as_bytes())
         .map(|e| at + e + close.len())
         .unwrap_or(xml.len());
     Some(&xml[at..end])
+}
+
+/// `last_element` of a part as it inflates, holding only what follows the last start tag
+/// found so far (an element at a sheet's end: the sheet's cells are never held whole).
+pub(super) fn read_last_element(
+    pkg: &mut Package,
+    part: &str,
+    name: &str,
+) -> Result<Option<Vec<u8>>, ApiError> {
+    // Enough of the bytes before a piece to find a start tag cut between pieces.
+    let overlap = name.len() + 64;
+    let mut tail: Vec<u8> = Vec::new();
+    let mut found = false;
+    pkg.visit(part, |piece| {
+        let from = tail.len().saturating_sub(overlap);
+        tail.extend_from_slice(piece);
+        match last_start(&tail[from..], name) {
+            Some(at) => {
+                tail.drain(..from + at);
+                found = true;
+            }
+            None if !found && tail.len() > overlap => {
+                tail.drain(..tail.len() - overlap);
+            }
+            None => {}
+        }
+    })?;
+    Ok(found.then(|| last_element(&tail, name).unwrap_or(&tail).to_vec()))
 }
 
 /// Headers and footers as `[Headers]`/`[Footers]` blocks (empty when there are none), from
@@ -163,7 +194,38 @@ fn sections(code: &str, sheet: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{last_element, sections};
+    use super::{last_element, read_last_element, sections};
+
+    #[test]
+    fn the_last_element_is_found_as_the_part_inflates_whatever_its_pieces() {
+        // A sheet of 200,000 rows (several of the reader's 64 KiB pieces), then its links.
+        let mut xml = String::from("<worksheet><sheetData>");
+        for r in 1..=200_000 {
+            xml.push_str(&format!("<row r=\"{r}\"/>"));
+        }
+        xml.push_str(r#"</sheetData><x:hyperlinks><x:hyperlink ref="A1" r:id="rId1"/></x:hyperlinks><pageMargins/></worksheet>"#);
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let mut z = zip::ZipWriter::new(file.reopen().unwrap());
+        z.start_file(
+            "xl/worksheets/sheet1.xml",
+            zip::write::SimpleFileOptions::default(),
+        )
+        .unwrap();
+        std::io::Write::write_all(&mut z, xml.as_bytes()).unwrap();
+        z.finish().unwrap();
+        let mut pkg =
+            crate::extract::package::Package::open(file.path(), Default::default()).unwrap();
+        assert_eq!(
+            read_last_element(&mut pkg, "xl/worksheets/sheet1.xml", "hyperlinks")
+                .unwrap()
+                .unwrap(),
+            br#"<x:hyperlinks><x:hyperlink ref="A1" r:id="rId1"/></x:hyperlinks>"#
+        );
+        assert_eq!(
+            read_last_element(&mut pkg, "xl/worksheets/sheet1.xml", "headerFooter").unwrap(),
+            None
+        );
+    }
 
     #[test]
     fn the_last_element_of_a_name_with_or_without_a_prefix() {

@@ -713,17 +713,29 @@ pub(super) fn headers_footers(
     Ok(super::print::blocks(codes, sheet))
 }
 
-/// A worksheet part's hyperlinks (`BrtHLink`): the first cell of each one's range, and its
-/// relationship id (none: a link inside the workbook, left out).
-pub(super) fn hyperlinks(bin: &[u8]) -> Vec<((u32, u32), String)> {
-    Records::new(bin)
-        .filter(|(k, _)| *k == HLINK)
-        .filter_map(|(_, p)| {
-            let (row, col) = (u32_at(p, 0)?, u32_at(p, 8)?);
-            let (id, _) = wide(p, 16)?;
-            (!id.is_empty()).then_some(((row, col), id))
+/// A worksheet part's hyperlinks (`BrtHLink`), read as the part inflates: the first cell of
+/// each one's range, and its relationship id (none: a link inside the workbook, left out).
+/// At most 4,000.
+pub(super) fn hyperlinks(
+    pkg: &mut Package,
+    part: &str,
+) -> Result<Vec<((u32, u32), String)>, ApiError> {
+    let mut out = Vec::new();
+    let mut stream = Stream::default();
+    pkg.visit(part, |piece| {
+        stream.feed(piece, |kind, p| {
+            if kind != HLINK || out.len() >= 4000 {
+                return;
+            }
+            let link = (|| {
+                let (row, col) = (u32_at(p, 0)?, u32_at(p, 8)?);
+                let (id, _) = wide(p, 16)?;
+                (!id.is_empty()).then_some(((row, col), id))
+            })();
+            out.extend(link);
         })
-        .collect()
+    })?;
+    Ok(out)
 }
 
 /// The check an xlsx gets against an output bomb (`workbook::refuse_output_bomb`): calamine
