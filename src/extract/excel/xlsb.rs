@@ -136,20 +136,6 @@ const FMLA_BOOL: u32 = 0x000A;
 const FMLA_ERROR: u32 = 0x000B;
 const SST_ITEM: u32 = 0x0013;
 const CELL_RSTRING: u32 = 0x003E;
-/// The records of a cell with a value (not `BrtCellBlank`).
-const VALUE_CELLS: [u32; 11] = [
-    CELL_RK,
-    CELL_ERROR,
-    CELL_BOOL,
-    CELL_REAL,
-    CELL_ST,
-    CELL_ISST,
-    FMLA_STRING,
-    FMLA_NUM,
-    FMLA_BOOL,
-    FMLA_ERROR,
-    CELL_RSTRING,
-];
 const WB_PROP: u32 = 0x0099;
 const FONT: u32 = 0x002B;
 const FMT: u32 = 0x002C;
@@ -165,10 +151,24 @@ const COMMENT_AUTHOR: u32 = 0x0278;
 const BEGIN_COMMENT: u32 = 0x027B;
 const COMMENT_TEXT: u32 = 0x027D;
 
-/// A sheet as the workbook lists it (`BrtBundleSh`): its name, its part, its state and
+/// The records of a cell with a value (not `BrtCellBlank`).
+const VALUE_CELLS: [u32; 11] = [
+    CELL_RK,
+    CELL_ERROR,
+    CELL_BOOL,
+    CELL_REAL,
+    CELL_ST,
+    CELL_ISST,
+    FMLA_STRING,
+    FMLA_NUM,
+    FMLA_BOOL,
+    FMLA_ERROR,
+    CELL_RSTRING,
+];
+
+/// A sheet as the workbook lists it (`BrtBundleSh`): its part, and its name, state and
 /// kind.
 struct Bundle {
-    name: String,
     part: String,
     meta: calamine::Sheet,
 }
@@ -213,12 +213,7 @@ fn bundles(pkg: &mut Package) -> Result<Option<(Vec<Bundle>, bool)>, ApiError> {
                 _ => SheetVisible::Hidden,
             };
             out.push(Bundle {
-                meta: calamine::Sheet {
-                    name: name.clone(),
-                    typ,
-                    visible,
-                },
-                name,
+                meta: calamine::Sheet { name, typ, visible },
                 part: part.clone(),
             });
             break;
@@ -230,7 +225,7 @@ fn bundles(pkg: &mut Package) -> Result<Option<(Vec<Bundle>, bool)>, ApiError> {
 /// Each sheet's name and its part (`xl/worksheets/sheet1.bin`), in workbook order.
 pub(super) fn sheet_parts(pkg: &mut Package) -> Result<Vec<(String, String)>, ApiError> {
     Ok(bundles(pkg)?
-        .map(|(b, _)| b.into_iter().map(|b| (b.name, b.part)).collect())
+        .map(|(b, _)| b.into_iter().map(|b| (b.meta.name, b.part)).collect())
         .unwrap_or_default())
 }
 
@@ -512,8 +507,9 @@ pub(super) fn check(pkg: &mut Package, max_expanded: u64) -> Result<Checked, Api
 /// time as the part inflates.
 pub(super) struct Book {
     pkg: Package,
-    sheets: Vec<Bundle>,
+    /// The sheets as calamine lists a workbook's, and each one's part.
     meta: Vec<calamine::Sheet>,
+    parts: Vec<String>,
     strings: Vec<String>,
     dates: Vec<Option<ExcelDateTimeType>>,
     is_1904: bool,
@@ -540,9 +536,10 @@ impl Book {
                 }
             }
         }
+        let (meta, parts) = sheets.into_iter().map(|b| (b.meta, b.part)).unzip();
         Ok(Self {
-            meta: sheets.iter().map(|b| b.meta.clone()).collect(),
-            sheets,
+            meta,
+            parts,
             pkg,
             strings,
             dates: std::mem::take(&mut checked.dates),
@@ -558,10 +555,10 @@ impl Book {
     /// sheet with no part. Formula cells give their last computed value.
     pub(super) fn cells(&mut self, name: &str) -> Result<Vec<((u32, u32), Data)>, ApiError> {
         let Some(part) = self
-            .sheets
+            .meta
             .iter()
-            .find(|b| b.name == name)
-            .map(|b| b.part.clone())
+            .position(|s| s.name == name)
+            .map(|i| self.parts[i].clone())
         else {
             return Ok(Vec::new());
         };
