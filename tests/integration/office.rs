@@ -1037,8 +1037,9 @@ async fn binary_workbooks_and_encrypted_packages() {
 /// panicked on writers' variations: Tika's testEXCEL.xlsb (four bytes more before a
 /// sheet's relationship id; it was `corrupt`) is a corpus row; here calamine's own test
 /// files. A part named in another case than its workbook names it is found (part names
-/// compare without case: `Hello` was missing), sheets keep their states, a chart sheet is
-/// read as its chart (it was left out), and the 1904 date system holds.
+/// compare without case: calamine found issue_419's `Hello` itself, docreader's own
+/// reading needs the package to), sheets keep their states, a chart sheet is read as its
+/// chart (it was left out), and the 1904 date system holds.
 #[tokio::test]
 async fn binary_workbooks_are_read_by_docreader_itself() {
     let app = TestApp::new().await;
