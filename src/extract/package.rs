@@ -239,7 +239,8 @@ pub fn relationships(
 }
 
 /// A part's relationships in document order: (Id, kind — the last segment of `Type` —,
-/// Target resolved against `base_dir`).
+/// Target resolved against `base_dir`; a target outside the package, `TargetMode="External"`,
+/// as written: `https://…`, `mailto:…`).
 pub fn relationship_list(
     pkg: &mut Package,
     rels_path: &str,
@@ -259,7 +260,12 @@ pub fn relationship_list(
                     .next()
                     .unwrap_or("")
                     .to_string();
-                out.push((id.to_string(), kind, resolve(base_dir, target)));
+                let target = if attr(a, "TargetMode") == Some("External") {
+                    target.trim().to_string()
+                } else {
+                    resolve(base_dir, target)
+                };
+                out.push((id.to_string(), kind, target));
             }
         }
     })?;

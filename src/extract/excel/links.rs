@@ -62,29 +62,15 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The part's hyperlink relationships that lead outside the package: Id → the address as
-/// written (not resolved against the part's folder).
+/// The part's hyperlink relationships: Id → the address (as written when it leads outside
+/// the package).
 fn external_targets(pkg: &mut Package, part: &str) -> Result<HashMap<String, String>, ApiError> {
-    let (rels, _) = package::rels_of(part);
-    let mut out = HashMap::new();
-    let Some(xml) = pkg.read(&rels)? else {
-        return Ok(out);
-    };
-    walk(&xml, pkg.limits().max_xml_depth, |n| {
-        if let Node::Open("Relationship", a) = n {
-            let kind = attr(a, "Type").unwrap_or("");
-            if let (true, Some(id), Some(target)) = (
-                kind.ends_with("/hyperlink"),
-                attr(a, "Id"),
-                attr(a, "Target"),
-            ) {
-                if !target.trim().is_empty() {
-                    out.insert(id.to_string(), target.trim().to_string());
-                }
-            }
-        }
-    })?;
-    Ok(out)
+    let (rels, dir) = package::rels_of(part);
+    Ok(package::relationship_list(pkg, &rels, dir)?
+        .into_iter()
+        .filter(|(_, kind, target)| kind == "hyperlink" && !target.is_empty())
+        .map(|(id, _, target)| (id, target))
+        .collect())
 }
 
 /// An xlsx sheet's `<hyperlink ref="B12" r:id="rId1"/>`s: (first cell of the range, Id).

@@ -95,10 +95,9 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
     };
     let (parts, mut notes, (mut charts, described)) = match pkg.as_mut() {
         Some(pkg) => {
-            let parts = if xlsb {
-                xlsb::sheet_parts(pkg)?
-            } else {
-                comments::sheet_parts(pkg)?
+            let parts = match wb.xlsb_parts() {
+                Some(parts) => parts,
+                None => comments::sheet_parts(pkg)?,
             };
             let notes = comments::read(pkg, &parts)?;
             let drawn = comments::charts(pkg, &parts)?;

@@ -388,10 +388,20 @@ pub(super) fn unseen_formats(
         }
         _ => {}
     })?;
-    Ok(xfs
-        .into_iter()
+    Ok(unseen_styles(&xfs, &fonts, &fills))
+}
+
+/// The cell styles (by index: each one's font and fill) whose text no one sees: a font under
+/// 1.5 pt (`tiny_text`), or a white one on a fill that paints nothing (`white_text`). Each
+/// font is (white, tiny); each fill whether it paints. Shared by xlsx and xlsb.
+pub(super) fn unseen_styles(
+    xfs: &[(usize, usize)],
+    fonts: &[(bool, bool)],
+    fills: &[bool],
+) -> HashMap<usize, crate::findings::FindingKind> {
+    xfs.iter()
         .enumerate()
-        .filter_map(|(i, (font, fill))| {
+        .filter_map(|(i, &(font, fill))| {
             let (white, tiny) = fonts.get(font).copied().unwrap_or_default();
             if tiny {
                 Some((i, crate::findings::FindingKind::TinyText))
@@ -401,7 +411,7 @@ pub(super) fn unseen_formats(
                 None
             }
         })
-        .collect())
+        .collect()
 }
 
 /// The theme's colours in the order SpreadsheetML's `theme="N"` counts them: `lt1`, `dk1`,

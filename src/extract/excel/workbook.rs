@@ -261,6 +261,15 @@ impl Workbook {
             .collect()
     }
 
+    /// An xlsb's sheets and their parts, as its workbook part lists them (other kinds:
+    /// `None`, their parts are found from the package).
+    pub(super) fn xlsb_parts(&self) -> Option<Vec<(String, String)>> {
+        match self {
+            Self::Xlsb(b) => Some(b.sheet_parts()),
+            _ => None,
+        }
+    }
+
     /// Excel 2003 XML's comments by sheet name (other kinds: none here).
     pub(super) fn notes(&self) -> HashMap<String, Vec<super::comments::Note>> {
         match self {

@@ -222,13 +222,6 @@ fn bundles(pkg: &mut Package) -> Result<Option<(Vec<Bundle>, bool)>, ApiError> {
     Ok(Some((out, is_1904)))
 }
 
-/// Each sheet's name and its part (`xl/worksheets/sheet1.bin`), in workbook order.
-pub(super) fn sheet_parts(pkg: &mut Package) -> Result<Vec<(String, String)>, ApiError> {
-    Ok(bundles(pkg)?
-        .map(|(b, _)| b.into_iter().map(|b| (b.meta.name, b.part)).collect())
-        .unwrap_or_default())
-}
-
 /// What a cell style does to a number: shown in a number format of its own
 /// (`numfmt::is_numeric`), or read as a date or a duration (as calamine decides for an
 /// xlsx: `numfmt::date_kind`), by style index.
@@ -327,20 +320,7 @@ pub(super) fn unseen_formats(pkg: &mut Package) -> Result<HashMap<usize, Finding
             _ => {}
         }
     }
-    Ok(xfs
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, (font, fill))| {
-            let (white, tiny) = fonts.get(font).copied().unwrap_or_default();
-            if tiny {
-                Some((i, FindingKind::TinyText))
-            } else if white && !fills.get(fill).copied().unwrap_or(false) {
-                Some((i, FindingKind::WhiteText))
-            } else {
-                None
-            }
-        })
-        .collect())
+    Ok(super::styles::unseen_styles(&xfs, &fonts, &fills))
 }
 
 /// Whether a `BrtColor` draws white: its kind (bits 1-7 of the first byte: 1 the palette, 2
@@ -549,6 +529,15 @@ impl Book {
 
     pub(super) fn metadata(&self) -> &[calamine::Sheet] {
         &self.meta
+    }
+
+    /// Each sheet's name and its part (`xl/worksheets/sheet1.bin`), in workbook order.
+    pub(super) fn sheet_parts(&self) -> Vec<(String, String)> {
+        self.meta
+            .iter()
+            .map(|s| s.name.clone())
+            .zip(self.parts.iter().cloned())
+            .collect()
     }
 
     /// The cells of the sheet named `name` in the order its part holds them; none for a
