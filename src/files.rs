@@ -29,16 +29,6 @@ pub struct Files {
     /// Which bytes may have document memory, so a read of bytes that have none does not
     /// ask for it (SQLite only, like `recent`).
     pub memory_keys: Option<Arc<MemoryKeys>>,
-    /// Forgettings that run after their answer (a one-shot read's file): a stopping
-    /// service waits for them (`forgotten`), so none is left kept by a stop.
-    pub forgetting: Arc<Forgetting>,
-}
-
-/// Forgettings under way in tasks of their own (`Files::forget_later`).
-#[derive(Debug, Default)]
-pub struct Forgetting {
-    running: std::sync::atomic::AtomicUsize,
-    done: tokio::sync::Notify,
 }
 
 /// The sha256s that may have rows in the document memory: loaded at start, added to before
@@ -156,6 +146,55 @@ impl Files {
         }
         tracing::info!(file_id = %rec.file_id, format = %rec.format, size, "stored");
         Ok(rec)
+    }
+
+    /// Check a received file as an upload is checked (its type decided from its bytes, an
+    /// executable or archive refused) and hold it for one read without keeping it: no row,
+    /// no blob, no sync (a one-shot read that is not kept, #46 item 2). Its temp file is
+    /// removed when the `Carried` is dropped.
+    pub async fn carried(&self, name: &str, inc: Incoming) -> Result<Carried, ApiError> {
+        let size = inc.size;
+        let hint = name.to_string();
+        let finished = inc
+            .finish_transient(move |f| sniff::sniff_file(f, &hint))
+            .await;
+        // Its spare temp file was taken (`store::Spares`).
+        self.store.top_up_spares();
+        let (held, sniffed) = finished.map_err(ApiError::internal)?;
+        match sniffed {
+            Ok(format) => Ok(Carried {
+                held,
+                name: name.to_string(),
+                format,
+                size,
+            }),
+            Err(refusal) => {
+                let mut e = refusal.into_error();
+                e.message = format!("{name}: {}", e.message);
+                tracing::info!(code = e.code.as_str(), size, "upload refused");
+                Err(e)
+            }
+        }
+    }
+
+    /// `carried` for bytes in hand (MCP's `content_base64`), within the file size limit.
+    pub async fn carried_bytes(&self, name: &str, bytes: &[u8]) -> Result<Carried, ApiError> {
+        let name = clean_name(name);
+        if bytes.len() as u64 > self.limits.max_file_bytes {
+            return Err(ApiError::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "{name}: the file is over the limit of {} bytes",
+                    self.limits.max_file_bytes
+                ),
+            ));
+        }
+        let mut inc = self.store.incoming().await.map_err(ApiError::internal)?;
+        if let Err(e) = inc.write(bytes).await {
+            inc.discard().await;
+            return Err(ApiError::internal(e));
+        }
+        self.carried(&name, inc).await
     }
 
     /// Sync the received bytes, decide their type, move them into place and write their
@@ -298,40 +337,6 @@ impl Files {
     }
 
     /// Delete a row and, when no upload references the bytes any more, the bytes.
-    /// Forget uploads in a task of its own (after an answer that does not wait for it),
-    /// counted until it ends so a stopping service waits for it (`forgotten`).
-    pub fn forget_later(&self, tenant: String, ids: Vec<String>) {
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let files = self.clone();
-        files
-            .forgetting
-            .running
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        rt.spawn(async move {
-            for id in ids {
-                let _ = files.forget(&tenant, &id).await;
-            }
-            let f = &files.forgetting;
-            if f.running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) == 1 {
-                f.done.notify_waiters();
-            }
-        });
-    }
-
-    /// Wait until no forgetting started by `forget_later` is still running.
-    pub async fn forgotten(&self) {
-        loop {
-            let f = &self.forgetting;
-            let done = f.done.notified();
-            if f.running.load(std::sync::atomic::Ordering::SeqCst) == 0 {
-                return;
-            }
-            done.await;
-        }
-    }
-
     pub async fn forget(&self, tenant: &str, id: &str) -> Result<bool, ApiError> {
         self.indexing.settled().await;
         // The bytes' hash decides the lock: look the row up first (a delete racing this
@@ -374,6 +379,15 @@ impl Files {
         }
         Ok(true)
     }
+}
+
+/// A file carried in a request for one read and not kept (`Files::carried`): checked as
+/// an upload is, held in the data folder's temp space until the read ends.
+pub struct Carried {
+    pub held: crate::read::held::Held,
+    pub name: String,
+    pub format: sniff::Format,
+    pub size: u64,
 }
 
 /// What an upload gives up when its bytes do not make it into place: the bytes' lock (when

@@ -308,7 +308,6 @@ async fn serve(args: ServeArgs) -> ExitCode {
     // drained go back to the queue for another replica (not left until their leases end).
     let jobs = state.jobs.clone();
     let indexing = state.files.indexing.clone();
-    let files = state.files.clone();
     let stopping = jobs.clone();
     let shutdown = async move {
         shutdown_signal().await;
@@ -321,11 +320,7 @@ async fn serve(args: ServeArgs) -> ExitCode {
     let indexed = tokio::time::timeout(std::time::Duration::from_secs(5), indexing.settled())
         .await
         .is_ok();
-    // One-shot reads' files, forgotten after their answers, are gone before the process.
-    let forgotten = tokio::time::timeout(std::time::Duration::from_secs(5), files.forgotten())
-        .await
-        .is_ok();
-    tracing::info!(drained, released, indexed, forgotten, "docreader stopped");
+    tracing::info!(drained, released, indexed, "docreader stopped");
     ExitCode::SUCCESS
 }
 

@@ -142,8 +142,11 @@ def main():
     ap.add_argument("--bin", default=os.environ.get("DOCREADER_BIN", "target/release/docreader"))
     ap.add_argument("--runs", type=int, default=30, help="timed runs per tool and file (median)")
     ap.add_argument("--slides", type=int, default=40, help="slides of the generated deck")
+    ap.add_argument("--baseline", help="another docreader binary, measured beside --bin in the same run "
+                    "(its rows named `baseline`)")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin)
+    baseline = os.path.abspath(args.baseline) if args.baseline else None
     workdir = tempfile.mkdtemp(prefix="docreader-bench-oneshot-")
     pdf = make_pdf([prose_page(1)])
     pptx = make_pptx(args.slides)
@@ -154,19 +157,28 @@ def main():
           f"{os.cpu_count()} CPUs; client: Python http.client, one keep-alive connection")
     print(f"- inputs: a 1-page PDF ({len(pdf):,} bytes, fixtures/pdfgen.py), a {args.slides}-slide "
           f"PPTX ({len(pptx):,} bytes, python-pptx); {args.runs} timed runs each (median) after 3 warm-up\n")
+    if baseline:
+        bver = subprocess.run([baseline, "--version"], capture_output=True, text=True).stdout.strip()
+        print(f"- baseline: {bver} (`--baseline`), its server beside this one, the two timed in turn\n")
     rows = []
+    servers = []
     try:
-        server = Server(binary, workdir).start()
+        for who, b in [("docreader", binary), ("baseline", baseline)]:
+            if b:
+                servers.append((who, Server(b, os.path.join(workdir, who)).start()))
     except benchlib.Failed as e:
+        for _, srv in servers:
+            srv.stop()
         raise SystemExit(f"bench-oneshot: {e}")
     try:
         for label, name, data in [("1-page PDF", "one.pdf", pdf), (f"{args.slides}-slide PPTX", "deck.pptx", pptx)]:
-            w, env = timed(lambda: one_shot(server, name, data), args.runs)
-            rows.append((label, "docreader one-shot", w, len(data), nonws(env["text"])))
-            w, env = timed(lambda: upload_read(server, name, data), args.runs)
-            rows.append((label, "docreader upload + read", w, len(data), nonws(env["text"])))
+            for how, fn in [("one-shot", one_shot), ("upload + read", upload_read)]:
+                for who, srv in servers:
+                    w, env = timed(lambda: fn(srv, name, data), args.runs)
+                    rows.append((label, f"{who} {how}", w, len(data), nonws(env["text"])))
     finally:
-        server.stop()
+        for _, srv in servers:
+            srv.stop()
         shutil.rmtree(workdir, ignore_errors=True)
     peers = [("1-page PDF", "pypdfium2 (in-process)", lambda: pdfium_read(pdf), len(pdf)),
              ("1-page PDF", "kreuzberg (in-process)", lambda: kreuzberg_read(pdf, "application/pdf"), len(pdf)),

@@ -3,7 +3,7 @@
 # keep-alive connection, beside in-process peers timed around their library call
 # (pypdfium2 for a 1-page PDF, kreuzberg for a PPTX), and beside upload + read.
 #
-#   bash bench/oneshot/run.sh [--runs 30] [--slides 40]
+#   bash bench/oneshot/run.sh [--runs 30] [--slides 40] [--baseline OLD_BINARY]
 #   DOCREADER_BIN=path/to/docreader bash bench/oneshot/run.sh
 #
 # Installs what is missing in the pinned bench venv (bench/requirements.txt): python-pptx

@@ -133,10 +133,8 @@ pub(super) async fn receive_one(
     field: axum::extract::multipart::Field<'_>,
     total: &mut u64,
 ) -> Result<FileRecord, ApiError> {
-    use futures_util::StreamExt;
-    let limit = st.limits.max_request_bytes;
-    let chunks = field.map(|c| c.map_err(|e| multipart_error(e, limit)));
-    receive_stream(st, tenant, name, chunks, total).await
+    let inc = receive_part(st, name, field, total).await?;
+    st.files.finalize(tenant, name, inc).await
 }
 
 /// Receive one file's bytes from a stream of chunks into the store, within the limits and
@@ -149,6 +147,35 @@ pub(super) async fn receive_stream<S>(
     chunks: S,
     total: &mut u64,
 ) -> Result<FileRecord, ApiError>
+where
+    S: futures_util::Stream<Item = Result<axum::body::Bytes, ApiError>>,
+{
+    let inc = receive_incoming(st, name, chunks, total).await?;
+    st.files.finalize(tenant, name, inc).await
+}
+
+/// A multipart file part received into a temp file (`receive_incoming`), not yet kept.
+pub(super) async fn receive_part(
+    st: &AppState,
+    name: &str,
+    field: axum::extract::multipart::Field<'_>,
+    total: &mut u64,
+) -> Result<crate::store::Incoming, ApiError> {
+    use futures_util::StreamExt;
+    let limit = st.limits.max_request_bytes;
+    let chunks = field.map(|c| c.map_err(|e| multipart_error(e, limit)));
+    receive_incoming(st, name, chunks, total).await
+}
+
+/// Receive one file's bytes from a stream of chunks into a temp file, within the limits
+/// and the body timeout; the caller keeps it (`Files::finalize`) or reads it once
+/// (`Files::carried`). The temp file goes when it fails.
+async fn receive_incoming<S>(
+    st: &AppState,
+    name: &str,
+    chunks: S,
+    total: &mut u64,
+) -> Result<crate::store::Incoming, ApiError>
 where
     S: futures_util::Stream<Item = Result<axum::body::Bytes, ApiError>>,
 {
@@ -191,7 +218,7 @@ where
             return Err(ApiError::internal(e));
         }
     }
-    st.files.finalize(tenant, name, inc).await
+    Ok(inc)
 }
 
 /// A read of the upload's body that must make progress within `body_timeout`: a client

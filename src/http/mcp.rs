@@ -647,13 +647,14 @@ const MAX_HEADER_NOTES: usize = 5;
 impl Docreader {
     /// read_document's one-shot form (#46 item 2): `content_base64` and `name` carry the
     /// file in the call, as `upload_document` takes it (8 MiB, sniffed and blocked the
-    /// same); it is stored for the read and forgotten after it, unless `keep` is true.
-    /// `Ok(None)` when the call names its file otherwise.
+    /// same). Not kept (the default), it is held for this read alone and never stored
+    /// (`Files::carried`); with `keep` it is stored first and the call reads it by its new
+    /// `file_id`. `Ok(None)` when the call names its file otherwise, or keeps it.
     async fn inline_file(
         &self,
         tenant: &str,
         args: &mut JsonObject,
-    ) -> Result<Option<super::read::ForgetOnDrop>, ApiError> {
+    ) -> Result<Option<crate::files::Carried>, ApiError> {
         let Some(content) = args.remove("content_base64") else {
             if args.contains_key("name") || args.contains_key("keep") {
                 return Err(ApiError::invalid_option(
@@ -683,13 +684,12 @@ impl Docreader {
             return Err(e);
         }
         let bytes = decode_content(&name, &content)?;
+        if !keep {
+            return self.st.files.carried_bytes(&name, &bytes).await.map(Some);
+        }
         let (file, _) = self.st.files.store_bytes(tenant, &name, &bytes).await?;
-        args.insert("file_id".into(), Value::String(file.file_id.clone()));
-        Ok(Some(super::read::ForgetOnDrop {
-            st: self.st.clone(),
-            tenant: tenant.to_string(),
-            ids: if keep { Vec::new() } else { vec![file.file_id] },
-        }))
+        args.insert("file_id".into(), Value::String(file.file_id));
+        Ok(None)
     }
 
     async fn read_document(
@@ -698,18 +698,14 @@ impl Docreader {
         mut args: JsonObject,
         progress: ProgressSink,
     ) -> CallToolResult {
-        // Forgotten however the read ends, a call the host drops included.
-        let mut inline = match self.inline_file(tenant, &mut args).await {
-            Ok(g) => g,
+        // A carried file's temp file goes when the read ends, a call the host drops
+        // included.
+        let carried = match self.inline_file(tenant, &mut args).await {
+            Ok(c) => c,
             Err(e) => return tool_error(e),
         };
-        let result = self
-            .read_document_named(tenant, args, progress, inline.as_mut())
-            .await;
-        if let Some(g) = inline.as_mut() {
-            g.forget().await;
-        }
-        result
+        self.read_document_named(tenant, args, progress, carried)
+            .await
     }
 
     async fn read_document_named(
@@ -717,7 +713,7 @@ impl Docreader {
         tenant: &str,
         args: JsonObject,
         progress: ProgressSink,
-        inline: Option<&mut super::read::ForgetOnDrop>,
+        carried: Option<crate::files::Carried>,
     ) -> CallToolResult {
         let req = match self.read_request(args, true) {
             Ok(r) => r,
@@ -755,21 +751,16 @@ impl Docreader {
                 Err(e) => tool_error(e),
             };
         }
-        let mut prepared = match self.st.reader.prepare(tenant, req).await {
+        let prepared = match carried {
+            Some(file) => self.st.reader.prepare_carried(tenant, req, file),
+            None => self.st.reader.prepare(tenant, req).await,
+        };
+        let prepared = match prepared {
             Ok(p) => p,
             Err(e) => return tool_error(e),
         };
-        // A file carried in the call and not kept is forgotten after it: not indexed.
-        if inline.as_ref().is_some_and(|g| !g.ids.is_empty()) {
-            prepared.not_indexed();
-        }
         match self.st.reader.run(prepared, progress).await {
-            Ok(mut env) => {
-                // A file carried in the call and not kept: no file_id to read it by again.
-                if let Some(g) = inline.filter(|g| !g.ids.is_empty()) {
-                    env.file_id = None;
-                    g.drop_attachments(&mut env);
-                }
+            Ok(env) => {
                 let text = format!("{}\n{}", header(&env), env.text);
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
                 r.structured_content = serde_json::to_value(&env).ok();

@@ -131,7 +131,6 @@ impl AppState {
                 std::time::Duration::from_millis(args.blob_sync_delay_ms),
             ),
             recent: (!db.is_shared()).then(Default::default),
-            forgetting: Default::default(),
             memory_keys: match db.is_shared() {
                 true => None,
                 false => Some(Arc::new(

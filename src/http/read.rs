@@ -179,102 +179,63 @@ pub async fn read(
 }
 
 /// A one-shot read (`POST /read` with a multipart body): the file part is received,
-/// limited, sniffed and blocked exactly as an upload's, read with the options of the
-/// `options` part (a JSON object, as `POST /read` takes them, without `file_id`), and
-/// forgotten after the answer unless the options say `"keep": true` (then the envelope's
-/// `file_id` is an upload like any other). One file a request.
+/// limited, sniffed and blocked exactly as an upload's, and read with the options of the
+/// `options` part (a JSON object, as `POST /read` takes them, without `file_id`). One file
+/// a request. Not kept (the default), it never reaches the store: its bytes wait in a temp
+/// file for this read alone (no row, no blob, no sync; removed when the read ends, a client
+/// that leaves included). With `"keep": true` it is stored first, an upload like any other
+/// (synced, its `file_id` in the envelope).
 async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipart) -> Response {
     let place = place_for_an_answer(&tenant, st.limits.max_concurrent_reads).await;
     let mut options: Option<Value> = None;
     let mut options_seen = false;
-    let mut stored: Option<crate::db::FileRecord> = None;
+    // The file part, received but not yet kept or checked: whether it is kept is the
+    // options' to say, and they may come after it.
+    let mut received: Option<(String, crate::store::Incoming)> = None;
     let mut total = 0u64;
-    let failed = |st: &AppState, tenant: &str, rec: Option<crate::db::FileRecord>, e: ApiError| {
-        let (st, tenant) = (st.clone(), tenant.to_string());
-        async move {
-            if let Some(rec) = rec {
-                let _ = st.files.forget(&tenant, &rec.file_id).await;
-            }
-            e.into_response()
-        }
-    };
     loop {
         let field = match super::files::paced(&st, form.next_field()).await {
             Ok(Ok(Some(f))) => f,
             Ok(Ok(None)) => break,
             Ok(Err(e)) => {
-                let e = super::files::multipart_error(e, st.limits.max_request_bytes);
-                return failed(&st, &tenant, stored, e).await;
+                return super::files::multipart_error(e, st.limits.max_request_bytes)
+                    .into_response()
             }
-            Err(e) => return failed(&st, &tenant, stored, e).await,
+            Err(e) => return e.into_response(),
         };
         match (field.file_name().map(str::to_string), field.name()) {
             (Some(raw), _) => {
-                if stored.is_some() {
-                    let e = ApiError::invalid_request("a one-shot read takes one file").with_hint(
-                        "Upload several files with POST /upload and read them with `file_ids`.",
-                    );
-                    return failed(&st, &tenant, stored, e).await;
+                if received.is_some() {
+                    return ApiError::invalid_request("a one-shot read takes one file")
+                        .with_hint(
+                            "Upload several files with POST /upload and read them with `file_ids`.",
+                        )
+                        .into_response();
                 }
                 let name = crate::store::clean_name(&raw);
-                match super::files::receive_one(&st, &tenant, &name, field, &mut total).await {
-                    Ok(rec) => stored = Some(rec),
-                    Err(e) => return failed(&st, &tenant, stored, e).await,
+                match super::files::receive_part(&st, &name, field, &mut total).await {
+                    Ok(inc) => received = Some((name, inc)),
+                    Err(e) => return e.into_response(),
                 }
             }
             (None, Some("options")) => {
                 // Two options parts would leave one of them unread: refused.
                 if std::mem::replace(&mut options_seen, true) {
-                    let e = ApiError::invalid_request("the form has more than one options part")
-                        .with_hint("Send the options as one JSON object in one options part.");
-                    return failed(&st, &tenant, stored, e).await;
+                    return ApiError::invalid_request("the form has more than one options part")
+                        .with_hint("Send the options as one JSON object in one options part.")
+                        .into_response();
                 }
-                // Read chunk by chunk, refused as soon as it passes a JSON body's cap (not
-                // buffered whole first: the part could be as large as an upload).
-                let mut field = field;
-                let mut bytes: Vec<u8> = Vec::new();
-                loop {
-                    match super::files::paced(&st, field.chunk()).await {
-                        Ok(Ok(Some(c))) => {
-                            bytes.extend_from_slice(&c);
-                            if bytes.len() as u64 > super::guard::MAX_JSON_BODY {
-                                let e = ApiError::invalid_request("the options part is too large")
-                                    .with_hint("Options are a small JSON object; send the file in the file part.");
-                                return failed(&st, &tenant, stored, e).await;
-                            }
-                        }
-                        Ok(Ok(None)) => break,
-                        Ok(Err(e)) => {
-                            let e = super::files::multipart_error(e, st.limits.max_request_bytes);
-                            return failed(&st, &tenant, stored, e).await;
-                        }
-                        Err(e) => return failed(&st, &tenant, stored, e).await,
-                    }
-                }
-                let text = String::from_utf8_lossy(&bytes).into_owned();
-                match serde_json::from_str::<Value>(&text) {
-                    Ok(v @ Value::Object(_)) => options = Some(v),
-                    // An empty or `null` part: no options.
-                    Ok(Value::Null) => {}
-                    _ if text.trim().is_empty() => {}
-                    _ => {
-                        let e = ApiError::invalid_request(
-                            "the options part must be a JSON object such as {\"pages\": \"1-3\"}",
-                        );
-                        return failed(&st, &tenant, stored, e).await;
-                    }
+                match options_part(&st, field).await {
+                    Ok(v) => options = v,
+                    Err(e) => return e.into_response(),
                 }
             }
             // Other plain fields are ignored, as an upload ignores them.
             (None, _) => {}
         }
     }
-    st.metrics.upload_done(if stored.is_some() {
-        "ok"
-    } else {
-        "invalid_request"
-    });
-    let Some(rec) = stored else {
+    let Some((name, inc)) = received else {
+        st.metrics.upload_done("invalid_request");
         return ApiError::invalid_request("the one-shot read holds no file")
             .with_hint("Send the file as a multipart part with a file name, e.g. curl -F file=@report.pdf -F 'options={\"pages\":\"1\"}' …/read")
             .into_response();
@@ -284,59 +245,94 @@ async fn one_shot(st: AppState, tenant: String, mut form: axum::extract::Multipa
     let keep = match obj.remove("keep") {
         None | Some(Value::Bool(false)) => false,
         Some(Value::Bool(true)) => true,
-        Some(_) => {
-            let e = ApiError::invalid_option("keep must be true or false");
-            return failed(&st, &tenant, Some(rec), e).await;
-        }
+        Some(_) => return ApiError::invalid_option("keep must be true or false").into_response(),
     };
     if let Some(e) = one_shot_misfit(obj) {
-        return failed(&st, &tenant, Some(rec), e).await;
+        return e.into_response();
     }
+    if !keep {
+        // Checked as an upload is, then read from its temp file and never stored.
+        let carried = match st.files.carried(&name, inc).await {
+            Ok(c) => c,
+            Err(e) => {
+                st.metrics.upload_done(e.code.as_str());
+                return e.into_response();
+            }
+        };
+        st.metrics.upload_done("ok");
+        let req = match parse(Ok(Json(options))) {
+            Ok(r) => r,
+            Err(e) => return e.into_response(),
+        };
+        let prepared = match st.reader.prepare_carried(&tenant, req, carried) {
+            Ok(p) => p,
+            Err(e) => return e.into_response(),
+        };
+        return match st.reader.run(prepared, ProgressSink::default()).await {
+            Ok(env) => envelope_response(env, place),
+            Err(e) => e.into_response(),
+        };
+    }
+    // Kept: stored as an upload (synced before the answer), then read by its id.
+    let rec = match st.files.finalize(&tenant, &name, inc).await {
+        Ok(rec) => rec,
+        Err(e) => {
+            st.metrics.upload_done(e.code.as_str());
+            return e.into_response();
+        }
+    };
+    st.metrics.upload_done("ok");
     obj.insert("file_id".into(), Value::String(rec.file_id.clone()));
     let req = match parse(Ok(Json(options))) {
         Ok(r) => r,
-        Err(e) => return failed(&st, &tenant, Some(rec), e).await,
-    };
-    // Forgotten however the read ends, a client that leaves (the handler's future dropped)
-    // included.
-    let mut guard = ForgetOnDrop {
-        st: st.clone(),
-        tenant: tenant.clone(),
-        ids: if keep {
-            Vec::new()
-        } else {
-            vec![rec.file_id.clone()]
-        },
+        Err(e) => return e.into_response(),
     };
     let answer = match st.reader.prepare(&tenant, req).await {
-        Ok(mut prepared) => {
-            if !keep {
-                prepared.not_indexed();
-            }
-            st.reader.run(prepared, ProgressSink::default()).await
-        }
+        Ok(prepared) => st.reader.run(prepared, ProgressSink::default()).await,
         Err(e) => Err(e),
     };
-    // The answer goes out first; the file (and an e-mail's attachments) are forgotten
-    // right after, by a task of their own (`ForgetOnDrop`'s drop): the delete's writes
-    // (the row, the document memory, the blob, ~1.5 ms here) were half of a one-page
-    // one-shot read's time, spent on the client's clock for nothing it receives.
     match answer {
-        Ok(mut env) => {
-            if !keep {
-                env.file_id = None;
-                // An e-mail's attachments were stored as uploads by the read: not kept
-                // either.
-                guard.drop_attachments(&mut env);
+        Ok(env) => envelope_response(env, place),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The `options` part of a one-shot form: a JSON object, or nothing (an empty or `null`
+/// part). Read chunk by chunk and refused as soon as it passes a JSON body's cap (not
+/// buffered whole first: the part could be as large as an upload).
+async fn options_part(
+    st: &AppState,
+    mut field: axum::extract::multipart::Field<'_>,
+) -> Result<Option<Value>, ApiError> {
+    let mut bytes: Vec<u8> = Vec::new();
+    loop {
+        match super::files::paced(st, field.chunk()).await? {
+            Ok(Some(c)) => {
+                bytes.extend_from_slice(&c);
+                if bytes.len() as u64 > super::guard::MAX_JSON_BODY {
+                    return Err(ApiError::invalid_request("the options part is too large")
+                        .with_hint(
+                            "Options are a small JSON object; send the file in the file part.",
+                        ));
+                }
             }
-            let response = envelope_response(env, place);
-            drop(guard);
-            response
+            Ok(None) => break,
+            Err(e) => {
+                return Err(super::files::multipart_error(
+                    e,
+                    st.limits.max_request_bytes,
+                ))
+            }
         }
-        Err(e) => {
-            drop(guard);
-            e.into_response()
-        }
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    match serde_json::from_str::<Value>(&text) {
+        Ok(v @ Value::Object(_)) => Ok(Some(v)),
+        Ok(Value::Null) => Ok(None),
+        _ if text.trim().is_empty() => Ok(None),
+        _ => Err(ApiError::invalid_request(
+            "the options part must be a JSON object such as {\"pages\": \"1-3\"}",
+        )),
     }
 }
 
@@ -359,50 +355,6 @@ pub(super) fn one_shot_misfit(options: &serde_json::Map<String, Value>) -> Optio
         ))
         .with_hint("Leave it out, or store the file first (POST /upload, upload_document) and read it by file_id."),
     )
-}
-
-/// The uploads a one-shot read made, forgotten when it ends (`forget`), or when dropped
-/// (the answer made, or the client gone) by a task of their own.
-pub(super) struct ForgetOnDrop {
-    pub(super) st: AppState,
-    pub(super) tenant: String,
-    pub(super) ids: Vec<String>,
-}
-
-impl ForgetOnDrop {
-    /// An e-mail's attachments a read stored as uploads: not kept after a read of a file
-    /// that is not kept either (their `file_id`s taken out of the envelope, and a note).
-    pub(super) fn drop_attachments(&mut self, env: &mut crate::envelope::Envelope) {
-        for a in env.report.attachments.iter_mut().flatten() {
-            if let Some(id) = a.file_id.take() {
-                self.ids.push(id);
-                a.note = Some(
-                    "not kept: a one-shot read keeps nothing (\"keep\": true keeps the message and its attachments)"
-                        .into(),
-                );
-            }
-        }
-    }
-
-    pub(super) async fn forget(&mut self) {
-        for id in std::mem::take(&mut self.ids) {
-            let _ = self.st.files.forget(&self.tenant, &id).await;
-        }
-    }
-}
-
-impl Drop for ForgetOnDrop {
-    fn drop(&mut self) {
-        if self.ids.is_empty() {
-            return;
-        }
-        let (st, tenant, ids) = (
-            self.st.clone(),
-            std::mem::take(&mut self.tenant),
-            std::mem::take(&mut self.ids),
-        );
-        st.files.forget_later(tenant, ids);
-    }
 }
 
 /// `"async": true`: queue the read as a job and answer 202 with it. What can be checked

@@ -29,6 +29,11 @@ pub struct Held {
 }
 
 impl Held {
+    /// A file this read made itself (a one-shot read's bytes), removed when dropped.
+    pub fn owned(path: PathBuf) -> Self {
+        Self { path, owned: true }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

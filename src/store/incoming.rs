@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::{blocking, random_hex, Store};
+use crate::read::held::Held;
 
 /// Empty temp files under `<data>/tmp/in`, made ahead of need by a blocking task, so an
 /// upload does not create its own while its client waits: making a file is an inode to
@@ -119,6 +120,9 @@ pub struct Incoming {
 
 /// Bytes kept in memory before they are written out.
 const SPILL: usize = 256 * 1024;
+
+/// A transient file up to this size is written on the runtime's thread (see `finish`).
+const INLINE_BYTES: u64 = 64 * 1024;
 
 impl Store {
     /// Make spare temp files up to the pool's size, off the runtime: called once an
@@ -250,6 +254,36 @@ impl Incoming {
             checked,
             unsynced: bytes,
         })
+    }
+
+    /// Finish a file that is read once and not kept (a one-shot read): write the rest to
+    /// its temp file without syncing it (it is removed when the read ends, and a crash
+    /// loses nothing anyone was promised) and run `check` on it from its start. A small
+    /// file whose temp file is made already costs a few calls on the page cache and is
+    /// done on this thread (as in `finish`); the rest goes to the blocking pool. The temp
+    /// file is the returned `Held`'s from here: removed when it is dropped, a failure here
+    /// and a caller that goes away while this waits included.
+    pub async fn finish_transient<T: Send + 'static>(
+        mut self,
+        check: impl FnOnce(&mut std::fs::File) -> T + Send + 'static,
+    ) -> std::io::Result<(Held, T)> {
+        let inline = self.in_memory() && self.file.is_some() && self.size <= INLINE_BYTES;
+        let (file, buf) = self.take();
+        let held = Held::owned(std::mem::take(&mut self.path));
+        self.exists = false;
+        let work = move || {
+            use std::io::Seek;
+            let mut f = file()?;
+            f.write_all(&buf)?;
+            f.rewind()?;
+            Ok(check(&mut f))
+        };
+        let checked = if inline {
+            work()?
+        } else {
+            blocking(work).await?
+        };
+        Ok((held, checked))
     }
 
     /// Give up: remove the temp file (when one was made).

@@ -36,24 +36,45 @@ async fn one_shot(app: &TestApp, files: &[(&str, &[u8])], options: Option<&str>)
     app.send(req).await
 }
 
+/// A one-shot form with its file part before its options part (as `curl -F file=@… -F
+/// options=…` sends it).
+async fn one_shot_file_first(app: &TestApp, file: (&str, &[u8]), options: &str) -> Resp {
+    let boundary = "----docreader-one-shot-file-first";
+    let mut body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{}\"\r\n\r\n",
+        file.0
+    )
+    .into_bytes();
+    body.extend_from_slice(file.1);
+    body.extend_from_slice(
+        format!("\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"options\"\r\n\r\n{options}\r\n--{boundary}--\r\n")
+            .as_bytes(),
+    );
+    let req = Request::post("/read")
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(Body::from(body))
+        .unwrap();
+    app.send(req).await
+}
+
 async fn files_listed(app: &TestApp) -> usize {
     let r = app.get("/files").await;
     assert_eq!(r.status, 200, "{}", r.json);
     r.json["files"].as_array().map_or(0, Vec::len)
 }
 
-/// The files listed and blobs stored once what a one-shot read made is forgotten: that
-/// runs right after its answer went out (not on the client's clock), so it is waited for
-/// here, a few milliseconds, never more than 5 s.
-async fn kept_after_the_answer(app: &TestApp, listed: usize) -> (usize, usize) {
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    loop {
-        let now = (files_listed(app).await, app.stored_blobs());
-        if now == (listed, listed) || std::time::Instant::now() > until {
-            return now;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+/// What the service holds of files when a one-shot read has answered: files listed, blobs
+/// stored, and files left in its temp space. A read that is not kept never stores its
+/// file, and its temp file is gone before the answer: no waiting.
+async fn held(app: &TestApp) -> (usize, usize, usize) {
+    (
+        files_listed(app).await,
+        app.stored_blobs(),
+        app.temp_files(),
+    )
 }
 
 #[tokio::test]
@@ -76,7 +97,8 @@ async fn a_file_is_read_in_one_round_trip_and_not_kept() {
         "{text}"
     );
     assert!(r.json["file_id"].is_null(), "{}", r.json);
-    assert_eq!(kept_after_the_answer(&app, 0).await, (0, 0));
+    assert_eq!(held(&app).await, (0, 0, 0));
+
     // An empty or `null` options part is no options.
     let r = one_shot(&app, &[("three.pdf", &pdf)], Some("null")).await;
     assert_eq!(r.status, 200, "{}", r.json);
@@ -93,12 +115,24 @@ async fn a_file_is_read_in_one_round_trip_and_not_kept() {
         .as_array()
         .expect("attachments listed");
     assert!(!atts.is_empty(), "{}", r.json);
+    // Listed with their types (checked as an upload would be), not kept.
     assert!(
         atts.iter().all(|a| a["file_id"].is_null()),
         "{}",
         r.json["attachments"]
     );
-    assert_eq!(kept_after_the_answer(&app, 0).await, (0, 0));
+    assert_eq!(atts[0]["format"], "pdf", "{}", r.json["attachments"]);
+    assert!(
+        atts[0]["note"].as_str().unwrap().starts_with("not kept"),
+        "{}",
+        r.json["attachments"]
+    );
+    // One that an upload would refuse is listed with the same refusal.
+    let eml = std::fs::read(corpus_dir().join("eml/mailgun_pdf_attachment.eml")).unwrap();
+    let r = one_shot(&app, &[("mail.eml", &eml)], None).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["attachments"][0]["error"]["code"], "corrupt");
+    assert_eq!(held(&app).await, (0, 0, 0));
 
     // `keep: true`: an upload like any other, read again by its id.
     let r = one_shot(
@@ -128,7 +162,7 @@ async fn a_file_is_read_in_one_round_trip_and_not_kept() {
     assert_error(&r, 400, "unsupported_option");
     let r = one_shot(&app, &[("three.pdf", &pdf)], Some(r#"{"pages": "9"}"#)).await;
     assert_error(&r, 416, "out_of_range");
-    assert_eq!(kept_after_the_answer(&app, 1).await, (1, 1));
+    assert_eq!(held(&app).await, (1, 1, 0));
 }
 
 #[tokio::test]
@@ -165,5 +199,27 @@ async fn a_one_shot_read_is_guarded_like_an_upload() {
     );
     let r = one_shot(&app, &[("a.pdf", &pdf)], Some(r#"{"keep": "yes"}"#)).await;
     assert_error(&r, 400, "invalid_option");
-    assert_eq!(kept_after_the_answer(&app, 0).await, (0, 0));
+    // The options after the file: the file waits for them, and goes with the refusal.
+    let r = one_shot_file_first(&app, ("a.pdf", &pdf), r#"{"url": "http://x"}"#).await;
+    assert_error(&r, 400, "invalid_option");
+    let r = one_shot_file_first(&app, ("a.pdf", &pdf), r#"{"pages": "3"}"#).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(
+        r.json["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("--- Page 3 ---"),
+        "{}",
+        r.json
+    );
+    // Larger than what is written out on the request's own thread (64 KiB) and than what
+    // is held in memory (256 KiB): written out as it comes, read, then removed.
+    let mut text = Vec::new();
+    while text.len() < 90_000 {
+        text.extend_from_slice(b"a line of text that goes on for a while\n");
+    }
+    let r = one_shot(&app, &[("long.txt", &text)], Some(r#"{"max_chars": 10}"#)).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(r.json["next"].is_object(), "{}", r.json);
+    assert_eq!(held(&app).await, (0, 0, 0));
 }

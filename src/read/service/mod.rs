@@ -76,9 +76,9 @@ pub struct Prepared {
     tenant: String,
     /// Indexed for search whatever `index_reads` says (a read on request: `index_whole`).
     index: bool,
-    /// Never indexed: its file is forgotten after the answer (a one-shot read not kept),
-    /// so indexing it would only be undone.
-    unindexed: bool,
+    /// A file carried in the request and not kept (a one-shot read): nothing of it is
+    /// stored, its attachments included.
+    carried: bool,
 }
 
 impl Prepared {
@@ -87,12 +87,6 @@ impl Prepared {
     /// envelope comes back with an empty `text` and `char_count` the characters it held.
     pub fn index_on_demand(&mut self) {
         self.index = true;
-    }
-
-    /// Leave this read out of the search index whatever `index_reads` says: its file is
-    /// not kept (a one-shot read), and its indexing would be written only to be deleted.
-    pub fn not_indexed(&mut self) {
-        self.unindexed = true;
     }
 
     /// The read's options, to change its budget (a several-file read shares one).
@@ -129,7 +123,37 @@ impl ReadService {
             plan,
             tenant: tenant.to_string(),
             index: false,
-            unindexed: false,
+            carried: false,
+        })
+    }
+
+    /// Plan a read of a file carried in the request and not kept (`Files::carried`: a
+    /// one-shot read): read from its temp file, never stored, indexed or remembered, its
+    /// attachments listed but not kept. `req` names no file.
+    pub fn prepare_carried(
+        &self,
+        tenant: &str,
+        req: ReadRequest,
+        file: crate::files::Carried,
+    ) -> Result<Prepared, ApiError> {
+        let crate::files::Carried {
+            held,
+            name,
+            format,
+            size,
+        } = file;
+        let input = new_input(held.path().to_path_buf(), name, format, size);
+        let plan = ReadPlan::new(req, format, &self.limits)?;
+        Ok(Prepared {
+            resolved: Resolved {
+                input,
+                upload: None,
+                _held: Some(held),
+            },
+            plan,
+            tenant: tenant.to_string(),
+            index: false,
+            carried: true,
         })
     }
 
@@ -241,7 +265,7 @@ impl ReadService {
             plan,
             tenant: String::new(),
             index: false,
-            unindexed: false,
+            carried: false,
         };
         self.run(prepared, progress).await
     }
@@ -262,7 +286,7 @@ impl ReadService {
             plan,
             tenant,
             index,
-            unindexed,
+            carried,
         } = prepared;
         let tenant = tenant.as_str();
         let format = plan.format.family().as_str();
@@ -359,12 +383,11 @@ impl ReadService {
             ));
         }
         if let Some(st) = &self.storage {
-            let wanted = !unindexed
-                && match st.index_reads {
-                    crate::config::IndexReads::All => true,
-                    crate::config::IndexReads::OnDemand => index,
-                    crate::config::IndexReads::Off => false,
-                };
+            let wanted = match st.index_reads {
+                crate::config::IndexReads::All => true,
+                crate::config::IndexReads::OnDemand => index,
+                crate::config::IndexReads::Off => false,
+            };
             if let (Some((id, _)), true) = (
                 &upload,
                 wanted && crate::search::indexable(plan.opts.request()),
@@ -385,7 +408,11 @@ impl ReadService {
                     .index(tenant, id, text, &env.spans, coverage, index)
                     .await;
             }
-            store_attachments(st, &self.limits, tenant, &mut env).await;
+            if carried {
+                attachments_not_kept(&self.limits, &mut env);
+            } else {
+                store_attachments(st, &self.limits, tenant, &mut env).await;
+            }
         }
         // The units in characters, on request (counting them is a pass over the text).
         if plan.opts.include_units == Some(true) {
