@@ -384,7 +384,7 @@ impl Files {
 /// A file carried in a request for one read and not kept (`Files::carried`): checked as
 /// an upload is, held in the data folder's temp space until the read ends.
 pub struct Carried {
-    pub held: crate::read::held::Held,
+    pub held: crate::store::TempFile,
     pub name: String,
     pub format: sniff::Format,
     pub size: u64,

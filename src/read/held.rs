@@ -29,9 +29,13 @@ pub struct Held {
 }
 
 impl Held {
-    /// A file this read made itself (a one-shot read's bytes), removed when dropped.
-    pub fn owned(path: PathBuf) -> Self {
-        Self { path, owned: true }
+    /// A temp file of the store's taken over by a read (a one-shot read's bytes), removed
+    /// when the read ends.
+    pub fn adopt(file: crate::store::TempFile) -> Self {
+        Self {
+            path: file.into_path(),
+            owned: true,
+        }
     }
 
     pub fn path(&self) -> &Path {

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::{blocking, random_hex, Store};
-use crate::read::held::Held;
 
 /// Empty temp files under `<data>/tmp/in`, made ahead of need by a blocking task, so an
 /// upload does not create its own while its client waits: making a file is an inode to
@@ -261,15 +260,15 @@ impl Incoming {
     /// loses nothing anyone was promised) and run `check` on it from its start. A small
     /// file whose temp file is made already costs a few calls on the page cache and is
     /// done on this thread (as in `finish`); the rest goes to the blocking pool. The temp
-    /// file is the returned `Held`'s from here: removed when it is dropped, a failure here
+    /// file is the returned `TempFile`'s from here: removed when it is dropped, a failure here
     /// and a caller that goes away while this waits included.
     pub async fn finish_transient<T: Send + 'static>(
         mut self,
         check: impl FnOnce(&mut std::fs::File) -> T + Send + 'static,
-    ) -> std::io::Result<(Held, T)> {
+    ) -> std::io::Result<(TempFile, T)> {
         let inline = self.in_memory() && self.file.is_some() && self.size <= INLINE_BYTES;
         let (file, buf) = self.take();
-        let held = Held::owned(std::mem::take(&mut self.path));
+        let held = TempFile(std::mem::take(&mut self.path));
         self.exists = false;
         let work = move || {
             use std::io::Seek;
@@ -325,4 +324,28 @@ pub struct Finished<T> {
     pub checked: T,
     /// The bytes, when they were kept rather than synced.
     pub unsynced: Option<Vec<u8>>,
+}
+
+/// A temp file a caller holds for a while (a one-shot read's bytes, `finish_transient`):
+/// removed when dropped, unless taken over (`into_path`).
+#[derive(Debug)]
+pub struct TempFile(PathBuf);
+
+impl TempFile {
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// The path, no longer removed by this value: the caller removes it.
+    pub fn into_path(mut self) -> PathBuf {
+        std::mem::take(&mut self.0)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.0.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
 }

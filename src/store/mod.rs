@@ -33,7 +33,7 @@ mod s3;
 
 use std::path::{Path, PathBuf};
 
-pub use incoming::{Finished, Incoming, INCOMING};
+pub use incoming::{Finished, Incoming, TempFile, INCOMING};
 pub use names::{clean_name, random_hex};
 pub use placing::Placing;
 pub use s3::Remote;

@@ -142,6 +142,7 @@ impl ReadService {
             format,
             size,
         } = file;
+        let held = held::Held::adopt(held);
         let input = new_input(held.path().to_path_buf(), name, format, size);
         let plan = ReadPlan::new(req, format, &self.limits)?;
         Ok(Prepared {
