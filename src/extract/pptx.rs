@@ -106,6 +106,7 @@ fn shape_text(
     markdown: bool,
     hide: Option<Hide>,
     mut typed: Option<&mut Vec<crate::model::Block>>,
+    also: &mut dyn FnMut(Node<'_>),
 ) -> Result<Vec<String>, ApiError> {
     use crate::model::{Block, Content};
     let mut lines = Vec::new();
@@ -128,7 +129,7 @@ fn shape_text(
     let mut marker: Option<(u32, Option<u64>)> = None;
     let mut level = 0u32;
     let mut numbers: Vec<Option<u64>> = Vec::new();
-    walk(xml, depth, |n| match n {
+    let mut shape_node = |n: Node<'_>| match n {
         Node::Open("sp", _) => shape_depth += 1,
         Node::Close("sp") => {
             if skip_shape == Some(shape_depth) {
@@ -304,6 +305,11 @@ fn shape_text(
             lines.push(table.trim_end().to_string());
         }
         _ => {}
+    };
+    // `also`: another visitor fed the same walk (a slide's hidden-text checks).
+    walk(xml, depth, |n| {
+        also(n);
+        shape_node(n)
     })?;
     Ok(lines)
 }
@@ -454,24 +460,49 @@ impl Extractor for PptxExtractor {
                 continue;
             }
             let rels = part_relationships(&mut pkg, path)?;
-            // White runs count only where nothing could show them: nothing drawn behind
-            // on the slide, and the light default background (looked up only then; a
-            // layout's and master's once per layout).
-            let (mut runs, behind) = invisible_runs(&xml, depth)?;
-            if runs
-                .iter()
-                .any(|(k, _)| *k == crate::findings::FindingKind::WhiteText)
-                && (behind || !light_background(&mut pkg, &xml, &rels, &mut layouts)?)
-            {
-                runs.retain(|(k, _)| *k != crate::findings::FindingKind::WhiteText);
-            }
-            // Marked or dropped on request: the runs the findings list.
-            let hide = (hidden_text != crate::options::HiddenText::Keep).then(|| Hide {
-                mode: hidden_text,
-                white: runs
-                    .iter()
-                    .any(|(k, _)| *k == crate::findings::FindingKind::WhiteText),
-            });
+            // One walk of the slide gives its text, its runs a person may not see, and its
+            // shapes' places (a second one first only to mark or drop hidden runs, which
+            // needs them before the text).
+            let mut placed = PlacedShapes::default();
+            let mut typed: Vec<crate::model::Block> = Vec::new();
+            let (shapes, runs) = if hidden_text == crate::options::HiddenText::Keep {
+                let mut inv = InvisibleRuns::default();
+                let shapes = shape_text(
+                    &xml,
+                    depth,
+                    &[],
+                    md,
+                    None,
+                    json.then_some(&mut typed),
+                    &mut |n| {
+                        inv.node(n);
+                        placed.node(n);
+                    },
+                )?;
+                let (mut runs, behind) = inv.finish();
+                white_seen(&mut runs, behind, &mut pkg, &xml, &rels, &mut layouts)?;
+                (shapes, runs)
+            } else {
+                let (mut runs, behind) = invisible_runs(&xml, depth)?;
+                white_seen(&mut runs, behind, &mut pkg, &xml, &rels, &mut layouts)?;
+                // Marked or dropped on request: the runs the findings list.
+                let hide = Hide {
+                    mode: hidden_text,
+                    white: runs
+                        .iter()
+                        .any(|(k, _)| *k == crate::findings::FindingKind::WhiteText),
+                };
+                let shapes = shape_text(
+                    &xml,
+                    depth,
+                    &[],
+                    md,
+                    Some(hide),
+                    json.then_some(&mut typed),
+                    &mut |n| placed.node(n),
+                )?;
+                (shapes, runs)
+            };
             for (kind, text) in runs {
                 let how = match kind {
                     crate::findings::FindingKind::TinyText => "font under 1.5 pt (a:rPr sz)",
@@ -500,7 +531,7 @@ impl Extractor for PptxExtractor {
             if let Some(size) =
                 *slide_dims.get_or_insert_with(|| slide_size(&mut pkg, depth).ok().flatten())
             {
-                for (kind, text) in misplaced_texts(&xml, depth, size)? {
+                for (kind, text) in misplaced_texts(&placed.out, size) {
                     let how = match kind {
                         crate::findings::FindingKind::OffSlide => {
                             "placed off the slide (p:spPr a:xfrm outside p:sldSz)"
@@ -520,8 +551,6 @@ impl Extractor for PptxExtractor {
                     }
                 }
             }
-            let mut typed: Vec<crate::model::Block> = Vec::new();
-            let shapes = shape_text(&xml, depth, &[], md, hide, json.then_some(&mut typed))?;
             let mut charts = Vec::new();
             for l in shapes {
                 // A chart, where it stands: its data from the chart part.
@@ -602,6 +631,7 @@ impl Extractor for PptxExtractor {
                         md,
                         None,
                         None,
+                        &mut |_| {},
                     )?;
                     if !lines.is_empty() {
                         block.push_str("[Notes]");
@@ -703,12 +733,13 @@ fn layout_texts<'c>(
         let depth = pkg.limits().max_xml_depth;
         let mut lines = Vec::new();
         if let Some(lx) = pkg.read(layout)? {
-            lines = shape_text(&lx, depth, &["*"], false, None, None)?;
+            lines = shape_text(&lx, depth, &["*"], false, None, None, &mut |_| {})?;
             if !root_says_no(&lx, "sldLayout", "showMasterSp") {
                 let lrels = part_relationships(pkg, layout)?;
                 if let Some((master, _)) = lrels.values().find(|(_, k)| k == "slideMaster") {
                     if let Some(mx) = pkg.read(master)? {
-                        let mut own = shape_text(&mx, depth, &["*"], false, None, None)?;
+                        let mut own =
+                            shape_text(&mx, depth, &["*"], false, None, None, &mut |_| {})?;
                         own.append(&mut lines);
                         lines = own;
                     }
@@ -758,63 +789,106 @@ fn invisible_runs(
     xml: &[u8],
     depth: usize,
 ) -> Result<(Vec<(crate::findings::FindingKind, String)>, bool), ApiError> {
-    let mut out: Vec<(crate::findings::FindingKind, String)> = Vec::new();
-    let mut spans: Vec<(crate::findings::FindingKind, String)> = Vec::new();
-    let (mut in_sppr, mut in_ln, mut in_t) = (false, false, false);
-    let mut props = RunProps::default();
-    let mut behind = false;
-    let mut run: Option<Run> = None;
-    let mut last: Option<crate::findings::FindingKind> = None;
-    walk(xml, depth, |n| match n {
-        Node::Open("pic" | "graphicFrame", _) => behind = true,
-        // A picture's or shape's description: listed (`alt_text`), not in the text.
-        Node::Open("cNvPr", a) => {
-            if let Some(d) = attr(a, "descr").filter(|d| !d.trim().is_empty()) {
-                spans.push((crate::findings::FindingKind::AltText, d.to_string()));
-                last = None;
-            }
-        }
-        Node::Open("spPr", _) => in_sppr = true,
-        Node::Close("spPr") => in_sppr = false,
-        Node::Open("ln", _) => in_ln = true,
-        Node::Close("ln") => in_ln = false,
-        Node::Open("solidFill" | "gradFill" | "blipFill" | "pattFill", _) if in_sppr && !in_ln => {
-            behind = true
-        }
-        Node::Open("r", _) => run = Some(Run::default()),
-        n if run.is_some() && props.read(&n, run.as_mut()) => {}
-        Node::Open("t", _) => in_t = true,
-        Node::Close("t") => in_t = false,
-        Node::Text(t) if in_t => {
-            if let Some(r) = run.as_mut() {
-                r.text.push_str(t);
-            }
-        }
-        Node::Close("r") => {
-            let Some(r) = run.take() else { return };
-            let kind = r.kind();
-            match (kind, last) {
-                (Some(k), Some(l)) if k == l => {
-                    if let Some(s) = spans.last_mut() {
-                        s.1.push_str(&r.text);
-                    }
-                }
-                (Some(k), _) => spans.push((k, r.text)),
-                (None, _) => {}
-            }
-            last = kind;
-        }
-        Node::Close("p") => last = None,
-        _ => {}
-    })?;
-    for (kind, text) in spans {
-        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        if text.chars().filter(|c| c.is_alphanumeric()).count() < 4 {
-            continue;
-        }
-        out.push((kind, text));
+    let mut runs = InvisibleRuns::default();
+    walk(xml, depth, |n| runs.node(n))?;
+    Ok(runs.finish())
+}
+
+/// White runs count only where nothing could show them: nothing drawn behind on the
+/// slide (`behind`), and the light default background (looked up only then; a layout's
+/// and master's once per layout). The others are taken out of `runs`.
+fn white_seen(
+    runs: &mut Vec<(crate::findings::FindingKind, String)>,
+    behind: bool,
+    pkg: &mut Package,
+    xml: &[u8],
+    rels: &HashMap<String, (String, String)>,
+    layouts: &mut HashMap<String, bool>,
+) -> Result<(), ApiError> {
+    if runs
+        .iter()
+        .any(|(k, _)| *k == crate::findings::FindingKind::WhiteText)
+        && (behind || !light_background(pkg, xml, rels, layouts)?)
+    {
+        runs.retain(|(k, _)| *k != crate::findings::FindingKind::WhiteText);
     }
-    Ok((out, behind))
+    Ok(())
+}
+
+/// `invisible_runs` as a walk's visitor (so one walk of a slide can feed it and others).
+#[derive(Default)]
+struct InvisibleRuns {
+    spans: Vec<(crate::findings::FindingKind, String)>,
+    in_sppr: bool,
+    in_ln: bool,
+    in_t: bool,
+    props: RunProps,
+    behind: bool,
+    run: Option<Run>,
+    last: Option<crate::findings::FindingKind>,
+}
+
+impl InvisibleRuns {
+    fn node(&mut self, n: Node<'_>) {
+        match n {
+            Node::Open("pic" | "graphicFrame", _) => self.behind = true,
+            // A picture's or shape's description: listed (`alt_text`), not in the text.
+            Node::Open("cNvPr", a) => {
+                if let Some(d) = attr(a, "descr").filter(|d| !d.trim().is_empty()) {
+                    self.spans
+                        .push((crate::findings::FindingKind::AltText, d.to_string()));
+                    self.last = None;
+                }
+            }
+            Node::Open("spPr", _) => self.in_sppr = true,
+            Node::Close("spPr") => self.in_sppr = false,
+            Node::Open("ln", _) => self.in_ln = true,
+            Node::Close("ln") => self.in_ln = false,
+            Node::Open("solidFill" | "gradFill" | "blipFill" | "pattFill", _)
+                if self.in_sppr && !self.in_ln =>
+            {
+                self.behind = true
+            }
+            Node::Open("r", _) => self.run = Some(Run::default()),
+            n if self.run.is_some() && self.props.read(&n, self.run.as_mut()) => {}
+            Node::Open("t", _) => self.in_t = true,
+            Node::Close("t") => self.in_t = false,
+            Node::Text(t) if self.in_t => {
+                if let Some(r) = self.run.as_mut() {
+                    r.text.push_str(t);
+                }
+            }
+            Node::Close("r") => {
+                let Some(r) = self.run.take() else { return };
+                let kind = r.kind();
+                match (kind, self.last) {
+                    (Some(k), Some(l)) if k == l => {
+                        if let Some(s) = self.spans.last_mut() {
+                            s.1.push_str(&r.text);
+                        }
+                    }
+                    (Some(k), _) => self.spans.push((k, r.text)),
+                    (None, _) => {}
+                }
+                self.last = kind;
+            }
+            Node::Close("p") => self.last = None,
+            _ => {}
+        }
+    }
+
+    /// (kind, text) in slide order, and whether anything is drawn behind.
+    fn finish(self) -> (Vec<(crate::findings::FindingKind, String)>, bool) {
+        let mut out = Vec::new();
+        for (kind, text) in self.spans {
+            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            if text.chars().filter(|c| c.is_alphanumeric()).count() < 4 {
+                continue;
+            }
+            out.push((kind, text));
+        }
+        (out, self.behind)
+    }
 }
 
 /// The slide size (`p:sldSz`, EMU), when the presentation part states it.
@@ -843,79 +917,90 @@ struct Placed {
     opaque: bool,
 }
 
-/// The slide's top-level shapes and pictures in drawing order. Shapes inside groups are
-/// left out (their place is in the group's own coordinates).
-fn placed_shapes(xml: &[u8], depth: usize) -> Result<Vec<Placed>, ApiError> {
-    let mut out: Vec<Placed> = Vec::new();
-    let (mut groups, mut open, mut in_sppr, mut in_t, mut in_ln) =
-        (0usize, false, false, false, false);
-    let (mut off, mut ext): (Option<(i64, i64)>, Option<(i64, i64)>) = (None, None);
-    let (mut text, mut opaque, mut in_fill) = (String::new(), false, false);
-    walk(xml, depth, |n| match n {
-        Node::Open("grpSp", _) => groups += 1,
-        Node::Close("grpSp") => groups = groups.saturating_sub(1),
-        Node::Open(tag @ ("sp" | "pic"), _) if groups == 0 => {
-            (open, off, ext, in_ln) = (true, None, None, false);
-            opaque = tag == "pic";
-            text.clear();
-        }
-        Node::Open("spPr", _) if open => in_sppr = true,
-        Node::Close("spPr") => in_sppr = false,
-        Node::Open("ln", _) if in_sppr => in_ln = true,
-        Node::Close("ln") => in_ln = false,
-        Node::Open("solidFill" | "gradFill" | "blipFill" | "pattFill", _) if in_sppr && !in_ln => {
-            opaque = true;
-            in_fill = true;
-        }
-        Node::Close("solidFill" | "gradFill" | "blipFill" | "pattFill") => in_fill = false,
-        // A fill with transparency shows what is under it.
-        Node::Open("alpha", a) if in_sppr && in_fill => {
-            if attr(a, "val")
-                .and_then(|v| v.parse::<i64>().ok())
-                .is_some_and(|v| v < 95_000)
+/// The slide's top-level shapes and pictures in drawing order, as a walk's visitor. Shapes
+/// inside groups are left out (their place is in the group's own coordinates).
+#[derive(Default)]
+struct PlacedShapes {
+    out: Vec<Placed>,
+    groups: usize,
+    open: bool,
+    in_sppr: bool,
+    in_t: bool,
+    in_ln: bool,
+    off: Option<(i64, i64)>,
+    ext: Option<(i64, i64)>,
+    text: String,
+    opaque: bool,
+    in_fill: bool,
+}
+
+impl PlacedShapes {
+    fn node(&mut self, n: Node<'_>) {
+        match n {
+            Node::Open("grpSp", _) => self.groups += 1,
+            Node::Close("grpSp") => self.groups = self.groups.saturating_sub(1),
+            Node::Open(tag @ ("sp" | "pic"), _) if self.groups == 0 => {
+                (self.open, self.off, self.ext, self.in_ln) = (true, None, None, false);
+                self.opaque = tag == "pic";
+                self.text.clear();
+            }
+            Node::Open("spPr", _) if self.open => self.in_sppr = true,
+            Node::Close("spPr") => self.in_sppr = false,
+            Node::Open("ln", _) if self.in_sppr => self.in_ln = true,
+            Node::Close("ln") => self.in_ln = false,
+            Node::Open("solidFill" | "gradFill" | "blipFill" | "pattFill", _)
+                if self.in_sppr && !self.in_ln =>
             {
-                opaque = false;
+                self.opaque = true;
+                self.in_fill = true;
             }
-        }
-        Node::Open(tag @ ("off" | "ext"), a) if in_sppr => {
-            let v = |k| attr(a, k).and_then(|v| v.parse::<i64>().ok());
-            let pair = match tag {
-                "off" => v("x").zip(v("y")),
-                _ => v("cx").zip(v("cy")),
-            };
-            if tag == "off" {
-                off = off.or(pair);
-            } else {
-                ext = ext.or(pair);
+            Node::Close("solidFill" | "gradFill" | "blipFill" | "pattFill") => self.in_fill = false,
+            // A fill with transparency shows what is under it.
+            Node::Open("alpha", a) if self.in_sppr && self.in_fill => {
+                if attr(a, "val")
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .is_some_and(|v| v < 95_000)
+                {
+                    self.opaque = false;
+                }
             }
+            Node::Open(tag @ ("off" | "ext"), a) if self.in_sppr => {
+                let v = |k| attr(a, k).and_then(|v| v.parse::<i64>().ok());
+                let pair = match tag {
+                    "off" => v("x").zip(v("y")),
+                    _ => v("cx").zip(v("cy")),
+                };
+                if tag == "off" {
+                    self.off = self.off.or(pair);
+                } else {
+                    self.ext = self.ext.or(pair);
+                }
+            }
+            Node::Open("t", _) if self.open => self.in_t = true,
+            Node::Close("t") => self.in_t = false,
+            Node::Text(t) if self.in_t => {
+                self.text.push_str(t);
+                self.text.push(' ');
+            }
+            Node::Close("sp" | "pic") if self.open && self.groups == 0 => {
+                self.open = false;
+                self.out.push(Placed {
+                    rect: self.off.zip(self.ext).map(|((x, y), (w, h))| (x, y, w, h)),
+                    text: self.text.split_whitespace().collect::<Vec<_>>().join(" "),
+                    opaque: self.opaque,
+                });
+            }
+            _ => {}
         }
-        Node::Open("t", _) if open => in_t = true,
-        Node::Close("t") => in_t = false,
-        Node::Text(t) if in_t => {
-            text.push_str(t);
-            text.push(' ');
-        }
-        Node::Close("sp" | "pic") if open && groups == 0 => {
-            open = false;
-            out.push(Placed {
-                rect: off.zip(ext).map(|((x, y), (w, h))| (x, y, w, h)),
-                text: text.split_whitespace().collect::<Vec<_>>().join(" "),
-                opaque,
-            });
-        }
-        _ => {}
-    })?;
-    Ok(out)
+    }
 }
 
 /// Text of a slide no one sees for where it is: placed wholly off the slide
 /// (`off_slide`), or wholly under an opaque shape or picture drawn after it (`covered`).
 fn misplaced_texts(
-    xml: &[u8],
-    depth: usize,
+    shapes: &[Placed],
     (cx, cy): (i64, i64),
-) -> Result<Vec<(crate::findings::FindingKind, String)>, ApiError> {
-    let shapes = placed_shapes(xml, depth)?;
+) -> Vec<(crate::findings::FindingKind, String)> {
     let mut out = Vec::new();
     for (i, s) in shapes.iter().enumerate() {
         let Some((x, y, w, h)) = s.rect else { continue };
@@ -935,7 +1020,7 @@ fn misplaced_texts(
             out.push((crate::findings::FindingKind::Covered, s.text.clone()));
         }
     }
-    Ok(out)
+    out
 }
 
 /// Whether a slide, its layout and its master leave the background the light default:

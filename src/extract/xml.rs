@@ -7,6 +7,7 @@ use quick_xml::Reader;
 
 use crate::error::{ApiError, ErrorCode};
 
+#[derive(Clone, Copy)]
 pub enum Node<'a> {
     /// An element opens: local name, attributes as (qualified name, value).
     Open(&'a str, &'a [(String, String)]),
@@ -41,43 +42,50 @@ impl Skip {
     }
 }
 
-fn local(q: &str) -> String {
-    match q.rsplit_once(':') {
-        Some((_, l)) => l.to_string(),
-        None => q.to_string(),
-    }
+/// An element's local name (`w:p` → `p`), borrowed.
+fn local(q: &str) -> &str {
+    q.rsplit_once(':').map_or(q, |(_, l)| l)
 }
 
 /// Walk an XML document, calling `f` for every element and text node.
+///
+/// Read in place (quick-xml's slice reader: no copy of each event), the element names
+/// borrowed, and the attributes written into strings kept from one element to the next:
+/// a walk allocates about nothing per node (it allocated a name and every attribute's key
+/// and value before, which was most of a PPTX read's time).
 pub fn walk(xml: &[u8], max_depth: usize, mut f: impl FnMut(Node<'_>)) -> Result<(), ApiError> {
     refuse_entities(xml)?;
     let mut reader = Reader::from_reader(xml);
     reader.config_mut().trim_text(false);
-    let mut buf = Vec::new();
     let mut depth = 0usize;
+    // The open element's attributes: the first `n` of `attrs`, their strings reused.
+    let mut attrs: Vec<(String, String)> = Vec::new();
     let corrupt = |e: &dyn std::fmt::Display| {
         ApiError::new(ErrorCode::Corrupt, "a document part is not valid XML").with_cause(e)
     };
     loop {
-        let ev = reader.read_event_into(&mut buf).map_err(|e| corrupt(&e))?;
+        let ev = reader.read_event().map_err(|e| corrupt(&e))?;
         match ev {
             Event::Start(ref e) | Event::Empty(ref e) => {
-                let name = local(e.name().as_ref());
-                let attrs: Vec<(String, String)> = e
-                    .attributes()
-                    .flatten()
-                    .map(|a| {
-                        let v = a
-                            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                            .map(|v| v.into_owned())
-                            .unwrap_or_default();
-                        let key: &str = a.key.as_ref();
-                        (key.to_string(), v)
-                    })
-                    .collect();
-                f(Node::Open(&name, &attrs));
+                let qname = e.name();
+                let name = local(qname.as_ref());
+                let mut n = 0;
+                for a in e.attributes().flatten() {
+                    if n == attrs.len() {
+                        attrs.push(Default::default());
+                    }
+                    let (k, v) = &mut attrs[n];
+                    k.clear();
+                    k.push_str(a.key.as_ref());
+                    v.clear();
+                    if let Ok(value) = a.normalized_value(quick_xml::XmlVersion::Implicit1_0) {
+                        v.push_str(&value);
+                    }
+                    n += 1;
+                }
+                f(Node::Open(name, &attrs[..n]));
                 if matches!(ev, Event::Empty(_)) {
-                    f(Node::Close(&name));
+                    f(Node::Close(name));
                 } else {
                     depth += 1;
                     if depth > max_depth {
@@ -90,7 +98,7 @@ pub fn walk(xml: &[u8], max_depth: usize, mut f: impl FnMut(Node<'_>)) -> Result
             }
             Event::End(ref e) => {
                 depth = depth.saturating_sub(1);
-                f(Node::Close(&local(e.name().as_ref())));
+                f(Node::Close(local(e.name().as_ref())));
             }
             Event::Text(ref t) => f(Node::Text(&t.xml10_content())),
             Event::CData(ref t) => {
@@ -98,26 +106,26 @@ pub fn walk(xml: &[u8], max_depth: usize, mut f: impl FnMut(Node<'_>)) -> Result
                 f(Node::Text(s))
             }
             Event::GeneralRef(ref r) => {
+                let mut one = [0u8; 4];
                 let resolved = match r.resolve_char_ref() {
-                    Ok(Some(c)) => Some(c.to_string()),
+                    Ok(Some(c)) => Some(&*c.encode_utf8(&mut one)),
                     _ => match r.as_ref() {
-                        "amp" => Some("&".into()),
-                        "lt" => Some("<".into()),
-                        "gt" => Some(">".into()),
-                        "quot" => Some("\"".into()),
-                        "apos" => Some("'".into()),
+                        "amp" => Some("&"),
+                        "lt" => Some("<"),
+                        "gt" => Some(">"),
+                        "quot" => Some("\""),
+                        "apos" => Some("'"),
                         // Anything else would need a DTD: never expanded.
                         _ => None,
                     },
                 };
                 if let Some(s) = resolved {
-                    f(Node::Text(&s));
+                    f(Node::Text(s));
                 }
             }
             Event::Eof => break,
             _ => {}
         }
-        buf.clear();
     }
     Ok(())
 }
@@ -164,5 +172,5 @@ pub fn refuse_entities(xml: &[u8]) -> Result<(), ApiError> {
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(hay, needle)
 }
