@@ -108,6 +108,52 @@ pub(crate) fn html_table(
     out
 }
 
+/// Whether a link's target is written as a Markdown link: web and mail addresses only (a
+/// `javascript:` or `file:` target stays text, whatever renders the Markdown).
+pub(crate) fn linkable(url: &str) -> bool {
+    let lower = url.trim_start().to_ascii_lowercase();
+    ["http://", "https://", "mailto:", "ftp://"]
+        .iter()
+        .any(|s| lower.starts_with(s))
+}
+
+/// `[text](url)`: the text's brackets escaped, the URL's spaces, parentheses and angle
+/// brackets percent-encoded. Text that is only space, or the URL itself, stays as it is.
+pub(crate) fn link(text: &str, url: &str) -> String {
+    let shown = text.trim();
+    if shown.is_empty() || shown == url.trim() {
+        return text.to_string();
+    }
+    let lead = &text[..text.len() - text.trim_start().len()];
+    let trail = &text[text.trim_end().len()..];
+    let shown = shown.replace('[', "\\[").replace(']', "\\]");
+    let mut dest = String::with_capacity(url.len());
+    for c in url.trim().chars() {
+        match c {
+            ' ' => dest.push_str("%20"),
+            '(' => dest.push_str("%28"),
+            ')' => dest.push_str("%29"),
+            '<' => dest.push_str("%3C"),
+            '>' => dest.push_str("%3E"),
+            c => dest.push(c),
+        }
+    }
+    format!("{lead}[{shown}]({dest}){trail}")
+}
+
+/// Linked spans of a paragraph's text (byte start, end, URL; in order, apart) written as
+/// Markdown links.
+pub(crate) fn apply_links(text: &mut String, spans: &[(usize, usize, String)]) {
+    for (start, end, url) in spans.iter().rev() {
+        let (start, end) = (*start, (*end).min(text.len()));
+        if start >= end || !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+            continue;
+        }
+        let linked = link(&text[start..end], url);
+        text.replace_range(start..end, &linked);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,4 +233,29 @@ pub(crate) fn ocr_lines(lines: &[crate::ocr::OcrLine], keep_furniture: bool) -> 
         }
     }
     (s, left_out)
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::*;
+
+    #[test]
+    fn links_are_written_for_web_and_mail_addresses_only() {
+        assert!(linkable("https://example.com") && linkable("MAILTO:a@b.c"));
+        assert!(!linkable("javascript:alert(1)") && !linkable("file:///etc/passwd"));
+        assert!(!linkable("#_ftn1"));
+        assert_eq!(
+            link(" the [x] ", "http://a.b/c d(e)"),
+            r" [the \[x\]](http://a.b/c%20d%28e%29) "
+        );
+        // The address as its own text, or no text: nothing to link.
+        assert_eq!(link("http://a.b", "http://a.b"), "http://a.b");
+        assert_eq!(link("  ", "http://a.b"), "  ");
+        let mut t = String::from("go here or there");
+        apply_links(
+            &mut t,
+            &[(3, 7, "http://h".into()), (11, 16, "http://t".into())],
+        );
+        assert_eq!(t, "go [here](http://h) or [there](http://t)");
+    }
 }

@@ -99,11 +99,14 @@ fn next_number(numbers: &mut Vec<Option<u64>>, lvl: u32, first: u64) -> u64 {
     n
 }
 
+///
+/// `markdown`: `Some` with the part's relationships (where its runs' hyperlinks lead,
+/// `a:hlinkClick`, written `[text](url)`), `None` for plain text.
 fn shape_text(
     xml: &[u8],
     depth: usize,
     skip_placeholders: &[&str],
-    markdown: bool,
+    markdown: Option<&HashMap<String, (String, String)>>,
     hide: Option<Hide>,
     mut typed: Option<&mut Vec<crate::model::Block>>,
     also: &mut dyn FnMut(Node<'_>),
@@ -129,182 +132,233 @@ fn shape_text(
     let mut marker: Option<(u32, Option<u64>)> = None;
     let mut level = 0u32;
     let mut numbers: Vec<Option<u64>> = Vec::new();
-    let mut shape_node = |n: Node<'_>| match n {
-        Node::Open("sp", _) => shape_depth += 1,
-        Node::Close("sp") => {
-            if skip_shape == Some(shape_depth) {
-                skip_shape = None;
-            }
-            if title_shape == Some(shape_depth) {
-                title_shape = None;
-            }
-            numbers.clear();
-            shape_depth = shape_depth.saturating_sub(1);
-        }
-        Node::Open("ph", a) => {
-            let kind = attr(a, "type");
-            if skip_placeholders == ["*"] || kind.is_some_and(|t| skip_placeholders.contains(&t)) {
-                skip_shape = Some(shape_depth);
-            }
-            if matches!(kind, Some("title" | "ctrTitle")) {
-                title_shape = Some(shape_depth);
-            }
-        }
-        Node::Open("p", _) => {
-            para = Some(String::new());
-            marker = None;
-            level = 0;
-        }
-        Node::Open("pPr", a) => level = attr(a, "lvl").and_then(|v| v.parse().ok()).unwrap_or(0),
-        Node::Open("buChar", _) => marker = Some((level, None)),
-        Node::Open("buAutoNum", a) => {
-            let start = attr(a, "startAt")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(1u64);
-            marker = Some((level, Some(start)));
-        }
-        Node::Open("buNone", _) => marker = None,
-        Node::Open("br", _) => {
-            if let Some(p) = para.as_mut() {
-                p.push('\n');
-            }
-        }
-        n if run.is_some() && props.read(&n, run.as_mut()) => {}
-        Node::Open("r", _) if hide.is_some() => run = Some(Run::default()),
-        Node::Close("r") => {
-            let (Some(r), Some(h), Some(p)) = (run.take(), hide, para.as_mut()) else {
-                return;
-            };
-            let hidden = match r.kind() {
-                Some(crate::findings::FindingKind::TinyText) => true,
-                Some(_) => h.white,
-                None => false,
-            };
-            if hidden {
-                crate::findings::push_hidden(p, &r.text, h.mode, last_hidden);
-            } else {
-                p.push_str(&r.text);
-            }
-            last_hidden = hidden;
-        }
-        Node::Open("t", _) => in_t = true,
-        Node::Close("t") => in_t = false,
-        Node::Text(t) if in_t && skip_shape.is_none() => {
-            if let Some(r) = run.as_mut() {
-                r.text.push_str(t);
-            } else if let Some(p) = para.as_mut() {
-                p.push_str(t);
-            }
-        }
-        Node::Close("p") => {
-            last_hidden = false;
-            if let Some(p) = para.take() {
-                match cell.as_mut() {
-                    Some(c) => {
-                        if !p.trim().is_empty() {
-                            if !c.is_empty() {
-                                c.push(' ');
-                            }
-                            c.push_str(p.trim());
-                        }
+    let links = markdown;
+    let markdown = markdown.is_some();
+    // Markdown: the open run's start in its paragraph and its link, inside its `a:rPr`;
+    // the paragraph's linked spans so far (start, end, URL).
+    let (mut run_start, mut run_link, mut in_rpr) = (0usize, None::<String>, false);
+    let mut spans: Vec<(usize, usize, String)> = Vec::new();
+    let mut shape_node = |n: Node<'_>| {
+        if let Some(rels) = links {
+            match n {
+                Node::Open("p", _) => spans.clear(),
+                Node::Open("r", _) => {
+                    run_start = para.as_ref().map_or(0, String::len);
+                    run_link = None;
+                }
+                Node::Open("rPr", _) => in_rpr = true,
+                Node::Close("rPr") => in_rpr = false,
+                Node::Open("hlinkClick", a) if in_rpr => {
+                    run_link = attr(a, "id")
+                        .and_then(|id| rels.get(id))
+                        .filter(|(_, kind)| kind == "hyperlink")
+                        .map(|(target, _)| target.clone())
+                        .filter(|u| super::markdown::linkable(u));
+                }
+                Node::Close("p") => {
+                    if let Some(p) = para.as_mut() {
+                        super::markdown::apply_links(p, &spans);
                     }
-                    None if !p.trim().is_empty() && typed.is_some() => {
-                        let text = p.split_whitespace().collect::<Vec<_>>().join(" ");
-                        let content = if title_shape.is_some() {
-                            Content::Heading { level: 1, text }
-                        } else {
-                            match marker {
-                                Some((lvl, start)) => {
-                                    let label = match start {
-                                        Some(first) => {
-                                            format!("{}.", next_number(&mut numbers, lvl, first))
-                                        }
-                                        None => "•".to_string(),
-                                    };
-                                    Content::ListItem {
-                                        level: lvl.min(8),
-                                        label,
-                                        text,
-                                    }
-                                }
-                                None => Content::Paragraph { text },
-                            }
-                        };
-                        if let Some(t) = typed.as_mut() {
-                            t.push(Block::new(content));
-                        }
-                        lines.push(p);
-                    }
-                    None if !p.trim().is_empty() && markdown => {
-                        let text = p.split_whitespace().collect::<Vec<_>>().join(" ");
-                        let line = if title_shape.is_some() {
-                            format!("# {text}")
-                        } else {
-                            match marker {
-                                Some((lvl, start)) => {
-                                    let indent = "    ".repeat(lvl.min(8) as usize);
-                                    match start {
-                                        Some(first) => {
-                                            let n = next_number(&mut numbers, lvl, first);
-                                            format!("{indent}{n}. {text}")
-                                        }
-                                        None => format!("{indent}- {text}"),
-                                    }
-                                }
-                                None => text,
-                            }
-                        };
-                        lines.push(line);
-                    }
-                    None if !p.trim().is_empty() => lines.push(p),
-                    None => {}
+                    spans.clear();
+                }
+                _ => {}
+            }
+        }
+        match n {
+            Node::Open("sp", _) => shape_depth += 1,
+            Node::Close("sp") => {
+                if skip_shape == Some(shape_depth) {
+                    skip_shape = None;
+                }
+                if title_shape == Some(shape_depth) {
+                    title_shape = None;
+                }
+                numbers.clear();
+                shape_depth = shape_depth.saturating_sub(1);
+            }
+            Node::Open("ph", a) => {
+                let kind = attr(a, "type");
+                if skip_placeholders == ["*"]
+                    || kind.is_some_and(|t| skip_placeholders.contains(&t))
+                {
+                    skip_shape = Some(shape_depth);
+                }
+                if matches!(kind, Some("title" | "ctrTitle")) {
+                    title_shape = Some(shape_depth);
                 }
             }
-        }
-        Node::Open("chart", a) => {
-            if let Some(rid) = attr(a, "id") {
-                lines.push(format!("{CHART_MARK}{rid}"));
-                // Where the chart stands: its block comes with its data (the caller's).
+            Node::Open("p", _) => {
+                para = Some(String::new());
+                marker = None;
+                level = 0;
+            }
+            Node::Open("pPr", a) => {
+                level = attr(a, "lvl").and_then(|v| v.parse().ok()).unwrap_or(0)
+            }
+            Node::Open("buChar", _) => marker = Some((level, None)),
+            Node::Open("buAutoNum", a) => {
+                let start = attr(a, "startAt")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(1u64);
+                marker = Some((level, Some(start)));
+            }
+            Node::Open("buNone", _) => marker = None,
+            Node::Open("br", _) => {
+                if let Some(p) = para.as_mut() {
+                    p.push('\n');
+                }
+            }
+            n if run.is_some() && props.read(&n, run.as_mut()) => {}
+            Node::Open("r", _) if hide.is_some() => run = Some(Run::default()),
+            Node::Close("r") => {
+                if let (Some(r), Some(h), Some(p)) = (run.take(), hide, para.as_mut()) {
+                    let hidden = match r.kind() {
+                        Some(crate::findings::FindingKind::TinyText) => true,
+                        Some(_) => h.white,
+                        None => false,
+                    };
+                    if hidden {
+                        crate::findings::push_hidden(p, &r.text, h.mode, last_hidden);
+                    } else {
+                        p.push_str(&r.text);
+                    }
+                    last_hidden = hidden;
+                }
+            }
+            Node::Open("t", _) => in_t = true,
+            Node::Close("t") => in_t = false,
+            Node::Text(t) if in_t && skip_shape.is_none() => {
+                if let Some(r) = run.as_mut() {
+                    r.text.push_str(t);
+                } else if let Some(p) = para.as_mut() {
+                    p.push_str(t);
+                }
+            }
+            Node::Close("p") => {
+                last_hidden = false;
+                if let Some(p) = para.take() {
+                    match cell.as_mut() {
+                        Some(c) => {
+                            if !p.trim().is_empty() {
+                                if !c.is_empty() {
+                                    c.push(' ');
+                                }
+                                c.push_str(p.trim());
+                            }
+                        }
+                        None if !p.trim().is_empty() && typed.is_some() => {
+                            let text = p.split_whitespace().collect::<Vec<_>>().join(" ");
+                            let content = if title_shape.is_some() {
+                                Content::Heading { level: 1, text }
+                            } else {
+                                match marker {
+                                    Some((lvl, start)) => {
+                                        let label = match start {
+                                            Some(first) => {
+                                                format!(
+                                                    "{}.",
+                                                    next_number(&mut numbers, lvl, first)
+                                                )
+                                            }
+                                            None => "•".to_string(),
+                                        };
+                                        Content::ListItem {
+                                            level: lvl.min(8),
+                                            label,
+                                            text,
+                                        }
+                                    }
+                                    None => Content::Paragraph { text },
+                                }
+                            };
+                            if let Some(t) = typed.as_mut() {
+                                t.push(Block::new(content));
+                            }
+                            lines.push(p);
+                        }
+                        None if !p.trim().is_empty() && markdown => {
+                            let text = p.split_whitespace().collect::<Vec<_>>().join(" ");
+                            let line = if title_shape.is_some() {
+                                format!("# {text}")
+                            } else {
+                                match marker {
+                                    Some((lvl, start)) => {
+                                        let indent = "    ".repeat(lvl.min(8) as usize);
+                                        match start {
+                                            Some(first) => {
+                                                let n = next_number(&mut numbers, lvl, first);
+                                                format!("{indent}{n}. {text}")
+                                            }
+                                            None => format!("{indent}- {text}"),
+                                        }
+                                    }
+                                    None => text,
+                                }
+                            };
+                            lines.push(line);
+                        }
+                        None if !p.trim().is_empty() => lines.push(p),
+                        None => {}
+                    }
+                }
+            }
+            Node::Open("chart", a) => {
+                if let Some(rid) = attr(a, "id") {
+                    lines.push(format!("{CHART_MARK}{rid}"));
+                    // Where the chart stands: its block comes with its data (the caller's).
+                    if let Some(t) = typed.as_mut() {
+                        t.push(Block::new(Content::Chart {
+                            text: format!("{CHART_MARK}{rid}"),
+                        }));
+                    }
+                }
+            }
+            Node::Open("tr", _) => row = Some(Vec::new()),
+            Node::Open("tc", _) => cell = Some(String::new()),
+            Node::Close("tc") => {
+                if let (Some(r), Some(c)) = (row.as_mut(), cell.take()) {
+                    r.push(c.replace(['\n', '\r'], " "));
+                }
+            }
+            Node::Close("tr") => {
+                if let Some(r) = row.take() {
+                    if typed.is_some() {
+                        typed_rows.push(r.clone());
+                    }
+                    if markdown {
+                        rows.push(r.iter().map(|c| super::markdown::cell_text(c)).collect());
+                    } else {
+                        lines.push(r.join(" | "));
+                    }
+                }
+            }
+            Node::Close("tbl") if typed.is_some() && !typed_rows.is_empty() => {
                 if let Some(t) = typed.as_mut() {
-                    t.push(Block::new(Content::Chart {
-                        text: format!("{CHART_MARK}{rid}"),
+                    t.push(Block::new(Content::Table {
+                        rows: std::mem::take(&mut typed_rows),
+                        header_rows: 0,
+                        spans: Vec::new(),
                     }));
                 }
             }
-        }
-        Node::Open("tr", _) => row = Some(Vec::new()),
-        Node::Open("tc", _) => cell = Some(String::new()),
-        Node::Close("tc") => {
-            if let (Some(r), Some(c)) = (row.as_mut(), cell.take()) {
-                r.push(c.replace(['\n', '\r'], " "));
+            Node::Close("tbl") if markdown && !rows.is_empty() => {
+                let table = super::markdown::pipe_table(&std::mem::take(&mut rows));
+                lines.push(table.trim_end().to_string());
             }
+            _ => {}
         }
-        Node::Close("tr") => {
-            if let Some(r) = row.take() {
-                if typed.is_some() {
-                    typed_rows.push(r.clone());
-                }
-                if markdown {
-                    rows.push(r.iter().map(|c| super::markdown::cell_text(c)).collect());
-                } else {
-                    lines.push(r.join(" | "));
+        // Markdown: a linked run's text, now in its paragraph, is a span (one link with the
+        // span before it when they touch and lead to the same place).
+        if let (Some(_), Node::Close("r")) = (links, n) {
+            if let (Some(url), Some(p)) = (run_link.take(), para.as_ref()) {
+                let end = p.len();
+                match spans.last_mut() {
+                    Some(last) if last.1 == run_start && last.2 == url => last.1 = end,
+                    _ if end > run_start => spans.push((run_start, end, url)),
+                    _ => {}
                 }
             }
         }
-        Node::Close("tbl") if typed.is_some() && !typed_rows.is_empty() => {
-            if let Some(t) = typed.as_mut() {
-                t.push(Block::new(Content::Table {
-                    rows: std::mem::take(&mut typed_rows),
-                    header_rows: 0,
-                    spans: Vec::new(),
-                }));
-            }
-        }
-        Node::Close("tbl") if markdown && !rows.is_empty() => {
-            let table = super::markdown::pipe_table(&std::mem::take(&mut rows));
-            lines.push(table.trim_end().to_string());
-        }
-        _ => {}
     };
     // `also`: another visitor fed the same walk (a slide's hidden-text checks).
     walk(xml, depth, |n| {
@@ -471,7 +525,7 @@ impl Extractor for PptxExtractor {
                     &xml,
                     depth,
                     &[],
-                    md,
+                    md.then_some(&rels),
                     None,
                     json.then_some(&mut typed),
                     &mut |n| {
@@ -496,7 +550,7 @@ impl Extractor for PptxExtractor {
                     &xml,
                     depth,
                     &[],
-                    md,
+                    md.then_some(&rels),
                     Some(hide),
                     json.then_some(&mut typed),
                     &mut |n| placed.node(n),
@@ -628,7 +682,7 @@ impl Extractor for PptxExtractor {
                         &nx,
                         depth,
                         &["sldNum", "sldImg", "hdr", "dt"],
-                        md,
+                        md.then_some(&HashMap::new()),
                         None,
                         None,
                         &mut |_| {},
@@ -733,13 +787,13 @@ fn layout_texts<'c>(
         let depth = pkg.limits().max_xml_depth;
         let mut lines = Vec::new();
         if let Some(lx) = pkg.read(layout)? {
-            lines = shape_text(&lx, depth, &["*"], false, None, None, &mut |_| {})?;
+            lines = shape_text(&lx, depth, &["*"], None, None, None, &mut |_| {})?;
             if !root_says_no(&lx, "sldLayout", "showMasterSp") {
                 let lrels = part_relationships(pkg, layout)?;
                 if let Some((master, _)) = lrels.values().find(|(_, k)| k == "slideMaster") {
                     if let Some(mx) = pkg.read(master)? {
                         let mut own =
-                            shape_text(&mx, depth, &["*"], false, None, None, &mut |_| {})?;
+                            shape_text(&mx, depth, &["*"], None, None, None, &mut |_| {})?;
                         own.append(&mut lines);
                         lines = own;
                     }

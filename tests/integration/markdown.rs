@@ -318,3 +318,88 @@ async fn a_two_line_pdf_title_is_one_heading() {
         "--- Page 1 ---\n# Reading Documents at Scale with One Envelope and Honest Ranges\n\nAda Lovelace and Charles Babbage\n\nThis paper describes a reader of documents for agents.\n\n## 1. Introduction\n\n## 2. Method\n\nThe method reads every page and keeps its place.\n"
     );
 }
+
+/// A docx of one body part and its relationships (the hyperlinks' targets).
+fn docx_with_links(body: &str, rels: &str) -> Vec<u8> {
+    use std::io::Write;
+    let parts = [
+        ("[Content_Types].xml", r#"<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>"#.to_string()),
+        ("_rels/.rels", r#"<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>"#.to_string()),
+        ("word/_rels/document.xml.rels", format!(r#"<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">{rels}</Relationships>"#)),
+        ("word/document.xml", format!(r#"<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><w:body>{body}</w:body></w:document>"#)),
+    ];
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, text) in parts {
+        z.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        z.write_all(text.as_bytes()).unwrap();
+    }
+    z.finish().unwrap().into_inner()
+}
+
+#[tokio::test]
+async fn word_and_powerpoint_hyperlinks_are_markdown_links() {
+    let app = TestApp::new().await;
+    let corpus = |rel: &str| std::fs::read(corpus_dir().join(rel)).unwrap();
+    // Word (`w:hyperlink r:id`, also in a table cell), Word 2003 XML (`w:hlink w:dest`),
+    // PowerPoint (`a:hlinkClick` in a run's properties; two runs of one link are one).
+    for (name, file, want) in [
+        (
+            "various.docx",
+            "docx/testWORD_various.docx",
+            "[This is a hyperlink](http://tika.apache.org/)",
+        ),
+        (
+            "tables.docx",
+            "docx/docx_tables.docx",
+            "| [A link example](https://tabul.com/) |",
+        ),
+        (
+            "word2003.xml",
+            "xml/testWORD2003.xml",
+            "| [tika](https://tika.apache.org/) |",
+        ),
+        (
+            "groups.pptx",
+            "pptx/testPPT_groups.pptx",
+            "Text box5 [tika link](http://tika.apache.org/)",
+        ),
+        (
+            "various.pptx",
+            "pptx/testPPT_various.pptx",
+            "[This is a hyperlink](http://tika.apache.org/)",
+        ),
+    ] {
+        let bytes = corpus(file);
+        let (id, r) = markdown(&app, name, &bytes, json!({})).await;
+        assert!(text(&r).contains(want), "{name}: {}", text(&r));
+        // Text and the typed document keep the link's words only.
+        let plain = app.read(json!({"file_id": id})).await;
+        assert!(!text(&plain).contains("]("), "{name}: {}", text(&plain));
+        let typed = app.read(json!({"file_id": id, "output": "json"})).await;
+        assert!(
+            !typed.json["document"].to_string().contains("]("),
+            "{name}: {}",
+            typed.json["document"]
+        );
+    }
+    // A link inside the document (a footnote's `#_ftn1`) stays text.
+    let (_, r) = markdown(
+        &app,
+        "various.pptx",
+        &corpus("pptx/testPPT_various.pptx"),
+        json!({}),
+    )
+    .await;
+    assert!(!text(&r).contains("(#_ftn"), "{}", text(&r));
+
+    // Only web and mail addresses become links; brackets in the words are escaped and the
+    // address's spaces and parentheses encoded.
+    let body = r#"<w:p><w:r><w:t xml:space="preserve">See </w:t></w:r><w:hyperlink r:id="rId2"><w:r><w:t>the [draft] terms</w:t></w:r></w:hyperlink><w:r><w:t xml:space="preserve"> and </w:t></w:r><w:hyperlink r:id="rId3"><w:r><w:t>click me</w:t></w:r></w:hyperlink><w:r><w:t xml:space="preserve">, </w:t></w:r><w:hyperlink r:id="rId4"><w:r><w:t>write</w:t></w:r></w:hyperlink><w:r><w:t>.</w:t></w:r></w:p>"#;
+    let rels = r#"<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink" Target="https://example.com/terms (v2).pdf" TargetMode="External"/><Relationship Id="rId3" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink" Target="javascript:alert(1)" TargetMode="External"/><Relationship Id="rId4" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink" Target="mailto:legal@example.com" TargetMode="External"/>"#;
+    let (_, r) = markdown(&app, "links.docx", &docx_with_links(body, rels), json!({})).await;
+    assert_eq!(
+        text(&r).trim(),
+        r"See [the \[draft\] terms](https://example.com/terms%20%28v2%29.pdf) and click me, [write](mailto:legal@example.com).",
+    );
+}

@@ -33,9 +33,13 @@ const CHART_MARK: &str = "\u{1}chart:";
 const DIAGRAM_MARK: &str = "\u{1}diagram:";
 
 /// The parts of a document in reading order: body, then the side stories.
+///
+/// `markdown`: hyperlinks written as Markdown links, their targets from each part's
+/// relationships.
 fn read_document(
     pkg: &mut Package,
     hidden_text: HiddenText,
+    markdown: bool,
 ) -> Result<(Vec<Block>, usize, usize, HiddenRuns), ApiError> {
     let depth = pkg.limits().max_xml_depth;
     let mut numbering = read_numbering(pkg, depth)?;
@@ -49,8 +53,15 @@ fn read_document(
     })?;
     // A page colour (the body's `w:background`) is behind the headers and notes too.
     let mut page = false;
-    let (mut blocks, mut hidden) =
-        parse_story(&body, depth, &mut numbering, hidden_text, &mut page)?;
+    let links = hyperlinks(pkg, &main, markdown)?;
+    let (mut blocks, mut hidden) = parse_story(
+        &body,
+        depth,
+        &mut numbering,
+        hidden_text,
+        &mut page,
+        links.as_ref(),
+    )?;
     place_charts(pkg, &mut blocks, &mut hidden, depth, &main)?;
     let (body_paragraphs, tables) = body_counts(&blocks);
     side_stories(
@@ -59,11 +70,30 @@ fn read_document(
         &mut numbering,
         hidden_text,
         &mut page,
+        markdown,
         &mut blocks,
         &mut hidden,
     )?;
     place_past_the_end(&blocks, &mut hidden);
     Ok((blocks, body_paragraphs, tables, hidden))
+}
+
+/// Where a part's hyperlinks lead (relationship id → target), read only for Markdown.
+fn hyperlinks(
+    pkg: &mut Package,
+    part: &str,
+    markdown: bool,
+) -> Result<Option<std::collections::HashMap<String, String>>, ApiError> {
+    if !markdown {
+        return Ok(None);
+    }
+    Ok(Some(
+        super::package::part_relationships(pkg, part)?
+            .into_iter()
+            .filter(|(_, (_, kind))| kind == "hyperlink")
+            .map(|(id, (target, _))| (id, target))
+            .collect(),
+    ))
 }
 
 /// The body's paragraphs and tables (before the side stories are added).
@@ -124,13 +154,14 @@ fn read_word_2003(
     path: &std::path::Path,
     limits: &Limits,
     hidden_text: HiddenText,
+    markdown: bool,
 ) -> Result<(Vec<Block>, usize, usize, HiddenRuns), ApiError> {
     let xml = super::xml::read_whole(path, limits.package.max_entry_bytes, "Word 2003 XML file")?;
     let depth = limits.package.max_xml_depth;
     let mut numbering = Numbering::default();
     numbering.parse_styles(&xml, depth)?;
     let (mut blocks, mut hidden, sides) =
-        story::parse_word_2003(&xml, depth, &mut numbering, hidden_text)?;
+        story::parse_word_2003(&xml, depth, &mut numbering, hidden_text, markdown)?;
     let (paragraphs, tables) = body_counts(&blocks);
     // The side stories after the body, in a docx's order, each block once (a header
     // repeated for odd and even pages is one).
@@ -240,6 +271,7 @@ fn side_stories(
     numbering: &mut Numbering,
     hidden_text: HiddenText,
     page: &mut bool,
+    markdown: bool,
     blocks: &mut Vec<Block>,
     hidden: &mut HiddenRuns,
 ) -> Result<(), ApiError> {
@@ -256,7 +288,9 @@ fn side_stories(
             .filter(|n| n.starts_with(prefix) && n.ends_with(".xml"))
         {
             let Some(xml) = pkg.read(name)? else { continue };
-            let (story, story_hidden) = parse_story(&xml, depth, numbering, hidden_text, page)?;
+            let links = hyperlinks(pkg, name, markdown)?;
+            let (story, story_hidden) =
+                parse_story(&xml, depth, numbering, hidden_text, page, links.as_ref())?;
             let mut place: Vec<Option<usize>> = Vec::with_capacity(story.len());
             for b in story {
                 let empty = b.is_paragraph() && {
@@ -303,10 +337,10 @@ impl Extractor for DocxExtractor {
         let hidden_text = req.hidden_text.unwrap_or(HiddenText::Keep);
         let (blocks, paragraphs, tables, hidden) = if input.format == crate::detect::Format::WordMl
         {
-            read_word_2003(&input.path, limits, hidden_text)?
+            read_word_2003(&input.path, limits, hidden_text, req.markdown())?
         } else {
             let mut pkg = Package::open(&input.path, limits.package)?;
-            read_document(&mut pkg, hidden_text)?
+            read_document(&mut pkg, hidden_text, req.markdown())?
         };
         let mut ex = serve_blocks(&blocks, paragraphs, tables, req)?;
         ex.findings = hidden_findings(blocks.len(), &hidden, req, ex.next.as_ref(), hidden_text)?;

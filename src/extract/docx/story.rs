@@ -11,14 +11,19 @@ use crate::error::ApiError;
 use crate::options::HiddenText;
 
 /// Parse one story (body, header, notes…) into blocks.
+///
+/// `links`: where the story's hyperlinks lead (relationship id → URL), for Markdown; a
+/// link's text is then written `[text](url)`. `None`: the text alone.
 pub(super) fn parse_story(
     xml: &[u8],
     depth: usize,
     numbering: &mut Numbering,
     hidden_text: HiddenText,
     page: &mut bool,
+    links: Option<&std::collections::HashMap<String, String>>,
 ) -> Result<(Vec<Block>, HiddenRuns), ApiError> {
     let mut story = StoryParser::new(numbering, hidden_text, *page);
+    story.links = links;
     walk(xml, depth, |n| story.node(n))?;
     *page = story.page_coloured;
     Ok((story.blocks, story.hidden))
@@ -28,14 +33,18 @@ pub(super) fn parse_story(
 /// side stories Word writes inline (`w:hdr` and `w:ftr` in the section's properties,
 /// `w:footnote`/`w:endnote` in their runs, comments as `aml:annotation`), each with its
 /// marker (`Headers`, `Footers`, `Footnotes`, `Endnotes`, `Comments`) and blocks.
+/// `markdown`: a link's text written `[text](url)` (`w:hlink`'s `w:dest`).
 pub(super) fn parse_word_2003(
     xml: &[u8],
     depth: usize,
     numbering: &mut Numbering,
     hidden_text: HiddenText,
+    markdown: bool,
 ) -> Result<(Vec<Block>, HiddenRuns, Vec<(&'static str, Vec<Block>)>), ApiError> {
+    let none = std::collections::HashMap::new();
     let mut story = StoryParser::new(numbering, hidden_text, false);
     story.word_2003 = true;
+    story.links = markdown.then_some(&none);
     walk(xml, depth, |n| story.node(n))?;
     Ok((story.blocks, story.hidden, story.diverted))
 }
@@ -47,6 +56,11 @@ struct Cell {
 /// A story being walked: the blocks so far, and what is open where the walk stands.
 struct StoryParser<'a> {
     numbering: &'a mut Numbering,
+    /// Markdown: where hyperlinks lead (relationship id → URL), and the open link: its
+    /// paragraph (in `paras`), where its text starts there, and its URL (`None`: a link
+    /// inside the document, or to a URL not written as a link).
+    links: Option<&'a std::collections::HashMap<String, String>>,
+    link: Option<(usize, usize, Option<String>)>,
     hidden_text: HiddenText,
     blocks: Vec<Block>,
     /// Open paragraphs: text, list (numId, level) set directly, and paragraph style.
@@ -113,6 +127,8 @@ impl<'a> StoryParser<'a> {
     fn new(numbering: &'a mut Numbering, hidden_text: HiddenText, page: bool) -> Self {
         Self {
             numbering,
+            links: None,
+            link: None,
             hidden_text,
             blocks: Vec::new(),
             paras: Vec::new(),
@@ -256,6 +272,33 @@ impl<'a> StoryParser<'a> {
                     match self.diverted.iter_mut().find(|(m, _)| *m == marker) {
                         Some((_, b)) => b.extend(moved),
                         None => self.diverted.push((marker, moved)),
+                    }
+                }
+            }
+            // A hyperlink (`w:hyperlink r:id`, Word 2003's `w:hlink w:dest`), for Markdown.
+            Node::Open("hyperlink" | "hlink", a) if self.links.is_some() => {
+                let url = match attr(a, "dest") {
+                    Some(dest) if self.word_2003 => Some(dest.to_string()),
+                    _ => attr(a, "id")
+                        .and_then(|id| self.links.and_then(|l| l.get(id)))
+                        .cloned(),
+                };
+                self.link = self.paras.len().checked_sub(1).map(|i| {
+                    (
+                        i,
+                        self.paras[i].0.len(),
+                        url.filter(|u| crate::extract::markdown::linkable(u)),
+                    )
+                });
+            }
+            Node::Close("hyperlink" | "hlink") => {
+                if let Some((i, start, Some(url))) = self.link.take() {
+                    if i + 1 == self.paras.len() {
+                        let p = &mut self.paras[i].0;
+                        if p.len() > start && p.is_char_boundary(start) {
+                            let text = p.split_off(start);
+                            p.push_str(&crate::extract::markdown::link(&text, &url));
+                        }
                     }
                 }
             }
