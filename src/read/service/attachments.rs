@@ -87,33 +87,46 @@ pub(super) async fn store_attachments(
 /// What a message's attachments are, said without keeping them: a read of a file that is
 /// not kept (a one-shot read) keeps nothing. Each is checked as an upload would be (its
 /// type from its bytes, an executable or archive named as refused), up to as many as a
-/// read would store.
-pub(super) fn attachments_not_kept(limits: &Limits, env: &mut Envelope) {
+/// read would store, off the async runtime (a zip's directory is read to tell its type).
+pub(super) async fn attachments_not_kept(limits: &Limits, env: &mut Envelope) {
     let found = std::mem::take(&mut env.attachments);
     let Some(listed) = env.report.attachments.as_mut() else {
         return;
     };
-    for (i, (att, entry)) in found.iter().zip(listed.iter_mut()).enumerate() {
+    let count = found.len();
+    let max = limits.max_attachments_per_read;
+    let checked = tokio::task::spawn_blocking(move || {
+        found
+            .iter()
+            .take(max)
+            .map(|att| {
+                let head = &att.bytes[..att.bytes.len().min(sniff::HEAD_LEN)];
+                let name = crate::store::clean_name(&att.name);
+                sniff::sniff(head, att.bytes.len() as u64, &name, || {
+                    std::io::Cursor::new(&att.bytes[..])
+                })
+                .map(|format| format.family().as_str().to_string())
+                .map_err(|refusal| {
+                    let e = refusal.into_error();
+                    crate::report::AttachmentError {
+                        code: e.code,
+                        message: format!("{name}: {}", e.message),
+                    }
+                })
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    for (i, entry) in listed.iter_mut().take(count).enumerate() {
         entry.note = Some(
             "not kept: a one-shot read keeps nothing (\"keep\": true keeps the message and its attachments)"
                 .into(),
         );
-        if i >= limits.max_attachments_per_read {
-            continue;
-        }
-        let head = &att.bytes[..att.bytes.len().min(sniff::HEAD_LEN)];
-        let name = crate::store::clean_name(&att.name);
-        match sniff::sniff(head, att.bytes.len() as u64, &name, || {
-            std::io::Cursor::new(&att.bytes[..])
-        }) {
-            Ok(format) => entry.format = Some(format.family().as_str().to_string()),
-            Err(refusal) => {
-                let e = refusal.into_error();
-                entry.error = Some(crate::report::AttachmentError {
-                    code: e.code,
-                    message: format!("{name}: {}", e.message),
-                });
-            }
+        match checked.get(i) {
+            Some(Ok(format)) => entry.format = Some(format.clone()),
+            Some(Err(e)) => entry.error = Some(e.clone()),
+            None => {}
         }
     }
 }

@@ -410,7 +410,7 @@ impl ReadService {
                     .await;
             }
             if carried {
-                attachments_not_kept(&self.limits, &mut env);
+                attachments_not_kept(&self.limits, &mut env).await;
             } else {
                 store_attachments(st, &self.limits, tenant, &mut env).await;
             }
