@@ -180,6 +180,13 @@ impl Files {
     /// `carried` for bytes in hand (MCP's `content_base64`), within the file size limit.
     pub async fn carried_bytes(&self, name: &str, bytes: &[u8]) -> Result<Carried, ApiError> {
         let name = clean_name(name);
+        let inc = self.received(&name, bytes).await?;
+        self.carried(&name, inc).await
+    }
+
+    /// Bytes in hand (an attachment, MCP's `content_base64`) as a received file, within the
+    /// file size limit: for `finalize` or `carried`.
+    async fn received(&self, name: &str, bytes: &[u8]) -> Result<Incoming, ApiError> {
         if bytes.len() as u64 > self.limits.max_file_bytes {
             return Err(ApiError::new(
                 ErrorCode::TooLarge,
@@ -194,7 +201,7 @@ impl Files {
             inc.discard().await;
             return Err(ApiError::internal(e));
         }
-        self.carried(&name, inc).await
+        Ok(inc)
     }
 
     /// Sync the received bytes, decide their type, move them into place and write their
@@ -317,20 +324,7 @@ impl Files {
         {
             return Ok((rec, false));
         }
-        if bytes.len() as u64 > self.limits.max_file_bytes {
-            return Err(ApiError::new(
-                ErrorCode::TooLarge,
-                format!(
-                    "{name}: the file is over the limit of {} bytes",
-                    self.limits.max_file_bytes
-                ),
-            ));
-        }
-        let mut inc = self.store.incoming().await.map_err(ApiError::internal)?;
-        if let Err(e) = inc.write(bytes).await {
-            inc.discard().await;
-            return Err(ApiError::internal(e));
-        }
+        let inc = self.received(&name, bytes).await?;
         self.finalize(tenant, &name, inc)
             .await
             .map(|rec| (rec, true))

@@ -332,10 +332,6 @@ pub struct Finished<T> {
 pub struct TempFile(PathBuf);
 
 impl TempFile {
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-
     /// The path, no longer removed by this value: the caller removes it.
     pub fn into_path(mut self) -> PathBuf {
         std::mem::take(&mut self.0)

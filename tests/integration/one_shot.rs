@@ -8,22 +8,30 @@ use serde_json::json;
 
 use crate::common::*;
 
-/// A multipart `POST /read`: files (name, bytes) and, when given, an `options` part.
-async fn one_shot(app: &TestApp, files: &[(&str, &[u8])], options: Option<&str>) -> Resp {
+/// A part of a one-shot form.
+enum Part<'a> {
+    Options(&'a str),
+    File(&'a str, &'a [u8]),
+}
+
+/// A multipart `POST /read` of these parts, in this order.
+async fn form(app: &TestApp, parts: &[Part<'_>]) -> Resp {
     let boundary = "----docreader-one-shot-7MA4YWxk";
     let mut body = Vec::new();
-    if let Some(o) = options {
-        body.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"options\"\r\n\r\n{o}\r\n"
-            )
-            .as_bytes(),
-        );
-    }
-    for (name, bytes) in files {
-        body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes());
-        body.extend_from_slice(bytes);
-        body.extend_from_slice(b"\r\n");
+    for part in parts {
+        match part {
+            Part::Options(o) => body.extend_from_slice(
+                format!(
+                    "--{boundary}\r\nContent-Disposition: form-data; name=\"options\"\r\n\r\n{o}\r\n"
+                )
+                .as_bytes(),
+            ),
+            Part::File(name, bytes) => {
+                body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes());
+                body.extend_from_slice(bytes);
+                body.extend_from_slice(b"\r\n");
+            }
+        }
     }
     body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
     let req = Request::post("/read")
@@ -36,28 +44,16 @@ async fn one_shot(app: &TestApp, files: &[(&str, &[u8])], options: Option<&str>)
     app.send(req).await
 }
 
-/// A one-shot form with its file part before its options part (as `curl -F file=@… -F
-/// options=…` sends it).
+/// A one-shot read: the `options` part (when given), then the files (name, bytes).
+async fn one_shot(app: &TestApp, files: &[(&str, &[u8])], options: Option<&str>) -> Resp {
+    let mut parts: Vec<Part> = options.map(Part::Options).into_iter().collect();
+    parts.extend(files.iter().map(|(n, b)| Part::File(n, b)));
+    form(app, &parts).await
+}
+
+/// The file part before the options part (as `curl -F file=@… -F options=…` sends it).
 async fn one_shot_file_first(app: &TestApp, file: (&str, &[u8]), options: &str) -> Resp {
-    let boundary = "----docreader-one-shot-file-first";
-    let mut body = format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{}\"\r\n\r\n",
-        file.0
-    )
-    .into_bytes();
-    body.extend_from_slice(file.1);
-    body.extend_from_slice(
-        format!("\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"options\"\r\n\r\n{options}\r\n--{boundary}--\r\n")
-            .as_bytes(),
-    );
-    let req = Request::post("/read")
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={boundary}"),
-        )
-        .body(Body::from(body))
-        .unwrap();
-    app.send(req).await
+    form(app, &[Part::File(file.0, file.1), Part::Options(options)]).await
 }
 
 async fn files_listed(app: &TestApp) -> usize {
