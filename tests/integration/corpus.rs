@@ -9,12 +9,7 @@ use crate::common::*;
 
 /// Rows that fail for a reason found and written down; each must still fail (so a fix
 /// shows up here), and is printed on every run.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    (
-        "pdf/issue16176.pdf",
-        "no ToUnicode; PDFium's Adobe-Japan1 table maps CID 13706 to U+5409 (吉) instead of U+20BB7 (𠮷)",
-    ),
-];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 struct Row {
     path: String,

@@ -683,6 +683,46 @@ async fn type3_fonts_read_through_their_glyph_names() {
     );
 }
 
+/// Issue #43: CID fonts without a Unicode map in Adobe's collections read their
+/// supplementary characters (PDFium's 16-bit tables give a look-alike, or the code): an
+/// Adobe-Japan1 CID 13706 is 𠮷 while CID 1634 beside it stays 吉; an Adobe-CNS1 CID
+/// 14000 in a form, its font set inside `q … Q`, is U+200CC. Before: `吉田 and 吉田`,
+/// `香港 㚰`. In every output, and a query finds the character.
+#[tokio::test]
+async fn cid_fonts_without_a_unicode_map_read_supplementary_characters() {
+    let app = TestApp::new().await;
+    let line1 = "Family names: 吉田 and \u{20BB7}田";
+    let line2 = "香港 \u{200CC} - Hong Kong";
+    let r = read_fixture(&app, "cid_supplementary.pdf", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(
+        r.json["text"],
+        format!("--- Page 1 ---\n{line1}\n{line2}\n"),
+        "{}",
+        r.json
+    );
+    for output in ["markdown", "json"] {
+        let r = read_fixture(&app, "cid_supplementary.pdf", json!({"output": output})).await;
+        assert_eq!(r.status, 200, "{output}: {}", r.json);
+        let text = r.json["text"].as_str().unwrap();
+        for line in [line1, line2] {
+            assert!(text.contains(line), "{output}: {line:?} in {text}");
+        }
+    }
+    let r = read_fixture(
+        &app,
+        "cid_supplementary.pdf",
+        json!({"query": "\u{20BB7}田"}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(
+        r.json["text"].as_str().unwrap().contains(line1),
+        "{}",
+        r.json
+    );
+}
+
 /// Issue #43: PDFium's U+0002 line-end hyphen never reaches a reader; the word it split is
 /// whole again, a real hyphen stays, in the text, Markdown and a query alike.
 #[tokio::test]

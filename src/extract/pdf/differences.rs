@@ -142,6 +142,8 @@ struct Document {
     /// Each page's resources (its own or inherited: shared, never copied a page), in page
     /// order.
     resources: Vec<Option<Arc<Obj>>>,
+    /// Each page's `/Contents` (a stream's reference or an array of them), in page order.
+    contents: Vec<Option<Obj>>,
     /// The tree gave as many pages as PDFium counts: page `k` here is PDFium's page `k`.
     aligned: bool,
     /// Where it did not: every page's Type3 fonts, gathered once.
@@ -153,14 +155,14 @@ impl Document {
         let objects = Objects::open(path)?;
         let catalog = objects.resolve(&Obj::Ref(objects.root()?));
         let tree = catalog.as_dict()?.get(b"Pages")?.clone();
-        let mut resources = Vec::new();
-        let mut seen = HashSet::new();
-        walk(&objects, &tree, None, 0, &mut seen, &mut resources);
+        let mut leaves = Leaves::default();
+        walk(&objects, &tree, None, 0, &mut HashSet::new(), &mut leaves);
         Some(Self {
-            aligned: resources.len() == pages,
+            aligned: leaves.resources.len() == pages,
             all: OnceLock::new(),
             objects,
-            resources,
+            resources: leaves.resources,
+            contents: leaves.contents,
         })
     }
 
@@ -236,17 +238,26 @@ impl Document {
     }
 }
 
-/// The page tree's leaves in order, each with its resources (inherited where it has none:
-/// the same resources for a million pages are held once).
+/// The page tree's leaves, in order.
+#[derive(Default)]
+struct Leaves {
+    /// Each page's resources (inherited where it has none: the same resources for a
+    /// million pages are held once).
+    resources: Vec<Option<Arc<Obj>>>,
+    /// Each page's `/Contents`.
+    contents: Vec<Option<Obj>>,
+}
+
+/// The page tree's leaves in order.
 fn walk(
     objects: &Objects,
     node: &Obj,
     inherited: Option<&Arc<Obj>>,
     depth: usize,
     seen: &mut HashSet<u32>,
-    pages: &mut Vec<Option<Arc<Obj>>>,
+    pages: &mut Leaves,
 ) {
-    if depth > 64 || pages.len() >= MAX_PAGES {
+    if depth > 64 || pages.resources.len() >= MAX_PAGES {
         return;
     }
     if let Obj::Ref(n) = node {
@@ -264,7 +275,10 @@ fn walk(
                 walk(objects, kid, resources, depth + 1, seen, pages);
             }
         }
-        _ => pages.push(resources.cloned()),
+        _ => {
+            pages.resources.push(resources.cloned());
+            pages.contents.push(d.get(b"Contents").cloned());
+        }
     }
 }
 
@@ -284,6 +298,13 @@ impl Lazy {
             doc: OnceLock::new(),
         }
     }
+}
+
+/// A page's own objects (`PageFonts::page`).
+pub(super) struct PageObjects<'a> {
+    pub(super) objects: &'a Objects,
+    pub(super) resources: Option<&'a Obj>,
+    pub(super) contents: Option<&'a Obj>,
 }
 
 /// One page's fonts, when asked.
@@ -317,14 +338,30 @@ impl<'a> PageFonts<'a> {
         self.forced
     }
 
-    /// The page's Type3 fonts with glyph names (reading the file on the first call).
-    pub(super) fn type3(&self) -> Cow<'a, [CodeMap]> {
+    fn document(&self) -> Option<&'a Document> {
         self.doc
             .doc
             .get_or_init(|| Document::open(&self.doc.path, self.doc.pages))
             .as_ref()
+    }
+
+    /// The page's Type3 fonts with glyph names (reading the file on the first call).
+    pub(super) fn type3(&self) -> Cow<'a, [CodeMap]> {
+        self.document()
             .map(|d| d.page(self.index))
             .unwrap_or_default()
+    }
+
+    /// The page as the file holds it: the document's objects, the page's resources and its
+    /// `/Contents` (reading the file on the first call); `None` when the file cannot be
+    /// read or its page tree does not give PDFium's pages.
+    pub(super) fn page(&self) -> Option<PageObjects<'a>> {
+        let d = self.document().filter(|d| d.aligned)?;
+        Some(PageObjects {
+            objects: &d.objects,
+            resources: d.resources.get(self.index)?.as_deref(),
+            contents: d.contents.get(self.index)?.as_ref(),
+        })
     }
 }
 
@@ -344,18 +381,19 @@ mod tests {
 trailer << /Root 1 0 R >>";
         let objects = Objects::parse(pdf.to_vec());
         let catalog = objects.resolve(&Obj::Ref(objects.root().unwrap()));
-        let mut resources = Vec::new();
+        let mut leaves = Leaves::default();
         walk(
             &objects,
             catalog.as_dict().unwrap().get(b"Pages").unwrap(),
             None,
             0,
             &mut HashSet::new(),
-            &mut resources,
+            &mut leaves,
         );
         let doc = Document {
             objects,
-            resources,
+            resources: leaves.resources,
+            contents: leaves.contents,
             aligned: true,
             all: OnceLock::new(),
         };
@@ -392,15 +430,16 @@ trailer << /Root 1 0 R >>";
         pdf.extend_from_slice(b"trailer << /Root 1 0 R >>");
         let objects = Objects::parse(pdf);
         let catalog = objects.resolve(&Obj::Ref(1));
-        let mut pages = Vec::new();
+        let mut leaves = Leaves::default();
         walk(
             &objects,
             catalog.as_dict().unwrap().get(b"Pages").unwrap(),
             None,
             0,
             &mut HashSet::new(),
-            &mut pages,
+            &mut leaves,
         );
+        let pages = leaves.resources;
         assert_eq!(pages.len(), 1000);
         let first = pages[0].as_ref().unwrap();
         assert!(pages

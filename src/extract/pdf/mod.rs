@@ -7,6 +7,7 @@
 //! text and the typed report from what was read (`report`).
 
 mod annotations;
+mod cid;
 mod columns;
 mod differences;
 mod figures;

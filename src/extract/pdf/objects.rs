@@ -194,12 +194,7 @@ impl Objects {
         let raw = lx.stream_data(d.get(b"Length").and_then(Obj::as_num))?;
         let left = MAX_INFLATED.checked_sub(*inflated)?;
         let data = if flate {
-            let mut out = Vec::new();
-            // A damaged tail still gives what inflated before it.
-            let _ = flate2::read::ZlibDecoder::new(raw)
-                .take(left as u64 + 1)
-                .read_to_end(&mut out);
-            out
+            inflate(raw, left)
         } else {
             raw.to_vec()
         };
@@ -239,6 +234,34 @@ impl Objects {
         value.unwrap_or(Obj::Null)
     }
 
+    /// Stream object `n`'s dictionary and its data, inflated when it is Flate-encoded (at
+    /// most `limit` bytes); `None` for another filter, a damaged stream or one past the
+    /// limit.
+    pub(super) fn stream(&self, n: u32, limit: usize) -> Option<(Dict, Vec<u8>)> {
+        let mut lx = match self.at.get(&n)? {
+            Loc::File(at) => Lexer::new(&self.bytes, *at),
+            // Streams are never inside object streams.
+            Loc::Stream { .. } => return None,
+        };
+        let Some(Obj::Dict(d)) = lx.value(0) else {
+            return None;
+        };
+        let length = d
+            .get(b"Length")
+            .map(|l| self.resolve(l))
+            .and_then(|l| l.as_num());
+        let raw = lx.stream_data(length)?;
+        let data = match d.get(b"Filter").map(|f| self.resolve(f)) {
+            None => raw.get(..raw.len().min(limit + 1))?.to_vec(),
+            Some(Obj::Name(f)) if f == b"FlateDecode" => inflate(raw, limit),
+            Some(Obj::Array(a)) if a.len() == 1 && a[0].as_name() == Some(b"FlateDecode") => {
+                inflate(raw, limit)
+            }
+            _ => return None,
+        };
+        (data.len() <= limit).then_some((d, data))
+    }
+
     /// `o` itself, or the object it refers to (references to references followed a few
     /// times, never in a loop).
     pub(super) fn resolve(&self, o: &Obj) -> Obj {
@@ -250,6 +273,89 @@ impl Objects {
             }
         }
         Obj::Null
+    }
+}
+
+/// Zlib data inflated, at most `limit + 1` bytes (a damaged tail gives what came before).
+fn inflate(raw: &[u8], limit: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let _ = flate2::read::ZlibDecoder::new(raw)
+        .take(limit as u64 + 1)
+        .read_to_end(&mut out);
+    out
+}
+
+/// One token of a content stream: an operand, or the operator that takes the operands
+/// before it.
+#[derive(Debug, PartialEq)]
+pub(super) enum Token<'a> {
+    Operand(Obj),
+    Operator(&'a [u8]),
+}
+
+/// A content stream's tokens in order. Inline images (`BI … ID data EI`) are stepped over
+/// whole; a stray delimiter or a damaged operand is skipped, never an error.
+pub(super) struct Content<'a>(Lexer<'a>);
+
+impl<'a> Content<'a> {
+    pub(super) fn new(data: &'a [u8]) -> Self {
+        Self(Lexer::new(data, 0))
+    }
+}
+
+impl<'a> Iterator for Content<'a> {
+    type Item = Token<'a>;
+
+    fn next(&mut self) -> Option<Token<'a>> {
+        let lx = &mut self.0;
+        loop {
+            lx.skip_space();
+            let c = lx.peek()?;
+            if matches!(c, b'/' | b'(' | b'<' | b'[')
+                || c.is_ascii_digit()
+                || matches!(c, b'+' | b'-' | b'.')
+            {
+                let at = lx.pos;
+                match lx.value(0) {
+                    Some(v) => return Some(Token::Operand(v)),
+                    None => {
+                        // Damaged: step past its first byte and go on.
+                        lx.pos = at;
+                        lx.advance(1);
+                        continue;
+                    }
+                }
+            }
+            let t = lx.token();
+            match t {
+                b"" => lx.advance(1),
+                b"true" => return Some(Token::Operand(Obj::Bool(true))),
+                b"false" => return Some(Token::Operand(Obj::Bool(false))),
+                b"null" => return Some(Token::Operand(Obj::Null)),
+                b"BI" => {
+                    // Its data ends at `EI` standing alone after `ID`.
+                    let rest = &lx.b[lx.pos..];
+                    let id = memchr::memmem::find(rest, b"ID").map_or(rest.len(), |k| k + 2);
+                    let mut k = id;
+                    let end = loop {
+                        match memchr::memmem::find(&rest[k.min(rest.len())..], b"EI") {
+                            Some(f) => {
+                                let e = k + f;
+                                let before = e == 0 || is_space(rest[e - 1]);
+                                let after = rest.get(e + 2).is_none_or(|b| is_space(*b));
+                                if before && after {
+                                    break e + 2;
+                                }
+                                k = e + 2;
+                            }
+                            None => break rest.len(),
+                        }
+                    };
+                    lx.advance(end);
+                }
+                op => return Some(Token::Operator(op)),
+            }
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use pdfium_render::prelude::*;
 
 use super::differences::PageFonts;
 use super::hidden::PageHidden;
-use super::{fonts, lines};
+use super::{cid, fonts, lines};
 use crate::error::{ApiError, ErrorCode};
 
 /// A page's text layer, loaded once a page for its text and for the hidden-text checks.
@@ -305,6 +305,12 @@ fn page_text(
         if let Some(recovered) = fonts::recover(layer, type3) {
             tracing::debug!("text of a font without a Unicode map recovered from its cmap");
             return (recovered.replace('\0', "\n"), None);
+        }
+    }
+    if cid::may_apply(&text) {
+        if let Some(restored) = cid::restore(layer, type3, &text) {
+            tracing::debug!("supplementary characters of a CID font without a Unicode map");
+            text = restored;
         }
     }
     let rtl = text.chars().any(is_rtl);
