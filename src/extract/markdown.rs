@@ -154,6 +154,56 @@ pub(crate) fn apply_links(text: &mut String, spans: &[(usize, usize, String)]) {
     }
 }
 
+/// A `HYPERLINK` field code's address (Word's `w:instrText`/`w:fldSimple`, RTF's
+/// `\fldinst`) (`HYPERLINK "https://…" \o "tip"`); `None` for
+/// another field, or a link inside the document (`\l "bookmark"` alone).
+pub(crate) fn hyperlink_field(code: &str) -> Option<String> {
+    let mut words = field_words(code).into_iter();
+    if !words.next()?.eq_ignore_ascii_case("HYPERLINK") {
+        return None;
+    }
+    while let Some(w) = words.next() {
+        match w.as_str() {
+            // Switches with an argument: a bookmark, a tooltip, a target frame.
+            "\\l" | "\\o" | "\\t" => {
+                words.next();
+            }
+            w if w.starts_with('\\') => {}
+            _ => return Some(w),
+        }
+    }
+    None
+}
+
+/// A field code's words: quoted ones whole (their quotes off, `\"` a quote).
+fn field_words(code: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_whitespace() {
+            continue;
+        }
+        let mut w = String::new();
+        if c == '"' {
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' if chars.peek() == Some(&'"') => w.push(chars.next().unwrap_or('"')),
+                    '"' => break,
+                    c => w.push(c),
+                }
+            }
+        } else {
+            w.push(c);
+            while let Some(c) = chars.peek().copied().filter(|c| !c.is_whitespace()) {
+                w.push(c);
+                chars.next();
+            }
+        }
+        words.push(w);
+    }
+    words
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,5 +307,28 @@ mod link_tests {
             &[(3, 7, "http://h".into()), (11, 16, "http://t".into())],
         );
         assert_eq!(t, "go [here](http://h) or [there](http://t)");
+    }
+}
+
+#[cfg(test)]
+mod field_tests {
+    use super::hyperlink_field;
+
+    #[test]
+    fn hyperlink_fields_give_their_address() {
+        assert_eq!(
+            hyperlink_field(r#" HYPERLINK "https://example.com/a b" \o "Tip" "#).as_deref(),
+            Some("https://example.com/a b")
+        );
+        assert_eq!(
+            hyperlink_field(r#"hyperlink \t "_blank" http://x.org/"#).as_deref(),
+            Some("http://x.org/")
+        );
+        assert_eq!(hyperlink_field(r#" HYPERLINK \l "_Toc123" "#), None);
+        assert_eq!(hyperlink_field(r#" PAGEREF _Toc123 \h "#), None);
+        assert_eq!(
+            hyperlink_field(r#"HYPERLINK "say \"hi\"""#).as_deref(),
+            Some(r#"say "hi""#)
+        );
     }
 }

@@ -99,7 +99,7 @@ pub fn decompress(data: &[u8], max_raw: usize) -> Result<Vec<u8>, ApiError> {
 /// What an RTF document says, as text (an e-mail body): `\fromhtml` bodies are rebuilt as
 /// HTML and made text; anything else gives its blocks as plain text shows them.
 pub fn to_text(rtf: &[u8]) -> Result<String, ApiError> {
-    let doc = parse(rtf, HiddenText::Keep, MAX_DEPTH)?;
+    let doc = parse(rtf, HiddenText::Keep, MAX_DEPTH, false)?;
     Ok(match doc.html {
         Some(html) => super::html::to_text(&html),
         None => super::blocks::render(&doc.blocks, 0, true).concat(),
@@ -125,7 +125,12 @@ impl Extractor for RtfExtractor {
     ) -> Result<Extraction, ApiError> {
         let bytes = std::fs::read(&input.path).map_err(ApiError::internal)?;
         let mode = req.hidden_text.unwrap_or(HiddenText::Keep);
-        let mut doc = parse(&bytes, mode, limits.package.max_xml_depth.min(MAX_DEPTH))?;
+        let mut doc = parse(
+            &bytes,
+            mode,
+            limits.package.max_xml_depth.min(MAX_DEPTH),
+            req.markdown(),
+        )?;
         if let Some(html) = doc.html.take() {
             // Outlook's HTML-in-RTF saved as a file: the HTML is the document.
             doc.blocks = super::html::to_text(&html)
@@ -183,6 +188,8 @@ enum Dest {
     Info,
     /// One of those, by its place in `INFO`.
     InfoField(usize),
+    /// `\fldinst` of a field read for Markdown: its code, to `Parser::fields`.
+    FieldCode,
     Skip,
 }
 
@@ -273,6 +280,22 @@ struct Parser {
     stash: Vec<(String, Option<String>)>,
     /// Paragraphs and cells so far (`MAX_UNITS`).
     units: usize,
+    /// Fields are read for Markdown (a `HYPERLINK` field's result is a link); the open
+    /// ones; groups open where the walk stands.
+    links: bool,
+    fields: Vec<Field>,
+    depth: usize,
+}
+
+/// Fields open inside each other, at most.
+const MAX_FIELDS: usize = 64;
+
+/// An open `{\field …}`: the groups open at its `\field`, its code, and where its result
+/// starts (story, byte of the open paragraph).
+struct Field {
+    depth: usize,
+    code: String,
+    result: Option<(usize, usize)>,
 }
 
 impl Parser {
@@ -309,6 +332,11 @@ impl Parser {
                 }
             }
             Dest::InfoField(k) => self.info[k].get_or_insert_with(String::new).push_str(text),
+            Dest::FieldCode => {
+                if let Some(f) = self.fields.last_mut().filter(|f| f.code.len() < 4096) {
+                    f.code.push_str(text);
+                }
+            }
             Dest::Story(i) => {
                 if self.from_html && !s.htmlrtf {
                     self.html.push_str(text);
@@ -326,6 +354,22 @@ impl Parser {
                     st.last_hidden = false;
                 }
             }
+        }
+    }
+
+    /// A field ends: a `HYPERLINK` to a web or mail address makes its result, in the
+    /// paragraph it began in, a Markdown link.
+    fn close_field(&mut self, f: Field) {
+        let Some((k, start)) = f.result else { return };
+        let Some(url) =
+            super::markdown::hyperlink_field(&f.code).filter(|u| super::markdown::linkable(u))
+        else {
+            return;
+        };
+        let p = &mut self.stories[k].para;
+        if p.len() > start && p.is_char_boundary(start) {
+            let text = p.split_off(start);
+            p.push_str(&super::markdown::link(&text, &url));
         }
     }
 
@@ -652,8 +696,14 @@ const STARRED_KEPT: &[&str] = &[
     "nesttableprops",
 ];
 
-/// Parse an RTF document (`mode`: what hidden text does in the blocks).
-pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document, ApiError> {
+/// Parse an RTF document (`mode`: what hidden text does in the blocks; `markdown`: a
+/// `HYPERLINK` field to a web or mail address is written as a Markdown link).
+pub fn parse(
+    rtf: &[u8],
+    mode: HiddenText,
+    max_depth: usize,
+    markdown: bool,
+) -> Result<Document, ApiError> {
     let mut p = Parser {
         mode,
         stories: (0..=SIDES.len()).map(|_| Story::default()).collect(),
@@ -674,6 +724,9 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
         skip: 0,
         stash: Vec::new(),
         units: 0,
+        links: markdown,
+        fields: Vec::new(),
+        depth: 0,
     };
     let mut stack: Vec<State> = Vec::new();
     let mut s = State {
@@ -716,6 +769,7 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
                     .with_hint("the file is damaged or built to exhaust a reader; save it again from the program that made it"));
                 }
                 stack.push(s);
+                p.depth = stack.len();
                 p.skip = 0;
                 starred = false;
                 fresh = true;
@@ -728,6 +782,12 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
                 fresh = false;
                 i += 1;
                 let Some(outer) = stack.pop() else { continue };
+                p.depth = stack.len();
+                if p.fields.last().is_some_and(|f| f.depth > stack.len()) {
+                    if let Some(f) = p.fields.pop() {
+                        p.close_field(f);
+                    }
+                }
                 if s.textbox && !outer.textbox {
                     if let Dest::Story(k) = s.dest {
                         if let Some((para, label)) = p.stash.pop() {
@@ -795,7 +855,8 @@ pub fn parse(rtf: &[u8], mode: HiddenText, max_depth: usize) -> Result<Document,
                     if word != "u" && p.high.take().is_some() {
                         p.put(&s, "\u{FFFD}");
                     }
-                    if std::mem::take(&mut starred) && !STARRED_KEPT.contains(&word) {
+                    let kept = STARRED_KEPT.contains(&word) || (p.links && word == "fldinst");
+                    if std::mem::take(&mut starred) && !kept {
                         s.dest = Dest::Skip;
                         continue;
                     }
@@ -965,6 +1026,18 @@ fn control_word(p: &mut Parser, s: &mut State, word: &str, param: Option<i64>) {
                     p.stash
                         .push((std::mem::take(&mut st.para), st.label.take()));
                 }
+            }
+        }
+        // Fields, for Markdown (`Parser::fields`).
+        "field" if p.links && p.fields.len() < MAX_FIELDS => p.fields.push(Field {
+            depth: p.depth,
+            code: String::new(),
+            result: None,
+        }),
+        "fldinst" if p.links && !p.fields.is_empty() => s.dest = Dest::FieldCode,
+        "fldrslt" if p.links => {
+            if let (Dest::Story(k), Some(f)) = (s.dest, p.fields.last_mut()) {
+                f.result = Some((k, p.stories[k].para.len()));
             }
         }
         w if SKIPPED.contains(&w) => s.dest = Dest::Skip,

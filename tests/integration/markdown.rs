@@ -403,3 +403,104 @@ async fn word_and_powerpoint_hyperlinks_are_markdown_links() {
         r"See [the \[draft\] terms](https://example.com/terms%20%28v2%29.pdf) and click me, [write](mailto:legal@example.com).",
     );
 }
+
+/// An OpenDocument package of one `content.xml` (text or presentation).
+fn odf_with_content(mime: &str, body: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    z.start_file("mimetype", stored).unwrap();
+    z.write_all(mime.as_bytes()).unwrap();
+    z.start_file("content.xml", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    let content = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" xmlns:xlink="http://www.w3.org/1999/xlink" office:version="1.2"><office:body>{body}</office:body></office:document-content>"#
+    );
+    z.write_all(content.as_bytes()).unwrap();
+    z.finish().unwrap().into_inner()
+}
+
+/// Links written other ways than `w:hyperlink`: Word's field-coded hyperlinks (`HYPERLINK`
+/// in `w:instrText` between `w:fldChar`s, and `w:fldSimple`), OpenDocument's `text:a` in a
+/// text document and on a slide. A field's code never shows; a link inside the document
+/// (`\l`), another field (`PAGEREF`) and a `javascript:` address stay text. Plain text keeps
+/// the words only.
+#[tokio::test]
+async fn field_coded_and_opendocument_links_are_markdown_links() {
+    let app = TestApp::new().await;
+    let run = |t: &str| format!(r#"<w:r><w:t xml:space="preserve">{t}</w:t></w:r>"#);
+    let fld = |kind: &str| format!(r#"<w:r><w:fldChar w:fldCharType="{kind}"/></w:r>"#);
+    let code =
+        |c: &str| format!(r#"<w:r><w:instrText xml:space="preserve">{c}</w:instrText></w:r>"#);
+    let field = |c: &str, shown: &str| {
+        format!(
+            "{}{}{}{}{}",
+            fld("begin"),
+            code(c),
+            fld("separate"),
+            run(shown),
+            fld("end")
+        )
+    };
+    let body = [
+        "<w:p>".to_string(),
+        run("Read "),
+        field(
+            r#" HYPERLINK "https://example.com/terms" \o "Terms" "#,
+            "the terms",
+        ),
+        run(", "),
+        field(r#" HYPERLINK \l "_Toc1" "#, "section 2"),
+        run("."),
+        "</w:p><w:p>".to_string(),
+        run("Write "),
+        r#"<w:fldSimple w:instr=" HYPERLINK &quot;mailto:a@example.com&quot; ">"#.to_string(),
+        run("to us"),
+        "</w:fldSimple>".to_string(),
+        run(" or "),
+        field(r#" HYPERLINK "javascript:go()" "#, "click"),
+        run(" (page "),
+        field(r#" PAGEREF _Toc1 \h "#, "3"),
+        run(")"),
+        "</w:p>".to_string(),
+    ]
+    .concat();
+    let bytes = docx_with_links(&body, "");
+    let (id, r) = markdown(&app, "fields.docx", &bytes, json!({})).await;
+    assert_eq!(
+        text(&r).trim(),
+        "Read [the terms](https://example.com/terms), section 2.\n\nWrite [to us](mailto:a@example.com) or click (page 3)",
+        "{}",
+        text(&r)
+    );
+    let plain = app.read(json!({"file_id": id})).await;
+    assert_eq!(
+        text(&plain).trim(),
+        "Read the terms, section 2.\nWrite to us or click (page 3)"
+    );
+
+    let p = r##"<text:p>See <text:a xlink:type="simple" xlink:href="https://example.org/odf"><text:span>the spec</text:span></text:a>, <text:a xlink:href="#Heading">below</text:a> and <text:a xlink:href="mailto:b@example.org">mail</text:a>.</text:p>"##;
+    let odt = odf_with_content(
+        "application/vnd.oasis.opendocument.text",
+        &format!("<office:text>{p}</office:text>"),
+    );
+    let odp = odf_with_content(
+        "application/vnd.oasis.opendocument.presentation",
+        &format!(
+            r#"<office:presentation><draw:page draw:name="p1"><draw:frame presentation:class="outline" svg:x="1cm" svg:y="1cm" svg:width="10cm" svg:height="5cm"><draw:text-box>{p}</draw:text-box></draw:frame></draw:page></office:presentation>"#
+        ),
+    );
+    let want = "See [the spec](https://example.org/odf), below and [mail](mailto:b@example.org).";
+    for (name, bytes) in [("links.odt", odt), ("links.odp", odp)] {
+        let (id, r) = markdown(&app, name, &bytes, json!({})).await;
+        assert!(text(&r).contains(want), "{name}: {}", text(&r));
+        let plain = app.read(json!({"file_id": id})).await;
+        assert_eq!(plain.status, 200, "{name}: {}", plain.json);
+        assert!(
+            text(&plain).contains("See the spec, below and mail."),
+            "{name}: {}",
+            text(&plain)
+        );
+    }
+}

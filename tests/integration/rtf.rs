@@ -106,6 +106,7 @@ async fn rtf_is_read_as_word_is() {
         "### Prices\n",
         "- First bullet\n1. First number\n    - a) Sub item\n",
         "| Item | Price |\n|---|---|\n| Widget | €12.50 |",
+        "See [example](https://example.com) for more.",
     ] {
         assert!(md.contains(s), "{s:?} in {md}");
     }
@@ -125,6 +126,40 @@ async fn rtf_is_read_as_word_is() {
         400,
         "unsupported_option",
     );
+}
+
+/// `HYPERLINK` fields of other projects' RTF files are Markdown links (their result the
+/// words, their code never shown); a link to a relative file path stays text, and plain
+/// text keeps the words only.
+#[tokio::test]
+async fn rtf_hyperlink_fields_are_markdown_links() {
+    let app = TestApp::new().await;
+    for (file, want) in [
+        (
+            "tika-various-multiclass.rtf",
+            Some("[This is a hyperlink](http://tika.apache.org)"),
+        ),
+        (
+            "rtfjs-hyperlink-field.rtf",
+            Some("](https://github.com/tbluemel/rtf.js)"),
+        ),
+        ("tika-hyperlink-fldtitle.rtf", None),
+    ] {
+        let id = app.upload_id(file, &fixture(&format!("rtf/{file}"))).await;
+        let md = app.read(json!({"file_id": id, "output": "markdown"})).await;
+        assert_eq!(md.status, 200, "{file}: {}", md.json);
+        let md = md.json["text"].as_str().unwrap();
+        assert!(!md.contains("HYPERLINK"), "{file}: {md}");
+        match want {
+            Some(w) => assert!(md.contains(w), "{file}: {w:?} in {md}"),
+            None => assert!(!md.contains("]("), "{file}: {md}"),
+        }
+        let plain = app.read(json!({"file_id": id})).await;
+        assert!(
+            !plain.json["text"].as_str().unwrap().contains("]("),
+            "{file}"
+        );
+    }
 }
 
 #[tokio::test]

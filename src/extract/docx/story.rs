@@ -61,6 +61,11 @@ struct StoryParser<'a> {
     /// inside the document, or to a URL not written as a link).
     links: Option<&'a std::collections::HashMap<String, String>>,
     link: Option<(usize, usize, Option<String>)>,
+    /// Open fields (`w:fldChar` begin … end, `w:fldSimple`), read for Markdown: a
+    /// `HYPERLINK` field's result is a link as `w:hyperlink` is. Whether the walk is in a
+    /// field's code (`w:instrText`).
+    fields: Vec<Field>,
+    in_instr: bool,
     hidden_text: HiddenText,
     blocks: Vec<Block>,
     /// Open paragraphs: text, list (numId, level) set directly, and paragraph style.
@@ -122,12 +127,23 @@ struct StoryParser<'a> {
 /// numbering definitions to count: Word wrote each label beside its paragraph).
 const GIVEN: char = '\u{2}';
 
+/// Fields open inside each other, at most.
+const MAX_FIELDS: usize = 64;
+
+/// An open field: its code so far, and where its result starts (paragraph, byte).
+struct Field {
+    code: String,
+    result: Option<(usize, usize)>,
+}
+
 impl<'a> StoryParser<'a> {
     /// `page`: whether a page colour is behind the story (the body's `w:background`).
     fn new(numbering: &'a mut Numbering, hidden_text: HiddenText, page: bool) -> Self {
         Self {
             numbering,
             links: None,
+            fields: Vec::new(),
+            in_instr: false,
             link: None,
             hidden_text,
             blocks: Vec::new(),
@@ -165,12 +181,46 @@ impl<'a> StoryParser<'a> {
         }
     }
 
+    /// Where the walk stands: the open paragraph (by index) and its text's length.
+    fn here(&self) -> Option<(usize, usize)> {
+        self.paras
+            .len()
+            .checked_sub(1)
+            .map(|i| (i, self.paras[i].0.len()))
+    }
+
+    /// A field ends: a `HYPERLINK` to a web or mail address makes its result, in the
+    /// paragraph it began in, a Markdown link.
+    fn close_field(&mut self, f: Field) {
+        let Some((i, start)) = f.result else { return };
+        let Some(url) = crate::extract::markdown::hyperlink_field(&f.code)
+            .filter(|u| crate::extract::markdown::linkable(u))
+        else {
+            return;
+        };
+        if i + 1 == self.paras.len() {
+            let p = &mut self.paras[i].0;
+            if p.len() > start && p.is_char_boundary(start) {
+                let text = p.split_off(start);
+                p.push_str(&crate::extract::markdown::link(&text, &url));
+            }
+        }
+    }
+
     /// One node of the story's XML.
     fn node(&mut self, n: Node<'_>) {
         if self.skip_depth > 0 {
             match n {
                 Node::Open(..) => self.skip_depth += 1,
-                Node::Close(..) => self.skip_depth -= 1,
+                Node::Close(..) => {
+                    self.skip_depth -= 1;
+                    self.in_instr &= self.skip_depth > 0;
+                }
+                Node::Text(t) if self.in_instr && self.skip_depth == 1 => {
+                    if let Some(f) = self.fields.last_mut().filter(|f| f.code.len() < 4096) {
+                        f.code.push_str(t);
+                    }
+                }
                 _ => {}
             }
             return;
@@ -224,9 +274,45 @@ impl<'a> StoryParser<'a> {
             _ => {}
         }
         match n {
+            Node::Open("instrText", _) => {
+                self.skip_depth = 1;
+                self.in_instr = self.links.is_some();
+            }
+            // Fields, for Markdown (see `fields`).
+            Node::Open("fldChar", a) if self.links.is_some() => match attr(a, "fldCharType") {
+                Some("begin") if self.fields.len() < MAX_FIELDS => self.fields.push(Field {
+                    code: String::new(),
+                    result: None,
+                }),
+                Some("separate") => {
+                    let here = self.here();
+                    if let Some(f) = self.fields.last_mut() {
+                        f.result = here;
+                    }
+                }
+                Some("end") => {
+                    if let Some(f) = self.fields.pop() {
+                        self.close_field(f);
+                    }
+                }
+                _ => {}
+            },
+            Node::Open("fldSimple", a) if self.links.is_some() => {
+                if self.fields.len() < MAX_FIELDS {
+                    self.fields.push(Field {
+                        code: attr(a, "instr").unwrap_or_default().to_string(),
+                        result: self.here(),
+                    });
+                }
+            }
+            Node::Close("fldSimple") if self.links.is_some() => {
+                if let Some(f) = self.fields.pop() {
+                    self.close_field(f);
+                }
+            }
             Node::Open(
-                "Fallback" | "delText" | "instrText" | "rt" | "footnoteRef" | "endnoteRef"
-                | "pPrChange" | "rPrChange",
+                "Fallback" | "delText" | "rt" | "footnoteRef" | "endnoteRef" | "pPrChange"
+                | "rPrChange",
                 _,
             ) => self.skip_depth = 1,
             // The lines Word draws above notes (Word 2003 XML defines them in `w:docPr`).

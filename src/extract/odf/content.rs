@@ -59,13 +59,17 @@ struct OpenList {
     style: String,
 }
 
+/// `markdown`: links to web and mail addresses (`text:a xlink:href`) are written as
+/// Markdown links.
 pub(super) fn parse_content(
     xml: &[u8],
     depth: usize,
     styles: &Styles,
     mode: HiddenText,
+    markdown: bool,
 ) -> Result<Content, ApiError> {
     let mut parser = ContentParser::new(styles, mode);
+    parser.markdown = markdown;
     walk(xml, depth, |n| parser.node(n))?;
     Ok(parser.c)
 }
@@ -120,6 +124,10 @@ struct ContentParser<'a> {
     inline: Vec<(bool, usize)>,
     apart: Option<usize>,
     alt_from: Option<usize>,
+    /// Links are written as Markdown links; the open link (`text:a`): its paragraph (by
+    /// index), where its text starts there, its address when it is one to write.
+    markdown: bool,
+    link: Option<(usize, usize, Option<String>)>,
 }
 
 impl<'a> ContentParser<'a> {
@@ -151,6 +159,8 @@ impl<'a> ContentParser<'a> {
             inline: Vec::new(),
             apart: None,
             alt_from: None,
+            markdown: false,
+            link: None,
         }
     }
 
@@ -249,6 +259,29 @@ impl<'a> ContentParser<'a> {
             Node::Text(t) if self.in_creator => {
                 if let Some((author, _)) = self.annotation.as_mut() {
                     author.push_str(t);
+                }
+            }
+            // A link in the text (`text:a`), for Markdown.
+            Node::Open("a", a) if self.markdown => {
+                self.link = self.paras.len().checked_sub(1).map(|i| {
+                    (
+                        i,
+                        self.paras[i].0.len(),
+                        attr(a, "href")
+                            .filter(|u| crate::extract::markdown::linkable(u))
+                            .map(str::to_string),
+                    )
+                });
+            }
+            Node::Close("a") => {
+                if let Some((i, start, Some(url))) = self.link.take() {
+                    if i + 1 == self.paras.len() {
+                        let p = &mut self.paras[i].0;
+                        if p.len() > start && p.is_char_boundary(start) {
+                            let text = p.split_off(start);
+                            p.push_str(&crate::extract::markdown::link(&text, &url));
+                        }
+                    }
                 }
             }
             Node::Open("list", a) => self.open_list(a),

@@ -30,6 +30,7 @@ pub struct OdpExtractor;
 fn read_content(
     pkg: &mut Package,
     mode: HiddenText,
+    markdown: bool,
 ) -> Result<(Content, Option<Vec<u8>>), ApiError> {
     let depth = pkg.limits().max_xml_depth;
     let content = pkg
@@ -41,8 +42,8 @@ fn read_content(
         styles.parse(x, depth)?;
     }
     styles.parse(&content, depth)?;
-    let mut parsed = parse_content(&content, depth, &styles, mode)?;
-    embed_objects(pkg, &mut parsed, depth, mode)?;
+    let mut parsed = parse_content(&content, depth, &styles, mode, markdown)?;
+    embed_objects(pkg, &mut parsed, depth, mode, markdown)?;
     Ok((parsed, styles_xml))
 }
 
@@ -59,6 +60,7 @@ fn embed_objects(
     c: &mut Content,
     depth: usize,
     mode: HiddenText,
+    markdown: bool,
 ) -> Result<(), ApiError> {
     let objects = std::mem::take(&mut c.objects);
     let mut sides: Vec<(Vec<_>, Vec<_>, Vec<_>)> = Vec::new();
@@ -107,7 +109,7 @@ fn embed_objects(
         if styles.parse(&xml, depth).is_err() {
             continue;
         }
-        let Ok(inner) = parse_content(&xml, depth, &styles, mode) else {
+        let Ok(inner) = parse_content(&xml, depth, &styles, mode, markdown) else {
             continue;
         };
         let n = inner.body.len();

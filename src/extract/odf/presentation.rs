@@ -26,7 +26,7 @@ impl Extractor for OdpExtractor {
         let max_chars = req.max_chars;
         let mut pkg = Package::open(&input.path, limits.package)?;
         let mode = req.hidden_text.unwrap_or(HiddenText::Keep);
-        let (content, styles_xml) = read_content(&mut pkg, mode)?;
+        let (content, styles_xml) = read_content(&mut pkg, mode, req.markdown())?;
         let masters = match &styles_xml {
             Some(x) => master_texts(x, limits.package.max_xml_depth)?,
             None => HashMap::new(),

@@ -57,7 +57,7 @@ impl Extractor for OdtExtractor {
     ) -> Result<Extraction, ApiError> {
         let mut pkg = Package::open(&input.path, limits.package)?;
         let mode = req.hidden_text.unwrap_or(HiddenText::Keep);
-        let (content, styles_xml) = read_content(&mut pkg, mode)?;
+        let (content, styles_xml) = read_content(&mut pkg, mode, req.markdown())?;
         let hidden = content.hidden;
         let mut blocks: Vec<Block> = content.body.into_iter().map(|(_, _, b)| b).collect();
         let paragraphs = blocks.iter().filter(|b| b.is_paragraph()).count();
