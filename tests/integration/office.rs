@@ -519,6 +519,96 @@ async fn msg_body_only_in_compressed_rtf_is_decompressed_and_read() {
     }
 }
 
+/// Issue #43: an OpenDocument spreadsheet's numbers show as their number format shows them
+/// (the text ODF keeps beside the value: `1,599.99`, `2.50%`, `$3.00`, `(12.00)`), for
+/// repeated cells too and inside `range`; a number whose text is its value, a date (ISO, as
+/// every workbook's) and a comment's text stay as before. calamine's issues.ods: its cell of
+/// 0.5 in a whole-number format shows `1`. Before: `1599.99`, `0.025`, `3`, `-12`, `0.5`.
+#[tokio::test]
+async fn ods_numbers_show_as_their_format_does() {
+    let app = TestApp::new().await;
+    let cell = |t: &str, v: &str, shown: &str, extra: &str| {
+        format!(
+            r#"<table:table-cell office:value-type="{t}" office:value="{v}"{extra}><text:p>{shown}</text:p></table:table-cell>"#
+        )
+    };
+    let rows = [
+        format!(
+            "{}{}{}",
+            cell("float", "1599.99", "1,599.99", ""),
+            cell("percentage", "0.025", "2.50%", ""),
+            cell("currency", "3", "$3.00", r#" office:currency="USD""#)
+        ),
+        format!(
+            "{}{}",
+            cell(
+                "float",
+                "-12",
+                "(12.00)",
+                r#" table:number-columns-repeated="2""#
+            ),
+            cell("float", "7", "7", "")
+        ),
+        format!(
+            r#"<table:table-cell office:value-type="date" office:date-value="2024-03-01"><text:p>03/01/24</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="0.5"><office:annotation><text:p>a note</text:p></office:annotation><text:p>50.0%</text:p></table:table-cell>"#
+        ),
+    ];
+    let body: String = rows
+        .iter()
+        .map(|r| format!("<table:table-row>{r}</table:table-row>"))
+        .collect();
+    let content = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"><office:body><office:spreadsheet><table:table table:name="Money">{body}</table:table></office:spreadsheet></office:body></office:document-content>"#
+    );
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    z.start_file("mimetype", stored).unwrap();
+    z.write_all(b"application/vnd.oasis.opendocument.spreadsheet")
+        .unwrap();
+    z.start_file(
+        "META-INF/manifest.xml",
+        zip::write::SimpleFileOptions::default(),
+    )
+    .unwrap();
+    z.write_all(br#"<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>"#).unwrap();
+    z.start_file("content.xml", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    z.write_all(content.as_bytes()).unwrap();
+    let ods = z.finish().unwrap().into_inner();
+    let id = app.upload_id("money.ods", &ods).await;
+    let r = app.read(json!({"file_id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let text = r.json["text"].as_str().unwrap();
+    assert!(
+        text.contains("1,599.99\t2.50%\t$3.00\n(12.00)\t(12.00)\t7\n2024-03-01\t50.0%\n"),
+        "{text}"
+    );
+    let r = app
+        .read(json!({"file_id": id, "sheet": "Money", "range": "B1:C2"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(
+        r.json["text"]
+            .as_str()
+            .unwrap()
+            .contains("2.50%\t$3.00\n(12.00)\t7\n"),
+        "{}",
+        r.json
+    );
+
+    let id = app
+        .upload_id("issues.ods", &fixture("office/calamine/issues.ods"))
+        .await;
+    let r = app.read(json!({"file_id": id, "sheet": "issue5"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert!(
+        r.json["text"].as_str().unwrap().ends_with("---\n1\n"),
+        "{}",
+        r.json["text"]
+    );
+}
+
 #[tokio::test]
 async fn ods_sheets_cells_dates_and_budget() {
     let app = TestApp::new().await;

@@ -113,13 +113,19 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
     };
     // An OpenDocument spreadsheet's charts and shapes, and its print headers and footers on request
     // (after its charts and shapes, of the sheets in scope): calamine reads its cells only.
+    let mut shown = std::collections::HashMap::new();
     if input.format == crate::detect::Format::Ods {
         let mut ods_pkg = super::package::Package::open(&input.path, limits.package)?;
         let ods::Extras {
             charts: drawn,
             shapes,
             mut printed,
+            shown: ods_shown,
         } = ods::extras(&mut ods_pkg, req.include_headers_footers == Some(true))?;
+        shown = ods_shown
+            .into_iter()
+            .map(|(name, cells)| (name, std::sync::Arc::new(cells)))
+            .collect();
         // Its charts first, then its shapes (as an xlsx's drawing reads).
         for (name, texts) in drawn {
             charts.entry(name).or_default().extend(texts);
@@ -269,6 +275,7 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
         unseen,
         described,
         formats,
+        shown,
     };
     let mut read = read_sheets(&mut wb, &meta, &scope, &extras)?;
     // `include_styles`: each sheet shown, for the rows and columns shown.
@@ -457,6 +464,9 @@ struct Extras {
     described: std::collections::HashMap<String, Vec<String>>,
     /// The number formats of formatted number cells (.xls), by sheet.
     formats: biff::Formats,
+    /// Number cells as the spreadsheet wrote them where that is not their value (ods), by
+    /// sheet.
+    shown: std::collections::HashMap<String, std::sync::Arc<ods::Shown>>,
 }
 
 /// Data cells of chart text (the header and the rows' fields), for the cell budget.
@@ -649,6 +659,7 @@ fn read_sheets(
         s.markdown = scope.markdown;
         s.typed = scope.json.then(Vec::new);
         s.formats = extras.formats.get(name).cloned();
+        s.shown = extras.shown.get(name).cloned();
         if scope.includes(i) {
             s.unseen = unseen_of(name, *hidden, extras, scope.hidden_text);
         }

@@ -21,7 +21,13 @@ pub(super) struct Extras {
     pub(super) charts: HashMap<String, Vec<String>>,
     pub(super) shapes: HashMap<String, String>,
     pub(super) printed: HashMap<String, String>,
+    /// Number cells shown otherwise than their value (`1,599.99`, `2.50%`, `$3.00`), by
+    /// sheet: what the cell shows.
+    pub(super) shown: HashMap<String, Shown>,
 }
+
+/// A sheet's number cells as they show, by absolute (row, col).
+pub(super) type Shown = HashMap<(u32, u32), String>;
 
 /// At most this many chart objects are read from one workbook.
 const MAX_CHARTS: usize = 64;
@@ -32,6 +38,7 @@ pub(super) fn extras(pkg: &mut Package, headers: bool) -> Result<Extras, ApiErro
             charts: HashMap::new(),
             shapes: HashMap::new(),
             printed: HashMap::new(),
+            shown: HashMap::new(),
         });
     };
     let charts = charts(pkg, &content)?;
@@ -51,11 +58,115 @@ pub(super) fn extras(pkg: &mut Package, headers: bool) -> Result<Extras, ApiErro
     } else {
         HashMap::new()
     };
+    let shown = shown(&content, pkg.limits().max_xml_depth)?;
     Ok(Extras {
         charts,
         shapes,
         printed,
+        shown,
     })
+}
+
+/// Number cells kept as they show, across the workbook (as `biff::MAX_CELLS` for .xls).
+const MAX_SHOWN: usize = super::biff::MAX_CELLS;
+
+/// By sheet name, the number cells (`office:value-type` float, percentage or currency)
+/// whose text differs from their value: the text the spreadsheet wrote for them, which is
+/// the cell as its number format shows it (ODF keeps it beside the value). Dates and times
+/// stay ISO, as every other workbook's.
+fn shown(xml: &[u8], depth: usize) -> Result<HashMap<String, Shown>, ApiError> {
+    let mut out: HashMap<String, Shown> = HashMap::new();
+    let mut kept = 0usize;
+    // The sheet being walked (tables inside it are not), its row, the open row's repeat,
+    // the column, and the open number cell: its value, its text, its repeat.
+    let mut sheet: Option<String> = None;
+    let mut tables = 0usize;
+    let (mut row, mut rows, mut col) = (0u32, 1u32, 0u32);
+    let mut cell: Option<(String, String, u32)> = None;
+    let (mut paras, mut skip) = (0usize, Skip::default());
+    let count = |a: &[(String, String)], name: &str| -> u32 {
+        attr(a, name)
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(1)
+            .clamp(1, 1 << 20)
+    };
+    walk(xml, depth, |n| {
+        if skip.passes(&n) {
+            return;
+        }
+        match n {
+            Node::Open("table", a) => {
+                tables += 1;
+                if tables == 1 {
+                    sheet = attr(a, "name").map(str::to_string);
+                    row = 0;
+                }
+            }
+            Node::Close("table") => tables = tables.saturating_sub(1),
+            _ if tables != 1 => {}
+            // A comment's text, and a shape's anchored in the cell, are not the cell's.
+            Node::Open(
+                "annotation" | "frame" | "custom-shape" | "rect" | "ellipse" | "circle" | "line"
+                | "polyline" | "polygon" | "regular-polygon" | "path" | "connector" | "caption"
+                | "measure" | "g" | "control",
+                _,
+            ) => skip.start(),
+            Node::Open("table-row", a) => {
+                rows = count(a, "number-rows-repeated");
+                col = 0;
+            }
+            Node::Close("table-row") => row = row.saturating_add(rows),
+            Node::Open("table-cell" | "covered-table-cell", a) => {
+                let repeat = count(a, "number-columns-repeated");
+                cell = match (attr(a, "value-type"), attr(a, "value")) {
+                    (Some("float" | "percentage" | "currency"), Some(v)) => {
+                        Some((v.to_string(), String::new(), repeat))
+                    }
+                    _ => {
+                        col = col.saturating_add(repeat);
+                        None
+                    }
+                };
+            }
+            Node::Open("p", _) if cell.is_some() => {
+                if let Some((_, text, _)) = cell.as_mut().filter(|_| paras > 0) {
+                    text.push('\n');
+                }
+                paras += 1;
+            }
+            Node::Text(t) if paras > 0 => {
+                if let Some((_, text, _)) = cell.as_mut() {
+                    if text.len() < 256 {
+                        text.push_str(t);
+                    }
+                }
+            }
+            Node::Close("table-cell" | "covered-table-cell") => {
+                paras = 0;
+                let Some((value, text, repeat)) = cell.take() else {
+                    return;
+                };
+                let text = text.trim();
+                if !text.is_empty() && text != value {
+                    if let Some(name) = &sheet {
+                        let map = out.entry(name.clone()).or_default();
+                        'cells: for r in row..row.saturating_add(rows) {
+                            for c in col..col.saturating_add(repeat) {
+                                if kept == MAX_SHOWN {
+                                    break 'cells;
+                                }
+                                kept += 1;
+                                map.insert((r, c), text.to_string());
+                            }
+                        }
+                    }
+                }
+                col = col.saturating_add(repeat);
+            }
+            _ => {}
+        }
+    })?;
+    Ok(out)
 }
 
 /// By sheet name, the text of each chart drawn on it: an embedded object (`draw:object`,

@@ -137,6 +137,9 @@ pub(super) struct Sheet {
     pub(super) profiler: Option<crate::extract::profile::Profiler>,
     /// The number formats of its formatted number cells (.xls), by absolute (row, col).
     pub(super) formats: Option<std::sync::Arc<super::biff::CellFormats>>,
+    /// Its number cells as the spreadsheet wrote them, where that differs from their value
+    /// (ods: the text ODF keeps beside the value), by absolute (row, col).
+    pub(super) shown: Option<std::sync::Arc<super::ods::Shown>>,
     /// Hidden rows and columns, white and tiny cells: `None` when the sheet has none, or
     /// is hidden itself (then the sheet is what is marked or dropped).
     pub(super) unseen: Option<Unseen>,
@@ -174,6 +177,7 @@ impl Sheet {
             profiler: None,
             unseen: None,
             formats: None,
+            shown: None,
         }
     }
 
@@ -380,14 +384,19 @@ impl Sheet {
 
     /// A number at `pos` as its cell's own number format shows it (None: as General).
     pub(super) fn formatted(&self, pos: (u32, u32), v: f64) -> Option<String> {
-        let formats = self.formats.as_ref()?;
+        if self.formats.is_none() && self.shown.is_none() {
+            return None;
+        }
         // A cell outside the window is not shown: not formatted either.
         if let Some(((r0, c0), (r1, c1))) = self.window {
             if pos.0 < r0 || pos.0 > r1 || pos.1 < c0 || pos.1 > c1 {
                 return None;
             }
         }
-        formats.get(&pos)?.apply(v)
+        if let Some(text) = self.shown.as_ref().and_then(|s| s.get(&pos)) {
+            return Some(text.clone());
+        }
+        self.formats.as_ref()?.get(&pos)?.apply(v)
     }
 
     /// Kept line `i` (0-based from the origin row).
