@@ -244,7 +244,7 @@ pub struct ReadRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub include_styles: Option<bool>,
-    /// xlsx, xlsb, ods: add each sheet's print headers and footers after its rows. Under
+    /// xlsx, xlsb, xls, ods: add each sheet's print headers and footers after its rows. Under
     /// `[Headers]` and `[Footers]` (left, centre and right sections a line each; page numbers, dates
     /// and the file name as `[Page]`, `[Pages]`, `[Date]`, `[File]`, the sheet's name as it
     /// is; an ods sheet's from its table style's master page).

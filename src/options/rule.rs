@@ -108,7 +108,8 @@ const XLSX: &[&str] = &[
     "profile",
     "hidden_text",
 ];
-/// Workbooks whose print headers and footers are read (ods, xlsb), without xlsx's styles.
+/// Workbooks whose print headers and footers are read (ods, xlsb, xls), without xlsx's
+/// styles.
 const PRINTED_SHEETS: &[&str] = &[
     "sheet",
     "sheets_after",
@@ -143,8 +144,8 @@ pub fn options_for(format: Format) -> &'static [&'static str] {
         Format::Odp => SLIDES,
         Format::Epub => EPUB,
         Format::Xlsx { .. } => XLSX,
-        Format::Xls | Format::SpreadsheetMl => SHEETS,
-        Format::Ods | Format::Xlsb => PRINTED_SHEETS,
+        Format::SpreadsheetMl => SHEETS,
+        Format::Ods | Format::Xlsb | Format::Xls => PRINTED_SHEETS,
         Format::Msg | Format::Eml => MAIL,
         Format::Image(_) => IMAGE,
         Format::Text(TextKind::Csv | TextKind::Tsv) => TABLE_TEXT,

@@ -1389,6 +1389,21 @@ async fn content_outside_the_main_flow() {
     let next = v["next"].clone();
     assert!(next.is_object(), "{v}");
     assert_eq!(next["include_headers_footers"], true, "{next}");
+    // An .xls's own (HEADER and FOOTER records), after the rows, only on request.
+    let v = read("tika/testEXCEL_headers_footers.xls", json!({})).await;
+    assert!(text(&v).contains("John Smith1\t"), "{}", v["text"]);
+    assert!(!text(&v).contains("Header - "), "{}", v["text"]);
+    let v = read(
+        "tika/testEXCEL_headers_footers.xls",
+        json!({"include_headers_footers": true, "max_cells": 1000}),
+    )
+    .await;
+    let t = text(&v);
+    let rows_end = t.find("1 Corporate HQ").expect(&t);
+    let head = t
+        .find("[Headers]\nHeader - Corporate Spreadsheet\nHeader - For Internal Use Only\nHeader - Author: John Smith\n[Footers]\nFooter - Corporate Spreadsheet\nFooter - For Internal Use Only\nFooter - Author: John Smith\n")
+        .expect(&t);
+    assert!(head > rows_end, "{t}");
     // Only workbooks take it.
     let r = app
         .upload_and_read(

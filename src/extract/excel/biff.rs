@@ -42,6 +42,9 @@ pub(super) struct Legacy {
     pub notes: HashMap<String, Vec<super::comments::Note>>,
     /// By sheet name, the text of its text boxes and other drawn objects with text (TXO).
     pub shapes: HashMap<String, Vec<String>>,
+    /// By sheet name, its print header and footer codes (HEADER, FOOTER; `true` for a
+    /// header), for `include_headers_footers`.
+    pub printed: HashMap<String, Vec<(bool, String)>>,
 }
 
 /// A sheet's drawn objects being read: each object's type by its id, the text its TXO
@@ -208,14 +211,7 @@ fn area(formula: &[u8]) -> Option<(u16, (u32, u32), (u32, u32))> {
 
 /// The formatted number cells and the charts of an .xls, by sheet.
 pub(super) fn read(path: &Path) -> Legacy {
-    read_stream(path)
-        .map(|(cells, charts, (notes, shapes))| Legacy {
-            formats: cells.into_iter().map(|(k, v)| (k, Arc::new(v))).collect(),
-            charts,
-            notes,
-            shapes,
-        })
-        .unwrap_or_default()
+    read_stream(path).unwrap_or_default()
 }
 
 /// A chart substream being read.
@@ -353,16 +349,7 @@ impl ChartRead {
     }
 }
 
-type Stream = (
-    HashMap<String, CellFormats>,
-    HashMap<String, Vec<Pending>>,
-    (
-        HashMap<String, Vec<super::comments::Note>>,
-        HashMap<String, Vec<String>>,
-    ),
-);
-
-fn read_stream(path: &Path) -> Option<Stream> {
+fn read_stream(path: &Path) -> Option<Legacy> {
     let mut cf = cfb::open(path).ok()?;
     let name = cf
         .read_root_storage()
@@ -388,6 +375,7 @@ fn read_stream(path: &Path) -> Option<Stream> {
     let mut current: Option<String> = None;
     let mut objects = Objects::default();
     let (mut notes, mut shapes) = (HashMap::new(), HashMap::new());
+    let mut printed: HashMap<String, Vec<(bool, String)>> = HashMap::new();
     let mut buf = vec![0u8; 8224];
     loop {
         let mut head = [0u8; 4];
@@ -531,6 +519,17 @@ fn read_stream(path: &Path) -> Option<Stream> {
                     }
                 }
             }
+            // HEADER, FOOTER: the sheet's print header and footer (empty: none).
+            0x0014 | 0x0015 if depth == 1 && !rec.is_empty() => {
+                let (Some(sheet), Some(code)) = (current.as_ref(), unicode_string(rec, true))
+                else {
+                    continue;
+                };
+                let codes = printed.entry(sheet.clone()).or_default();
+                if codes.len() < 4 {
+                    codes.push((kind == 0x0014, code));
+                }
+            }
             // OBJ: a drawn object; its first subrecord (ftCmo) gives its type and id.
             0x005D if depth == 1 && current.is_some() => {
                 if let (Some(0x0015), Some(kind), Some(id)) = (u16_at(0), u16_at(4), u16_at(6)) {
@@ -608,7 +607,13 @@ fn read_stream(path: &Path) -> Option<Stream> {
             _ => {}
         }
     }
-    Some((out, charts, (notes, shapes)))
+    Some(Legacy {
+        formats: out.into_iter().map(|(k, v)| (k, Arc::new(v))).collect(),
+        charts,
+        notes,
+        shapes,
+        printed,
+    })
 }
 
 /// An XLUnicodeString (`wide_len`: a 16-bit character count) or ShortXLUnicodeString

@@ -259,6 +259,19 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
                 }
                 charts.entry(name).or_default().push(t);
             }
+            // `include_headers_footers`: the print header and footer, after the shapes.
+            if req.include_headers_footers == Some(true) {
+                let mut printed = legacy.printed;
+                for (i, (name, _)) in meta.iter().enumerate() {
+                    let Some(codes) = printed.remove(name).filter(|_| scope.includes(i)) else {
+                        continue;
+                    };
+                    let text = print::blocks(codes, name);
+                    if !text.is_empty() {
+                        charts.entry(name.clone()).or_default().push(text);
+                    }
+                }
+            }
             legacy.formats
         }
         crate::detect::Format::SpreadsheetMl => wb.sheet_formats(),
