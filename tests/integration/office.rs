@@ -1220,6 +1220,11 @@ async fn where_a_sheets_links_lead() {
     ] {
         assert!(links.contains(url), "{url:?} in {t}");
     }
+    // The text box's link (on the shape itself), after the cells', by the shape's name.
+    assert!(
+        links.ends_with("TextBox 1: http://tika.apache.org/1.12/gettingstarted.html\n"),
+        "{t}"
+    );
     let first = links.lines().nth(1).unwrap();
     let (cell, _) = first.split_once(": ").expect(first);
     // Only the links inside a range.

@@ -211,9 +211,11 @@ pub(super) fn charts(pkg: &mut Package, parts: &[(String, String)]) -> Result<Dr
     let depth = pkg.limits().max_xml_depth;
     let mut out = HashMap::new();
     let mut described = HashMap::new();
+    let mut links = HashMap::new();
     for (name, part) in parts {
         let mut texts = Vec::new();
         let mut alt: Vec<String> = Vec::new();
+        let mut linked: Vec<String> = Vec::new();
         for (_, kind, drawing) in relationships(pkg, part)? {
             if kind != "drawing" {
                 continue;
@@ -228,6 +230,10 @@ pub(super) fn charts(pkg: &mut Package, parts: &[(String, String)]) -> Result<Dr
             let mut diagrams: Vec<String> = Vec::new();
             let mut text = super::super::diagram::Paragraphs::default();
             let mut body = 0usize;
+            // The shape being walked (its `cNvPr` name), and its links' relationship ids
+            // (on the shape or on a run of its text), each once.
+            let mut shape = String::new();
+            let mut link_ids: Vec<(String, String)> = Vec::new();
             walk(&dx, depth, |n| match n {
                 Node::Open("chart", a) => {
                     if let Some(id) = attr(a, "id") {
@@ -241,16 +247,34 @@ pub(super) fn charts(pkg: &mut Package, parts: &[(String, String)]) -> Result<Dr
                 }
                 Node::Open("txBody", _) => body += 1,
                 Node::Close("txBody") => body = body.saturating_sub(1),
-                // A picture's or shape's description (alt text).
+                // A picture's or shape's description (alt text), and its name.
                 Node::Open("cNvPr", a) => {
                     if let Some(d) = attr(a, "descr").filter(|d| !d.trim().is_empty()) {
                         alt.push(d.to_string());
+                    }
+                    shape = one_line(attr(a, "name").unwrap_or_default());
+                }
+                Node::Open("hlinkClick", a) => {
+                    if let Some(id) = attr(a, "id").filter(|id| !id.is_empty()) {
+                        let key = (shape.clone(), id.to_string());
+                        if link_ids.len() < 1000 && !link_ids.contains(&key) {
+                            link_ids.push(key);
+                        }
                     }
                 }
                 n => text.node(&n, body > 0),
             })?;
             let mut shapes = text.lines;
             let drels = relationships(pkg, &drawing)?;
+            for (shape, id) in link_ids {
+                // Only a link that leads outside the package (kept as written).
+                if let Some((_, _, target)) = drels.iter().find(|(i, kind, target)| {
+                    *i == id && kind == "hyperlink" && !target.starts_with('#')
+                }) {
+                    let name = if shape.is_empty() { "Shape" } else { &shape };
+                    linked.push(format!("{name}: {}", one_line(target)));
+                }
+            }
             for id in ids {
                 let Some((_, _, target)) = drels.iter().find(|(i, _, _)| *i == id) else {
                     continue;
@@ -285,17 +309,31 @@ pub(super) fn charts(pkg: &mut Package, parts: &[(String, String)]) -> Result<Dr
         if !alt.is_empty() {
             described.insert(name.clone(), alt);
         }
+        if !linked.is_empty() {
+            links.insert(name.clone(), linked);
+        }
     }
-    Ok((out, described))
+    Ok(Drawn {
+        charts: out,
+        described,
+        links,
+    })
 }
 
 /// The line over the text of a sheet's text boxes, shapes and SmartArt.
 pub(super) const SHAPES_HEAD: &str = "[Shapes]\n";
 
-/// By sheet name: the text of each chart drawn on it (and of its shapes, under
-/// `[Shapes]`), and the descriptions (alt text) of
-/// its pictures and shapes.
-pub(super) type Drawn = (HashMap<String, Vec<String>>, HashMap<String, Vec<String>>);
+/// What a workbook's drawings hold, by sheet name.
+#[derive(Default)]
+pub(super) struct Drawn {
+    /// The text of each chart drawn on the sheet (and of its shapes, under `[Shapes]`).
+    pub(super) charts: HashMap<String, Vec<String>>,
+    /// The descriptions (alt text) of its pictures and shapes.
+    pub(super) described: HashMap<String, Vec<String>>,
+    /// Where its shapes' hyperlinks lead outside the workbook, each `shape name: address`
+    /// (a `[Links]` line, as a cell's is `B12: address`).
+    pub(super) links: HashMap<String, Vec<String>>,
+}
 
 /// The people of threaded comments: id → display name.
 fn persons(pkg: &mut Package) -> Result<HashMap<String, String>, ApiError> {

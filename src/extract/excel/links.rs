@@ -1,7 +1,8 @@
 //! Where a sheet's hyperlinks lead (xlsx, xlsb), when that is outside the workbook: a cell
 //! shows only its text (`tika_link`), and an agent reading the sheet would not know the
 //! address. Shown as a `[Links]` block after the sheet's charts and shapes
-//! (`B12: https://…`), as a PDF's links are under `[Links]`.
+//! (`B12: https://…`), as a PDF's links are under `[Links]`; a drawing's shapes' links follow
+//! by the shape's name (`TextBox 1: https://…`, read with the drawing in `comments::charts`).
 //!
 //! Only a sheet whose relationships hold a hyperlink is read again, as it inflates and
 //! without holding its cells: its `hyperlinks` element (found by a byte search at the part's

@@ -93,7 +93,7 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
         }
         _ => None,
     };
-    let (parts, mut notes, (mut charts, described)) = match pkg.as_mut() {
+    let (parts, mut notes, drawn) = match pkg.as_mut() {
         Some(pkg) => {
             let parts = match wb.xlsb_parts() {
                 Some(parts) => parts,
@@ -111,6 +111,11 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
         ),
         None => Default::default(),
     };
+    let comments::Drawn {
+        mut charts,
+        described,
+        links: mut shape_links,
+    } = drawn;
     // An OpenDocument spreadsheet's charts and shapes, and its print headers and footers on request
     // (after its charts and shapes, of the sheets in scope): calamine reads its cells only.
     let mut shown = std::collections::HashMap::new();
@@ -189,12 +194,23 @@ fn extract_workbook(input: &Input, req: &Options, limits: &Limits) -> Result<Ext
                 let drop = scope.hidden_text == HiddenText::Drop;
                 let lines = hidden_lines.get(part).filter(|_| drop);
                 let faint = unseen.get(name).filter(|_| drop);
-                let text = links::read(pkg, part, window, |r, c| {
+                let mut text = links::read(pkg, part, window, |r, c| {
                     lines.is_none_or(|h| {
                         !h.rows.contains(&(r + 1))
                             && !h.cols.iter().any(|&(a, b)| (a..=b).contains(&(c + 1)))
                     }) && faint.is_none_or(|u| !u.iter().any(|&(ur, uc, _)| (ur, uc) == (r, c)))
                 })?;
+                // Its shapes' links after its cells' (by the shape's name); a `range`
+                // keeps only its cells'.
+                if let Some(lines) = shape_links.remove(name).filter(|_| window.is_none()) {
+                    if text.is_empty() {
+                        text = format!("{}\n", links::LINKS_HEAD);
+                    }
+                    for l in lines {
+                        text.push_str(&l);
+                        text.push('\n');
+                    }
+                }
                 if !text.is_empty() {
                     charts.entry(name.clone()).or_default().push(text);
                 }
