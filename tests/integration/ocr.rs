@@ -776,7 +776,8 @@ fn lines_in_scripts_with_no_engine_are_left_out_and_said() {
 /// Issue #43 item 7: images are read as a viewer shows them. Text drawn only in the alpha
 /// channel (black everywhere, the glyphs opaque, the page clear), a 16-bit RGBA image,
 /// grey with alpha, and a palette whose background entry is transparent: each composited
-/// onto white before OCR (the alpha-only one read as an empty black page before).
+/// onto white before OCR (the alpha-only one read as an empty black page before). A CMYK
+/// JPEG is read as its colours show.
 #[tokio::test]
 async fn see_through_images_are_read_over_white() {
     use image::{ImageEncoder, Rgba};
@@ -832,6 +833,8 @@ async fn see_through_images_are_read_over_white() {
         ("rgba16.png", png(&rgba16, image::ExtendedColorType::Rgba16)),
         ("grey_alpha.png", png(&la, image::ExtendedColorType::La8)),
         ("palette.png", palette),
+        // A CMYK JPEG (Adobe's inverted CMYK, as Pillow and Photoshop write it).
+        ("hello_cmyk.jpg", fixture("images/hello_cmyk.jpg")),
     ] {
         let r = app.upload_and_read(name, &bytes, json!({})).await;
         assert_eq!(r.status, 200, "{name}: {}", r.json);

@@ -418,6 +418,33 @@ async fn ibm855_text_is_recognised() {
     assert!(reads >= 2);
 }
 
+/// KOI8-U beside KOI8-R (#43 item 6): Ukrainian text in KOI8-U (its і, ї, є and ґ are
+/// letters KOI8-R lacks) is KOI8-U, Russian text in KOI8-R stays KOI8-R, each decoded whole.
+#[tokio::test]
+async fn koi8_u_and_koi8_r_are_told_apart() {
+    let app = TestApp::new().await;
+    for (name, encoding, text) in [
+        (
+            "ukrainian.txt",
+            encoding_rs::KOI8_U,
+            "Київ - столиця України. Їжак їсть яблука, а ґава співає. Європейські інтереси і єдність.\n",
+        ),
+        (
+            "russian.txt",
+            encoding_rs::KOI8_R,
+            "Москва - столица России. Съешь же ещё этих мягких французских булок, да выпей чаю.\n",
+        ),
+    ] {
+        let whole = text.repeat(20);
+        let (bytes, _, bad) = encoding.encode(&whole);
+        assert!(!bad);
+        let r = app.upload_and_read(name, &bytes, json!({})).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.json);
+        assert_eq!(r.json["encoding"], encoding.name(), "{name}: {}", r.json);
+        assert_eq!(r.json["text"], whole, "{name}");
+    }
+}
+
 /// Johab (Korean) and EUC-TW (Chinese in CNS 11643): no WHATWG encodings, so neither
 /// encoding_rs's nor chardetng's (it read them as windows-1252 and GBK, #43 item 6).
 /// chardet's own test files (fixtures/text/chardet/SOURCES.md), the EUC-TW one with a line
