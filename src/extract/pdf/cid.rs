@@ -154,11 +154,18 @@ fn replace(values: &[u32], fixes: &HashMap<usize, char>, text: &str) -> Option<S
     if wanted.is_empty() {
         return None;
     }
-    for (old, _) in wanted.keys() {
-        let in_text = text.chars().filter(|c| c == old).count();
-        if seen.get(&(*old as u32)) != Some(&in_text) {
-            return None;
+    // Each replaced value's count in the text, in one pass.
+    let mut in_text: HashMap<char, usize> = wanted.keys().map(|(old, _)| (*old, 0)).collect();
+    for c in text.chars() {
+        if let Some(n) = in_text.get_mut(&c) {
+            *n += 1;
         }
+    }
+    if in_text
+        .iter()
+        .any(|(old, n)| seen.get(&(*old as u32)) != Some(n))
+    {
+        return None;
     }
     let mut count: HashMap<char, usize> = HashMap::new();
     let mut out = String::with_capacity(text.len() + 4 * wanted.len());

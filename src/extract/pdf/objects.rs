@@ -451,9 +451,15 @@ impl<'a> Lexer<'a> {
                 }
             }
             b'<' => {
+                // Hex digits and white space up to `>`; a damaged string ends at the first
+                // other byte (which is left for what follows: a scan to the next `>` from
+                // every `<` of a hostile stream would be quadratic).
                 self.pos += 1;
                 let start = self.pos;
-                while self.peek().is_some_and(|c| c != b'>') {
+                while self
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_hexdigit() || is_space(c))
+                {
                     self.pos += 1;
                 }
                 let hex: Vec<u8> = self.b[start..self.pos]
@@ -461,7 +467,9 @@ impl<'a> Lexer<'a> {
                     .copied()
                     .filter(u8::is_ascii_hexdigit)
                     .collect();
-                self.advance(1);
+                if self.peek() == Some(b'>') {
+                    self.advance(1);
+                }
                 let digit = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
                 Some(Obj::Str(
                     hex.chunks(2)
@@ -614,6 +622,39 @@ fn unescape_name(raw: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn content_tokens_step_over_inline_images_and_damage() {
+        let data = b"BT /F1 12 Tf <358A> Tj [(a) -20 <0001>] TJ ] ) BI /W 1 ID \x01EI\x02 EI ET";
+        let tokens: Vec<Token<'_>> = Content::new(data).collect();
+        let ops: Vec<&[u8]> = tokens
+            .iter()
+            .filter_map(|t| match t {
+                Token::Operator(o) => Some(*o),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ops, [&b"BT"[..], b"Tf", b"Tj", b"TJ", b"ET"]);
+        assert!(tokens.contains(&Token::Operand(Obj::Str(vec![0x35, 0x8A]))));
+    }
+
+    #[test]
+    fn a_damaged_hex_string_ends_at_its_first_other_byte() {
+        // Scanning each `<` of a hostile stream to the next `>` made `<</K <` repeated
+        // quadratic; the string ends where its hex digits do, and what follows is read.
+        let data = b"<12 3 /K (x)> Tj";
+        let tokens: Vec<Token<'_>> = Content::new(data).collect();
+        assert_eq!(tokens[0], Token::Operand(Obj::Str(vec![0x12, 0x30])));
+        assert_eq!(tokens[1], Token::Operand(Obj::Name(b"K".to_vec())));
+        assert_eq!(tokens[2], Token::Operand(Obj::Str(b"x".to_vec())));
+        assert_eq!(tokens.last(), Some(&Token::Operator(b"Tj")));
+        // A long run of them still gives every name.
+        let data = b"<</K <".repeat(50_000);
+        let names = Content::new(&data)
+            .filter(|t| matches!(t, Token::Operand(Obj::Name(_))))
+            .count();
+        assert_eq!(names, 50_000);
+    }
 
     #[test]
     fn objects_are_found_without_a_cross_reference_table() {
