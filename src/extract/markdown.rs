@@ -162,17 +162,39 @@ pub(crate) fn hyperlink_field(code: &str) -> Option<String> {
     if !words.next()?.eq_ignore_ascii_case("HYPERLINK") {
         return None;
     }
+    let (mut url, mut place) = (None, None);
     while let Some(w) = words.next() {
         match w.as_str() {
-            // Switches with an argument: a bookmark, a tooltip, a target frame.
-            "\\l" | "\\o" | "\\t" => {
+            // A place in the target (`\l "bookmark"`): alone, a link inside the document.
+            "\\l" => place = words.next(),
+            // Switches with an argument: a tooltip, a target frame.
+            "\\o" | "\\t" => {
                 words.next();
             }
             w if w.starts_with('\\') => {}
-            _ => return Some(w),
+            _ if url.is_none() => url = Some(w),
+            _ => {}
         }
     }
-    None
+    match (url, place) {
+        (Some(u), Some(p)) if !p.is_empty() && !u.contains('#') => Some(format!("{u}#{p}")),
+        (u, _) => u,
+    }
+}
+
+/// A `HYPERLINK` field's address when it is one written as a Markdown link (`linkable`).
+pub(crate) fn field_link(code: &str) -> Option<String> {
+    hyperlink_field(code).filter(|u| linkable(u))
+}
+
+/// The open paragraph `p`'s text from byte `start` on, written as a link to `url` (see
+/// `link`); nothing when that text is empty, `start` is not where a character starts, or it
+/// already holds a link (a field inside a hyperlink, or the other way round).
+pub(crate) fn link_tail(p: &mut String, start: usize, url: &str) {
+    if p.len() > start && p.is_char_boundary(start) && !p[start..].contains("](") {
+        let text = p.split_off(start);
+        p.push_str(&link(&text, url));
+    }
 }
 
 /// A field code's words: quoted ones whole (their quotes off, `\"` a quote).
@@ -325,6 +347,10 @@ mod field_tests {
             Some("http://x.org/")
         );
         assert_eq!(hyperlink_field(r#" HYPERLINK \l "_Toc123" "#), None);
+        assert_eq!(
+            hyperlink_field(r#"HYPERLINK "http://x.org/a" \l "part2""#).as_deref(),
+            Some("http://x.org/a#part2")
+        );
         assert_eq!(hyperlink_field(r#" PAGEREF _Toc123 \h "#), None);
         assert_eq!(
             hyperlink_field(r#"HYPERLINK "say \"hi\"""#).as_deref(),

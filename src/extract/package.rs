@@ -308,7 +308,11 @@ pub fn relationship_list(
                     .next()
                     .unwrap_or("")
                     .to_string();
-                let target = if attr(a, "TargetMode") == Some("External") {
+                // An external target, or a place inside the document (`#Sheet2!A1`), is
+                // kept as written: neither is a part to resolve.
+                let target = if attr(a, "TargetMode") == Some("External")
+                    || target.trim_start().starts_with('#')
+                {
                     target.trim().to_string()
                 } else {
                     resolve(base_dir, target)

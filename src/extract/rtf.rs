@@ -361,15 +361,19 @@ impl Parser {
     /// paragraph it began in, a Markdown link.
     fn close_field(&mut self, f: Field) {
         let Some((k, start)) = f.result else { return };
-        let Some(url) =
-            super::markdown::hyperlink_field(&f.code).filter(|u| super::markdown::linkable(u))
-        else {
+        let Some(url) = super::markdown::field_link(&f.code) else {
             return;
         };
-        let p = &mut self.stories[k].para;
-        if p.len() > start && p.is_char_boundary(start) {
-            let text = p.split_off(start);
-            p.push_str(&super::markdown::link(&text, &url));
+        super::markdown::link_tail(&mut self.stories[k].para, start, &url);
+    }
+
+    /// Story `k`'s open paragraph (or cell) ends: a field whose result began in it and
+    /// ends later links nothing (its place is gone).
+    fn paragraph_ends(&mut self, k: usize) {
+        for f in &mut self.fields {
+            if f.result.is_some_and(|(story, _)| story == k) {
+                f.result = None;
+            }
         }
     }
 
@@ -456,6 +460,7 @@ impl Parser {
             self.html.push('\n');
         }
         let Dest::Story(i) = s.dest else { return };
+        self.paragraph_ends(i);
         let heading = s
             .outline
             .filter(|o| *o < 9)
@@ -783,7 +788,7 @@ pub fn parse(
                 i += 1;
                 let Some(outer) = stack.pop() else { continue };
                 p.depth = stack.len();
-                if p.fields.last().is_some_and(|f| f.depth > stack.len()) {
+                while p.fields.last().is_some_and(|f| f.depth > stack.len()) {
                     if let Some(f) = p.fields.pop() {
                         p.close_field(f);
                     }
@@ -1097,6 +1102,7 @@ fn control_word(p: &mut Parser, s: &mut State, word: &str, param: Option<i64>) {
         "tab" => p.put(s, "\t"),
         "cell" | "nestcell" => {
             if let Dest::Story(k) = s.dest {
+                p.paragraph_ends(k);
                 p.stories[k].end_cell();
                 p.units += 1;
             }

@@ -463,21 +463,41 @@ async fn field_coded_and_opendocument_links_are_markdown_links() {
         run(" (page "),
         field(r#" PAGEREF _Toc1 \h "#, "3"),
         run(")"),
+        "</w:p><w:p>".to_string(),
+        // A field that begins in one paragraph and ends in the next links nothing; a field
+        // inside a `w:hyperlink` is linked once, by the hyperlink; `\l` adds its place.
+        fld("begin"),
+        code(r#" HYPERLINK "https://example.com/far" "#),
+        fld("separate"),
+        run("Starts here"),
+        "</w:p><w:p>".to_string(),
+        run("ends here"),
+        fld("end"),
+        run(". "),
+        r#"<w:hyperlink r:id="rId9">"#.to_string(),
+        field(r#" HYPERLINK "https://example.com/inner" "#, "both"),
+        "</w:hyperlink>".to_string(),
+        run(" "),
+        field(
+            r#" HYPERLINK "https://example.com/doc" \l "part2" "#,
+            "part two",
+        ),
         "</w:p>".to_string(),
     ]
     .concat();
-    let bytes = docx_with_links(&body, "");
+    let rels = r#"<Relationship Id="rId9" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink" Target="https://example.com/outer" TargetMode="External"/>"#;
+    let bytes = docx_with_links(&body, rels);
     let (id, r) = markdown(&app, "fields.docx", &bytes, json!({})).await;
     assert_eq!(
         text(&r).trim(),
-        "Read [the terms](https://example.com/terms), section 2.\n\nWrite [to us](mailto:a@example.com) or click (page 3)",
+        "Read [the terms](https://example.com/terms), section 2.\n\nWrite [to us](mailto:a@example.com) or click (page 3)\n\nStarts here\n\nends here. [both](https://example.com/outer) [part two](https://example.com/doc#part2)",
         "{}",
         text(&r)
     );
     let plain = app.read(json!({"file_id": id})).await;
     assert_eq!(
         text(&plain).trim(),
-        "Read the terms, section 2.\nWrite to us or click (page 3)"
+        "Read the terms, section 2.\nWrite to us or click (page 3)\nStarts here\nends here. both part two"
     );
 
     let p = r##"<text:p>See <text:a xlink:type="simple" xlink:href="https://example.org/odf"><text:span>the spec</text:span></text:a>, <text:a xlink:href="#Heading">below</text:a> and <text:a xlink:href="mailto:b@example.org">mail</text:a>.</text:p>"##;

@@ -160,6 +160,19 @@ async fn rtf_hyperlink_fields_are_markdown_links() {
             "{file}"
         );
     }
+    // A field whose result runs over a paragraph's end links nothing; nested fields each
+    // close with their group.
+    let rtf = br#"{\rtf1\ansi Hello {\field{\*\fldinst HYPERLINK "http://a.example/"}{\fldrslt Visit\par the whole site}} and {\field{\*\fldinst HYPERLINK "http://b.example/"}{\fldrslt {\field{\*\fldinst PAGE}{\fldrslt 3}} pages}}.\par}"#;
+    let r = app
+        .upload_and_read("fields.rtf", rtf, json!({"output": "markdown"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(
+        r.json["text"].as_str().unwrap().trim(),
+        "Hello Visit\n\nthe whole site and [3 pages](http://b.example/).",
+        "{}",
+        r.json["text"]
+    );
 }
 
 #[tokio::test]

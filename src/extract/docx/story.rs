@@ -66,6 +66,8 @@ struct StoryParser<'a> {
     /// field's code (`w:instrText`).
     fields: Vec<Field>,
     in_instr: bool,
+    /// Fields begun past `MAX_FIELDS`: their ends close nothing.
+    fields_over: usize,
     hidden_text: HiddenText,
     blocks: Vec<Block>,
     /// Open paragraphs: text, list (numId, level) set directly, and paragraph style.
@@ -144,6 +146,7 @@ impl<'a> StoryParser<'a> {
             links: None,
             fields: Vec::new(),
             in_instr: false,
+            fields_over: 0,
             link: None,
             hidden_text,
             blocks: Vec::new(),
@@ -193,17 +196,12 @@ impl<'a> StoryParser<'a> {
     /// paragraph it began in, a Markdown link.
     fn close_field(&mut self, f: Field) {
         let Some((i, start)) = f.result else { return };
-        let Some(url) = crate::extract::markdown::hyperlink_field(&f.code)
-            .filter(|u| crate::extract::markdown::linkable(u))
-        else {
+        let Some(url) = crate::extract::markdown::field_link(&f.code) else {
             return;
         };
-        if i + 1 == self.paras.len() {
-            let p = &mut self.paras[i].0;
-            if p.len() > start && p.is_char_boundary(start) {
-                let text = p.split_off(start);
-                p.push_str(&crate::extract::markdown::link(&text, &url));
-            }
+        // Not inside a `w:hyperlink` (that one links the words).
+        if i + 1 == self.paras.len() && self.link.is_none() {
+            crate::extract::markdown::link_tail(&mut self.paras[i].0, start, &url);
         }
     }
 
@@ -284,12 +282,14 @@ impl<'a> StoryParser<'a> {
                     code: String::new(),
                     result: None,
                 }),
+                Some("begin") => self.fields_over += 1,
                 Some("separate") => {
                     let here = self.here();
                     if let Some(f) = self.fields.last_mut() {
                         f.result = here;
                     }
                 }
+                Some("end") if self.fields_over > 0 => self.fields_over -= 1,
                 Some("end") => {
                     if let Some(f) = self.fields.pop() {
                         self.close_field(f);
@@ -303,10 +303,14 @@ impl<'a> StoryParser<'a> {
                         code: attr(a, "instr").unwrap_or_default().to_string(),
                         result: self.here(),
                     });
+                } else {
+                    self.fields_over += 1;
                 }
             }
             Node::Close("fldSimple") if self.links.is_some() => {
-                if let Some(f) = self.fields.pop() {
+                if self.fields_over > 0 {
+                    self.fields_over -= 1;
+                } else if let Some(f) = self.fields.pop() {
                     self.close_field(f);
                 }
             }
@@ -380,11 +384,7 @@ impl<'a> StoryParser<'a> {
             Node::Close("hyperlink" | "hlink") => {
                 if let Some((i, start, Some(url))) = self.link.take() {
                     if i + 1 == self.paras.len() {
-                        let p = &mut self.paras[i].0;
-                        if p.len() > start && p.is_char_boundary(start) {
-                            let text = p.split_off(start);
-                            p.push_str(&crate::extract::markdown::link(&text, &url));
-                        }
+                        crate::extract::markdown::link_tail(&mut self.paras[i].0, start, &url);
                     }
                 }
             }
@@ -610,6 +610,14 @@ impl<'a> StoryParser<'a> {
     /// or a paragraph — which goes into the open table cell, onto its own line (a text box
     /// inside a paragraph), or into the story.
     fn close_paragraph(&mut self) {
+        // A field whose result began in this paragraph and ends in another links nothing:
+        // its place here is gone.
+        let closing = self.paras.len().checked_sub(1);
+        for f in &mut self.fields {
+            if f.result.map(|(i, _)| i) == closing {
+                f.result = None;
+            }
+        }
         let Some((text, list, style)) = self.paras.pop() else {
             return;
         };

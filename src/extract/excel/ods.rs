@@ -26,8 +26,15 @@ pub(super) struct Extras {
     pub(super) shown: HashMap<String, Shown>,
 }
 
-/// A sheet's number cells as they show, by absolute (row, col).
-pub(super) type Shown = HashMap<(u32, u32), String>;
+/// A sheet's number cells as they show, by absolute (row, col) (repeated cells share one
+/// text).
+pub(super) type Shown = HashMap<(u32, u32), std::sync::Arc<str>>;
+
+/// A number's shown text longer than this is no number format's: the value is shown.
+const MAX_SHOWN_TEXT: usize = 64;
+/// The rows and columns a sheet can have (calamine reads no cell past them).
+const MAX_ROWS: u32 = 1 << 20;
+const MAX_COLS: u32 = 1 << 14;
 
 /// At most this many chart objects are read from one workbook.
 const MAX_CHARTS: usize = 64;
@@ -136,8 +143,17 @@ fn shown(xml: &[u8], depth: usize) -> Result<HashMap<String, Shown>, ApiError> {
             }
             Node::Text(t) if paras > 0 => {
                 if let Some((_, text, _)) = cell.as_mut() {
-                    if text.len() < 256 {
-                        text.push_str(t);
+                    // One byte past the limit says "too long" (see `MAX_SHOWN_TEXT`).
+                    if text.len() <= MAX_SHOWN_TEXT {
+                        let room = MAX_SHOWN_TEXT + 1 - text.len();
+                        let mut end = t.len().min(room);
+                        while !t.is_char_boundary(end) {
+                            end -= 1;
+                        }
+                        text.push_str(&t[..end]);
+                        if end < t.len() {
+                            text.push('\u{1}');
+                        }
                     }
                 }
             }
@@ -147,16 +163,20 @@ fn shown(xml: &[u8], depth: usize) -> Result<HashMap<String, Shown>, ApiError> {
                     return;
                 };
                 let text = text.trim();
-                if !text.is_empty() && text != value {
+                let fits = text.len() <= MAX_SHOWN_TEXT && !text.contains('\u{1}');
+                if fits && !text.is_empty() && text != value {
                     if let Some(name) = &sheet {
                         let map = out.entry(name.clone()).or_default();
-                        'cells: for r in row..row.saturating_add(rows) {
-                            for c in col..col.saturating_add(repeat) {
+                        let shared: std::sync::Arc<str> = text.into();
+                        let rows_end = row.saturating_add(rows).min(MAX_ROWS);
+                        let cols_end = col.saturating_add(repeat).min(MAX_COLS);
+                        'cells: for r in row..rows_end {
+                            for c in col..cols_end {
                                 if kept == MAX_SHOWN {
                                     break 'cells;
                                 }
                                 kept += 1;
-                                map.insert((r, c), text.to_string());
+                                map.insert((r, c), shared.clone());
                             }
                         }
                     }

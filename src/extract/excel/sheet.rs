@@ -394,7 +394,7 @@ impl Sheet {
             }
         }
         if let Some(text) = self.shown.as_ref().and_then(|s| s.get(&pos)) {
-            return Some(text.clone());
+            return Some(text.to_string());
         }
         self.formats.as_ref()?.get(&pos)?.apply(v)
     }

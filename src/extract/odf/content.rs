@@ -276,11 +276,7 @@ impl<'a> ContentParser<'a> {
             Node::Close("a") => {
                 if let Some((i, start, Some(url))) = self.link.take() {
                     if i + 1 == self.paras.len() {
-                        let p = &mut self.paras[i].0;
-                        if p.len() > start && p.is_char_boundary(start) {
-                            let text = p.split_off(start);
-                            p.push_str(&crate::extract::markdown::link(&text, &url));
-                        }
+                        crate::extract::markdown::link_tail(&mut self.paras[i].0, start, &url);
                     }
                 }
             }

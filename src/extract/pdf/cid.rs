@@ -12,8 +12,12 @@
 //! `Identity-V` (the code is the CID), the CIDs it shows in drawing order. PDFium's own
 //! characters of that font, in its order, pair with them one to one; where the counts
 //! differ (PDFium dropped a fake-bold copy, a form drew the font differently) the page is
-//! left as PDFium read it. Only pages with CJK text in a document with such a font pay
-//! for the walk.
+//! left as PDFium read it; so is a page whose lines were mended or put in right-to-left
+//! order (its text is no longer PDFium's characters in order). What it costs: a PDF with
+//! CJK text has its objects read from the file once (as for Type3 fonts: `differences.rs`),
+//! each page with CJK text has its fonts looked at (each font object once), and only a page
+//! drawing with such a font has its content streams walked (bounded: `MAX_CONTENT`,
+//! `MAX_PARTS`, forms by `MAX_FORMS` and `MAX_FORM_DEPTH`).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -30,6 +34,11 @@ const MAX_FORM_DEPTH: usize = 4;
 const MAX_FORMS: usize = 256;
 /// Graphics states saved inside each other (`q`).
 const MAX_SAVED: usize = 256;
+/// Streams of a page's `/Contents` read, and fonts and forms of one resources dictionary
+/// looked at.
+const MAX_PARTS: usize = 1024;
+const MAX_FONTS: usize = 256;
+const MAX_NAMES: usize = 65_536;
 
 /// A character collection with supplementary characters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -188,12 +197,7 @@ fn base_name(name: &[u8]) -> &[u8] {
 /// Whether the page's fonts (its own and its forms') include one this module reads: the
 /// content streams are walked only then.
 fn draws_with_one(page: &PageObjects<'_>) -> bool {
-    let walk = Walk {
-        objects: page.objects,
-        out: HashMap::new(),
-        read: 0,
-        forms: 0,
-    };
+    let walk = Walk::new(page.objects);
     let mut seen = std::collections::HashSet::new();
     let resources = page.resources.map(|r| page.objects.resolve(r));
     walk.has_one(resources.as_ref(), 0, &mut seen)
@@ -211,30 +215,32 @@ struct Shown {
 /// Every font the page draws with, by base name: the CIDs drawn with the ones this module
 /// reads. Two fonts of one name that are not both such fonts make the name unread.
 fn shown(page: &PageObjects<'_>) -> HashMap<Vec<u8>, Shown> {
-    let mut walk = Walk {
-        objects: page.objects,
-        out: HashMap::new(),
-        read: 0,
-        forms: 0,
-    };
+    let mut walk = Walk::new(page.objects);
     let resources = page.resources.map(|r| page.objects.resolve(r));
     let mut data = Vec::new();
     let parts = match page.contents.map(|c| page.objects.resolve(c)) {
         Some(Obj::Array(a)) => a,
         _ => page.contents.cloned().into_iter().collect(),
     };
-    for part in parts {
-        if let Obj::Ref(n) = part {
-            if let Some((_, d)) = page
-                .objects
-                .stream(n, MAX_CONTENT - data.len().min(MAX_CONTENT))
-            {
-                data.extend_from_slice(&d);
-                data.push(b'\n');
-            }
+    // Each stream once, a bounded number of them, within the page's budget (what a stream
+    // cost to read counts, also when it was cut).
+    let mut seen = std::collections::HashSet::new();
+    for part in parts.into_iter().take(MAX_PARTS) {
+        let Obj::Ref(n) = part else { continue };
+        if !seen.insert(n) {
+            continue;
         }
+        let left = MAX_CONTENT.saturating_sub(walk.read);
+        let Some((_, d, cost)) = page.objects.stream(n, left) else {
+            continue;
+        };
+        walk.read = walk.read.saturating_add(cost.max(1));
+        if d.len() > left {
+            break;
+        }
+        data.extend_from_slice(&d);
+        data.push(b'\n');
     }
-    walk.read = data.len();
     walk.content(&data, resources.as_ref().and_then(Obj::as_dict), 0);
     walk.out
 }
@@ -242,16 +248,36 @@ fn shown(page: &PageObjects<'_>) -> HashMap<Vec<u8>, Shown> {
 struct Walk<'a> {
     objects: &'a Objects,
     out: HashMap<Vec<u8>, Shown>,
-    /// Content bytes read so far, and forms.
+    /// Content bytes read so far (raw or inflated, the larger), and forms.
     read: usize,
     forms: usize,
+    /// Font dictionaries already looked at, by object number.
+    keys: std::cell::RefCell<HashMap<u32, Option<FontKey>>>,
 }
 
 /// A font as this module sees it: its base name, and its collection when its codes are
 /// CIDs of one with supplementary characters and it has no Unicode map.
 type FontKey = (Vec<u8>, Option<Collection>);
 
-impl Walk<'_> {
+/// A resources dictionary's entries by name (a bounded number: a hostile one holds
+/// millions, and each name of the content would scan them).
+fn by_name(d: Option<&Obj>) -> HashMap<&[u8], &Obj> {
+    d.and_then(Obj::as_dict)
+        .map(|d| d.iter().take(MAX_NAMES).collect())
+        .unwrap_or_default()
+}
+
+impl<'a> Walk<'a> {
+    fn new(objects: &'a Objects) -> Self {
+        Self {
+            objects,
+            out: HashMap::new(),
+            read: 0,
+            forms: 0,
+            keys: Default::default(),
+        }
+    }
+
     fn content(&mut self, data: &[u8], resources: Option<&Dict>, depth: usize) {
         let fonts = resources
             .and_then(|r| r.get(b"Font"))
@@ -259,6 +285,7 @@ impl Walk<'_> {
         let xobjects = resources
             .and_then(|r| r.get(b"XObject"))
             .map(|x| self.objects.resolve(x));
+        let (fonts, xobjects) = (by_name(fonts.as_ref()), by_name(xobjects.as_ref()));
         let mut known: HashMap<Vec<u8>, Option<FontKey>> = HashMap::new();
         let mut font: Option<FontKey> = None;
         let mut saved: Vec<Option<FontKey>> = Vec::new();
@@ -285,11 +312,7 @@ impl Walk<'_> {
                         font = known
                             .entry(name.clone())
                             .or_insert_with(|| {
-                                fonts
-                                    .as_ref()
-                                    .and_then(Obj::as_dict)
-                                    .and_then(|f| f.get(name))
-                                    .and_then(|f| self.font(f))
+                                fonts.get(name.as_slice()).and_then(|f| self.font(f))
                             })
                             .clone();
                         if let Some((base, c)) = &font {
@@ -327,19 +350,20 @@ impl Walk<'_> {
                     }
                 }
                 b"Do" if depth < MAX_FORM_DEPTH && self.forms < MAX_FORMS => {
-                    let form = match (operands.first(), &xobjects) {
-                        (Some(Obj::Name(name)), Some(Obj::Dict(x))) => match x.get(name) {
+                    let form = match operands.first() {
+                        Some(Obj::Name(name)) => match xobjects.get(name.as_slice()) {
                             Some(Obj::Ref(n)) => Some(*n),
                             _ => None,
                         },
                         _ => None,
                     };
-                    if let Some(n) = form {
+                    if let Some(n) = form.filter(|_| self.read < MAX_CONTENT) {
                         self.forms += 1;
                         let left = MAX_CONTENT.saturating_sub(self.read);
-                        if let Some((d, data)) = self.objects.stream(n, left) {
-                            if d.get(b"Subtype").and_then(Obj::as_name) == Some(b"Form") {
-                                self.read += data.len();
+                        if let Some((d, data, cost)) = self.objects.stream(n, left) {
+                            self.read = self.read.saturating_add(cost.max(1));
+                            let form = d.get(b"Subtype").and_then(Obj::as_name) == Some(b"Form");
+                            if form && data.len() <= left {
                                 let own = d.get(b"Resources").map(|r| self.objects.resolve(r));
                                 let res = own.as_ref().and_then(Obj::as_dict).or(resources);
                                 self.content(&data, res, depth + 1);
@@ -366,6 +390,7 @@ impl Walk<'_> {
         if let Some(Obj::Dict(fonts)) = r.get(b"Font").map(|f| self.objects.resolve(f)) {
             if fonts
                 .iter()
+                .take(MAX_FONTS)
                 .any(|(_, f)| self.font(f).is_some_and(|(_, c)| c.is_some()))
             {
                 return true;
@@ -398,8 +423,24 @@ impl Walk<'_> {
         found
     }
 
-    /// A font dictionary's key (see `FontKey`); `None` when it is not a font.
+    /// A font dictionary's key (see `FontKey`); `None` when it is not a font. Each font
+    /// object is looked at once a page.
     fn font(&self, font: &Obj) -> Option<FontKey> {
+        if let Obj::Ref(n) = font {
+            if let Some(k) = self.keys.borrow().get(n) {
+                return k.clone();
+            }
+            let k = self.font_of(font);
+            let mut keys = self.keys.borrow_mut();
+            if keys.len() < MAX_NAMES {
+                keys.insert(*n, k.clone());
+            }
+            return k;
+        }
+        self.font_of(font)
+    }
+
+    fn font_of(&self, font: &Obj) -> Option<FontKey> {
         let font = self.objects.resolve(font);
         let d = font.as_dict()?;
         let base = base_name(d.get(b"BaseFont").and_then(Obj::as_name)?).to_vec();

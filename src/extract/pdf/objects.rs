@@ -234,10 +234,11 @@ impl Objects {
         value.unwrap_or(Obj::Null)
     }
 
-    /// Stream object `n`'s dictionary and its data, inflated when it is Flate-encoded (at
-    /// most `limit` bytes); `None` for another filter, a damaged stream or one past the
-    /// limit.
-    pub(super) fn stream(&self, n: u32, limit: usize) -> Option<(Dict, Vec<u8>)> {
+    /// Stream object `n`: its dictionary, its data (inflated when it is Flate-encoded; at
+    /// most `limit + 1` bytes, so more than `limit` says it was cut), and what reading it
+    /// cost (the larger of its raw and its inflated bytes); `None` for another filter or a
+    /// damaged stream.
+    pub(super) fn stream(&self, n: u32, limit: usize) -> Option<(Dict, Vec<u8>, usize)> {
         let mut lx = match self.at.get(&n)? {
             Loc::File(at) => Lexer::new(&self.bytes, *at),
             // Streams are never inside object streams.
@@ -259,7 +260,8 @@ impl Objects {
             }
             _ => return None,
         };
-        (data.len() <= limit).then_some((d, data))
+        let cost = raw.len().max(data.len());
+        Some((d, data, cost))
     }
 
     /// `o` itself, or the object it refers to (references to references followed a few

@@ -307,12 +307,6 @@ fn page_text(
             return (recovered.replace('\0', "\n"), None);
         }
     }
-    if cid::may_apply(&text) {
-        if let Some(restored) = cid::restore(layer, type3, &text) {
-            tracing::debug!("supplementary characters of a CID font without a Unicode map");
-            text = restored;
-        }
-    }
     let rtl = text.chars().any(is_rtl);
     if rtl {
         text = logical_order_with(layer, &|_| None)
@@ -330,6 +324,15 @@ fn page_text(
             if let (mended, true) = lines::mend(read, suspect) {
                 return (lf_only(&lines::text(&mended)), Some(mended));
             }
+        }
+    }
+    // Supplementary characters of CID fonts put back last: the checks above compare the
+    // text with PDFium's characters, and a page in logical order (right to left) or with
+    // mended lines no longer has them in PDFium's order (such a page keeps PDFium's).
+    if !rtl && cid::may_apply(&text) {
+        if let Some(restored) = cid::restore(layer, type3, &text) {
+            tracing::debug!("supplementary characters of a CID font without a Unicode map");
+            return (restored, None);
         }
     }
     (text, None)
