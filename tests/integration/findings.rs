@@ -2005,13 +2005,18 @@ async fn white_and_tiny_fonts_of_an_xlsb_are_found_and_dropped_on_request() {
         "{text}"
     );
     assert!(text.contains("percent\t20%\n"), "{text}");
-    // Nor where the white cell's link leads (listed under `[Links]` otherwise).
-    assert!(!text.contains("[Links]"), "{text}");
+    // Nor where the white cell's link leads (listed under `[Links]` otherwise); the text
+    // box's link stays.
+    assert!(!text.contains("B12: "), "{text}");
+    assert!(
+        text.contains("[Links]\nTextBox 1: http://lucene.apache.org/\n"),
+        "{text}"
+    );
     let r = app.read(json!({"file_id": id})).await;
     assert!(r.json["text"]
         .as_str()
         .unwrap()
-        .contains("[Links]\nB12: http://tika.apache.org/\n"));
+        .contains("[Links]\nB12: http://tika.apache.org/\nTextBox 1: http://lucene.apache.org/\n"));
 }
 
 /// Excel 2003 XML's hidden sheet, row and column and its comment are findings as an xlsx's
