@@ -475,3 +475,23 @@ pub fn pdf_of_objects(objs: &[String]) -> Vec<u8> {
     );
     out
 }
+
+/// An OpenDocument package built in a test: `mimetype` first and stored, a manifest, and a
+/// `content.xml` whose `office:body` holds `body` (the office, text, table, drawing,
+/// presentation, SVG and XLink namespaces declared).
+pub fn odf_package(mime: &str, body: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let deflated = zip::write::SimpleFileOptions::default();
+    z.start_file("mimetype", stored).unwrap();
+    z.write_all(mime.as_bytes()).unwrap();
+    z.start_file("META-INF/manifest.xml", deflated).unwrap();
+    z.write_all(format!(r#"<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" manifest:media-type="{mime}"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>"#).as_bytes())
+        .unwrap();
+    z.start_file("content.xml", deflated).unwrap();
+    z.write_all(format!(r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" xmlns:xlink="http://www.w3.org/1999/xlink" office:version="1.2"><office:body>{body}</office:body></office:document-content>"#).as_bytes())
+        .unwrap();
+    z.finish().unwrap().into_inner()
+}

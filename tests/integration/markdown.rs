@@ -404,23 +404,6 @@ async fn word_and_powerpoint_hyperlinks_are_markdown_links() {
     );
 }
 
-/// An OpenDocument package of one `content.xml` (text or presentation).
-fn odf_with_content(mime: &str, body: &str) -> Vec<u8> {
-    use std::io::Write;
-    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let stored =
-        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    z.start_file("mimetype", stored).unwrap();
-    z.write_all(mime.as_bytes()).unwrap();
-    z.start_file("content.xml", zip::write::SimpleFileOptions::default())
-        .unwrap();
-    let content = format!(
-        r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" xmlns:xlink="http://www.w3.org/1999/xlink" office:version="1.2"><office:body>{body}</office:body></office:document-content>"#
-    );
-    z.write_all(content.as_bytes()).unwrap();
-    z.finish().unwrap().into_inner()
-}
-
 /// Links written other ways than `w:hyperlink`: Word's field-coded hyperlinks (`HYPERLINK`
 /// in `w:instrText` between `w:fldChar`s, and `w:fldSimple`), OpenDocument's `text:a` in a
 /// text document and on a slide. A field's code never shows; a link inside the document
@@ -501,11 +484,11 @@ async fn field_coded_and_opendocument_links_are_markdown_links() {
     );
 
     let p = r##"<text:p>See <text:a xlink:type="simple" xlink:href="https://example.org/odf"><text:span>the spec</text:span></text:a>, <text:a xlink:href="#Heading">below</text:a> and <text:a xlink:href="mailto:b@example.org">mail</text:a>.</text:p>"##;
-    let odt = odf_with_content(
+    let odt = odf_package(
         "application/vnd.oasis.opendocument.text",
         &format!("<office:text>{p}</office:text>"),
     );
-    let odp = odf_with_content(
+    let odp = odf_package(
         "application/vnd.oasis.opendocument.presentation",
         &format!(
             r#"<office:presentation><draw:page draw:name="p1"><draw:frame presentation:class="outline" svg:x="1cm" svg:y="1cm" svg:width="10cm" svg:height="5cm"><draw:text-box>{p}</draw:text-box></draw:frame></draw:page></office:presentation>"#

@@ -557,25 +557,12 @@ async fn ods_numbers_show_as_their_format_does() {
         .iter()
         .map(|r| format!("<table:table-row>{r}</table:table-row>"))
         .collect();
-    let content = format!(
-        r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"><office:body><office:spreadsheet><table:table table:name="Money">{body}</table:table></office:spreadsheet></office:body></office:document-content>"#
+    let ods = odf_package(
+        "application/vnd.oasis.opendocument.spreadsheet",
+        &format!(
+            r#"<office:spreadsheet><table:table table:name="Money">{body}</table:table></office:spreadsheet>"#
+        ),
     );
-    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let stored =
-        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    z.start_file("mimetype", stored).unwrap();
-    z.write_all(b"application/vnd.oasis.opendocument.spreadsheet")
-        .unwrap();
-    z.start_file(
-        "META-INF/manifest.xml",
-        zip::write::SimpleFileOptions::default(),
-    )
-    .unwrap();
-    z.write_all(br#"<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>"#).unwrap();
-    z.start_file("content.xml", zip::write::SimpleFileOptions::default())
-        .unwrap();
-    z.write_all(content.as_bytes()).unwrap();
-    let ods = z.finish().unwrap().into_inner();
     let id = app.upload_id("money.ods", &ods).await;
     let r = app.read(json!({"file_id": id})).await;
     assert_eq!(r.status, 200, "{}", r.json);
