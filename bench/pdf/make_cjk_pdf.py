@@ -10,7 +10,10 @@ from the content streams, and puts CID 13706 (𠮷) on every line.
 """
 import random
 import sys
-import zlib
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "fixtures"))
+from make_cid_fixtures import serialize, stream  # noqa: E402
 
 # (character, Adobe-Japan1 CID) of common kanji and kana.
 CHARS = [("の", 550), ("に", 548), ("は", 552), ("を", 587), ("た", 536), ("が", 517),
@@ -46,26 +49,14 @@ def main():
                 codes = "".join(f"{ord(ch):04X}" for ch, _ in picked)
             lines.append(f"1 0 0 1 40 {800 - 16 * k} Tm <{codes}> Tj")
         content = ("BT /C0 12 Tf " + " ".join(lines) + " ET").encode()
-        data = zlib.compress(content, 6)
-        page, stream = n, n + 1
+        page, contents = n, n + 1
         n += 2
-        objs[page] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents {stream} 0 R "
+        objs[page] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents {contents} 0 R "
                       f"/Resources << /Font << /C0 {font} 0 R >> >> >>").encode()
-        objs[stream] = (f"<< /Length {len(data)} /Filter /FlateDecode >>\nstream\n".encode()
-                        + data + b"\nendstream")
+        objs[contents] = stream(content, level=6)
         kids.append(page)
     objs[2] = f"<< /Type /Pages /Count {pages} /Kids [{' '.join(f'{k} 0 R' for k in kids)}] >>".encode()
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = {}
-    for k in sorted(objs):
-        offsets[k] = len(out)
-        out += f"{k} 0 obj\n".encode() + objs[k] + b"\nendobj\n"
-    xref = len(out)
-    size = max(objs) + 1
-    out += f"xref\n0 {size}\n0000000000 65535 f \n".encode()
-    for k in range(1, size):
-        out += f"{offsets[k]:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {size} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    out = serialize(objs, head=b"%PDF-1.4\n")
     with open(out_path, "wb") as f:
         f.write(out)
 
