@@ -90,10 +90,7 @@ pub(super) fn may_apply(text: &str) -> bool {
 /// there are none, or they cannot be placed with certainty.
 pub(super) fn restore(layer: &PdfPageText<'_>, fonts: PageFonts<'_>, text: &str) -> Option<String> {
     let page = fonts.page()?;
-    if !draws_with_one(&page) {
-        return None;
-    }
-    let shown = shown(&page);
+    let shown = shown(&page)?;
     let table = table();
     if !shown.values().any(|s| {
         s.collection
@@ -194,15 +191,6 @@ fn base_name(name: &[u8]) -> &[u8] {
     }
 }
 
-/// Whether the page's fonts (its own and its forms') include one this module reads: the
-/// content streams are walked only then.
-fn draws_with_one(page: &PageObjects<'_>) -> bool {
-    let walk = Walk::new(page.objects);
-    let mut seen = std::collections::HashSet::new();
-    let resources = page.resources.map(|r| page.objects.resolve(r));
-    walk.has_one(resources.as_ref(), 0, &mut seen)
-}
-
 /// What one font (by its base name) drew on the page.
 #[derive(Default)]
 struct Shown {
@@ -213,10 +201,15 @@ struct Shown {
 }
 
 /// Every font the page draws with, by base name: the CIDs drawn with the ones this module
-/// reads. Two fonts of one name that are not both such fonts make the name unread.
-fn shown(page: &PageObjects<'_>) -> HashMap<Vec<u8>, Shown> {
+/// reads. Two fonts of one name that are not both such fonts make the name unread. `None`
+/// when the page's fonts (its own and its forms') include none this module reads: its
+/// content streams are walked only otherwise.
+fn shown(page: &PageObjects<'_>) -> Option<HashMap<Vec<u8>, Shown>> {
     let mut walk = Walk::new(page.objects);
     let resources = page.resources.map(|r| page.objects.resolve(r));
+    if !walk.has_one(resources.as_ref(), 0, &mut std::collections::HashSet::new()) {
+        return None;
+    }
     let mut data = Vec::new();
     let parts = match page.contents.map(|c| page.objects.resolve(c)) {
         Some(Obj::Array(a)) => a,
@@ -242,7 +235,7 @@ fn shown(page: &PageObjects<'_>) -> HashMap<Vec<u8>, Shown> {
         data.push(b'\n');
     }
     walk.content(&data, resources.as_ref().and_then(Obj::as_dict), 0);
-    walk.out
+    Some(walk.out)
 }
 
 struct Walk<'a> {
@@ -538,8 +531,7 @@ trailer << /Root 1 0 R >>";
             resources: resources.as_ref(),
             contents: Some(&contents),
         };
-        assert!(draws_with_one(&page));
-        let shown = shown(&page);
+        let shown = shown(&page).expect("the page draws with such a font");
         let mincho = &shown[b"Mincho".as_slice()];
         assert_eq!(mincho.collection, Some(Collection::Japan1));
         assert_eq!(mincho.cids, [13706, 1, 13706, 2, 3]);
